@@ -1,0 +1,1 @@
+"""Chunkers: split a document into chunks that are exact slices of its content."""

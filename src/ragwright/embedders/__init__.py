@@ -1,0 +1,1 @@
+"""Embedders: texts in, vectors of one embedding space out."""

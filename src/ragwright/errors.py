@@ -1,0 +1,100 @@
+"""Every error ragwright raises on purpose.
+
+The tree::
+
+    RagwrightError                  base of everything below; catch this to catch them all
+    ├── ConfigError                 a setting, name or argument that cannot work
+    │   └── RegistryError           an unknown or doubly-claimed registry name
+    ├── MissingDependencyError      an optional extra is not installed (message has the pip line)
+    ├── ParseError                  a file could not be read as its format (names file and reason)
+    ├── IngestLimitExceeded         a safety limit refused a file or a batch (size, count, symlink)
+    ├── StoreError                  the index cannot be opened, read or written
+    │   ├── EmbeddingSpaceMismatch  the index was built with another embedding model
+    │   └── UnsupportedFilter       a filter this store cannot apply (never silently ignored)
+    ├── FilterSyntaxError           a filter expression that does not parse (with position)
+    ├── EmbedderError               the embedding model or service failed
+    ├── UnsupportedScale            a score threshold asked of a scale it does not fit
+    └── BudgetExceeded              a call or token budget ran out
+
+Messages say what happened and what to do next. Backend failures raise; they never come back as
+empty results.
+"""
+
+from __future__ import annotations
+
+
+class RagwrightError(Exception):
+    """Base class of every error ragwright raises on purpose."""
+
+
+class ConfigError(RagwrightError):
+    """A setting, name or argument that cannot work."""
+
+
+class RegistryError(ConfigError):
+    """An unknown registry name, or two plugins claiming the same one."""
+
+
+class MissingDependencyError(RagwrightError):
+    """An optional dependency is missing; the message carries the install line."""
+
+    def __init__(self, what: str, install: str) -> None:
+        super().__init__(f"{what} needs an optional dependency: {install}")
+        self.install = install
+
+
+class ParseError(RagwrightError):
+    """A file could not be parsed. Carries the file and the reason."""
+
+    def __init__(self, source: str, reason: str) -> None:
+        super().__init__(f"cannot parse {source}: {reason}")
+        self.source = source
+        self.reason = reason
+
+
+class IngestLimitExceeded(RagwrightError):
+    """A safety limit refused a file or a batch."""
+
+
+class StoreError(RagwrightError):
+    """The index cannot be opened, read or written."""
+
+
+class EmbeddingSpaceMismatch(StoreError):
+    """The index was built in another embedding space than the embedder offered."""
+
+    def __init__(self, index_space: str, offered_space: str) -> None:
+        super().__init__(
+            f"this index holds vectors from {index_space}, but the embedder is {offered_space}. "
+            "Vectors from different models cannot be compared. Either use the index's embedder "
+            "(omit --embedder to use the recorded one) or re-index into a new directory: "
+            "`ragwright ingest PATH --index NEW_DIR --embedder NAME`."
+        )
+        self.index_space = index_space
+        self.offered_space = offered_space
+
+
+class UnsupportedFilter(StoreError):
+    """A filter the store cannot apply. Raised instead of ignoring the filter."""
+
+
+class FilterSyntaxError(RagwrightError):
+    """A filter expression that does not parse."""
+
+    def __init__(self, expression: str, position: int, reason: str) -> None:
+        pointer = " " * position + "^"
+        super().__init__(f"{reason} at position {position}:\n  {expression}\n  {pointer}")
+        self.expression = expression
+        self.position = position
+
+
+class EmbedderError(RagwrightError):
+    """The embedding model or service failed."""
+
+
+class UnsupportedScale(RagwrightError):
+    """A similarity threshold was asked of a score scale it does not fit (e.g. fused ranks)."""
+
+
+class BudgetExceeded(RagwrightError):
+    """A call or token budget ran out."""

@@ -1,0 +1,265 @@
+"""Metadata filters: a small typed AST and the expression language that parses into it.
+
+Grammar (case-insensitive keywords; ``not`` binds tighter than ``and``, which binds tighter
+than ``or``)::
+
+    expr       := or_expr
+    or_expr    := and_expr ("or" and_expr)*
+    and_expr   := unary ("and" unary)*
+    unary      := "not" unary | "(" expr ")" | predicate
+    predicate  := FIELD OP value
+                | FIELD ["not"] "in" "(" value ("," value)* ")"
+                | FIELD "exists"
+    OP         := "=" | "!=" | "<" | "<=" | ">" | ">="
+    value      := STRING | NUMBER | "true" | "false"
+    FIELD      := identifier with letters, digits, "_", "-", "." — or a "quoted string"
+
+``source`` and ``document_id`` address the document itself; any other field is a metadata key.
+A comparison with a missing key is false, except ``!=`` and ``not in``, which are true (the
+document does not have that value). Ordering comparisons only match values of the same type
+as the literal (numbers with numbers, strings with strings).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from ragwright.errors import FilterSyntaxError
+
+Scalar = str | int | float | bool
+ComparisonOp = Literal["=", "!=", "<", "<=", ">", ">="]
+DOCUMENT_FIELDS = frozenset({"source", "document_id"})
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    field: str
+    op: ComparisonOp
+    value: Scalar
+
+
+@dataclass(frozen=True, slots=True)
+class In:
+    field: str
+    values: tuple[Scalar, ...]
+    negated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Exists:
+    field: str
+
+
+@dataclass(frozen=True, slots=True)
+class And:
+    operands: tuple[Filter, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Or:
+    operands: tuple[Filter, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    operand: Filter
+
+
+Filter = Comparison | In | Exists | And | Or | Not
+
+
+def eq(field: str, value: Scalar) -> Comparison:
+    return Comparison(field, "=", value)
+
+
+def all_of(*operands: Filter) -> And:
+    return And(tuple(operands))
+
+
+def any_of(*operands: Filter) -> Or:
+    return Or(tuple(operands))
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsing
+
+_TOKEN = re.compile(
+    r"""
+    (?P<ws>\s+)
+  | (?P<string>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')
+  | (?P<number>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.]))
+  | (?P<op><=|>=|!=|==|=|<|>)
+  | (?P<punct>[(),])
+  | (?P<word>[A-Za-z_][\w.\-]*)
+    """,
+    re.VERBOSE,
+)
+_KEYWORDS = {"and", "or", "not", "in", "exists", "true", "false"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Token:
+    kind: str
+    text: str
+    position: int
+
+
+def _tokenize(expression: str) -> list[_Token]:
+    tokens: list[_Token] = []
+    position = 0
+    while position < len(expression):
+        match = _TOKEN.match(expression, position)
+        if match is None:
+            raise FilterSyntaxError(expression, position, "unexpected character")
+        kind = match.lastgroup or ""
+        if kind != "ws":
+            text = match.group()
+            if kind == "word" and text.lower() in _KEYWORDS:
+                kind, text = "keyword", text.lower()
+            tokens.append(_Token(kind, text, position))
+        position = match.end()
+    tokens.append(_Token("end", "", len(expression)))
+    return tokens
+
+
+def _unquote(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text[1:-1])
+
+
+class _Parser:
+    def __init__(self, expression: str) -> None:
+        self.expression = expression
+        self.tokens = _tokenize(expression)
+        self.at = 0
+
+    @property
+    def current(self) -> _Token:
+        return self.tokens[self.at]
+
+    def fail(self, reason: str) -> FilterSyntaxError:
+        return FilterSyntaxError(self.expression, self.current.position, reason)
+
+    def take(self, kind: str, text: str | None = None) -> _Token | None:
+        token = self.current
+        if token.kind == kind and (text is None or token.text == text):
+            self.at += 1
+            return token
+        return None
+
+    def expect(self, kind: str, text: str, what: str) -> None:
+        if self.take(kind, text) is None:
+            raise self.fail(f"expected {what}")
+
+    def parse(self) -> Filter:
+        node = self.or_expr()
+        if self.current.kind != "end":
+            raise self.fail("expected 'and', 'or' or the end of the expression")
+        return node
+
+    def or_expr(self) -> Filter:
+        operands = [self.and_expr()]
+        while self.take("keyword", "or"):
+            operands.append(self.and_expr())
+        return operands[0] if len(operands) == 1 else Or(tuple(operands))
+
+    def and_expr(self) -> Filter:
+        operands = [self.unary()]
+        while self.take("keyword", "and"):
+            operands.append(self.unary())
+        return operands[0] if len(operands) == 1 else And(tuple(operands))
+
+    def unary(self) -> Filter:
+        if self.take("keyword", "not"):
+            return Not(self.unary())
+        if self.take("punct", "("):
+            node = self.or_expr()
+            self.expect("punct", ")", "')'")
+            return node
+        return self.predicate()
+
+    def field(self) -> str:
+        token = self.take("word") or self.take("string")
+        if token is None:
+            raise self.fail("expected a field name")
+        return _unquote(token.text) if token.kind == "string" else token.text
+
+    def predicate(self) -> Filter:
+        name = self.field()
+        if self.take("keyword", "exists"):
+            return Exists(name)
+        negated = self.take("keyword", "not") is not None
+        if self.take("keyword", "in"):
+            return In(name, self.value_list(), negated)
+        if negated:
+            raise self.fail("expected 'in' after 'not'")
+        op_token = self.take("op")
+        if op_token is None:
+            raise self.fail("expected an operator (=, !=, <, <=, >, >=, in, not in, exists)")
+        op = "=" if op_token.text == "==" else op_token.text
+        return Comparison(name, op, self.value())  # type: ignore[arg-type]
+
+    def value_list(self) -> tuple[Scalar, ...]:
+        self.expect("punct", "(", "'(' to open the list")
+        values = [self.value()]
+        while self.take("punct", ","):
+            values.append(self.value())
+        self.expect("punct", ")", "')' to close the list")
+        return tuple(values)
+
+    def value(self) -> Scalar:
+        token = self.current
+        if token.kind == "string":
+            self.at += 1
+            return _unquote(token.text)
+        if token.kind == "number":
+            self.at += 1
+            is_float = any(c in token.text for c in ".eE")
+            return float(token.text) if is_float else int(token.text)
+        if token.kind == "keyword" and token.text in ("true", "false"):
+            self.at += 1
+            return token.text == "true"
+        raise self.fail("expected a value (a \"string\", a number, true or false)")
+
+
+def parse_filter(expression: str) -> Filter:
+    """Parse a filter expression such as ``source = "guide.md" and year >= 2020``."""
+    return _Parser(expression).parse()
+
+
+# ---------------------------------------------------------------------------------------------
+# Rendering (the inverse of parsing: used for JSON output and error messages)
+
+
+def _render_value(value: Scalar) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return repr(value)
+
+
+def _render_field(name: str) -> str:
+    if re.fullmatch(r"[A-Za-z_][\w.\-]*", name) and name.lower() not in _KEYWORDS:
+        return name
+    return _render_value(name)
+
+
+def render_filter(node: Filter) -> str:
+    """The expression text for a filter; ``parse_filter(render_filter(f)) == f``."""
+    match node:
+        case Comparison(name, op, value):
+            return f"{_render_field(name)} {op} {_render_value(value)}"
+        case In(name, values, negated):
+            listed = ", ".join(_render_value(v) for v in values)
+            return f"{_render_field(name)} {'not in' if negated else 'in'} ({listed})"
+        case Exists(name):
+            return f"{_render_field(name)} exists"
+        case And(operands):
+            return " and ".join(f"({render_filter(o)})" for o in operands)
+        case Or(operands):
+            return " or ".join(f"({render_filter(o)})" for o in operands)
+        case Not(operand):
+            return f"not ({render_filter(operand)})"
+    raise TypeError(f"not a filter: {node!r}")

@@ -1,0 +1,190 @@
+"""Immutable values passed between ragwright's layers. No I/O here.
+
+Offsets are character offsets into ``Document.content``, the normalized extracted text the index
+stores, so that ``document.content[chunk.char_start:chunk.char_end] == chunk.text`` always holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+from typing import Any
+
+Metadata = Mapping[str, Any]
+_EMPTY: Metadata = MappingProxyType({})
+
+BREADCRUMB_SEPARATOR = " > "
+
+
+def content_hash(text: str) -> str:
+    """The sha256 of a text, hex. Used for change detection and content-addressed ids."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def document_id_for(source: str) -> str:
+    """A document's id: stable for its source, so a changed file replaces its old self."""
+    return content_hash("source\0" + source)[:32]
+
+
+def chunk_id_for(document_id: str, char_start: int, text: str) -> str:
+    """A chunk's id: addressed by its content and where it sits in its document."""
+    return content_hash(f"chunk\0{document_id}\0{char_start}\0{text}")[:32]
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A structural span of a document: text under one heading (or one page, slide, sheet).
+
+    ``heading_path`` is the chain of headings from the top ("Guide", "Install", "Linux");
+    ``level`` is the heading level of the innermost one (0 when there is no heading).
+    """
+
+    char_start: int
+    char_end: int
+    heading_path: tuple[str, ...] = ()
+    level: int = 0
+    page: int | None = None
+
+    @property
+    def breadcrumb(self) -> str:
+        return BREADCRUMB_SEPARATOR.join(self.heading_path)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedDocument:
+    """What a parser returns: normalized text, its sections, and metadata found in the file."""
+
+    content: str
+    sections: tuple[Section, ...] = ()
+    metadata: Metadata = _EMPTY
+    content_type: str = "text/plain"
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A source document as the index stores it."""
+
+    id: str
+    source: str
+    content: str
+    metadata: Metadata = _EMPTY
+    sections: tuple[Section, ...] = ()
+
+    @property
+    def content_hash(self) -> str:
+        return content_hash(self.content)
+
+    @classmethod
+    def from_text(
+        cls, source: str, content: str, metadata: Metadata | None = None
+    ) -> Document:
+        """A document whose id derives from its source and which is one plain section."""
+        return cls(
+            id=document_id_for(source),
+            source=source,
+            content=content,
+            metadata=MappingProxyType(dict(metadata or {})),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentInfo:
+    """A stored document's summary, without its content."""
+
+    id: str
+    source: str
+    content_hash: str
+    chunk_count: int
+    char_count: int
+    metadata: Metadata = _EMPTY
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A retrievable span of a document. ``text == document.content[char_start:char_end]``."""
+
+    id: str
+    document_id: str
+    index: int
+    text: str
+    char_start: int
+    char_end: int
+    metadata: Metadata = _EMPTY
+
+
+class Scale(str, Enum):
+    """What a score means. Only raw scores can be compared with a threshold."""
+
+    SIMILARITY = "similarity"  # cosine similarity in [-1, 1]
+    BM25 = "bm25"  # BM25 relevance, >= 0, not comparable across queries
+    RANK = "rank"  # a fused ranking score: order only, never thresholded
+
+    @property
+    def thresholdable(self) -> bool:
+        return self is not Scale.RANK
+
+
+class Arm(str, Enum):
+    """A retrieval arm: the method that found a hit."""
+
+    BM25 = "bm25"
+    VECTOR = "vector"
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One retrieved chunk with its score, the scale of that score and the arms that found it."""
+
+    chunk: Chunk
+    score: float
+    scale: Scale
+    arms: frozenset[Arm]
+    source: str = ""
+    arm_ranks: Mapping[Arm, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """A resolved ``[n]`` marker: the exact span of a document that supports a claim."""
+
+    number: int
+    chunk_id: str
+    document_id: str
+    source: str
+    char_start: int
+    char_end: int
+    quote: str
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """An answer text with ``[n]`` markers, the citations they resolve to and the hits used."""
+
+    text: str
+    citations: tuple[Citation, ...]
+    hits: tuple[Hit, ...] = ()
+    found: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingSpace:
+    """The identity of a vector space: vectors from different spaces are never compared.
+
+    ``fingerprint`` identifies the exact weights (e.g. the sha256 of the model file), so two
+    builds of "the same" model that would produce different vectors are told apart.
+    """
+
+    model: str
+    dimension: int
+    normalized: bool
+    metric: str
+    fingerprint: str
+
+    def describe(self) -> str:
+        return f"{self.model} (dim {self.dimension}, {self.metric}, {self.fingerprint[:12]})"
+
+    def compatible_with(self, other: EmbeddingSpace) -> bool:
+        return self == other

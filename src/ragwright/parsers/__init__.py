@@ -1,0 +1,1 @@
+"""Parsers: bytes of one file in, normalized text with sections out."""

@@ -1,0 +1,1 @@
+"""The pipeline: ingest, query and answer, composed from ports."""

@@ -1,0 +1,91 @@
+"""The ports: narrow protocols that adapters implement and the pipeline depends on.
+
+A capability a backend lacks is a port it does not implement, never a method that raises
+NotImplementedError. Depend on the narrowest port you use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from ragwright.filters import Filter
+from ragwright.models import Chunk, Document, DocumentInfo, EmbeddingSpace, Hit, ParsedDocument
+
+Vectors = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class Parser(Protocol):
+    """Turns the bytes of one file into normalized text with sections."""
+
+    #: File extensions (lower case, with the dot) this parser claims.
+    extensions: tuple[str, ...]
+    #: Media types this parser claims.
+    content_types: tuple[str, ...]
+
+    def parse(self, data: bytes, source: str) -> ParsedDocument: ...
+
+
+@runtime_checkable
+class Chunker(Protocol):
+    """Splits a document into chunks whose text is an exact slice of the content."""
+
+    def chunk(self, document: Document) -> list[Chunk]: ...
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Maps texts to vectors of one embedding space."""
+
+    @property
+    def space(self) -> EmbeddingSpace: ...
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors: ...
+
+    def embed_query(self, text: str) -> Vectors: ...
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Knows a model's token window: lets chunkers keep every chunk inside it."""
+
+    @property
+    def max_tokens(self) -> int: ...
+
+    def count_tokens(self, text: str) -> int: ...
+
+
+@runtime_checkable
+class DocumentStore(Protocol):
+    """Holds documents with their chunks and vectors; one write is one transaction."""
+
+    def upsert(self, document: Document, chunks: Sequence[Chunk], vectors: Vectors) -> None: ...
+
+    def delete(self, document_id: str) -> bool: ...
+
+    def get_document(self, document_id: str) -> Document | None: ...
+
+    def list_documents(self) -> list[DocumentInfo]: ...
+
+    def content_hashes(self) -> dict[str, str]: ...
+
+
+@runtime_checkable
+class VectorSearch(Protocol):
+    def vector_search(
+        self, query: Vectors, top_k: int, where: Filter | None = None
+    ) -> list[Hit]: ...
+
+
+@runtime_checkable
+class KeywordSearch(Protocol):
+    def keyword_search(self, query: str, top_k: int, where: Filter | None = None) -> list[Hit]: ...
+
+
+@runtime_checkable
+class ChunkLookup(Protocol):
+    def chunks_at(self, positions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], Chunk]: ...

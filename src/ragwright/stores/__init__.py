@@ -1,0 +1,1 @@
+"""Stores: where an index keeps documents, chunks and vectors."""

@@ -1,0 +1,37 @@
+"""Test-wide fixtures: the network is blocked except loopback, so no test can download."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+_real_connect = socket.socket.connect
+
+
+def _is_loopback(address: Any) -> bool:
+    if isinstance(address, str | bytes):  # unix socket path
+        return True
+    host = address[0]
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> Any:
+    if not _is_loopback(address):
+        raise OSError(f"network access is blocked in tests (tried {address!r})")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True)
+def _block_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    yield
