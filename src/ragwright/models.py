@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
@@ -59,7 +59,7 @@ class ParsedDocument:
 
     content: str
     sections: tuple[Section, ...] = ()
-    metadata: Metadata = _EMPTY
+    metadata: Metadata = field(default_factory=lambda: _EMPTY)
     content_type: str = "text/plain"
 
 
@@ -70,7 +70,7 @@ class Document:
     id: str
     source: str
     content: str
-    metadata: Metadata = _EMPTY
+    metadata: Metadata = field(default_factory=lambda: _EMPTY)
     sections: tuple[Section, ...] = ()
 
     @property
@@ -99,7 +99,7 @@ class DocumentInfo:
     content_hash: str
     chunk_count: int
     char_count: int
-    metadata: Metadata = _EMPTY
+    metadata: Metadata = field(default_factory=lambda: _EMPTY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,10 +112,10 @@ class Chunk:
     text: str
     char_start: int
     char_end: int
-    metadata: Metadata = _EMPTY
+    metadata: Metadata = field(default_factory=lambda: _EMPTY)
 
 
-class Scale(str, Enum):
+class Scale(StrEnum):
     """What a score means. Only raw scores can be compared with a threshold."""
 
     SIMILARITY = "similarity"  # cosine similarity in [-1, 1]
@@ -127,7 +127,7 @@ class Scale(str, Enum):
         return self is not Scale.RANK
 
 
-class Arm(str, Enum):
+class Arm(StrEnum):
     """A retrieval arm: the method that found a hit."""
 
     BM25 = "bm25"

@@ -1,0 +1,44 @@
+"""Turn a free-text query into an FTS5 MATCH expression for BM25 ranking.
+
+FTS5 joins bare terms with AND, which makes a natural-language question match almost nothing.
+BM25 ranking wants a disjunction: any document sharing a term is a candidate and the scores do
+the ranking. Stop words are dropped because in a disjunction they only add cost (they match
+nearly every chunk) and noise. Every term is quoted, so no query text is ever read as FTS5
+syntax (``NEAR``, ``*``, column filters).
+"""
+
+from __future__ import annotations
+
+import re
+
+# A compact English stop-word list (the common function words of the classic IR lists).
+STOP_WORDS = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further
+    had has have having he her here hers herself him himself his how i if in into is it its
+    itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself yourselves
+    """.split()
+)
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def query_terms(query: str) -> list[str]:
+    """The distinct non-stop-word terms of a query, lower-cased, in order of appearance."""
+    seen: dict[str, None] = {}
+    for word in _WORD.findall(query.lower()):
+        if word not in STOP_WORDS:
+            seen.setdefault(word, None)
+    return list(seen)
+
+
+def match_expression(query: str) -> str | None:
+    """An FTS5 expression OR-ing the query's terms, or None when nothing is left to match."""
+    terms = query_terms(query)
+    if not terms:
+        return None
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)

@@ -1,0 +1,60 @@
+"""The SQLite index schema. Readable with the `sqlite3` shell: one table per kind of thing.
+
+- ``meta``: key/value settings — schema version, embedding space, embedder spec, chunker
+  settings and the write generation that tells readers in other processes to refresh.
+- ``documents``: one row per source: the normalized text every offset points into, the
+  fingerprint used to skip unchanged files, metadata as JSON.
+- ``chunks``: exact spans of a document with their vector (float32 little-endian BLOB) and
+  metadata (document metadata merged with structural metadata such as the breadcrumb).
+- ``chunks_fts``: an FTS5 index over chunk text (external content, kept in step by triggers,
+  so a document's replace or delete is one transaction across all tables).
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+DDL = f"""
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS documents (
+    id           TEXT PRIMARY KEY,
+    source       TEXT NOT NULL UNIQUE,
+    content      TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    fingerprint  TEXT NOT NULL,
+    metadata     TEXT NOT NULL DEFAULT '{{}}',
+    sections     TEXT NOT NULL DEFAULT '[]',
+    updated_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+
+CREATE TABLE IF NOT EXISTS chunks (
+    rowid       INTEGER PRIMARY KEY,
+    id          TEXT NOT NULL UNIQUE,
+    document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    idx         INTEGER NOT NULL,
+    text        TEXT NOT NULL,
+    char_start  INTEGER NOT NULL,
+    char_end    INTEGER NOT NULL,
+    metadata    TEXT NOT NULL DEFAULT '{{}}',
+    vector      BLOB NOT NULL,
+    UNIQUE (document_id, idx)
+);
+
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    text, content='chunks', content_rowid='rowid', tokenize='{FTS_TOKENIZER}'
+);
+
+CREATE TRIGGER IF NOT EXISTS chunks_fts_insert AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts(rowid, text) VALUES (new.rowid, new.text);
+END;
+
+CREATE TRIGGER IF NOT EXISTS chunks_fts_delete AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+END;
+"""

@@ -1,0 +1,341 @@
+"""The store conformance suite: every store ragwright ships (and any plugin store) passes it.
+
+A store's test module subclasses `StoreContract` and provides one fixture, ``open_store``: a
+picklable zero-argument callable that opens a store on one fresh, empty index (the same index
+each call, so a second process can open it too)::
+
+    class TestSQLiteStore(StoreContract):
+        @pytest.fixture
+        def open_store(self, tmp_path):
+            return functools.partial(SQLiteStore, tmp_path / "index")
+
+The store must offer ``bind_space``, ``upsert``, ``delete``, ``get_document``,
+``list_documents``, ``chunks_of``, ``chunks_at``, ``vector_search`` and ``keyword_search``.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ragwright.errors import EmbeddingSpaceMismatch, StoreError, UnsupportedFilter
+from ragwright.filters import Comparison, Filter, parse_filter
+from ragwright.models import Arm, Chunk, Document, EmbeddingSpace, Scale, chunk_id_for
+
+SPACE = EmbeddingSpace("contract-test", 4, True, "cosine", "contract-fingerprint")
+OTHER_SPACE = EmbeddingSpace("other-model", 4, True, "cosine", "other-fingerprint")
+
+# (source, text of each chunk, metadata). Vectors are one-hot-ish by document, so vector order
+# is known exactly; texts share words so BM25 order is known too.
+CORPUS: list[tuple[str, list[str], dict[str, Any]]] = [
+    ("a.md", ["alpha apples grow on trees", "alpha bananas are yellow"], {"year": 2019}),
+    ("b.md", ["beta cherries ripen in june"], {"year": 2021, "lang": "en", "draft": True}),
+    ("c.md", ["gamma apples and cherries"], {"year": 2023, "lang": "de", "draft": False}),
+    ("d.md", ["delta dates from the desert"], {"year": 2021.5, "lang": "en", "rank": "high"}),
+    ("e.md", ["epsilon elderberries"], {"year": "2020", "lang": "fr"}),
+]
+DIRECTIONS = {
+    "a.md": [1.0, 0.0, 0.0, 0.0],
+    "b.md": [0.8, 0.6, 0.0, 0.0],
+    "c.md": [0.0, 1.0, 0.0, 0.0],
+    "d.md": [0.0, 0.0, 1.0, 0.0],
+    "e.md": [0.0, 0.0, 0.6, 0.8],
+}
+
+
+def make_document(
+    source: str, texts: list[str], metadata: dict[str, Any] | None = None
+) -> tuple[Document, list[Chunk]]:
+    """A document whose content is its chunk texts joined by blank lines, and those chunks."""
+    content = "\n\n".join(texts)
+    document = Document.from_text(source, content, metadata)
+    chunks, start = [], 0
+    for index, text in enumerate(texts):
+        chunks.append(
+            Chunk(
+                id=chunk_id_for(document.id, start, text),
+                document_id=document.id,
+                index=index,
+                text=text,
+                char_start=start,
+                char_end=start + len(text),
+            )
+        )
+        start += len(text) + 2
+    return document, chunks
+
+
+def vectors_for(source: str, count: int) -> np.ndarray[Any, np.dtype[np.float32]]:
+    base = np.array(DIRECTIONS.get(source, [0.5, 0.5, 0.5, 0.5]), dtype=np.float32)
+    rows = []
+    for i in range(count):  # later chunks of a document drift slightly off its direction
+        row = base + np.float32(0.01 * i) * np.array([0, 0, 0, 1], dtype=np.float32)
+        rows.append(row / np.linalg.norm(row))
+    return np.array(rows, dtype=np.float32)
+
+
+def load_corpus(store: Any) -> dict[str, Document]:
+    documents = {}
+    for source, texts, metadata in CORPUS:
+        document, chunks = make_document(source, texts, metadata)
+        store.upsert(document, chunks, vectors_for(source, len(chunks)))
+        documents[source] = document
+    return documents
+
+
+def _sources(hits: list[Any]) -> list[str]:
+    return [hit.source for hit in hits]
+
+
+class StoreContract:
+    """Inherit and provide the ``open_store`` fixture."""
+
+    @pytest.fixture
+    def open_store(self) -> Callable[[], Any]:
+        raise NotImplementedError("a store's test class provides open_store")
+
+    @pytest.fixture
+    def store(self, open_store: Callable[[], Any]) -> Iterator[Any]:
+        store = open_store()
+        store.bind_space(SPACE)
+        yield store
+        store.close()
+
+    @pytest.fixture
+    def loaded(self, store: Any) -> Any:
+        load_corpus(store)
+        return store
+
+    # -- writes -----------------------------------------------------------------------------
+
+    def test_upsert_is_idempotent(self, loaded: Any) -> None:
+        before = loaded.list_documents()
+        load_corpus(loaded)
+        after = loaded.list_documents()
+        assert after == before
+        assert sum(d.chunk_count for d in after) == 6
+
+    def test_get_document_round_trips(self, loaded: Any) -> None:
+        document, _ = make_document(*CORPUS[1])
+        stored = loaded.get_document(document.id)
+        assert stored is not None
+        assert (stored.source, stored.content, dict(stored.metadata)) == (
+            "b.md",
+            document.content,
+            CORPUS[1][2],
+        )
+        assert loaded.get_document("no-such-id") is None
+
+    def test_replace_swaps_exactly_that_documents_chunks(self, loaded: Any) -> None:
+        document, chunks = make_document("a.md", ["alpha zucchini only now"], {"year": 2024})
+        loaded.upsert(document, chunks, vectors_for("a.md", 1))
+        assert [c.text for c in loaded.chunks_of(document.id)] == ["alpha zucchini only now"]
+        assert loaded.keyword_search("bananas", 5) == []
+        assert _sources(loaded.keyword_search("zucchini", 5)) == ["a.md"]
+        vector_hits = loaded.vector_search(vectors_for("a.md", 1)[0], 10)
+        assert [h.chunk.text for h in vector_hits if h.source == "a.md"] == [chunks[0].text]
+        others = [d for d in loaded.list_documents() if d.source != "a.md"]
+        assert sum(d.chunk_count for d in others) == 4
+
+    def test_delete_removes_document_from_every_search(self, loaded: Any) -> None:
+        document, _ = make_document(*CORPUS[0])
+        assert loaded.delete(document.id) is True
+        assert loaded.delete(document.id) is False
+        assert loaded.get_document(document.id) is None
+        assert "a.md" not in _sources(loaded.keyword_search("alpha apples", 10))
+        assert "a.md" not in _sources(loaded.vector_search(vectors_for("a.md", 1)[0], 10))
+        assert loaded.chunks_at([(document.id, 0)]) == {}
+
+    def test_rejects_chunks_that_are_not_exact_spans(self, store: Any) -> None:
+        document, chunks = make_document("x.md", ["some text here"])
+        bad = Chunk("bad", document.id, 0, "other text", 0, 10)
+        with pytest.raises(StoreError):
+            store.upsert(document, [bad], vectors_for("x.md", 1))
+        with pytest.raises(StoreError):
+            store.upsert(document, chunks, np.zeros((1, 3), dtype=np.float32))
+        assert store.list_documents() == []
+
+    def test_another_embedding_space_is_refused(self, store: Any) -> None:
+        store.bind_space(SPACE)  # the same space again is fine
+        with pytest.raises(EmbeddingSpaceMismatch, match="re-index"):
+            store.bind_space(OTHER_SPACE)
+
+    # -- search -----------------------------------------------------------------------------
+
+    def test_vector_search_orders_by_exact_cosine(self, loaded: Any) -> None:
+        query = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
+        hits = loaded.vector_search(query, 3)
+        assert [h.chunk.text for h in hits] == [
+            "alpha apples grow on trees",
+            "alpha bananas are yellow",
+            "beta cherries ripen in june",
+        ]
+        assert hits[0].score == pytest.approx(1.0, abs=1e-6)
+        assert hits[2].score == pytest.approx(0.8, abs=1e-6)
+        assert all(h.scale is Scale.SIMILARITY and h.arms == {Arm.VECTOR} for h in hits)
+
+    def test_top_k_bounds_the_result(self, loaded: Any) -> None:
+        query = np.array([0.5, 0.5, 0.5, 0.5], dtype=np.float32)
+        assert len(loaded.vector_search(query, 4)) == 4
+        assert len(loaded.vector_search(query, 100)) == 6
+        assert loaded.vector_search(query, 0) == []
+        assert len(loaded.keyword_search("apples cherries", 1)) == 1
+
+    def test_keyword_search_ranks_by_bm25(self, loaded: Any) -> None:
+        hits = loaded.keyword_search("apples cherries", 10)
+        assert hits[0].chunk.text == "gamma apples and cherries"  # both terms
+        assert set(_sources(hits)) == {"a.md", "b.md", "c.md"}
+        scores = [h.score for h in hits]
+        assert scores == sorted(scores, reverse=True) and scores[-1] > 0
+        assert all(h.scale is Scale.BM25 and h.arms == {Arm.BM25} for h in hits)
+
+    def test_keyword_search_treats_query_text_as_words_not_syntax(self, loaded: Any) -> None:
+        assert _sources(loaded.keyword_search('apples" OR NEAR(x y) *', 10))[0] in {"a.md", "c.md"}
+        assert loaded.keyword_search("the and of", 10) == []
+        assert loaded.keyword_search("", 10) == []
+
+    # -- filters ----------------------------------------------------------------------------
+
+    @pytest.mark.parametrize(
+        ("expression", "expected"),
+        [
+            ("year = 2021", {"b.md"}),
+            ('year = "2020"', {"e.md"}),
+            ("year != 2021", {"a.md", "c.md", "d.md", "e.md"}),
+            ("year < 2021", {"a.md"}),
+            ("year <= 2021", {"a.md", "b.md"}),
+            ("year > 2021", {"c.md", "d.md"}),
+            ("year >= 2021.5", {"c.md", "d.md"}),
+            ('lang in ("en", "fr")', {"b.md", "d.md", "e.md"}),
+            ('lang not in ("en", "fr")', {"a.md", "c.md"}),
+            ("lang exists", {"b.md", "c.md", "d.md", "e.md"}),
+            ("not lang exists", {"a.md"}),
+            ("draft = true", {"b.md"}),
+            ("draft = false", {"c.md"}),
+            ('lang = "en" and year > 2021', {"d.md"}),
+            ('lang = "de" or rank = "high"', {"c.md", "d.md"}),
+            ('not (lang = "en")', {"a.md", "c.md", "e.md"}),
+            ('source = "c.md"', {"c.md"}),
+            ('source in ("a.md", "e.md")', {"a.md", "e.md"}),
+            ('source != "a.md" and year < 2022', {"b.md", "d.md"}),
+            ('source >= "d.md"', {"d.md", "e.md"}),
+            ("missing_key = 1", set()),
+        ],
+    )
+    def test_every_filter_operator(self, loaded: Any, expression: str, expected: set[str]) -> None:
+        where = parse_filter(expression)
+        query = np.array([0.5, 0.5, 0.5, 0.5], dtype=np.float32)
+        assert set(_sources(loaded.vector_search(query, 100, where))) == expected
+        words = "alpha beta gamma delta epsilon"
+        assert set(_sources(loaded.keyword_search(words, 100, where))) == expected
+        assert {d.source for d in loaded.list_documents(where)} == expected
+
+    def test_filter_on_document_id(self, loaded: Any) -> None:
+        documents = {d.source: d.id for d in loaded.list_documents()}
+        where = parse_filter(f'document_id = "{documents["b.md"]}"')
+        query = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
+        assert _sources(loaded.vector_search(query, 10, where)) == ["b.md"]
+
+    def test_filtered_vector_search_still_fills_top_k(self, loaded: Any) -> None:
+        query = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
+        hits = loaded.vector_search(query, 2, parse_filter('lang exists and lang != "en"'))
+        assert _sources(hits) == ["c.md", "e.md"]
+
+    def test_a_filter_the_store_cannot_apply_raises(self, loaded: Any) -> None:
+        query = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
+        unknown: Filter = Comparison("year", "~", 1)  # type: ignore[arg-type]
+        with pytest.raises(UnsupportedFilter):
+            loaded.vector_search(query, 5, unknown)
+        with pytest.raises(UnsupportedFilter):
+            loaded.keyword_search("alpha", 5, unknown)
+
+    # -- chunk lookup -----------------------------------------------------------------------
+
+    def test_chunks_at_resolves_pairs_and_negative_indices(self, loaded: Any) -> None:
+        a = make_document(*CORPUS[0])[0].id
+        b = make_document(*CORPUS[1])[0].id
+        found = loaded.chunks_at([(a, 0), (a, -1), (a, 1), (b, -1), (a, 2), (a, -3), ("x", 0)])
+        assert set(found) == {(a, 0), (a, -1), (a, 1), (b, -1)}
+        assert found[(a, -1)].text == "alpha bananas are yellow" == found[(a, 1)].text
+        assert found[(b, -1)].index == 0
+
+    def test_chunk_offsets_survive_storage(self, loaded: Any) -> None:
+        for info in loaded.list_documents():
+            document = loaded.get_document(info.id)
+            for chunk in loaded.chunks_of(info.id):
+                assert document.content[chunk.char_start : chunk.char_end] == chunk.text
+
+    # -- other processes ----------------------------------------------------------------------
+
+    def test_writes_by_another_process_are_visible(
+        self, loaded: Any, open_store: Callable[[], Any]
+    ) -> None:
+        query = np.array([0.0, 0.0, 0.0, 1.0], dtype=np.float32)
+        loaded.vector_search(query, 1)  # warm any cache
+        context = multiprocessing.get_context("spawn")
+        process = context.Process(target=_write_one_document, args=(open_store,))
+        process.start()
+        process.join(60)
+        assert process.exitcode == 0
+        assert _sources(loaded.vector_search(query, 1)) == ["z.md"]
+        assert _sources(loaded.keyword_search("zeta", 5)) == ["z.md"]
+
+    def test_reader_in_another_process_never_sees_half_a_document(
+        self, store: Any, open_store: Callable[[], Any]
+    ) -> None:
+        write_version(store, 0)
+        context = multiprocessing.get_context("spawn")
+        results = context.Queue()
+        reader = context.Process(target=_read_versions, args=(open_store, results, 4.0))
+        reader.start()
+        version = 0
+        deadline = time.monotonic() + 60
+        while reader.is_alive() and time.monotonic() < deadline:
+            version += 1
+            write_version(store, version)
+        reader.join(60)
+        checks, torn = results.get(timeout=10)
+        assert checks > 0 and version > 1
+        assert torn == []
+
+
+VERSIONED_CHUNKS = 20
+
+
+def write_version(store: Any, version: int) -> None:
+    """Replace two documents whose every chunk carries the version number."""
+    for source in ("v1.md", "v2.md"):
+        texts = [f"version{version} part{i} of {source}" for i in range(VERSIONED_CHUNKS)]
+        document, chunks = make_document(source, texts)
+        store.upsert(document, chunks, vectors_for(source, len(chunks)))
+
+
+def _write_one_document(open_store: Callable[[], Any]) -> None:
+    store = open_store()
+    document, chunks = make_document("z.md", ["zeta zebras"])
+    store.upsert(document, chunks, np.array([[0.0, 0.0, 0.0, 1.0]], dtype=np.float32))
+    store.close()
+
+
+def _read_versions(open_store: Callable[[], Any], results: Any, seconds: float) -> None:
+    store = open_store()
+    checks, torn = 0, []
+    deadline = time.monotonic() + seconds
+    query = np.array([0.5, 0.5, 0.5, 0.5], dtype=np.float32)
+    while time.monotonic() < deadline:
+        for hits in (store.vector_search(query, 200), store.keyword_search("part0 part1", 200)):
+            by_source: dict[str, set[str]] = {}
+            for hit in hits:
+                by_source.setdefault(hit.source, set()).add(hit.chunk.text.split()[0])
+            torn.extend(f"{s}: {sorted(v)}" for s, v in by_source.items() if len(v) > 1)
+        for info in store.list_documents():
+            if info.chunk_count != VERSIONED_CHUNKS:
+                torn.append(f"{info.source} has {info.chunk_count} chunks")
+        checks += 1
+    store.close()
+    results.put((checks, torn[:10]))

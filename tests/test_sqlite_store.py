@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import functools
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ragwright.errors import StoreError, UnsupportedFilter
+from ragwright.filters import eq
+from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore
+from ragwright.testing.store_contract import SPACE, StoreContract, load_corpus
+
+
+class TestSQLiteStore(StoreContract):
+    @pytest.fixture
+    def open_store(self, tmp_path: Path) -> Callable[[], Any]:
+        return functools.partial(SQLiteStore, tmp_path / "index")
+
+
+def test_index_is_plain_sqlite_with_fts_in_step(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path)
+    store.bind_space(SPACE)
+    load_corpus(store)
+    store.delete(store.list_documents()[0].id)
+    store.close()
+    db = sqlite3.connect(tmp_path / DATABASE_NAME)
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    chunks = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    indexed = db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'alpha'")
+    assert chunks == 4 and indexed.fetchone()[0] == 0
+    assert db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('integrity-check')")
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_opening_a_missing_index_without_create_says_how_to_make_one(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="ragwright ingest"):
+        SQLiteStore(tmp_path / "nothing", create=False)
+
+
+def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    SQLiteStore(tmp_path).set_setting("schema_version", "999")
+    with pytest.raises(StoreError, match="schema version 999"):
+        SQLiteStore(tmp_path)
+
+
+def test_metadata_keys_sqlite_cannot_address_raise(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path)
+    store.bind_space(SPACE)
+    load_corpus(store)
+    with pytest.raises(UnsupportedFilter):
+        store.vector_search(np.ones(4, dtype=np.float32) / 2, 3, eq('we"ird', 1))
+
+
+def test_filter_values_are_bound_not_spliced(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path)
+    store.bind_space(SPACE)
+    load_corpus(store)
+    hostile = eq("lang", "en' OR 1=1 --")
+    assert store.keyword_search("alpha beta gamma", 10, hostile) == []
+    assert len(store.list_documents()) == 5
