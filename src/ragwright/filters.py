@@ -220,7 +220,7 @@ class _Parser:
         if token.kind == "keyword" and token.text in ("true", "false"):
             self.at += 1
             return token.text == "true"
-        raise self.fail("expected a value (a \"string\", a number, true or false)")
+        raise self.fail('expected a value (a "string", a number, true or false)')
 
 
 def parse_filter(expression: str) -> Filter:

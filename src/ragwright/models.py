@@ -78,9 +78,7 @@ class Document:
         return content_hash(self.content)
 
     @classmethod
-    def from_text(
-        cls, source: str, content: str, metadata: Metadata | None = None
-    ) -> Document:
+    def from_text(cls, source: str, content: str, metadata: Metadata | None = None) -> Document:
         """A document whose id derives from its source and which is one plain section."""
         return cls(
             id=document_id_for(source),

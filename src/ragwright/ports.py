@@ -7,6 +7,7 @@ NotImplementedError. Depend on the narrowest port you use.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -59,6 +60,17 @@ class TokenCounter(Protocol):
     def count_tokens(self, text: str) -> int: ...
 
 
+@dataclass(frozen=True, slots=True)
+class DocumentWrite:
+    """One document with its chunks and their vectors, written (or replaced) as a unit."""
+
+    document: Document
+    chunks: Sequence[Chunk]
+    vectors: Vectors
+    #: What ingest compares to skip unchanged files; defaults to the content hash.
+    fingerprint: str = ""
+
+
 @runtime_checkable
 class DocumentStore(Protocol):
     """Holds documents with their chunks and vectors; one write is one transaction."""
@@ -69,9 +81,9 @@ class DocumentStore(Protocol):
 
     def get_document(self, document_id: str) -> Document | None: ...
 
-    def list_documents(self) -> list[DocumentInfo]: ...
+    def list_documents(self, where: Filter | None = None) -> list[DocumentInfo]: ...
 
-    def content_hashes(self) -> dict[str, str]: ...
+    def fingerprints(self) -> dict[str, str]: ...
 
 
 @runtime_checkable

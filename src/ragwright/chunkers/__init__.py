@@ -1,1 +1,50 @@
-"""Chunkers: split a document into chunks that are exact slices of its content."""
+"""Chunkers: split a document into chunks that are exact slices of its content.
+
+Every chunker keeps ``document.content[chunk.char_start:chunk.char_end] == chunk.text``, never
+crosses a section boundary (so each chunk has one breadcrumb), drops nothing but whitespace,
+and, given a ``token_counter``, keeps every chunk inside the embedder's token window.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from ragwright.chunkers.fixed import FixedWindowChunker
+from ragwright.chunkers.markdown_heading import MarkdownHeadingChunker
+from ragwright.chunkers.paragraph import ParagraphChunker
+from ragwright.chunkers.recursive import RecursiveChunker
+from ragwright.errors import ConfigError
+from ragwright.ports import Chunker
+
+__all__ = [
+    "CHUNKERS",
+    "FixedWindowChunker",
+    "MarkdownHeadingChunker",
+    "ParagraphChunker",
+    "RecursiveChunker",
+    "create_chunker",
+]
+
+#: Chunker names as configuration spells them.
+CHUNKERS: dict[str, type[Chunker]] = {
+    "recursive": RecursiveChunker,
+    "paragraph": ParagraphChunker,
+    "markdown": MarkdownHeadingChunker,
+    "fixed": FixedWindowChunker,
+}
+
+
+def create_chunker(name: str = "recursive", **options: Any) -> Chunker:
+    """The chunker registered as ``name``, built with ``options`` (its constructor arguments)."""
+    chunker_class = CHUNKERS.get(name.strip().lower())
+    if chunker_class is None:
+        raise ConfigError(f"unknown chunker {name!r}; valid names: {', '.join(CHUNKERS)}")
+    accepted = list(inspect.signature(chunker_class).parameters)
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise ConfigError(
+            f"chunker {name!r} does not take {', '.join(unknown)}; "
+            f"its options are: {', '.join(accepted)}"
+        )
+    return chunker_class(**options)

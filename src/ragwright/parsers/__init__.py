@@ -1,1 +1,32 @@
-"""Parsers: bytes of one file in, normalized text with sections out."""
+"""Parsers: bytes of one file in, normalized text with sections out.
+
+The parser classes load lazily (``from ragwright.parsers import HtmlParser`` imports selectolax
+then, not before), so ``import ragwright`` and the registry pull in no parsing library.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ragwright.parsers.registry import ParserRegistry
+
+if TYPE_CHECKING:
+    from ragwright.parsers.html import HtmlParser
+    from ragwright.parsers.markdown import MarkdownParser
+    from ragwright.parsers.text import TextParser
+
+__all__ = ["HtmlParser", "MarkdownParser", "ParserRegistry", "TextParser"]
+
+_LAZY = {
+    "HtmlParser": "ragwright.parsers.html",
+    "MarkdownParser": "ragwright.parsers.markdown",
+    "TextParser": "ragwright.parsers.text",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -32,7 +32,7 @@ from ragwright.models import (
     Scale,
     Section,
 )
-from ragwright.ports import Vectors
+from ragwright.ports import DocumentWrite, Vectors
 from ragwright.stores.fts_query import match_expression
 from ragwright.stores.sqlite_filters import Params, compile_filter
 from ragwright.stores.sqlite_schema import DDL, SCHEMA_VERSION
@@ -44,16 +44,6 @@ _CHUNK_COLUMNS = (
     "c.rowid, c.id, c.document_id, c.idx, c.text, c.char_start, c.char_end, c.metadata, "
     "(SELECT d.source FROM documents d WHERE d.id = c.document_id)"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class DocumentWrite:
-    """One document with its chunks and their vectors, written (or replaced) as a unit."""
-
-    document: Document
-    chunks: Sequence[Chunk]
-    vectors: Vectors
-    fingerprint: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,9 +66,9 @@ class SQLiteStore:
             raise StoreError(
                 f"no index at {self.directory}; create one with `ragwright ingest PATH`"
             )
-        self.directory.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         try:
+            self.directory.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=30.0
             )
@@ -87,7 +77,7 @@ class SQLiteStore:
             self._db.execute("PRAGMA foreign_keys=ON")
             self._db.executescript(DDL)
             self._check_schema_version()
-        except sqlite3.DatabaseError as error:
+        except (sqlite3.Error, OSError) as error:
             raise StoreError(f"cannot open the index at {self.path}: {error}") from error
         self._matrix: VectorMatrix | None = None
         self._matrix_generation = -1
@@ -106,8 +96,12 @@ class SQLiteStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction that also bumps the generation readers watch."""
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as error:
+                raise StoreError(f"cannot write to the index at {self.path}: {error}") from error
             try:
                 yield self._db
                 self._db.execute(
@@ -115,6 +109,9 @@ class SQLiteStore:
                     "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
                 )
                 self._db.execute("COMMIT")
+            except sqlite3.Error as error:
+                self._db.execute("ROLLBACK")
+                raise StoreError(f"writing to the index failed: {error}") from error
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
@@ -143,8 +140,10 @@ class SQLiteStore:
         return str(rows[0][0]) if rows else None
 
     def set_setting(self, key: str, value: str) -> None:
-        with self._lock:
-            self._db.execute(
+        if self.get_setting(key) == value:
+            return  # re-runs with the same settings write nothing
+        with self._transaction() as db:
+            db.execute(
                 "INSERT INTO meta(key, value) VALUES (?, ?) "
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 (key, value),
@@ -181,25 +180,22 @@ class SQLiteStore:
         if not batch:
             return
         rows = [self._prepare(item) for item in batch]
-        try:
-            with self._transaction() as db:
-                for item, (document_row, chunk_rows) in zip(batch, rows, strict=True):
-                    db.execute(
-                        "DELETE FROM documents WHERE id = ? OR source = ?",
-                        (item.document.id, item.document.source),
-                    )
-                    db.execute(
-                        "INSERT INTO documents(id, source, content, content_hash, fingerprint, "
-                        "metadata, sections) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        document_row,
-                    )
-                    db.executemany(
-                        "INSERT INTO chunks(id, document_id, idx, text, char_start, char_end, "
-                        "metadata, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        chunk_rows,
-                    )
-        except sqlite3.IntegrityError as error:
-            raise StoreError(f"cannot write documents: {error}") from error
+        with self._transaction() as db:
+            for item, (document_row, chunk_rows) in zip(batch, rows, strict=True):
+                db.execute(
+                    "DELETE FROM documents WHERE id = ? OR source = ?",
+                    (item.document.id, item.document.source),
+                )
+                db.execute(
+                    "INSERT INTO documents(id, source, content, content_hash, fingerprint, "
+                    "metadata, sections) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    document_row,
+                )
+                db.executemany(
+                    "INSERT INTO chunks(id, document_id, idx, text, char_start, char_end, "
+                    "metadata, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    chunk_rows,
+                )
 
     def _prepare(self, item: DocumentWrite) -> tuple[tuple[object, ...], list[tuple[object, ...]]]:
         document, chunks, vectors = item.document, item.chunks, item.vectors

@@ -324,7 +324,8 @@ def _write_one_document(open_store: Callable[[], Any]) -> None:
 
 def _read_versions(open_store: Callable[[], Any], results: Any, seconds: float) -> None:
     store = open_store()
-    checks, torn = 0, []
+    checks = 0
+    torn: list[str] = []
     deadline = time.monotonic() + seconds
     query = np.array([0.5, 0.5, 0.5, 0.5], dtype=np.float32)
     while time.monotonic() < deadline:

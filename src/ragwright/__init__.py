@@ -1,0 +1,89 @@
+"""ragwright: turn documents into a searchable, citable knowledge base. Offline by default.
+
+    from ragwright import Index
+
+    with Index("./.ragwright") as kb:
+        kb.ingest(["./docs"])
+        for hit in kb.search("how do I install it", top_k=5):
+            print(hit.source, hit.chunk.char_start, hit.chunk.text)
+        answer = kb.ask("What does ingest do with unchanged files?")
+        print(answer.text, answer.citations)
+"""
+
+from __future__ import annotations
+
+from ragwright.errors import (
+    BudgetExceeded,
+    ConfigError,
+    EmbedderError,
+    EmbeddingSpaceMismatch,
+    FilterSyntaxError,
+    IngestLimitExceeded,
+    MissingDependencyError,
+    ParseError,
+    RagwrightError,
+    RegistryError,
+    StoreError,
+    UnsupportedFilter,
+    UnsupportedScale,
+)
+from ragwright.filters import And, Comparison, Exists, Filter, In, Not, Or, parse_filter
+from ragwright.index import ChunkingConfig, Index
+from ragwright.models import (
+    Answer,
+    Arm,
+    Chunk,
+    Citation,
+    Document,
+    DocumentInfo,
+    EmbeddingSpace,
+    Hit,
+    ParsedDocument,
+    Scale,
+    Section,
+)
+from ragwright.pipeline.ingest import IngestOptions, IngestReport
+from ragwright.pipeline.retrieval import SearchMode
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "And",
+    "Answer",
+    "Arm",
+    "BudgetExceeded",
+    "Chunk",
+    "ChunkingConfig",
+    "Citation",
+    "Comparison",
+    "ConfigError",
+    "Document",
+    "DocumentInfo",
+    "EmbedderError",
+    "EmbeddingSpace",
+    "EmbeddingSpaceMismatch",
+    "Exists",
+    "Filter",
+    "FilterSyntaxError",
+    "Hit",
+    "In",
+    "Index",
+    "IngestLimitExceeded",
+    "IngestOptions",
+    "IngestReport",
+    "MissingDependencyError",
+    "Not",
+    "Or",
+    "ParseError",
+    "ParsedDocument",
+    "RagwrightError",
+    "RegistryError",
+    "Scale",
+    "SearchMode",
+    "Section",
+    "StoreError",
+    "UnsupportedFilter",
+    "UnsupportedScale",
+    "__version__",
+    "parse_filter",
+]

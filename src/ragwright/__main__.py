@@ -1,0 +1,5 @@
+"""`python -m ragwright` is the `ragwright` command."""
+
+from ragwright.cli import main
+
+main()

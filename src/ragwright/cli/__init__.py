@@ -1,0 +1,25 @@
+"""The `ragwright` command line: a thin surface over `ragwright.Index`."""
+
+from __future__ import annotations
+
+import typer
+
+from ragwright.cli import ask, docs, ingest, search, stats
+
+app = typer.Typer(
+    name="ragwright",
+    help="Turn documents into a searchable, citable knowledge base. Offline by default.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+app.command()(ingest.ingest)
+app.command()(search.search)
+app.command()(ask.ask)
+app.command()(stats.stats)
+app.add_typer(docs.app, name="docs")
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,106 @@
+"""What every command shares: the index option, opening the index, errors and JSON output."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, ParamSpec, TypeVar
+
+import typer
+from rich.console import Console
+
+from ragwright.errors import RagwrightError
+from ragwright.index import DEFAULT_INDEX_DIR, Index
+from ragwright.models import Answer, Citation, Hit
+
+console = Console(highlight=False)
+errors = Console(stderr=True, highlight=False)
+
+IndexOption = Annotated[
+    Path,
+    typer.Option(
+        "--index",
+        envvar="RAGWRIGHT_INDEX",
+        help="Index directory.",
+        show_default=True,
+    ),
+]
+DEFAULT_INDEX = Path(DEFAULT_INDEX_DIR)
+EmbedderOption = Annotated[
+    str | None,
+    typer.Option(
+        "--embedder",
+        help="Embedder spec: minilm (default), onnx:FOLDER, openai:MODEL[@URL], hashing. "
+        "Defaults to the one the index was built with.",
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print stable JSON instead of text.")]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
+    """Turn ragwright's own errors into a one-line message and exit code 2."""
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return command(*args, **kwargs)
+        except RagwrightError as error:
+            errors.print(f"[bold red]error:[/] {error}", markup=True, soft_wrap=True)
+            raise typer.Exit(2) from None
+
+    return wrapper
+
+
+def open_index(directory: Path, embedder: str | None = None, *, create: bool = False) -> Index:
+    return Index(directory, embedder=embedder, create=create)
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2, sort_keys=False) + "\n")
+
+
+def hit_json(rank: int, hit: Hit) -> dict[str, Any]:
+    chunk = hit.chunk
+    return {
+        "rank": rank,
+        "score": hit.score,
+        "scale": hit.scale.value,
+        "arms": sorted(arm.value for arm in hit.arms),
+        "source": hit.source,
+        "document_id": chunk.document_id,
+        "chunk_id": chunk.id,
+        "chunk_index": chunk.index,
+        "char_start": chunk.char_start,
+        "char_end": chunk.char_end,
+        "breadcrumb": chunk.metadata.get("breadcrumb", ""),
+        "text": chunk.text,
+        "metadata": dict(chunk.metadata),
+    }
+
+
+def citation_json(citation: Citation) -> dict[str, Any]:
+    return {
+        "number": citation.number,
+        "source": citation.source,
+        "document_id": citation.document_id,
+        "chunk_id": citation.chunk_id,
+        "char_start": citation.char_start,
+        "char_end": citation.char_end,
+        "quote": citation.quote,
+    }
+
+
+def answer_json(question: str, answer: Answer) -> dict[str, Any]:
+    return {
+        "question": question,
+        "answer": answer.text,
+        "found": answer.found,
+        "citations": [citation_json(c) for c in answer.citations],
+        "hits": [hit_json(rank, hit) for rank, hit in enumerate(answer.hits, start=1)],
+    }

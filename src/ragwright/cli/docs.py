@@ -1,0 +1,127 @@
+"""`ragwright docs list|show|delete`: what the index holds."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from ragwright.cli._common import (
+    DEFAULT_INDEX,
+    IndexOption,
+    JsonOption,
+    console,
+    open_index,
+    print_json,
+    reports_errors,
+)
+from ragwright.cli.search import FilterOption
+from ragwright.errors import StoreError
+from ragwright.filters import parse_filter
+
+app = typer.Typer(
+    help="List, show and delete documents.", no_args_is_help=True, rich_markup_mode=None
+)
+DocumentArgument = Annotated[str, typer.Argument(help="Document id or source path.")]
+
+
+@app.command("list")
+@reports_errors
+def list_documents(
+    filter_expression: FilterOption = None,
+    index: IndexOption = DEFAULT_INDEX,
+    json_output: JsonOption = False,
+) -> None:
+    """List documents, sorted by source."""
+    where = parse_filter(filter_expression) if filter_expression else None
+    with open_index(index) as kb:
+        documents = kb.documents(where)
+    if json_output:
+        print_json(
+            [
+                {
+                    "id": d.id,
+                    "source": d.source,
+                    "chunks": d.chunk_count,
+                    "characters": d.char_count,
+                    "content_hash": d.content_hash,
+                    "metadata": dict(d.metadata),
+                }
+                for d in documents
+            ]
+        )
+        return
+    table = Table("source", "chunks", "characters", "id", header_style="bold", box=None)
+    for d in documents:
+        table.add_row(escape(d.source), str(d.chunk_count), f"{d.char_count:,}", d.id)
+    console.print(table)
+    console.print(f"[dim]{len(documents)} documents[/]")
+
+
+@app.command("show")
+@reports_errors
+def show(
+    document: DocumentArgument,
+    index: IndexOption = DEFAULT_INDEX,
+    chunks: Annotated[bool, typer.Option(help="Also list the document's chunks.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Show a document's metadata, sections and text."""
+    with open_index(index) as kb:
+        found = kb.document(document)
+        if found is None:
+            raise StoreError(f"no document {document!r}; see `ragwright docs list`")
+        chunk_list = kb.store.chunks_of(found.id) if chunks else []
+    if json_output:
+        print_json(
+            {
+                "id": found.id,
+                "source": found.source,
+                "metadata": dict(found.metadata),
+                "sections": [
+                    {
+                        "char_start": s.char_start,
+                        "char_end": s.char_end,
+                        "breadcrumb": s.breadcrumb,
+                        "level": s.level,
+                        "page": s.page,
+                    }
+                    for s in found.sections
+                ],
+                "content": found.content,
+                "chunks": [
+                    {
+                        "id": c.id,
+                        "index": c.index,
+                        "char_start": c.char_start,
+                        "char_end": c.char_end,
+                    }
+                    for c in chunk_list
+                ],
+            }
+        )
+        return
+    console.print(f"[bold]{escape(found.source)}[/]  [dim]{found.id}[/]")
+    for key, value in sorted(found.metadata.items()):
+        console.print(f"  [dim]{escape(key)}:[/] {escape(str(value))}")
+    for section in found.sections:
+        if section.heading_path:
+            console.print(
+                f"  [cyan]§ {escape(section.breadcrumb)}[/] [dim]@{section.char_start}[/]"
+            )
+    for chunk in chunk_list:
+        console.print(f"  [dim]chunk {chunk.index}: chars {chunk.char_start}–{chunk.char_end}[/]")
+    console.print()
+    console.print(escape(found.content), soft_wrap=True)
+
+
+@app.command("delete")
+@reports_errors
+def delete(document: DocumentArgument, index: IndexOption = DEFAULT_INDEX) -> None:
+    """Delete a document and its chunks (one transaction)."""
+    with open_index(index) as kb:
+        if not kb.delete(document):
+            raise StoreError(f"no document {document!r}; see `ragwright docs list`")
+    console.print(f"deleted {escape(document)}")

@@ -1,0 +1,164 @@
+"""`ragwright ingest`: add, update and prune documents from files and folders."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+from ragwright.cli._common import (
+    DEFAULT_INDEX,
+    EmbedderOption,
+    IndexOption,
+    JsonOption,
+    console,
+    errors,
+    open_index,
+    print_json,
+    reports_errors,
+)
+from ragwright.index import ChunkingConfig
+from ragwright.pipeline.ingest import IngestOptions, IngestReport
+from ragwright.pipeline.ingest import Progress as IngestProgress
+
+MB = 1024 * 1024
+
+
+@reports_errors
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Files and folders to ingest.")],
+    index: IndexOption = DEFAULT_INDEX,
+    embedder: EmbedderOption = None,
+    chunker: Annotated[
+        str | None, typer.Option(help="recursive (default), paragraph, markdown or fixed.")
+    ] = None,
+    chunk_size: Annotated[
+        int | None, typer.Option(help="Maximum characters per chunk.", min=1)
+    ] = None,
+    chunk_overlap: Annotated[
+        int | None, typer.Option(help="Characters repeated between chunks.", min=0)
+    ] = None,
+    prune: Annotated[
+        bool, typer.Option(help="Remove documents whose files vanished from these paths.")
+    ] = False,
+    follow_symlinks: Annotated[bool, typer.Option(help="Read symbolic links.")] = False,
+    max_file_size: Annotated[float, typer.Option(help="Largest file to read, in MB.")] = 50.0,
+    max_files: Annotated[int, typer.Option(help="Refuse runs with more files.")] = 100_000,
+    max_chunk_chars: Annotated[
+        int, typer.Option(help="Refuse files that yield a longer chunk.")
+    ] = 20_000,
+    json_output: JsonOption = False,
+) -> None:
+    """Ingest files and folders (recursively). Unchanged files cost nothing; changed files
+    replace their chunks; a file that fails is reported and the rest go on."""
+    options = IngestOptions(
+        follow_symlinks=follow_symlinks,
+        max_file_size=int(max_file_size * MB),
+        max_files=max_files,
+        max_chunk_chars=max_chunk_chars,
+        prune=prune,
+    )
+    with open_index(index, embedder, create=True) as kb:
+        chunking = _chunking(kb.chunking, chunker, chunk_size, chunk_overlap)
+        with _progress_bar(enabled=not json_output) as update:
+            report = kb.ingest(paths, chunking=chunking, options=options, progress=update)
+    if json_output:
+        print_json(_report_json(report))
+    else:
+        _print_report(report)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def _chunking(
+    current: ChunkingConfig, name: str | None, size: int | None, overlap: int | None
+) -> ChunkingConfig:
+    if name is None and size is None and overlap is None:
+        return current
+    name = name.lower() if name else None
+    options = dict(current.options) if name in (None, current.name) else {}
+    if size is not None:
+        options["size" if (name or current.name) in ("recursive", "fixed") else "max_size"] = size
+    if overlap is not None:
+        options["overlap"] = overlap
+    return ChunkingConfig(name or current.name, options)
+
+
+class _RateColumn(ProgressColumn):
+    def render(self, task: Task) -> Text:
+        return Text(f"{task.speed:.1f} files/s" if task.speed else "")
+
+
+@contextmanager
+def _progress_bar(enabled: bool) -> Iterator[Callable[[IngestProgress], None]]:
+    """A progress bar on stderr with counts, rate and ETA; silent when output is JSON."""
+    bar = Progress(
+        TextColumn("[bold]ingest"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("files · {task.fields[chunks]} chunks ·"),
+        _RateColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=errors,
+        disable=not enabled,
+    )
+    task = bar.add_task("ingest", total=None, chunks=0)
+
+    def update(progress: IngestProgress) -> None:
+        bar.update(
+            task,
+            completed=progress.files_done,
+            total=progress.files_total,
+            chunks=progress.chunks_written,
+        )
+
+    with bar:
+        yield update
+
+
+def _report_json(report: IngestReport) -> dict[str, object]:
+    return {
+        "added": report.added,
+        "updated": report.updated,
+        "unchanged": report.unchanged,
+        "removed": report.removed,
+        "failed": [{"source": f.source, "reason": f.reason} for f in report.failed],
+        "skipped": [{"source": f.source, "reason": f.reason} for f in report.skipped],
+        "chunks_written": report.chunks_written,
+    }
+
+
+def _print_report(report: IngestReport) -> None:
+    for skipped in report.skipped:
+        errors.print(f"[yellow]skipped[/] {escape(skipped.source)}: {escape(skipped.reason)}")
+    for failure in report.failed:
+        errors.print(f"[red]failed[/] {escape(failure.source)}: {escape(failure.reason)}")
+    table = Table(show_header=True, header_style="bold", box=None)
+    for name in ("added", "updated", "unchanged", "removed", "failed", "chunks written"):
+        table.add_column(name, justify="right")
+    table.add_row(
+        str(len(report.added)),
+        str(len(report.updated)),
+        str(len(report.unchanged)),
+        str(len(report.removed)),
+        str(len(report.failed)),
+        str(report.chunks_written),
+    )
+    console.print(table)

@@ -1,0 +1,117 @@
+"""Shared by the text-like parsers: bytes → normalized text, and headings → sections.
+
+Normalization is deliberately small (line endings and Unicode NFC only): the normalized text is
+what the index stores and what every citation offset points into, so it must stay recognisably
+the user's text.
+"""
+
+from __future__ import annotations
+
+import codecs
+import unicodedata
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from ragwright.errors import ParseError
+from ragwright.models import Section
+
+#: How much of the file is checked for NUL bytes; text files never contain them.
+BINARY_SNIFF_BYTES = 8192
+
+# Longest first: the UTF-32-LE BOM starts with the UTF-16-LE one.
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+# Browsers read these labels as windows-1252 (WHATWG Encoding), and so do we: real files that
+# say "iso-8859-1" almost always contain cp1252 quotes and dashes.
+_CP1252_ALIASES = frozenset({"ascii", "us-ascii", "iso-8859-1", "iso8859-1", "latin-1", "latin1"})
+
+
+def decode(data: bytes, source: str, declared: str | None = None) -> str:
+    """Decode file bytes: BOM, then a declared charset, then UTF-8, then cp1252, then latin-1.
+
+    Raises ``ParseError`` for binary data (NUL bytes near the start without a UTF-16/32 BOM).
+    """
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            # The BOM states the encoding; a stray bad sequence should not lose the whole file.
+            return data.decode(encoding, errors="replace")
+    if b"\x00" in data[:BINARY_SNIFF_BYTES]:
+        raise ParseError(source, "looks like binary data (NUL bytes), not text")
+    for encoding in _candidates(declared):
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    return data.decode("latin-1")  # total: every byte maps to a code point
+
+
+def _candidates(declared: str | None) -> list[str]:
+    encodings = ["utf-8", "cp1252"]
+    if declared:
+        label = declared.strip().lower()
+        try:
+            name = "cp1252" if label in _CP1252_ALIASES else codecs.lookup(label).name
+        except LookupError:
+            return encodings  # an unknown label is a hint we cannot use
+        encodings.insert(0, name)
+    return encodings
+
+
+def normalize(text: str) -> str:
+    """``\\r\\n`` and ``\\r`` → ``\\n``, Unicode NFC; nothing else (tabs and spacing are kept)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if unicodedata.is_normalized("NFC", text):
+        return text
+    return unicodedata.normalize("NFC", text)
+
+
+def read_text(data: bytes, source: str, declared: str | None = None) -> str:
+    """Decode and normalize: the text a parser stores as ``content``."""
+    return normalize(decode(data, source, declared))
+
+
+def collapse_whitespace(text: str) -> str:
+    """Runs of whitespace → one space, ends stripped (for titles and heading text)."""
+    return " ".join(text.split())
+
+
+class Heading(NamedTuple):
+    """A heading found in ``content``: where its section starts, its level and plain text."""
+
+    offset: int
+    level: int
+    text: str
+
+
+def sections_from_headings(content: str, headings: Iterable[Heading]) -> tuple[Section, ...]:
+    """Sections spanning heading to next heading, each with the path of its enclosing headings.
+
+    Text before the first heading becomes a section with an empty path unless it is blank.
+    A document without headings is one section. Sections are contiguous and end at the end.
+    """
+    ordered = sorted(headings, key=lambda heading: heading.offset)
+    if not ordered:
+        return (Section(0, len(content)),) if content else ()
+    sections: list[Section] = []
+    if content[: ordered[0].offset].strip():
+        sections.append(Section(0, ordered[0].offset))
+    ends = [heading.offset for heading in ordered[1:]] + [len(content)]
+    stack: list[Heading] = []
+    for heading, end in zip(ordered, ends, strict=True):
+        while stack and stack[-1].level >= heading.level:
+            stack.pop()
+        stack.append(heading)
+        path = tuple(item.text for item in stack)
+        sections.append(Section(heading.offset, end, heading_path=path, level=heading.level))
+    return tuple(sections)
+
+
+def first_title(headings: Iterable[Heading]) -> str | None:
+    """The text of the first level-1 heading, if any."""
+    return next((heading.text for heading in headings if heading.level == 1), None)

@@ -1,0 +1,118 @@
+"""Find the files an ingest run should read, applying the safety limits before any parsing.
+
+Folders are walked recursively in sorted order (so runs are reproducible), dot-directories and
+dot-files are skipped, symlinks are refused unless followed on purpose, and files over the size
+limit are reported rather than read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    path: Path
+    source: str
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    source: str
+    reason: str
+    #: False for a file met inside a folder and left alone on purpose (a symbolic link);
+    #: True for a file that should have been read (named explicitly, too large, ...).
+    failed: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Discovery:
+    candidates: list[Candidate]
+    rejected: list[Rejection]
+    #: Sources under the walked roots that exist but were not candidates (skipped or refused).
+    present: set[str]
+
+
+def source_name(path: Path) -> str:
+    """How a file is named in the index: relative to the working directory when inside it."""
+    absolute = Path(os.path.abspath(path))
+    try:
+        return absolute.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return absolute.as_posix()
+
+
+def discover(
+    paths: list[Path],
+    *,
+    supports: Callable[[Path], bool],
+    max_file_size: int,
+    follow_symlinks: bool = False,
+) -> Discovery:
+    """Walk ``paths``. Files named explicitly are always candidates (an unsupported one is a
+    rejection); files found in folders are candidates only when a parser supports them."""
+    candidates: list[Candidate] = []
+    rejected: list[Rejection] = []
+    present: set[str] = set()
+    quietly_skipped: set[str] = set()
+    for root in paths:
+        if not root.exists() and not root.is_symlink():
+            rejected.append(Rejection(source_name(root), "no such file or directory"))
+            continue
+        explicit = not root.is_dir() or (root.is_symlink() and not follow_symlinks)
+        for path in _walk(root, follow_symlinks):
+            source = source_name(path)
+            if source in present and not (explicit and source in quietly_skipped):
+                continue
+            present.add(source)
+            problem = _problem(path, explicit, supports, max_file_size, follow_symlinks)
+            if problem == "":
+                quietly_skipped.add(source)  # an unsupported file inside a folder
+            elif problem is not None:
+                link_in_folder = not explicit and path.is_symlink()
+                rejected.append(Rejection(source, problem, failed=not link_in_folder))
+            else:
+                candidates.append(Candidate(path, source, path.stat().st_size))
+    return Discovery(candidates, rejected, present)
+
+
+def _problem(
+    path: Path,
+    explicit: bool,
+    supports: Callable[[Path], bool],
+    max_file_size: int,
+    follow_symlinks: bool,
+) -> str | None:
+    """Why a file cannot be ingested, "" to skip it silently, None when it is fine."""
+    if path.is_symlink() and not follow_symlinks:
+        return "is a symbolic link (use --follow-symlinks to read links)"
+    if not path.is_file():
+        return "is not a regular file"
+    if not supports(path):
+        return "no parser for this file type" if explicit else ""
+    size = path.stat().st_size
+    if size > max_file_size:
+        return f"is {size:,} bytes, over the --max-file-size limit of {max_file_size:,}"
+    return None
+
+
+def _walk(root: Path, follow_symlinks: bool, visited: set[Path] | None = None) -> Iterator[Path]:
+    if not root.is_dir() or (root.is_symlink() and not follow_symlinks):
+        yield root
+        return
+    visited = set() if visited is None else visited
+    real = root.resolve()
+    if real in visited:  # a followed link that loops back
+        return
+    visited.add(real)
+    for entry in sorted(root.iterdir(), key=lambda p: p.name):
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir() and not (entry.is_symlink() and not follow_symlinks):
+            yield from _walk(entry, follow_symlinks, visited)
+        else:
+            yield entry

@@ -1,0 +1,101 @@
+"""The extractive answer engine: the offline default, no LLM needed.
+
+It picks the retrieved sentences closest in meaning to the question and cites each one with
+``[n]``, where ``n`` numbers the source chunks in order of first use. Every citation carries
+the exact character span of its sentence in the stored document. Below a relevance threshold it
+says the sources do not answer instead of quoting something loosely related.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ragwright.models import Answer, Citation, Hit
+from ragwright.pipeline.sentences import sentence_spans
+from ragwright.ports import Embedder
+
+NOT_FOUND = "Not found in the sources."
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    hit: Hit
+    hit_rank: int
+    start: int  # offset in the document
+    end: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractiveOptions:
+    max_sentences: int = 3
+    #: Cosine similarity a sentence needs to be quoted at all.
+    min_similarity: float = 0.3
+    #: Sentences this far below the best one are not quoted alongside it.
+    max_gap: float = 0.15
+    min_sentence_chars: int = 12
+
+
+class ExtractiveAnswerer:
+    def __init__(self, embedder: Embedder, options: ExtractiveOptions | None = None) -> None:
+        self.embedder = embedder
+        self.options = options or ExtractiveOptions()
+
+    def answer(self, question: str, hits: list[Hit]) -> Answer:
+        candidates = self._candidates(hits)
+        if not candidates:
+            return Answer(NOT_FOUND, (), tuple(hits), found=False)
+        query = self.embedder.embed_query(question).reshape(-1)
+        vectors = self.embedder.embed_documents([c.text for c in candidates])
+        scores = vectors @ query
+        chosen = self._choose(candidates, scores)
+        if not chosen:
+            return Answer(NOT_FOUND, (), tuple(hits), found=False)
+        return _compose(chosen, hits)
+
+    def _candidates(self, hits: list[Hit]) -> list[_Candidate]:
+        candidates, seen = [], set()
+        for rank, hit in enumerate(hits):
+            chunk = hit.chunk
+            for start, end in sentence_spans(chunk.text, chunk.char_start):
+                key = (chunk.document_id, start, end)
+                text = chunk.text[start - chunk.char_start : end - chunk.char_start]
+                if key in seen or len(text) < self.options.min_sentence_chars:
+                    continue  # overlapping chunks repeat sentences; quote each once
+                seen.add(key)
+                candidates.append(_Candidate(hit, rank, start, end, text))
+        return candidates
+
+    def _choose(
+        self, candidates: list[_Candidate], scores: np.ndarray[tuple[int], np.dtype[np.float32]]
+    ) -> list[_Candidate]:
+        options = self.options
+        order = sorted(range(len(candidates)), key=lambda i: (-float(scores[i]), i))
+        best = float(scores[order[0]])
+        if best < options.min_similarity:
+            return []
+        floor = max(options.min_similarity, best - options.max_gap)
+        return [candidates[i] for i in order[: options.max_sentences] if scores[i] >= floor]
+
+
+def _compose(chosen: list[_Candidate], hits: list[Hit]) -> Answer:
+    numbers: dict[str, int] = {}
+    parts, citations = [], []
+    for candidate in chosen:
+        chunk = candidate.hit.chunk
+        number = numbers.setdefault(chunk.id, len(numbers) + 1)
+        parts.append(f"{candidate.text} [{number}]")
+        citations.append(
+            Citation(
+                number=number,
+                chunk_id=chunk.id,
+                document_id=chunk.document_id,
+                source=candidate.hit.source,
+                char_start=candidate.start,
+                char_end=candidate.end,
+                quote=candidate.text,
+            )
+        )
+    return Answer(" ".join(parts), tuple(citations), tuple(hits), found=True)

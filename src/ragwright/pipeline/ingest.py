@@ -1,0 +1,255 @@
+"""Ingestion: discover → parse → chunk → embed in batches → write, with bounded memory.
+
+A file whose bytes, parser and chunking are unchanged since the last run costs one hash and
+nothing else. A changed file replaces exactly its own chunks, in one transaction. A file that
+fails is reported with its reason and the run goes on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Protocol
+
+import numpy as np
+
+from ragwright.errors import IngestLimitExceeded, ParseError, RagwrightError
+from ragwright.models import Chunk, Document, document_id_for
+from ragwright.pipeline.discover import Candidate, Discovery, discover, source_name
+from ragwright.ports import Chunker, DocumentWrite, Embedder, Parser
+
+# Bumped when the way files become chunks changes, so every file is re-read once.
+INGEST_FORMAT = "1"
+
+
+class ParserLookup(Protocol):
+    def parser_for(self, path: str | Path) -> Parser: ...
+
+    def supports(self, path: str | Path) -> bool: ...
+
+
+class IngestTarget(Protocol):
+    """What ingestion needs of a store."""
+
+    def fingerprints(self) -> dict[str, str]: ...
+
+    def write(self, batch: Sequence[DocumentWrite]) -> None: ...
+
+    def delete_many(self, document_ids: Sequence[str]) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class IngestOptions:
+    follow_symlinks: bool = False
+    max_file_size: int = 50 * 1024 * 1024
+    max_files: int = 100_000
+    max_chunk_chars: int = 20_000
+    prune: bool = False
+    #: Chunks embedded per call; bounds memory and lets the embedder sort by length.
+    embed_batch: int = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    source: str
+    reason: str
+
+
+@dataclass
+class IngestReport:
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    failed: list[Failure] = field(default_factory=list)
+    #: Files left alone on purpose (symbolic links met inside folders), with the reason.
+    skipped: list[Failure] = field(default_factory=list)
+    chunks_written: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    files_done: int
+    files_total: int
+    chunks_written: int
+    current: str
+
+
+@dataclass(slots=True)
+class _Pending:
+    document: Document
+    chunks: list[Chunk]
+    fingerprint: str
+    is_update: bool
+
+
+class Ingestor:
+    """Ingests files into a store. Built from its parts; knows no backend."""
+
+    def __init__(
+        self,
+        store: IngestTarget,
+        embedder: Embedder,
+        parsers: ParserLookup,
+        chunker: Chunker,
+        *,
+        chunker_spec: str,
+        options: IngestOptions | None = None,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.parsers = parsers
+        self.chunker = chunker
+        self.chunker_spec = chunker_spec
+        self.options = options or IngestOptions()
+
+    def run(
+        self, paths: Sequence[Path], progress: Callable[[Progress], None] | None = None
+    ) -> IngestReport:
+        options = self.options
+        found = discover(
+            list(paths),
+            supports=self.parsers.supports,
+            max_file_size=options.max_file_size,
+            follow_symlinks=options.follow_symlinks,
+        )
+        if len(found.candidates) > options.max_files:
+            raise IngestLimitExceeded(
+                f"{len(found.candidates):,} files found, over the --max-files limit of "
+                f"{options.max_files:,}; raise the limit or ingest a narrower path"
+            )
+        report = IngestReport(
+            failed=[Failure(r.source, r.reason) for r in found.rejected if r.failed],
+            skipped=[Failure(r.source, r.reason) for r in found.rejected if not r.failed],
+        )
+        known = self.store.fingerprints()
+        pending: list[_Pending] = []
+        for done, candidate in enumerate(found.candidates, start=1):
+            item = self._prepare(candidate, known, report)
+            if item is not None:
+                pending.append(item)
+                if sum(len(p.chunks) for p in pending) >= options.embed_batch:
+                    self._flush(pending, report)
+            if progress is not None:
+                progress(
+                    Progress(done, len(found.candidates), report.chunks_written, candidate.source)
+                )
+        self._flush(pending, report)
+        if progress is not None:  # the last batch was written after the last file's update
+            total = len(found.candidates)
+            progress(Progress(total, total, report.chunks_written, ""))
+        if options.prune:
+            self._prune(paths, found, known, report)
+        return report
+
+    def _prepare(
+        self, candidate: Candidate, known: dict[str, str], report: IngestReport
+    ) -> _Pending | None:
+        try:
+            data = candidate.path.read_bytes()
+            parser = self.parsers.parser_for(candidate.path)
+            fingerprint = self._fingerprint(data, parser)
+            if known.get(candidate.source) == fingerprint:
+                report.unchanged.append(candidate.source)
+                return None
+            document, chunks = self._parse_and_chunk(data, parser, candidate)
+        except (RagwrightError, OSError) as error:
+            report.failed.append(Failure(candidate.source, _reason(error)))
+            return None
+        except Exception as error:  # a parser bug must not abort the batch
+            reason = f"unexpected {type(error).__name__}: {error}"
+            report.failed.append(Failure(candidate.source, reason))
+            return None
+        return _Pending(document, chunks, fingerprint, candidate.source in known)
+
+    def _fingerprint(self, data: bytes, parser: Parser) -> str:
+        digest = hashlib.sha256(data)
+        parser_name = f"{type(parser).__module__}.{type(parser).__qualname__}"
+        digest.update(f"\0{INGEST_FORMAT}\0{parser_name}\0{self.chunker_spec}".encode())
+        return digest.hexdigest()
+
+    def _parse_and_chunk(
+        self, data: bytes, parser: Parser, candidate: Candidate
+    ) -> tuple[Document, list[Chunk]]:
+        parsed = parser.parse(data, candidate.source)
+        metadata = {
+            **parsed.metadata,
+            "filename": candidate.path.name,
+            "content_type": parsed.content_type,
+        }
+        document = Document(
+            id=document_id_for(candidate.source),
+            source=candidate.source,
+            content=parsed.content,
+            metadata=MappingProxyType(metadata),
+            sections=parsed.sections,
+        )
+        chunks = self.chunker.chunk(document)
+        longest = max((len(c.text) for c in chunks), default=0)
+        if longest > self.options.max_chunk_chars:
+            raise IngestLimitExceeded(
+                f"a chunk of {longest:,} characters exceeds the maximum chunk size of "
+                f"{self.options.max_chunk_chars:,}; use a smaller --chunk-size"
+            )
+        return document, chunks
+
+    def _flush(self, pending: list[_Pending], report: IngestReport) -> None:
+        if not pending:
+            return
+        texts = [chunk.text for item in pending for chunk in item.chunks]
+        dimension = self.embedder.space.dimension
+        vectors = (
+            self.embedder.embed_documents(texts)
+            if texts
+            else np.empty((0, dimension), dtype=np.float32)
+        )
+        writes, start = [], 0
+        for item in pending:
+            end = start + len(item.chunks)
+            writes.append(
+                DocumentWrite(item.document, item.chunks, vectors[start:end], item.fingerprint)
+            )
+            start = end
+        self.store.write(writes)
+        for item in pending:
+            (report.updated if item.is_update else report.added).append(item.document.source)
+        report.chunks_written += len(texts)
+        pending.clear()
+
+    def _prune(
+        self,
+        roots: Sequence[Path],
+        found: Discovery,
+        known: dict[str, str],
+        report: IngestReport,
+    ) -> None:
+        prefixes = [source_name(root) for root in roots]
+        vanished = [
+            source
+            for source in known
+            if source not in found.present
+            and any(_under(source, p) for p in prefixes)
+            and not os.path.lexists(source)  # e.g. in a dot-directory the walk does not enter
+        ]
+        self.store.delete_many([document_id_for(source) for source in vanished])
+        report.removed.extend(sorted(vanished))
+
+
+def _under(source: str, root: str) -> bool:
+    return source == root or source.startswith(root.rstrip("/") + "/") or root in ("", ".")
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, ParseError):
+        return error.reason
+    if isinstance(error, OSError):
+        return error.strerror or str(error)
+    return str(error)

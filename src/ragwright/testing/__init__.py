@@ -1,0 +1,7 @@
+"""Test support for ragwright and its plugins: fakes at the ports and contract suites."""
+
+from __future__ import annotations
+
+from ragwright.testing.embedder import HashingEmbedder
+
+__all__ = ["HashingEmbedder"]

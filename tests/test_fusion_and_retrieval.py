@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragwright.errors import ConfigError, UnsupportedScale
+from ragwright.filters import parse_filter
+from ragwright.models import Arm, Chunk, Hit, Scale
+from ragwright.pipeline.fusion import reciprocal_rank_fusion
+from ragwright.pipeline.retrieval import Retriever, SearchMode, arm_depth
+from ragwright.stores.sqlite import SQLiteStore
+from ragwright.testing import HashingEmbedder
+from ragwright.testing.store_contract import make_document
+
+
+def hit(chunk_id: str, arm: Arm, score: float = 1.0) -> Hit:
+    chunk = Chunk(chunk_id, "doc", 0, "text", 0, 4)
+    scale = Scale.BM25 if arm is Arm.BM25 else Scale.SIMILARITY
+    return Hit(chunk, score, scale, frozenset({arm}), source=f"{chunk_id}.md")
+
+
+def test_rrf_sums_reciprocal_ranks_across_arms() -> None:
+    bm25 = [hit("a", Arm.BM25), hit("b", Arm.BM25), hit("c", Arm.BM25)]
+    vector = [hit("c", Arm.VECTOR), hit("d", Arm.VECTOR)]
+    fused = reciprocal_rank_fusion([bm25, vector], k=60)
+    assert [h.chunk.id for h in fused] == ["c", "a", "b", "d"]  # b, d tie: id breaks it
+    assert fused[2].score == fused[3].score == pytest.approx(1 / 62)
+    c = fused[0]
+    assert c.score == pytest.approx(1 / 63 + 1 / 61)
+    assert c.scale is Scale.RANK
+    assert c.arms == {Arm.BM25, Arm.VECTOR}
+    assert dict(c.arm_ranks) == {Arm.BM25: 3, Arm.VECTOR: 1}
+    assert fused[1].arms == {Arm.BM25}
+
+
+def test_rrf_weights_and_k_change_the_order() -> None:
+    bm25 = [hit("a", Arm.BM25), hit("b", Arm.BM25)]
+    vector = [hit("b", Arm.VECTOR), hit("a", Arm.VECTOR)]
+    weighted = reciprocal_rank_fusion([bm25, vector], weights={Arm.VECTOR: 2.0})
+    assert [h.chunk.id for h in weighted] == ["b", "a"]
+
+
+def test_arm_depth_is_twice_top_k_but_at_least_twenty() -> None:
+    assert (arm_depth(1), arm_depth(10), arm_depth(25)) == (20, 20, 50)
+
+
+@pytest.fixture
+def retriever(tmp_path: Path) -> Retriever:
+    embedder = HashingEmbedder()
+    store = SQLiteStore(tmp_path)
+    store.bind_space(embedder.space)
+    corpus = {
+        "install.md": ["install the package with pip", "linux needs a compiler"],
+        "search.md": ["hybrid search fuses bm25 and vectors", "filters narrow results"],
+        "cats.md": ["cats sleep most of the day"],
+    }
+    for source, texts in corpus.items():
+        document, chunks = make_document(source, texts, {"topic": source[:-3]})
+        store.upsert(document, chunks, embedder.embed_documents([c.text for c in chunks]))
+    return Retriever(store, embedder)
+
+
+@pytest.mark.parametrize("mode", list(SearchMode))
+def test_every_mode_finds_the_matching_chunk(retriever: Retriever, mode: SearchMode) -> None:
+    hits = retriever.search("how do I install the package", mode=mode, top_k=3)
+    assert hits[0].chunk.text == "install the package with pip"
+    assert len(hits) <= 3
+
+
+def test_hybrid_hits_say_which_arms_found_them(retriever: Retriever) -> None:
+    hits = retriever.search("hybrid search bm25", mode="hybrid", top_k=5)
+    assert hits[0].arms == {Arm.BM25, Arm.VECTOR}
+    assert all(h.scale is Scale.RANK for h in hits)
+
+
+def test_min_score_filters_raw_scales_and_is_refused_on_fused_ranks(
+    retriever: Retriever,
+) -> None:
+    all_hits = retriever.search("cats sleep", mode="vector", top_k=5)
+    kept = retriever.search("cats sleep", mode="vector", top_k=5, min_score=0.5)
+    assert kept and all(h.score >= 0.5 for h in kept) and len(kept) < len(all_hits)
+    with pytest.raises(UnsupportedScale, match="rank"):
+        retriever.search("cats", mode="hybrid", min_score=0.5)
+
+
+def test_filters_reach_both_arms(retriever: Retriever) -> None:
+    where = parse_filter('topic = "search"')
+    hits = retriever.search("install the package", mode="hybrid", top_k=5, where=where)
+    assert hits and {h.source for h in hits} == {"search.md"}
+
+
+def test_query_vector_skips_embedding(retriever: Retriever) -> None:
+    vector = retriever.embedder.embed_query("cats sleep")
+    hits = retriever.search("ignored words", mode="vector", top_k=1, query_vector=vector)
+    assert hits[0].source == "cats.md"
+
+
+def test_bad_arguments_are_config_errors(retriever: Retriever) -> None:
+    with pytest.raises(ConfigError, match="bm25, vector, hybrid"):
+        retriever.search("x", mode="semantic")
+    with pytest.raises(ConfigError):
+        retriever.search("x", top_k=0)
+    assert np.isfinite(retriever.embedder.embed_query("x")).all()

@@ -1,0 +1,227 @@
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from ragwright import (
+    ChunkingConfig,
+    EmbeddingSpaceMismatch,
+    Index,
+    IngestLimitExceeded,
+    IngestOptions,
+)
+from ragwright.ports import Vectors
+from ragwright.testing import HashingEmbedder
+
+GUIDE = """# Guide
+
+Intro to the guide.
+
+## Install
+
+### Linux
+
+Run the installer with sudo on Linux machines.
+
+## Usage
+
+Search your documents with the search command.
+"""
+
+
+def make_corpus(root: Path) -> Path:
+    docs = root / "corpus"
+    (docs / "nested").mkdir(parents=True)
+    (docs / ".hidden").mkdir()
+    (docs / "guide.md").write_text(GUIDE, encoding="utf-8")
+    (docs / "notes.txt").write_text("Plain notes about cats.\n\nCats sleep a lot.", "utf-8")
+    (docs / "nested" / "page.html").write_text(
+        "<html><head><title>Page</title><script>var x = 1;</script></head>"
+        "<body><nav>menu menu</nav><h1>Page</h1><p>Dogs bark at night.</p></body></html>",
+        encoding="utf-8",
+    )
+    (docs / ".hidden" / "secret.md").write_text("# Secret\n\nnever read", "utf-8")
+    (docs / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n")  # unsupported: skipped quietly
+    return docs
+
+
+@pytest.fixture
+def corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return make_corpus(tmp_path)
+
+
+def open_index(path: Path, embedder: object = "hashing") -> Index:
+    return Index(path, embedder=embedder)  # type: ignore[arg-type]
+
+
+def test_an_unsupported_file_named_explicitly_is_reported(corpus: Path) -> None:
+    with open_index(Path("index")) as kb:
+        report = kb.ingest([corpus, corpus / "image.png"])
+        assert [f.source for f in report.failed] == ["corpus/image.png"]
+        assert "no parser" in report.failed[0].reason
+
+
+def test_ingest_walks_sorted_skips_hidden_and_unsupported(corpus: Path) -> None:
+    with open_index(Path("index")) as kb:
+        report = kb.ingest([corpus])
+        assert report.ok
+        assert report.added == ["corpus/guide.md", "corpus/nested/page.html", "corpus/notes.txt"]
+        assert [d.source for d in kb.documents()] == report.added
+        page = kb.document("corpus/nested/page.html")
+        assert page is not None
+        assert "Dogs bark" in page.content and "var x" not in page.content
+        assert "menu" not in page.content
+
+
+def test_chunks_are_exact_spans_with_breadcrumbs(corpus: Path) -> None:
+    with open_index(Path("index")) as kb:
+        kb.ingest([corpus])
+        guide = kb.document("corpus/guide.md")
+        assert guide is not None
+        chunks = kb.store.chunks_of(guide.id)
+        for chunk in chunks:
+            assert guide.content[chunk.char_start : chunk.char_end] == chunk.text
+        linux = next(c for c in chunks if "installer" in c.text)
+        assert linux.metadata["breadcrumb"] == "Guide > Install > Linux"
+        assert linux.metadata["filename"] == "guide.md"
+
+
+def test_reingesting_unchanged_files_writes_nothing(corpus: Path) -> None:
+    with open_index(Path("index")) as kb:
+        kb.ingest([corpus])
+        generation = kb.store.get_setting("generation")
+        report = kb.ingest([corpus])
+        assert report.added == report.updated == [] and report.chunks_written == 0
+        assert len(report.unchanged) == 3
+        assert kb.store.get_setting("generation") == generation
+
+
+def test_changed_file_replaces_exactly_its_chunks(corpus: Path) -> None:
+    with open_index(Path("index")) as kb:
+        kb.ingest([corpus])
+        notes = kb.document("corpus/notes.txt")
+        assert notes is not None
+        others_before = {
+            d.source: [c.id for c in kb.store.chunks_of(d.id)]
+            for d in kb.documents()
+            if d.source != "corpus/notes.txt"
+        }
+        (corpus / "notes.txt").write_text("Completely new notes about parrots.", "utf-8")
+        report = kb.ingest([corpus])
+        assert report.updated == ["corpus/notes.txt"] and len(report.unchanged) == 2
+        texts = [c.text for c in kb.store.chunks_of(notes.id)]
+        assert texts == ["Completely new notes about parrots."]
+        others_after = {
+            d.source: [c.id for c in kb.store.chunks_of(d.id)]
+            for d in kb.documents()
+            if d.source != "corpus/notes.txt"
+        }
+        assert others_after == others_before
+        assert kb.search("cats sleep", mode="bm25") == []
+
+
+def test_prune_removes_documents_whose_files_vanished(corpus: Path) -> None:
+    with open_index(Path("index")) as kb:
+        kb.ingest([corpus])
+        (corpus / "notes.txt").unlink()
+        kept = kb.ingest([corpus])
+        assert kept.removed == [] and len(kb.documents()) == 3
+        pruned = kb.ingest([corpus], options=IngestOptions(prune=True))
+        assert pruned.removed == ["corpus/notes.txt"]
+        assert [d.source for d in kb.documents()] == ["corpus/guide.md", "corpus/nested/page.html"]
+
+
+def test_a_broken_file_is_reported_and_the_batch_goes_on(corpus: Path) -> None:
+    (corpus / "broken.txt").write_bytes(b"\x00\x01\x02binary\x00" * 100)
+    (corpus / "huge.md").write_text("word " * 5000, "utf-8")
+    with open_index(Path("index")) as kb:
+        report = kb.ingest([corpus], options=IngestOptions(max_file_size=10_000))
+        failed = {f.source: f.reason for f in report.failed}
+        assert set(failed) == {"corpus/broken.txt", "corpus/huge.md"}
+        assert "max-file-size" in failed["corpus/huge.md"]
+        assert len(report.added) == 3 and not report.ok
+
+
+def test_symlinks_are_refused_unless_followed(corpus: Path) -> None:
+    os.symlink(corpus / "guide.md", corpus / "link.md")
+    with open_index(Path("index")) as kb:
+        report = kb.ingest([corpus])
+        assert report.ok and [f.source for f in report.skipped] == ["corpus/link.md"]
+        assert "symbolic link" in report.skipped[0].reason
+        named = kb.ingest([corpus / "link.md"])
+        assert [f.source for f in named.failed] == ["corpus/link.md"]
+        followed = kb.ingest([corpus], options=IngestOptions(follow_symlinks=True))
+        assert followed.added == ["corpus/link.md"]
+
+
+def test_max_files_refuses_the_run_before_writing(corpus: Path) -> None:
+    with open_index(Path("index")) as kb:
+        with pytest.raises(IngestLimitExceeded, match="max-files"):
+            kb.ingest([corpus], options=IngestOptions(max_files=2))
+        assert kb.documents() == []
+
+
+def test_chunk_size_limit_fails_the_file(corpus: Path) -> None:
+    with open_index(Path("index")) as kb:
+        report = kb.ingest(
+            [corpus / "guide.md"],
+            chunking=ChunkingConfig("paragraph", {"max_size": 5000}),
+            options=IngestOptions(max_chunk_chars=20),
+        )
+        assert "maximum chunk size" in report.failed[0].reason
+
+
+class RecordingEmbedder(HashingEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[int] = []
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        self.calls.append(len(texts))
+        return super().embed_documents(texts)
+
+
+def test_embedding_is_batched_so_memory_stays_bounded(tmp_path: Path) -> None:
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for i in range(60):
+        (folder / f"f{i:03}.txt").write_text(f"document {i} says hello\n\nand more {i}", "utf-8")
+    embedder = RecordingEmbedder()
+    with open_index(tmp_path / "index", embedder) as kb:
+        report = kb.ingest(
+            [folder],
+            chunking=ChunkingConfig("paragraph"),
+            options=IngestOptions(embed_batch=16),
+        )
+    assert len(report.added) == 60 and report.chunks_written == 120
+    assert max(embedder.calls) <= 16 + 2 and len(embedder.calls) >= 7
+
+
+def test_another_embedder_on_an_existing_index_is_refused(corpus: Path) -> None:
+    with open_index(Path("index")) as kb:
+        kb.ingest([corpus])
+    with open_index(Path("index"), HashingEmbedder(dimension=64)) as kb:
+        with pytest.raises(EmbeddingSpaceMismatch, match="re-index"):
+            kb.search("cats")
+        with pytest.raises(EmbeddingSpaceMismatch):
+            kb.ingest([corpus])
+    with Index(Path("index")) as kb:  # no embedder given: the recorded one is used
+        assert kb.search("cats sleep", top_k=1)[0].source == "corpus/notes.txt"
+
+
+def test_ask_cites_exact_spans(corpus: Path) -> None:
+    with open_index(Path("index")) as kb:
+        kb.ingest([corpus])
+        answer = kb.ask("How do I run the installer on Linux?")
+        assert answer.found and answer.citations
+        first = answer.citations[0]
+        document = kb.document(first.document_id)
+        assert document is not None
+        assert document.content[first.char_start : first.char_end] == first.quote
+        assert "installer" in first.quote and f"[{first.number}]" in answer.text
+        missing = kb.ask("quantum chromodynamics lattice gauge")
+        assert not missing.found and missing.citations == ()
