@@ -205,7 +205,7 @@ class TestMarkdownParser:
             "# Heading\n\nBody\n"
         )
         doc = self.parse(text)
-        assert dict(doc.metadata) == {"title": "Front Title", "author": "Ada", "draft": "false"}
+        assert dict(doc.metadata) == {"title": "Front Title", "author": "Ada", "draft": False}
         assert doc.content == text
         # the closing "---" must not turn the front matter into a setext heading
         assert breadcrumbs(doc) == ["", "Heading"]
@@ -213,7 +213,11 @@ class TestMarkdownParser:
 
     def test_toml_front_matter(self) -> None:
         doc = self.parse('+++\ntitle = "Hugo page"\nweight = 3\n+++\nText\n')
-        assert dict(doc.metadata) == {"title": "Hugo page", "weight": "3"}
+        assert dict(doc.metadata) == {"title": "Hugo page", "weight": 3}
+
+    def test_front_matter_values_are_typed_unless_quoted(self) -> None:
+        doc = self.parse('---\nyear: 2020\nscore: -0.5\nid: "007"\npublished: True\n---\nx\n')
+        assert dict(doc.metadata) == {"year": 2020, "score": -0.5, "id": "007", "published": True}
 
     def test_leading_thematic_break_is_not_front_matter(self) -> None:
         doc = self.parse("---\nJust a paragraph.\n\n---\n# Real\n")

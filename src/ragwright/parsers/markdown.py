@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ragwright.filters import Scalar
 from ragwright.models import ParsedDocument
 from ragwright.parsers._text import (
     Heading,
@@ -32,6 +33,8 @@ _FRONT_MATTER = re.compile(
 _YAML_PAIR = re.compile(r"(?P<key>[A-Za-z_][\w.-]*)[ \t]*:(?:[ \t]+(?P<value>.*))?")
 _TOML_PAIR = re.compile(r"(?P<key>[A-Za-z_][\w.-]*)[ \t]*=[ \t]*(?P<value>.*)")
 _LINE_BREAK = re.compile(r"\n")
+_INTEGER = re.compile(r"[-+]?\d{1,18}")
+_FLOAT = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
 
 class MarkdownParser:
@@ -64,7 +67,7 @@ class MarkdownParser:
         )
 
 
-def _split_front_matter(content: str) -> tuple[dict[str, str], str]:
+def _split_front_matter(content: str) -> tuple[dict[str, Scalar], str]:
     """Front matter pairs, and the content with the front matter blanked (same line count)."""
     match = _FRONT_MATTER.match(content)
     if match is None:
@@ -79,19 +82,34 @@ def _split_front_matter(content: str) -> tuple[dict[str, str], str]:
     return pairs, blank + content[match.end() :]
 
 
-def _front_matter_pairs(block: str, pair: re.Pattern[str]) -> dict[str, str] | None:
-    """Top-level scalar pairs; ``None`` when the block does not look like front matter at all."""
-    pairs: dict[str, str] = {}
+def _front_matter_pairs(block: str, pair: re.Pattern[str]) -> dict[str, Scalar] | None:
+    """Top-level scalar pairs; ``None`` when the block does not look like front matter at all.
+    Unquoted numbers and booleans become numbers and booleans, so filters such as
+    ``year >= 2020`` or ``draft = false`` work on them."""
+    pairs: dict[str, Scalar] = {}
     for line in block.splitlines():
         if not line.strip() or line[0] in " \t#-" or line.startswith("["):
             continue  # blank, nested, comment, list item or TOML table: not a top-level scalar
         match = pair.fullmatch(line.rstrip())
         if match is None:
             return None
-        value = _unquote(match.group("value") or "")
+        raw = (match.group("value") or "").strip()
+        value = _unquote(raw)
         if value:
-            pairs[match.group("key")] = value
+            quoted = raw[:1] in "\"'" and raw[:1] == raw[-1:]
+            pairs[match.group("key")] = value if quoted else _typed(value)
     return pairs
+
+
+def _typed(value: str) -> Scalar:
+    """A plain front-matter value as YAML would read it: integer, float, boolean or text."""
+    if _INTEGER.fullmatch(value):
+        return int(value)
+    if _FLOAT.fullmatch(value):
+        return float(value)
+    if value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    return value
 
 
 def _unquote(value: str) -> str:
