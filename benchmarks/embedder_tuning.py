@@ -55,12 +55,12 @@ BASELINE: dict[str, Any] = {
 }
 
 
-def load_texts(n: int) -> list[str]:
+def load_texts(n: int, titles: bool = False) -> list[str]:
     texts = []
     with CORPUS.open(encoding="utf-8") as handle:
         for line in handle:
             record = json.loads(line)
-            texts.append(f"{record['title']}\n\n{record['text']}")
+            texts.append(record["title"] if titles else f"{record['title']}\n\n{record['text']}")
             if len(texts) == n:
                 break
     return texts
@@ -74,11 +74,11 @@ def settings() -> list[dict[str, Any]]:
     return out
 
 
-def worker(tuning: dict[str, Any], docs: int) -> dict[str, Any]:
+def worker(tuning: dict[str, Any], docs: int, titles: bool) -> dict[str, Any]:
     """Runs in a child process: one setting, timed after a warm-up."""
     from ragwright.embedders.minilm import MiniLMEmbedder
 
-    texts = load_texts(docs)
+    texts = load_texts(docs, titles)
     embedder = MiniLMEmbedder(**tuning)
     started = time.perf_counter()
     embedder.embed_documents(texts[:4])  # session load and first-run allocations
@@ -189,10 +189,11 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=640)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--quality-docs", type=int, default=128)
+    parser.add_argument("--titles", action="store_true", help="embed titles only (short texts)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(worker(json.loads(args.worker), args.docs)))
+        print(json.dumps(worker(json.loads(args.worker), args.docs, args.titles)))
         return
     sweep(args.docs, args.repeat)
     quality(args.quality_docs)

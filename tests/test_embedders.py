@@ -324,12 +324,23 @@ class TestOnnxEmbedder:
         assert_close(embedder.embed_documents(TEXTS), expected)
         assert embedder.space.normalized is False
 
+    def test_many_texts_keep_their_order(self, tmp_path: Path) -> None:
+        words = "hello world the cat sat on mat dog zebra".split()
+        rng = np.random.default_rng(3)
+        texts = [" ".join(rng.choice(words, size=rng.integers(0, 12))) for _ in range(2500)]
+        folder = make_folder(tmp_path)
+        embedder = OnnxEmbedder.from_folder(folder, max_tokens=10, batch_size=7, batch_tokens=25)
+        expected = [reference(t, max_tokens=10, pooling="mean") for t in texts]
+        assert_close(embedder.embed_documents(texts), expected)
+
     def test_query_is_one_vector_equal_to_its_document_vector(self, tmp_path: Path) -> None:
         embedder = OnnxEmbedder.from_folder(make_folder(tmp_path))
         query = embedder.embed_query("the cat")
         assert query.shape == (WIDTH,)
         np.testing.assert_allclose(query, embedder.embed_documents(["the cat"])[0], rtol=1e-6)
         assert embedder.embed_documents([]).shape == (0, WIDTH)
+        with pytest.raises(TypeError, match="sequence of texts"):
+            embedder.embed_documents("the cat")
 
     def test_prefixes_are_part_of_the_text(self, tmp_path: Path) -> None:
         folder = make_folder(tmp_path, {"query_prefix": "hello ", "document_prefix": "world "})

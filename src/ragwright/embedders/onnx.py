@@ -60,6 +60,7 @@ GRAPH_OPTIMIZATIONS: tuple[GraphOptimization, ...] = ("disable", "basic", "exten
 
 #: Tuned on the default model (benchmarks/embedder_tuning.py); see the class docstring.
 DEFAULT_BATCH_SIZE = 32
+DEFAULT_BATCH_TOKENS = 1024
 DEFAULT_SPINNING = False
 DEFAULT_ARENA: Arena = "shrink"
 DEFAULT_GRAPH_OPTIMIZATION: GraphOptimization = "all"
@@ -75,6 +76,7 @@ class Tuning(TypedDict, total=False):
     """Speed and memory settings. They never change the vectors, so no spec records them."""
 
     batch_size: int
+    batch_tokens: int
     threads: int | None
     spinning: bool
     arena: Arena
@@ -137,6 +139,7 @@ class OnnxEmbedder:
         model_name: str | None = None,
         max_tokens: int = 256,
         batch_size: int = DEFAULT_BATCH_SIZE,
+        batch_tokens: int = DEFAULT_BATCH_TOKENS,
         threads: int | None = None,
         pooling: Pooling = "mean",
         normalize: bool = True,
@@ -155,12 +158,14 @@ class OnnxEmbedder:
         _check_choice("graph_optimization", graph_optimization, GRAPH_OPTIMIZATIONS)
         _check_positive("max_tokens", max_tokens)
         _check_positive("batch_size", batch_size)
+        _check_positive("batch_tokens", batch_tokens)
         if threads is not None:
             _check_positive("threads", threads)
         self._model_name = model_name or _default_model_name(self._model_path)
         self._named = model_name is not None
         self._max_tokens = max_tokens
         self._batch_size = batch_size
+        self._batch_tokens = batch_tokens
         self._threads = threads
         self._pooling: Pooling = pooling
         self._normalize = normalize
@@ -287,14 +292,14 @@ class OnnxEmbedder:
     # -- embedding ----------------------------------------------------------------------------
 
     # Texts are tokenized and sorted in windows, so a huge input never holds every encoding.
-    _WINDOW_BATCHES = 32
+    _WINDOW = 1024
 
     def _embed(self, texts: list[str]) -> Vectors:
         runtime = self._load_session()
         tokenizers = self._load_tokenizers()
         if not texts:
             return np.empty((0, self._dimension()), dtype=np.float32)
-        window = self._batch_size * self._WINDOW_BATCHES
+        window = max(self._WINDOW, self._batch_size)
         parts = [
             self._embed_window(runtime, tokenizers, texts[start : start + window])
             for start in range(0, len(texts), window)
@@ -313,9 +318,13 @@ class OnnxEmbedder:
         # A text without a single token (only possible without special tokens) stays zero.
         order = np.argsort(-lengths, kind="stable")[: int(np.count_nonzero(lengths))]
         out = np.zeros((len(texts), self._dimension()), dtype=np.float32)
-        for start in range(0, len(order), self._batch_size):
-            rows = order[start : start + self._batch_size]
+        start = 0
+        while start < len(order):
+            # The first text of a batch is its longest: it sets the padded width.
+            size = min(self._batch_size, max(1, self._batch_tokens // int(lengths[order[start]])))
+            rows = order[start : start + size]
             out[rows] = self._run_batch(runtime, [encodings[i] for i in rows], tokenizers.pad_id)
+            start += size
         return out
 
     def _run_batch(self, runtime: _Session, batch: list[Encoding], pad_id: int) -> Vectors:
