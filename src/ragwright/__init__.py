@@ -1,13 +1,13 @@
 """ragwright: turn documents into a searchable, citable knowledge base. Offline by default.
 
-    from ragwright import Index
+from ragwright import Index
 
-    with Index("./.ragwright") as kb:
-        kb.ingest(["./docs"])
-        for hit in kb.search("how do I install it", top_k=5):
-            print(hit.source, hit.chunk.char_start, hit.chunk.text)
-        answer = kb.ask("What does ingest do with unchanged files?")
-        print(answer.text, answer.citations)
+with Index("./.ragwright") as kb:
+    kb.ingest(["./docs"])
+    for hit in kb.search("how do I install it", top_k=5):
+        print(hit.source, hit.chunk.char_start, hit.chunk.text)
+    answer = kb.ask("What does ingest do with unchanged files?")
+    print(answer.text, answer.citations)
 """
 
 from __future__ import annotations

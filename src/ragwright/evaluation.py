@@ -29,9 +29,7 @@ def ndcg_at_k(ranked: Sequence[str], judged: Mapping[str, int], k: int = 10) -> 
     ideal_dcg = sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
     if ideal_dcg == 0:
         return 0.0
-    dcg = sum(
-        (2 ** judged.get(doc, 0) - 1) / math.log2(i + 2) for i, doc in enumerate(ranked[:k])
-    )
+    dcg = sum((2 ** judged.get(doc, 0) - 1) / math.log2(i + 2) for i, doc in enumerate(ranked[:k]))
     return float(dcg / ideal_dcg)
 
 
