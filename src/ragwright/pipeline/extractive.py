@@ -11,12 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from ragwright.models import Answer, Citation, Hit
 from ragwright.pipeline.sentences import sentence_spans
 from ragwright.ports import Embedder
 
 NOT_FOUND = "Not found in the sources."
+Floats = npt.NDArray[np.float32]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +38,8 @@ class ExtractiveOptions:
     #: Sentences this far below the best one are not quoted alongside it.
     max_gap: float = 0.15
     min_sentence_chars: int = 12
+    #: A sentence this similar to one already quoted adds nothing and is left out.
+    max_redundancy: float = 0.9
 
 
 class ExtractiveAnswerer:
@@ -50,7 +54,7 @@ class ExtractiveAnswerer:
         query = self.embedder.embed_query(question).reshape(-1)
         vectors = self.embedder.embed_documents([c.text for c in candidates])
         scores = vectors @ query
-        chosen = self._choose(candidates, scores)
+        chosen = self._choose(candidates, scores, vectors)
         if not chosen:
             return Answer(NOT_FOUND, (), tuple(hits), found=False)
         return _compose(chosen, hits)
@@ -69,15 +73,22 @@ class ExtractiveAnswerer:
         return candidates
 
     def _choose(
-        self, candidates: list[_Candidate], scores: np.ndarray[tuple[int], np.dtype[np.float32]]
+        self, candidates: list[_Candidate], scores: Floats, vectors: Floats
     ) -> list[_Candidate]:
+        """The best sentences above the floor, skipping near-repeats of those already chosen."""
         options = self.options
         order = sorted(range(len(candidates)), key=lambda i: (-float(scores[i]), i))
         best = float(scores[order[0]])
         if best < options.min_similarity:
             return []
         floor = max(options.min_similarity, best - options.max_gap)
-        return [candidates[i] for i in order[: options.max_sentences] if scores[i] >= floor]
+        chosen: list[int] = []
+        for i in order:
+            if len(chosen) == options.max_sentences or scores[i] < floor:
+                break
+            if all(float(vectors[i] @ vectors[j]) < options.max_redundancy for j in chosen):
+                chosen.append(i)
+        return [candidates[i] for i in chosen]
 
 
 def _compose(chosen: list[_Candidate], hits: list[Hit]) -> Answer:
