@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import functools
+import random
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -12,13 +13,52 @@ import pytest
 from ragwright.errors import StoreError, UnsupportedFilter
 from ragwright.filters import eq
 from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore
-from ragwright.testing.store_contract import SPACE, StoreContract, load_corpus
+from ragwright.testing.store_contract import (
+    SPACE,
+    StoreContract,
+    load_corpus,
+    make_document,
+    vectors_for,
+)
 
 
 class TestSQLiteStore(StoreContract):
     @pytest.fixture
     def open_store(self, tmp_path: Path) -> Callable[[], Any]:
         return functools.partial(SQLiteStore, tmp_path / "index")
+
+
+class TestSQLiteStoreScoringInFTS5(StoreContract):
+    """The same contract with BM25 scored by SQLite itself (the one-shot path)."""
+
+    @pytest.fixture
+    def open_store(self, tmp_path: Path) -> Callable[[], Any]:
+        return functools.partial(SQLiteStore, tmp_path / "index", keyword_cache=False)
+
+
+WORDS = (
+    "cell cells protein proteins increase increasing running runner café résumé gene genes "
+    "expression mouse mice tumour tumor growth factor signal signalling zebrafish covid_19 "
+    "the of and risk patients trial dose"
+).split()
+
+
+def test_cached_bm25_equals_fts5_bm25(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    store = SQLiteStore(tmp_path)
+    store.bind_space(SPACE)
+    for i in range(300):
+        texts = [" ".join(rng.choices(WORDS, k=rng.randint(1, 40))) for _ in range(2)]
+        document, chunks = make_document(f"doc{i}.md", texts)
+        store.upsert(document, chunks, vectors_for("x", len(chunks)))
+    store.delete(store.list_documents()[0].id)
+    sql = SQLiteStore(tmp_path, keyword_cache=False)
+    for _ in range(60):
+        query = " ".join(rng.choices(WORDS, k=rng.randint(1, 6)))
+        cached = [(h.chunk.id, h.score) for h in store.keyword_search(query, 15)]
+        direct = [(h.chunk.id, h.score) for h in sql.keyword_search(query, 15)]
+        assert [c for c, _ in cached] == [c for c, _ in direct], query
+        assert [s for _, s in cached] == pytest.approx([s for _, s in direct], rel=1e-4)
 
 
 def test_index_is_plain_sqlite_with_fts_in_step(tmp_path: Path) -> None:

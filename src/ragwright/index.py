@@ -55,9 +55,12 @@ class Index:
         *,
         embedder: Embedder | str | None = None,
         create: bool = True,
+        keyword_cache: bool = True,
     ) -> None:
+        """Open or create the index in ``directory``. ``keyword_cache`` (see `SQLiteStore`)
+        pays off from the second query on; one-shot callers such as the CLI turn it off."""
         self.directory = Path(directory)
-        self.store = SQLiteStore(self.directory, create=create)
+        self.store = SQLiteStore(self.directory, create=create, keyword_cache=keyword_cache)
         self._embedder_choice = embedder
         self._embedder: Embedder | None = embedder if not isinstance(embedder, str | None) else None
 

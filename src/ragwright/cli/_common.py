@@ -58,7 +58,8 @@ def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
 
 
 def open_index(directory: Path, embedder: str | None = None, *, create: bool = False) -> Index:
-    return Index(directory, embedder=embedder, create=create)
+    # One command, one query: FTS5 answers directly faster than loading the in-memory cache.
+    return Index(directory, embedder=embedder, create=create, keyword_cache=False)
 
 
 def print_json(value: Any) -> None:

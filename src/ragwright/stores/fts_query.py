@@ -24,7 +24,8 @@ STOP_WORDS = frozenset(
     """.split()
 )
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+# Letters and digits, as FTS5's unicode61 tokenizer sees words (an underscore separates).
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 def query_terms(query: str) -> list[str]:

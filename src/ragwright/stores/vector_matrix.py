@@ -11,6 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from ragwright.stores.keyword_matrix import best_positions
+
 Floats = npt.NDArray[np.float32]
 RowIds = npt.NDArray[np.int64]
 
@@ -58,8 +60,5 @@ class VectorMatrix:
         n = int(scores.shape[0])
         if n == 0 or k <= 0:
             return []
-        best = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
-        # Ties broken by row id so results are deterministic.
-        order = np.lexsort((candidates[best], -scores[best]))
-        best = best[order]
+        best = best_positions(scores, candidates, k)
         return [(int(candidates[i]), float(scores[i])) for i in best]
