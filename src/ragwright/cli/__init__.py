@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from ragwright.cli import ask, docs, ingest, search, stats
+from ragwright.cli import ask, docs, eval, ingest, search, stats
 
 app = typer.Typer(
     name="ragwright",
@@ -18,6 +18,7 @@ app.command()(ingest.ingest)
 app.command()(search.search)
 app.command()(ask.ask)
 app.command()(stats.stats)
+app.command("eval")(eval.eval_dataset)
 app.add_typer(docs.app, name="docs")
 
 

@@ -12,11 +12,14 @@ The model was trained on 256-token windows; its ``tokenizer.json`` pads and trun
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Unpack
 
 from ragwright.embedders.onnx import OnnxEmbedder, Tuning
 from ragwright.errors import ConfigError, MissingDependencyError
+from ragwright.models import EmbeddingSpace
+from ragwright.ports import Vectors
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2 (int8 onnx)"
 MAX_TOKENS = 256
@@ -56,16 +59,17 @@ def _package_file(package: str, relative: str) -> Path | None:
     return None
 
 
-class MiniLMEmbedder(OnnxEmbedder):
+class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (int8 ONNX): 384 dimensions, 256-token window, mean pooling, cosine.
 
-    Only speed and memory settings (:class:`~ragwright.embedders.onnx.Tuning`) can be changed:
-    the vectors, and so the spec ``"minilm"``, are always the same.
+    An :class:`~ragwright.embedders.onnx.OnnxEmbedder` with fixed files and settings. Only speed
+    and memory settings (:class:`~ragwright.embedders.onnx.Tuning`) can be changed: the vectors,
+    and so the spec ``"minilm"``, are always the same.
     """
 
     def __init__(self, **tuning: Unpack[Tuning]) -> None:
         model, tokenizer = default_model_files()
-        super().__init__(
+        self._onnx = OnnxEmbedder(
             model,
             tokenizer,
             model_name=MODEL_NAME,
@@ -85,3 +89,20 @@ class MiniLMEmbedder(OnnxEmbedder):
     @property
     def spec(self) -> str:
         return "minilm"
+
+    @property
+    def space(self) -> EmbeddingSpace:
+        return self._onnx.space
+
+    @property
+    def max_tokens(self) -> int:
+        return self._onnx.max_tokens
+
+    def count_tokens(self, text: str) -> int:
+        return self._onnx.count_tokens(text)
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        return self._onnx.embed_documents(texts)
+
+    def embed_query(self, text: str) -> Vectors:
+        return self._onnx.embed_query(text)

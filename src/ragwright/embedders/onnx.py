@@ -59,10 +59,10 @@ ARENAS: tuple[Arena, ...] = ("shrink", "grow", "off")
 GRAPH_OPTIMIZATIONS: tuple[GraphOptimization, ...] = ("disable", "basic", "extended", "all")
 
 #: Tuned on the default model (benchmarks/embedder_tuning.py); see the class docstring.
-DEFAULT_BATCH_SIZE = 32
+DEFAULT_BATCH_SIZE = 64
 DEFAULT_BATCH_TOKENS = 1024
 DEFAULT_SPINNING = False
-DEFAULT_ARENA: Arena = "shrink"
+DEFAULT_ARENA: Arena = "grow"
 DEFAULT_GRAPH_OPTIMIZATION: GraphOptimization = "all"
 
 _MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
@@ -121,14 +121,21 @@ class _Tokenizers:
 class OnnxEmbedder:
     """Embeds texts with an ONNX sentence-transformer model; also counts its tokens.
 
-    ``threads`` is onnxruntime's intra-op thread count (``None``: one per physical core).
     ``max_tokens`` is the window the model sees; longer texts are truncated when embedded, and
     :meth:`count_tokens` lets a chunker keep chunks inside it. ``query_prefix`` and
     ``document_prefix`` are prepended before tokenizing (e5 and bge models need them).
 
-    The tuned defaults (batch 32, longest batches first, arena that shrinks after every
-    batch, all graph optimizations) come from ``benchmarks/embedder_tuning.py`` on the default
-    MiniLM model.
+    Tuning (:class:`Tuning`; none of it changes the vectors beyond float rounding): a batch
+    holds at most ``batch_size`` texts and at most ``batch_tokens`` padded tokens, so long
+    texts run a few at a time and short ones many. ``threads`` is onnxruntime's intra-op
+    thread count (``None``: one per physical core); ``spinning`` lets idle worker threads
+    busy-wait (a few percent faster on an idle machine, much slower on a busy one). ``arena``
+    and ``graph_optimization`` are onnxruntime's memory arena and graph optimization level;
+    ``drop_nan_guards`` applies an exact graph rewrite (see ``_onnx_graph``).
+
+    The defaults come from ``benchmarks/embedder_tuning.py`` on the default MiniLM model, where
+    small batches beat large ones (the attention tensors stay in cache) and, being small, let
+    the arena keep its memory at little cost.
     """
 
     def __init__(
@@ -265,10 +272,6 @@ class OnnxEmbedder:
     @property
     def max_tokens(self) -> int:
         return self._max_tokens
-
-    @property
-    def batch_size(self) -> int:
-        return self._batch_size
 
     # -- the ports ----------------------------------------------------------------------------
 
