@@ -101,3 +101,31 @@ class KeywordSearch(Protocol):
 @runtime_checkable
 class ChunkLookup(Protocol):
     def chunks_at(self, positions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], Chunk]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    role: str  # "system", "user" or "assistant"
+    content: str
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """A chat model. Adapters (OpenAI-compatible servers, local models) implement this."""
+
+    def complete(
+        self, messages: Sequence[ChatMessage], *, max_tokens: int = 512, temperature: float = 0.0
+    ) -> str: ...
+
+
+@runtime_checkable
+class ResultProcessor(Protocol):
+    """Transforms a ranked hit list after retrieval: filters, reorders or expands it.
+
+    ``last`` marks a processor that must end the chain (e.g. long-context reorder, whose order
+    any later step would destroy); the chain refuses to put anything after it."""
+
+    name: str
+    last: bool
+
+    def process(self, query: str, hits: list[Hit]) -> list[Hit]: ...
