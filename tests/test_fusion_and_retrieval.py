@@ -8,7 +8,7 @@ import pytest
 from ragwright.errors import ConfigError, UnsupportedScale
 from ragwright.filters import parse_filter
 from ragwright.models import Arm, Chunk, Hit, Scale
-from ragwright.pipeline.fusion import reciprocal_rank_fusion
+from ragwright.pipeline.fusion import convex_combination, reciprocal_rank_fusion
 from ragwright.pipeline.retrieval import Retriever, SearchMode, arm_depth
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing import HashingEmbedder
@@ -103,3 +103,36 @@ def test_bad_arguments_are_config_errors(retriever: Retriever) -> None:
     with pytest.raises(ConfigError):
         retriever.search("x", top_k=0)
     assert np.isfinite(retriever.embedder.embed_query("x")).all()
+
+
+def scored(chunk_id: str, arm: Arm, score: float) -> Hit:
+    return hit(chunk_id, arm, score)
+
+
+def test_convex_combination_uses_normalized_score_gaps() -> None:
+    bm25 = [scored("a", Arm.BM25, 10.0), scored("b", Arm.BM25, 9.9), scored("c", Arm.BM25, 1.0)]
+    vector = [
+        scored("c", Arm.VECTOR, 0.9),
+        scored("b", Arm.VECTOR, 0.5),
+        scored("a", Arm.VECTOR, 0.1),
+    ]
+    fused = convex_combination([bm25, vector])
+    # b is near the top of BM25 and mid-way in vectors: 0.989 + 0.5 beats a (1 + 0) and c (0 + 1)
+    assert [h.chunk.id for h in fused] == ["b", "a", "c"]
+    assert fused[0].score == pytest.approx(8.9 / 9.0 + 0.5)
+    assert fused[0].scale is Scale.RANK
+    weighted = convex_combination([bm25, vector], weights={Arm.BM25: 0.2, Arm.VECTOR: 1.0})
+    assert weighted[0].chunk.id == "c"
+
+
+def test_retriever_fusion_options(retriever: Retriever) -> None:
+    convex = Retriever(retriever.store, retriever.embedder, fusion="convex")
+    assert convex.search("install the package", top_k=2)[0].chunk.text.startswith("install")
+    depths: list[int] = []
+    shallow = Retriever(retriever.store, retriever.embedder, depth=lambda k: depths.append(k) or 1)
+    assert len(shallow.search("install the package", top_k=3)) <= 3 * 2
+    assert depths == [3]
+    with pytest.raises(ConfigError, match="rrf or convex"):
+        Retriever(retriever.store, retriever.embedder, fusion="max")
+    with pytest.raises(ConfigError):
+        Retriever(retriever.store, retriever.embedder, weights={Arm.BM25: -1.0})

@@ -1,8 +1,12 @@
-"""Reciprocal-rank fusion: combine ranked lists from several arms into one ranking.
+"""Fusion: combine ranked lists from several arms into one ranking.
 
-RRF (Cormack et al., 2009) scores a chunk by the sum over arms of ``weight / (k + rank)``.
-It needs no score calibration between BM25 and cosine, which is why it is the default; the
-fused score is a rank-scale number (only its order means anything).
+- Reciprocal-rank fusion (Cormack et al., 2009), the default, scores a chunk by the sum over
+  arms of ``weight / (k + rank)``. It needs no calibration between BM25 and cosine scores.
+- Convex combination scores a chunk by the weighted sum of its min-max normalized score in
+  each arm (0 where an arm did not return it). It uses the score gaps RRF ignores, at the cost
+  of depending on each arm's score distribution.
+
+Either way the fused score is on the rank scale: only its order means anything.
 """
 
 from __future__ import annotations
@@ -35,6 +39,41 @@ def reciprocal_rank_fusion(
                 arms.setdefault(chunk_id, set()).add(arm)
                 ranks.setdefault(chunk_id, {})[arm] = rank
             first_seen.setdefault(chunk_id, hit)
+    return _fused(scores, first_seen, arms, ranks)
+
+
+def convex_combination(
+    rankings: Sequence[Sequence[Hit]], *, weights: Mapping[Arm, float] | None = None
+) -> list[Hit]:
+    """Fuse by the weighted sum of each arm's min-max normalized scores, best first."""
+    scores: dict[str, float] = {}
+    first_seen: dict[str, Hit] = {}
+    arms: dict[str, set[Arm]] = {}
+    ranks: dict[str, dict[Arm, int]] = {}
+    for ranking in rankings:
+        if not ranking:
+            continue
+        low = min(hit.score for hit in ranking)
+        spread = max(hit.score for hit in ranking) - low
+        for rank, hit in enumerate(ranking, start=1):
+            chunk_id = hit.chunk.id
+            normalized = (hit.score - low) / spread if spread > 0 else 1.0
+            for arm in hit.arms:
+                weight = 1.0 if weights is None else weights.get(arm, 1.0)
+                scores[chunk_id] = scores.get(chunk_id, 0.0) + weight * normalized
+                arms.setdefault(chunk_id, set()).add(arm)
+                ranks.setdefault(chunk_id, {})[arm] = rank
+            first_seen.setdefault(chunk_id, hit)
+    return _fused(scores, first_seen, arms, ranks)
+
+
+def _fused(
+    scores: dict[str, float],
+    first_seen: dict[str, Hit],
+    arms: dict[str, set[Arm]],
+    ranks: dict[str, dict[Arm, int]],
+) -> list[Hit]:
+    """Rank-scale hits by fused score; ties broken by the best rank in any arm, then id."""
     order = sorted(scores, key=lambda cid: (-scores[cid], min(ranks[cid].values()), cid))
     return [
         Hit(

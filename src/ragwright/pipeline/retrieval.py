@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from enum import StrEnum
 from typing import Protocol
 
 from ragwright.errors import ConfigError, UnsupportedScale
 from ragwright.filters import Filter
-from ragwright.models import Hit
-from ragwright.pipeline.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
+from ragwright.models import Arm, Hit
+from ragwright.pipeline.fusion import (
+    DEFAULT_RRF_K,
+    convex_combination,
+    reciprocal_rank_fusion,
+)
 from ragwright.ports import Embedder, KeywordSearch, Vectors, VectorSearch
 
 
@@ -18,12 +23,17 @@ class SearchMode(StrEnum):
     HYBRID = "hybrid"
 
 
+class Fusion(StrEnum):
+    RRF = "rrf"
+    CONVEX = "convex"
+
+
 class SearchableStore(VectorSearch, KeywordSearch, Protocol):
     """A store offering both retrieval arms."""
 
 
 def arm_depth(top_k: int) -> int:
-    """How many candidates each arm fetches before fusion."""
+    """How many candidates each arm fetches before fusion, by default."""
     return max(2 * top_k, 20)
 
 
@@ -31,13 +41,30 @@ class Retriever:
     """Runs a query against a store's arms and returns the best hits, best first."""
 
     def __init__(
-        self, store: SearchableStore, embedder: Embedder, *, rrf_k: int = DEFAULT_RRF_K
+        self,
+        store: SearchableStore,
+        embedder: Embedder,
+        *,
+        fusion: Fusion | str = Fusion.RRF,
+        rrf_k: int = DEFAULT_RRF_K,
+        weights: Mapping[Arm, float] | None = None,
+        depth: Callable[[int], int] = arm_depth,
     ) -> None:
+        """``weights`` weigh the arms in fusion (default 1 each); ``depth`` maps top_k to
+        the number of candidates each arm fetches for hybrid search."""
         if rrf_k <= 0:
             raise ConfigError(f"rrf_k must be positive, got {rrf_k}")
+        if weights is not None and any(w < 0 for w in weights.values()):
+            raise ConfigError(f"arm weights must not be negative, got {dict(weights)}")
+        try:
+            self.fusion = Fusion(fusion)
+        except ValueError:
+            raise ConfigError(f"unknown fusion {fusion!r}; choose rrf or convex") from None
         self.store = store
         self.embedder = embedder
         self.rrf_k = rrf_k
+        self.weights = dict(weights) if weights is not None else None
+        self.depth = depth
 
     def search(
         self,
@@ -77,12 +104,14 @@ class Retriever:
         vector = self.embedder.embed_query(query) if query_vector is None else query_vector
         if mode is SearchMode.VECTOR:
             return self.store.vector_search(vector, top_k, where)
-        depth = arm_depth(top_k)
+        depth = max(self.depth(top_k), top_k)
         rankings = [
             self.store.keyword_search(query, depth, where),
             self.store.vector_search(vector, depth, where),
         ]
-        return reciprocal_rank_fusion(rankings, k=self.rrf_k)[:top_k]
+        if self.fusion is Fusion.CONVEX:
+            return convex_combination(rankings, weights=self.weights)[:top_k]
+        return reciprocal_rank_fusion(rankings, k=self.rrf_k, weights=self.weights)[:top_k]
 
 
 def _mode(mode: SearchMode | str) -> SearchMode:
