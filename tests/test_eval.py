@@ -297,6 +297,9 @@ def test_config_from_toml(tmp_path: Path) -> None:
         ({"mode": "dense"}, "mode must be one of bm25, vector, hybrid"),
         ({"top_k": 0}, "top_k must be a positive integer"),
         ({"rrf_k": True}, "rrf_k must be a positive integer"),
+        ({"fusion": "max"}, "fusion must be one of rrf, convex"),
+        ({"vector_weight": -1}, "vector_weight must be a number >= 0"),
+        ({"arm_depth": -5}, "arm_depth must be an integer >= 0"),
         ({"aggregate": "mean"}, "aggregate must be one of max, sum"),
         ({"chunking": "sentences"}, "unknown chunker 'sentences'"),
         ({"chunking": {"name": "recursive", "width": 3}}, "does not take width"),
@@ -370,7 +373,8 @@ def test_cli_json_is_complete(dataset: Path) -> None:
     }
     (config,) = out["configs"]
     assert set(config) == {
-        "name", "mode", "top_k", "rrf_k", "aggregate", "chunking", "embedder", "index",
+        "name", "mode", "top_k", "fusion", "rrf_k", "bm25_weight", "vector_weight", "arm_depth",
+        "aggregate", "chunking", "embedder", "index",
         "metrics", "latency_ms", "versus_first", "run_file", "per_query",
     }  # fmt: skip
     assert (config["name"], config["mode"], config["top_k"]) == ("default", "bm25", 100)

@@ -46,9 +46,9 @@ from ragwright.evaluation import (
     ndcg_at_k,
     recall_at_k,
 )
-from ragwright.models import Chunk, Document, chunk_id_for
+from ragwright.models import Arm, Chunk, Document, chunk_id_for
 from ragwright.pipeline.fusion import DEFAULT_RRF_K
-from ragwright.pipeline.retrieval import Retriever, SearchableStore, SearchMode
+from ragwright.pipeline.retrieval import Fusion, Retriever, SearchableStore, SearchMode, arm_depth
 from ragwright.ports import DocumentWrite, Embedder, TokenCounter
 from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore
 
@@ -65,7 +65,19 @@ TIE_TOLERANCE = 1e-9
 
 _COMPLETE_SETTING = "eval_complete"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_CONFIG_KEYS = ("name", "mode", "top_k", "rrf_k", "aggregate", "chunking", "embedder")
+_CONFIG_KEYS = (
+    "name",
+    "mode",
+    "top_k",
+    "fusion",
+    "rrf_k",
+    "bm25_weight",
+    "vector_weight",
+    "arm_depth",
+    "aggregate",
+    "chunking",
+    "embedder",
+)
 
 EmbedderFactory = Callable[[str], Embedder]
 _Choice = TypeVar("_Choice", bound=StrEnum)
@@ -116,7 +128,12 @@ class EvalConfig:
     name: str = "default"
     mode: SearchMode = SearchMode.HYBRID
     top_k: int = 100
+    fusion: Fusion = Fusion.RRF
     rrf_k: int = DEFAULT_RRF_K
+    bm25_weight: float = 1.0
+    vector_weight: float = 1.0
+    #: Candidates each arm fetches in hybrid mode; 0 means the default, max(2·top_k, 20).
+    arm_depth: int = 0
     aggregate: Aggregate = Aggregate.MAX
     chunking: Chunking = field(default_factory=Chunking)
     embedder: str = DEFAULT_EMBEDDER
@@ -129,6 +146,13 @@ class EvalConfig:
             )
         object.__setattr__(self, "mode", _choice(SearchMode, self.mode, "mode"))
         object.__setattr__(self, "aggregate", _choice(Aggregate, self.aggregate, "aggregate"))
+        object.__setattr__(self, "fusion", _choice(Fusion, self.fusion, "fusion"))
+        for key in ("bm25_weight", "vector_weight"):
+            weight = getattr(self, key)
+            if not isinstance(weight, int | float) or isinstance(weight, bool) or weight < 0:
+                raise ConfigError(f"{key} must be a number >= 0; got {weight!r}")
+        if not isinstance(self.arm_depth, int) or self.arm_depth < 0:
+            raise ConfigError(f"arm_depth must be an integer >= 0; got {self.arm_depth!r}")
         for key in ("top_k", "rrf_k"):
             value = getattr(self, key)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -531,7 +555,14 @@ def run_queries(
 ) -> list[QueryRun]:
     """Retrieve for every query, in order. One untimed warm-up query first loads what the
     first real query would otherwise pay for (the model session, the vector and BM25 caches)."""
-    retriever = Retriever(store, embedder, rrf_k=config.rrf_k)
+    retriever = Retriever(
+        store,
+        embedder,
+        fusion=config.fusion,
+        rrf_k=config.rrf_k,
+        weights={Arm.BM25: config.bm25_weight, Arm.VECTOR: config.vector_weight},
+        depth=(lambda _: config.arm_depth) if config.arm_depth else arm_depth,
+    )
 
     def search(text: str) -> list[RankedDocument]:
         hits = retriever.search(text, mode=config.mode, top_k=config.top_k)
