@@ -99,6 +99,11 @@ class KeywordSearch(Protocol):
 
 
 @runtime_checkable
+class DocumentLookup(Protocol):
+    def get_document(self, document_id: str) -> Document | None: ...
+
+
+@runtime_checkable
 class ChunkLookup(Protocol):
     def chunks_at(self, positions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], Chunk]: ...
 
