@@ -225,3 +225,15 @@ def test_ask_cites_exact_spans(corpus: Path) -> None:
         assert "installer" in first.quote and f"[{first.number}]" in answer.text
         missing = kb.ask("quantum chromodynamics lattice gauge")
         assert not missing.found and missing.citations == ()
+
+
+def test_search_runs_result_processors_in_a_checked_order(corpus: Path) -> None:
+    from ragwright.errors import ConfigError
+    from ragwright.processors import DedupeByKey, LongContextReorder, TopN
+
+    with open_index(Path("index")) as kb:
+        kb.ingest([corpus])
+        hits = kb.search("guide linux cats dogs", processors=[DedupeByKey("document_id"), TopN(2)])
+        assert len(hits) == 2 and len({h.chunk.document_id for h in hits}) == 2
+        with pytest.raises(ConfigError, match="reorder"):
+            kb.search("guide", processors=[LongContextReorder(), TopN(2)])

@@ -22,7 +22,8 @@ from ragwright.parsers.registry import ParserRegistry
 from ragwright.pipeline.extractive import ExtractiveAnswerer, ExtractiveOptions
 from ragwright.pipeline.ingest import IngestOptions, Ingestor, IngestReport, Progress
 from ragwright.pipeline.retrieval import Retriever, SearchMode
-from ragwright.ports import Embedder, TokenCounter
+from ragwright.ports import Embedder, ResultProcessor, TokenCounter
+from ragwright.processors.chain import ResultChain
 from ragwright.stores.sqlite import SQLiteStore, StoreStats
 
 DEFAULT_INDEX_DIR = ".ragwright"
@@ -139,15 +140,19 @@ class Index:
         top_k: int = 10,
         where: Filter | str | None = None,
         min_score: float | None = None,
+        processors: Sequence[ResultProcessor] = (),
     ) -> list[Hit]:
-        """Search the index. ``where`` is a `Filter` or a filter expression."""
+        """Search the index. ``where`` is a `Filter` or a filter expression; ``processors``
+        (see `ragwright.processors`) run in order on the hits, checked as a `ResultChain`."""
+        chain = ResultChain(processors)  # refuses a bad order before any work
         if self.store.space is None:
             return []  # nothing has been ingested yet
         embedder = self._checked_embedder() if mode != SearchMode.BM25 else self.embedder
         retriever = Retriever(self.store, embedder)
-        return retriever.search(
+        hits = retriever.search(
             query, mode=mode, top_k=top_k, where=_filter(where), min_score=min_score
         )
+        return chain.process(query, hits) if processors else hits
 
     def ask(
         self,
