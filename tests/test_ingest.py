@@ -237,3 +237,39 @@ def test_search_runs_result_processors_in_a_checked_order(corpus: Path) -> None:
         assert len(hits) == 2 and len({h.chunk.document_id for h in hits}) == 2
         with pytest.raises(ConfigError, match="reorder"):
             kb.search("guide", processors=[LongContextReorder(), TopN(2)])
+
+
+def test_sources_are_named_from_the_index_location_not_the_working_directory(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = Path("index").resolve()
+    with open_index(index) as kb:
+        kb.ingest([corpus])
+    monkeypatch.chdir(corpus / "nested")
+    with open_index(index) as kb:
+        report = kb.ingest([Path("..")])
+        assert report.added == [] and len(report.unchanged) == 3
+        assert {d.source for d in kb.documents()} == {
+            "corpus/guide.md",
+            "corpus/nested/page.html",
+            "corpus/notes.txt",
+        }
+
+
+def test_prune_never_touches_documents_outside_the_given_paths(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = Path("index").resolve()
+    elsewhere = corpus.parent / "elsewhere.txt"
+    elsewhere.write_text("outside the corpus folder", "utf-8")
+    with open_index(index) as kb:
+        kb.ingest([corpus, elsewhere])
+    elsewhere.unlink()
+    (corpus / "notes.txt").unlink()
+    monkeypatch.chdir(corpus / "nested")
+    with open_index(index) as kb:
+        pruned = kb.ingest([Path(".")], options=IngestOptions(prune=True))
+        assert pruned.removed == []  # notes.txt and elsewhere.txt are not under nested/
+        pruned = kb.ingest([corpus], options=IngestOptions(prune=True))
+        assert pruned.removed == ["corpus/notes.txt"]
+        assert "elsewhere.txt" in {d.source for d in kb.documents()}

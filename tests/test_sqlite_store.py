@@ -23,9 +23,11 @@ from ragwright.testing.store_contract import (
 
 
 class TestSQLiteStore(StoreContract):
+    """BM25 scored by the in-memory cache from the first query on."""
+
     @pytest.fixture
     def open_store(self, tmp_path: Path) -> Callable[[], Any]:
-        return functools.partial(SQLiteStore, tmp_path / "index")
+        return functools.partial(SQLiteStore, tmp_path / "index", keyword_cache_after=1)
 
 
 class TestSQLiteStoreScoringInFTS5(StoreContract):
@@ -45,7 +47,7 @@ WORDS = (
 
 def test_cached_bm25_equals_fts5_bm25(tmp_path: Path) -> None:
     rng = random.Random(7)
-    store = SQLiteStore(tmp_path)
+    store = SQLiteStore(tmp_path, keyword_cache_after=1)
     store.bind_space(SPACE)
     for i in range(300):
         texts = [" ".join(rng.choices(WORDS, k=rng.randint(1, 40))) for _ in range(2)]

@@ -96,6 +96,11 @@ class Index:
         return embedder
 
     @property
+    def source_base(self) -> Path:
+        """Sources are named relative to the folder that holds the index directory."""
+        return self.directory.resolve().parent
+
+    @property
     def chunking(self) -> ChunkingConfig:
         recorded = self.store.get_setting("chunking")
         return ChunkingConfig.from_spec(recorded) if recorded else ChunkingConfig()
@@ -126,6 +131,7 @@ class Index:
             ParserRegistry.from_entry_points(),
             chunker,
             chunker_spec=chunking.spec,
+            base=self.source_base,
             options=options,
         )
         return ingestor.run([Path(p) for p in paths], progress)

@@ -37,18 +37,27 @@ class Discovery:
     present: set[str]
 
 
-def source_name(path: Path) -> str:
-    """How a file is named in the index: relative to the working directory when inside it."""
+def source_name(path: Path, base: Path) -> str:
+    """How a file is named in the index: relative to ``base`` (the folder holding the index
+    directory) when inside it, else absolute. The name does not depend on the working
+    directory, so re-runs from anywhere find the same documents."""
     absolute = Path(os.path.abspath(path))
     try:
-        return absolute.relative_to(Path.cwd()).as_posix()
+        return absolute.relative_to(base).as_posix()
     except ValueError:
         return absolute.as_posix()
+
+
+def source_path(source: str, base: Path) -> Path:
+    """The file a source name stands for (the inverse of `source_name`)."""
+    path = Path(source)
+    return path if path.is_absolute() else base / path
 
 
 def discover(
     paths: list[Path],
     *,
+    base: Path,
     supports: Callable[[Path], bool],
     max_file_size: int,
     follow_symlinks: bool = False,
@@ -61,11 +70,11 @@ def discover(
     quietly_skipped: set[str] = set()
     for root in paths:
         if not root.exists() and not root.is_symlink():
-            rejected.append(Rejection(source_name(root), "no such file or directory"))
+            rejected.append(Rejection(source_name(root, base), "no such file or directory"))
             continue
         explicit = not root.is_dir() or (root.is_symlink() and not follow_symlinks)
-        for path in _walk(root, follow_symlinks):
-            source = source_name(path)
+        for path in _walk(root, follow_symlinks, rejected, base):
+            source = source_name(path, base)
             if source in present and not (explicit and source in quietly_skipped):
                 continue
             present.add(source)
@@ -90,17 +99,23 @@ def _problem(
     """Why a file cannot be ingested, "" to skip it silently, None when it is fine."""
     if path.is_symlink() and not follow_symlinks:
         return "is a symbolic link (use --follow-symlinks to read links)"
-    if not path.is_file():
-        return "is not a regular file"
     if not supports(path):
         return "no parser for this file type" if explicit else ""
+    if not path.is_file():
+        return "is not a regular file"
     size = path.stat().st_size
     if size > max_file_size:
         return f"is {size:,} bytes, over the --max-file-size limit of {max_file_size:,}"
     return None
 
 
-def _walk(root: Path, follow_symlinks: bool, visited: set[Path] | None = None) -> Iterator[Path]:
+def _walk(
+    root: Path,
+    follow_symlinks: bool,
+    rejected: list[Rejection],
+    base: Path,
+    visited: set[Path] | None = None,
+) -> Iterator[Path]:
     if not root.is_dir() or (root.is_symlink() and not follow_symlinks):
         yield root
         return
@@ -109,10 +124,16 @@ def _walk(root: Path, follow_symlinks: bool, visited: set[Path] | None = None) -
     if real in visited:  # a followed link that loops back
         return
     visited.add(real)
-    for entry in sorted(root.iterdir(), key=lambda p: p.name):
+    try:
+        entries = sorted(root.iterdir(), key=lambda p: p.name)
+    except OSError as error:  # an unreadable folder is reported; the walk goes on
+        reason = f"cannot list the folder: {error.strerror or error}"
+        rejected.append(Rejection(source_name(root, base), reason))
+        return
+    for entry in entries:
         if entry.name.startswith("."):
             continue
         if entry.is_dir() and not (entry.is_symlink() and not follow_symlinks):
-            yield from _walk(entry, follow_symlinks, visited)
+            yield from _walk(entry, follow_symlinks, rejected, base, visited)
         else:
             yield entry

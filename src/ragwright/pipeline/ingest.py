@@ -19,7 +19,7 @@ import numpy as np
 
 from ragwright.errors import IngestLimitExceeded, ParseError, RagwrightError
 from ragwright.models import Chunk, Document, document_id_for
-from ragwright.pipeline.discover import Candidate, Discovery, discover, source_name
+from ragwright.pipeline.discover import Candidate, Discovery, discover, source_path
 from ragwright.ports import Chunker, DocumentWrite, Embedder, Parser
 
 # Bumped when the way files become chunks changes, so every file is re-read once.
@@ -102,13 +102,16 @@ class Ingestor:
         chunker: Chunker,
         *,
         chunker_spec: str,
+        base: Path,
         options: IngestOptions | None = None,
     ) -> None:
+        """``base`` is the folder sources are named relative to (see `source_name`)."""
         self.store = store
         self.embedder = embedder
         self.parsers = parsers
         self.chunker = chunker
         self.chunker_spec = chunker_spec
+        self.base = base
         self.options = options or IngestOptions()
 
     def run(
@@ -117,6 +120,7 @@ class Ingestor:
         options = self.options
         found = discover(
             list(paths),
+            base=self.base,
             supports=self.parsers.supports,
             max_file_size=options.max_file_size,
             follow_symlinks=options.follow_symlinks,
@@ -231,20 +235,17 @@ class Ingestor:
         known: dict[str, str],
         report: IngestReport,
     ) -> None:
-        prefixes = [source_name(root) for root in roots]
-        vanished = [
-            source
-            for source in known
-            if source not in found.present
-            and any(_under(source, p) for p in prefixes)
-            and not os.path.lexists(source)  # e.g. in a dot-directory the walk does not enter
-        ]
+        absolute_roots = [Path(os.path.abspath(root)) for root in roots]
+
+        def vanished_here(source: str) -> bool:
+            path = Path(os.path.abspath(source_path(source, self.base)))
+            inside = any(path == root or path.is_relative_to(root) for root in absolute_roots)
+            # os.path.lexists: a file in a dot-directory (never walked) still exists
+            return inside and source not in found.present and not os.path.lexists(path)
+
+        vanished = [source for source in known if vanished_here(source)]
         self.store.delete_many([document_id_for(source) for source in vanished])
         report.removed.extend(sorted(vanished))
-
-
-def _under(source: str, root: str) -> bool:
-    return source == root or source.startswith(root.rstrip("/") + "/") or root in ("", ".")
 
 
 def _reason(error: BaseException) -> str:

@@ -24,8 +24,9 @@ STOP_WORDS = frozenset(
     """.split()
 )
 
-# Letters and digits, as FTS5's unicode61 tokenizer sees words (an underscore separates).
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# Letters, digits and combining marks, as FTS5's unicode61 tokenizer sees words (an underscore
+# separates). Marks matter: "İ".lower() is "i" followed by a combining dot.
+_WORD = re.compile(r"(?:[^\W_]|[\u0300-\u036f])+", re.UNICODE)
 
 
 def query_terms(query: str) -> list[str]:
@@ -37,9 +38,6 @@ def query_terms(query: str) -> list[str]:
     return list(seen)
 
 
-def match_expression(query: str) -> str | None:
-    """An FTS5 expression OR-ing the query's terms, or None when nothing is left to match."""
-    terms = query_terms(query)
-    if not terms:
-        return None
+def match_expression(terms: list[str]) -> str:
+    """An FTS5 expression OR-ing ``terms`` (from `query_terms`), each quoted as a phrase."""
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)

@@ -62,13 +62,19 @@ class SQLiteStore:
     """Documents, chunks, vectors and BM25 in one SQLite file. Safe to share between threads."""
 
     def __init__(
-        self, directory: str | Path, *, create: bool = True, keyword_cache: bool = True
+        self,
+        directory: str | Path,
+        *,
+        create: bool = True,
+        keyword_cache: bool = True,
+        keyword_cache_after: int = 3,
     ) -> None:
         """Open (or create) the index in ``directory``.
 
         ``keyword_cache`` scores BM25 in memory from a snapshot of the FTS5 index (loaded on
         the first keyword search, reloaded after any write): much faster for a process that
-        runs many queries. Turn it off for one-shot queries, which FTS5 answers directly."""
+        runs many queries. It is built once ``keyword_cache_after`` queries have seen the same
+        write generation; until then FTS5 answers. Turn it off for one-shot queries."""
         self.directory = Path(directory)
         self.path = self.directory / DATABASE_NAME
         if not self.path.exists() and not create:
@@ -91,8 +97,10 @@ class SQLiteStore:
         self._matrix: VectorMatrix | None = None
         self._matrix_generation = -1
         self._keyword_cache = keyword_cache
+        self._keyword_cache_after = keyword_cache_after
         self._keywords: KeywordMatrix | None = None
         self._keywords_generation = -1
+        self._stale_generation, self._stale_queries = -1, 0
         self._tokenizer = _QueryTokenizer()
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -123,11 +131,16 @@ class SQLiteStore:
                 )
                 self._db.execute("COMMIT")
             except sqlite3.Error as error:
-                self._db.execute("ROLLBACK")
+                self._rollback()
                 raise StoreError(f"writing to the index failed: {error}") from error
             except BaseException:
-                self._db.execute("ROLLBACK")
+                self._rollback()
                 raise
+
+    def _rollback(self) -> None:
+        # SQLite may already have rolled back by itself (e.g. on a full disk).
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
 
     def _query(self, sql: str, params: Sequence[object] = ()) -> list[Any]:
         with self._lock:
@@ -376,43 +389,54 @@ class SQLiteStore:
     def vector_search(self, query: Vectors, top_k: int, where: Filter | None = None) -> list[Hit]:
         """Exact cosine top-k, with the filter applied inside SQLite before ranking."""
         space = self.space
-        if space is None:
+        if space is None or top_k <= 0:
             return []
         vector = np.asarray(query, dtype=np.float32).reshape(-1)
         if vector.shape[0] != space.dimension:
             raise StoreError(
                 f"query vector has dimension {vector.shape[0]}, the index {space.dimension}"
             )
-        matrix = self._current_matrix(space.dimension)
-        positions = None
-        if where is not None:
-            positions = matrix.positions_of(self._matching_rowids(where))
-        scored = matrix.top_k(vector, top_k, positions)
-        return self._hits(scored, Scale.SIMILARITY, Arm.VECTOR)
+        norm = float(np.linalg.norm(vector))
+        vector = vector / norm if norm > 0 else vector
+        # Ranking, filtering and reading the rows happen in one snapshot: a concurrent write
+        # can never pair a ranked row id with another chunk or a stale filter result.
+        with self._lock, self._read_snapshot() as generation:
+            matrix = self._current_matrix(space, generation)
+            positions = None
+            if where is not None:
+                positions = matrix.positions_of(self._matching_rowids(where))
+            scored = matrix.top_k(vector, top_k, positions)
+            return self._hits(scored, Scale.SIMILARITY, Arm.VECTOR)
 
     def keyword_search(self, query: str, top_k: int, where: Filter | None = None) -> list[Hit]:
         """BM25 over FTS5, best first; scores are positive (higher is better)."""
-        if top_k <= 0 or not query_terms(query):
+        words = query_terms(query)
+        if top_k <= 0 or not words:
             return []
-        if self._keyword_cache:
-            return self._cached_keyword_search(query, top_k, where)
-        expression = match_expression(query)
+        with self._lock, self._read_snapshot() as generation:
+            keywords = self._current_keywords(generation)
+            if keywords is None:
+                scored = self._fts5_search(words, top_k, where)
+            else:
+                allowed = None
+                if where is not None:
+                    allowed = keywords.positions_of(self._matching_rowids(where))
+                terms = self._tokenizer.terms(" ".join(words))
+                scored = keywords.top_k(terms, top_k, allowed)
+            return self._hits(scored, Scale.BM25, Arm.BM25)
+
+    def _fts5_search(
+        self, words: list[str], top_k: int, where: Filter | None
+    ) -> list[tuple[int, float]]:
+        """SQLite's own bm25(): the reference the in-memory cache reproduces."""
         condition, params = _condition(where)
         rows = self._query(
             "SELECT f.rowid, -bm25(chunks_fts) AS score FROM chunks_fts f "
             "JOIN chunks c ON c.rowid = f.rowid "
             f"WHERE chunks_fts MATCH ? AND {condition} ORDER BY score DESC, f.rowid LIMIT ?",
-            [expression, *params, top_k],
+            [match_expression(words), *params, top_k],
         )
-        return self._hits([(r[0], float(r[1])) for r in rows], Scale.BM25, Arm.BM25)
-
-    def _cached_keyword_search(self, query: str, top_k: int, where: Filter | None) -> list[Hit]:
-        matrix = self._current_keywords()
-        allowed = None
-        if where is not None:
-            allowed = matrix.positions_of(self._matching_rowids(where))
-        terms = self._tokenizer.terms(" ".join(query_terms(query)))
-        return self._hits(matrix.top_k(terms, top_k, allowed), Scale.BM25, Arm.BM25)
+        return [(r[0], float(r[1])) for r in rows]
 
     def _matching_rowids(self, where: Filter) -> npt.NDArray[np.int64]:
         condition, params = compile_filter(where)
@@ -445,32 +469,52 @@ class SQLiteStore:
             )
         return hits
 
-    def _current_matrix(self, dimension: int) -> VectorMatrix:
-        """The cached vector matrix, reloaded when any process has written since."""
-        with self._lock, self._read_snapshot() as generation:
-            if self._matrix is None or generation != self._matrix_generation:
-                rows = self._db.execute("SELECT rowid, vector FROM chunks").fetchall()
-                self._matrix = VectorMatrix.from_rows(rows, dimension)
-                self._matrix_generation = generation
-            return self._matrix
+    def _current_matrix(self, space: EmbeddingSpace, generation: int) -> VectorMatrix:
+        """The cached vector matrix; reloaded when any process has written since. Call inside
+        a read snapshot tagged with ``generation``."""
+        if self._matrix is None or generation != self._matrix_generation:
+            rows = self._db.execute("SELECT rowid, vector FROM chunks").fetchall()
+            self._matrix = VectorMatrix.from_rows(
+                rows, space.dimension, normalize=not space.normalized
+            )
+            self._matrix_generation = generation
+        return self._matrix
 
-    def _current_keywords(self) -> KeywordMatrix:
-        """The cached BM25 postings, reloaded when any process has written since."""
-        with self._lock, self._read_snapshot() as generation:
-            if self._keywords is None or generation != self._keywords_generation:
-                self._keywords = KeywordMatrix.load(self._db)
-                self._keywords_generation = generation
+    def _current_keywords(self, generation: int) -> KeywordMatrix | None:
+        """The in-memory BM25 postings for ``generation``, or None to ask FTS5 directly.
+
+        Loading the postings costs about as much as a few hundred FTS5 queries, so after a
+        write the first queries go to FTS5 and the cache is rebuilt only once the same
+        generation has been queried a few times (a write-heavy phase never pays for it)."""
+        if not self._keyword_cache:
+            return None
+        if self._keywords is not None and generation == self._keywords_generation:
             return self._keywords
+        if generation != self._stale_generation:
+            self._stale_generation, self._stale_queries = generation, 0
+        self._stale_queries += 1
+        if self._stale_queries < self._keyword_cache_after:
+            return None
+        self._keywords = KeywordMatrix.load(self._db)
+        self._keywords_generation = generation
+        return self._keywords
 
     @contextmanager
     def _read_snapshot(self) -> Iterator[int]:
-        """A read transaction, so a cache and the generation it is tagged with agree."""
-        self._db.execute("BEGIN")
+        """A read transaction: everything read inside sees one committed state of the index,
+        tagged with its write generation."""
         try:
+            self._db.execute("BEGIN")
             row = self._db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        except sqlite3.Error as error:
+            raise StoreError(f"cannot read the index at {self.path}: {error}") from error
+        try:
             yield int(row[0]) if row else 0
+        except sqlite3.Error as error:
+            raise StoreError(f"reading the index failed: {error}") from error
         finally:
-            self._db.execute("COMMIT")
+            if self._db.in_transaction:
+                self._db.execute("COMMIT")
 
 
 class _QueryTokenizer:

@@ -27,14 +27,22 @@ class VectorMatrix:
         return cls(np.empty(0, dtype=np.int64), np.empty((0, dimension), dtype=np.float32))
 
     @classmethod
-    def from_rows(cls, rows: list[tuple[int, bytes]], dimension: int) -> VectorMatrix:
+    def from_rows(
+        cls, rows: list[tuple[int, bytes]], dimension: int, *, normalize: bool = False
+    ) -> VectorMatrix:
+        """The matrix of stored vectors; ``normalize`` makes rows unit length (for a space
+        whose embedder does not normalize, so that scores are cosine similarities)."""
         if not rows:
             return cls.empty(dimension)
         rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         blob = b"".join(r[1] for r in rows)
         matrix = np.frombuffer(blob, dtype="<f4").reshape(len(rows), dimension)
         order = np.argsort(rowids, kind="stable")
-        return cls(rowids[order], np.ascontiguousarray(matrix[order], dtype=np.float32))
+        ordered = np.ascontiguousarray(matrix[order], dtype=np.float32)
+        if normalize:
+            norms = np.linalg.norm(ordered, axis=1, keepdims=True)
+            ordered = ordered / np.maximum(norms, np.float32(1e-12))
+        return cls(rowids[order], ordered)
 
     def __len__(self) -> int:
         return int(self.rowids.shape[0])
@@ -54,7 +62,10 @@ class VectorMatrix:
         if positions is None:
             scores = self.matrix @ query
             candidates = self.rowids
-        else:
+        elif positions.size * 4 > len(self):  # a broad filter: one product, then pick rows
+            scores = (self.matrix @ query)[positions]
+            candidates = self.rowids[positions]
+        else:  # a selective filter: multiply only the rows it allows
             scores = self.matrix[positions] @ query
             candidates = self.rowids[positions]
         n = int(scores.shape[0])

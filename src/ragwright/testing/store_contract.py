@@ -16,6 +16,7 @@ The store must offer ``bind_space``, ``upsert``, ``delete``, ``get_document``,
 from __future__ import annotations
 
 import multiprocessing
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -302,6 +303,41 @@ class StoreContract:
         checks, torn = results.get(timeout=10)
         assert checks > 0 and version > 1
         assert torn == []
+
+    def test_search_during_writes_never_mixes_rows_filters_and_scores(self, store: Any) -> None:
+        """Ranking, filtering and row reads must see one state even while a thread keeps
+        replacing the document (replacing the newest rows tends to reuse their row ids)."""
+        public = make_document("a.md", ["apples"], {"access": "public"})
+        private = make_document("a.md", ["zebras"], {"access": "private"})
+        east = np.array([[1.0, 0.0, 0.0, 0.0]], dtype=np.float32)
+        north = np.array([[0.0, 0.0, 0.0, 1.0]], dtype=np.float32)
+        store.upsert(*public, east)
+        stop, wrong, seen = threading.Event(), [], [0]
+
+        def flip() -> None:
+            while not stop.is_set():
+                store.upsert(*private, north)
+                store.upsert(*public, east)
+
+        writer = threading.Thread(target=flip)
+        writer.start()
+        where = parse_filter('access = "public"')
+        deadline = time.monotonic() + 2.0
+        try:
+            while time.monotonic() < deadline:
+                hits = store.vector_search(east[0], 1, where)
+                hits += store.keyword_search("apples zebras", 5, where)
+                for hit in hits:
+                    seen[0] += 1
+                    right_row = hit.chunk.text == "apples"
+                    right_filter = hit.chunk.metadata["access"] == "public"
+                    right_score = hit.scale is not Scale.SIMILARITY or hit.score > 0.999
+                    if not (right_row and right_filter and right_score):
+                        wrong.append((hit.chunk.text, hit.score))
+        finally:
+            stop.set()
+            writer.join()
+        assert seen[0] > 0 and wrong == []
 
 
 VERSIONED_CHUNKS = 20
