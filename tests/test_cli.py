@@ -103,3 +103,10 @@ def test_commands_on_a_missing_index_explain_how_to_create_one(
     result = runner.invoke(app, ["search", "anything"])
     assert result.exit_code == 2 and "ragwright ingest" in result.output
     assert not (tmp_path / "none").exists()
+
+
+def test_error_messages_are_printed_verbatim_not_as_markup(index: Path) -> None:
+    result = runner.invoke(app, ["docs", "show", "[/x]"])
+    assert result.exit_code == 2 and "[/x]" in result.output
+    huge = runner.invoke(app, ["search", "cats", "--top-k", "99999999999999999999"])
+    assert huge.exit_code == 2 and "top_k" in huge.output

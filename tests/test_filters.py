@@ -92,3 +92,9 @@ filters = st.recursive(
 @given(filters)
 def test_rendering_parses_back_to_the_same_filter(node: Filter) -> None:
     assert parse_filter(render_filter(node)) == node
+
+
+def test_numbers_beyond_64_bits_are_refused_at_parse_time() -> None:
+    with pytest.raises(FilterSyntaxError, match="out of range"):
+        parse_filter("year = 99999999999999999999")
+    assert parse_filter(f"n = {2**63 - 1}") == Comparison("n", "=", 2**63 - 1)

@@ -273,3 +273,34 @@ def test_prune_never_touches_documents_outside_the_given_paths(
         pruned = kb.ingest([corpus], options=IngestOptions(prune=True))
         assert pruned.removed == ["corpus/notes.txt"]
         assert "elsewhere.txt" in {d.source for d in kb.documents()}
+
+
+class FailingEmbedder(HashingEmbedder):
+    """Refuses any text mentioning poison, as a remote service might refuse content."""
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        if any("poison" in text for text in texts):
+            from ragwright.errors import EmbedderError
+
+            raise EmbedderError("the service refused the input")
+        return super().embed_documents(texts)
+
+
+def test_a_document_the_embedder_refuses_fails_alone(corpus: Path) -> None:
+    (corpus / "poison.txt").write_text("this text contains poison", "utf-8")
+    with open_index(Path("index"), FailingEmbedder()) as kb:
+        report = kb.ingest([corpus])
+        assert [f.source for f in report.failed] == ["corpus/poison.txt"]
+        assert "embedding failed" in report.failed[0].reason
+        assert len(report.added) == 3 and len(kb.documents()) == 3
+
+
+def test_search_checks_arguments_even_on_an_empty_index(tmp_path: Path) -> None:
+    from ragwright.errors import ConfigError, FilterSyntaxError
+
+    with open_index(tmp_path / "empty") as kb:
+        with pytest.raises(ConfigError):
+            kb.search("x", mode="bogus")
+        with pytest.raises(FilterSyntaxError):
+            kb.search("x", where="year >")
+        assert kb.search("   ") == []

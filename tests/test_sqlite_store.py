@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ragwright.errors import StoreError, UnsupportedFilter
-from ragwright.filters import eq
+from ragwright.filters import eq, parse_filter
 from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore
 from ragwright.testing.store_contract import (
     SPACE,
@@ -104,3 +104,24 @@ def test_filter_values_are_bound_not_spliced(tmp_path: Path) -> None:
     hostile = eq("lang", "en' OR 1=1 --")
     assert store.keyword_search("alpha beta gamma", 10, hostile) == []
     assert len(store.list_documents()) == 5
+
+
+def test_chunks_at_and_get_chunks_take_thousands_of_keys(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path)
+    store.bind_space(SPACE)
+    document, chunks = make_document("many.md", [f"chunk number {i}" for i in range(1500)])
+    store.upsert(document, chunks, vectors_for("many.md", len(chunks)))
+    found = store.chunks_at([(document.id, i) for i in range(-1500, 1500)])
+    assert len(found) == 3000 and found[(document.id, -1)].text == "chunk number 1499"
+    assert len(store.get_chunks([c.id for c in chunks] * 5)) == 1500
+
+
+def test_list_and_object_values_never_equal_a_literal(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path)
+    store.bind_space(SPACE)
+    document, chunks = make_document("x.md", ["some text"], {"tags": ["a"], "obj": {"k": "v"}})
+    store.upsert(document, chunks, vectors_for("x.md", 1))
+    for expression in ('tags = "[\\"a\\"]"', 'obj = "{\\"k\\":\\"v\\"}"', 'tags in ("a")'):
+        assert store.list_documents(parse_filter(expression)) == [], expression
+    assert len(store.list_documents(parse_filter('tags != "a"'))) == 1
+    assert len(store.list_documents(parse_filter("tags exists"))) == 1

@@ -22,6 +22,7 @@ as the literal (numbers with numbers, strings with strings).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -214,9 +215,14 @@ class _Parser:
             self.at += 1
             return _unquote(token.text)
         if token.kind == "number":
-            self.at += 1
             is_float = any(c in token.text for c in ".eE")
-            return float(token.text) if is_float else int(token.text)
+            number = float(token.text) if is_float else int(token.text)
+            if not is_float and not -(2**63) <= number < 2**63:
+                raise self.fail("integer out of range (a 64-bit integer is the limit)")
+            if is_float and not math.isfinite(number):
+                raise self.fail("number out of range")
+            self.at += 1
+            return number
         if token.kind == "keyword" and token.text in ("true", "false"):
             self.at += 1
             return token.text == "true"

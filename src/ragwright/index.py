@@ -151,12 +151,14 @@ class Index:
         """Search the index. ``where`` is a `Filter` or a filter expression; ``processors``
         (see `ragwright.processors`) run in order on the hits, checked as a `ResultChain`."""
         chain = ResultChain(processors)  # refuses a bad order before any work
-        if self.store.space is None:
-            return []  # nothing has been ingested yet
+        where = _filter(where)
+        # Arguments are checked even when there is nothing to search.
+        Retriever.check(mode=mode, top_k=top_k, where=where, min_score=min_score)
+        if self.store.space is None or not query.strip():
+            return []
         embedder = self._checked_embedder() if mode != SearchMode.BM25 else self.embedder
-        retriever = Retriever(self.store, embedder)
-        hits = retriever.search(
-            query, mode=mode, top_k=top_k, where=_filter(where), min_score=min_score
+        hits = Retriever(self.store, embedder).search(
+            query, mode=mode, top_k=top_k, where=where, min_score=min_score
         )
         return chain.process(query, hits) if processors else hits
 

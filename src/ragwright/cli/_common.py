@@ -11,6 +11,7 @@ from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from ragwright.errors import RagwrightError
 from ragwright.index import DEFAULT_INDEX_DIR, Index
@@ -51,7 +52,7 @@ def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
         try:
             return command(*args, **kwargs)
         except RagwrightError as error:
-            errors.print(f"[bold red]error:[/] {error}", markup=True, soft_wrap=True)
+            errors.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
             raise typer.Exit(2) from None
 
     return wrapper

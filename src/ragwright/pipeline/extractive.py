@@ -1,9 +1,10 @@
 """The extractive answer engine: the offline default, no LLM needed.
 
 It picks the retrieved sentences closest in meaning to the question and cites each one with
-``[n]``, where ``n`` numbers the source chunks in order of first use. Every citation carries
-the exact character span of its sentence in the stored document. Below a relevance threshold it
-says the sources do not answer instead of quoting something loosely related.
+``[n]``: each quoted sentence has its own number, so every marker names exactly one span, and
+every citation carries the exact character span of its sentence in the stored document. Below
+a relevance threshold it says the sources do not answer instead of quoting something loosely
+related.
 """
 
 from __future__ import annotations
@@ -92,11 +93,9 @@ class ExtractiveAnswerer:
 
 
 def _compose(chosen: list[_Candidate], hits: list[Hit]) -> Answer:
-    numbers: dict[str, int] = {}
     parts, citations = [], []
-    for candidate in chosen:
+    for number, candidate in enumerate(chosen, start=1):  # one number per quoted span
         chunk = candidate.hit.chunk
-        number = numbers.setdefault(chunk.id, len(numbers) + 1)
         parts.append(f"{candidate.text} [{number}]")
         citations.append(
             Citation(

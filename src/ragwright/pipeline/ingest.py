@@ -17,10 +17,10 @@ from typing import Protocol
 
 import numpy as np
 
-from ragwright.errors import IngestLimitExceeded, ParseError, RagwrightError
+from ragwright.errors import EmbedderError, IngestLimitExceeded, ParseError, RagwrightError
 from ragwright.models import Chunk, Document, document_id_for
 from ragwright.pipeline.discover import Candidate, Discovery, discover, source_path
-from ragwright.ports import Chunker, DocumentWrite, Embedder, Parser
+from ragwright.ports import Chunker, DocumentWrite, Embedder, Parser, Vectors
 
 # Bumped when the way files become chunks changes, so every file is re-read once.
 INGEST_FORMAT = "1"
@@ -206,15 +206,19 @@ class Ingestor:
         return document, chunks
 
     def _flush(self, pending: list[_Pending], report: IngestReport) -> None:
+        """Embed and write the pending documents. If the batch cannot be embedded, each
+        document is tried alone, so one bad document fails alone and the rest are written."""
         if not pending:
             return
-        texts = [chunk.text for item in pending for chunk in item.chunks]
-        dimension = self.embedder.space.dimension
-        vectors = (
-            self.embedder.embed_documents(texts)
-            if texts
-            else np.empty((0, dimension), dtype=np.float32)
-        )
+        try:
+            vectors = self._embed([chunk.text for item in pending for chunk in item.chunks])
+        except EmbedderError:
+            if len(pending) == 1:
+                raise
+            for item in list(pending):
+                self._flush_alone(item, report)
+            pending.clear()
+            return
         writes, start = [], 0
         for item in pending:
             end = start + len(item.chunks)
@@ -225,8 +229,19 @@ class Ingestor:
         self.store.write(writes)
         for item in pending:
             (report.updated if item.is_update else report.added).append(item.document.source)
-        report.chunks_written += len(texts)
+        report.chunks_written += start
         pending.clear()
+
+    def _flush_alone(self, item: _Pending, report: IngestReport) -> None:
+        try:
+            self._flush([item], report)
+        except EmbedderError as error:
+            report.failed.append(Failure(item.document.source, f"embedding failed: {error}"))
+
+    def _embed(self, texts: list[str]) -> Vectors:
+        if not texts:
+            return np.empty((0, self.embedder.space.dimension), dtype=np.float32)
+        return self.embedder.embed_documents(texts)
 
     def _prune(
         self,

@@ -23,6 +23,10 @@ class SearchMode(StrEnum):
     HYBRID = "hybrid"
 
 
+#: The most hits one search returns; larger asks are configuration mistakes.
+MAX_TOP_K = 100_000
+
+
 class Fusion(StrEnum):
     RRF = "rrf"
     CONVEX = "convex"
@@ -78,18 +82,30 @@ class Retriever:
     ) -> list[Hit]:
         """Search. ``query_vector`` skips embedding the query (it must come from the index's
         embedder). ``min_score`` applies to raw scores only and is refused for hybrid."""
+        mode = self.check(mode=mode, top_k=top_k, where=where, min_score=min_score)
+        hits = self._run(query, mode, top_k, where, query_vector)
+        if min_score is not None:
+            hits = [hit for hit in hits if hit.score >= min_score]
+        return hits
+
+    @staticmethod
+    def check(
+        *,
+        mode: SearchMode | str,
+        top_k: int,
+        where: Filter | None = None,
+        min_score: float | None = None,
+    ) -> SearchMode:
+        """Validate search arguments (so mistakes surface even on an empty index)."""
         mode = _mode(mode)
-        if top_k < 1:
-            raise ConfigError(f"top_k must be at least 1, got {top_k}")
+        if not 1 <= top_k <= MAX_TOP_K:
+            raise ConfigError(f"top_k must be between 1 and {MAX_TOP_K:,}, got {top_k}")
         if min_score is not None and mode is SearchMode.HYBRID:
             raise UnsupportedScale(
                 "min_score compares raw similarity scores, but hybrid search returns a fused "
                 "ranking (scale 'rank'); use --mode vector or --mode bm25 with a threshold"
             )
-        hits = self._run(query, mode, top_k, where, query_vector)
-        if min_score is not None:
-            hits = [hit for hit in hits if hit.score >= min_score]
-        return hits
+        return mode
 
     def _run(
         self,

@@ -2,8 +2,10 @@
 
 Documents, chunks, vectors and the FTS5 BM25 index live in one database, so replacing or
 deleting a document is one transaction across all of them: a reader never sees half a document
-and a crash loses nothing committed. Vector search is exact, in numpy, over a matrix cached from
-the database and reloaded when the write generation shows that any process wrote.
+and a crashed or killed process loses nothing committed (with ``synchronous=NORMAL`` a power
+loss may lose the last commits, never consistency). Vector search is exact, in numpy, over a
+matrix cached from the database and reloaded when the write generation shows that any process
+wrote.
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ from ragwright.stores.sqlite_schema import DDL, FTS_TOKENIZER, SCHEMA_VERSION
 from ragwright.stores.vector_matrix import VectorMatrix
 
 DATABASE_NAME = "index.sqlite3"
+# Below SQLite's limits on expression depth (1000) and bound variables (32766).
+_PAIRS_PER_QUERY = 400
+_IDS_PER_QUERY = 5000
 
 _CHUNK_COLUMNS = (
     "c.rowid, c.id, c.document_id, c.idx, c.text, c.char_start, c.char_end, c.metadata, "
@@ -337,13 +342,15 @@ class SQLiteStore:
     # -- chunks ---------------------------------------------------------------------------
 
     def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
-        if not chunk_ids:
-            return {}
-        marks = ", ".join("?" for _ in chunk_ids)
-        rows = self._query(
-            f"SELECT {_CHUNK_COLUMNS} FROM chunks c WHERE c.id IN ({marks})", chunk_ids
-        )
-        return {row[1]: _chunk(row) for row in rows}
+        found: dict[str, Chunk] = {}
+        for start in range(0, len(chunk_ids), _IDS_PER_QUERY):  # bounded SQL variables
+            batch = list(chunk_ids[start : start + _IDS_PER_QUERY])
+            marks = ", ".join("?" for _ in batch)
+            rows = self._query(
+                f"SELECT {_CHUNK_COLUMNS} FROM chunks c WHERE c.id IN ({marks})", batch
+            )
+            found.update((row[1], _chunk(row)) for row in rows)
+        return found
 
     def chunks_of(self, document_id: str) -> list[Chunk]:
         rows = self._query(
@@ -358,30 +365,38 @@ class SQLiteStore:
         wanted = list(dict.fromkeys(positions))
         if not wanted:
             return {}
+        with self._lock, self._read_snapshot():  # counts and rows from one state
+            return self._chunks_at(wanted)
+
+    def _chunks_at(self, wanted: list[tuple[str, int]]) -> dict[tuple[str, int], Chunk]:
         document_ids = sorted({d for d, _ in wanted})
-        marks = ", ".join("?" for _ in document_ids)
-        counts = dict(
-            self._query(
-                f"SELECT document_id, count(*) FROM chunks WHERE document_id IN ({marks}) "
-                "GROUP BY document_id",
-                document_ids,
+        counts: dict[str, int] = {}
+        for start in range(0, len(document_ids), _IDS_PER_QUERY):
+            batch = document_ids[start : start + _IDS_PER_QUERY]
+            marks = ", ".join("?" for _ in batch)
+            counts.update(
+                self._query(
+                    f"SELECT document_id, count(*) FROM chunks WHERE document_id IN ({marks}) "
+                    "GROUP BY document_id",
+                    batch,
+                )
             )
-        )
         requested_as: dict[tuple[str, int], list[tuple[str, int]]] = {}
         for document_id, index in wanted:
             count = counts.get(document_id, 0)
             absolute = index + count if index < 0 else index
             if 0 <= absolute < count:
                 requested_as.setdefault((document_id, absolute), []).append((document_id, index))
-        if not requested_as:
-            return {}
-        pairs = " OR ".join("(c.document_id = ? AND c.idx = ?)" for _ in requested_as)
-        params = [value for pair in requested_as for value in pair]
-        rows = self._query(f"SELECT {_CHUNK_COLUMNS} FROM chunks c WHERE {pairs}", params)
         found: dict[tuple[str, int], Chunk] = {}
-        for row in rows:
-            for key in requested_as[(row[2], row[3])]:
-                found[key] = _chunk(row)
+        pairs = list(requested_as)
+        for start in range(0, len(pairs), _PAIRS_PER_QUERY):  # SQLite caps expression depth
+            some = pairs[start : start + _PAIRS_PER_QUERY]
+            where = " OR ".join("(c.document_id = ? AND c.idx = ?)" for _ in some)
+            params = [value for pair in some for value in pair]
+            rows = self._query(f"SELECT {_CHUNK_COLUMNS} FROM chunks c WHERE {where}", params)
+            for row in rows:
+                for key in requested_as[(row[2], row[3])]:
+                    found[key] = _chunk(row)
         return found
 
     # -- search ---------------------------------------------------------------------------

@@ -7,6 +7,8 @@ exactly the complement.
 
 from __future__ import annotations
 
+import math
+
 from ragwright.errors import UnsupportedFilter
 from ragwright.filters import (
     And,
@@ -49,7 +51,22 @@ def _compile(node: Filter, params: Params) -> str:
 
 
 def _bind(value: Scalar) -> object:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise UnsupportedFilter(f"cannot filter on the non-finite number {value!r}")
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+        raise UnsupportedFilter(f"integer {value} is out of SQLite's 64-bit range")
     return int(value) if isinstance(value, bool) else value
+
+
+_SCALAR_TYPES = "('text', 'integer', 'real', 'true', 'false')"
+
+
+def _scalar_guard(field: str, params: Params) -> str:
+    """Equality applies to scalar values only: a list or object never equals a literal."""
+    if _document_column(field) is not None:
+        return "1"
+    params.append(_json_path(field))
+    return f"json_type(c.metadata, ?) IN {_SCALAR_TYPES}"
 
 
 def _json_path(field: str) -> str:
@@ -62,7 +79,7 @@ def _document_column(field: str) -> str | None:
     """Document-level fields live outside the metadata JSON."""
     if field == "document_id":
         return "c.document_id"
-    if field == "source":
+    if field == "source":  # documents.source is UNIQUE, so this subquery uses its index
         return "(SELECT d.source FROM documents d WHERE d.id = c.document_id)"
     return None
 
@@ -90,13 +107,12 @@ def _type_guard(field: str, value: Scalar, params: Params) -> str:
 
 def _comparison(field: str, op: str, value: Scalar, params: Params) -> str:
     if op == "!=":
-        expression = _value_expression(field, params)
-        params.append(_bind(value))
-        return f"({expression} IS NOT ?)"
+        return f"(NOT {_comparison(field, '=', value, params)})"
     if op == "=":
+        guard = _scalar_guard(field, params)
         expression = _value_expression(field, params)
         params.append(_bind(value))
-        return f"coalesce({expression} = ?, 0)"
+        return f"coalesce(({guard}) AND {expression} = ?, 0)"
     if op in _ORDERING:
         guard = _type_guard(field, value, params)
         expression = _value_expression(field, params)
@@ -108,10 +124,11 @@ def _comparison(field: str, op: str, value: Scalar, params: Params) -> str:
 def _membership(field: str, values: tuple[Scalar, ...], negated: bool, params: Params) -> str:
     if not values:
         return "1" if negated else "0"
+    guard = _scalar_guard(field, params)
     expression = _value_expression(field, params)
     params.extend(_bind(v) for v in values)
     marks = ", ".join("?" for _ in values)
-    inside = f"coalesce({expression} IN ({marks}), 0)"
+    inside = f"coalesce(({guard}) AND {expression} IN ({marks}), 0)"
     return f"(NOT {inside})" if negated else inside
 
 
