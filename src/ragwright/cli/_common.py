@@ -17,7 +17,9 @@ from ragwright.errors import RagwrightError
 from ragwright.index import DEFAULT_INDEX_DIR, Index
 from ragwright.models import Answer, Citation, Hit
 
-console = Console(highlight=False)
+# Piped output (files, CI logs) gets a wide fixed width instead of Rich's 80 columns, so tables
+# and result lines are not wrapped mid-field.
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 errors = Console(stderr=True, highlight=False)
 
 IndexOption = Annotated[
