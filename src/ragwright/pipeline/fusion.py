@@ -11,12 +11,15 @@ Either way the fused score is on the rank scale: only its order means anything.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 
 from ragwright.models import Arm, Hit, Scale
 
 DEFAULT_RRF_K = 60
+
+# What one hit at one rank adds to its chunk's fused score (before the arm's weight).
+Contribution = Callable[[int, Hit], float]
 
 
 def reciprocal_rank_fusion(
@@ -26,26 +29,29 @@ def reciprocal_rank_fusion(
     weights: Mapping[Arm, float] | None = None,
 ) -> list[Hit]:
     """Fuse ranked hit lists, best first. Ties are broken by the best rank in any arm."""
-    scores: dict[str, float] = {}
-    first_seen: dict[str, Hit] = {}
-    arms: dict[str, set[Arm]] = {}
-    ranks: dict[str, dict[Arm, int]] = {}
-    for ranking in rankings:
-        for rank, hit in enumerate(ranking, start=1):
-            chunk_id = hit.chunk.id
-            for arm in hit.arms:
-                weight = 1.0 if weights is None else weights.get(arm, 1.0)
-                scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (k + rank)
-                arms.setdefault(chunk_id, set()).add(arm)
-                ranks.setdefault(chunk_id, {})[arm] = rank
-            first_seen.setdefault(chunk_id, hit)
-    return _fused(scores, first_seen, arms, ranks)
+    return _fuse(rankings, weights, lambda ranking: lambda rank, hit: 1.0 / (k + rank))
 
 
 def convex_combination(
     rankings: Sequence[Sequence[Hit]], *, weights: Mapping[Arm, float] | None = None
 ) -> list[Hit]:
     """Fuse by the weighted sum of each arm's min-max normalized scores, best first."""
+
+    def normalizer(ranking: Sequence[Hit]) -> Contribution:
+        low = min(hit.score for hit in ranking)
+        spread = max(hit.score for hit in ranking) - low
+        return lambda rank, hit: (hit.score - low) / spread if spread > 0 else 1.0
+
+    return _fuse(rankings, weights, normalizer)
+
+
+def _fuse(
+    rankings: Sequence[Sequence[Hit]],
+    weights: Mapping[Arm, float] | None,
+    contribution_for: Callable[[Sequence[Hit]], Contribution],
+) -> list[Hit]:
+    """Sum each chunk's weighted contributions over the rankings; rank-scale hits, best first,
+    ties broken by the best rank in any arm, then by chunk id."""
     scores: dict[str, float] = {}
     first_seen: dict[str, Hit] = {}
     arms: dict[str, set[Arm]] = {}
@@ -53,27 +59,15 @@ def convex_combination(
     for ranking in rankings:
         if not ranking:
             continue
-        low = min(hit.score for hit in ranking)
-        spread = max(hit.score for hit in ranking) - low
+        contribution = contribution_for(ranking)
         for rank, hit in enumerate(ranking, start=1):
             chunk_id = hit.chunk.id
-            normalized = (hit.score - low) / spread if spread > 0 else 1.0
             for arm in hit.arms:
                 weight = 1.0 if weights is None else weights.get(arm, 1.0)
-                scores[chunk_id] = scores.get(chunk_id, 0.0) + weight * normalized
+                scores[chunk_id] = scores.get(chunk_id, 0.0) + weight * contribution(rank, hit)
                 arms.setdefault(chunk_id, set()).add(arm)
                 ranks.setdefault(chunk_id, {})[arm] = rank
             first_seen.setdefault(chunk_id, hit)
-    return _fused(scores, first_seen, arms, ranks)
-
-
-def _fused(
-    scores: dict[str, float],
-    first_seen: dict[str, Hit],
-    arms: dict[str, set[Arm]],
-    ranks: dict[str, dict[Arm, int]],
-) -> list[Hit]:
-    """Rank-scale hits by fused score; ties broken by the best rank in any arm, then id."""
     order = sorted(scores, key=lambda cid: (-scores[cid], min(ranks[cid].values()), cid))
     return [
         Hit(
