@@ -13,6 +13,7 @@ The tree::
     │   └── UnsupportedFilter       a filter this store cannot apply (never silently ignored)
     ├── FilterSyntaxError           a filter expression that does not parse (with position)
     ├── EmbedderError               the embedding model or service failed
+    ├── RerankerError               the reranking model failed to load or run
     ├── UnsupportedScale            a score threshold asked of a scale it does not fit
     └── BudgetExceeded              a call or token budget ran out
 
@@ -90,6 +91,10 @@ class FilterSyntaxError(RagwrightError):
 
 class EmbedderError(RagwrightError):
     """The embedding model or service failed."""
+
+
+class RerankerError(RagwrightError):
+    """The reranking model failed to load or run (its message names the model and the cause)."""
 
 
 class UnsupportedScale(RagwrightError):

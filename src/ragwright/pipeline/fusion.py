@@ -66,7 +66,8 @@ def _fuse(
                 weight = 1.0 if weights is None else weights.get(arm, 1.0)
                 scores[chunk_id] = scores.get(chunk_id, 0.0) + weight * contribution(rank, hit)
                 arms.setdefault(chunk_id, set()).add(arm)
-                ranks.setdefault(chunk_id, {})[arm] = rank
+                arm_ranks = ranks.setdefault(chunk_id, {})
+                arm_ranks[arm] = min(rank, arm_ranks.get(arm, rank))
             first_seen.setdefault(chunk_id, hit)
     order = sorted(scores, key=lambda cid: (-scores[cid], min(ranks[cid].values()), cid))
     return [

@@ -1,8 +1,13 @@
-"""Retrieval: BM25, dense vectors, or both fused with reciprocal-rank fusion (the default)."""
+"""Retrieval: BM25, dense vectors, or both fused with reciprocal-rank fusion (the default).
+
+With query processors, the chain runs first: BM25 searches the processed ``text``, the vector arm
+embeds ``dense_text`` (a HyDE passage, say), and each variant (multi-query) is retrieved in the
+same mode, every ranking of every query then fused into one.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from enum import StrEnum
 from typing import Protocol
 
@@ -15,6 +20,7 @@ from ragwright.pipeline.fusion import (
     reciprocal_rank_fusion,
 )
 from ragwright.ports import Embedder, KeywordSearch, Vectors, VectorSearch
+from ragwright.query import ProcessedQuery, QueryChain, QueryKind, QueryProcessor
 
 
 class SearchMode(StrEnum):
@@ -53,9 +59,12 @@ class Retriever:
         rrf_k: int = DEFAULT_RRF_K,
         weights: Mapping[Arm, float] | None = None,
         depth: Callable[[int], int] = arm_depth,
+        query_processors: QueryChain | Iterable[QueryProcessor] | None = None,
     ) -> None:
         """``weights`` weigh the arms in fusion (default 1 each); ``depth`` maps top_k to
-        the number of candidates each arm fetches for hybrid search."""
+        the number of candidates each arm fetches for hybrid (or multi-query) search;
+        ``query_processors`` (a `QueryChain`, or processors to build one) run before each
+        search."""
         if rrf_k <= 0:
             raise ConfigError(f"rrf_k must be positive, got {rrf_k}")
         if weights is not None and any(w < 0 for w in weights.values()):
@@ -69,6 +78,10 @@ class Retriever:
         self.rrf_k = rrf_k
         self.weights = dict(weights) if weights is not None else None
         self.depth = depth
+        chain = query_processors
+        if chain is not None and not isinstance(chain, QueryChain):
+            chain = QueryChain(chain)
+        self.query_chain: QueryChain | None = chain if chain else None
 
     def search(
         self,
@@ -82,11 +95,37 @@ class Retriever:
     ) -> list[Hit]:
         """Search. ``query_vector`` skips embedding the query (it must come from the index's
         embedder). ``min_score`` applies to raw scores only and is refused for hybrid."""
+        hits, _ = self.search_with_notes(
+            query,
+            mode=mode,
+            top_k=top_k,
+            where=where,
+            min_score=min_score,
+            query_vector=query_vector,
+        )
+        return hits
+
+    def search_with_notes(
+        self,
+        query: str,
+        *,
+        mode: SearchMode | str = SearchMode.HYBRID,
+        top_k: int = 10,
+        where: Filter | None = None,
+        min_score: float | None = None,
+        query_vector: Vectors | None = None,
+    ) -> tuple[list[Hit], ProcessedQuery]:
+        """`search`, also returning the processed query: its ``notes`` say what each query
+        processor did. Without processors the query comes back as given, with no notes."""
         mode = self.check(mode=mode, top_k=top_k, where=where, min_score=min_score)
-        hits = self._run(query, mode, top_k, where, query_vector)
+        self._check_chain(min_score=min_score, query_vector=query_vector)
+        processed = ProcessedQuery.of(query)
+        if self.query_chain is not None:
+            processed = self.query_chain.process(processed)
+        hits = self._run(processed, mode, top_k, where, query_vector)
         if min_score is not None:
             hits = [hit for hit in hits if hit.score >= min_score]
-        return hits
+        return hits, processed
 
     @staticmethod
     def check(
@@ -107,27 +146,55 @@ class Retriever:
             )
         return mode
 
+    def _check_chain(self, *, min_score: float | None, query_vector: Vectors | None) -> None:
+        """Refuse arguments the query processors would make meaningless."""
+        kinds = self.query_chain.kinds if self.query_chain is not None else frozenset()
+        if min_score is not None and QueryKind.VARIANTS in kinds:
+            raise UnsupportedScale(
+                "min_score compares raw similarity scores, but a variant expander (multi-query) "
+                "fuses several rankings into one (scale 'rank'); drop min_score or the expander"
+            )
+        if query_vector is not None and QueryKind.DENSE in kinds:
+            raise ConfigError(
+                "query_vector replaces what the vector arm embeds, and so does the chain's "
+                "dense query processor (HyDE); pass one or the other"
+            )
+
     def _run(
         self,
-        query: str,
+        query: ProcessedQuery,
         mode: SearchMode,
         top_k: int,
         where: Filter | None,
         query_vector: Vectors | None,
     ) -> list[Hit]:
-        if mode is SearchMode.BM25:
-            return self.store.keyword_search(query, top_k, where)
-        vector = self.embedder.embed_query(query) if query_vector is None else query_vector
-        if mode is SearchMode.VECTOR:
-            return self.store.vector_search(vector, top_k, where)
+        if mode is not SearchMode.HYBRID and not query.variants:
+            return self._rankings(query.text, query.dense_text, mode, top_k, where, query_vector)[0]
         depth = max(self.depth(top_k), top_k)
-        rankings = [
-            self.store.keyword_search(query, depth, where),
-            self.store.vector_search(vector, depth, where),
-        ]
+        rankings = self._rankings(query.text, query.dense_text, mode, depth, where, query_vector)
+        for variant in query.variants:
+            rankings += self._rankings(variant, variant, mode, depth, where, None)
         if self.fusion is Fusion.CONVEX:
             return convex_combination(rankings, weights=self.weights)[:top_k]
         return reciprocal_rank_fusion(rankings, k=self.rrf_k, weights=self.weights)[:top_k]
+
+    def _rankings(
+        self,
+        text: str,
+        dense_text: str,
+        mode: SearchMode,
+        top_k: int,
+        where: Filter | None,
+        query_vector: Vectors | None,
+    ) -> list[list[Hit]]:
+        """One ranking per arm the mode uses: BM25 over ``text``, vectors for ``dense_text``."""
+        rankings: list[list[Hit]] = []
+        if mode is not SearchMode.VECTOR:
+            rankings.append(self.store.keyword_search(text, top_k, where))
+        if mode is not SearchMode.BM25:
+            vector = self.embedder.embed_query(dense_text) if query_vector is None else query_vector
+            rankings.append(self.store.vector_search(vector, top_k, where))
+        return rankings
 
 
 def _mode(mode: SearchMode | str) -> SearchMode:

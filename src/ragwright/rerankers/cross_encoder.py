@@ -1,0 +1,267 @@
+"""A cross-encoder reranker on a user-supplied ONNX model and its ``tokenizer.json``.
+
+A cross-encoder reads the query and one passage together and returns a relevance logit. No
+such model ships with ragwright (none is on PyPI); export one yourself, e.g. with
+``optimum-cli export onnx --model cross-encoder/ms-marco-MiniLM-L-6-v2 --task
+text-classification DIR``, and point :meth:`CrossEncoderReranker.from_folder` at ``DIR``.
+
+Each (query, passage) pair is tokenized as a pair, exactly as Hugging Face tokenizers do it
+(``[CLS] query [SEP] passage [SEP]`` with segment ids for BERT-style models): the tokenizer's own
+padding and truncation are switched off, the query is cut to half of the window when it is
+longer, and the passage is cut to what remains of ``max_tokens``. Pairs run in batches of
+``batch_size``, padded to the longest pair of each batch. The graph is fed ``input_ids`` and, when
+it declares them, ``attention_mask`` and ``token_type_ids``.
+
+The score is the first output's logit: shape ``(n,)`` or ``(n, 1)`` is used as is; ``(n, 2)``
+(a two-class classifier) gives the positive class's log-odds ``l1 - l0``, which orders pairs as
+the softmax probability of "relevant" does. Hits are sorted by score, highest first; ties keep
+their retrieval order.
+
+Nothing is loaded at construction beyond checking that the files exist: the tokenizer and the
+onnxruntime session load on the first rerank.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ragwright.embedders.onnx import _pad, _read_tokenizers
+from ragwright.errors import ConfigError, MissingDependencyError, RerankerError
+from ragwright.models import Hit
+from ragwright.rerankers._base import check_positive, check_top_k, reranked
+
+if TYPE_CHECKING:
+    from tokenizers import Encoding, Tokenizer
+
+_MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+_INSTALL = "pip install onnxruntime tokenizers"
+_OWNER = "cross-encoder reranker"
+
+
+@dataclass(frozen=True)
+class _Runtime:
+    session: Any
+    input_names: tuple[str, ...]
+    input_dtypes: tuple[npt.DTypeLike, ...]
+    output_name: str
+
+
+@dataclass(frozen=True)
+class _Pairs:
+    tokenizer: Tokenizer  # neither truncates nor pads
+    pad_id: int
+    specials: int  # special tokens a pair gets
+
+
+class CrossEncoderReranker:
+    """Reranks hits with an ONNX cross-encoder; a `Reranker` and a `ResultProcessor`.
+
+    ``max_tokens`` is the window of one (query, passage) pair, special tokens included (512 for
+    BERT-style models); ``batch_size`` is how many pairs run at once; ``threads`` is
+    onnxruntime's intra-op thread count (``None``: one per physical core).
+    """
+
+    name: str = "cross_encoder"
+    last: bool = False
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str],
+        tokenizer_path: str | os.PathLike[str],
+        *,
+        max_tokens: int = 512,
+        batch_size: int = 16,
+        threads: int | None = None,
+    ) -> None:
+        self.model_path = Path(model_path).expanduser().resolve()
+        self.tokenizer_path = Path(tokenizer_path).expanduser().resolve()
+        _require_files(model=self.model_path, tokenizer=self.tokenizer_path)
+        self.max_tokens = check_positive(_OWNER, "max_tokens", max_tokens)
+        self.batch_size = check_positive(_OWNER, "batch_size", batch_size)
+        self.threads = None if threads is None else check_positive(_OWNER, "threads", threads)
+        self._lock = threading.Lock()
+        self._pairs: _Pairs | None = None
+        self._runtime: _Runtime | None = None
+
+    @classmethod
+    def from_folder(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        max_tokens: int = 512,
+        batch_size: int = 16,
+        threads: int | None = None,
+    ) -> CrossEncoderReranker:
+        """A reranker for a folder holding ``model.onnx`` (or ``onnx/model.onnx``) and
+        ``tokenizer.json``, as ``optimum-cli export onnx`` writes it."""
+        folder = Path(path).expanduser().resolve()
+        if not folder.is_dir():
+            raise ConfigError(
+                f"{folder} is not a folder; the {_OWNER} expects a folder holding model.onnx "
+                "and tokenizer.json (an ONNX export of a cross-encoder)"
+            )
+        candidates = (folder / "model.onnx", folder / "onnx" / "model.onnx")
+        model = next((p for p in candidates if p.is_file()), candidates[0])
+        return cls(
+            model,
+            folder / "tokenizer.json",
+            max_tokens=max_tokens,
+            batch_size=batch_size,
+            threads=threads,
+        )
+
+    def __repr__(self) -> str:
+        return f"CrossEncoderReranker({str(self.model_path)!r}, max_tokens={self.max_tokens})"
+
+    # -- the ports ----------------------------------------------------------------------------
+
+    def rerank(self, query: str, hits: list[Hit], top_k: int | None = None) -> list[Hit]:
+        """``hits`` sorted by the model's score, highest first (ties keep their order), on
+        `Scale.RANK`, at most ``top_k`` of them."""
+        top_k = check_top_k(_OWNER, top_k)
+        if not hits:
+            return []
+        scores = self.score(query, [hit.chunk.text for hit in hits])
+        order = sorted(range(len(hits)), key=lambda i: -scores[i])  # stable: ties keep rank
+        return reranked(hits, order, [float(scores[i]) for i in order], top_k)
+
+    def process(self, query: str, hits: list[Hit]) -> list[Hit]:
+        return self.rerank(query, hits)
+
+    def score(self, query: str, passages: Sequence[str]) -> npt.NDArray[np.float32]:
+        """The model's relevance logit for each (query, passage) pair, in passage order."""
+        if isinstance(passages, str):
+            raise TypeError("score takes a sequence of passages, not one string")
+        pairs = self._load_pairs()
+        runtime = self._load_runtime()
+        encodings = self._encode(pairs, query, list(passages))
+        out = np.empty(len(encodings), dtype=np.float32)
+        for start in range(0, len(encodings), self.batch_size):
+            batch = encodings[start : start + self.batch_size]
+            out[start : start + len(batch)] = self._run_batch(runtime, batch, pairs.pad_id)
+        if not np.isfinite(out).all():
+            raise RerankerError(f"{self.model_path} produced non-finite scores (NaN or inf)")
+        return out
+
+    # -- tokenizing and running ---------------------------------------------------------------
+
+    def _encode(self, pairs: _Pairs, query: str, passages: list[str]) -> list[Encoding]:
+        room = self.max_tokens - pairs.specials
+        (query_encoding,) = _encode_plain(pairs.tokenizer, [query])
+        if len(query_encoding.ids) > room // 2:
+            query_encoding.truncate(room // 2)
+        passage_room = room - len(query_encoding.ids)
+        encoded = []
+        for passage_encoding in _encode_plain(pairs.tokenizer, passages):
+            if len(passage_encoding.ids) > passage_room:
+                passage_encoding.truncate(passage_room)
+            encoded.append(pairs.tokenizer.post_process(query_encoding, passage_encoding))
+        return encoded
+
+    def _run_batch(
+        self, runtime: _Runtime, batch: list[Encoding], pad_id: int
+    ) -> npt.NDArray[np.float32]:
+        ids, mask, type_ids = _pad(batch, pad_id)
+        arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": type_ids}
+        feeds = {
+            name: arrays[name].astype(dtype, copy=False)
+            for name, dtype in zip(runtime.input_names, runtime.input_dtypes, strict=True)
+        }
+        try:
+            (logits,) = runtime.session.run([runtime.output_name], feeds)
+        except Exception as exc:  # onnxruntime raises its own untyped exceptions
+            raise RerankerError(
+                f"onnxruntime failed on {ids.shape[0]} pairs of up to {ids.shape[1]} tokens with "
+                f"{self.model_path}: {exc}. If the model's position limit is below "
+                f"max_tokens={self.max_tokens}, lower max_tokens."
+            ) from exc
+        return self._logits(np.asarray(logits, dtype=np.float32), len(batch))
+
+    def _logits(self, raw: npt.NDArray[np.float32], rows: int) -> npt.NDArray[np.float32]:
+        if raw.shape == (rows,) or raw.shape == (rows, 1):
+            return raw.reshape(rows)
+        if raw.shape == (rows, 2):
+            positive: npt.NDArray[np.float32] = raw[:, 1] - raw[:, 0]
+            return positive
+        raise RerankerError(
+            f"{self.model_path} output shape {raw.shape!r} for {rows} pairs; a cross-encoder "
+            "returns one logit per pair (n, 1) or two classes (n, 2)"
+        )
+
+    # -- lazy loading -------------------------------------------------------------------------
+
+    def _load_pairs(self) -> _Pairs:
+        if self._pairs is None:
+            with self._lock:
+                if self._pairs is None:
+                    self._pairs = self._read_pairs()
+        return self._pairs
+
+    def _read_pairs(self) -> _Pairs:
+        tokenizers = _read_tokenizers(self.tokenizer_path, self.max_tokens)
+        specials = int(tokenizers.counter.num_special_tokens_to_add(True))
+        if self.max_tokens < specials + 2:
+            raise ConfigError(
+                f"{_OWNER}: max_tokens={self.max_tokens} leaves no room for a query and a "
+                f"passage beside the {specials} special tokens; raise it"
+            )
+        return _Pairs(tokenizer=tokenizers.counter, pad_id=tokenizers.pad_id, specials=specials)
+
+    def _load_runtime(self) -> _Runtime:
+        if self._runtime is None:
+            with self._lock:
+                if self._runtime is None:
+                    self._runtime = self._open_runtime()
+        return self._runtime
+
+    def _open_runtime(self) -> _Runtime:
+        try:
+            import onnxruntime as ort
+        except ImportError as exc:  # pragma: no cover - a core dependency
+            raise MissingDependencyError(f"the {_OWNER}", _INSTALL) from exc
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.threads or 0
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        try:
+            session = ort.InferenceSession(
+                str(self.model_path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:
+            raise RerankerError(f"onnxruntime cannot load {self.model_path}: {exc}") from exc
+        inputs = {node.name: node for node in session.get_inputs()}
+        unknown = sorted(set(inputs) - set(_MODEL_INPUTS))
+        if "input_ids" not in inputs or unknown:
+            raise ConfigError(
+                f"{self.model_path} has inputs {sorted(inputs)}; a cross-encoder takes "
+                "input_ids and optionally attention_mask and token_type_ids"
+            )
+        names = tuple(name for name in _MODEL_INPUTS if name in inputs)
+        return _Runtime(
+            session=session,
+            input_names=names,
+            input_dtypes=tuple(np.int32 if "int32" in inputs[n].type else np.int64 for n in names),
+            output_name=session.get_outputs()[0].name,
+        )
+
+
+def _encode_plain(tokenizer: Tokenizer, texts: list[str]) -> list[Encoding]:
+    """Encodings without special tokens (they are added once the pair is assembled)."""
+    try:
+        return tokenizer.encode_batch(texts, add_special_tokens=False)
+    except Exception as exc:  # the tokenizers library raises plain Exceptions
+        raise RerankerError(f"the tokenizer failed: {exc}") from exc
+
+
+def _require_files(**files: Path) -> None:
+    missing = [f"{what} file {path}" for what, path in files.items() if not path.is_file()]
+    if missing:
+        raise ConfigError(f"the {_OWNER} cannot find its " + " and ".join(missing))
