@@ -11,6 +11,7 @@ import math
 
 from ragwright.errors import UnsupportedFilter
 from ragwright.filters import (
+    DOCUMENT_FIELDS,
     And,
     Comparison,
     Exists,
@@ -63,8 +64,6 @@ _SCALAR_TYPES = "('text', 'integer', 'real', 'true', 'false')"
 
 def _scalar_guard(field: str, params: Params) -> str:
     """Equality applies to scalar values only: a list or object never equals a literal."""
-    if _document_column(field) is not None:
-        return "1"
     params.append(_json_path(field))
     return f"json_type(c.metadata, ?) IN {_SCALAR_TYPES}"
 
@@ -75,29 +74,16 @@ def _json_path(field: str) -> str:
     return f'$."{field}"'
 
 
-def _document_column(field: str) -> str | None:
-    """Document-level fields live outside the metadata JSON."""
+def _document_condition(field: str, predicate: str) -> str:
+    """A condition on a document field, written so SQLite can use its indexes (the chunks'
+    document_id index, and documents.source's unique index) instead of scanning."""
     if field == "document_id":
-        return "c.document_id"
-    if field == "source":  # documents.source is UNIQUE, so this subquery uses its index
-        return "(SELECT d.source FROM documents d WHERE d.id = c.document_id)"
-    return None
-
-
-def _value_expression(field: str, params: Params) -> str:
-    column = _document_column(field)
-    if column is not None:
-        return column
-    params.append(_json_path(field))
-    return "json_extract(c.metadata, ?)"
+        return f"(c.document_id {predicate})"
+    return f"(c.document_id IN (SELECT d.id FROM documents d WHERE d.source {predicate}))"
 
 
 def _type_guard(field: str, value: Scalar, params: Params) -> str:
     """Ordering compares numbers with numbers and text with text, never across types."""
-    if _document_column(field) is not None:
-        if not isinstance(value, str):
-            raise UnsupportedFilter(f"{field} is text; compare it with a string")
-        return "1"
     params.append(_json_path(field))
     if isinstance(value, bool):
         raise UnsupportedFilter(f"ordering on a boolean is not supported ({field})")
@@ -108,32 +94,37 @@ def _type_guard(field: str, value: Scalar, params: Params) -> str:
 def _comparison(field: str, op: str, value: Scalar, params: Params) -> str:
     if op == "!=":
         return f"(NOT {_comparison(field, '=', value, params)})"
-    if op == "=":
-        guard = _scalar_guard(field, params)
-        expression = _value_expression(field, params)
+    if op != "=" and op not in _ORDERING:
+        rendered = render_filter(Comparison(field, op, value))  # type: ignore[arg-type]
+        raise UnsupportedFilter(f"operator {op!r} in {rendered}")
+    if field in DOCUMENT_FIELDS:
+        if op != "=" and not isinstance(value, str):
+            raise UnsupportedFilter(f"{field} is text; compare it with a string")
         params.append(_bind(value))
-        return f"coalesce(({guard}) AND {expression} = ?, 0)"
-    if op in _ORDERING:
-        guard = _type_guard(field, value, params)
-        expression = _value_expression(field, params)
-        params.append(_bind(value))
-        return f"coalesce(({guard}) AND {expression} {op} ?, 0)"
-    raise UnsupportedFilter(f"operator {op!r} in {render_filter(Comparison(field, op, value))}")  # type: ignore[arg-type]
+        return _document_condition(field, f"{op} ?")
+    guard = _scalar_guard(field, params) if op == "=" else _type_guard(field, value, params)
+    params.append(_json_path(field))
+    params.append(_bind(value))
+    return f"coalesce(({guard}) AND json_extract(c.metadata, ?) {op} ?, 0)"
 
 
 def _membership(field: str, values: tuple[Scalar, ...], negated: bool, params: Params) -> str:
     if not values:
         return "1" if negated else "0"
-    guard = _scalar_guard(field, params)
-    expression = _value_expression(field, params)
-    params.extend(_bind(v) for v in values)
     marks = ", ".join("?" for _ in values)
-    inside = f"coalesce(({guard}) AND {expression} IN ({marks}), 0)"
+    if field in DOCUMENT_FIELDS:
+        params.extend(_bind(v) for v in values)
+        inside = _document_condition(field, f"IN ({marks})")
+    else:
+        guard = _scalar_guard(field, params)
+        params.append(_json_path(field))
+        params.extend(_bind(v) for v in values)
+        inside = f"coalesce(({guard}) AND json_extract(c.metadata, ?) IN ({marks}), 0)"
     return f"(NOT {inside})" if negated else inside
 
 
 def _exists(field: str, params: Params) -> str:
-    if _document_column(field) is not None:
+    if field in DOCUMENT_FIELDS:
         return "1"
     params.append(_json_path(field))
     return "(json_type(c.metadata, ?) IS NOT NULL)"
