@@ -1,0 +1,168 @@
+"""Querying and scoring: rank documents for each query, then score the rankings."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ragwright.evaluation import Qrels, evaluate, ndcg_at_k, recall_at_k
+from ragwright.models import Arm
+from ragwright.pipeline.evaluation.config import Aggregate, EvalConfig, _choice
+from ragwright.pipeline.evaluation.progress import ProgressCallback, Stage, _report
+from ragwright.pipeline.retrieval import Retriever, SearchableStore, arm_depth
+from ragwright.ports import Embedder
+
+# -- querying -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RankedDocument:
+    document_id: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class QueryRun:
+    """One query's document ranking, best first, and the time retrieval took (in ms,
+    embedding the query included)."""
+
+    query_id: str
+    documents: tuple[RankedDocument, ...]
+    latency_ms: float
+
+    @property
+    def ranked_ids(self) -> list[str]:
+        return [document.document_id for document in self.documents]
+
+
+def run_queries(
+    store: SearchableStore,
+    embedder: Embedder,
+    queries: Mapping[str, str],
+    config: EvalConfig,
+    progress: ProgressCallback | None = None,
+) -> list[QueryRun]:
+    """Retrieve for every query, in order. One untimed warm-up query first loads what the
+    first real query would otherwise pay for (the model session, the vector and BM25 caches)."""
+    retriever = Retriever(
+        store,
+        embedder,
+        fusion=config.fusion,
+        rrf_k=config.rrf_k,
+        weights={Arm.BM25: config.bm25_weight, Arm.VECTOR: config.vector_weight},
+        depth=(lambda _: config.arm_depth) if config.arm_depth else arm_depth,
+    )
+
+    def search(text: str) -> list[RankedDocument]:
+        hits = retriever.search(text, mode=config.mode, top_k=config.top_k)
+        return aggregate_hits(((hit.source, hit.score) for hit in hits), config.aggregate)
+
+    runs: list[QueryRun] = []
+    _report(progress, Stage.QUERY, config.name, 0, len(queries))
+    if queries:
+        search(next(iter(queries.values())))
+    for query_id, text in queries.items():
+        started = time.perf_counter()
+        documents = search(text)
+        elapsed_ms = (time.perf_counter() - started) * 1000.0
+        runs.append(QueryRun(query_id, tuple(documents), elapsed_ms))
+        _report(progress, Stage.QUERY, config.name, len(runs), len(queries))
+    return runs
+
+
+def aggregate_hits(
+    scored_chunks: Iterable[tuple[str, float]], how: Aggregate | str = Aggregate.MAX
+) -> list[RankedDocument]:
+    """Chunk hits, best first, as (document id, score) → a document ranking, best first.
+
+    ``max``: each document at the rank of its best chunk, with that chunk's score. ``sum``:
+    documents by the sum of their chunks' scores; ties keep the order of their best chunks."""
+    how = _choice(Aggregate, how, "aggregate")
+    scores: dict[str, float] = {}
+    for document_id, score in scored_chunks:
+        if document_id not in scores:
+            scores[document_id] = score
+        elif how is Aggregate.SUM:
+            scores[document_id] += score
+    order = list(scores)  # first appearance = best chunk's rank
+    if how is Aggregate.SUM:
+        order.sort(key=lambda document_id: -scores[document_id])  # stable: ties keep rank order
+    return [RankedDocument(document_id, scores[document_id]) for document_id in order]
+
+
+# -- scoring ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Metrics:
+    """Means over the evaluated queries (see `ragwright.evaluation` for the definitions)."""
+
+    ndcg_at_10: float
+    recall_at_10: float
+    recall_at_100: float
+    mrr_at_10: float
+    hit_rate_at_10: float
+    queries: int
+
+
+@dataclass(frozen=True, slots=True)
+class Latency:
+    """Retrieval latency percentiles in milliseconds (linear interpolation)."""
+
+    p50: float
+    p95: float
+    p99: float
+    mean: float
+
+    @classmethod
+    def from_samples(cls, samples_ms: Sequence[float]) -> Latency:
+        if not samples_ms:
+            return cls(0.0, 0.0, 0.0, 0.0)
+        p50, p95, p99 = (float(p) for p in np.percentile(samples_ms, [50, 95, 99]))
+        return cls(p50, p95, p99, float(np.mean(samples_ms)))
+
+
+@dataclass(frozen=True, slots=True)
+class QueryScore:
+    query_id: str
+    ndcg_at_10: float
+    recall_at_100: float
+    latency_ms: float
+
+
+def score_runs(runs: Sequence[QueryRun], qrels: Qrels) -> tuple[Metrics, list[QueryScore]]:
+    """Mean metrics over the runs' queries, and each query's nDCG@10 and Recall@100."""
+    ranked = {run.query_id: run.ranked_ids for run in runs}
+    judged = {query_id: qrels.get(query_id, {}) for query_id in ranked}
+    means = evaluate(ranked, judged)
+    per_query = [
+        QueryScore(
+            run.query_id,
+            ndcg_at_k(ranked[run.query_id], judged[run.query_id], 10),
+            recall_at_k(ranked[run.query_id], judged[run.query_id], 100),
+            run.latency_ms,
+        )
+        for run in runs
+    ]
+    recall_100 = float(np.mean([s.recall_at_100 for s in per_query])) if per_query else 0.0
+    metrics = Metrics(
+        ndcg_at_10=means.ndcg_at_10,
+        recall_at_10=means.recall_at_10,
+        recall_at_100=recall_100,
+        mrr_at_10=means.mrr_at_10,
+        hit_rate_at_10=means.hit_rate_at_10,
+        queries=means.queries,
+    )
+    return metrics, per_query
+
+
+@dataclass(frozen=True, slots=True)
+class WinLoss:
+    """Per-query nDCG@10 of a configuration against the baseline (the first configuration)."""
+
+    wins: int
+    losses: int
+    ties: int
