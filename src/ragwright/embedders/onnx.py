@@ -408,21 +408,14 @@ class OnnxEmbedder:
             )
         except Exception as exc:
             raise EmbedderError(f"onnxruntime cannot load {self._model_path}: {exc}") from exc
-        inputs = {node.name: node for node in session.get_inputs()}
-        unknown = sorted(set(inputs) - set(_MODEL_INPUTS))
-        if "input_ids" not in inputs or unknown:
-            raise ConfigError(
-                f"{self._model_path} has inputs {sorted(inputs)}; an embedding model takes "
-                f"input_ids and optionally attention_mask and token_type_ids"
-            )
-        names = tuple(name for name in _MODEL_INPUTS if name in inputs)
+        names, dtypes = bert_inputs(session, self._model_path, "an embedding model")
         output = _token_output(session.get_outputs(), self._model_path)
         width = output.shape[2]
         return _Session(
             session=session,
             run_options=run_options,
             input_names=names,
-            input_dtypes=tuple(np.int32 if "int32" in inputs[n].type else np.int64 for n in names),
+            input_dtypes=dtypes,
             output_name=output.name,
             declared_dimension=width if isinstance(width, int) and width > 0 else None,
         )
@@ -467,6 +460,23 @@ class OnnxEmbedder:
 
 
 # -- helpers ----------------------------------------------------------------------------------
+
+
+def bert_inputs(
+    session: Any, model_path: Path, what: str
+) -> tuple[tuple[str, ...], tuple[npt.DTypeLike, ...]]:
+    """The BERT-style inputs a loaded graph takes (``input_ids``, and ``attention_mask`` and
+    ``token_type_ids`` when declared) with their integer types; anything else is refused."""
+    inputs = {node.name: node for node in session.get_inputs()}
+    unknown = sorted(set(inputs) - set(_MODEL_INPUTS))
+    if "input_ids" not in inputs or unknown:
+        raise ConfigError(
+            f"{model_path} has inputs {sorted(inputs)}; {what} takes "
+            "input_ids and optionally attention_mask and token_type_ids"
+        )
+    names = tuple(name for name in _MODEL_INPUTS if name in inputs)
+    dtypes = tuple(np.int32 if "int32" in inputs[n].type else np.int64 for n in names)
+    return names, dtypes
 
 
 def _encode(tokenizer: Tokenizer, texts: list[str]) -> list[Encoding]:

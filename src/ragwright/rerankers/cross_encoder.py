@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from ragwright.embedders.onnx import _pad, _read_tokenizers
+from ragwright.embedders.onnx import _pad, _read_tokenizers, bert_inputs
 from ragwright.errors import ConfigError, MissingDependencyError, RerankerError
 from ragwright.models import Hit
 from ragwright.rerankers._base import check_positive, check_top_k, reranked
@@ -41,7 +41,6 @@ from ragwright.rerankers._base import check_positive, check_top_k, reranked
 if TYPE_CHECKING:
     from tokenizers import Encoding, Tokenizer
 
-_MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _INSTALL = "pip install onnxruntime tokenizers"
 _OWNER = "cross-encoder reranker"
 
@@ -237,18 +236,11 @@ class CrossEncoderReranker:
             )
         except Exception as exc:
             raise RerankerError(f"onnxruntime cannot load {self.model_path}: {exc}") from exc
-        inputs = {node.name: node for node in session.get_inputs()}
-        unknown = sorted(set(inputs) - set(_MODEL_INPUTS))
-        if "input_ids" not in inputs or unknown:
-            raise ConfigError(
-                f"{self.model_path} has inputs {sorted(inputs)}; a cross-encoder takes "
-                "input_ids and optionally attention_mask and token_type_ids"
-            )
-        names = tuple(name for name in _MODEL_INPUTS if name in inputs)
+        names, dtypes = bert_inputs(session, self.model_path, "a cross-encoder")
         return _Runtime(
             session=session,
             input_names=names,
-            input_dtypes=tuple(np.int32 if "int32" in inputs[n].type else np.int64 for n in names),
+            input_dtypes=dtypes,
             output_name=session.get_outputs()[0].name,
         )
 
