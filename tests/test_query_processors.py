@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -9,7 +8,7 @@ from ragwright.errors import ConfigError, RagwrightError, UnsupportedScale
 from ragwright.filters import Filter
 from ragwright.models import Hit, Scale
 from ragwright.pipeline.retrieval import Retriever
-from ragwright.ports import LLM, ChatMessage, Vectors
+from ragwright.ports import LLM, Vectors
 from ragwright.query import (
     HyDE,
     MultiQuery,
@@ -24,24 +23,8 @@ from ragwright.query import (
 )
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing import HashingEmbedder
+from ragwright.testing.llm import ScriptedLLM
 from ragwright.testing.store_contract import make_document
-
-
-class ScriptedLLM:
-    """An `LLM` that returns scripted replies in turn (or raises) and records every chat."""
-
-    def __init__(self, *replies: str | Exception) -> None:
-        self.replies = list(replies)
-        self.calls: list[list[ChatMessage]] = []
-
-    def complete(
-        self, messages: Sequence[ChatMessage], *, max_tokens: int = 512, temperature: float = 0.0
-    ) -> str:
-        self.calls.append(list(messages))
-        reply = self.replies.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        return reply
 
 
 class RecordingEmbedder(HashingEmbedder):

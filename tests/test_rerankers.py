@@ -21,6 +21,7 @@ from ragwright.rerankers import (
     RerankerError,
 )
 from ragwright.rerankers._prompt import parse_ranking
+from ragwright.testing.llm import ScriptedLLM
 
 try:
     import onnx
@@ -49,20 +50,6 @@ def make_hits(*texts: str) -> list[Hit]:
 
 def ids(hits: Sequence[Hit]) -> list[str]:
     return [hit.chunk.id for hit in hits]
-
-
-class ScriptedLLM:
-    """An `LLM` that records every conversation and answers from a script (or a function)."""
-
-    def __init__(self, *answers: str) -> None:
-        self.answers = list(answers)
-        self.calls: list[list[ChatMessage]] = []
-
-    def complete(
-        self, messages: Sequence[ChatMessage], *, max_tokens: int = 512, temperature: float = 0.0
-    ) -> str:
-        self.calls.append(list(messages))
-        return self.answers.pop(0)
 
 
 class ReversingLLM:

@@ -3,5 +3,6 @@
 from __future__ import annotations
 
 from ragwright.testing.embedder import HashingEmbedder
+from ragwright.testing.llm import ScriptedLLM
 
-__all__ = ["HashingEmbedder"]
+__all__ = ["HashingEmbedder", "ScriptedLLM"]
