@@ -125,3 +125,29 @@ def test_list_and_object_values_never_equal_a_literal(tmp_path: Path) -> None:
         assert store.list_documents(parse_filter(expression)) == [], expression
     assert len(store.list_documents(parse_filter('tags != "a"'))) == 1
     assert len(store.list_documents(parse_filter("tags exists"))) == 1
+
+
+def test_bm25_tokenizer_is_fixed_at_creation_and_stemming_matters(tmp_path: Path) -> None:
+    plain = SQLiteStore(tmp_path / "plain", fts_tokenizer="unicode61 remove_diacritics 2")
+    stemmed = SQLiteStore(tmp_path / "stemmed")
+    for store in (plain, stemmed):
+        store.bind_space(SPACE)
+        document, chunks = make_document("r.md", ["the runner was running races"])
+        store.upsert(document, chunks, vectors_for("r.md", 1))
+    assert stemmed.keyword_search("runs", 5) and not plain.keyword_search("runs", 5)
+    with pytest.raises(StoreError, match="fixed"):
+        SQLiteStore(tmp_path / "plain", fts_tokenizer="porter unicode61 remove_diacritics 2")
+    assert SQLiteStore(tmp_path / "plain").get_setting("fts_tokenizer") == (
+        "unicode61 remove_diacritics 2"
+    )
+    with pytest.raises(StoreError, match="unknown BM25 tokenizer"):
+        SQLiteStore(tmp_path / "new", fts_tokenizer="trigram'); DROP TABLE chunks; --")
+
+
+def test_stop_words_can_be_kept_in_queries(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path, stop_words=False)
+    store.bind_space(SPACE)
+    document, chunks = make_document("w.md", ["to be or not to be"])
+    store.upsert(document, chunks, vectors_for("w.md", 1))
+    assert [h.source for h in store.keyword_search("to be", 5)] == ["w.md"]
+    assert SQLiteStore(tmp_path).keyword_search("to be", 5) == []

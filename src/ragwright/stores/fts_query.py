@@ -4,7 +4,8 @@ FTS5 joins bare terms with AND, which makes a natural-language question match al
 BM25 ranking wants a disjunction: any document sharing a term is a candidate and the scores do
 the ranking. Stop words are dropped because in a disjunction they only add cost (they match
 nearly every chunk) and noise. Every term is quoted, so no query text is ever read as FTS5
-syntax (``NEAR``, ``*``, column filters).
+syntax (``NEAR``, ``*``, column filters). On SciFact, dropping stop words changes nDCG@10 by
+less than 0.001 either way (benchmarks/bm25_ablation.py): it is kept for the work it saves.
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ STOP_WORDS = frozenset(
 _WORD = re.compile(r"(?:[^\W_]|[\u0300-\u036f])+", re.UNICODE)
 
 
-def query_terms(query: str) -> list[str]:
+def query_terms(query: str, stop_words: frozenset[str] = STOP_WORDS) -> list[str]:
     """The distinct non-stop-word terms of a query, lower-cased, in order of appearance."""
     seen: dict[str, None] = {}
     for word in _WORD.findall(query.lower()):
-        if word not in STOP_WORDS:
+        if word not in stop_words:
             seen.setdefault(word, None)
     return list(seen)
 

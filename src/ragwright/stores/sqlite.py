@@ -36,10 +36,16 @@ from ragwright.models import (
     Section,
 )
 from ragwright.ports import DocumentWrite, Vectors
-from ragwright.stores.fts_query import match_expression, query_terms
+from ragwright.stores.fts_query import STOP_WORDS, match_expression, query_terms
 from ragwright.stores.keyword_matrix import KeywordMatrix
 from ragwright.stores.sqlite_filters import Params, compile_filter
-from ragwright.stores.sqlite_schema import DDL, FTS_TOKENIZER, SCHEMA_VERSION
+from ragwright.stores.sqlite_schema import (
+    FTS_TOKENIZER,
+    FTS_TOKENIZERS,
+    META_DDL,
+    SCHEMA_VERSION,
+    ddl,
+)
 from ragwright.stores.vector_matrix import VectorMatrix
 
 DATABASE_NAME = "index.sqlite3"
@@ -73,13 +79,19 @@ class SQLiteStore:
         create: bool = True,
         keyword_cache: bool = True,
         keyword_cache_after: int = 3,
+        fts_tokenizer: str | None = None,
+        stop_words: bool = True,
     ) -> None:
         """Open (or create) the index in ``directory``.
 
         ``keyword_cache`` scores BM25 in memory from a snapshot of the FTS5 index (loaded on
         the first keyword search, reloaded after any write): much faster for a process that
         runs many queries. It is built once ``keyword_cache_after`` queries have seen the same
-        write generation; until then FTS5 answers. Turn it off for one-shot queries."""
+        write generation; until then FTS5 answers. Turn it off for one-shot queries.
+
+        ``fts_tokenizer`` (one of `FTS_TOKENIZERS`; Porter stemming by default) is fixed when
+        the index is created and recorded; ``stop_words`` drops English stop words from BM25
+        queries (both exist so their effect can be measured, see benchmarks/bm25_ablation.py)."""
         self.directory = Path(directory)
         self.path = self.directory / DATABASE_NAME
         if not self.path.exists() and not create:
@@ -95,8 +107,11 @@ class SQLiteStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
-            self._db.executescript(DDL)
+            self._db.executescript(META_DDL)
+            tokenizer = self._fts_tokenizer(fts_tokenizer)
+            self._db.executescript(ddl(tokenizer))
             self._check_schema_version()
+            self.set_setting("fts_tokenizer", tokenizer)
         except (sqlite3.Error, OSError) as error:
             raise StoreError(f"cannot open the index at {self.path}: {error}") from error
         self._matrix: VectorMatrix | None = None
@@ -106,7 +121,8 @@ class SQLiteStore:
         self._keywords: KeywordMatrix | None = None
         self._keywords_generation = -1
         self._stale_generation, self._stale_queries = -1, 0
-        self._tokenizer = _QueryTokenizer()
+        self._tokenizer = _QueryTokenizer(tokenizer)
+        self._stop_words = STOP_WORDS if stop_words else frozenset()
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -153,6 +169,18 @@ class SQLiteStore:
                 return self._db.execute(sql, params).fetchall()
             except sqlite3.DatabaseError as error:
                 raise StoreError(f"index query failed: {error}") from error
+
+    def _fts_tokenizer(self, requested: str | None) -> str:
+        recorded = self.get_setting("fts_tokenizer")
+        if recorded and requested and requested != recorded:
+            raise StoreError(
+                f"this index's BM25 tokenizer is {recorded!r}, not {requested!r}; it is fixed "
+                "when the index is created (re-index into a new directory to change it)"
+            )
+        chosen = recorded or requested or FTS_TOKENIZER
+        if chosen not in FTS_TOKENIZERS:
+            raise StoreError(f"unknown BM25 tokenizer {chosen!r}; choose one of {FTS_TOKENIZERS}")
+        return chosen
 
     def _check_schema_version(self) -> None:
         found = self.get_setting("schema_version")
@@ -425,7 +453,7 @@ class SQLiteStore:
 
     def keyword_search(self, query: str, top_k: int, where: Filter | None = None) -> list[Hit]:
         """BM25 over FTS5, best first; scores are positive (higher is better)."""
-        words = query_terms(query)
+        words = query_terms(query, self._stop_words)
         if top_k <= 0 or not words:
             return []
         with self._lock, self._read_snapshot() as generation:
@@ -535,10 +563,10 @@ class SQLiteStore:
 class _QueryTokenizer:
     """Query words → FTS5 terms, using FTS5's own tokenizer so stems match the index."""
 
-    def __init__(self) -> None:
+    def __init__(self, tokenizer: str) -> None:
         self._db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         self._db.execute(
-            f"CREATE VIRTUAL TABLE query_text USING fts5(text, tokenize='{FTS_TOKENIZER}')"
+            f"CREATE VIRTUAL TABLE query_text USING fts5(text, tokenize='{tokenizer}')"
         )
         self._db.execute("CREATE VIRTUAL TABLE query_terms USING fts5vocab(query_text, row)")
         self._lock = threading.Lock()

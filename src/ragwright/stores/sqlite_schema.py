@@ -14,21 +14,27 @@ from __future__ import annotations
 
 SCHEMA_VERSION = 1
 
+#: English stemming (Porter) over Unicode words with diacritics folded. On SciFact it adds
+#: +0.030 nDCG@10 on train and +0.017 on test over no stemming (benchmarks/bm25_ablation.py).
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+#: The tokenizer settings an index may be created with (spliced into DDL, so never free text).
+FTS_TOKENIZERS = (FTS_TOKENIZER, "unicode61 remove_diacritics 2")
 
-DDL = f"""
+META_DDL = """
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
+"""
 
+_DDL = """
 CREATE TABLE IF NOT EXISTS documents (
     id           TEXT PRIMARY KEY,
     source       TEXT NOT NULL UNIQUE,
     content      TEXT NOT NULL,
     content_hash TEXT NOT NULL,
     fingerprint  TEXT NOT NULL,
-    metadata     TEXT NOT NULL DEFAULT '{{}}',
+    metadata     TEXT NOT NULL DEFAULT '{}',
     sections     TEXT NOT NULL DEFAULT '[]',
     updated_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 );
@@ -41,13 +47,13 @@ CREATE TABLE IF NOT EXISTS chunks (
     text        TEXT NOT NULL,
     char_start  INTEGER NOT NULL,
     char_end    INTEGER NOT NULL,
-    metadata    TEXT NOT NULL DEFAULT '{{}}',
+    metadata    TEXT NOT NULL DEFAULT '{}',
     vector      BLOB NOT NULL,
     UNIQUE (document_id, idx)
 );
 
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    text, content='chunks', content_rowid='rowid', tokenize='{FTS_TOKENIZER}'
+    text, content='chunks', content_rowid='rowid', tokenize='{tokenizer}'
 );
 
 CREATE TRIGGER IF NOT EXISTS chunks_fts_insert AFTER INSERT ON chunks BEGIN
@@ -58,3 +64,10 @@ CREATE TRIGGER IF NOT EXISTS chunks_fts_delete AFTER DELETE ON chunks BEGIN
     INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
 END;
 """
+
+
+def ddl(tokenizer: str) -> str:
+    """The schema, with the FTS5 index using ``tokenizer`` (one of `FTS_TOKENIZERS`)."""
+    if tokenizer not in FTS_TOKENIZERS:
+        raise ValueError(f"unknown FTS5 tokenizer {tokenizer!r}")
+    return _DDL.replace("{tokenizer}", tokenizer)
