@@ -36,7 +36,7 @@ from ragwright.pipeline.evaluate import (
     run_file_paths,
     trec_lines,
 )
-from ragwright.pipeline.retrieval import SearchMode
+from ragwright.pipeline.retrieval import Fusion, SearchMode
 from ragwright.ports import Vectors
 from ragwright.testing import HashingEmbedder
 
@@ -270,7 +270,7 @@ def test_index_key_depends_only_on_what_changes_the_index() -> None:
     assert base == index_key("corpus", EvalConfig(aggregate="sum"))
     assert base != index_key("other", EvalConfig())
     assert base != index_key("corpus", EvalConfig(embedder="hashing"))
-    assert base != index_key("corpus", EvalConfig(chunking=Chunking("recursive")))
+    assert base != index_key("corpus", EvalConfig(chunking=Chunking("document")))
     assert index_key("corpus", EvalConfig(chunking=Chunking("recursive", {"size": 500}))) != (
         index_key("corpus", EvalConfig(chunking=Chunking("recursive", {"size": 400})))
     )
@@ -286,7 +286,8 @@ def test_config_from_toml(tmp_path: Path) -> None:
     assert config.name == "small-chunks" and config.mode is SearchMode.VECTOR
     assert (config.top_k, config.rrf_k, config.aggregate) == (50, 20, Aggregate.SUM)
     assert config.chunking == Chunking("recursive", {"size": 400, "overlap": 40})
-    assert EvalConfig.from_mapping({"chunking": "document", "name": "d"}) == EvalConfig(name="d")
+    assert EvalConfig.from_mapping({"chunking": "recursive", "name": "d"}) == EvalConfig(name="d")
+    assert EvalConfig().fusion is Fusion.CONVEX  # the product's default
     assert EvalConfig(chunking="Recursive").chunking == Chunking("recursive")
 
 
@@ -353,7 +354,7 @@ def test_progress_reports_indexing_then_querying(dataset: Path, tmp_path: Path) 
     )
     index_events = [e for e in events if e.stage is Stage.INDEX]
     query_events = [e for e in events if e.stage is Stage.QUERY]
-    assert index_events[-1] == EvalProgress(Stage.INDEX, "document/hashing:64", 30, 30)
+    assert index_events[-1] == EvalProgress(Stage.INDEX, "recursive/hashing:64", 30, 30)
     assert [e.done for e in query_events] == list(range(9))
     assert events.index(index_events[-1]) < events.index(query_events[0])
 
@@ -378,7 +379,7 @@ def test_cli_json_is_complete(dataset: Path) -> None:
         "metrics", "latency_ms", "versus_first", "run_file", "per_query",
     }  # fmt: skip
     assert (config["name"], config["mode"], config["top_k"]) == ("default", "bm25", 100)
-    assert config["chunking"] == {"name": "document", "options": {}}
+    assert config["chunking"] == {"name": "recursive", "options": {}}  # as ingest chunks
     assert config["metrics"] == pytest.approx(EXPECTED_BM25)
     assert set(config["latency_ms"]) == {"p50", "p95", "p99", "mean"}
     assert config["versus_first"] is None and config["run_file"] is None

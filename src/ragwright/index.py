@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragwright.chunkers import create_chunker
+from ragwright.chunkers import DEFAULT_CHUNKER, create_chunker
 from ragwright.embedders import DEFAULT_EMBEDDER, create_embedder
 from ragwright.errors import EmbeddingSpaceMismatch
 from ragwright.filters import Filter, parse_filter
@@ -34,7 +34,7 @@ class ChunkingConfig:
     """A chunker by registry name with its options, e.g. ``ChunkingConfig("recursive",
     {"size": 1000, "overlap": 100})``."""
 
-    name: str = "recursive"
+    name: str = DEFAULT_CHUNKER
     options: dict[str, Any] = field(default_factory=dict)
 
     @property

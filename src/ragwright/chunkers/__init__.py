@@ -19,6 +19,7 @@ from ragwright.ports import Chunker
 
 __all__ = [
     "CHUNKERS",
+    "DEFAULT_CHUNKER",
     "FixedWindowChunker",
     "MarkdownHeadingChunker",
     "ParagraphChunker",
@@ -27,6 +28,9 @@ __all__ = [
 ]
 
 #: Chunker names as configuration spells them.
+#: The chunker an index uses unless told otherwise.
+DEFAULT_CHUNKER = "recursive"
+
 CHUNKERS: dict[str, type[Chunker]] = {
     "recursive": RecursiveChunker,
     "paragraph": ParagraphChunker,
@@ -35,7 +39,7 @@ CHUNKERS: dict[str, type[Chunker]] = {
 }
 
 
-def create_chunker(name: str = "recursive", **options: Any) -> Chunker:
+def create_chunker(name: str = DEFAULT_CHUNKER, **options: Any) -> Chunker:
     """The chunker registered as ``name``, built with ``options`` (its constructor arguments)."""
     chunker_class = CHUNKERS.get(name.strip().lower())
     if chunker_class is None:

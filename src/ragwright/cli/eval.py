@@ -23,7 +23,6 @@ from rich.table import Table
 from ragwright.cli._common import JsonOption, console, errors, print_json, reports_errors
 from ragwright.errors import ConfigError
 from ragwright.pipeline.evaluate import (
-    DOCUMENT_CHUNKING,
     Chunking,
     ConfigResult,
     EvalConfig,
@@ -94,8 +93,8 @@ def eval_dataset(
     chunker: Annotated[
         str | None,
         typer.Option(
-            help="document (default: one chunk per document), recursive, paragraph, markdown "
-            "or fixed (with its default options)."
+            help="recursive (default, as ingest), paragraph, markdown, fixed (with their "
+            "default options) or document (one chunk per document, for BEIR parity)."
         ),
     ] = None,
     top_k: Annotated[
@@ -137,7 +136,9 @@ def _configs(files: Sequence[Path], overrides: dict[str, Any]) -> list[EvalConfi
         )
     if files:
         return [EvalConfig.from_toml(path) for path in files]
-    chunker = overrides.pop("chunker", DOCUMENT_CHUNKING)
+    chunker = overrides.pop("chunker", None)
+    if chunker is None:
+        return [EvalConfig(**overrides)]  # the product's defaults
     return [EvalConfig(chunking=Chunking(chunker), **overrides)]
 
 

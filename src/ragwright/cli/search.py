@@ -49,7 +49,7 @@ def search(
     embedder: EmbedderOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Search the index: hybrid (BM25 + vectors fused by RRF) by default."""
+    """Search the index: hybrid (BM25 and vectors fused) by default."""
     where = parse_filter(filter_expression) if filter_expression else None
     with open_index(index, embedder) as kb:
         hits = kb.search(query, mode=mode, top_k=top_k, where=where, min_score=min_score)

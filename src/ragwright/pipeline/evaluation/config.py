@@ -14,11 +14,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from ragwright.chunkers import create_chunker
+from ragwright.chunkers import DEFAULT_CHUNKER, create_chunker
 from ragwright.embedders import DEFAULT_EMBEDDER
 from ragwright.errors import ConfigError
 from ragwright.pipeline.fusion import DEFAULT_RRF_K
-from ragwright.pipeline.retrieval import Fusion, SearchMode
+from ragwright.pipeline.retrieval import DEFAULT_FUSION, Fusion, SearchMode
 
 #: Bumped when the way BEIR records become documents and chunks changes: old caches go unused.
 EVAL_INDEX_FORMAT = "1"
@@ -84,14 +84,15 @@ class EvalConfig:
     name: str = "default"
     mode: SearchMode = SearchMode.HYBRID
     top_k: int = 100
-    fusion: Fusion = Fusion.RRF
+    fusion: Fusion = DEFAULT_FUSION
     rrf_k: int = DEFAULT_RRF_K
     bm25_weight: float = 1.0
     vector_weight: float = 1.0
     #: Candidates each arm fetches in hybrid mode; 0 means the default, max(2·top_k, 20).
     arm_depth: int = 0
     aggregate: Aggregate = Aggregate.MAX
-    chunking: Chunking = field(default_factory=Chunking)
+    # The product's defaults, so `ragwright eval` with no config measures what users get.
+    chunking: Chunking = field(default_factory=lambda: Chunking(DEFAULT_CHUNKER))
     embedder: str = DEFAULT_EMBEDDER
 
     def __post_init__(self) -> None:
