@@ -14,7 +14,7 @@ from pathlib import Path
 
 from _scifact_index import build_index, dataset
 from ragwright.evaluation import evaluate
-from ragwright.pipeline.retrieval import Retriever, SearchMode
+from ragwright.pipeline.retrieval import Fusion, Retriever, SearchMode
 
 
 def ranked_documents(hits: list, limit: int = 10) -> list[str]:
@@ -32,15 +32,20 @@ def main() -> None:
     args = parser.parse_args()
     data = dataset(args.split)
     print(f"SciFact {args.split}: {len(data.corpus)} documents, {len(data.queries)} queries")
-    print(f"{'chunking':<10} {'mode':<7} {'nDCG@10':>8} {'R@10':>7} {'MRR@10':>7}")
+    print(f"{'chunking':<10} {'mode':<13} {'nDCG@10':>8} {'R@10':>7} {'MRR@10':>7}")
     for chunking in args.chunking:
         with tempfile.TemporaryDirectory() as tmp:
             store, embedder, _ = build_index(Path(tmp), data, chunking)
-            retriever = Retriever(store, embedder)
             query_ids = list(data.queries)
             vectors = embedder.embed_documents([data.queries[q] for q in query_ids])
             depth = 10 if chunking == "document" else 40
-            for mode in SearchMode:
+            arms = [
+                ("bm25", SearchMode.BM25, Fusion.RRF),
+                ("vector", SearchMode.VECTOR, Fusion.RRF),
+            ]
+            fused = [(f"hybrid/{f.value}", SearchMode.HYBRID, f) for f in Fusion]
+            for label, mode, fusion in arms + fused:
+                retriever = Retriever(store, embedder, fusion=fusion)
                 run = {
                     q: ranked_documents(
                         retriever.search(data.queries[q], mode=mode, top_k=depth, query_vector=v)
@@ -49,7 +54,7 @@ def main() -> None:
                 }
                 s = evaluate(run, data.qrels)
                 print(
-                    f"{chunking:<10} {mode.value:<7} {s.ndcg_at_10:>8.4f} "
+                    f"{chunking:<10} {label:<13} {s.ndcg_at_10:>8.4f} "
                     f"{s.recall_at_10:>7.4f} {s.mrr_at_10:>7.4f}"
                 )
             store.close()
