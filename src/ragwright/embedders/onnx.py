@@ -29,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +38,7 @@ from urllib.parse import parse_qsl, quote, urlencode
 import numpy as np
 import numpy.typing as npt
 
+from ragwright._lazy import Lazy
 from ragwright.embedders._onnx_graph import WireFormatError, drop_nan_guards
 from ragwright.errors import ConfigError, EmbedderError, MissingDependencyError
 from ragwright.models import EmbeddingSpace
@@ -183,9 +183,8 @@ class OnnxEmbedder:
         self._graph_optimization: GraphOptimization = graph_optimization
         self._drop_nan_guards = drop_nan_guards
         self._folder: Path | None = None
-        self._lock = threading.Lock()
-        self._tokenizers: _Tokenizers | None = None
-        self._session: _Session | None = None
+        self._tokenizers = Lazy(lambda: read_tokenizers(self._tokenizer_path, self._max_tokens))
+        self._session = Lazy(self._open_session)
         self._space: EmbeddingSpace | None = None
         self._probed_dimension: int | None = None
 
@@ -278,7 +277,7 @@ class OnnxEmbedder:
     def count_tokens(self, text: str) -> int:
         """Tokens the model would see for ``text`` as a document, special tokens included,
         without truncation (so a result above ``max_tokens`` means the text would be cut)."""
-        encoded = _encode(self._load_tokenizers().counter, [self._document_prefix + text])
+        encoded = _encode(self._tokenizers.get().counter, [self._document_prefix + text])
         return len(encoded[0].ids)
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
@@ -298,8 +297,8 @@ class OnnxEmbedder:
     _WINDOW = 1024
 
     def _embed(self, texts: list[str]) -> Vectors:
-        runtime = self._load_session()
-        tokenizers = self._load_tokenizers()
+        runtime = self._session.get()
+        tokenizers = self._tokenizers.get()
         if not texts:
             return np.empty((0, self._dimension()), dtype=np.float32)
         window = max(self._WINDOW, self._batch_size)
@@ -331,7 +330,7 @@ class OnnxEmbedder:
         return out
 
     def _run_batch(self, runtime: _Session, batch: list[Encoding], pad_id: int) -> Vectors:
-        ids, mask, type_ids = _pad(batch, pad_id)
+        ids, mask, type_ids = pad(batch, pad_id)
         arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": type_ids}
         feeds = {
             name: arrays[name].astype(dtype, copy=False)
@@ -364,20 +363,6 @@ class OnnxEmbedder:
         return np.ascontiguousarray(pooled, dtype=np.float32)
 
     # -- lazy loading -------------------------------------------------------------------------
-
-    def _load_tokenizers(self) -> _Tokenizers:
-        if self._tokenizers is None:
-            with self._lock:
-                if self._tokenizers is None:
-                    self._tokenizers = _read_tokenizers(self._tokenizer_path, self._max_tokens)
-        return self._tokenizers
-
-    def _load_session(self) -> _Session:
-        if self._session is None:
-            with self._lock:
-                if self._session is None:
-                    self._session = self._open_session()
-        return self._session
 
     def _open_session(self) -> _Session:
         try:
@@ -431,11 +416,11 @@ class OnnxEmbedder:
         return str(self._model_path) if rewritten is None else rewritten
 
     def _dimension(self) -> int:
-        runtime = self._load_session()
+        runtime = self._session.get()
         if runtime.declared_dimension is not None:
             return runtime.declared_dimension
         if self._probed_dimension is None:
-            tokenizers = self._load_tokenizers()
+            tokenizers = self._tokenizers.get()
             batch = _encode(tokenizers.encoder, [_PROBE_TEXT])
             self._probed_dimension = int(
                 self._run_batch(runtime, batch, tokenizers.pad_id).shape[1]
@@ -488,7 +473,7 @@ def _encode(tokenizer: Tokenizer, texts: list[str]) -> list[Encoding]:
         raise EmbedderError(f"the tokenizer failed: {exc}") from exc
 
 
-def _pad(
+def pad(
     batch: list[Encoding], pad_id: int
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """``input_ids``, ``attention_mask``, ``token_type_ids``, padded to the longest encoding."""
@@ -504,7 +489,7 @@ def _pad(
     return ids, mask, type_ids
 
 
-def _read_tokenizers(path: Path, max_tokens: int) -> _Tokenizers:
+def read_tokenizers(path: Path, max_tokens: int) -> _Tokenizers:
     try:
         from tokenizers import Tokenizer
     except ImportError as exc:  # pragma: no cover - a core dependency

@@ -24,7 +24,6 @@ onnxruntime session load on the first rerank.
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from ragwright.embedders.onnx import _pad, _read_tokenizers, bert_inputs
+from ragwright._lazy import Lazy
+from ragwright.embedders.onnx import bert_inputs, pad, read_tokenizers
 from ragwright.errors import ConfigError, MissingDependencyError, RerankerError
 from ragwright.models import Hit
 from ragwright.rerankers._base import check_positive, check_top_k, reranked
@@ -86,9 +86,8 @@ class CrossEncoderReranker:
         self.max_tokens = check_positive(_OWNER, "max_tokens", max_tokens)
         self.batch_size = check_positive(_OWNER, "batch_size", batch_size)
         self.threads = None if threads is None else check_positive(_OWNER, "threads", threads)
-        self._lock = threading.Lock()
-        self._pairs: _Pairs | None = None
-        self._runtime: _Runtime | None = None
+        self._pairs = Lazy(self._read_pairs)
+        self._runtime = Lazy(self._open_runtime)
 
     @classmethod
     def from_folder(
@@ -139,8 +138,8 @@ class CrossEncoderReranker:
         """The model's relevance logit for each (query, passage) pair, in passage order."""
         if isinstance(passages, str):
             raise TypeError("score takes a sequence of passages, not one string")
-        pairs = self._load_pairs()
-        runtime = self._load_runtime()
+        pairs = self._pairs.get()
+        runtime = self._runtime.get()
         encodings = self._encode(pairs, query, list(passages))
         out = np.empty(len(encodings), dtype=np.float32)
         for start in range(0, len(encodings), self.batch_size):
@@ -168,7 +167,7 @@ class CrossEncoderReranker:
     def _run_batch(
         self, runtime: _Runtime, batch: list[Encoding], pad_id: int
     ) -> npt.NDArray[np.float32]:
-        ids, mask, type_ids = _pad(batch, pad_id)
+        ids, mask, type_ids = pad(batch, pad_id)
         arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": type_ids}
         feeds = {
             name: arrays[name].astype(dtype, copy=False)
@@ -197,15 +196,8 @@ class CrossEncoderReranker:
 
     # -- lazy loading -------------------------------------------------------------------------
 
-    def _load_pairs(self) -> _Pairs:
-        if self._pairs is None:
-            with self._lock:
-                if self._pairs is None:
-                    self._pairs = self._read_pairs()
-        return self._pairs
-
     def _read_pairs(self) -> _Pairs:
-        tokenizers = _read_tokenizers(self.tokenizer_path, self.max_tokens)
+        tokenizers = read_tokenizers(self.tokenizer_path, self.max_tokens)
         specials = int(tokenizers.counter.num_special_tokens_to_add(True))
         if self.max_tokens < specials + 2:
             raise ConfigError(
@@ -213,13 +205,6 @@ class CrossEncoderReranker:
                 f"passage beside the {specials} special tokens; raise it"
             )
         return _Pairs(tokenizer=tokenizers.counter, pad_id=tokenizers.pad_id, specials=specials)
-
-    def _load_runtime(self) -> _Runtime:
-        if self._runtime is None:
-            with self._lock:
-                if self._runtime is None:
-                    self._runtime = self._open_runtime()
-        return self._runtime
 
     def _open_runtime(self) -> _Runtime:
         try:
