@@ -28,6 +28,7 @@ from ragwright.embedders.openai import OpenAIEmbedder
 from ragwright.errors import ConfigError, EmbedderError, RegistryError
 from ragwright.ports import Embedder, TokenCounter
 from ragwright.testing import HashingEmbedder
+from tiny_tokenizer import save_word_level_tokenizer
 
 try:
     import onnx
@@ -267,21 +268,6 @@ def _tiny_model(path: Path, *, token_types: bool, declared_width: bool) -> None:
     onnx.save(model, str(path))
 
 
-def _tiny_tokenizer(path: Path) -> None:
-    """A WordLevel tokenizer that, like many exports, pads and truncates to a fixed 16."""
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
-
-    tokenizer = Tokenizer(models.WordLevel(vocab=VOCAB, unk_token="[UNK]"))
-    tokenizer.normalizer = normalizers.Lowercase()
-    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
-    tokenizer.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
-    )
-    tokenizer.enable_padding(length=16, pad_id=0, pad_token="[PAD]")
-    tokenizer.enable_truncation(16)
-    tokenizer.save(str(path))
-
-
 def make_folder(
     root: Path,
     settings: dict[str, Any] | None = None,
@@ -292,7 +278,7 @@ def make_folder(
     folder = root / "tiny-encoder"
     folder.mkdir(parents=True)
     _tiny_model(folder / "model.onnx", token_types=token_types, declared_width=declared_width)
-    _tiny_tokenizer(folder / "tokenizer.json")
+    save_word_level_tokenizer(folder / "tokenizer.json", VOCAB)
     if settings is not None:
         (folder / "ragwright.json").write_text(json.dumps(settings))
     return folder

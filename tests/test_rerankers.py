@@ -22,6 +22,7 @@ from ragwright.rerankers import (
 )
 from ragwright.rerankers._prompt import parse_ranking
 from ragwright.testing.llm import ScriptedLLM
+from tiny_tokenizer import save_word_level_tokenizer
 
 try:
     import onnx
@@ -277,23 +278,6 @@ def _tiny_cross_encoder(path: Path, *, token_types: bool, two_classes: bool) -> 
     onnx.save(model, str(path))
 
 
-def _tiny_pair_tokenizer(path: Path) -> None:
-    """BERT-style pairs; like many exports, the file pads and truncates to a fixed 16."""
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
-
-    tokenizer = Tokenizer(models.WordLevel(vocab=VOCAB, unk_token="[UNK]"))
-    tokenizer.normalizer = normalizers.Lowercase()
-    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
-    tokenizer.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]",
-        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", 2), ("[SEP]", 3)],
-    )
-    tokenizer.enable_padding(length=16, pad_id=0, pad_token="[PAD]")
-    tokenizer.enable_truncation(16)
-    tokenizer.save(str(path))
-
-
 def make_cross_encoder(
     root: Path, *, token_types: bool = True, two_classes: bool = False, nested: bool = False
 ) -> Path:
@@ -301,7 +285,7 @@ def make_cross_encoder(
     (folder / "onnx").mkdir(parents=True)
     model = folder / "onnx" / "model.onnx" if nested else folder / "model.onnx"
     _tiny_cross_encoder(model, token_types=token_types, two_classes=two_classes)
-    _tiny_pair_tokenizer(folder / "tokenizer.json")
+    save_word_level_tokenizer(folder / "tokenizer.json", VOCAB)
     return folder
 
 
