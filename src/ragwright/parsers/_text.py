@@ -10,10 +10,10 @@ from __future__ import annotations
 import codecs
 import unicodedata
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ragwright.errors import ParseError
-from ragwright.models import Section
+from ragwright.models import ParsedDocument, Section
 
 #: How much of the file is checked for NUL bytes; text files never contain them.
 BINARY_SNIFF_BYTES = 8192
@@ -115,3 +115,19 @@ def sections_from_headings(content: str, headings: Iterable[Heading]) -> tuple[S
 def first_title(headings: Iterable[Heading]) -> str | None:
     """The text of the first level-1 heading, if any."""
     return next((heading.text for heading in headings if heading.level == 1), None)
+
+
+def headed_document(
+    content: str, headings: list[Heading], metadata: dict[str, Any], content_type: str
+) -> ParsedDocument:
+    """A parsed document whose sections follow its headings; the title is the metadata's
+    own, else the first level-1 heading."""
+    title = metadata.get("title") or first_title(headings)
+    if title:
+        metadata["title"] = title
+    return ParsedDocument(
+        content=content,
+        sections=sections_from_headings(content, headings),
+        metadata=metadata,
+        content_type=content_type,
+    )

@@ -16,10 +16,9 @@ from ragwright.models import ParsedDocument
 from ragwright.parsers._text import (
     Heading,
     collapse_whitespace,
-    first_title,
+    headed_document,
     normalize,
     read_text,
-    sections_from_headings,
 )
 
 if TYPE_CHECKING:
@@ -69,15 +68,7 @@ class HtmlParser:
             if content:
                 break
         metadata = _metadata(tree)
-        title = metadata.get("title") or first_title(headings)
-        if title:
-            metadata["title"] = title
-        return ParsedDocument(
-            content=content,
-            sections=sections_from_headings(content, headings),
-            metadata=metadata,
-            content_type="text/html",
-        )
+        return headed_document(content, headings, metadata, "text/html")
 
 
 def declared_charset(data: bytes) -> str | None:

@@ -17,9 +17,8 @@ from ragwright.models import ParsedDocument
 from ragwright.parsers._text import (
     Heading,
     collapse_whitespace,
-    first_title,
+    headed_document,
     read_text,
-    sections_from_headings,
 )
 
 if TYPE_CHECKING:
@@ -56,15 +55,7 @@ class MarkdownParser:
         content = read_text(data, source)
         metadata, body = _split_front_matter(content)
         headings = _headings(self._md.parse(body), _line_starts(content))
-        title = metadata.get("title") or first_title(headings)
-        if title:
-            metadata["title"] = title
-        return ParsedDocument(
-            content=content,
-            sections=sections_from_headings(content, headings),
-            metadata=metadata,
-            content_type="text/markdown",
-        )
+        return headed_document(content, headings, metadata, "text/markdown")
 
 
 def _split_front_matter(content: str) -> tuple[dict[str, Scalar], str]:
