@@ -136,12 +136,15 @@ class Ingestor:
         )
         known = self.store.fingerprints()
         pending: list[_Pending] = []
+        pending_chunks = 0
         for done, candidate in enumerate(found.candidates, start=1):
             item = self._prepare(candidate, known, report)
             if item is not None:
                 pending.append(item)
-                if sum(len(p.chunks) for p in pending) >= options.embed_batch:
+                pending_chunks += len(item.chunks)
+                if pending_chunks >= options.embed_batch:
                     self._flush(pending, report)
+                    pending_chunks = 0
             if progress is not None:
                 progress(
                     Progress(done, len(found.candidates), report.chunks_written, candidate.source)

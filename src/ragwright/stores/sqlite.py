@@ -99,6 +99,7 @@ class SQLiteStore:
                 f"no index at {self.directory}; create one with `ragwright ingest PATH`"
             )
         self._lock = threading.RLock()
+        self._space: EmbeddingSpace | None = None
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(
@@ -210,8 +211,12 @@ class SQLiteStore:
 
     @property
     def space(self) -> EmbeddingSpace | None:
-        raw = self.get_setting("embedding_space")
-        return EmbeddingSpace(**json.loads(raw)) if raw else None
+        """The recorded embedding space. Once recorded it never changes, so it is read from
+        the database only until it exists (every search asks for it)."""
+        if self._space is None:
+            raw = self.get_setting("embedding_space")
+            self._space = EmbeddingSpace(**json.loads(raw)) if raw else None
+        return self._space
 
     def bind_space(self, space: EmbeddingSpace) -> None:
         """Record the index's embedding space, or check that ``space`` is the recorded one."""
