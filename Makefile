@@ -4,9 +4,13 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install test lint typecheck unit demo bench clean
+.PHONY: system-deps install test lint typecheck unit demo bench clean
 
 install: $(STAMP)
+
+# Debian packages (OCR engine, headless browser) listed in system-packages.txt.
+system-deps:
+	scripts/install-system-packages.sh
 
 # Pinned: constraints.txt fixes every transitive version, so a fresh machine installs the same set.
 $(STAMP): pyproject.toml constraints.txt

@@ -49,3 +49,21 @@ def test_says_not_found_below_the_threshold_or_without_hits() -> None:
     assert answerer.answer("quantum chromodynamics", hits).text == NOT_FOUND
     empty = answerer.answer("anything", [])
     assert not empty.found and empty.citations == ()
+
+
+def test_ask_stream_yields_text_pieces_then_the_answer(tmp_path) -> None:
+    from ragwright import Index
+    from ragwright.models import Answer
+    from ragwright.testing import HashingEmbedder
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("# Tea\n\nGreen tea is steamed to stop oxidation.\n")
+    with Index(tmp_path / "idx", embedder=HashingEmbedder()) as kb:
+        kb.ingest([tmp_path / "docs"])
+        events = list(kb.ask_stream("How is green tea processed?"))
+        expected = kb.ask("How is green tea processed?")
+    *pieces, final = events
+    assert isinstance(final, Answer)
+    assert all(isinstance(piece, str) for piece in pieces)
+    assert "".join(pieces) == final.text == expected.text
+    assert final.citations == expected.citations

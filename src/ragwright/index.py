@@ -8,7 +8,7 @@ settings, so reopening it needs nothing but its directory.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -173,6 +173,20 @@ class Index:
         """An extractive answer: the best-matching sentences, each cited to its exact span."""
         hits = self.search(question, top_k=top_k, where=where)
         return ExtractiveAnswerer(self.embedder, options).answer(question, hits)
+
+    def ask_stream(
+        self,
+        question: str,
+        *,
+        top_k: int = 5,
+        where: Filter | str | None = None,
+        options: ExtractiveOptions | None = None,
+    ) -> Iterator[str | Answer]:
+        """`ask`, as it is written: pieces of answer text, then the final `Answer`, whose
+        ``text`` is the pieces joined. The extractive answer arrives as one piece."""
+        answer = self.ask(question, top_k=top_k, where=where, options=options)
+        yield answer.text
+        yield answer
 
     def documents(self, where: Filter | str | None = None) -> list[DocumentInfo]:
         return self.store.list_documents(_filter(where))
