@@ -7,6 +7,8 @@ The tree::
     │   └── RegistryError           an unknown or doubly-claimed registry name
     ├── MissingDependencyError      an optional extra is not installed (message has the pip line)
     ├── ParseError                  a file could not be read as its format (names file and reason)
+    │   └── ParseLimitExceeded      parsing one file ran past its time or memory limit
+    ├── OcrError                    the OCR engine failed on a page image
     ├── IngestLimitExceeded         a safety limit refused a file or a batch (size, count, symlink)
     ├── StoreError                  the index cannot be opened, read or written
     │   ├── EmbeddingSpaceMismatch  the index was built with another embedding model
@@ -51,6 +53,14 @@ class ParseError(RagwrightError):
         super().__init__(f"cannot parse {source}: {reason}")
         self.source = source
         self.reason = reason
+
+
+class ParseLimitExceeded(ParseError):
+    """Parsing one file ran past the per-file time or memory limit (the file is skipped)."""
+
+
+class OcrError(RagwrightError):
+    """The OCR engine failed to read a page image (it crashed, timed out or refused it)."""
 
 
 class IngestLimitExceeded(RagwrightError):

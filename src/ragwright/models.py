@@ -55,12 +55,16 @@ class Section:
 
 @dataclass(frozen=True, slots=True)
 class ParsedDocument:
-    """What a parser returns: normalized text, its sections, and metadata found in the file."""
+    """What a parser returns: normalized text, its sections, and metadata found in the file.
+
+    ``warnings`` tell the user what the text lacks although the file was read (e.g. scanned
+    pages left unread because no OCR engine is installed); ingest reports them."""
 
     content: str
     sections: tuple[Section, ...] = ()
     metadata: Metadata = field(default_factory=lambda: _EMPTY)
     content_type: str = "text/plain"
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

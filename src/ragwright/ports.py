@@ -31,6 +31,36 @@ class Parser(Protocol):
     def parse(self, data: bytes, source: str) -> ParsedDocument: ...
 
 
+@dataclass(frozen=True, slots=True)
+class GrayImage:
+    """An 8-bit grayscale raster (0 black, 255 white), rows top to bottom without padding:
+    what a page is rendered to for OCR. ``dpi`` tells the engine how large the glyphs are."""
+
+    width: int
+    height: int
+    pixels: bytes
+    dpi: int
+
+
+@runtime_checkable
+class OcrEngine(Protocol):
+    """Reads the text in an image of a page (a scan).
+
+    ``name``, ``version`` and ``languages`` (e.g. ``tesseract``, ``5.3.0``, ``("eng",)``) are
+    recorded with every document the engine read; a change of any of them re-reads the file."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def version(self) -> str: ...
+
+    @property
+    def languages(self) -> tuple[str, ...]: ...
+
+    def recognize(self, image: GrayImage) -> str: ...
+
+
 @runtime_checkable
 class Chunker(Protocol):
     """Splits a document into chunks whose text is an exact slice of the content."""

@@ -63,6 +63,12 @@ def ingest(
     max_chunk_chars: Annotated[
         int, typer.Option(help="Refuse files that yield a longer chunk.")
     ] = 20_000,
+    parse_timeout: Annotated[
+        float, typer.Option(help="Seconds to parse one file (OCR included); 0: no limit.", min=0)
+    ] = 300.0,
+    parse_memory: Annotated[
+        int, typer.Option(help="MB of memory to parse one file; 0: no limit.", min=0)
+    ] = 2048,
     json_output: JsonOption = False,
 ) -> None:
     """Ingest files and folders (recursively). Unchanged files cost nothing; changed files
@@ -73,6 +79,8 @@ def ingest(
         max_files=max_files,
         max_chunk_chars=max_chunk_chars,
         prune=prune,
+        parse_timeout=parse_timeout or None,
+        parse_memory_mb=parse_memory or None,
     )
     with open_index(index, embedder, create=True) as kb:
         chunking = _chunking(kb.chunking, chunker, chunk_size, chunk_overlap)
@@ -141,6 +149,7 @@ def _report_json(report: IngestReport) -> dict[str, object]:
         "removed": report.removed,
         "failed": [{"source": f.source, "reason": f.reason} for f in report.failed],
         "skipped": [{"source": f.source, "reason": f.reason} for f in report.skipped],
+        "warnings": [{"source": w.source, "message": w.message} for w in report.warnings],
         "chunks_written": report.chunks_written,
     }
 
@@ -148,6 +157,8 @@ def _report_json(report: IngestReport) -> dict[str, object]:
 def _print_report(report: IngestReport) -> None:
     for skipped in report.skipped:
         errors.print(f"[yellow]skipped[/] {escape(skipped.source)}: {escape(skipped.reason)}")
+    for warning in report.warnings:
+        errors.print(f"[yellow]warning[/] {escape(warning.source)}: {escape(warning.message)}")
     for failure in report.failed:
         errors.print(f"[red]failed[/] {escape(failure.source)}: {escape(failure.reason)}")
     table = Table(show_header=True, header_style="bold", box=None)

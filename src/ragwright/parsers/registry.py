@@ -1,8 +1,13 @@
-"""Which parser reads which file, by extension.
+"""Which parser reads which file: by extension, confirmed by the file's first bytes.
 
 Built-in parsers register through the ``ragwright.parsers`` entry-point group like any plugin.
 Parsers are constructed on first use, so a plugin whose optional dependency is missing only
 fails (with its ``pip install`` line) when a file of its type is actually read.
+
+A parser claims extensions and content types (``extensions``, ``content_types``) and may
+declare ``magic``: byte signatures its files start with (``(b"%PDF-",)``). A file whose
+extension claims a format its bytes do not start with is refused with a `ParseError` that says
+what the file starts with, instead of being handed to a parser that would fail obscurely.
 """
 
 from __future__ import annotations
@@ -18,12 +23,18 @@ from ragwright.ports import Parser
 ENTRY_POINT_GROUP = "ragwright.parsers"
 
 
+#: How many bytes of a file ``parser_for`` needs to check magic signatures.
+MAGIC_BYTES = 16
+
+
 @dataclass
 class _Entry:
     name: str
     extensions: tuple[str, ...]
     factory: Callable[[], Parser]
     instance: Parser | None = field(default=None)
+    content_types: tuple[str, ...] = ()
+    magic: tuple[bytes, ...] = ()
 
     def parser(self) -> Parser:
         if self.instance is None:
@@ -32,17 +43,18 @@ class _Entry:
 
 
 class ParserRegistry:
-    """Maps lower-case file extensions to parsers; one claim per extension.
+    """Maps lower-case file extensions and content types to parsers; one claim per each.
 
     A parser is registered under a name (by default its class name without ``Parser``, lower
-    case: ``TextParser`` → ``text``). A second claim on an extension raises ``RegistryError``
-    naming both parsers, unless the newcomer ``replaces`` the other by name: the replaced parser
-    then leaves entirely, with all its extensions.
+    case: ``TextParser`` → ``text``). A second claim on an extension or a content type raises
+    ``RegistryError`` naming both parsers, unless the newcomer ``replaces`` the other by name:
+    the replaced parser then leaves entirely, with all its claims.
     """
 
     def __init__(self, parsers: Iterable[Parser] = ()) -> None:
         self._entries: dict[str, _Entry] = {}
         self._by_extension: dict[str, _Entry] = {}
+        self._by_content_type: dict[str, _Entry] = {}
         for parser in parsers:
             self.register(parser)
 
@@ -69,6 +81,8 @@ class ParserRegistry:
                 name,
                 _extensions_of(parser_class, name),
                 replaces=getattr(parser_class, "replaces", None),
+                content_types=_content_types_of(parser_class, name),
+                magic=_magic_of(parser_class, name),
             )
         return registry
 
@@ -78,7 +92,13 @@ class ParserRegistry:
         """Register a parser instance for the extensions it claims."""
         name = name or _default_name(parser)
         self.register_factory(
-            lambda: parser, name, _extensions_of(parser, name), replaces, instance=parser
+            lambda: parser,
+            name,
+            _extensions_of(parser, name),
+            replaces,
+            instance=parser,
+            content_types=_content_types_of(parser, name),
+            magic=_magic_of(parser, name),
         )
 
     def register_factory(
@@ -89,34 +109,63 @@ class ParserRegistry:
         replaces: str | None = None,
         *,
         instance: Parser | None = None,
+        content_types: Iterable[str] = (),
+        magic: Iterable[bytes] = (),
     ) -> None:
         """Register a parser to be built on first use (e.g. a class with a no-arg constructor)."""
         replaced = self._replaced(replaces, by=name)
         if name in self._entries and self._entries[name] is not replaced:
             raise RegistryError(f"a parser named {name!r} is already registered")
-        entry = _Entry(name, tuple(_normalize(ext) for ext in extensions), factory, instance)
-        for extension in entry.extensions:
-            holder = self._by_extension.get(extension)
-            if holder is not None and holder is not replaced:
-                raise RegistryError(
-                    f"parsers {holder.name!r} and {name!r} both claim {extension!r}; register "
-                    f"one with replaces={holder.name!r} to choose it"
-                )
+        entry = _Entry(
+            name,
+            tuple(_normalize(ext) for ext in extensions),
+            factory,
+            instance,
+            tuple(kind.strip().lower() for kind in content_types),
+            tuple(magic),
+        )
+        self._check_claims(self._by_extension, entry.extensions, entry, replaced, "")
+        self._check_claims(
+            self._by_content_type, entry.content_types, entry, replaced, "content type "
+        )
         if replaced is not None:  # only now, so a refused registration changes nothing
             del self._entries[replaced.name]
             for extension in replaced.extensions:
                 del self._by_extension[extension]
+            for kind in replaced.content_types:
+                del self._by_content_type[kind]
         self._entries[name] = entry
         self._by_extension.update(dict.fromkeys(entry.extensions, entry))
+        self._by_content_type.update(dict.fromkeys(entry.content_types, entry))
 
-    def parser_for(self, path: str | Path) -> Parser:
-        """The parser for a file, by its extension (case-insensitive)."""
+    @staticmethod
+    def _check_claims(
+        holders: dict[str, _Entry],
+        claims: tuple[str, ...],
+        entry: _Entry,
+        replaced: _Entry | None,
+        what: str,
+    ) -> None:
+        for claim in claims:
+            holder = holders.get(claim)
+            if holder is not None and holder is not replaced:
+                raise RegistryError(
+                    f"parsers {holder.name!r} and {entry.name!r} both claim {what}{claim!r}; "
+                    f"register one with replaces={holder.name!r} to choose it"
+                )
+
+    def parser_for(self, path: str | Path, head: bytes | None = None) -> Parser:
+        """The parser for a file, by its extension (case-insensitive). Given the file's first
+        bytes (at least `MAGIC_BYTES` of them, or the whole file), checks that they start with
+        one of the parser's magic signatures, if it declares any."""
         entry = self._lookup(path)
         if entry is None:
             suffix = Path(path).suffix.lower()
             what = f"extension {suffix!r}" if suffix else "files without an extension"
             supported = ", ".join(self.extensions) or "none"
             raise ParseError(str(path), f"no parser for {what}; supported: {supported}")
+        if head is not None and entry.magic and not head.startswith(entry.magic):
+            raise ParseError(str(path), _not_this_format(path, head, entry.magic))
         return entry.parser()
 
     def supports(self, path: str | Path) -> bool:
@@ -126,6 +175,11 @@ class ParserRegistry:
     def extensions(self) -> tuple[str, ...]:
         """Every claimed extension, sorted."""
         return tuple(sorted(self._by_extension))
+
+    @property
+    def content_types(self) -> tuple[str, ...]:
+        """Every claimed content type, sorted."""
+        return tuple(sorted(self._by_content_type))
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -163,6 +217,34 @@ def _extensions_of(parser: object, name: str) -> tuple[str, ...]:
     if not isinstance(extensions, tuple | list) or not all(isinstance(e, str) for e in extensions):
         raise RegistryError(f"parser {name!r} must declare extensions as a tuple of strings")
     return tuple(extensions)
+
+
+def _content_types_of(parser: object, name: str) -> tuple[str, ...]:
+    kinds = getattr(parser, "content_types", ())
+    if not isinstance(kinds, tuple | list) or not all(isinstance(k, str) for k in kinds):
+        raise RegistryError(f"parser {name!r} must declare content_types as a tuple of strings")
+    return tuple(kinds)
+
+
+def _magic_of(parser: object, name: str) -> tuple[bytes, ...]:
+    """A parser's optional magic signatures; none means its files are not checked."""
+    magic = getattr(parser, "magic", ())
+    if not isinstance(magic, tuple | list) or not all(
+        isinstance(m, bytes) and 0 < len(m) <= MAGIC_BYTES for m in magic
+    ):
+        raise RegistryError(
+            f"parser {name!r} must declare magic as a tuple of byte strings of 1 to "
+            f"{MAGIC_BYTES} bytes"
+        )
+    return tuple(magic)
+
+
+def _not_this_format(path: str | Path, head: bytes, magic: tuple[bytes, ...]) -> str:
+    kind = Path(path).suffix.lstrip(".").upper() or "expected"
+    if not head:
+        return f"not a {kind} file: it is empty"
+    expected = " or ".join(repr(signature) for signature in magic)
+    return f"not a {kind} file: it starts with {head[:MAGIC_BYTES]!r}, not {expected}"
 
 
 def _normalize(extension: str) -> str:

@@ -2,7 +2,8 @@
 
 A file whose bytes, parser and chunking are unchanged since the last run costs one hash and
 nothing else. A changed file replaces exactly its own chunks, in one transaction. A file that
-fails is reported with its reason and the run goes on.
+fails is reported with its reason and the run goes on. Parsing runs in a worker process under a
+time and a memory limit per file (`ParseWorker`), so a pathological file is reported too.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from typing import Protocol
 import numpy as np
 
 from ragwright.errors import EmbedderError, IngestLimitExceeded, ParseError, RagwrightError
-from ragwright.models import Chunk, Document, document_id_for
+from ragwright.models import Chunk, Document, ParsedDocument, document_id_for
 from ragwright.pipeline.discover import Candidate, Discovery, discover, source_path
+from ragwright.pipeline.parse_worker import ParseLimits, ParseWorker
 from ragwright.ports import Chunker, DocumentWrite, Embedder, Parser, Vectors
 
 # Bumped when the way files become chunks changes, so every file is re-read once.
@@ -27,7 +29,7 @@ INGEST_FORMAT = "1"
 
 
 class ParserLookup(Protocol):
-    def parser_for(self, path: str | Path) -> Parser: ...
+    def parser_for(self, path: str | Path, head: bytes | None = None) -> Parser: ...
 
     def supports(self, path: str | Path) -> bool: ...
 
@@ -51,12 +53,27 @@ class IngestOptions:
     prune: bool = False
     #: Chunks embedded per call; bounds memory and lets the embedder sort by length.
     embed_batch: int = 256
+    #: Per-file parse limits: seconds and MB (``None``: no limit). See `ParseWorker`.
+    parse_timeout: float | None = 300.0
+    parse_memory_mb: int | None = 2048
+
+    @property
+    def parse_limits(self) -> ParseLimits:
+        return ParseLimits(self.parse_timeout, self.parse_memory_mb)
 
 
 @dataclass(frozen=True, slots=True)
 class Failure:
     source: str
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class IngestWarning:
+    """Something a file's text lacks although it was ingested (e.g. scanned pages unread)."""
+
+    source: str
+    message: str
 
 
 @dataclass
@@ -68,6 +85,7 @@ class IngestReport:
     failed: list[Failure] = field(default_factory=list)
     #: Files left alone on purpose (symbolic links met inside folders), with the reason.
     skipped: list[Failure] = field(default_factory=list)
+    warnings: list[IngestWarning] = field(default_factory=list)
     chunks_written: int = 0
 
     @property
@@ -137,18 +155,18 @@ class Ingestor:
         known = self.store.fingerprints()
         pending: list[_Pending] = []
         pending_chunks = 0
-        for done, candidate in enumerate(found.candidates, start=1):
-            item = self._prepare(candidate, known, report)
-            if item is not None:
-                pending.append(item)
-                pending_chunks += len(item.chunks)
-                if pending_chunks >= options.embed_batch:
-                    self._flush(pending, report)
-                    pending_chunks = 0
-            if progress is not None:
-                progress(
-                    Progress(done, len(found.candidates), report.chunks_written, candidate.source)
-                )
+        with ParseWorker(options.parse_limits) as worker:
+            for done, candidate in enumerate(found.candidates, start=1):
+                item = self._prepare(candidate, known, report, worker)
+                if item is not None:
+                    pending.append(item)
+                    pending_chunks += len(item.chunks)
+                    if pending_chunks >= options.embed_batch:
+                        self._flush(pending, report)
+                        pending_chunks = 0
+                if progress is not None:
+                    total = len(found.candidates)
+                    progress(Progress(done, total, report.chunks_written, candidate.source))
         self._flush(pending, report)
         if progress is not None:  # the last batch was written after the last file's update
             total = len(found.candidates)
@@ -158,16 +176,22 @@ class Ingestor:
         return report
 
     def _prepare(
-        self, candidate: Candidate, known: dict[str, str], report: IngestReport
+        self,
+        candidate: Candidate,
+        known: dict[str, str],
+        report: IngestReport,
+        worker: ParseWorker,
     ) -> _Pending | None:
         try:
             data = candidate.path.read_bytes()
-            parser = self.parsers.parser_for(candidate.path)
+            parser = self.parsers.parser_for(candidate.path, data)
             fingerprint = self._fingerprint(data, parser)
             if known.get(candidate.source) == fingerprint:
                 report.unchanged.append(candidate.source)
                 return None
-            document, chunks = self._parse_and_chunk(data, parser, candidate)
+            parsed = worker.parse(parser, data, candidate.source)
+            document, chunks = self._chunk(parsed, candidate)
+            report.warnings.extend(IngestWarning(candidate.source, w) for w in parsed.warnings)
         except (RagwrightError, OSError) as error:
             report.failed.append(Failure(candidate.source, _reason(error)))
             return None
@@ -178,15 +202,16 @@ class Ingestor:
         return _Pending(document, chunks, fingerprint, candidate.source in known)
 
     def _fingerprint(self, data: bytes, parser: Parser) -> str:
+        """The file's bytes and everything that decides its chunks: the parser, its settings
+        (``parse_settings``, e.g. the OCR engine's version) and the chunker's."""
         digest = hashlib.sha256(data)
         parser_name = f"{type(parser).__module__}.{type(parser).__qualname__}"
+        settings = getattr(parser, "parse_settings", "")
+        parser_name += f"\0{settings}" if settings else ""
         digest.update(f"\0{INGEST_FORMAT}\0{parser_name}\0{self.chunker_spec}".encode())
         return digest.hexdigest()
 
-    def _parse_and_chunk(
-        self, data: bytes, parser: Parser, candidate: Candidate
-    ) -> tuple[Document, list[Chunk]]:
-        parsed = parser.parse(data, candidate.source)
+    def _chunk(self, parsed: ParsedDocument, candidate: Candidate) -> tuple[Document, list[Chunk]]:
         metadata = {
             **parsed.metadata,
             "filename": candidate.path.name,
