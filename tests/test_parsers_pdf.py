@@ -1,0 +1,176 @@
+"""The PDF parser on PDFs built here: pages, outline headings, metadata, cleanup, failures."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from pdf_files import TextPage, build_encrypted_pdf, build_text_pdf
+from reportlab.lib.pagesizes import A4
+from reportlab.pdfgen import canvas
+
+from ragwright import Index
+from ragwright.errors import MissingDependencyError, ParseError
+from ragwright.parsers.pdf import PAGE_BREAK, PdfParser
+from ragwright.parsers.registry import ParserRegistry
+
+
+@pytest.fixture(scope="module")
+def parser() -> PdfParser:
+    return PdfParser(ocr="off")
+
+
+def test_text_of_every_page_in_order_with_page_breaks(parser: PdfParser, tmp_path: Path) -> None:
+    plan = build_text_pdf(tmp_path / "report.pdf", pages=3)
+    document = parser.parse((tmp_path / "report.pdf").read_bytes(), "report.pdf")
+    pages = document.content.split(PAGE_BREAK)
+    assert len(pages) == 3
+    for text, page in zip(pages, plan, strict=True):
+        assert text.split() == " ".join(_page_parts(page)).split()
+
+
+def _page_parts(page: TextPage) -> list[str]:
+    """A page's text in drawing order: chapter, first half, section heading, second half."""
+    half = len(page.paragraphs) // 2
+    return [page.chapter, *page.paragraphs[:half], page.section, *page.paragraphs[half:]]
+
+
+def test_sections_carry_page_numbers_and_outline_breadcrumbs(
+    parser: PdfParser, tmp_path: Path
+) -> None:
+    build_text_pdf(tmp_path / "report.pdf", pages=3)
+    document = parser.parse((tmp_path / "report.pdf").read_bytes(), "report.pdf")
+    described = [(s.page, s.heading_path, s.level) for s in document.sections]
+    assert described == [
+        (1, ("Chapter 1",), 1),
+        (1, ("Chapter 1", "Section 1.1"), 2),
+        (2, ("Chapter 2",), 1),
+        (2, ("Chapter 2", "Section 2.1"), 2),
+        (3, ("Chapter 3",), 1),
+        (3, ("Chapter 3", "Section 3.1"), 2),
+    ]
+    content = document.content
+    for section in document.sections:  # each heading section starts with its heading's line
+        assert content[section.char_start :].startswith(section.heading_path[-1])
+    # contiguous from the start to the end: no text outside a section
+    assert document.sections[0].char_start == 0
+    assert document.sections[-1].char_end == len(content)
+    for before, after in zip(document.sections, document.sections[1:], strict=False):
+        assert before.char_end == after.char_start
+
+
+def test_metadata_title_author_and_page_count(parser: PdfParser, tmp_path: Path) -> None:
+    build_text_pdf(tmp_path / "a.pdf", pages=2, title="Annual  Report", author="Ada Lovelace")
+    document = parser.parse((tmp_path / "a.pdf").read_bytes(), "a.pdf")
+    assert document.content_type == "application/pdf"
+    assert document.metadata["pages"] == 2
+    assert document.metadata["title"] == "Annual Report"
+    assert document.metadata["author"] == "Ada Lovelace"
+
+
+def test_without_an_outline_each_page_is_one_plain_section(
+    parser: PdfParser, tmp_path: Path
+) -> None:
+    build_text_pdf(tmp_path / "plain.pdf", pages=2, outline=False)
+    document = parser.parse((tmp_path / "plain.pdf").read_bytes(), "plain.pdf")
+    assert [(s.page, s.heading_path) for s in document.sections] == [(1, ()), (2, ())]
+
+
+def test_hyphenated_line_breaks_are_joined_and_blank_pages_kept(
+    parser: PdfParser, tmp_path: Path
+) -> None:
+    path = tmp_path / "hyphen.pdf"
+    pdf = canvas.Canvas(str(path), pagesize=A4)
+    pdf.drawString(72, 760, "A sentence with an exam-")
+    pdf.drawString(72, 746, "ple that wraps.")
+    pdf.showPage()
+    pdf.showPage()  # a blank page: nothing to read, and nothing to OCR
+    pdf.drawString(72, 760, "Third page.")
+    pdf.showPage()
+    pdf.save()
+    document = parser.parse(path.read_bytes(), "hyphen.pdf")
+    assert document.content.split(PAGE_BREAK) == [
+        "A sentence with an example that wraps.",
+        "",
+        "Third page.",
+    ]
+    assert [s.page for s in document.sections] == [1, 2, 3]
+    assert not document.warnings
+
+
+def test_ligature_glyphs_are_spelled_out() -> None:
+    from ragwright.parsers.pdf import _clean
+
+    assert _clean("We \ufb01nd the o\ufb03ce \ufb02ow\r\n\x00\n\n\n\nend  ") == (
+        "We find the office flow\n\nend"
+    )
+
+
+def test_encrypted_pdf_is_a_parse_error_naming_file_and_reason(
+    parser: PdfParser, tmp_path: Path
+) -> None:
+    build_encrypted_pdf(tmp_path / "locked.pdf")
+    with pytest.raises(ParseError, match=r"locked\.pdf: the PDF is encrypted and needs a password"):
+        parser.parse((tmp_path / "locked.pdf").read_bytes(), "locked.pdf")
+
+
+def test_pdf_encrypted_without_a_user_password_is_read(parser: PdfParser, tmp_path: Path) -> None:
+    plan = build_encrypted_pdf(tmp_path / "open.pdf", user_password="")
+    document = parser.parse((tmp_path / "open.pdf").read_bytes(), "open.pdf")
+    assert plan[0].paragraphs[0] in " ".join(document.content.split()).replace("\n", " ")
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: data[: len(data) // 3],  # truncated
+        lambda data: b"%PDF-1.7\n" + b"\x00garbage" * 100,  # a header and nothing else
+    ],
+    ids=["truncated", "garbage"],
+)
+def test_broken_pdf_is_a_parse_error(parser: PdfParser, tmp_path: Path, damage: object) -> None:
+    build_text_pdf(tmp_path / "ok.pdf", pages=3)
+    broken = damage((tmp_path / "ok.pdf").read_bytes())  # type: ignore[operator]
+    with pytest.raises(ParseError, match=r"cannot parse broken\.pdf: damaged or not a PDF"):
+        parser.parse(broken, "broken.pdf")
+
+
+def test_a_pdf_that_is_not_a_pdf_is_refused_by_its_magic_bytes(tmp_path: Path) -> None:
+    registry = ParserRegistry.from_entry_points()
+    head = b"<!DOCTYPE html><html><body>oops</body></html>"
+    with pytest.raises(ParseError) as caught:
+        registry.parser_for("download.pdf", head)
+    assert str(caught.value) == (
+        "cannot parse download.pdf: not a PDF file: it starts with "
+        "b'<!DOCTYPE html><', not b'%PDF-'"
+    )
+    with pytest.raises(ParseError, match="not a PDF file: it is empty"):
+        registry.parser_for("empty.pdf", b"")
+    assert isinstance(registry.parser_for("real.PDF", b"%PDF-1.7\n"), PdfParser)
+
+
+def test_missing_pdf_library_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pypdfium2", None)  # import fails as if not installed
+    with pytest.raises(MissingDependencyError, match=r"pip install 'ragwright\[pdf\]'"):
+        PdfParser(ocr="off")
+
+
+def test_ingested_pdf_chunks_carry_pages_and_breadcrumbs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RAGWRIGHT_OCR", "off")
+    (tmp_path / "docs").mkdir()
+    plan = build_text_pdf(tmp_path / "docs" / "manual.pdf", pages=4)
+    with Index(tmp_path / "index", embedder="hashing") as kb:
+        report = kb.ingest([tmp_path / "docs"])
+        assert report.ok and report.added == ["docs/manual.pdf"]
+        document = kb.document("docs/manual.pdf")
+        assert document is not None
+        hits = kb.search(plan[2].paragraphs[-1], mode="bm25", top_k=1)
+        chunk = hits[0].chunk
+        assert document.content[chunk.char_start : chunk.char_end] == chunk.text
+        assert chunk.metadata["page"] == 3
+        assert chunk.metadata["breadcrumb"] == "Chapter 3 > Section 3.1"
+        assert chunk.metadata["title"] == "Generated report"
