@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from pdf_files import build_scanned_pdf
 
+from pdf_files import build_scanned_pdf
 from ragwright import Index
 from ragwright.errors import MissingDependencyError, ParseError
 from ragwright.ocr import TesseractOcr

@@ -6,10 +6,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from pdf_files import TextPage, build_encrypted_pdf, build_text_pdf
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen import canvas
 
+from pdf_files import TextPage, build_encrypted_pdf, build_text_pdf
 from ragwright import Index
 from ragwright.errors import MissingDependencyError, ParseError
 from ragwright.parsers.pdf import PAGE_BREAK, PdfParser
