@@ -1,0 +1,178 @@
+"""Per-file parse limits: a parser that hangs, one that eats memory and one that crashes are
+each reported and skipped while the batch goes on. The parsers are real and run in the real
+worker process (they travel there by pickling, so they live at module level)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from ragwright.chunkers import create_chunker
+from ragwright.errors import ParseError
+from ragwright.models import ParsedDocument
+from ragwright.parsers import ParserRegistry, TextParser
+from ragwright.pipeline.ingest import IngestOptions, Ingestor, IngestReport
+from ragwright.pipeline.parse_worker import ParseLimits, ParseWorker
+from ragwright.stores.sqlite import SQLiteStore
+from ragwright.testing import HashingEmbedder
+
+pytestmark = pytest.mark.slow  # spawns worker processes
+
+
+class SlowParser:
+    """Never finishes in time (a PDF whose object graph loops, say)."""
+
+    extensions: tuple[str, ...] = (".slow",)
+    content_types: tuple[str, ...] = ()
+
+    def parse(self, data: bytes, source: str) -> ParsedDocument:
+        time.sleep(120)
+        return ParsedDocument(content="too late")
+
+
+class HugeParser:
+    """Inflates its input far beyond any sane size (a decompression bomb)."""
+
+    extensions: tuple[str, ...] = (".huge",)
+    content_types: tuple[str, ...] = ()
+
+    def parse(self, data: bytes, source: str) -> ParsedDocument:
+        inflated = bytearray(4 * 1024**3)
+        return ParsedDocument(content=str(len(inflated)))
+
+
+class CrashingParser:
+    """Takes its process down the way a crashing C library does."""
+
+    extensions: tuple[str, ...] = (".crash",)
+    content_types: tuple[str, ...] = ()
+
+    def parse(self, data: bytes, source: str) -> ParsedDocument:
+        os.kill(os.getpid(), signal.SIGKILL)
+        raise AssertionError("unreachable")
+
+
+class FailingParser:
+    """Fails the ordinary ways: a ParseError, or a bug."""
+
+    extensions: tuple[str, ...] = (".fail",)
+    content_types: tuple[str, ...] = ()
+
+    def parse(self, data: bytes, source: str) -> ParsedDocument:
+        if data.startswith(b"bug"):
+            raise ValueError("a parser bug")
+        raise ParseError(source, "the header is wrong")
+
+
+class PidParser:
+    """Says which process parsed it."""
+
+    extensions: tuple[str, ...] = (".pid",)
+    content_types: tuple[str, ...] = ()
+
+    def parse(self, data: bytes, source: str) -> ParsedDocument:
+        return ParsedDocument(content=f"parsed by process {os.getpid()}")
+
+
+class UnpicklablePidParser(PidParser):
+    extensions: tuple[str, ...] = (".local",)
+
+    def __init__(self) -> None:
+        self.hook = lambda: None  # lambdas do not pickle
+
+
+def registry() -> ParserRegistry:
+    return ParserRegistry(
+        [TextParser(), SlowParser(), HugeParser(), CrashingParser(), FailingParser()]
+    )
+
+
+def ingest(root: Path, files: dict[str, bytes], options: IngestOptions) -> IngestReport:
+    docs = root / "docs"
+    docs.mkdir()
+    for name, data in files.items():
+        (docs / name).write_bytes(data)
+    embedder = HashingEmbedder()
+    store = SQLiteStore(root / "index", create=True)
+    try:
+        store.bind_space(embedder.space)
+        ingestor = Ingestor(
+            store,
+            embedder,
+            registry(),
+            create_chunker("recursive"),
+            chunker_spec="recursive",
+            base=root,
+            options=options,
+        )
+        return ingestor.run([docs])
+    finally:
+        store.close()
+
+
+def reasons(report: IngestReport) -> dict[str, str]:
+    return {failure.source: failure.reason for failure in report.failed}
+
+
+def test_a_parse_that_runs_too_long_is_reported_and_the_batch_goes_on(tmp_path: Path) -> None:
+    files = {"a.txt": b"first", "b.slow": b"", "c.txt": b"after the slow one"}
+    report = ingest(tmp_path, files, IngestOptions(parse_timeout=1))
+    assert reasons(report) == {"docs/b.slow": "parse timed out after 1 s"}
+    assert report.added == ["docs/a.txt", "docs/c.txt"]
+
+
+def test_a_parse_that_needs_too_much_memory_is_reported_and_the_batch_goes_on(
+    tmp_path: Path,
+) -> None:
+    files = {"a.huge": b"", "b.txt": b"after the bomb"}
+    report = ingest(tmp_path, files, IngestOptions(parse_memory_mb=600))
+    assert reasons(report) == {"docs/a.huge": "parse exceeded 600 MB"}
+    assert report.added == ["docs/b.txt"]
+
+
+def test_a_crashing_parser_is_reported_and_the_batch_goes_on(tmp_path: Path) -> None:
+    files = {"a.crash": b"", "b.txt": b"after the crash", "c.crash": b"", "d.txt": b"again"}
+    report = ingest(tmp_path, files, IngestOptions())
+    crash = "the parser crashed with SIGKILL (it may have hit the 2048 MB memory limit)"
+    assert reasons(report) == {"docs/a.crash": crash, "docs/c.crash": crash}
+    assert report.added == ["docs/b.txt", "docs/d.txt"]
+
+
+def test_ordinary_failures_in_the_worker_keep_their_reasons(tmp_path: Path) -> None:
+    files = {"a.fail": b"header", "b.fail": b"bug", "c.txt": b"fine"}
+    report = ingest(tmp_path, files, IngestOptions())
+    assert reasons(report) == {
+        "docs/a.fail": "the header is wrong",
+        "docs/b.fail": "unexpected ValueError: a parser bug",
+    }
+    assert report.added == ["docs/c.txt"]
+
+
+def test_one_worker_serves_every_file_and_limits_off_parse_here() -> None:
+    parser = PidParser()
+    with ParseWorker(ParseLimits(timeout=30, memory_mb=None)) as worker:
+        first = worker.parse(parser, b"", "a.pid").content
+        second = worker.parse(parser, b"", "b.pid").content
+    assert first == second != f"parsed by process {os.getpid()}"
+    with ParseWorker(ParseLimits(timeout=None, memory_mb=None)) as worker:
+        assert worker.parse(parser, b"", "c.pid").content == f"parsed by process {os.getpid()}"
+
+
+def test_a_parser_that_cannot_be_pickled_is_run_here() -> None:
+    with ParseWorker(ParseLimits()) as worker:
+        document = worker.parse(UnpicklablePidParser(), b"", "a.local")
+    assert document.content == f"parsed by process {os.getpid()}"
+
+
+def test_after_a_timeout_the_next_file_gets_a_fresh_worker() -> None:
+    pid = PidParser()
+    with ParseWorker(ParseLimits(timeout=1)) as worker:
+        before = worker.parse(pid, b"", "a.pid").content
+        with pytest.raises(ParseError, match="parse timed out after 1 s"):
+            worker.parse(SlowParser(), b"", "b.slow")
+        after = worker.parse(pid, b"", "c.pid").content
+    assert before != after
