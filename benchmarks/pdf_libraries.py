@@ -9,10 +9,12 @@ pdfplumber. Each reads the same generated files in this process:
 - recall: the share of the expected words recovered (as a multiset);
 - order: on a two-column page, does the left column come out before the right one?
 - ligatures: are "ﬁ", "ﬀ", "ﬂ", "ﬃ" glyphs read as plain letters ("find", "office")?
-- hyphens: is a word hyphenated across a line break ("exam-" / "ple") read whole?
+- hyphens: is a word hyphenated across a line break ("exam-" / "ple") read whole? ("marked":
+  pdfium puts U+FFFE where it removed the hyphen, so a caller can join the word);
 - paragraphs: are paragraphs separated by a blank line?
 
-Prints one row per library and the speed ratio against pypdf (the pure-Python baseline).
+Prints one row per library and the speed ratio against pypdf (the pure-Python baseline); the
+first row is ragwright's own parser (pypdfium2 plus its cleanup, outline and sections).
 """
 
 from __future__ import annotations
@@ -71,7 +73,14 @@ def pdfplumber_pages(path: Path) -> list[str]:
         return [page.extract_text() for page in document.pages]
 
 
+def ragwright_pages(path: Path) -> list[str]:
+    from ragwright.parsers.pdf import PAGE_BREAK, PdfParser
+
+    return PdfParser(ocr="off").parse(path.read_bytes(), path.name).content.split(PAGE_BREAK)
+
+
 LIBRARIES: dict[str, Extract] = {
+    "ragwright": ragwright_pages,  # pypdfium2 plus the parser's cleanup, outline and sections
     "pypdfium2": pypdfium2_pages,
     "pypdf": pypdf_pages,
     "pdfminer.six": pdfminer_pages,
@@ -121,7 +130,7 @@ def quality(extract: Extract, layout: Path, ligatures: bool) -> dict[str, str]:
             if ligatures
             else "n/a"
         ),
-        "hyphens": "yes" if "example" in words else "no",
+        "hyphens": "yes" if "example" in words else ("marked" if "exam\ufffeple" in text else "no"),
         "paragraphs": "yes" if re.search(r"word\.\s*\n\s*\n\s*The second", text) else "no",
     }
 

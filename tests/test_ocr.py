@@ -57,7 +57,7 @@ def test_only_pages_without_text_are_read_by_ocr(mixed: Path) -> None:
     document = PdfParser(ocr="tesseract").parse(mixed.read_bytes(), "mixed.pdf")
     pages = document.content.split(PAGE_BREAK)
     assert len(pages) == 3
-    assert pages[0].startswith("Chapter 1\nPage 1 paragraph 1.")
+    assert pages[0].startswith("Chapter 1\n\nPage 1 paragraph 1.")
     assert words(SCANNED) <= words(pages[2])
     assert document.metadata["ocr_pages"] == [3]
 

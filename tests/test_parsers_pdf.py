@@ -21,13 +21,17 @@ def parser() -> PdfParser:
     return PdfParser(ocr="off")
 
 
-def test_text_of_every_page_in_order_with_page_breaks(parser: PdfParser, tmp_path: Path) -> None:
+def test_text_of_every_page_in_order_with_page_breaks_and_paragraphs(
+    parser: PdfParser, tmp_path: Path
+) -> None:
     plan = build_text_pdf(tmp_path / "report.pdf", pages=3)
     document = parser.parse((tmp_path / "report.pdf").read_bytes(), "report.pdf")
     pages = document.content.split(PAGE_BREAK)
     assert len(pages) == 3
     for text, page in zip(pages, plan, strict=True):
-        assert text.split() == " ".join(_page_parts(page)).split()
+        # headings and paragraphs are blocks separated by one blank line; lines wrap inside
+        blocks = [" ".join(block.split("\n")) for block in text.split("\n\n")]
+        assert blocks == _page_parts(page)
 
 
 def _page_parts(page: TextPage) -> list[str]:

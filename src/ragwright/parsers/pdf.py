@@ -42,6 +42,7 @@ _LIGATURES = str.maketrans(
 )
 # Control characters other than tab, newline and form feed carry no text.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+_LINE_BREAK = re.compile(r"\r\n")
 _TRAILING_SPACE = re.compile(r"[ \t]+\n")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
@@ -201,9 +202,40 @@ def _open(data: bytes, source: str) -> pypdfium2.PdfDocument:
 def _text_layer(page: pypdfium2.PdfPage) -> str:
     textpage = page.get_textpage()
     try:
-        return str(textpage.get_text_range())
+        text = str(textpage.get_text_range())
+        if len(text) == textpage.count_chars():  # one UTF-16 unit per char: indexes line up
+            text = _mark_paragraphs(textpage, text)
+        return text
     finally:
         textpage.close()
+
+
+def _mark_paragraphs(textpage: pypdfium2.PdfTextPage, text: str) -> str:
+    """Blank lines where paragraphs break: pdfium ends every line with ``\r\n`` alike, so
+    a break becomes ``\n\n`` when the space between the two lines is over half a line high,
+    or when the next line starts higher up the page (a new column or block). Only the two
+    characters around each line break are measured (their loose, font-height boxes)."""
+    import pypdfium2.raw as pdfium_c
+
+    box = pdfium_c.FS_RECTF()
+
+    def vertical(index: int) -> tuple[float, float] | None:
+        if not pdfium_c.FPDFText_GetLooseCharBox(textpage.raw, index, box):
+            return None
+        return (box.top, box.bottom) if box.top > box.bottom else None
+
+    pieces, position = [], 0
+    for match in _LINE_BREAK.finditer(text):
+        before, after = vertical(match.start() - 1), vertical(match.end())
+        if before is not None and after is not None:
+            height = min(before[0] - before[1], after[0] - after[1])
+            gap = before[1] - after[0]
+            if gap > height / 2 or after[0] > before[0] + height / 2:
+                pieces.append(text[position : match.start()])
+                pieces.append("\n\n")
+                position = match.end()
+    pieces.append(text[position:])
+    return "".join(pieces)
 
 
 def _clean(text: str) -> str:
