@@ -35,7 +35,7 @@ from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.pdfgen import canvas
 
-from pdf_files import build_text_pdf
+from pdf_files import build_scanned_pdf, build_text_pdf
 
 # A font with ligature glyphs (Debian fonts-dejavu-core); without it the ligature row is "n/a".
 LIGATURE_FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
@@ -148,6 +148,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=60)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--scans", type=int, default=3, help="scanned pages for the OCR row")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         text_pdf, layout = Path(folder) / "text.pdf", Path(folder) / "layout.pdf"
@@ -170,6 +171,7 @@ def main() -> None:
                     quality(extract, layout, ligatures),
                 )
             )
+        ocr = ocr_seconds_per_page(Path(folder) / "scans.pdf", args.scans)
     baseline = next((row[1] for row in rows if row[0] == "pypdf"), None)
     header = f"{'library':<13} {'pages/s':>8} {'vs pypdf':>8} {'recall':>7}"
     print(f"{header}  order  ligatures  hyphens  paragraphs   ({args.pages} pages)")
@@ -179,6 +181,26 @@ def main() -> None:
             f"{name:<13} {pages_per_second:>8.1f} {ratio:>8} {share:>7.3f}  {checks['order']:<5}  "
             f"{checks['ligatures']:<9}  {checks['hyphens']:<7}  {checks['paragraphs']}"
         )
+
+    print(ocr)
+
+
+def ocr_seconds_per_page(path: Path, scans: int) -> str:
+    """ragwright's parser on image-only pages: render at 300 dpi, then Tesseract."""
+    from ragwright.parsers.pdf import PdfParser
+
+    try:
+        parser = PdfParser(ocr="tesseract")
+    except Exception as error:
+        return f"OCR: not measured ({error})"
+    text = " ".join(page.paragraphs[0] for page in build_text_pdf(path, pages=scans))
+    build_scanned_pdf(path, text, scans=scans)
+    start = time.perf_counter()
+    document = parser.parse(path.read_bytes(), path.name)
+    seconds = (time.perf_counter() - start) / scans
+    engine = document.metadata["ocr_engine"]
+    share = recall(WORD.findall(text) * scans, document.content)
+    return f"OCR ({engine}, 300 dpi): {seconds:.2f} s/page, recall {share:.3f} ({scans} pages)"
 
 
 if __name__ == "__main__":
