@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen import canvas
 
-from pdf_files import TextPage, build_encrypted_pdf, build_text_pdf
+from pdf_files import TextPage, build_encrypted_pdf, build_scanned_pdf, build_text_pdf
 from ragwright import Index
 from ragwright.errors import MissingDependencyError, ParseError
 from ragwright.parsers.pdf import PAGE_BREAK, PdfParser
@@ -178,3 +179,43 @@ def test_ingested_pdf_chunks_carry_pages_and_breadcrumbs(
         assert chunk.metadata["page"] == 3
         assert chunk.metadata["breadcrumb"] == "Chapter 3 > Section 3.1"
         assert chunk.metadata["title"] == "Generated report"
+
+
+def test_cli_ingest_reports_bad_pdfs_and_warnings_and_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from ragwright.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RAGWRIGHT_OCR", "off")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    build_text_pdf(docs / "a-report.pdf", pages=2)
+    build_scanned_pdf(docs / "b-mixed.pdf", "a scanned page", text_pages=1)
+    build_encrypted_pdf(docs / "c-locked.pdf")
+    (docs / "d-fake.pdf").write_bytes(b"PK\x03\x04 a zip named .pdf")
+    (docs / "e-notes.txt").write_text("Plain notes.", "utf-8")
+    command = ["ingest", "docs", "--embedder", "hashing", "--parse-timeout", "60"]
+    result = CliRunner().invoke(app, [*command, "--parse-memory", "1024", "--json"])
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.stdout)
+    assert report["added"] == ["docs/a-report.pdf", "docs/b-mixed.pdf", "docs/e-notes.txt"]
+    assert report["failed"] == [
+        {
+            "source": "docs/c-locked.pdf",
+            "reason": "the PDF is encrypted and needs a password to open",
+        },
+        {
+            "source": "docs/d-fake.pdf",
+            "reason": "not a PDF file: it starts with b'PK\\x03\\x04 a zip named', not b'%PDF-'",
+        },
+    ]
+    assert report["warnings"] == [
+        {
+            "source": "docs/b-mixed.pdf",
+            "message": "page 2 has no text layer and went unread: OCR is disabled "
+            "(RAGWRIGHT_OCR=off or ocr='off')",
+        }
+    ]
