@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -176,3 +178,37 @@ def test_after_a_timeout_the_next_file_gets_a_fresh_worker() -> None:
             worker.parse(SlowParser(), b"", "b.slow")
         after = worker.parse(pid, b"", "c.pid").content
     assert before != after
+
+
+class ScriptParser(PidParser):
+    """Stands for a parser class defined in the caller's script (its ``__main__``)."""
+
+    extensions: tuple[str, ...] = (".script",)
+
+
+def test_a_parser_from_the_callers_script_is_run_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Pickles by reference to __main__.ScriptParser, which the worker's __main__ lacks.
+    monkeypatch.setattr(ScriptParser, "__module__", "__main__")
+    monkeypatch.setattr(sys.modules["__main__"], "ScriptParser", ScriptParser, raising=False)
+    pid, script = PidParser(), ScriptParser()
+    with ParseWorker(ParseLimits(timeout=30)) as worker:
+        assert worker.parse(script, b"", "a.script").content == f"parsed by process {os.getpid()}"
+        assert worker.parse(pid, b"", "b.pid").content != f"parsed by process {os.getpid()}"
+        assert worker.parse(script, b"", "c.script").content == f"parsed by process {os.getpid()}"
+
+
+def test_a_script_without_a_main_guard_can_ingest(tmp_path: Path) -> None:
+    """The worker never re-imports the caller's main module (multiprocessing would)."""
+    (tmp_path / "notes.txt").write_text("Notes about otters.", "utf-8")
+    script = tmp_path / "ingest_script.py"
+    script.write_text(
+        "from ragwright import Index\n"
+        "with Index('index', embedder='hashing') as kb:\n"
+        "    report = kb.ingest(['notes.txt'])\n"
+        "print(report.added, report.failed)\n",
+        "utf-8",
+    )
+    result = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert result.stdout.strip() == "['notes.txt'] []", result.stderr

@@ -1,31 +1,37 @@
 """Parsing under a time and a memory limit per file, in a child process reused across files.
 
 A pathological file (a PDF whose objects loop, a decompression bomb) must not stall or kill an
-ingest run. The worker is a separate Python process started once (``forkserver`` where the
-platform has it, else ``spawn``: never a fork of a threaded parent), with its address space
+ingest run. The worker is a separate Python process started once per run, its address space
 capped by ``RLIMIT_AS``; the parent waits for each answer at most ``timeout`` seconds. A worker
-that runs out of time, memory or crashes is killed and the next file gets a fresh one.
+that runs out of time or memory, or crashes, is killed, and the next file gets a fresh one.
 
-Parsers travel to the worker by pickling, once per worker; a parser that cannot be pickled is
-run in this process instead, without the limits.
+On POSIX the worker is ``python -m ragwright.pipeline.parse_worker`` talking over a socket pair,
+not a ``multiprocessing`` child: those re-import the caller's main module, which would re-run a
+script that calls ``Index.ingest`` at top level without an ``if __name__ == "__main__"`` guard.
+Windows (no socket passing, no memory cap) uses a ``multiprocessing`` spawn child.
+
+Parsers travel to the worker pickled, once per worker; a parser that cannot be pickled or
+unpickled there (a class defined in the caller's script) is run in this process instead,
+without the limits.
 """
 
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
+import os
 import pickle
 import signal
+import socket
+import subprocess
+import sys
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ragwright.errors import ParseError, ParseLimitExceeded, RagwrightError
-from ragwright.models import ParsedDocument
 
 if TYPE_CHECKING:
-    from multiprocessing.process import BaseProcess
-
+    from ragwright.models import ParsedDocument
     from ragwright.ports import Parser
 
 MB = 1024 * 1024
@@ -44,15 +50,47 @@ class ParseLimits:
         return self.timeout is not None or self.memory_mb is not None
 
 
+class _Child(Protocol):
+    """The worker process: a `multiprocessing.Process`, or a `_Subprocess` that looks like one."""
+
+    @property
+    def exitcode(self) -> int | None: ...
+
+    def is_alive(self) -> bool: ...
+
+    def kill(self) -> None: ...
+
+    def join(self, timeout: float | None = None) -> None: ...
+
+
+@dataclass
+class _Subprocess:
+    popen: subprocess.Popen[bytes]
+
+    @property
+    def exitcode(self) -> int | None:
+        return self.popen.poll()
+
+    def is_alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def kill(self) -> None:
+        self.popen.kill()
+
+    def join(self, timeout: float | None = None) -> None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout)
+
+
 class ParseWorker:
     """Parses files in a child process under `ParseLimits`. Close it (or use ``with``)."""
 
     def __init__(self, limits: ParseLimits) -> None:
         self.limits = limits
-        self._process: BaseProcess | None = None
+        self._child: _Child | None = None
         self._connection: Connection | None = None
         self._sent: set[int] = set()  # ids of the parsers the current worker holds
-        self._picklable: dict[int, bool] = {}
+        self._pickled: dict[int, bytes | None] = {}  # None: runs in this process
 
     def __enter__(self) -> ParseWorker:
         return self
@@ -61,35 +99,39 @@ class ParseWorker:
         self.close()
 
     def parse(self, parser: Parser, data: bytes, source: str) -> ParsedDocument:
-        if not self.limits.enabled or not self._can_send(parser):
+        pickled = self._pickle(parser) if self.limits.enabled else None
+        if pickled is None:
             return parser.parse(data, source)
-        connection = self._ensure_started()
         key = id(parser)
-        message = (key, None if key in self._sent else parser, data, source)
+        connection = self._ensure_started()
         try:
-            connection.send(message)
-        except (BrokenPipeError, ConnectionResetError, EOFError):  # died since the last file
+            connection.send((key, None if key in self._sent else pickled, data, source))
+        except OSError:  # the worker died since the last file
             self._discard()
             connection = self._ensure_started()
-            connection.send((key, parser, data, source))
+            connection.send((key, pickled, data, source))
         self._sent.add(key)
-        return self._answer(connection, source)
+        answer = self._answer(connection, source)
+        if answer is None:  # the worker cannot load this parser: run it here from now on
+            self._pickled[key] = None
+            return parser.parse(data, source)
+        return answer
 
     def close(self) -> None:
-        connection, process = self._connection, self._process
-        self._connection, self._process = None, None
+        connection, child = self._connection, self._child
+        self._connection, self._child = None, None
         self._sent.clear()
         if connection is not None:
             with contextlib.suppress(OSError):
                 connection.send(None)  # asks the worker to exit
             connection.close()
-        if process is not None:
-            process.join(timeout=5)
-            if process.is_alive():
-                process.kill()
-                process.join()
+        if child is not None:
+            child.join(timeout=5)
+            if child.is_alive():
+                child.kill()
+                child.join()
 
-    def _answer(self, connection: Connection, source: str) -> ParsedDocument:
+    def _answer(self, connection: Connection, source: str) -> ParsedDocument | None:
         timeout = self.limits.timeout
         if not connection.poll(timeout):
             self._discard()
@@ -101,17 +143,19 @@ class ParseWorker:
         if kind == "ok":
             document: ParsedDocument = payload
             return document
+        if kind == "unloadable":
+            return None
         if kind == "memory":
             self._discard()  # a process that ran out of memory may be in any state
             raise ParseLimitExceeded(source, f"parse exceeded {self.limits.memory_mb} MB")
         raise ParseError(source, str(payload))
 
     def _crash_reason(self) -> str:
-        process = self._process
+        child = self._child
         code = None
-        if process is not None:
-            process.join(timeout=5)
-            code = process.exitcode
+        if child is not None:
+            child.join(timeout=5)
+            code = child.exitcode
         self._discard()
         if code is not None and code < 0:
             try:
@@ -124,50 +168,64 @@ class ParseWorker:
             return f"the parser crashed with {name}{hint}"
         return f"the parse worker exited unexpectedly (exit code {code})"
 
-    def _can_send(self, parser: Parser) -> bool:
+    def _pickle(self, parser: Parser) -> bytes | None:
         key = id(parser)
-        if key not in self._picklable:
+        if key not in self._pickled:
             try:
-                pickle.dumps(parser)
-                self._picklable[key] = True
+                self._pickled[key] = pickle.dumps(parser)
             except Exception:  # any pickling failure means: run it here
-                self._picklable[key] = False
-        return self._picklable[key]
+                self._pickled[key] = None
+        return self._pickled[key]
 
     def _ensure_started(self) -> Connection:
         if self._connection is None:
-            methods = multiprocessing.get_all_start_methods()
-            method = "forkserver" if "forkserver" in methods else "spawn"
-            context: Any = multiprocessing.get_context(method)
-            parent, child = context.Pipe()
-            process = context.Process(
-                target=serve,
-                args=(child, self.limits.memory_mb),
-                name="ragwright-parse-worker",
-                daemon=True,
-            )
-            process.start()
-            child.close()
-            self._process, self._connection = process, parent
+            self._child, self._connection = _start_worker()
+            # The worker imports parsers from wherever this process can.
+            self._connection.send((list(sys.path), self.limits.memory_mb))
         return self._connection
 
     def _discard(self) -> None:
         """Kill the current worker (out of time or memory, or dead); the next file starts a
         fresh one."""
-        process, connection = self._process, self._connection
-        self._process, self._connection = None, None
+        child, connection = self._child, self._connection
+        self._child, self._connection = None, None
         self._sent.clear()
-        if process is not None and process.is_alive():
-            process.kill()
-        if process is not None:
-            process.join()
+        if child is not None:
+            if child.is_alive():
+                child.kill()
+            child.join()
         if connection is not None:
             connection.close()
 
 
-def serve(connection: Connection, memory_mb: int | None) -> None:
-    """The worker's loop: receive (key, parser or None, data, source), answer (kind, payload)
-    with kind ``ok`` (the document), ``failed`` (a reason) or ``memory``."""
+def _start_worker() -> tuple[_Child, Connection]:
+    if os.name != "posix":
+        import multiprocessing
+
+        context: Any = multiprocessing.get_context("spawn")
+        parent, child_end = context.Pipe()
+        process = context.Process(target=serve, args=(child_end,), daemon=True)
+        process.start()
+        child_end.close()
+        return process, parent
+    parent_socket, child_socket = socket.socketpair()
+    with child_socket:
+        fd = child_socket.fileno()
+        popen = subprocess.Popen(
+            [sys.executable, "-m", "ragwright.pipeline.parse_worker", str(fd)],
+            pass_fds=(fd,),
+            stdin=subprocess.DEVNULL,
+        )
+    return _Subprocess(popen), Connection(parent_socket.detach())
+
+
+def serve(connection: Connection) -> None:
+    """The worker's loop. First message: (sys.path, memory limit in MB or None). Then each
+    message is (key, pickled parser or None, data, source), answered with (kind, payload):
+    ``ok`` (the document), ``failed`` (a reason), ``memory`` or ``unloadable``. None ends it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    path, memory_mb = connection.recv()
+    sys.path[:] = path
     if memory_mb is not None:
         _limit_memory(memory_mb * MB)
     parsers: dict[int, Any] = {}
@@ -178,11 +236,16 @@ def serve(connection: Connection, memory_mb: int | None) -> None:
             return
         if message is None:
             return
-        key, parser, data, source = message
-        if parser is not None:
-            parsers[key] = parser
+        key, pickled, data, source = message
+        del message
+        if pickled is not None:
+            try:
+                parsers[key] = pickle.loads(pickled)
+            except Exception as error:
+                connection.send(("unloadable", f"{type(error).__name__}: {error}"))
+                continue
         answer = _parse(parsers[key], data, source)
-        del data, message
+        del data
         try:
             connection.send(answer)
         except MemoryError:
@@ -216,3 +279,7 @@ def _limit_memory(limit: int) -> None:
     if hard != resource.RLIM_INFINITY:
         limit = min(limit, hard)
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+if __name__ == "__main__":
+    serve(Connection(int(sys.argv[1])))
