@@ -5,7 +5,7 @@ ingest run. The worker is a separate Python process started once per run, its ad
 capped by ``RLIMIT_AS``; the parent waits for each answer at most ``timeout`` seconds. A worker
 that runs out of time or memory, or crashes, is killed, and the next file gets a fresh one.
 
-On POSIX the worker is ``python -m ragwright.pipeline.parse_worker`` talking over a socket pair,
+On POSIX the worker is a ``python -c`` subprocess (`serve_socket`) talking over a socket pair,
 not a ``multiprocessing`` child: those re-import the caller's main module, which would re-run a
 script that calls ``Index.ingest`` at top level without an ``if __name__ == "__main__"`` guard.
 Windows (no socket passing, no memory cap) uses a ``multiprocessing`` spawn child.
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ragwright.ports import Parser
 
 MB = 1024 * 1024
+_WORKER_MAIN = "from ragwright.pipeline.parse_worker import serve_socket; serve_socket"
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +213,7 @@ def _start_worker() -> tuple[_Child, Connection]:
     with child_socket:
         fd = child_socket.fileno()
         popen = subprocess.Popen(
-            [sys.executable, "-m", "ragwright.pipeline.parse_worker", str(fd)],
+            [sys.executable, "-c", f"{_WORKER_MAIN}({fd})"],
             pass_fds=(fd,),
             stdin=subprocess.DEVNULL,
         )
@@ -281,5 +282,6 @@ def _limit_memory(limit: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
-if __name__ == "__main__":
-    serve(Connection(int(sys.argv[1])))
+def serve_socket(fd: int) -> None:
+    """The POSIX worker's entry point: serve on the inherited socket ``fd``."""
+    serve(Connection(fd))
