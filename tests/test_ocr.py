@@ -10,7 +10,7 @@ import pytest
 
 from pdf_files import build_scanned_pdf
 from ragwright import Index
-from ragwright.errors import MissingDependencyError, ParseError
+from ragwright.errors import MissingDependencyError, OcrError, ParseError
 from ragwright.ocr import TesseractOcr
 from ragwright.parsers.pdf import PAGE_BREAK, PdfParser
 from ragwright.ports import GrayImage, OcrEngine
@@ -173,3 +173,19 @@ def test_turning_ocr_on_re_reads_pdfs_at_the_next_ingest(
             return
         monkeypatch.setenv("RAGWRIGHT_OCR", "auto")
         assert kb.ingest([mixed]).updated == ["mixed.pdf"]
+
+
+class BrokenOcr(RecordingOcr):
+    def recognize(self, image: GrayImage) -> str:
+        raise OcrError("tesseract failed (Error in pixReadMem)")
+
+
+def test_an_ocr_failure_on_a_page_is_a_warning_and_the_other_pages_are_kept(
+    mixed: Path,
+) -> None:
+    document = PdfParser(ocr=BrokenOcr()).parse(mixed.read_bytes(), "mixed.pdf")
+    assert document.content.split(PAGE_BREAK)[0].startswith("Chapter 1")
+    assert document.warnings == (
+        "page 3 could not be read by OCR: tesseract failed (Error in pixReadMem)",
+    )
+    assert "ocr_pages" not in document.metadata

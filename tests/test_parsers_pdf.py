@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen import canvas
 
@@ -61,7 +64,7 @@ def test_sections_carry_page_numbers_and_outline_breadcrumbs(
     # contiguous from the start to the end: no text outside a section
     assert document.sections[0].char_start == 0
     assert document.sections[-1].char_end == len(content)
-    for before, after in zip(document.sections, document.sections[1:], strict=False):
+    for before, after in pairwise(document.sections):
         assert before.char_end == after.char_start
 
 
@@ -219,3 +222,33 @@ def test_cli_ingest_reports_bad_pdfs_and_warnings_and_goes_on(
             "(RAGWRIGHT_OCR=off or ocr='off')",
         }
     ]
+
+
+@given(
+    pages=st.lists(st.text(alphabet="ab \n", max_size=30), min_size=1, max_size=5),
+    headings=st.lists(
+        st.tuples(st.integers(0, 4), st.integers(1, 3), st.sampled_from(["a", "b a", "zz"])),
+        max_size=6,
+    ),
+)
+def test_sections_tile_the_content_whatever_the_outline(
+    pages: list[str], headings: list[tuple[int, int, str]]
+) -> None:
+    from ragwright.parsers.pdf import _assemble, _Heading
+
+    outline = [_Heading(page % len(pages), level, title) for page, level, title in headings]
+    content, sections = _assemble(pages, outline)
+    assert content == PAGE_BREAK.join(pages)
+    covered = [(s.char_start, s.char_end) for s in sections]
+    if content:
+        assert covered[0][0] == 0 and covered[-1][1] == len(content)
+    assert all(start < end for start, end in covered)
+    assert all(a[1] == b[0] for a, b in pairwise(covered))
+    starts = [0]
+    for text in pages:
+        starts.append(starts[-1] + len(text) + len(PAGE_BREAK))
+    for section in sections:  # a section lies within its page (and the break after it)
+        assert section.page is not None
+        assert starts[section.page - 1] <= section.char_start < starts[section.page]
+        assert section.char_end <= starts[section.page]
+        assert (section.level == 0) == (not section.heading_path)
