@@ -11,6 +11,7 @@ hyphenated across a line break (U+FFFE), which is joined back here.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 from collections.abc import Iterator
@@ -79,10 +80,9 @@ class PdfParser:
         ocr_dpi: int = 300,
         min_text_chars: int = 16,
     ) -> None:
-        try:
-            import pypdfium2  # noqa: F401
-        except ImportError as error:
-            raise MissingDependencyError("PDF parsing", "pip install 'ragwright[pdf]'") from error
+        # Only looked up: the library loads in the process that parses (the parse worker).
+        if importlib.util.find_spec("pypdfium2") is None:
+            raise MissingDependencyError("PDF parsing", "pip install 'ragwright[pdf]'")
         self.ocr_dpi = ocr_dpi
         self.min_text_chars = min_text_chars
         self.ocr, self.ocr_unavailable = _ocr_engine(ocr, ocr_languages)
