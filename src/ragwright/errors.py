@@ -8,6 +8,7 @@ The tree::
     ├── MissingDependencyError      an optional extra is not installed (message has the pip line)
     ├── ParseError                  a file could not be read as its format (names file and reason)
     ├── IngestLimitExceeded         a safety limit refused a file or a batch (size, count, symlink)
+    ├── DatasetError                a dataset folder that cannot be read or trusted (names the file)
     ├── StoreError                  the index cannot be opened, read or written
     │   ├── EmbeddingSpaceMismatch  the index was built with another embedding model
     │   └── UnsupportedFilter       a filter this store cannot apply (never silently ignored)
@@ -55,6 +56,11 @@ class ParseError(RagwrightError):
 
 class IngestLimitExceeded(RagwrightError):
     """A safety limit refused a file or a batch."""
+
+
+class DatasetError(RagwrightError):
+    """A rag-connector dataset folder that is missing, malformed or fails its hash checks;
+    the message names the file."""
 
 
 class StoreError(RagwrightError):

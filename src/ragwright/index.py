@@ -15,7 +15,7 @@ from typing import Any
 
 from ragwright.chunkers import DEFAULT_CHUNKER, create_chunker
 from ragwright.embedders import DEFAULT_EMBEDDER, create_embedder
-from ragwright.errors import EmbeddingSpaceMismatch
+from ragwright.errors import EmbeddingSpaceMismatch, MissingDependencyError
 from ragwright.filters import Filter, parse_filter
 from ragwright.models import Answer, Document, DocumentInfo, Hit
 from ragwright.parsers.registry import ParserRegistry
@@ -116,11 +116,7 @@ class Index:
         progress: Callable[[Progress], None] | None = None,
     ) -> IngestReport:
         """Ingest files and folders. Unchanged files are skipped; changed ones replaced."""
-        embedder = self.embedder
-        self.store.bind_space(embedder.space)
-        spec = getattr(embedder, "spec", None)
-        if isinstance(spec, str) and self.store.get_setting("embedder") is None:
-            self.store.set_setting("embedder", spec)
+        embedder = self._bound_embedder()
         chunking = chunking or self.chunking
         token_counter = embedder if isinstance(embedder, TokenCounter) else None
         chunker = create_chunker(chunking.name, token_counter=token_counter, **chunking.options)
@@ -135,6 +131,28 @@ class Index:
             options=options,
         )
         return ingestor.run([Path(p) for p in paths], progress)
+
+    def ingest_dataset(
+        self, folder: str | Path, *, progress: Callable[[Progress], None] | None = None
+    ) -> IngestReport:
+        """Ingest a rag-connector dataset folder's frozen chunks, keeping their ids and offsets
+        (see `ragwright.datasets`); only the vectors are computed. Needs ``rag-connector``."""
+        try:
+            from ragwright.datasets.ingest import ingest_dataset
+        except ImportError as error:
+            raise MissingDependencyError(
+                "ingesting a dataset", "pip install 'ragwright[rag-connector]'"
+            ) from error
+        return ingest_dataset(Path(folder), self.store, self._bound_embedder(), progress)
+
+    def _bound_embedder(self) -> Embedder:
+        """The embedder, with its space recorded as the index's (or checked against it)."""
+        embedder = self.embedder
+        self.store.bind_space(embedder.space)
+        spec = getattr(embedder, "spec", None)
+        if isinstance(spec, str) and self.store.get_setting("embedder") is None:
+            self.store.set_setting("embedder", spec)
+        return embedder
 
     # -- reading ---------------------------------------------------------------------------
 

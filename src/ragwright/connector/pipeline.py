@@ -9,9 +9,8 @@ that mode is declared ``ordered`` (scores are evidence, never a threshold).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from rag_connector.base import (
@@ -23,9 +22,10 @@ from rag_connector.base import (
 )
 from rag_connector.models import ChunkPage, EmbeddingBatch, EmbeddingSpaceDescriptor
 
+from ragwright.connector.records import chunk_record, retrieved
 from ragwright.filters import In
 from ragwright.index import Index
-from ragwright.models import Chunk, DocumentInfo, EmbeddingSpace, Hit
+from ragwright.models import Chunk, EmbeddingSpace
 from ragwright.pipeline.retrieval import SearchMode
 
 CONNECTOR_TYPE = "ragwright"
@@ -83,7 +83,10 @@ class RagwrightConnector(RagPipeline):
             return []
         ids = tuple(sorted({c.document_id for c in chunks}))
         documents = {d.id: d for d in self.index.documents(In("document_id", ids))}
-        return [chunk_record(c, documents[c.document_id]) for c in chunks]
+        return [
+            chunk_record(c, documents[c.document_id].source, documents[c.document_id].content_hash)
+            for c in chunks
+        ]
 
     # -- the embedding space -----------------------------------------------------------------
 
@@ -203,50 +206,6 @@ class RagwrightAnsweringConnector(RagwrightConnector):
 
     def connection(self) -> dict[str, Any]:
         return {**super().connection(), "answer_engine": self.answer_engine}
-
-
-def retrieved(rank: int, hit: Hit) -> RetrievedChunk:
-    """A hit as rag-connector's result: rank from 0, the score as ragwright scored it (all
-    ragwright scales are higher-is-better), with its scale and span in metadata."""
-    chunk = hit.chunk
-    return RetrievedChunk(
-        chunk_id=chunk.id,
-        text=chunk.text,
-        score=float(hit.score),
-        rank=rank,
-        doc_id=chunk.document_id,
-        metadata={
-            "scale": hit.scale.value,
-            "source_file": hit.source,
-            "doc_chunk_index": chunk.index,
-            "char_start": chunk.char_start,
-            "char_end": chunk.char_end,
-        },
-    )
-
-
-def chunk_record(chunk: Chunk, document: DocumentInfo) -> ChunkRecord:
-    """A stored chunk as rag-connector's record. The source's identity and fingerprint go
-    into metadata, where hosts look for them to detect changed sources."""
-    suffix = PurePosixPath(document.source).suffix.lstrip(".")
-    metadata = json.loads(json.dumps(dict(chunk.metadata), default=str))
-    metadata.update(
-        source_identity=document.source,
-        source_fingerprint=document.content_hash,
-        relative_path=document.source,
-        file_type=suffix,
-    )
-    return ChunkRecord(
-        chunk_id=chunk.id,
-        doc_id=chunk.document_id,
-        source_file=document.source,
-        doc_chunk_index=chunk.index,
-        global_index=None,
-        text=chunk.text,
-        char_start=chunk.char_start,
-        char_end=chunk.char_end,
-        metadata=metadata,
-    )
 
 
 def _distance(mode: SearchMode, metric: str) -> str:
