@@ -185,3 +185,20 @@ def test_rag_connector_validate_command_says_ready(pelorus: Path, target: list[s
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "VERDICT: READY" in done.stdout and "0 warning(s), 0 failures" in done.stdout
+
+
+@pytest.mark.slow
+def test_validator_is_ready_on_the_default_embedder(tmp_path: Path) -> None:
+    """The product's own configuration: MiniLM vectors, cosine scores checked against them."""
+    with bundled_corpus_path() as corpus:
+        shutil.copytree(corpus, tmp_path / "pelorus_space")
+    with Index(tmp_path / "kb") as kb:
+        assert kb.ingest([tmp_path / "pelorus_space"]).ok
+    spec = get_connector("ragwright")
+    assert spec is not None
+    pipeline, connection = spec.connect({"index": str(tmp_path / "kb")})
+    report = validate_pipeline(
+        pipeline, target="ragwright", sample_query=QUESTION, connection=connection, spec=spec
+    )
+    assert_ready_without_warnings(report)
+    assert pipeline.describe_space().model != HashingEmbedder().space.model

@@ -286,3 +286,14 @@ def test_streamable_http_app_mounted_under_another_app(http_url: str) -> None:
     asked, refused = _over(http_url, session)
     assert asked.structured_content["citations"][0]["source"] == "docs/launch.md"
     assert refused.is_error and "greater than or equal to 0" in refused.content[0].text
+
+
+@pytest.mark.slow
+def test_http_app_refuses_a_foreign_host_header(http_url: str) -> None:
+    """DNS-rebinding protection: a page on another site cannot drive the loopback server."""
+    import httpx
+
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"Host": "evil.example", "Accept": "application/json, text/event-stream"}
+    response = httpx.post(http_url, json=body, headers=headers)
+    assert response.status_code in (403, 421)

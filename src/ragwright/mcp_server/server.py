@@ -160,15 +160,17 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
     return server
 
 
-def streamable_http_app(index: IndexSource, *, path: str = "/") -> Starlette:
-    """The server as a streamable-HTTP ASGI app, for mounting under another app (e.g.
-    ``Mount("/mcp", app=streamable_http_app(index))``). The app's lifespan runs the MCP
-    session manager: a parent app must run it too (Starlette does not run a mounted app's
-    lifespan), e.g. by entering ``app.router.lifespan_context(app)`` in its own lifespan.
+def streamable_http_app(
+    index: IndexSource, *, path: str = "/", host: str = "127.0.0.1"
+) -> Starlette:
+    """The server as a streamable-HTTP ASGI app, for mounting under another app, e.g.
+    ``Mount("/mcp", app=streamable_http_app(index))`` (the endpoint is then ``/mcp/``).
 
-    DNS-rebinding protection is the SDK's default for loopback: requests must name a
-    loopback Host; a server on another interface configures its own allowed hosts."""
-    return build_server(index).streamable_http_app(streamable_http_path=path)
+    The app's lifespan runs the MCP session manager, and Starlette does not run a mounted
+    app's lifespan: the parent must enter ``app.router.lifespan_context(app)`` in its own.
+    ``host`` is the interface the parent serves on: on loopback the SDK turns on DNS-rebinding
+    protection (requests must name a loopback Host and Origin)."""
+    return build_server(index).streamable_http_app(streamable_http_path=path, host=host)
 
 
 class _IndexHandle:
