@@ -40,7 +40,7 @@ def pelorus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def connector(pelorus: Path) -> Iterator[RagwrightConnector]:
     pipeline = RagwrightConnector(str(pelorus))
     yield pipeline
-    pipeline.index.close()
+    pipeline.close()
 
 
 def assert_ready_without_warnings(report: Report) -> None:

@@ -53,6 +53,9 @@ class RagwrightConnector(RagPipeline):
         self.retrieval_mode = "ordered" if self.mode is SearchMode.HYBRID else "scored"
         self.index = Index(self.index_path, embedder=embedder, create=False)
 
+    def close(self) -> None:
+        self.index.close()
+
     # -- retrieval ---------------------------------------------------------------------------
 
     def query(self, text: str, top_k: int = 5) -> list[RetrievedChunk]:
@@ -63,10 +66,11 @@ class RagwrightConnector(RagPipeline):
 
     def list_chunks(self, *, cursor: str | None = None, limit: int = _PAGE_LIMIT) -> ChunkPage:
         """Pages in chunk-id order; the cursor is the last id of the page before."""
-        chunks = self.index.store.chunk_page(cursor, max(1, limit))
-        records = self._records(chunks)
-        more = len(chunks) == max(1, limit) and bool(self.index.store.chunk_page(chunks[-1].id, 1))
-        return ChunkPage(items=records, next_cursor=chunks[-1].id if more else None)
+        limit = max(1, limit)
+        chunks = self.index.store.chunk_page(cursor, limit + 1)  # one more says "more"
+        page = chunks[:limit]
+        more = len(chunks) > limit
+        return ChunkPage(items=self._records(page), next_cursor=page[-1].id if more else None)
 
     def get_chunks(self, chunk_ids: list[str]) -> dict[str, ChunkRecord]:
         found = self.index.store.get_chunks(list(chunk_ids))
