@@ -16,6 +16,7 @@ from ragwright import Index
 from ragwright.cli import app
 from ragwright.datasets.build import build_dataset, export_dataset
 from ragwright.errors import DatasetError
+from ragwright.pipeline.ingest import IngestOptions
 from ragwright.testing import HashingEmbedder
 
 runner = CliRunner()
@@ -54,6 +55,13 @@ def test_build_writes_a_verified_dataset_of_exact_spans(docs: Path, tmp_path: Pa
         assert original[record.char_start : record.char_end] == record.text
         assert record.metadata["source_fingerprint"]
     assert {r.source_file for r in dataset.chunks} == {"guides/install.md", "pets.txt"}
+
+
+def test_build_reports_a_failing_file_and_keeps_the_rest(docs: Path, tmp_path: Path) -> None:
+    report = build_dataset(docs, tmp_path / "ds", options=IngestOptions(max_file_size=200))
+    assert [f.source for f in report.failed] == ["guides/install.md"]
+    assert "over the --max-file-size limit" in report.failed[0].reason
+    assert {r.source_file for r in report.dataset.chunks} == {"pets.txt"}
 
 
 def test_export_then_ingest_keeps_chunk_ids_and_offsets(docs: Path, tmp_path: Path) -> None:

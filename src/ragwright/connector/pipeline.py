@@ -25,13 +25,14 @@ from rag_connector.models import ChunkPage, EmbeddingBatch, EmbeddingSpaceDescri
 from ragwright.connector.records import chunk_record, retrieved
 from ragwright.filters import In
 from ragwright.index import Index
-from ragwright.models import Chunk, EmbeddingSpace
+from ragwright.models import Chunk, DocumentInfo, EmbeddingSpace
 from ragwright.pipeline.retrieval import SearchMode
 
 CONNECTOR_TYPE = "ragwright"
 #: Engines `generate` can answer with. The extractive engine needs no LLM.
 ANSWER_ENGINES = ("extractive",)
 _PAGE_LIMIT = 1000
+_MAX_PAGE_LIMIT = 10_000
 
 
 class RagwrightConnector(RagPipeline):
@@ -66,7 +67,7 @@ class RagwrightConnector(RagPipeline):
 
     def list_chunks(self, *, cursor: str | None = None, limit: int = _PAGE_LIMIT) -> ChunkPage:
         """Pages in chunk-id order; the cursor is the last id of the page before."""
-        limit = max(1, limit)
+        limit = min(max(1, limit), _MAX_PAGE_LIMIT)  # fewer than asked is legal paging
         chunks = self.index.store.chunk_page(cursor, limit + 1)  # one more says "more"
         page = chunks[:limit]
         more = len(chunks) > limit
@@ -85,8 +86,11 @@ class RagwrightConnector(RagPipeline):
     def _records(self, chunks: list[Chunk]) -> list[ChunkRecord]:
         if not chunks:
             return []
-        ids = tuple(sorted({c.document_id for c in chunks}))
-        documents = {d.id: d for d in self.index.documents(In("document_id", ids))}
+        ids = sorted({c.document_id for c in chunks})
+        documents: dict[str, DocumentInfo] = {}
+        for start in range(0, len(ids), _PAGE_LIMIT):  # bounded SQL variables
+            batch = tuple(ids[start : start + _PAGE_LIMIT])
+            documents.update((d.id, d) for d in self.index.documents(In("document_id", batch)))
         return [
             chunk_record(c, documents[c.document_id].source, documents[c.document_id].content_hash)
             for c in chunks

@@ -13,12 +13,13 @@ from rag_connector.dataset import Dataset, exported_chunking
 from ragwright.chunkers import create_chunker
 from ragwright.connector.records import chunk_record
 from ragwright.datasets.folder import write_dataset
-from ragwright.errors import RagwrightError
+from ragwright.errors import IngestLimitExceeded, ParseError, RagwrightError
 from ragwright.index import ChunkingConfig, Index
 from ragwright.models import Document, document_id_for
 from ragwright.parsers.registry import ParserRegistry
-from ragwright.pipeline.discover import discover
+from ragwright.pipeline.discover import Candidate, discover
 from ragwright.pipeline.ingest import Failure, IngestOptions
+from ragwright.ports import Chunker
 
 #: ``chunking.method`` of a dataset ragwright chunked itself.
 CHUNKING_METHOD = "ragwright-chunker"
@@ -54,36 +55,54 @@ def build_dataset(
         max_file_size=options.max_file_size,
         follow_symlinks=options.follow_symlinks,
     )
+    if len(found.candidates) > options.max_files:
+        raise IngestLimitExceeded(
+            f"{len(found.candidates):,} files found, over the limit of {options.max_files:,}"
+        )
     failed = [Failure(r.source, r.reason) for r in found.rejected if r.failed]
     records: list[ChunkRecord] = []
     documents = 0
     for candidate in found.candidates:
         try:
-            parsed = parsers.parser_for(candidate.path).parse(
-                candidate.path.read_bytes(), candidate.source
-            )
+            chunks = _document_chunks(candidate, parsers, chunker, options)
         except (RagwrightError, OSError) as error:
-            failed.append(Failure(candidate.source, str(error)))
+            reason = error.reason if isinstance(error, ParseError) else str(error)
+            failed.append(Failure(candidate.source, reason))
             continue
-        metadata = {
-            **parsed.metadata,
-            "filename": candidate.path.name,
-            "content_type": parsed.content_type,
-        }
-        document = Document(
-            id=document_id_for(candidate.source),
-            source=candidate.source,
-            content=parsed.content,
-            metadata=MappingProxyType(metadata),
-            sections=parsed.sections,
-        )
-        for chunk in chunker.chunk(document):  # metadata as the store would merge it
-            chunk = replace(chunk, metadata={**document.metadata, **chunk.metadata})
-            records.append(chunk_record(chunk, document.source, document.content_hash))
+        records.extend(chunks)
         documents += 1
     block = {"method": CHUNKING_METHOD, "chunker": json.loads(chunking.spec)}
     dataset = write_dataset(out, records, name=name or folder.resolve().name, chunking=block)
     return BuildReport(dataset, documents, failed)
+
+
+def _document_chunks(
+    candidate: Candidate, parsers: ParserRegistry, chunker: Chunker, options: IngestOptions
+) -> list[ChunkRecord]:
+    """One file's chunks as records, with metadata merged as the store would merge it."""
+    parsed = parsers.parser_for(candidate.path).parse(candidate.path.read_bytes(), candidate.source)
+    metadata = {
+        **parsed.metadata,
+        "filename": candidate.path.name,
+        "content_type": parsed.content_type,
+    }
+    document = Document(
+        id=document_id_for(candidate.source),
+        source=candidate.source,
+        content=parsed.content,
+        metadata=MappingProxyType(metadata),
+        sections=parsed.sections,
+    )
+    records = []
+    for chunk in chunker.chunk(document):
+        if len(chunk.text) > options.max_chunk_chars:
+            raise IngestLimitExceeded(
+                f"a chunk of {len(chunk.text):,} characters exceeds the maximum chunk size of "
+                f"{options.max_chunk_chars:,}; use a smaller --chunk-size"
+            )
+        merged = replace(chunk, metadata={**document.metadata, **chunk.metadata})
+        records.append(chunk_record(merged, document.source, document.content_hash))
+    return records
 
 
 def export_dataset(index: Index, out: Path, *, name: str | None = None) -> Dataset:
