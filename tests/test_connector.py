@@ -61,6 +61,7 @@ def test_validator_registry_mode_round_trips_the_connection(pelorus: Path) -> No
     assert spec is CONNECTOR_SPEC  # found through the entry point
     pipeline, connection = spec.connect({"index": str(pelorus)})
     assert json.loads(json.dumps(connection)) == connection
+    assert spec.connect(connection)[1] == connection  # a persisted dict reconnects as is
     report = validate_pipeline(
         pipeline, target="ragwright", sample_query=QUESTION, connection=connection, spec=spec
     )
@@ -143,6 +144,7 @@ def test_store_reads_for_the_connector(connector: RagwrightConnector) -> None:
     [
         ({}, "'index'"),
         ({"index": "kb", "mode": "fuzzy"}, "mode must be one of"),
+        ({"index": "kb", "collection": "docs"}, r"unknown parameters \['collection'\]"),
     ],
 )
 def test_connect_refuses_bad_params(params: dict[str, str], complaint: str) -> None:

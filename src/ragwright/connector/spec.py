@@ -30,6 +30,10 @@ dataset the index was built from), stable across re-ingests of unchanged content
 """
 
 
+#: What `connect` accepts: the declared params, and ``type`` so a connection dict reconnects.
+_PARAMS = frozenset({"index", "mode", "embedder", "answer_engine", "type"})
+
+
 def build(connection: dict[str, Any]) -> RagwrightConnector:
     """Reopen a connector from its persisted connection dict."""
     options: dict[str, Any] = {
@@ -45,6 +49,9 @@ def build(connection: dict[str, Any]) -> RagwrightConnector:
 
 
 def connect(params: dict[str, Any]) -> tuple[RagwrightConnector, dict[str, Any]]:
+    unknown = sorted(set(params) - _PARAMS)
+    if unknown:
+        raise ValueError(f"unknown parameters {unknown}; this connector takes {sorted(_PARAMS)}")
     index = str(params.get("index") or "").strip()
     if not index:
         raise ValueError("'index' (the ragwright index directory) is required")
