@@ -287,3 +287,15 @@ def test_create_engine_checks_what_each_engine_needs() -> None:
     with pytest.raises(ConfigError, match="retrieval"):
         create_engine("flare", llm=ScriptedLLM())
     assert isinstance(create_engine("refine", llm=ScriptedLLM()), AnswerEngine)
+
+
+def test_a_keyed_token_is_the_same_for_the_same_prompt_only() -> None:
+    key = b"k" * 32
+    llm = ScriptedLLM("a [1].", "b [1].", "c [1].", "d [1].")
+    run(StuffEngine(llm, key=key), "q", TEA)
+    run(StuffEngine(llm, key=key), "q", TEA)
+    run(StuffEngine(llm, key=key), "q", TEA[:2])  # one source less
+    run(StuffEngine(llm, key=b"o" * 32), "q", TEA)  # another index's key
+    tokens = [fence_token(call) for call in llm.calls]
+    assert tokens[0] == tokens[1]
+    assert len({tokens[0], tokens[2], tokens[3]}) == 3

@@ -272,6 +272,7 @@ class Index:
             llm=session.llm,
             retrieve=retrieve,
             max_tokens=self.llm_settings.max_answer_tokens,
+            boundary_key=self.llm_records.boundary_key(),
         )
         for item in answer_engine.stream(question, retrieve(question)):
             yield session.finish(item) if isinstance(item, Answer) else item

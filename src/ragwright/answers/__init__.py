@@ -38,9 +38,11 @@ def create_engine(
     retrieve: Callable[[str], Sequence[Hit]] | None = None,
     max_tokens: int = 800,
     options: ExtractiveOptions | None = None,
+    boundary_key: bytes | None = None,
 ) -> AnswerEngine:
     """The engine ``name``, given what it needs: an embedder (extractive), an LLM (the others)
-    and, for FLARE, a retrieval function."""
+    and, for FLARE, a retrieval function. ``boundary_key`` keys the prompts' fence tokens (see
+    `ragwright.answers.prompt`); without it they are random per request."""
     if name == "extractive":
         if embedder is None:
             raise ConfigError("the extractive engine needs an embedder")
@@ -50,14 +52,14 @@ def create_engine(
     if llm is None:
         raise ConfigError(f"the {name} engine needs an LLM (--llm/--model or [llm] model)")
     if name == "stuff":
-        return StuffEngine(llm, max_tokens=max_tokens)
+        return StuffEngine(llm, max_tokens=max_tokens, key=boundary_key)
     if name == "map-reduce":
-        return MapReduceEngine(llm, max_tokens=max_tokens)
+        return MapReduceEngine(llm, max_tokens=max_tokens, key=boundary_key)
     if name == "refine":
-        return RefineEngine(llm, max_tokens=max_tokens)
+        return RefineEngine(llm, max_tokens=max_tokens, key=boundary_key)
     if retrieve is None:
         raise ConfigError("the flare engine needs a retrieval function")
-    return FlareEngine(llm, retrieve, max_tokens=max_tokens)
+    return FlareEngine(llm, retrieve, max_tokens=max_tokens, key=boundary_key)
 
 
 __all__ = [

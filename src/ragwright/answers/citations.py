@@ -148,9 +148,11 @@ def _answer_sentences(text: str) -> list[str]:
 
 
 def _is_claim(sentence: str) -> bool:
-    """Whether a sentence states something that needs a source (not a heading, not the
-    not-found reply, not a one-word line)."""
-    return len(_content_words(sentence)) >= 2 and not sentence.startswith(NOT_FOUND[:-1])
+    """Whether a sentence states something that needs a source (not a Markdown heading, not
+    the not-found reply, not a one-word line)."""
+    if sentence.startswith(("#", NOT_FOUND[:-1])):
+        return False
+    return len(_content_words(sentence)) >= 2
 
 
 def _content_words(text: str) -> set[str]:

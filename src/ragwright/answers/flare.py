@@ -54,6 +54,7 @@ class FlareEngine:
         max_queries: int = 3,
         max_sources: int = 12,
         harden: bool = True,
+        key: bytes | None = None,
     ) -> None:
         self.llm = llm
         self.retrieve = retrieve
@@ -61,7 +62,7 @@ class FlareEngine:
         self.min_logprob = math.log(threshold)
         self.max_queries = max_queries
         self.max_sources = max_sources
-        self.prompter = Prompter(harden=harden)
+        self.prompter = Prompter(harden=harden, key=key)
 
     def stream(self, question: str, hits: Sequence[Hit]) -> Iterator[str | Answer]:
         if not hits:

@@ -42,6 +42,7 @@ class MapReduceEngine:
         map_max_tokens: int = 300,
         sources_per_call: int = 1,
         harden: bool = True,
+        key: bytes | None = None,
     ) -> None:
         if sources_per_call < 1:
             raise ConfigError(f"map-reduce: sources_per_call must be >= 1; got {sources_per_call}")
@@ -49,7 +50,7 @@ class MapReduceEngine:
         self.max_tokens = max_tokens
         self.map_max_tokens = map_max_tokens
         self.sources_per_call = sources_per_call
-        self.prompter = Prompter(harden=harden)
+        self.prompter = Prompter(harden=harden, key=key)
 
     def stream(self, question: str, hits: Sequence[Hit]) -> Iterator[str | Answer]:
         if not hits:

@@ -5,8 +5,11 @@ instructions" into it. With hardening on (the default):
 
 - every source (and every text derived from sources, such as a map step's notes or a draft
   answer) is fenced between a ``BEGIN SOURCE n TOKEN`` and an ``END SOURCE n TOKEN`` line, where
-  TOKEN is 96 random bits drawn per request and checked to occur in no source, so a document
-  cannot know it and cannot close its fence;
+  TOKEN is 96 bits a document's author cannot know, checked to occur in no source, so no text
+  can close its fence. Without a key it is drawn at random per request. With a key (an `Index`
+  keeps a random 256-bit one in its database) it is the HMAC-SHA256 of the prompt's content
+  under that key: as unguessable, and it changes whenever any source changes, but the same
+  prompt gets the same token, so the response cache can answer a repeated question;
 - fence look-alikes in the source text ("END SOURCE", "BEGIN NOTE", …) and invisible characters
   (zero-width and bidirectional controls, which can hide text from a human reviewer) are removed;
 - the system message says the fenced text is data and must never be obeyed, and the request
@@ -17,10 +20,13 @@ Without hardening, sources are plain numbered paragraphs; that exists only for c
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import count
 
 from ragwright.models import Hit
 from ragwright.ports import ChatMessage
@@ -60,12 +66,19 @@ def numbered(hits: Sequence[Hit]) -> list[Source]:
     return [Source(number, hit) for number, hit in enumerate(hits, start=1)]
 
 
-def boundary(texts: Sequence[str]) -> str:
-    """A random token (96 bits) that occurs in none of ``texts``."""
-    while True:
-        token = secrets.token_hex(12)
+def boundary(texts: Sequence[str], key: bytes | None = None) -> str:
+    """A 96-bit hex token that occurs in none of ``texts``: random, or with ``key`` the HMAC
+    of ``texts`` (see the module)."""
+    content = "\0".join(texts).encode("utf-8")
+    for attempt in count():
+        if key is None:
+            token = secrets.token_hex(12)
+        else:
+            salted = str(attempt).encode() + b"\0" + content
+            token = hmac.new(key, salted, hashlib.sha256).hexdigest()[:24]
         if not any(token in text for text in texts):
             return token
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def sanitize(text: str) -> str:
@@ -86,10 +99,12 @@ def untrusted_rule(token: str) -> str:
 
 
 class Prompter:
-    """Builds the messages of every engine step. ``harden`` fences and sanitizes (default)."""
+    """Builds the messages of every engine step. ``harden`` fences and sanitizes (default);
+    ``key`` makes boundary tokens reproducible for the same prompt (see the module)."""
 
-    def __init__(self, *, harden: bool = True) -> None:
+    def __init__(self, *, harden: bool = True, key: bytes | None = None) -> None:
         self.harden = harden
+        self.key = key
 
     def messages(
         self,
@@ -103,9 +118,9 @@ class Prompter:
         """A system message stating ``task`` (and the data rule), and a user message with the
         question, the ``notes`` (``(kind, text)`` derived from sources, e.g. a draft), the
         sources and the ``request``."""
-        texts = [question, *(s.hit.chunk.text for s in sources), *(t for _, t in notes)]
-        texts += [s.label for s in sources]
-        token = boundary(texts) if self.harden else ""
+        texts = [task, question, request, *(t for _, t in notes)]
+        texts += [f"{s.label}\0{s.hit.chunk.text}" for s in sources]
+        token = boundary(texts, self.key) if self.harden else ""
         system = task + (" " + untrusted_rule(token) if self.harden else "")
         parts = [f"Question: {_flat(question)}"]
         for number, (kind, text) in enumerate(notes, start=1):

@@ -33,13 +33,14 @@ class RefineEngine:
         max_tokens: int = 800,
         sources_per_step: int = 1,
         harden: bool = True,
+        key: bytes | None = None,
     ) -> None:
         if sources_per_step < 1:
             raise ConfigError(f"refine: sources_per_step must be >= 1; got {sources_per_step}")
         self.llm = llm
         self.max_tokens = max_tokens
         self.sources_per_step = sources_per_step
-        self.prompter = Prompter(harden=harden)
+        self.prompter = Prompter(harden=harden, key=key)
 
     def stream(self, question: str, hits: Sequence[Hit]) -> Iterator[str | Answer]:
         if not hits:

@@ -22,10 +22,12 @@ def answer_messages(
 class StuffEngine:
     name = "stuff"
 
-    def __init__(self, llm: LLM, *, max_tokens: int = 800, harden: bool = True) -> None:
+    def __init__(
+        self, llm: LLM, *, max_tokens: int = 800, harden: bool = True, key: bytes | None = None
+    ) -> None:
         self.llm = llm
         self.max_tokens = max_tokens
-        self.prompter = Prompter(harden=harden)
+        self.prompter = Prompter(harden=harden, key=key)
 
     def stream(self, question: str, hits: Sequence[Hit]) -> Iterator[str | Answer]:
         if not hits:

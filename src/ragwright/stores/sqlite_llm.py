@@ -4,6 +4,7 @@
   model, prompt and completion tokens, estimated cost (NULL when the model has no price).
 - ``llm_cache``: completions by content hash (see `ragwright.llms.cache`), as JSON, with the
   number of times each was reused.
+- ``llm_keys``: the random key of the prompts' fence tokens (see `ragwright.answers.prompt`).
 
 Its own connection to the index file (WAL mode lets it sit beside the store's), its own tables,
 created on the first write, so reading an index never changes it. Writes here do not bump the
@@ -13,6 +14,7 @@ index's write generation: they change nothing a search reads.
 from __future__ import annotations
 
 import json
+import secrets
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -35,6 +37,10 @@ CREATE TABLE IF NOT EXISTS llm_calls (
     cost              REAL
 );
 CREATE INDEX IF NOT EXISTS llm_calls_model ON llm_calls(model);
+CREATE TABLE IF NOT EXISTS llm_keys (
+    name  TEXT PRIMARY KEY,
+    value BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS llm_cache (
     key        TEXT PRIMARY KEY,
     model      TEXT NOT NULL,
@@ -124,6 +130,15 @@ class SQLiteLLMRecords:
         if entries:
             self._write("DELETE FROM llm_cache", ())
         return entries
+
+    def boundary_key(self) -> bytes:
+        """This index's fence-token key: 32 random bytes, made on first use, then kept."""
+        self._write(
+            "INSERT OR IGNORE INTO llm_keys(name, value) VALUES ('boundary', ?)",
+            (secrets.token_bytes(32),),
+        )
+        rows = self._read("SELECT value FROM llm_keys WHERE name = 'boundary'", (), "llm_keys")
+        return bytes(rows[0][0])
 
     # -- plumbing -----------------------------------------------------------------------------
 

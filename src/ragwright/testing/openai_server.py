@@ -134,7 +134,10 @@ class OpenAIServer:
             if self._replies:
                 return self._replies.pop(0)
         if self.responder is not None:
-            return self.responder(body)
+            try:
+                return self.responder(body)
+            except Exception as error:  # a broken responder is the test's bug: say so
+                return Reply.status(500, f"the responder failed: {error!r}")
         return Reply.status(500, "the test server has no scripted reply left")
 
 
@@ -229,3 +232,43 @@ def _completion(reply: Reply, body: dict[str, Any], default_model: str) -> dict[
     if reply.usage is not None:
         result["usage"] = _usage(reply.usage)
     return result
+
+
+_SOURCE = re.compile(
+    r"BEGIN SOURCE (\d+) (\w+)\n(?:document: [^\n]*\n)?(.*?)\nEND SOURCE \1 \2", re.DOTALL
+)
+_NOTE = re.compile(r"BEGIN (?:NOTE|DRAFT) \d+ (\w+)\n(.*?)\nEND (?:NOTE|DRAFT) \d+ \1", re.DOTALL)
+_QUESTION = re.compile(r"^Question: (.*)$", re.MULTILINE)
+_SENTENCE = re.compile(r".+?[.!?](?=\s|$)|.+$", re.DOTALL)
+_TERM = re.compile(r"\w{3,}")
+
+
+def quoting_responder(body: dict[str, Any]) -> Reply:
+    """A stand-in model for ragwright's answer prompts. It quotes the first sentence of the
+    fenced source sharing most words with the question, citing it; given a draft (a refine
+    step) it keeps the draft and adds a quote only from a source sharing two or more words;
+    given only notes (a reduce step) it joins them; asked to self-check (JSON mode) it finds
+    nothing unsupported; with nothing to go on it replies "Not found in the sources."."""
+    if body.get("response_format"):
+        return Reply.text('{"unsupported": []}')
+    messages = body.get("messages") or [{"content": ""}]
+    prompt = str(messages[-1]["content"])
+    question = _QUESTION.search(prompt)
+    terms = set(_TERM.findall((question.group(1) if question else "").lower()))
+    notes = [text.strip() for _token, text in _NOTE.findall(prompt)]
+    notes = [note for note in notes if not note.startswith("Not found")]
+    best: tuple[int, str] | None = None
+    for number, _token, text in _SOURCE.findall(prompt):
+        score = len(terms & set(_TERM.findall(text.lower())))
+        if score and (best is None or score > best[0]):
+            best = (score, _quote(text, number))
+    if best is not None and (not notes or best[0] >= 2):
+        return Reply.text(" ".join([*notes, best[1]]))
+    return Reply.text(" ".join(notes) if notes else "Not found in the sources.")
+
+
+def _quote(text: str, number: str) -> str:
+    prose = " ".join(line for line in text.splitlines() if not line.startswith("#")).strip()
+    first = _SENTENCE.match(prose)
+    sentence = (first.group(0) if first else prose).strip().rstrip(".!?")
+    return f"{sentence} [{number}]."
