@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 
+import httpx
 import pytest
 
+from ragwright._http import MAX_RETRY_AFTER, Backoff
 from ragwright.errors import CircuitOpen, ConfigError, LLMError, LLMResponseError
 from ragwright.llms.breaker import CircuitBreaker
 from ragwright.llms.openai import OpenAIChat
@@ -217,12 +220,6 @@ def test_bad_settings_are_config_errors(options: dict[str, object]) -> None:
 
 
 def test_backoff_doubles_with_jitter_unless_the_server_names_a_wait() -> None:
-    import random
-
-    import httpx
-
-    from ragwright._http import MAX_RETRY_AFTER, Backoff
-
     backoff = Backoff(0.5, random.Random(7))
     for attempt in range(4):
         delay = backoff.delay(attempt)
