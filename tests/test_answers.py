@@ -260,7 +260,7 @@ def test_flare_keeps_a_confident_draft_without_retrieving() -> None:
     llm = ScriptedLLM(confident)
     pieces, answer = run(FlareEngine(llm, lambda q: pytest.fail("retrieved")), "q", TEA)
     assert pieces == [answer.text] and len(llm.calls) == 1
-    assert answer.citations[0].source == "oolong.md"
+    assert answer.citations[0].source == "oolong.md" and answer.warnings == ()
 
 
 def test_flare_self_checks_when_the_server_sends_no_logprobs() -> None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 
+import httpx
 import pytest
 
+from ragwright._http import MAX_RETRY_AFTER, Backoff
 from ragwright.errors import CircuitOpen, ConfigError, LLMError, LLMResponseError
 from ragwright.llms.breaker import CircuitBreaker
 from ragwright.llms.openai import OpenAIChat
@@ -214,3 +217,15 @@ def test_an_unreachable_server_is_an_llm_error() -> None:
 def test_bad_settings_are_config_errors(options: dict[str, object]) -> None:
     with pytest.raises(ConfigError):
         OpenAIChat("m", **options)  # type: ignore[arg-type]
+
+
+def test_backoff_doubles_with_jitter_unless_the_server_names_a_wait() -> None:
+    backoff = Backoff(0.5, random.Random(7))
+    for attempt in range(4):
+        delay = backoff.delay(attempt)
+        assert 0.25 * 2**attempt <= delay <= 0.5 * 2**attempt
+    assert backoff.delay(3, httpx.Headers({"Retry-After": "7"})) == 7.0
+    assert backoff.delay(0, httpx.Headers({"retry-after-ms": "250"})) == 0.25
+    assert backoff.delay(0, httpx.Headers({"Retry-After": "86400"})) == MAX_RETRY_AFTER
+    past = "Wed, 21 Oct 2015 07:28:00 GMT"
+    assert backoff.delay(0, httpx.Headers({"Retry-After": past})) == 0.0

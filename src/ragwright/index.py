@@ -77,14 +77,15 @@ class Index:
         self._embedder: Embedder | None = embedder if not isinstance(embedder, str | None) else None
         self.llm_settings = llm_settings or LLMSettings()
         self._llm = llm
+        self._owns_llm = False
         self._llm_records: SQLiteLLMRecords | None = None
 
     def close(self) -> None:
         if self._llm_records is not None:
             self._llm_records.close()
         close_llm = getattr(self._llm, "close", None)
-        if callable(close_llm):
-            close_llm()
+        if self._owns_llm and callable(close_llm):
+            close_llm()  # one we made; a caller's model is the caller's to close
         self.store.close()
 
     def __enter__(self) -> Index:
@@ -120,6 +121,7 @@ class Index:
         so its circuit breaker remembers failures across requests."""
         if self._llm is None:
             self._llm = create_llm(self.llm_settings)
+            self._owns_llm = True
         return self._llm
 
     @property

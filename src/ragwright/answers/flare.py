@@ -73,10 +73,12 @@ class FlareEngine:
         draft = self.llm.chat(messages, max_tokens=self.max_tokens, logprobs=True)
         queries, how = self._uncertain(question, draft, sources)
         more = self._retrieve(queries, hits)
-        notes = [
-            f"FLARE: {len(queries)} low-confidence sentences ({how}); "
-            f"{len(more)} more sources retrieved"
-        ]
+        notes: list[str] = []
+        if queries:
+            notes.append(
+                f"FLARE: {len(queries)} low-confidence sentences ({how}); "
+                f"{len(more)} more sources retrieved"
+            )
         if more:
             wider = numbered([*hits, *more])
             messages = answer_messages(self.prompter, question, wider)

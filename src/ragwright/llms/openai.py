@@ -113,21 +113,12 @@ class OpenAIChat:
         json_mode: bool = False,
         logprobs: bool = False,
     ) -> Completion:
-        import httpx
-
         payload = self._payload(messages, max_tokens, temperature)
         if json_mode:
             payload["response_format"] = {"type": "json_object"}
         if logprobs:
             payload["logprobs"] = True
         response = self._send(payload, stream=False)
-        try:
-            response.read()
-        except httpx.HTTPError as exc:
-            self.breaker.failed()
-            raise LLMError(f"the reply from {self._url} broke off: {exc!r}") from exc
-        finally:
-            response.close()
         return self._completion(response, messages)
 
     def stream(
@@ -191,8 +182,9 @@ class OpenAIChat:
         }
 
     def _send(self, payload: dict[str, Any], *, stream: bool) -> httpx.Response:
-        """The response to ``payload`` with a success status and unread body, after retries.
-        The caller closes it."""
+        """The response to ``payload`` with a success status, after retries. With ``stream``
+        its body is unread and the caller closes it; otherwise it is read (a body that times
+        out or breaks off is retried like a failed connection)."""
         import httpx
 
         client = self._http()
@@ -201,7 +193,7 @@ class OpenAIChat:
             self.breaker.before_call()
             request = client.build_request("POST", self._url, json=payload)
             try:
-                response = client.send(request, stream=True)
+                response = client.send(request, stream=stream)
             except httpx.TransportError as exc:  # includes connect and read timeouts
                 self.breaker.failed()
                 if last:
@@ -213,12 +205,13 @@ class OpenAIChat:
                 continue
             if response.is_success:
                 return response
-            try:
-                response.read()
-            except httpx.HTTPError:
-                pass  # the status says enough
-            finally:
-                response.close()
+            if stream:
+                try:
+                    response.read()
+                except httpx.HTTPError:
+                    pass  # the status says enough
+                finally:
+                    response.close()
             if retryable_status(response.status_code):
                 if response.status_code != 429:  # a rate limit is no outage
                     self.breaker.failed()

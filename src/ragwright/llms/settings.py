@@ -38,6 +38,7 @@ from ragwright.errors import ConfigError
 from ragwright.models import Usage
 
 ENGINES = ("extractive", "stuff", "map-reduce", "refine", "flare")
+_CHOICES = "choose from " + ", ".join(ENGINES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +96,8 @@ class LLMSettings:
                     f"{where}: unknown key {key!r}; known: {', '.join(sorted(known))}"
                 )
             values[key] = _checked(key, value, getattr(cls(), key), where)
+        if values.get("engine", "extractive") not in ENGINES:
+            raise ConfigError(f"{where}: unknown answer engine {values['engine']!r}; {_CHOICES}")
         settings = cls(**values)
         return replace(
             settings,
@@ -105,7 +108,7 @@ class LLMSettings:
 
     def checked(self) -> LLMSettings:
         if self.engine not in ENGINES:
-            raise ConfigError(f"unknown answer engine {self.engine!r}; choose from {ENGINES}")
+            raise ConfigError(f"unknown answer engine {self.engine!r}; {_CHOICES}")
         return self
 
     def with_overrides(self, **overrides: Any) -> LLMSettings:
