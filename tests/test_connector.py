@@ -20,6 +20,7 @@ from ragwright import Index
 from ragwright.connector.pipeline import RagwrightAnsweringConnector, RagwrightConnector
 from ragwright.connector.spec import CONNECTOR_SPEC, connect
 from ragwright.testing import HashingEmbedder
+from ragwright.testing.openai_server import OpenAIServer, quoting_responder
 
 QUESTION = "What refund do I get if I cancel my booking?"
 
@@ -80,6 +81,32 @@ def test_answering_connector_generates_with_citations_from_its_contexts(pelorus:
     assert answer.error is None and answer.answer and answer.citations
     assert set(answer.citations) <= {c.chunk_id for c in answer.contexts}
     assert connection["answer_engine"] == "extractive"
+
+
+def test_llm_engine_generates_through_the_configured_server(pelorus: Path, tmp_path: Path) -> None:
+    """An LLM answer engine answers through the [llm] table of the connector's config file,
+    here against the loopback OpenAI-compatible server, and still validates READY."""
+    with OpenAIServer(quoting_responder) as server:
+        config = tmp_path / "ragwright.toml"
+        config.write_text(
+            f'[llm]\nmodel = "test"\nbase_url = "{server.url}"\nretry_backoff = 0.0\n'
+        )
+        pipeline, connection = connect(
+            {"index": str(pelorus), "answer_engine": "stuff", "config": str(config)}
+        )
+        try:
+            report = validate_pipeline(
+                pipeline, target="ragwright", sample_query=QUESTION, spec=None
+            )
+            assert_ready_without_warnings(report)
+            answer = pipeline.generate(QUESTION, top_k=4)
+        finally:
+            pipeline.close()
+        assert server.requests, "the engine never reached the server"
+    assert answer.error is None and answer.answer and answer.citations
+    assert set(answer.citations) <= {c.chunk_id for c in answer.contexts}
+    assert answer.metadata["engine"] == "stuff" and answer.metadata["model"] == "test"
+    assert connection["config"] == str(config.resolve())
 
 
 def test_hybrid_mode_declares_ordered_scores(pelorus: Path) -> None:

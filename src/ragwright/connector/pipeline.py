@@ -22,15 +22,18 @@ from rag_connector.base import (
 )
 from rag_connector.models import ChunkPage, EmbeddingBatch, EmbeddingSpaceDescriptor
 
+from ragwright.config import load_config
 from ragwright.connector.records import chunk_record, retrieved
 from ragwright.filters import In
 from ragwright.index import Index
+from ragwright.llms.settings import ENGINES, LLMSettings
 from ragwright.models import Chunk, DocumentInfo, EmbeddingSpace
 from ragwright.pipeline.retrieval import SearchMode
 
 CONNECTOR_TYPE = "ragwright"
-#: Engines `generate` can answer with. The extractive engine needs no LLM.
-ANSWER_ENGINES = ("extractive",)
+#: Engines `generate` can answer with. The extractive engine needs no LLM; the others use the
+#: ``[llm]`` table of the connector's ``config`` file (see docs/answers.md).
+ANSWER_ENGINES = ENGINES
 _PAGE_LIMIT = 1000
 _MAX_PAGE_LIMIT = 10_000
 
@@ -47,12 +50,15 @@ class RagwrightConnector(RagPipeline):
         *,
         mode: str = SearchMode.VECTOR.value,
         embedder: str | None = None,
+        llm_settings: LLMSettings | None = None,
     ) -> None:
         self.index_path = str(Path(index).resolve())
         self.mode = SearchMode(mode)
         self.embedder_spec = embedder
         self.retrieval_mode = "ordered" if self.mode is SearchMode.HYBRID else "scored"
-        self.index = Index(self.index_path, embedder=embedder, create=False)
+        self.index = Index(
+            self.index_path, embedder=embedder, create=False, llm_settings=llm_settings
+        )
 
     def close(self) -> None:
         self.index.close()
@@ -178,21 +184,28 @@ class RagwrightAnsweringConnector(RagwrightConnector):
     whether the class overrides it: a connector built without an answer engine must not
     claim to answer."""
 
-    def __init__(self, index: str, *, answer_engine: str, **options: Any) -> None:
+    def __init__(
+        self, index: str, *, answer_engine: str, config: str | None = None, **options: Any
+    ) -> None:
         if answer_engine not in ANSWER_ENGINES:
             raise ValueError(
                 f"unknown answer_engine {answer_engine!r}; choose one of {ANSWER_ENGINES}"
             )
-        super().__init__(index, **options)
+        # The model, its server and budgets come from the config file, as for `ragwright ask`;
+        # the file is read now so a bad one fails at connect time, not at the first question.
+        settings = LLMSettings.from_config(load_config(config))
+        super().__init__(index, llm_settings=settings, **options)
         self.answer_engine = answer_engine
+        self.config_path = str(Path(config).resolve()) if config else None
 
     def generate(self, text: str, *, top_k: int = 5, llm: object = None) -> GeneratedAnswer:
         """The index's answer with its citations. ``llm`` is ignored: the connector answers
-        with its configured engine, as ``ragwright ask`` does. The extractive engine sends no
-        prompt to any model, so ``hydrated_prompt`` is empty. Failures are captured in
-        ``error``, never raised."""
+        with its configured engine and model, as ``ragwright ask`` does. ``hydrated_prompt``
+        is empty: the extractive engine sends no prompt, and the LLM engines send one or more
+        hardened prompts per answer (see docs/answers.md), not one string. Failures are
+        captured in ``error``, never raised."""
         try:
-            answer = self.index.ask(text, top_k=top_k)
+            answer = self.index.ask(text, top_k=top_k, engine=self.answer_engine)
         except Exception as error:  # the contract: a failed generation is recorded, not raised
             return GeneratedAnswer(query=text, answer="", contexts=[], error=str(error))
         return GeneratedAnswer(
@@ -201,7 +214,16 @@ class RagwrightAnsweringConnector(RagwrightConnector):
             contexts=[retrieved(rank, hit) for rank, hit in enumerate(answer.hits)],
             citations=[citation.chunk_id for citation in answer.citations],
             hydrated_prompt="",
-            metadata={"engine": self.answer_engine, "found": answer.found},
+            metadata={
+                "engine": self.answer_engine,
+                "model": answer.model,
+                "found": answer.found,
+                "usage": {
+                    "prompt_tokens": answer.usage.prompt_tokens,
+                    "completion_tokens": answer.usage.completion_tokens,
+                },
+                "cost": answer.cost,
+            },
         )
 
     def info(self) -> dict[str, Any]:
@@ -213,7 +235,11 @@ class RagwrightAnsweringConnector(RagwrightConnector):
         return snapshot
 
     def connection(self) -> dict[str, Any]:
-        return {**super().connection(), "answer_engine": self.answer_engine}
+        return {
+            **super().connection(),
+            "answer_engine": self.answer_engine,
+            "config": self.config_path,
+        }
 
 
 def _distance(mode: SearchMode, metric: str) -> str:

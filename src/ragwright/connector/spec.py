@@ -25,13 +25,16 @@ dataset the index was built from), stable across re-ingests of unchanged content
 - **mode**: `vector` (default; cosine similarity, `scored`), `bm25` (BM25, `scored`) or
   `hybrid` (fused ranking, declared `ordered`: its scores are not thresholds).
 - **embedder**: the embedder spec; defaults to the one the index was built with.
-- **answer_engine**: set it (`extractive`) to offer `generate`; without it the connector is
-  retrieval-only.
+- **answer_engine**: set it to offer `generate`; without it the connector is retrieval-only.
+  `extractive` needs no model; `stuff`, `map-reduce`, `refine` and `flare` use the `[llm]` table
+  of the config file.
+- **config**: the `ragwright.toml` holding the `[llm]` table (default: `RAGWRIGHT_CONFIG`, then
+  `./ragwright.toml`).
 """
 
 
 #: What `connect` accepts: the declared params, and ``type`` so a connection dict reconnects.
-_PARAMS = frozenset({"index", "mode", "embedder", "answer_engine", "type"})
+_PARAMS = frozenset({"index", "mode", "embedder", "answer_engine", "config", "type"})
 
 
 def build(connection: dict[str, Any]) -> RagwrightConnector:
@@ -43,7 +46,10 @@ def build(connection: dict[str, Any]) -> RagwrightConnector:
     engine = connection.get("answer_engine")
     if engine:
         return RagwrightAnsweringConnector(
-            str(connection["index"]), answer_engine=engine, **options
+            str(connection["index"]),
+            answer_engine=engine,
+            config=connection.get("config") or None,
+            **options,
         )
     return RagwrightConnector(str(connection["index"]), **options)
 
@@ -87,5 +93,6 @@ CONNECTOR_SPEC = ConnectorSpec(
             "required": False,
             "choices": list(ANSWER_ENGINES),
         },
+        {"name": "config", "label": "Config file ([llm])", "type": "string", "required": False},
     ],
 )
