@@ -10,7 +10,7 @@ import pytest
 
 from pdf_files import build_scanned_pdf
 from ragwright import Index
-from ragwright.errors import MissingDependencyError, OcrError, ParseError
+from ragwright.errors import ConfigError, MissingDependencyError, OcrError, ParseError
 from ragwright.ocr import TesseractOcr
 from ragwright.parsers.pdf import PAGE_BREAK, PdfParser
 from ragwright.ports import GrayImage, OcrEngine
@@ -189,3 +189,16 @@ def test_an_ocr_failure_on_a_page_is_a_warning_and_the_other_pages_are_kept(
         "page 3 could not be read by OCR: tesseract failed (Error in pixReadMem)",
     )
     assert "ocr_pages" not in document.metadata
+
+
+def test_a_text_layer_of_unmapped_glyphs_is_not_usable() -> None:
+    parser = PdfParser(ocr=RecordingOcr(), min_text_chars=16)
+    # Glyphs without a Unicode mapping come out as U+FFFD or private-use code points.
+    assert parser._needs_ocr(None, "\ufffd\ue000\ue001 " * 20)  # type: ignore[arg-type]
+    assert not parser._needs_ocr(None, "Readable text with an icon \ue000 in it.")  # type: ignore[arg-type]
+
+
+def test_an_unknown_ocr_choice_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAGWRIGHT_OCR", "abbyy")
+    with pytest.raises(ConfigError, match="unknown OCR choice 'abbyy': use auto, off or tesseract"):
+        PdfParser()

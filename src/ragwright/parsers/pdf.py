@@ -14,11 +14,12 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ragwright.errors import MissingDependencyError, OcrError, ParseError
+from ragwright.errors import ConfigError, MissingDependencyError, OcrError, ParseError
 from ragwright.models import ParsedDocument, Section
 from ragwright.parsers._text import collapse_whitespace, normalize
 from ragwright.ports import GrayImage, OcrEngine
@@ -101,7 +102,7 @@ class PdfParser:
 
         document = _open(data, source)
         try:
-            pages, ocr_pages, unread, warnings = self._read_pages(document, source)
+            pages, ocr_pages, unread, warnings = self._read_pages(document)
             headings = list(_outline(document))
             info = document.get_metadata_dict(skip_empty=True)
         except pdfium.PdfiumError as error:
@@ -125,7 +126,7 @@ class PdfParser:
         return ParsedDocument(content, sections, metadata, "application/pdf", tuple(warnings))
 
     def _read_pages(
-        self, document: pypdfium2.PdfDocument, source: str
+        self, document: pypdfium2.PdfDocument
     ) -> tuple[list[str], list[int], list[int], list[str]]:
         """Each page's text; the pages read by OCR, those left unread, and warnings."""
         pages: list[str] = []
@@ -151,8 +152,15 @@ class PdfParser:
         return pages, ocr_pages, unread, warnings
 
     def _needs_ocr(self, page: pypdfium2.PdfPage, text: str) -> bool:
-        if sum(not char.isspace() for char in text) >= self.min_text_chars:
+        """Whether a page's text layer is unusable: too few readable characters, and either
+        an image on the page (a scan) or mostly unreadable ones (glyphs without a Unicode
+        mapping come out as U+FFFD or private-use code points)."""
+        visible = [char for char in text if not char.isspace()]
+        readable = sum(char != "\ufffd" and unicodedata.category(char) != "Co" for char in visible)
+        if readable >= self.min_text_chars and 2 * readable >= len(visible):
             return False
+        if readable < len(visible) / 2:
+            return True
         import pypdfium2.raw as pdfium_c
 
         # Only a page that shows an image can be a scan; a blank page costs no OCR.
@@ -171,7 +179,7 @@ def _ocr_engine(
     if choice in ("off", "0", "false", "no", "none"):
         return None, f"disabled ({OCR_ENV}=off or ocr='off')"
     if choice not in ("auto", "tesseract"):
-        raise MissingDependencyError(f"the OCR engine {choice!r}", f"{OCR_ENV}=tesseract or off")
+        raise ConfigError(f"unknown OCR choice {choice!r}: use auto, off or tesseract ({OCR_ENV})")
     from ragwright.ocr.tesseract import INSTALL_HINT, TesseractOcr
 
     if languages is None:
