@@ -77,12 +77,31 @@ def test_metadata_title_author_and_page_count(parser: PdfParser, tmp_path: Path)
     assert document.metadata["author"] == "Ada Lovelace"
 
 
-def test_without_an_outline_each_page_is_one_plain_section(
+def test_without_an_outline_headings_come_from_font_sizes(
     parser: PdfParser, tmp_path: Path
 ) -> None:
-    build_text_pdf(tmp_path / "plain.pdf", pages=2, outline=False)
+    build_text_pdf(tmp_path / "plain.pdf", pages=2, outline=False)  # 18 pt, 14 pt, 11 pt body
     document = parser.parse((tmp_path / "plain.pdf").read_bytes(), "plain.pdf")
-    assert [(s.page, s.heading_path) for s in document.sections] == [(1, ()), (2, ())]
+    assert [(s.page, s.heading_path, s.level) for s in document.sections] == [
+        (1, ("Chapter 1",), 1),
+        (1, ("Chapter 1", "Section 1.1"), 2),
+        (2, ("Chapter 2",), 1),
+        (2, ("Chapter 2", "Section 2.1"), 2),
+    ]
+    assert document.metadata["title"] == "Generated report"
+
+
+def test_font_size_headings_need_short_blocks_that_are_rare() -> None:
+    from ragwright.parsers._pdf_layout import Block, FontHeading, font_headings
+
+    body = [Block("Body text " * 20, 11.0, 3) for _ in range(6)]
+    title = Block("A Title", 20.0, 1)
+    assert font_headings([[title, *body]]) == [FontHeading(0, 1, "A Title")]
+    long_and_large = Block("Large " * 40, 20.0, 4)  # a big paragraph is not a heading
+    assert font_headings([[long_and_large, *body]]) == []
+    labels = [Block(f"Label {n}", 20.0, 1) for n in range(4)]  # large but common: not headings
+    assert font_headings([[*labels, *body[:4]]]) == []
+    assert font_headings([[*labels[:1], *body[:4]]]) == [FontHeading(0, 1, "Label 0")]
 
 
 def test_hyphenated_line_breaks_are_joined_and_blank_pages_kept(
@@ -103,7 +122,8 @@ def test_hyphenated_line_breaks_are_joined_and_blank_pages_kept(
         "",
         "Third page.",
     ]
-    assert [s.page for s in document.sections] == [1, 2, 3]
+    # one font size throughout: no headings, one plain section per page
+    assert [(s.page, s.heading_path) for s in document.sections] == [(1, ()), (2, ()), (3, ())]
     assert not document.warnings
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ragwright.errors import ConfigError, MissingDependencyError, OcrError, ParseError
 from ragwright.models import ParsedDocument, Section
+from ragwright.parsers._pdf_layout import Block, font_headings, read_layout
 from ragwright.parsers._text import collapse_whitespace, normalize
 from ragwright.ports import GrayImage, OcrEngine
 
@@ -44,7 +45,6 @@ _LIGATURES = str.maketrans(
 )
 # Control characters other than tab, newline and form feed carry no text.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
-_LINE_BREAK = re.compile(r"\r\n")
 _TRAILING_SPACE = re.compile(r"[ \t]+\n")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
@@ -102,8 +102,8 @@ class PdfParser:
 
         document = _open(data, source)
         try:
-            pages, ocr_pages, unread, warnings = self._read_pages(document)
-            headings = list(_outline(document))
+            pages, blocks, ocr_pages, unread, warnings = self._read_pages(document)
+            headings = list(_outline(document)) or _by_font_size(blocks)
             info = document.get_metadata_dict(skip_empty=True)
         except pdfium.PdfiumError as error:
             raise ParseError(source, f"damaged PDF ({error})") from error
@@ -127,17 +127,21 @@ class PdfParser:
 
     def _read_pages(
         self, document: pypdfium2.PdfDocument
-    ) -> tuple[list[str], list[int], list[int], list[str]]:
-        """Each page's text; the pages read by OCR, those left unread, and warnings."""
+    ) -> tuple[list[str], list[list[Block]], list[int], list[int], list[str]]:
+        """Each page's text and text-layer blocks; the pages read by OCR, those left unread,
+        and warnings."""
         pages: list[str] = []
+        layouts: list[list[Block]] = []
         ocr_pages: list[int] = []
         unread: list[int] = []
         warnings: list[str] = []
         for index in range(len(document)):
             page = document[index]
             try:
-                text = _clean(_text_layer(page))
+                raw, blocks = _text_layer(page)
+                text = _clean(raw)
                 if self._needs_ocr(page, text):
+                    blocks = []
                     if self.ocr is None:
                         unread.append(index + 1)
                     else:
@@ -147,9 +151,10 @@ class PdfParser:
                         except OcrError as error:
                             warnings.append(f"page {index + 1} could not be read by OCR: {error}")
                 pages.append(text)
+                layouts.append(blocks)
             finally:
                 page.close()
-        return pages, ocr_pages, unread, warnings
+        return pages, layouts, ocr_pages, unread, warnings
 
     def _needs_ocr(self, page: pypdfium2.PdfPage, text: str) -> bool:
         """Whether a page's text layer is unusable: too few readable characters, and either
@@ -207,43 +212,12 @@ def _open(data: bytes, source: str) -> pypdfium2.PdfDocument:
         raise ParseError(source, reason) from error
 
 
-def _text_layer(page: pypdfium2.PdfPage) -> str:
+def _text_layer(page: pypdfium2.PdfPage) -> tuple[str, list[Block]]:
     textpage = page.get_textpage()
     try:
-        text = str(textpage.get_text_range())
-        if len(text) == textpage.count_chars():  # one UTF-16 unit per char: indexes line up
-            text = _mark_paragraphs(textpage, text)
-        return text
+        return read_layout(textpage)
     finally:
         textpage.close()
-
-
-def _mark_paragraphs(textpage: pypdfium2.PdfTextPage, text: str) -> str:
-    """Blank lines where paragraphs break: pdfium ends every line with ``\r\n`` alike, so
-    a break becomes ``\n\n`` when the space between the two lines is over half a line high,
-    or when the next line starts higher up the page (a new column or block). Only the two
-    characters around each line break are measured (their loose, font-height boxes)."""
-    import pypdfium2.raw as pdfium_c
-
-    box = pdfium_c.FS_RECTF()
-
-    def vertical(index: int) -> tuple[float, float] | None:
-        if not pdfium_c.FPDFText_GetLooseCharBox(textpage.raw, index, box):
-            return None
-        return (box.top, box.bottom) if box.top > box.bottom else None
-
-    pieces, position = [], 0
-    for match in _LINE_BREAK.finditer(text):
-        before, after = vertical(match.start() - 1), vertical(match.end())
-        if before is not None and after is not None:
-            height = min(before[0] - before[1], after[0] - after[1])
-            gap = before[1] - after[0]
-            if gap > height / 2 or after[0] > before[0] + height / 2:
-                pieces.append(text[position : match.start()])
-                pieces.append("\n\n")
-                position = match.end()
-    pieces.append(text[position:])
-    return "".join(pieces)
 
 
 def _clean(text: str) -> str:
@@ -276,6 +250,15 @@ def _outline(document: pypdfium2.PdfDocument) -> Iterator[_Heading]:
         index = dest.get_index() if dest is not None else None
         if title and index is not None and 0 <= index < len(document):
             yield _Heading(index, bookmark.level + 1, title)
+
+
+def _by_font_size(pages: list[list[Block]]) -> list[_Heading]:
+    """Headings for a PDF without an outline, from its font sizes."""
+    found = (
+        _Heading(heading.page, heading.level, collapse_whitespace(_clean(heading.text)))
+        for heading in font_headings(pages)
+    )
+    return [heading for heading in found if heading.title]
 
 
 def _assemble(pages: list[str], headings: list[_Heading]) -> tuple[str, tuple[Section, ...]]:
