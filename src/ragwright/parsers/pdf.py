@@ -1,13 +1,14 @@
-"""PDF: the text layer of every page (pypdfium2), OCR for pages that have none, outline headings.
+"""PDF: the text layer of every page (pypdfium2), OCR for pages that have none, headings.
 
 The content is the pages' text joined by a page break (``\\n\\f\\n``); each page is one or more
-sections carrying its 1-based page number, split where an outline (bookmark) entry's title
-appears, so chunks carry both the page and the heading breadcrumb.
+sections carrying its 1-based page number, split where a heading appears: an outline (bookmark)
+entry's title, or without an outline a block set in a larger font (`_pdf_layout`). So chunks
+carry both the page and the heading breadcrumb.
 
 pypdfium2 was chosen by measurement (benchmarks/pdf_libraries.py, docs/pdf.md): several times
-faster than pypdf and ~30x faster than pdfminer.six, it expands ligatures, and it marks a word
-hyphenated across a line break (U+FFFE), which is joined back here.
-"""
+faster than pypdf and ~20x faster than pdfminer.six even with the layout reading added here, it
+expands ligatures, and it marks a word hyphenated across a line break (U+FFFE), which is joined
+back here."""
 
 from __future__ import annotations
 
@@ -57,13 +58,15 @@ class _Heading:
 
 
 class PdfParser:
-    """Reads PDF files: text per page, OCR for scanned pages, headings from the outline.
+    """Reads PDF files: text per page, OCR for scanned pages, headings from the outline (or
+    from font sizes when there is none).
 
     ``ocr`` is an `OcrEngine`, ``"off"``, ``"tesseract"`` (required: a missing install is an
     error) or ``"auto"`` (the default: the ``RAGWRIGHT_OCR`` environment variable, else
     Tesseract when it is installed). ``ocr_languages`` default to ``RAGWRIGHT_OCR_LANGUAGES``
     or ``eng``. A page needs OCR when its text layer has fewer than ``min_text_chars``
-    non-space characters and it shows an image; it is rendered at ``ocr_dpi``.
+    readable characters and it shows an image, or when most of its text is unreadable (glyphs
+    without a Unicode mapping); it is rendered at ``ocr_dpi`` for the engine.
 
     Metadata: ``title``, ``author``, ``pages``, and ``ocr_pages`` / ``ocr_engine`` when OCR read
     some pages. An encrypted PDF that needs a password and a damaged PDF raise `ParseError`.
