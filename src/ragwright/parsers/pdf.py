@@ -15,7 +15,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -46,6 +45,9 @@ _LIGATURES = str.maketrans(
 )
 # Control characters other than tab, newline and form feed carry no text.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+_WHITESPACE = re.compile(r"\s")
+# What a glyph without a Unicode mapping comes out as: the replacement character or private use.
+_UNREADABLE = re.compile("[\ufffd\ue000-\uf8ff\U000f0000-\U0010ffff]")
 _TRAILING_SPACE = re.compile(r"[ \t]+\n")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
@@ -163,11 +165,11 @@ class PdfParser:
         """Whether a page's text layer is unusable: too few readable characters, and either
         an image on the page (a scan) or mostly unreadable ones (glyphs without a Unicode
         mapping come out as U+FFFD or private-use code points)."""
-        visible = [char for char in text if not char.isspace()]
-        readable = sum(char != "\ufffd" and unicodedata.category(char) != "Co" for char in visible)
-        if readable >= self.min_text_chars and 2 * readable >= len(visible):
+        visible = len(text) - len(_WHITESPACE.findall(text))
+        readable = visible - len(_UNREADABLE.findall(text))
+        if readable >= self.min_text_chars and 2 * readable >= visible:
             return False
-        if readable < len(visible) / 2:
+        if readable < visible / 2:
             return True
         import pypdfium2.raw as pdfium_c
 
