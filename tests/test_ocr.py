@@ -4,6 +4,7 @@ port, and what happens when OCR is off or not installed."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,10 +18,16 @@ from ragwright.ports import GrayImage, OcrEngine
 
 # None of these words is on the generated text pages (tests/pdf_files.py vocabulary).
 SCANNED = "Invoice seventeen brass trumpets shipped to the Kingsbridge warehouse in November"
-needs_tesseract = pytest.mark.skipif(
+_tesseract_installed = pytest.mark.skipif(
     shutil.which("tesseract") is None,
     reason="the tesseract program is not installed (run `make system-deps`)",
 )
+
+
+def needs_tesseract(test: Callable[..., None]) -> Callable[..., None]:
+    """Runs Tesseract (a subprocess per page), so it is slow; skipped where it is missing."""
+    marked: Callable[..., None] = pytest.mark.slow(_tesseract_installed(test))
+    return marked
 
 
 def words(text: str) -> set[str]:

@@ -14,13 +14,15 @@ from ragwright.parsers.registry import ParserRegistry
 if TYPE_CHECKING:
     from ragwright.parsers.html import HtmlParser
     from ragwright.parsers.markdown import MarkdownParser
+    from ragwright.parsers.pdf import PdfParser
     from ragwright.parsers.text import TextParser
 
-__all__ = ["HtmlParser", "MarkdownParser", "ParserRegistry", "TextParser"]
+__all__ = ["HtmlParser", "MarkdownParser", "ParserRegistry", "PdfParser", "TextParser"]
 
 _LAZY = {
     "HtmlParser": "ragwright.parsers.html",
     "MarkdownParser": "ragwright.parsers.markdown",
+    "PdfParser": "ragwright.parsers.pdf",
     "TextParser": "ragwright.parsers.text",
 }
 
