@@ -30,7 +30,13 @@ Vectors = npt.NDArray[np.float32]
 
 @runtime_checkable
 class Parser(Protocol):
-    """Turns the bytes of one file into normalized text with sections."""
+    """Turns the bytes of one file into normalized text with sections.
+
+    Optional attributes the pipeline reads when present: ``magic`` (a tuple of byte strings
+    the parser's files start with; the registry refuses a file whose bytes match none) and
+    ``parse_settings`` (a string naming whatever beside the bytes decides the output, such as
+    an OCR engine's version; part of each file's fingerprint, so a change re-reads the file).
+    """
 
     #: File extensions (lower case, with the dot) this parser claims.
     extensions: tuple[str, ...]
