@@ -212,3 +212,12 @@ def test_a_script_without_a_main_guard_can_ingest(tmp_path: Path) -> None:
         [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120
     )
     assert result.stdout.strip() == "['notes.txt'] []", result.stderr
+
+
+def test_a_file_too_large_to_receive_under_the_memory_limit_is_reported() -> None:
+    data = b"x" * (200 * 1024 * 1024)  # the worker needs it twice over, and more, to unpickle
+    with ParseWorker(ParseLimits(timeout=60, memory_mb=400)) as worker:
+        with pytest.raises(ParseError, match=r"parse exceeded 400 MB \(receiving the file\)"):
+            worker.parse(TextParser(), data, "big.txt")
+        del data
+        assert worker.parse(PidParser(), b"", "next.pid").content.startswith("parsed by")

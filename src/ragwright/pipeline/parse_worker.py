@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ragwright.ports import Parser
 
 MB = 1024 * 1024
+_EXIT_OUT_OF_MEMORY = 3  # the worker's exit status when even receiving a file was too much
 _WORKER_MAIN = "from ragwright.pipeline.parse_worker import serve_socket; serve_socket"
 
 
@@ -104,13 +105,19 @@ class ParseWorker:
         if pickled is None:
             return parser.parse(data, source)
         key = id(parser)
+        fresh = self._connection is None
         connection = self._ensure_started()
         try:
             connection.send((key, None if key in self._sent else pickled, data, source))
-        except OSError:  # the worker died since the last file
-            self._discard()
+        except OSError:
+            if fresh:  # it died on this very file
+                raise self._crashed(source) from None
+            self._discard()  # it died since the last file: one more try with a fresh one
             connection = self._ensure_started()
-            connection.send((key, pickled, data, source))
+            try:
+                connection.send((key, pickled, data, source))
+            except OSError:
+                raise self._crashed(source) from None
         self._sent.add(key)
         answer = self._answer(connection, source)
         if answer is None:  # the worker cannot load this parser: run it here from now on
@@ -140,7 +147,7 @@ class ParseWorker:
         try:
             kind, payload = connection.recv()
         except (EOFError, OSError):
-            raise ParseError(source, self._crash_reason()) from None
+            raise self._crashed(source) from None
         if kind == "ok":
             document: ParsedDocument = payload
             return document
@@ -151,23 +158,25 @@ class ParseWorker:
             raise ParseLimitExceeded(source, f"parse exceeded {self.limits.memory_mb} MB")
         raise ParseError(source, str(payload))
 
-    def _crash_reason(self) -> str:
+    def _crashed(self, source: str) -> ParseError:
+        """The error for a worker that died on ``source``, which is then discarded."""
         child = self._child
         code = None
         if child is not None:
             child.join(timeout=5)
             code = child.exitcode
         self._discard()
+        limit = self.limits.memory_mb
+        if code == _EXIT_OUT_OF_MEMORY:
+            return ParseLimitExceeded(source, f"parse exceeded {limit} MB (receiving the file)")
         if code is not None and code < 0:
             try:
                 name = signal.Signals(-code).name
             except ValueError:
                 name = f"signal {-code}"
-            hint = ""
-            if self.limits.memory_mb is not None:
-                hint = f" (it may have hit the {self.limits.memory_mb} MB memory limit)"
-            return f"the parser crashed with {name}{hint}"
-        return f"the parse worker exited unexpectedly (exit code {code})"
+            hint = f" (it may have hit the {limit} MB memory limit)" if limit is not None else ""
+            return ParseError(source, f"the parser crashed with {name}{hint}")
+        return ParseError(source, f"the parse worker exited unexpectedly (exit code {code})")
 
     def _pickle(self, parser: Parser) -> bytes | None:
         key = id(parser)
@@ -235,6 +244,8 @@ def serve(connection: Connection) -> None:
             message = connection.recv()
         except (EOFError, OSError):
             return
+        except MemoryError:  # the stream is mid-message now: nothing to do but leave
+            os._exit(_EXIT_OUT_OF_MEMORY)
         if message is None:
             return
         key, pickled, data, source = message
