@@ -12,7 +12,6 @@ from ragwright.cli._common import (
     EmbedderOption,
     IndexOption,
     JsonOption,
-    answer_json,
     console,
     open_index,
     print_json,
@@ -20,6 +19,7 @@ from ragwright.cli._common import (
 )
 from ragwright.cli.search import FilterOption
 from ragwright.filters import parse_filter
+from ragwright.shapes import answer_json
 
 
 @reports_errors

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 from ragwright.cli._common import (
     DEFAULT_INDEX,
     IndexOption,
@@ -13,6 +11,7 @@ from ragwright.cli._common import (
     print_json,
     reports_errors,
 )
+from ragwright.shapes import stats_json
 
 
 @reports_errors
@@ -22,17 +21,12 @@ def stats(index: IndexOption = DEFAULT_INDEX, json_output: JsonOption = False) -
         numbers = kb.stats()
         embedder = kb.store.get_setting("embedder")
         chunking = kb.chunking
-    result = {
-        "index": str(index),
-        "documents": numbers.documents,
-        "chunks": numbers.chunks,
-        "characters": numbers.characters,
-        "database_bytes": numbers.database_bytes,
-        "schema_version": numbers.schema_version,
-        "embedder": embedder,
-        "embedding_space": asdict(numbers.space) if numbers.space else None,
-        "chunking": {"name": chunking.name, "options": chunking.options},
-    }
+    result = stats_json(
+        numbers,
+        index=str(index),
+        embedder=embedder,
+        chunking={"name": chunking.name, "options": chunking.options},
+    )
     if json_output:
         print_json(result)
         return
