@@ -128,7 +128,8 @@ def test_a_server_with_keys_gets_one_from_the_page(tmp_path: Path) -> None:
     secret = "rw_browser-test-key"
     settings = ServerSettings(keys=(ApiKey("browser", Scope.WRITE, digest_of(secret)),))
     upload = tmp_path / "note.txt"
-    upload.write_text("Wombats dig long burrows.\n", encoding="utf-8")
+    markup = '<img src=x onerror="window.pwned = 1"><script>window.pwned = 2</script>'
+    upload.write_text(f"Wombats dig long burrows. {markup}\n", encoding="utf-8")
     with (
         Index(tmp_path / "index", embedder=HashingEmbedder()) as index,
         serve(index, settings) as url,
@@ -151,6 +152,14 @@ def test_a_server_with_keys_gets_one_from_the_page(tmp_path: Path) -> None:
         page.get_by_role("tab", name="Statistics").click()
         expect(page.locator("#stats")).to_contain_text("Documents1")
         assert page.evaluate("sessionStorage.getItem('ragwright.apiKey')") == secret
+
+        # Document text is shown as text, never run as markup.
+        page.get_by_role("tab", name="Search").click()
+        page.get_by_role("searchbox", name="Query").fill("wombats")
+        page.get_by_role("button", name="Search", exact=True).click()
+        expect(page.locator("#results li .snippet")).to_contain_text(markup)
+        assert page.locator("#results img, #results script").count() == 0
+        assert page.evaluate("window.pwned") is None
         browser.close()
     with Index(tmp_path / "index") as reopened:
         assert reopened.document("uploads/note.txt") is not None

@@ -42,6 +42,9 @@ def create_app(
     """The application serving ``index``. The caller owns the index: the app closes nothing,
     but on shutdown it waits for an upload in progress to commit first."""
     settings = settings or ServerSettings()
+    # Resolve the embedder now, in one thread: `Index.embedder` creates it on first use, and
+    # concurrent first requests would otherwise each build one (its model loads lazily, once).
+    index.embedder  # noqa: B018
     uploader = Uploader(index, settings)
     mounted = dict(mounts or {})
 

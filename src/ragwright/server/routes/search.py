@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from typing import Annotated, Any
 
@@ -14,12 +15,14 @@ from ragwright.errors import RagwrightError
 from ragwright.filters import parse_filter, render_filter
 from ragwright.models import Answer
 from ragwright.pipeline.retrieval import SearchMode
+from ragwright.server.access_log import LOGGER
 from ragwright.server.problems import error_body, status_of
 from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadKey
 from ragwright.server.settings import MAX_QUERY_CHARS, MAX_TOP_K
 from ragwright.shapes import answer_json, hit_json
 
 router = APIRouter(prefix="/v1", tags=["search"])
+log = logging.getLogger(LOGGER)
 
 FilterField = Field(
     None,
@@ -115,5 +118,9 @@ def _events(
     except RagwrightError as error:
         status, code = status_of(error)
         yield sse("error", error_body(status, code, str(error)))
+        return
+    except Exception:  # the status line is sent: report in the stream, log the details
+        log.exception("answer stream failed")
+        yield sse("error", error_body(500, "internal_error", "the answer failed; see the log"))
         return
     yield sse("done", {})
