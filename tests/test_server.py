@@ -285,35 +285,49 @@ def test_json_body_limit_with_and_without_content_length(strict: httpx.Client) -
 def test_searches_during_uploads_all_succeed_and_see_whole_documents(
     client: httpx.Client,
 ) -> None:
+    # Each file is uploaded twice (added, then replaced by a new version) while three threads
+    # search. Every hit must be an exact span of one whole version of its file.
+    def version(number: int, round_: int) -> str:
+        return "\n\n".join(
+            f"Paragraph {i} of file {number} version {round_} has words." for i in range(60)
+        )
+
+    versions = {f"uploads/file{n}.txt": [version(n, r) for r in (1, 2)] for n in range(6)}
     failures: list[str] = []
+    searches = 0
     stop = threading.Event()
 
     def search_loop() -> None:
+        nonlocal searches
         while not stop.is_set():
             response = client.post("/v1/search", json={"query": "paragraph words", "top_k": 20})
+            searches += 1
             if response.status_code != 200:
                 failures.append(response.text)
                 continue
             for hit in response.json()["hits"]:
-                # a hit of an uploaded document belongs to a complete document version
-                if hit["source"].startswith("uploads/") and not hit["text"]:
-                    failures.append(f"empty hit {hit}")
+                texts = versions.get(hit["source"])
+                span = slice(hit["char_start"], hit["char_end"])
+                if texts is not None and all(text[span] != hit["text"] for text in texts):
+                    failures.append(f"{hit['source']} has a hit of no whole version")
 
     readers = [threading.Thread(target=search_loop) for _ in range(3)]
     for reader in readers:
         reader.start()
     try:
-        for number in range(8):
-            text = "\n\n".join(f"Paragraph {i} of file {number} has words." for i in range(60))
-            response = upload(client, (f"file{number}.md", text.encode()))
-            assert response.status_code == 200, response.text
+        for round_ in (0, 1):
+            for source, texts in versions.items():
+                response = upload(client, (source.removeprefix("uploads/"), texts[round_].encode()))
+                assert response.status_code == 200, response.text
+                assert response.json()["added" if round_ == 0 else "updated"] == [source]
     finally:
         stop.set()
         for reader in readers:
             reader.join()
-    assert failures == []
-    sources = {d["source"] for d in client.get("/v1/documents").json()["documents"]}
-    assert {f"uploads/file{n}.md" for n in range(8)} <= sources
+    assert failures == [] and searches > 0
+    for source, texts in versions.items():
+        document = client.get(f"/v1/documents/{source}").json()
+        assert document["content"] == texts[1]
 
 
 def test_one_json_log_line_per_request(index: Index) -> None:
