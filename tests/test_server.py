@@ -232,6 +232,10 @@ def test_failed_files_are_reported_and_the_rest_ingested(client: httpx.Client) -
     assert mixed.status_code == 200
     assert mixed.json()["added"] == ["uploads/good.md"]
     assert mixed.json()["failed"][0]["source"] == "uploads/blob.bin"
+    no_files = client.post("/v1/documents", data={"files": "not a file"})
+    assert no_files.status_code == 422 and error_code(no_files) == "invalid_request"
+    empty = client.post("/v1/documents", json={})
+    assert empty.status_code == 422 and "one or more files" in empty.json()["error"]["message"]
     only_bad = upload(client, ("blob.bin", b"\x00\x01"))
     assert only_bad.status_code == 422 and error_code(only_bad) == "ingest_failed"
     assert only_bad.json()["failed"][0]["reason"] == "no parser for this file type"

@@ -124,6 +124,8 @@ def test_missing_or_unknown_keys_are_401_with_a_challenge(secured: tuple[str, st
     assert unknown.status_code == 401
     assert 'error="invalid_token"' in unknown.headers["WWW-Authenticate"]
     assert httpx.get(f"{url}/extra/").status_code == 401
+    files = [("files", ("faq.md", b"Wombats.\n", "text/markdown"))]
+    assert httpx.post(f"{url}/v1/documents", files=files).status_code == 401
     assert httpx.get(f"{url}/healthz").status_code == 200  # health needs no key
     assert httpx.get(f"{url}/").status_code == 200  # nor the page (it asks for one)
 

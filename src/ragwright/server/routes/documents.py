@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, File, Query, UploadFile
+from fastapi import APIRouter, Query, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
+from starlette.datastructures import UploadFile
 
 from ragwright.server.problems import ApiError, error_body
 from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadKey, UploaderDep, WriteKey
@@ -16,18 +18,43 @@ from ragwright.shapes import chunk_json, document_info_json, document_json, inge
 router = APIRouter(prefix="/v1", tags=["documents"])
 
 
-@router.post("/documents")
-def upload(
-    files: Annotated[list[UploadFile], File(description="One or more files to ingest.")],
-    uploader: UploaderDep,
-    _: WriteKey,
-) -> Any:
+_MULTIPART_BODY = {
+    "required": True,
+    "content": {
+        "multipart/form-data": {
+            "schema": {
+                "type": "object",
+                "required": ["files"],
+                "properties": {
+                    "files": {
+                        "type": "array",
+                        "items": {"type": "string", "format": "binary"},
+                        "description": "One or more files to ingest.",
+                    }
+                },
+            }
+        }
+    },
+}
+
+
+@router.post("/documents", openapi_extra={"requestBody": _MULTIPART_BODY})
+async def upload(request: Request, uploader: UploaderDep, _: WriteKey) -> Any:
     """Ingest uploaded files as ``uploads/FILENAME``, with the same limits as ``ragwright
     ingest``. Re-uploading unchanged bytes changes nothing; changed bytes replace the document.
     A file that fails is reported in ``failed`` while the others are ingested; when every file
     fails the status is 422."""
-    uploads = [Upload(f.filename or "", f.size or 0, f.file) for f in files]
-    report = uploader.ingest(uploads)
+    # The body is read here, after the key check (a dependency): a refused upload is not read.
+    async with request.form() as form:
+        files = form.getlist("files")
+        uploads = [
+            Upload(f.filename or "", f.size or 0, f.file)
+            for f in files
+            if isinstance(f, UploadFile)
+        ]
+        if len(uploads) != len(files):
+            raise ApiError(422, "invalid_request", "the 'files' field must hold files")
+        report = await run_in_threadpool(uploader.ingest, uploads)
     body = {**ingest_report_json(report), "documents": uploaded_documents(report)}
     if report.failed and len(report.failed) == len(uploads):
         reasons = "; ".join(f"{f.source}: {f.reason}" for f in report.failed)
