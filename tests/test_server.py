@@ -381,6 +381,8 @@ def test_web_page_and_openapi_are_served(client: httpx.Client) -> None:
     page = client.get("/")
     assert page.status_code == 200 and "text/html" in page.headers["content-type"]
     assert "<title>ragwright" in page.text
+    assert "default-src 'self'" in page.headers["Content-Security-Policy"]
+    assert client.get("/static/app.js").status_code == 200
     schema = client.get("/openapi.json").json()
     assert {"/v1/search", "/v1/ask", "/v1/documents", "/v1/stats", "/healthz"} <= set(
         schema["paths"]

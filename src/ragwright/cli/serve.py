@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -10,6 +11,14 @@ import typer
 from ragwright.cli._common import DEFAULT_INDEX, EmbedderOption, IndexOption, reports_errors
 from ragwright.config import load_config
 from ragwright.errors import MissingDependencyError
+
+
+class LogLevel(StrEnum):
+    DEBUG = "debug"
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
 
 ConfigOption = Annotated[
     Path | None,
@@ -35,7 +44,9 @@ def serve(
             help="Serve beyond loopback without API keys (anyone who reaches it may write).",
         ),
     ] = False,
-    log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
+    log_level: Annotated[
+        LogLevel, typer.Option(help="warning hides the per-request lines.")
+    ] = LogLevel.INFO,
 ) -> None:
     """Serve the HTTP API (/v1, OpenAPI at /docs) and the web page (/) over an index. With API
     keys configured (`ragwright keys add`) every /v1 request needs one; without, the server
@@ -52,6 +63,6 @@ def serve(
     settings = ServerSettings.from_config(load_config(config))
     check_exposure(host, settings, insecure_no_auth)
     with Index(index, embedder=embedder, create=True) as kb:
-        server = server_for(create_app(kb, settings), host, port, settings, log_level)
+        server = server_for(create_app(kb, settings), host, port, settings, log_level.value)
         announce(host, port, settings, str(index))
         server.run()
