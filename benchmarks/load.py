@@ -93,7 +93,7 @@ def main() -> None:
 
         with Index(directory) as index:
             direct = run_direct(index, queries, body, args.clients, args.seconds)
-        with server(directory) as url:
+        with ServerProcess(directory) as url:
             warm = Phase("warm-up")
             asyncio.run(drive(url, queries, body, args.clients, WARM_UP_SECONDS, warm))
             alone = Phase("HTTP /v1/search")
@@ -128,7 +128,7 @@ def main() -> None:
 
 def sample_queries(index: Index, count: int = 200) -> list[str]:
     """Queries made of the first words of chunks spread over the corpus (deterministic)."""
-    texts = [row[0] for row in index.store._query("SELECT text FROM chunks ORDER BY id")]
+    texts = [c.text for d in index.documents() for c in index.store.chunks_of(d.id)]
     step = max(1, len(texts) // count)
     queries = [" ".join(text.split()[:8]) for text in texts[::step]]
     return [q for q in queries if q][:count]
@@ -231,7 +231,7 @@ def upload_loop(url: str, stop: threading.Event, phase: Phase) -> None:
             n += 1
 
 
-class server:
+class ServerProcess:
     """`ragwright serve` in a subprocess on a free loopback port, stopped on exit."""
 
     def __init__(self, directory: Path) -> None:

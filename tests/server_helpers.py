@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 
 from ragwright import Index
 from ragwright.server import ServerSettings, create_app
+from ragwright.server.access_log import LOGGER
 from ragwright.server.runner import running, server_for
 from ragwright.testing import HashingEmbedder
 
@@ -55,6 +57,32 @@ def serve(
     app = create_app(index, settings, **kwargs)
     with running(server_for(app, "127.0.0.1", 0, settings, log_level=log_level)) as url:
         yield url
+
+
+class _Collect(logging.Handler):
+    def __init__(self, records: list[logging.LogRecord]) -> None:
+        super().__init__()
+        self.records = records
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@contextmanager
+def serve_logged(
+    index: Index, settings: ServerSettings | None = None
+) -> Iterator[tuple[str, list[logging.LogRecord]]]:
+    """`serve` at log level info, collecting the server's log records. A request is logged
+    just after its response is sent, so read the records after the block (server stopped)."""
+    records: list[logging.LogRecord] = []
+    handler = _Collect(records)
+    logger = logging.getLogger(LOGGER)
+    try:
+        with serve(index, settings, log_level="info") as url:
+            logger.addHandler(handler)  # after start: configuring the server resets handlers
+            yield url, records
+    finally:
+        logger.removeHandler(handler)
 
 
 def sse_events(body: str) -> list[tuple[str, dict[str, Any]]]:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
@@ -17,7 +16,7 @@ from ragwright import Index
 from ragwright.server import ServerSettings
 from ragwright.server.problems import ApiError
 from ragwright.server.uploads import check_filename
-from server_helpers import GUIDE, build_index, serve, sse_events
+from server_helpers import GUIDE, build_index, serve, serve_logged, sse_events
 
 
 @pytest.fixture
@@ -335,17 +334,9 @@ def test_searches_during_uploads_all_succeed_and_see_whole_documents(
 
 
 def test_one_json_log_line_per_request(index: Index) -> None:
-    records: list[logging.LogRecord] = []
-    handler = logging.Handler()
-    handler.emit = records.append  # type: ignore[method-assign]
-    logger = logging.getLogger("ragwright.server")
-    with serve(index, log_level="info") as url:
-        logger.addHandler(handler)
-        try:
-            httpx.post(f"{url}/v1/search?secret=1", json={"query": "install"})
-            httpx.get(f"{url}/v1/documents/nope")
-        finally:
-            logger.removeHandler(handler)
+    with serve_logged(index) as (url, records):
+        httpx.post(f"{url}/v1/search?secret=1", json={"query": "install"})
+        httpx.get(f"{url}/v1/documents/nope")
     lines = [
         getattr(r, "fields", {})
         for r in records
@@ -367,7 +358,7 @@ def test_mounted_apps_share_the_server_and_their_lifespan_runs(index: Index) -> 
     from contextlib import asynccontextmanager
 
     @asynccontextmanager
-    async def lifespan(_: Starlette) -> Iterator[None]:  # type: ignore[misc]
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
         started.append("up")
         yield
 

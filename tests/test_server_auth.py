@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,9 +17,10 @@ from ragwright import ConfigError
 from ragwright.cli import app as cli
 from ragwright.config import Config, load_config
 from ragwright.server import ServerSettings
+from ragwright.server.access_log import JsonFormatter
 from ragwright.server.keys import Scope, find_key
 from ragwright.server.runner import check_exposure
-from server_helpers import build_index, serve
+from server_helpers import build_index, serve, serve_logged
 
 runner = CliRunner()
 
@@ -152,19 +152,10 @@ def test_read_keys_read_and_write_keys_do_both(secured: tuple[str, str, str]) ->
 def test_the_log_names_the_key_and_never_shows_it(tmp_path: Path, config: Path) -> None:
     reader = add_key(config, "reader", "read")
     settings = ServerSettings.from_config(load_config(config))
-    records: list[logging.LogRecord] = []
-    handler = logging.Handler()
-    handler.emit = records.append  # type: ignore[method-assign]
-    logger = logging.getLogger("ragwright.server")
-    with build_index(tmp_path) as index, serve(index, settings, log_level="info") as url:
-        logger.addHandler(handler)
-        try:
-            httpx.get(f"{url}/v1/stats", headers=bearer(reader))
-            httpx.get(f"{url}/v1/stats", headers=bearer("rw_wrong"))
-        finally:
-            logger.removeHandler(handler)
-    formatter = logging.getLogger("ragwright.server").handlers[0].formatter
-    assert formatter is not None
+    with build_index(tmp_path) as index, serve_logged(index, settings) as (url, records):
+        httpx.get(f"{url}/v1/stats", headers=bearer(reader))
+        httpx.get(f"{url}/v1/stats", headers=bearer("rw_wrong"))
+    formatter = JsonFormatter()
     lines = [formatter.format(r) for r in records]
     assert any('"key": "reader"' in line and '"status": 200' in line for line in lines)
     assert any('"key": null' in line and '"status": 401' in line for line in lines)
