@@ -24,6 +24,8 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-sync",
 ]
+#: Generous: CI machines are small and shared; the waits end as soon as the page is ready.
+TIMEOUT_MS = 20_000
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 
 FILLER = "\n\n".join(
@@ -44,6 +46,8 @@ Quokkas live on Rottnest Island near Perth. Visitors must not feed the quokkas.
 def test_upload_search_ask_and_open_a_citation_in_a_browser(tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=TIMEOUT_MS)
+
     upload = tmp_path / "quokkas.md"
     upload.write_text(DOCUMENT, encoding="utf-8")
     question = "Where do quokkas live?"
@@ -57,6 +61,7 @@ def test_upload_search_ask_and_open_a_citation_in_a_browser(tmp_path: Path) -> N
             executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
         )
         page = browser.new_page(viewport={"width": 1100, "height": 800})
+        page.set_default_timeout(TIMEOUT_MS)
         page.on("pageerror", lambda error: page_errors.append(str(error)))
         page.on(
             "console",
@@ -122,6 +127,8 @@ def test_upload_search_ask_and_open_a_citation_in_a_browser(tmp_path: Path) -> N
 def test_a_server_with_keys_gets_one_from_the_page(tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=TIMEOUT_MS)
+
     from ragwright.server import ServerSettings
     from ragwright.server.keys import ApiKey, Scope, digest_of
 
@@ -139,6 +146,7 @@ def test_a_server_with_keys_gets_one_from_the_page(tmp_path: Path) -> None:
             executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
         )
         page = browser.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
         page.goto(url)
         key = page.get_by_label("API key")
         expect(key).to_be_visible()  # the first request was refused with 401
