@@ -69,8 +69,11 @@ def announce(host: str, port: int, settings: ServerSettings, index: str) -> None
         auth = "no API keys configured: no authentication" + (
             ", loopback only" if is_loopback(host) else " (--insecure-no-auth)"
         )
-    fields = {"event": "start", "url": f"http://{host}:{port}/", "index": index, "auth": auth}
-    log.info("serving %s on http://%s:%s/ (%s)", index, host, port, auth, extra={"fields": fields})
+    # With port 0 the port is chosen when uvicorn binds; its "Uvicorn running on" line names it.
+    url = f"http://{host}:{port}/" if port else None
+    where = url or f"{host}, on a free port"
+    fields = {"event": "start", "url": url, "index": index, "auth": auth}
+    log.info("serving %s on %s (%s)", index, where, auth, extra={"fields": fields})
 
 
 @contextmanager
