@@ -37,6 +37,7 @@ from ragwright.errors import ConfigError
 from ragwright.index import ChunkingConfig
 from ragwright.pipeline.ingest import IngestOptions, IngestReport
 from ragwright.pipeline.ingest import Progress as IngestProgress
+from ragwright.shapes import ingest_report_json
 
 MB = 1024 * 1024
 
@@ -117,7 +118,7 @@ def _ingest_dataset(
 
 def _finish(report: IngestReport, json_output: bool) -> None:
     if json_output:
-        print_json(_report_json(report))
+        print_json(ingest_report_json(report))
     else:
         _print_report(report)
     if not report.ok:
@@ -169,19 +170,6 @@ def _progress_bar(enabled: bool) -> Iterator[Callable[[IngestProgress], None]]:
 
     with bar:
         yield update
-
-
-def _report_json(report: IngestReport) -> dict[str, object]:
-    return {
-        "added": report.added,
-        "updated": report.updated,
-        "unchanged": report.unchanged,
-        "removed": report.removed,
-        "failed": [{"source": f.source, "reason": f.reason} for f in report.failed],
-        "skipped": [{"source": f.source, "reason": f.reason} for f in report.skipped],
-        "warnings": [{"source": w.source, "message": w.message} for w in report.warnings],
-        "chunks_written": report.chunks_written,
-    }
 
 
 def _print_report(report: IngestReport) -> None:
