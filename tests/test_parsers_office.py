@@ -1,0 +1,338 @@
+"""Office, spreadsheet, JSON and RTF parsers on files built by the libraries at test time."""
+
+from __future__ import annotations
+
+import io
+import struct
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from office_files import (
+    build_billion_laughs_docx,
+    build_csv,
+    build_docx,
+    build_pptx,
+    build_xlsx,
+    build_zip_bomb,
+    sales_rows,
+    set_cached_formula,
+)
+from ragwright.errors import IngestLimitExceeded, ParseError
+from ragwright.models import ParsedDocument
+from ragwright.parsers._ooxml import ArchiveLimits, check_prolog, open_package
+from ragwright.parsers.csv import CsvParser
+from ragwright.parsers.docx import DocxParser
+from ragwright.parsers.pptx import PptxParser
+from ragwright.parsers.registry import ParserRegistry
+from ragwright.parsers.xlsx import XlsxParser
+
+HEADER_LINE = "| Region | Product | Units | Revenue |"
+
+
+def text_of(doc: ParsedDocument, index: int) -> str:
+    section = doc.sections[index]
+    return doc.content[section.char_start : section.char_end]
+
+
+def assert_tiles(doc: ParsedDocument) -> None:
+    assert doc.sections
+    ends = [section.char_end for section in doc.sections[:-1]]
+    assert ends == [section.char_start for section in doc.sections[1:]]
+    assert doc.sections[-1].char_end == len(doc.content)
+
+
+class TestRegistry:
+    def test_every_office_format_is_claimed_through_entry_points(self) -> None:
+        registry = ParserRegistry.from_entry_points()
+        expected = {".csv", ".tsv", ".xlsx", ".docx", ".pptx"}
+        assert expected <= set(registry.extensions)
+
+
+class TestCsv:
+    def test_rows_under_the_header(self, tmp_path: Path) -> None:
+        doc = CsvParser().parse(build_csv(tmp_path / "s.csv", rows=3).read_bytes(), "s.csv")
+        lines = doc.content.split("\n")
+        assert lines[0] == HEADER_LINE
+        assert lines[1] == "| --- | --- | --- | --- |"
+        assert lines[2] == "| North | anvil-0 | 1 | 0.25 |"
+        assert len(lines) == 5
+        assert doc.metadata == {"rows": 3, "columns": 4, "delimiter": ","}
+        assert doc.content_type == "text/csv"
+        assert_tiles(doc)
+
+    @pytest.mark.parametrize("delimiter", [";", "\t", "|"])
+    def test_dialect_is_sniffed(self, tmp_path: Path, delimiter: str) -> None:
+        path = build_csv(tmp_path / "s.csv", rows=4, delimiter=delimiter)
+        doc = CsvParser().parse(path.read_bytes(), "s.csv")
+        assert doc.content.startswith(HEADER_LINE)
+        assert doc.metadata["delimiter"] == delimiter
+
+    @pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "cp1252"])
+    def test_encoding_is_detected(self, encoding: str) -> None:
+        data = "Name,Town\nRenée,Zürich\n".encode(encoding)
+        doc = CsvParser().parse(data, "t.csv")
+        assert doc.content == "| Name | Town |\n| --- | --- |\n| Renée | Zürich |"
+
+    def test_empty_rows_and_columns_are_skipped_blank_headers_named(self) -> None:
+        data = b'a,,,d\n1,,x,\n,,,\n"2, two",,"multi\nline",\n'
+        doc = CsvParser().parse(data, "t.csv")
+        assert doc.content == (
+            "| a | column 3 |\n| --- | --- |\n| 1 | x |\n| 2, two | multi line |"
+        )
+
+    def test_pipes_in_cells_are_escaped(self) -> None:
+        doc = CsvParser().parse(b"expr,value\na|b,1\n", "t.csv")
+        assert doc.content.endswith("| a\\|b | 1 |")
+
+    def test_tsv_extension_reads_tabs(self) -> None:
+        doc = CsvParser().parse(b"a,b\tc\n1,2\t3\n", "t.tsv")
+        assert doc.content.startswith("| a,b | c |")
+
+    def test_binary_data_is_a_parse_error(self) -> None:
+        with pytest.raises(ParseError, match="binary"):
+            CsvParser().parse(b"a,b\n\x00\x01\x02", "t.csv")
+
+    def test_empty_file_has_no_content(self) -> None:
+        assert CsvParser().parse(b"\n\n", "t.csv").content == ""
+
+
+class TestXlsx:
+    def test_one_section_per_sheet_headed_by_its_name(self, tmp_path: Path) -> None:
+        path = build_xlsx(tmp_path / "book.xlsx", rows=5, sheets=("Sales", "Returns"))
+        doc = XlsxParser().parse(path.read_bytes(), "book.xlsx")
+        assert [s.heading_path for s in doc.sections] == [("Sales",), ("Returns",)]
+        for index in range(2):
+            lines = text_of(doc, index).strip().split("\n")
+            assert lines[2] == HEADER_LINE
+            assert len(lines) == 2 + 2 + 5
+        assert "| West | dynamo-3 | 10 | 37.75 |" in doc.content
+        assert doc.metadata["sheets"] == 2
+        assert doc.metadata["title"] == "Sales report"
+        assert doc.metadata["author"] == "Ada Lovelace"
+        assert doc.metadata["created"].startswith("2024-05-17T09:30")
+        assert_tiles(doc)
+
+    def test_formulas_give_cached_values(self, tmp_path: Path) -> None:
+        import openpyxl
+
+        workbook = openpyxl.Workbook()
+        sheet = workbook.active
+        assert sheet is not None
+        sheet.append(["a", "b", "total"])
+        sheet.append([1, 2, 0])
+        workbook.save(tmp_path / "f.xlsx")
+        path = set_cached_formula(
+            tmp_path / "f.xlsx", "xl/worksheets/sheet1.xml", "C2", "A2+B2", "3"
+        )
+        doc = XlsxParser().parse(path.read_bytes(), "f.xlsx")
+        assert doc.content.endswith("| 1 | 2 | 3 |")
+        assert "A2+B2" not in doc.content
+
+    def test_empty_rows_columns_and_sheets_are_skipped(self, tmp_path: Path) -> None:
+        import openpyxl
+
+        workbook = openpyxl.Workbook()
+        sheet = workbook.active
+        assert sheet is not None
+        sheet.title = "Data"
+        sheet["B2"], sheet["D2"] = "name", "when"
+        sheet["B4"], sheet["D4"] = "x", dt_value()
+        sheet["B5"] = 2.0
+        workbook.create_sheet("Blank")
+        workbook.save(tmp_path / "e.xlsx")
+        doc = XlsxParser().parse((tmp_path / "e.xlsx").read_bytes(), "e.xlsx")
+        assert doc.content == (
+            "Data\n\n| name | when |\n| --- | --- |\n| x | 2024-02-29 |\n| 2 |  |"
+        )
+        assert doc.metadata["sheets"] == 1
+
+    def test_not_a_zip_is_a_parse_error(self) -> None:
+        with pytest.raises(ParseError, match="not a zip archive"):
+            XlsxParser().parse(b"name,value\n", "fake.xlsx")
+
+    def test_legacy_or_encrypted_compound_file_is_named(self) -> None:
+        data = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 512
+        with pytest.raises(ParseError, match="password-protected"):
+            XlsxParser().parse(data, "locked.xlsx")
+
+    def test_truncated_archive_is_a_parse_error(self, tmp_path: Path) -> None:
+        data = build_xlsx(tmp_path / "b.xlsx").read_bytes()
+        with pytest.raises(ParseError, match="corrupt zip"):
+            XlsxParser().parse(data[: len(data) // 2], "b.xlsx")
+
+    def test_a_zip_that_is_no_workbook_is_a_parse_error(self, tmp_path: Path) -> None:
+        data = build_docx(tmp_path / "d.docx").read_bytes()
+        with pytest.raises(ParseError, match="not a readable Excel workbook"):
+            XlsxParser().parse(data, "d.xlsx")
+
+
+def dt_value() -> object:
+    import datetime as dt
+
+    return dt.datetime(2024, 2, 29)
+
+
+@pytest.fixture(scope="module")
+def manual(tmp_path_factory: pytest.TempPathFactory) -> ParsedDocument:
+    path = build_docx(tmp_path_factory.mktemp("docx") / "manual.docx", sections=2)
+    return DocxParser().parse(path.read_bytes(), "manual.docx")
+
+
+@pytest.fixture(scope="module")
+def deck(tmp_path_factory: pytest.TempPathFactory) -> ParsedDocument:
+    path = build_pptx(tmp_path_factory.mktemp("pptx") / "deck.pptx", slides=3)
+    return PptxParser().parse(path.read_bytes(), "deck.pptx")
+
+
+class TestDocx:
+    @pytest.fixture
+    def doc(self, manual: ParsedDocument) -> ParsedDocument:
+        return manual
+
+    def test_headings_by_style_become_breadcrumbs(self, doc: ParsedDocument) -> None:
+        assert [s.breadcrumb for s in doc.sections] == [
+            "Field manual",
+            "Field manual > Chapter 1",
+            "Field manual > Chapter 1 > Details 1",
+            "Field manual > Chapter 2",
+            "Field manual > Chapter 2 > Details 2",
+        ]
+        assert text_of(doc, 2).startswith("Details 1\n\nParagraph 0 of chapter 1")
+        assert_tiles(doc)
+
+    def test_lists_are_items(self, doc: ParsedDocument) -> None:
+        assert "- first bullet\n- second bullet\n1. step one\n2. step two" in doc.content
+
+    def test_tables_are_pipe_rows_under_their_header(self, doc: ParsedDocument) -> None:
+        table = "\n".join(
+            [HEADER_LINE, "| --- | --- | --- | --- |"]
+            + [f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} |" for r in sales_rows(3)]
+        )
+        assert table in text_of(doc, 2)
+
+    def test_core_properties_are_metadata(self, doc: ParsedDocument) -> None:
+        assert doc.metadata["title"] == "Field manual"
+        assert doc.metadata["author"] == "Grace Hopper"
+        assert doc.metadata["created"].startswith("2023-03-01T12:00")
+
+    def test_merged_cells_are_written_once(self, tmp_path: Path) -> None:
+        import docx
+
+        document = docx.Document()
+        table = document.add_table(rows=2, cols=3)
+        for cell, name in zip(table.rows[0].cells, ["a", "b", "c"], strict=True):
+            cell.text = name
+        merged = table.cell(1, 0).merge(table.cell(1, 1))
+        merged.text = "wide"
+        table.cell(1, 2).text = "z"
+        document.save(tmp_path / "m.docx")
+        parsed = DocxParser().parse((tmp_path / "m.docx").read_bytes(), "m.docx")
+        assert parsed.content.endswith("| wide | z |  |")
+
+    def test_media_is_never_inflated(self, tmp_path: Path) -> None:
+        """A huge 'image' in the package does not count against limits and is not read."""
+        path = build_docx(tmp_path / "p.docx", sections=1)
+        with zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr("word/media/huge.png", b"\0" * (8 * 1024 * 1024))
+        limits = ArchiveLimits(max_part_size=1024 * 1024, max_total_size=2 * 1024 * 1024)
+        parsed = DocxParser(limits=limits).parse(path.read_bytes(), "p.docx")
+        assert "Chapter 1" in parsed.content
+
+
+class TestPptx:
+    @pytest.fixture
+    def doc(self, deck: ParsedDocument) -> ParsedDocument:
+        return deck
+
+    def test_one_section_per_slide_with_title_and_number(self, doc: ParsedDocument) -> None:
+        assert [(s.heading_path, s.page) for s in doc.sections] == [
+            (("Topic 1",), 1),
+            (("Topic 2",), 2),
+            (("Topic 3",), 3),
+            (("Slide 4",), 4),
+        ]
+        assert_tiles(doc)
+        assert doc.metadata["slides"] == 4
+        assert doc.metadata["title"] == "Quarterly review"
+        assert doc.metadata["author"] == "Alan Turing"
+
+    def test_body_text_and_speaker_notes(self, doc: ParsedDocument) -> None:
+        assert text_of(doc, 0) == (
+            "Topic 1\n\nPoint one of topic 1\nPoint two of topic 1\n\n"
+            "Notes: Say hello to the audience of topic 1.\n\n"
+        )
+        assert text_of(doc, 3) == "Slide 4\n\nA slide without a title."
+
+    def test_tables_are_pipe_rows(self, doc: ParsedDocument) -> None:
+        slide = text_of(doc, 2)
+        assert f"{HEADER_LINE}\n| --- | --- | --- | --- |\n| North | anvil-0 | 1 | 0.25 |" in slide
+        assert slide.index(HEADER_LINE) < slide.index("Notes:")
+
+
+class TestOoxmlSafety:
+    @pytest.mark.parametrize("parser", [DocxParser, PptxParser, XlsxParser])
+    def test_zip_bomb_is_refused_naming_the_limit(self, tmp_path: Path, parser: type) -> None:
+        data = build_zip_bomb(tmp_path / "bomb.zip", inflated_mb=8).read_bytes()
+        with pytest.raises(IngestLimitExceeded, match="max_ratio"):
+            parser().parse(data, "bomb")
+
+    def test_part_size_and_total_limits(self, tmp_path: Path) -> None:
+        data = build_docx(tmp_path / "d.docx").read_bytes()
+        with pytest.raises(IngestLimitExceeded, match="max_part_size"):
+            open_package(data, "d.docx", ArchiveLimits(max_part_size=1000))
+        with pytest.raises(IngestLimitExceeded, match="max_total_size"):
+            open_package(data, "d.docx", ArchiveLimits(max_total_size=20_000))
+        with pytest.raises(IngestLimitExceeded, match="max_entries"):
+            open_package(data, "d.docx", ArchiveLimits(max_entries=3))
+
+    def test_zipfile_never_inflates_past_the_declared_size(self) -> None:
+        """Why checking declared sizes is enough: a directory that lies is caught."""
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr("word/document.xml", b" " * (4 * 1024 * 1024))
+        data = bytearray(buffer.getvalue())
+        struct.pack_into("<I", data, data.index(b"PK\x01\x02") + 24, 1024)
+        inflated = 0
+        with zipfile.ZipFile(io.BytesIO(bytes(data))) as archive:
+            assert archive.getinfo("word/document.xml").file_size == 1024
+            with archive.open("word/document.xml") as part, pytest.raises(zipfile.BadZipFile):
+                while piece := part.read(65536):
+                    inflated += len(piece)
+        assert inflated <= 1024
+
+    def test_billion_laughs_docx_is_refused(self, tmp_path: Path) -> None:
+        data = build_billion_laughs_docx(tmp_path / "lol.docx").read_bytes()
+        with pytest.raises(ParseError, match="DTD"):
+            DocxParser().parse(data, "lol.docx")
+
+    @pytest.mark.parametrize(
+        "head",
+        [
+            b'<?xml version="1.0"?>\n<!DOCTYPE x [<!ENTITY a "b">]><x/>',
+            b'<?xml version="1.0"?><!-- c --><!DOCTYPE x SYSTEM "file:///etc/passwd"><x/>',
+            '<?xml version="1.0" encoding="UTF-16"?><!DOCTYPE x><x/>'.encode("utf-16"),
+            "<!DOCTYPE x><x/>".encode("utf-16-le"),
+            b"<?xml version='1.0'?>" + b" " * 70_000 + b"<!DOCTYPE x><x/>",
+        ],
+    )
+    def test_prologs_with_a_dtd_are_refused(self, head: bytes) -> None:
+        with pytest.raises(ParseError):
+            check_prolog(head[:65536], "part.xml")
+
+    def test_a_clean_prolog_passes(self) -> None:
+        check_prolog(b'\xef\xbb\xbf<?xml version="1.0"?>\n<!-- hi --><w:document/>', "p.xml")
+        check_prolog('<?xml version="1.0"?><root/>'.encode("utf-16"), "p.xml")
+
+    def test_zip_without_content_types_is_no_office_file(self, tmp_path: Path) -> None:
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as archive:
+            archive.writestr("hello.txt", "hi")
+        with pytest.raises(ParseError, match="not an Office Open XML package"):
+            DocxParser().parse(buffer.getvalue(), "z.docx")
+
+    def test_non_zip_with_office_extension_is_a_parse_error(self) -> None:
+        for parser in (DocxParser(), PptxParser(), XlsxParser()):
+            with pytest.raises(ParseError, match="not a zip archive"):
+                parser.parse(b"%PDF-1.7 not office", "x")
