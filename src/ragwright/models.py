@@ -17,6 +17,9 @@ Metadata = Mapping[str, Any]
 _EMPTY: Metadata = MappingProxyType({})
 
 BREADCRUMB_SEPARATOR = " > "
+#: Chunk metadata: the header and separator lines of the table a chunk continues (its rows
+#: start inside a table whose header is in an earlier chunk). See `Chunk.indexed_text`.
+TABLE_HEADER = "table_header"
 
 
 def content_hash(text: str) -> str:
@@ -111,6 +114,14 @@ class Chunk:
     char_start: int
     char_end: int
     metadata: Metadata = field(default_factory=lambda: _EMPTY)
+
+    @property
+    def indexed_text(self) -> str:
+        """What is embedded, keyword-indexed and shown for this chunk: its text, after the
+        header of the table it continues when it starts among a table's rows, so a row is
+        found and understood with its column names (``text`` stays the exact span)."""
+        header = self.metadata.get(TABLE_HEADER)
+        return f"{header}\n{self.text}" if header else self.text
 
 
 class Scale(StrEnum):
