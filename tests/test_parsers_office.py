@@ -13,17 +13,20 @@ from office_files import (
     build_billion_laughs_docx,
     build_csv,
     build_docx,
+    build_jsonl,
     build_pptx,
     build_xlsx,
     build_zip_bomb,
     sales_rows,
     set_cached_formula,
 )
-from ragwright.errors import IngestLimitExceeded, ParseError
+from ragwright.errors import ConfigError, IngestLimitExceeded, ParseError
 from ragwright.models import ParsedDocument
 from ragwright.parsers._ooxml import ArchiveLimits, check_prolog, open_package
 from ragwright.parsers.csv import CsvParser
 from ragwright.parsers.docx import DocxParser
+from ragwright.parsers.json import JsonParser
+from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.pptx import PptxParser
 from ragwright.parsers.registry import ParserRegistry
 from ragwright.parsers.xlsx import XlsxParser
@@ -46,7 +49,7 @@ def assert_tiles(doc: ParsedDocument) -> None:
 class TestRegistry:
     def test_every_office_format_is_claimed_through_entry_points(self) -> None:
         registry = ParserRegistry.from_entry_points()
-        expected = {".csv", ".tsv", ".xlsx", ".docx", ".pptx"}
+        expected = {".csv", ".tsv", ".xlsx", ".docx", ".pptx", ".json", ".jsonl", ".ndjson"}
         assert expected <= set(registry.extensions)
 
 
@@ -336,3 +339,133 @@ class TestOoxmlSafety:
         for parser in (DocxParser(), PptxParser(), XlsxParser()):
             with pytest.raises(ParseError, match="not a zip archive"):
                 parser.parse(b"%PDF-1.7 not office", "x")
+
+
+class TestJson:
+    def test_jsonl_records_rendered_as_paths_one_section_each(self, tmp_path: Path) -> None:
+        doc = JsonParser().parse(build_jsonl(tmp_path / "n.jsonl", 3).read_bytes(), "n.jsonl")
+        assert [s.heading_path for s in doc.sections] == [
+            ("Record 1",),
+            ("Record 2",),
+            ("Record 3",),
+        ]
+        assert [s.metadata for s in doc.sections] == [{"record": 1}, {"record": 2}, {"record": 3}]
+        assert text_of(doc, 1) == (
+            "Record 2\n\ntitle: Note 1\nbody: Record 1 describes the maintenance of pump 1.\n"
+            "author: grace\nyear: 2021\nmeta.tags[0]: pump\nmeta.tags[1]: unit-1\n"
+            "meta.reviewed: false\n\n"
+        )
+        assert doc.metadata == {"records": 3}
+        assert doc.content_type == "application/x-ndjson"
+        assert_tiles(doc)
+
+    def test_text_and_meta_fields_per_record(self, tmp_path: Path) -> None:
+        options = ParserOptions(text_fields=("title", "body"), meta_fields=("author", "meta.tags"))
+        doc = JsonParser(options).parse(
+            build_jsonl(tmp_path / "n.jsonl", 2).read_bytes(), "n.jsonl"
+        )
+        assert text_of(doc, 0) == (
+            "Record 1\n\nNote 0\n\nRecord 0 describes the maintenance of pump 0.\n\n"
+        )
+        assert doc.sections[1].metadata == {
+            "record": 2,
+            "author": "grace",
+            "meta.tags": '["pump", "unit-1"]',
+        }
+
+    def test_record_metadata_reaches_its_chunks(self, tmp_path: Path) -> None:
+        from ragwright.chunkers import create_chunker
+        from ragwright.models import Document
+
+        options = ParserOptions(text_fields=("body",), meta_fields=("author", "year"))
+        parsed = JsonParser(options).parse(
+            build_jsonl(tmp_path / "n.jsonl").read_bytes(), "n.jsonl"
+        )
+        document = Document("d", "n.jsonl", parsed.content, parsed.metadata, parsed.sections)
+        chunks = create_chunker("recursive", size=200, overlap=0).chunk(document)
+        assert [(c.metadata["author"], c.metadata["year"]) for c in chunks] == [
+            ("ada", 2020),
+            ("grace", 2021),
+            ("alan", 2022),
+            ("ada", 2023),
+            ("grace", 2020),
+        ]
+        assert all(f"pump {c.metadata['record'] - 1}." in c.text for c in chunks)
+
+    def test_single_json_object_metadata_goes_to_the_document(self) -> None:
+        options = ParserOptions(text_fields=("post.text",), meta_fields=("post.lang", "id"))
+        data = b'{"id": 7, "post": {"text": "Hello there.", "lang": "en"}, "x": null}'
+        doc = JsonParser(options).parse(data, "p.json")
+        assert doc.content == "Hello there."
+        assert doc.metadata == {"records": 1, "post.lang": "en", "id": 7}
+        assert doc.content_type == "application/json"
+
+    def test_json_array_of_objects_is_records(self) -> None:
+        doc = JsonParser().parse(b'[{"a": {"b": [1, {"c": "deep"}]}}, {"a": 2}]', "x.json")
+        assert doc.content == "Record 1\n\na.b[0]: 1\na.b[1].c: deep\n\nRecord 2\n\na: 2"
+
+    def test_a_record_without_the_text_field_is_kept_whole(self) -> None:
+        options = ParserOptions(text_fields=("body",))
+        doc = JsonParser(options).parse(b'{"body": "one"}\n{"other": "two"}\n', "x.jsonl")
+        assert "one" in doc.content and "other: two" in doc.content
+
+    @pytest.mark.parametrize(
+        ("data", "source", "message"),
+        [
+            (b'{"a": 1,}', "x.json", "invalid JSON at line 1"),
+            (b'{"a": 1}\n\n{"b": \n', "x.jsonl", "invalid JSON on line 3"),
+            (b"[" * 100_000 + b"]" * 100_000, "x.json", "nested too deeply"),
+            (b"\x00\x01{}", "x.json", "binary"),
+        ],
+    )
+    def test_bad_json_is_a_parse_error(self, data: bytes, source: str, message: str) -> None:
+        with pytest.raises(ParseError, match=message):
+            JsonParser().parse(data, source)
+
+    def test_bad_field_names_are_refused(self) -> None:
+        with pytest.raises(ConfigError):
+            ParserOptions(text_fields=("",))
+
+    def test_registry_builds_the_parser_with_the_options(self) -> None:
+        options = ParserOptions(text_fields=("body",))
+        parser = ParserRegistry.from_entry_points(options=options).parser_for("a.jsonl")
+        assert isinstance(parser, JsonParser) and parser.options == options
+        assert ParserRegistry.from_entry_points().parser_for("a.json").options == ParserOptions()
+
+
+class TestParserOptionsThroughIngest:
+    def test_cli_fields_reach_the_parser_and_changes_reparse(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        import json
+
+        from typer.testing import CliRunner
+
+        from ragwright.cli import app
+
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setenv("RAGWRIGHT_INDEX", str(tmp_path / "kb"))
+        (tmp_path / "data").mkdir()
+        build_jsonl(tmp_path / "data" / "notes.jsonl", records=6)
+        (tmp_path / "data" / "readme.txt").write_text("Nothing about JSON here.")
+        runner = CliRunner()
+
+        def ingest(*flags: str) -> dict[str, object]:
+            args = ["ingest", "data", "--embedder", "hashing", "--json", *flags]
+            result = runner.invoke(app, args)
+            assert result.exit_code == 0, result.output
+            report: dict[str, object] = json.loads(result.stdout)
+            return report
+
+        first = ingest("--text-field", "body", "--meta-field", "author", "--meta-field", "year")
+        assert first["added"] == ["data/notes.jsonl", "data/readme.txt"]
+        result = runner.invoke(
+            app, ["search", "maintenance pump", "--filter", 'author = "grace"', "--json"]
+        )
+        hits = json.loads(result.stdout)["hits"]
+        assert hits and all(hit["metadata"]["author"] == "grace" for hit in hits)
+        assert "title:" not in hits[0]["text"]  # only the text field was written
+        assert ingest()["unchanged"] == ["data/notes.jsonl", "data/readme.txt"]  # recorded
+        changed = ingest("--text-field", "title")
+        assert changed["updated"] == ["data/notes.jsonl"]  # only the file the options affect
+        assert changed["unchanged"] == ["data/readme.txt"]

@@ -18,6 +18,7 @@ from ragwright.embedders import DEFAULT_EMBEDDER, create_embedder
 from ragwright.errors import EmbeddingSpaceMismatch
 from ragwright.filters import Filter, parse_filter
 from ragwright.models import Answer, Document, DocumentInfo, Hit
+from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
 from ragwright.pipeline.extractive import ExtractiveAnswerer, ExtractiveOptions
 from ragwright.pipeline.ingest import IngestOptions, Ingestor, IngestReport, Progress
@@ -105,6 +106,12 @@ class Index:
         recorded = self.store.get_setting("chunking")
         return ChunkingConfig.from_spec(recorded) if recorded else ChunkingConfig()
 
+    @property
+    def parser_options(self) -> ParserOptions:
+        """The parser options of the last ingest (the defaults before the first)."""
+        recorded = self.store.get_setting("parser_options")
+        return ParserOptions.from_spec(recorded) if recorded else ParserOptions()
+
     # -- ingestion -------------------------------------------------------------------------
 
     def ingest(
@@ -113,9 +120,13 @@ class Index:
         *,
         chunking: ChunkingConfig | None = None,
         options: IngestOptions | None = None,
+        parser_options: ParserOptions | None = None,
         progress: Callable[[Progress], None] | None = None,
     ) -> IngestReport:
-        """Ingest files and folders. Unchanged files are skipped; changed ones replaced."""
+        """Ingest files and folders. Unchanged files are skipped; changed ones replaced.
+
+        ``chunking`` and ``parser_options`` default to those of the last ingest; a file whose
+        parser's options changed is read again."""
         embedder = self.embedder
         self.store.bind_space(embedder.space)
         spec = getattr(embedder, "spec", None)
@@ -125,10 +136,12 @@ class Index:
         token_counter = embedder if isinstance(embedder, TokenCounter) else None
         chunker = create_chunker(chunking.name, token_counter=token_counter, **chunking.options)
         self.store.set_setting("chunking", chunking.spec)
+        parser_options = parser_options or self.parser_options
+        self.store.set_setting("parser_options", parser_options.spec)
         ingestor = Ingestor(
             self.store,
             embedder,
-            ParserRegistry.from_entry_points(),
+            ParserRegistry.from_entry_points(options=parser_options),
             chunker,
             chunker_spec=chunking.spec,
             base=self.source_base,

@@ -43,6 +43,8 @@ class Section:
 
     ``heading_path`` is the chain of headings from the top ("Guide", "Install", "Linux");
     ``level`` is the heading level of the innermost one (0 when there is no heading).
+    ``metadata`` belongs to this span alone (e.g. the fields of one JSON Lines record); every
+    chunk of the section carries it. A plain dict of JSON values.
     """
 
     char_start: int
@@ -50,6 +52,7 @@ class Section:
     heading_path: tuple[str, ...] = ()
     level: int = 0
     page: int | None = None
+    metadata: Metadata = field(default_factory=dict, hash=False)
 
     @property
     def breadcrumb(self) -> str:

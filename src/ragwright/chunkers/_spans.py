@@ -12,7 +12,7 @@ import re
 import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import IntEnum
 from typing import Any
 
@@ -302,7 +302,7 @@ def tile_sections(document: Document) -> list[Section]:
             continue
         if start > position:
             tiled.append(Section(position, start))
-        tiled.append(Section(start, end, section.heading_path, section.level, section.page))
+        tiled.append(replace(section, char_start=start, char_end=end))
         position = end
     if position < length:
         tiled.append(Section(position, length))
@@ -311,6 +311,7 @@ def tile_sections(document: Document) -> list[Section]:
 
 def section_metadata(section: Section) -> dict[str, Any]:
     metadata: dict[str, Any] = {
+        **section.metadata,
         "breadcrumb": section.breadcrumb,
         "heading_path": list(section.heading_path),
     }

@@ -34,6 +34,7 @@ from ragwright.cli._common import (
     reports_errors,
 )
 from ragwright.index import ChunkingConfig
+from ragwright.parsers.options import ParserOptions
 from ragwright.pipeline.ingest import IngestOptions, IngestReport
 from ragwright.pipeline.ingest import Progress as IngestProgress
 
@@ -63,6 +64,14 @@ def ingest(
     max_chunk_chars: Annotated[
         int, typer.Option(help="Refuse files that yield a longer chunk.")
     ] = 20_000,
+    text_field: Annotated[
+        list[str] | None,
+        typer.Option(help="JSON field (dotted path) holding a record's text; repeatable."),
+    ] = None,
+    meta_field: Annotated[
+        list[str] | None,
+        typer.Option(help="JSON field copied into a record's metadata; repeatable."),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Ingest files and folders (recursively). Unchanged files cost nothing; changed files
@@ -74,10 +83,19 @@ def ingest(
         max_chunk_chars=max_chunk_chars,
         prune=prune,
     )
+    # Neither given: the index's recorded options stay (see Index.ingest).
+    fields = ParserOptions(tuple(text_field or ()), tuple(meta_field or ()))
+    parser_options = fields if text_field or meta_field else None
     with open_index(index, embedder, create=True) as kb:
         chunking = _chunking(kb.chunking, chunker, chunk_size, chunk_overlap)
         with _progress_bar(enabled=not json_output) as update:
-            report = kb.ingest(paths, chunking=chunking, options=options, progress=update)
+            report = kb.ingest(
+                paths,
+                chunking=chunking,
+                options=options,
+                parser_options=parser_options,
+                progress=update,
+            )
     if json_output:
         print_json(_report_json(report))
     else:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ragwright.models import ParsedDocument
+from ragwright.models import ParsedDocument, Section
 from ragwright.parsers._tables import table_lines
 from ragwright.parsers._text import Heading, collapse_whitespace, normalize, sections_from_headings
 
@@ -34,6 +34,7 @@ def clean(text: str) -> str:
 class _Mark:
     heading: Heading
     page: int | None
+    metadata: dict[str, Any]
 
 
 class TextBuilder:
@@ -50,14 +51,21 @@ class TextBuilder:
     def empty(self) -> bool:
         return self._length == 0
 
-    def heading(self, text: str, level: int, page: int | None = None) -> None:
-        """A heading line that opens a section (``level`` 1 is the outermost)."""
+    def heading(
+        self,
+        text: str,
+        level: int,
+        page: int | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        """A heading line that opens a section (``level`` 1 is the outermost), with the
+        section's page and metadata."""
         title = collapse_whitespace(clean(text))
         if not title:
             return
         self._separate("\n\n")
         self._pay_separator()  # the heading's section starts at its text
-        self._marks.append(_Mark(Heading(self._length, level, title), page))
+        self._marks.append(_Mark(Heading(self._length, level, title), page, metadata or {}))
         self._write(title)
 
     def paragraph(self, text: str) -> None:
@@ -90,12 +98,10 @@ class TextBuilder:
     def build(self, metadata: dict[str, Any], content_type: str) -> ParsedDocument:
         content = "".join(self._parts)
         sections = sections_from_headings(content, (mark.heading for mark in self._marks))
-        pages = {mark.heading.offset: mark.page for mark in self._marks}
+        marks = {mark.heading.offset: mark for mark in self._marks}
         return ParsedDocument(
             content=content,
-            sections=tuple(
-                replace(section, page=pages.get(section.char_start)) for section in sections
-            ),
+            sections=tuple(_marked(section, marks.get(section.char_start)) for section in sections),
             metadata=metadata,
             content_type=content_type,
         )
@@ -121,3 +127,9 @@ class TextBuilder:
         self._pay_separator()
         self._parts.append(text)
         self._length += len(text)
+
+
+def _marked(section: Section, mark: _Mark | None) -> Section:
+    if mark is None:
+        return section
+    return replace(section, page=mark.page, metadata=mark.metadata)

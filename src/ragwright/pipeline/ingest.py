@@ -180,7 +180,10 @@ class Ingestor:
     def _fingerprint(self, data: bytes, parser: Parser) -> str:
         digest = hashlib.sha256(data)
         parser_name = f"{type(parser).__module__}.{type(parser).__qualname__}"
-        digest.update(f"\0{INGEST_FORMAT}\0{parser_name}\0{self.chunker_spec}".encode())
+        parser_spec = getattr(parser, "spec", "")  # a parser's options, if it takes any
+        digest.update(
+            f"\0{INGEST_FORMAT}\0{parser_name}\0{parser_spec}\0{self.chunker_spec}".encode()
+        )
         return digest.hexdigest()
 
     def _parse_and_chunk(
