@@ -15,6 +15,7 @@ from office_files import (
     build_docx,
     build_jsonl,
     build_pptx,
+    build_rtf,
     build_xlsx,
     build_zip_bomb,
     sales_rows,
@@ -29,6 +30,7 @@ from ragwright.parsers.json import JsonParser
 from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.pptx import PptxParser
 from ragwright.parsers.registry import ParserRegistry
+from ragwright.parsers.rtf import RtfParser
 from ragwright.parsers.xlsx import XlsxParser
 
 HEADER_LINE = "| Region | Product | Units | Revenue |"
@@ -49,7 +51,7 @@ def assert_tiles(doc: ParsedDocument) -> None:
 class TestRegistry:
     def test_every_office_format_is_claimed_through_entry_points(self) -> None:
         registry = ParserRegistry.from_entry_points()
-        expected = {".csv", ".tsv", ".xlsx", ".docx", ".pptx", ".json", ".jsonl", ".ndjson"}
+        expected = {".csv", ".tsv", ".xlsx", ".docx", ".pptx", ".json", ".jsonl", ".ndjson", ".rtf"}
         assert expected <= set(registry.extensions)
 
 
@@ -469,3 +471,37 @@ class TestParserOptionsThroughIngest:
         changed = ingest("--text-field", "title")
         assert changed["updated"] == ["data/notes.jsonl"]  # only the file the options affect
         assert changed["unchanged"] == ["data/readme.txt"]
+
+
+class TestRtf:
+    def test_paragraphs_accents_and_info(self, tmp_path: Path) -> None:
+        doc = RtfParser().parse(build_rtf(tmp_path / "m.rtf", 2).read_bytes(), "m.rtf")
+        assert doc.content == (
+            "Daily menu\n\n"
+            "Paragraph 0 of the café menu lists crème brûlée.\n\n"
+            "Paragraph 1 of the café menu lists crème brûlée."
+        )
+        assert doc.metadata == {"title": "Menu", "author": "Chef"}
+        assert "Helvetica" not in doc.content  # the font table is no text
+        assert_tiles(doc)
+
+    def test_code_page_is_honoured(self) -> None:
+        data = b"{\\rtf1\\ansi\\ansicpg1251 \\'cf\\'f0\\'e8\\'e2\\'e5\\'f2\\par}"
+        assert RtfParser().parse(data, "r.rtf").content == "Привет"
+
+    def test_binary_data_with_braces_is_skipped(self) -> None:
+        data = b"{\\rtf1 before {\\*\\objdata \\bin4 }{{}} after\\par}"
+        assert RtfParser().parse(data, "r.rtf").content == "before  after"
+
+    @pytest.mark.parametrize(
+        ("data", "message"),
+        [
+            (b"Just text, not RTF.", "does not start with"),
+            (b"{\\rtf1\\ansi {\\b bold\\par", "never closed"),
+            (b"{\\rtf1 text}}", "after the document's last brace"),
+            (b"{\\rtf1 text} trailing", "after the document's last brace"),
+        ],
+    )
+    def test_bad_rtf_is_a_parse_error(self, data: bytes, message: str) -> None:
+        with pytest.raises(ParseError, match=message):
+            RtfParser().parse(data, "bad.rtf")
