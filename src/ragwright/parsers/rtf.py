@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Callable
 
 from ragwright.errors import MissingDependencyError, ParseError
 from ragwright.models import ParsedDocument
@@ -35,8 +36,9 @@ class RtfParser:
             raise MissingDependencyError("the RTF parser", INSTALL) from error
 
     def parse(self, data: bytes, source: str) -> ParsedDocument:
-        from striprtf.striprtf import rtf_to_text
+        from striprtf import striprtf
 
+        rtf_to_text: Callable[..., str] = striprtf.rtf_to_text  # the library has no types
         data = data.removeprefix(codecs.BOM_UTF8).lstrip()
         if not data.startswith(b"{\\rtf"):
             raise ParseError(source, "not an RTF file (it does not start with {\\rtf)")
