@@ -505,3 +505,24 @@ class TestRtf:
     def test_bad_rtf_is_a_parse_error(self, data: bytes, message: str) -> None:
         with pytest.raises(ParseError, match=message):
             RtfParser().parse(data, "bad.rtf")
+
+
+def test_docx_content_controls_and_custom_heading_styles_are_read(tmp_path: Path) -> None:
+    import docx
+    from docx.enum.style import WD_STYLE_TYPE
+    from docx.oxml import OxmlElement
+
+    document = docx.Document()
+    custom = document.styles.add_style("Chapter Title", WD_STYLE_TYPE.PARAGRAPH)
+    custom.base_style = document.styles["Heading 1"]
+    document.add_paragraph("Custom heading", style="Chapter Title")
+    inside = document.add_paragraph("Text inside a content control.")
+    control, content = OxmlElement("w:sdt"), OxmlElement("w:sdtContent")
+    control.append(content)
+    inside._p.addprevious(control)
+    content.append(inside._p)
+    document.add_paragraph("After it.")
+    document.save(tmp_path / "c.docx")
+    doc = DocxParser().parse((tmp_path / "c.docx").read_bytes(), "c.docx")
+    assert doc.content == "Custom heading\n\nText inside a content control.\n\nAfter it."
+    assert doc.sections[0].heading_path == ("Custom heading",)

@@ -1,15 +1,16 @@
 """Word documents (.docx): headings by style into sections, lists as items, tables as rows.
 
-The body is read in order (paragraphs and tables interleaved). A paragraph styled ``Title`` or
-``Heading 1``–``Heading 9`` (or a style based on one) opens a section; its breadcrumb is the
-chain of enclosing headings. ``Title`` ranks above ``Heading 1``. Headers, footers, footnotes,
-comments and text boxes are not read. The package passes the checks in
+The body is read in order (paragraphs and tables interleaved, content controls included). A
+paragraph styled ``Title`` or ``Heading 1``–``Heading 9`` (or a style based on one) opens a
+section; its breadcrumb is the chain of enclosing headings. ``Title`` ranks above
+``Heading 1``. Headers, footers, footnotes, comments and text boxes are not read. The package passes the checks in
 `ragwright.parsers._ooxml` first, and media is never inflated.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ragwright.errors import MissingDependencyError, ParseError
@@ -57,7 +58,8 @@ class DocxParser:
             document = docx.Document(package)
             builder = TextBuilder()
             lists = _ListCounter()
-            for block in document.iter_inner_content():
+            body = document._body
+            for block in _blocks(body._element, body):
                 if isinstance(block, Table):
                     lists.reset()
                     _write_table(builder, block)
@@ -72,6 +74,23 @@ class DocxParser:
         if "title" not in metadata and parsed.sections and parsed.sections[0].heading_path:
             metadata["title"] = parsed.sections[0].heading_path[0]
         return parsed
+
+
+def _blocks(element: Any, parent: Any) -> Iterator[Paragraph | Table]:
+    """Paragraphs and tables in document order, those inside content controls included."""
+    from docx.oxml.ns import qn
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
+    for child in element.iterchildren():
+        if child.tag == qn("w:p"):
+            yield Paragraph(child, parent)
+        elif child.tag == qn("w:tbl"):
+            yield Table(child, parent)
+        elif child.tag == qn("w:sdt"):
+            content = child.find(qn("w:sdtContent"))
+            if content is not None:
+                yield from _blocks(content, parent)
 
 
 class _ListCounter:
