@@ -526,3 +526,51 @@ def test_docx_content_controls_and_custom_heading_styles_are_read(tmp_path: Path
     doc = DocxParser().parse((tmp_path / "c.docx").read_bytes(), "c.docx")
     assert doc.content == "Custom heading\n\nText inside a content control.\n\nAfter it."
     assert doc.sections[0].heading_path == ("Custom heading",)
+
+
+def test_a_mixed_folder_ingests_the_good_files_and_reports_the_bad(tmp_path: Path) -> None:
+    from ragwright import Index
+    from ragwright.testing import HashingEmbedder
+
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    build_docx(folder / "manual.docx")
+    build_pptx(folder / "deck.pptx")
+    build_xlsx(folder / "sales.xlsx")
+    build_csv(folder / "sales.csv")
+    build_jsonl(folder / "notes.jsonl")
+    build_rtf(folder / "menu.rtf")
+    truncated = build_docx(tmp_path / "whole.docx").read_bytes()
+    (folder / "truncated.docx").write_bytes(truncated[: len(truncated) // 3])
+    build_zip_bomb(folder / "bomb.xlsx", inflated_mb=4)
+    build_billion_laughs_docx(folder / "laughs.docx")
+    (folder / "fake.pptx").write_text("not a presentation")
+    (folder / "broken.rtf").write_text("{\\rtf1 never closed")
+
+    with Index(tmp_path / "kb", embedder=HashingEmbedder()) as index:
+        report = index.ingest([folder])
+        failed = {Path(f.source).name: f.reason for f in report.failed}
+        assert sorted(Path(source).name for source in report.added) == [
+            "deck.pptx",
+            "manual.docx",
+            "menu.rtf",
+            "notes.jsonl",
+            "sales.csv",
+            "sales.xlsx",
+        ]
+        assert sorted(failed) == [
+            "bomb.xlsx",
+            "broken.rtf",
+            "fake.pptx",
+            "laughs.docx",
+            "truncated.docx",
+        ]
+        assert "max_ratio" in failed["bomb.xlsx"]
+        assert "DTD" in failed["laughs.docx"]
+        assert "not a zip archive" in failed["fake.pptx"]
+        assert "corrupt zip archive" in failed["truncated.docx"]
+        slide = index.search("audience of topic 2", mode="bm25", top_k=1)[0]
+        assert slide.source.endswith("deck.pptx") and slide.chunk.metadata["page"] == 2
+        row = index.search("Product dynamo-3", mode="bm25", where='filename = "sales.xlsx"')[0]
+        assert "| West | dynamo-3 | 10 | 37.75 |" in row.chunk.text
+        assert row.chunk.metadata["breadcrumb"] == "Sales"

@@ -3,14 +3,15 @@
 The body is read in order (paragraphs and tables interleaved, content controls included). A
 paragraph styled ``Title`` or ``Heading 1``–``Heading 9`` (or a style based on one) opens a
 section; its breadcrumb is the chain of enclosing headings. ``Title`` ranks above
-``Heading 1``. Headers, footers, footnotes, comments and text boxes are not read. The package passes the checks in
-`ragwright.parsers._ooxml` first, and media is never inflated.
+``Heading 1``. Headers, footers, footnotes, comments and text boxes are not read. The package
+passes the checks in `ragwright.parsers._ooxml` first, and media is never inflated.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ragwright.errors import MissingDependencyError, ParseError
@@ -71,9 +72,9 @@ class DocxParser:
         except Exception as error:  # python-docx raises many kinds for a broken package
             raise ParseError(source, f"not a readable Word document: {error}") from error
         parsed = builder.build(metadata, CONTENT_TYPE)
-        if "title" not in metadata and parsed.sections and parsed.sections[0].heading_path:
-            metadata["title"] = parsed.sections[0].heading_path[0]
-        return parsed
+        if "title" in metadata or not parsed.sections or not parsed.sections[0].heading_path:
+            return parsed
+        return replace(parsed, metadata={**metadata, "title": parsed.sections[0].heading_path[0]})
 
 
 def _blocks(element: Any, parent: Any) -> Iterator[Paragraph | Table]:

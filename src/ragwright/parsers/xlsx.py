@@ -87,6 +87,9 @@ def _write_sheet(builder: TextBuilder, sheet: ReadOnlyWorksheet) -> bool:
 
 def _rows(sheet: ReadOnlyWorksheet) -> Iterator[list[str]]:
     """The sheet's rows with a value, as cell texts."""
+    # Rows as stored, not padded to the sheet's declared size: some files declare the whole
+    # grid (A1:XFD1048576), which would make every row 16,384 cells wide.
+    sheet.reset_dimensions()
     for values in sheet.iter_rows(values_only=True):
         row = [cell_text(value) for value in values]
         if any(cell.strip() for cell in row):
