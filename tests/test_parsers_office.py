@@ -153,6 +153,18 @@ class TestXlsx:
         )
         assert doc.metadata["sheets"] == 1
 
+    def test_a_sheet_too_big_to_hold_is_streamed_twice_to_the_same_text(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        import ragwright.parsers.xlsx as xlsx
+
+        data = build_xlsx(tmp_path / "b.xlsx", rows=40, sheets=("A", "B")).read_bytes()
+        held = XlsxParser().parse(data, "b.xlsx")
+        monkeypatch.setattr(xlsx, "KEPT_CELLS", 10)
+        streamed = XlsxParser().parse(data, "b.xlsx")
+        assert streamed == held
+        assert held.content.count("\n| ") == 2 * (2 + 40)  # header, separator, rows
+
     def test_not_a_zip_is_a_parse_error(self) -> None:
         with pytest.raises(ParseError, match="not a zip archive"):
             XlsxParser().parse(b"name,value\n", "fake.xlsx")

@@ -59,13 +59,14 @@ class DocxParser:
             document = docx.Document(package)
             builder = TextBuilder()
             lists = _ListCounter()
+            styles = _Styles(document)
             body = document._body
             for block in _blocks(body._element, body):
                 if isinstance(block, Table):
                     lists.reset()
                     _write_table(builder, block)
                 else:
-                    _write_paragraph(builder, block, lists)
+                    _write_paragraph(builder, block, styles, lists)
             metadata = core_properties(document.core_properties)
         except ParseError:
             raise
@@ -110,14 +111,17 @@ class _ListCounter:
         self.counts.clear()
 
 
-def _write_paragraph(builder: TextBuilder, paragraph: Paragraph, lists: _ListCounter) -> None:
+def _write_paragraph(
+    builder: TextBuilder, paragraph: Paragraph, styles: _Styles, lists: _ListCounter
+) -> None:
     text = paragraph.text
-    level = _heading_level(paragraph)
+    names = styles.names(paragraph)
+    level = _heading_level(names)
     if level is not None:
         lists.reset()
         builder.heading(text, level)
         return
-    item = _list_item(paragraph)
+    item = _list_item(paragraph, names)
     if item is None:
         lists.reset()
         builder.paragraph(text)
@@ -128,19 +132,38 @@ def _write_paragraph(builder: TextBuilder, paragraph: Paragraph, lists: _ListCou
         builder.line(f"{'  ' * depth}{marker} {text.strip()}")
 
 
-def _style_names(paragraph: Paragraph) -> list[str]:
-    """The paragraph's style name and those it is based on, lower case, nearest first."""
-    names: list[str] = []
-    style: Any = paragraph.style
-    while style is not None and len(names) < _STYLE_DEPTH:
-        names.append((style.name or "").strip().lower())
-        style = style.base_style
-    return names
+class _Styles:
+    """Style names by style id, each with the names of the styles it is based on, nearest
+    first and lower case. python-docx looks a paragraph's style up by scanning every style,
+    so the chains are worked out once per style id, not once per paragraph."""
+
+    def __init__(self, document: Any) -> None:
+        from docx.enum.style import WD_STYLE_TYPE
+
+        self._styles = {
+            style.style_id: style
+            for style in document.styles
+            if style.type == WD_STYLE_TYPE.PARAGRAPH
+        }
+        self._default = document.styles.default(WD_STYLE_TYPE.PARAGRAPH)
+        self._chains: dict[str | None, list[str]] = {}
+
+    def names(self, paragraph: Paragraph) -> list[str]:
+        style_id = paragraph._p.style
+        chain = self._chains.get(style_id)
+        if chain is None:
+            chain = []
+            style: Any = self._styles.get(style_id, self._default)
+            while style is not None and len(chain) < _STYLE_DEPTH:
+                chain.append((style.name or "").strip().lower())
+                style = style.base_style
+            self._chains[style_id] = chain
+        return chain
 
 
-def _heading_level(paragraph: Paragraph) -> int | None:
+def _heading_level(names: list[str]) -> int | None:
     """1 for ``Title``, 2–10 for ``Heading 1``–``Heading 9``; None for body text."""
-    for name in _style_names(paragraph):
+    for name in names:
         if name == "title":
             return 1
         if match := _HEADING_STYLE.fullmatch(name):
@@ -148,9 +171,8 @@ def _heading_level(paragraph: Paragraph) -> int | None:
     return None
 
 
-def _list_item(paragraph: Paragraph) -> tuple[int, bool] | None:
+def _list_item(paragraph: Paragraph, names: list[str]) -> tuple[int, bool] | None:
     """(depth, numbered) for a list item — a paragraph with numbering or a list style."""
-    names = _style_names(paragraph)
     properties = paragraph._p.pPr
     numbering: Any = properties.numPr if properties is not None else None
     style = next((name for name in names if name.startswith("list")), None)
@@ -166,15 +188,24 @@ def _list_item(paragraph: Paragraph) -> tuple[int, bool] | None:
 
 
 def _write_table(builder: TextBuilder, table: Table) -> None:
-    rows: list[list[str]] = []
-    for row in table.rows:
-        cells, seen = [], set()
-        for cell in row.cells:
-            if id(cell._tc) in seen:  # a merged cell is returned once per grid column it spans
-                continue
-            seen.add(id(cell._tc))
-            cells.append(cell.text)
-        if any(cell.strip() for cell in cells):
-            rows.append(cells)
+    rows = [row for row in _table_rows(table) if any(cell.strip() for cell in row)]
     if rows:
         builder.table(rows[0], rows[1:])
+
+
+def _table_rows(table: Table) -> Iterator[list[str]]:
+    """Cell texts row by row, read from the XML (python-docx's cell grid is slow). A cell
+    spanning columns is written once; a cell merged down repeats the text above, so each row
+    reads on its own."""
+    above: dict[int, str] = {}
+    for row in table._tbl.tr_lst:
+        cells: list[str] = []
+        column = 0
+        for cell in row.tc_lst:
+            text = "\n".join(paragraph.text for paragraph in cell.p_lst)
+            if cell.vMerge == "continue":
+                text = above.get(column, "")
+            above[column] = text
+            cells.append(text)
+            column += cell.grid_span
+        yield cells

@@ -1,10 +1,12 @@
 """Excel workbooks (.xlsx, .xlsm): one section per sheet, each sheet one table.
 
 Read with openpyxl in read-only mode, which streams each sheet's rows from the archive, after
-the package passes the checks in `ragwright.parsers._ooxml`. A sheet is read twice, row by row:
-once to find the columns that hold values, once to write the table, so memory holds the text
-produced and one row, never the sheet. Formulas give their cached values (what Excel last
-computed and saved); a formula never calculated by a spreadsheet program has no value.
+the package passes the checks in `ragwright.parsers._ooxml`. The columns that hold values must
+be known before the table is written, so a sheet's rows are read once and held when the sheet
+is small (`KEPT_CELLS`); a larger sheet is read twice, row by row (once to find the columns,
+once to write the table), so memory holds the text produced and one row, never the sheet.
+Formulas give their cached values (what Excel last computed and saved); a formula never
+calculated by a spreadsheet program has no value.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ if TYPE_CHECKING:
     from openpyxl.worksheet._read_only import ReadOnlyWorksheet
 
 INSTALL = "pip install 'ragwright[office]'"
+#: A sheet with at most this many cells is read once and held; a larger one is read twice.
+KEPT_CELLS = 250_000
 
 
 class XlsxParser:
@@ -76,13 +80,33 @@ class XlsxParser:
 
 def _write_sheet(builder: TextBuilder, sheet: ReadOnlyWorksheet) -> bool:
     """Write one sheet as a heading and a table; False (nothing written) for an empty sheet."""
-    columns, count = data_columns(_rows(sheet))
+    kept = _Kept()
+    columns, count = data_columns(kept.keep(_rows(sheet)))
     if not count:
         return False
-    rows = (pick(row, columns) for row in _rows(sheet))
+    rows = (pick(row, columns) for row in (kept.rows if kept.rows is not None else _rows(sheet)))
     builder.heading(sheet.title, level=1)
     builder.table(column_names(next(rows), columns), rows)
     return True
+
+
+class _Kept:
+    """The rows of the first pass over a sheet, kept while they hold at most `KEPT_CELLS`
+    cells, so a sheet of that size is read once; a larger one is read again instead."""
+
+    def __init__(self) -> None:
+        self.rows: list[list[str]] | None = []
+        self._cells = 0
+
+    def keep(self, rows: Iterator[list[str]]) -> Iterator[list[str]]:
+        for row in rows:
+            if self.rows is not None:
+                self._cells += len(row)
+                if self._cells <= KEPT_CELLS:
+                    self.rows.append(row)
+                else:
+                    self.rows = None  # too big to hold: the second pass streams
+            yield row
 
 
 def _rows(sheet: ReadOnlyWorksheet) -> Iterator[list[str]]:
