@@ -234,7 +234,7 @@ class TestDocx:
         assert doc.metadata["author"] == "Grace Hopper"
         assert doc.metadata["created"].startswith("2023-03-01T12:00")
 
-    def test_merged_cells_are_written_once(self, tmp_path: Path) -> None:
+    def test_merged_cells_across_once_and_down_repeated(self, tmp_path: Path) -> None:
         import docx
 
         document = docx.Document()
@@ -244,9 +244,13 @@ class TestDocx:
         merged = table.cell(1, 0).merge(table.cell(1, 1))
         merged.text = "wide"
         table.cell(1, 2).text = "z"
+        table.add_row()
+        down = table.cell(1, 2).merge(table.cell(2, 2))
+        down.text = "tall"
+        table.cell(2, 0).text = "y"
         document.save(tmp_path / "m.docx")
         parsed = DocxParser().parse((tmp_path / "m.docx").read_bytes(), "m.docx")
-        assert parsed.content.endswith("| wide | z |  |")
+        assert parsed.content.endswith("| wide | tall |  |\n| y |  | tall |")
 
     def test_media_is_never_inflated(self, tmp_path: Path) -> None:
         """A huge 'image' in the package does not count against limits and is not read."""
@@ -417,6 +421,12 @@ class TestJson:
     def test_json_array_of_objects_is_records(self) -> None:
         doc = JsonParser().parse(b'[{"a": {"b": [1, {"c": "deep"}]}}, {"a": 2}]', "x.json")
         assert doc.content == "Record 1\n\na.b[0]: 1\na.b[1].c: deep\n\nRecord 2\n\na: 2"
+
+    def test_lines_split_only_at_line_feeds(self) -> None:
+        data = '{"t": "a\u2028b\x85c"}\r\n{"t": "d"}'.encode()
+        doc = JsonParser(ParserOptions(text_fields=("t",))).parse(data, "x.jsonl")
+        assert doc.metadata["records"] == 2
+        assert "a\nb\x85c" in doc.content  # U+2028 is a line break in the content
 
     def test_a_record_without_the_text_field_is_kept_whole(self) -> None:
         options = ParserOptions(text_fields=("body",))

@@ -10,6 +10,7 @@ as dotted paths, list items as ``[i]``).
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -46,20 +47,27 @@ class JsonParser:
 
     def parse(self, data: bytes, source: str) -> ParsedDocument:
         text = decode(data, source)
-        lines = source.lower().endswith((".jsonl", ".ndjson"))
-        records = list(_lines(text, source) if lines else _document(text, source))
         builder = TextBuilder()
+        if source.lower().endswith((".jsonl", ".ndjson")):
+            count = self._write_records(builder, _lines(text, source))  # streamed, line by line
+            return builder.build({"records": count}, self.content_types[1])
+        records = _document(text, source)
         metadata: dict[str, Any] = {"records": len(records)}
-        if len(records) == 1 and not lines:
+        if len(records) == 1:
             metadata.update(self._metadata(records[0]))
             self._write(builder, records[0])
         else:
-            for number, record in enumerate(records, start=1):
-                fields = {"record": number, **self._metadata(record)}
-                builder.heading(f"Record {number}", level=1, metadata=fields)
-                self._write(builder, record)
-        content_type = self.content_types[1 if lines else 0]
-        return builder.build(metadata, content_type)
+            self._write_records(builder, iter(records))
+        return builder.build(metadata, self.content_types[0])
+
+    def _write_records(self, builder: TextBuilder, records: Iterator[Any]) -> int:
+        """Each record as a section headed ``Record N``; returns the count."""
+        count = 0
+        for count, record in enumerate(records, start=1):
+            fields = {"record": count, **self._metadata(record)}
+            builder.heading(f"Record {count}", level=1, metadata=fields)
+            self._write(builder, record)
+        return count
 
     def _write(self, builder: TextBuilder, record: Any) -> None:
         texts = [
@@ -86,7 +94,8 @@ class JsonParser:
         return found
 
 
-def _document(text: str, source: str) -> Iterator[Any]:
+def _document(text: str, source: str) -> list[Any]:
+    """The records of a ``.json`` file: an array's objects, else the one value."""
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
@@ -94,13 +103,14 @@ def _document(text: str, source: str) -> Iterator[Any]:
     except RecursionError as error:
         raise ParseError(source, "JSON nested too deeply") from error
     if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
-        yield from value
-    else:
-        yield value
+        return value
+    return [value]
 
 
 def _lines(text: str, source: str) -> Iterator[Any]:
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Lines end at "\n" only: str.splitlines would also split at U+2028 and other separators
+    # that a JSON string may hold as they are.
+    for number, line in enumerate(io.StringIO(text, newline="\n"), start=1):
         if not line.strip():
             continue
         try:
