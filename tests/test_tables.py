@@ -202,3 +202,39 @@ def test_an_index_with_the_first_triggers_upgrades_them(tmp_path: Path) -> None:
             row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
         }
     assert triggers == {"chunks_fts_add", "chunks_fts_remove"}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a | b\n--|--\n1 | 2\n3 | 4\n\nafter", [(0, 11, 2)]),  # no outer pipes
+        ("| a |\n| :-: |\n| 1 |", [(0, 13, 1)]),  # one column, alignment colons
+        ("| a | b |\n| --- | --- |", [(0, 23, 0)]),  # a header alone
+        ("Title\n-----\n| not | a table |", []),  # a setext underline has no pipe
+        ("| a | b |\n| x | y |", []),  # no separator line
+    ],
+)
+def test_find_tables(text: str, expected: list[tuple[int, int, int]]) -> None:
+    from ragwright.chunkers._tables import find_tables
+
+    found = find_tables(text, 0, len(text))
+    assert [(t.start, t.header_end, len(t.rows)) for t in found] == expected
+
+
+def test_search_shows_the_header_with_a_continuing_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from ragwright.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RAGWRIGHT_INDEX", str(tmp_path / "kb"))
+    build_csv(tmp_path / "sales.csv", rows=ROWS)
+    runner = CliRunner()
+    args = ["ingest", "sales.csv", "--embedder", "hashing", "--chunk-size", "200"]
+    assert runner.invoke(app, args).exit_code == 0
+    result = runner.invoke(app, ["search", "gear-25", "--mode", "bm25", "--top-k", "1"])
+    assert result.exit_code == 0, result.output
+    assert "Region | Product | Units | Revenue" in result.output
+    assert "gear-25" in result.output
