@@ -12,7 +12,7 @@ import pytest
 
 from ragwright.errors import ConfigError, UnsupportedScale
 from ragwright.models import Arm, Chunk, Hit, Scale
-from ragwright.ports import LLM, ChatMessage, ResultProcessor
+from ragwright.ports import LLM, ChatMessage, Completion, ResultProcessor
 from ragwright.processors import ResultChain, SimilarityThreshold, TopN
 from ragwright.rerankers import (
     CrossEncoderReranker,
@@ -59,13 +59,13 @@ class ReversingLLM:
     def __init__(self) -> None:
         self.calls = 0
 
-    def complete(
-        self, messages: Sequence[ChatMessage], *, max_tokens: int = 512, temperature: float = 0.0
-    ) -> str:
+    model = "reversing"
+
+    def chat(self, messages: Sequence[ChatMessage], **_: object) -> Completion:
         self.calls += 1
         lines = re.findall(r"^\[(\d+)\] value (\d+)$", messages[-1].content, re.MULTILINE)
         ranked = sorted(lines, key=lambda line: -int(line[1]))
-        return " > ".join(number for number, _ in ranked)
+        return Completion(" > ".join(number for number, _ in ranked), self.model)
 
 
 # -- the listwise reranker ----------------------------------------------------------------------
@@ -145,7 +145,7 @@ class TestLLMListwise:
 
     def test_llm_errors_propagate(self) -> None:
         class Failing:
-            def complete(self, messages: Sequence[ChatMessage], **_: object) -> str:
+            def chat(self, messages: Sequence[ChatMessage], **_: object) -> Completion:
                 raise RuntimeError("server down")
 
         with pytest.raises(RuntimeError, match="server down"):

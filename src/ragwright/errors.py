@@ -8,6 +8,7 @@ The tree::
     ├── MissingDependencyError      an optional extra is not installed (message has the pip line)
     ├── ParseError                  a file could not be read as its format (names file and reason)
     ├── IngestLimitExceeded         a safety limit refused a file or a batch (size, count, symlink)
+    ├── DatasetError                a dataset folder that cannot be read or trusted (names the file)
     ├── StoreError                  the index cannot be opened, read or written
     │   ├── EmbeddingSpaceMismatch  the index was built with another embedding model
     │   └── UnsupportedFilter       a filter this store cannot apply (never silently ignored)
@@ -15,7 +16,10 @@ The tree::
     ├── EmbedderError               the embedding model or service failed
     ├── RerankerError               the reranking model failed to load or run
     ├── UnsupportedScale            a score threshold asked of a scale it does not fit
-    └── BudgetExceeded              a call or token budget ran out
+    ├── LLMError                    the language model's server failed or refused (names why)
+    │   ├── LLMResponseError        the server answered something that is not a chat completion
+    │   └── CircuitOpen             recent calls failed; calls are refused until a cool-down ends
+    └── BudgetExceeded              a call or token budget ran out (carries what was spent)
 
 Messages say what happened and what to do next. Backend failures raise; they never come back as
 empty results.
@@ -55,6 +59,11 @@ class ParseError(RagwrightError):
 
 class IngestLimitExceeded(RagwrightError):
     """A safety limit refused a file or a batch."""
+
+
+class DatasetError(RagwrightError):
+    """A rag-connector dataset folder that is missing, malformed or fails its hash checks;
+    the message names the file."""
 
 
 class StoreError(RagwrightError):
@@ -101,5 +110,30 @@ class UnsupportedScale(RagwrightError):
     """A similarity threshold was asked of a score scale it does not fit (e.g. fused ranks)."""
 
 
+class LLMError(RagwrightError):
+    """The language model's server failed (after retries) or refused the request."""
+
+
+class LLMResponseError(LLMError):
+    """The server answered, but not with a chat completion (malformed JSON, missing fields)."""
+
+
+class CircuitOpen(LLMError):
+    """Calls to a server are refused for a while because its recent calls kept failing."""
+
+    def __init__(self, server: str, failures: int, retry_in: float) -> None:
+        super().__init__(
+            f"{server} failed {failures} times in a row; calls are paused for another "
+            f"{retry_in:.1f}s (the circuit breaker is open). Check that the server is up."
+        )
+        self.server = server
+        self.retry_in = retry_in
+
+
 class BudgetExceeded(RagwrightError):
-    """A call or token budget ran out."""
+    """A call or token budget ran out. ``calls`` and ``tokens`` are what was spent."""
+
+    def __init__(self, reason: str, *, calls: int = 0, tokens: int = 0) -> None:
+        super().__init__(f"{reason} (spent so far: {calls} LLM calls, {tokens} tokens)")
+        self.calls = calls
+        self.tokens = tokens

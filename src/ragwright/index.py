@@ -13,19 +13,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragwright.answers import create_engine
 from ragwright.chunkers import DEFAULT_CHUNKER, create_chunker
 from ragwright.embedders import DEFAULT_EMBEDDER, create_embedder
-from ragwright.errors import EmbeddingSpaceMismatch
+from ragwright.errors import ConfigError, EmbeddingSpaceMismatch, MissingDependencyError
 from ragwright.filters import Filter, parse_filter
+from ragwright.llms import create_llm
+from ragwright.llms.session import LLMSession, open_session
+from ragwright.llms.settings import ENGINES, LLMSettings
 from ragwright.models import Answer, Document, DocumentInfo, Hit
 from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
-from ragwright.pipeline.extractive import ExtractiveAnswerer, ExtractiveOptions
+from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.pipeline.ingest import IngestOptions, Ingestor, IngestReport, Progress
 from ragwright.pipeline.retrieval import Retriever, SearchMode
-from ragwright.ports import Embedder, ResultProcessor, TokenCounter
+from ragwright.ports import LLM, Embedder, ResultProcessor, TokenCounter
 from ragwright.processors.chain import ResultChain
 from ragwright.stores.sqlite import SQLiteStore, StoreStats
+from ragwright.stores.sqlite_llm import CacheStats, LedgerRow, SQLiteLLMRecords
 
 DEFAULT_INDEX_DIR = ".ragwright"
 
@@ -58,15 +63,30 @@ class Index:
         embedder: Embedder | str | None = None,
         create: bool = True,
         keyword_cache: bool = True,
+        llm: LLM | None = None,
+        llm_settings: LLMSettings | None = None,
     ) -> None:
         """Open or create the index in ``directory``. ``keyword_cache`` (see `SQLiteStore`)
-        pays off from the second query on; one-shot callers such as the CLI turn it off."""
+        pays off from the second query on; one-shot callers such as the CLI turn it off.
+
+        ``llm_settings`` (the ``[llm]`` table, see `LLMSettings`) choose the default answer
+        engine, the model, budgets, prices and the response cache; ``llm`` is the model to use
+        instead of the one they describe (created on first use otherwise)."""
         self.directory = Path(directory)
         self.store = SQLiteStore(self.directory, create=create, keyword_cache=keyword_cache)
         self._embedder_choice = embedder
         self._embedder: Embedder | None = embedder if not isinstance(embedder, str | None) else None
+        self.llm_settings = llm_settings or LLMSettings()
+        self._llm = llm
+        self._owns_llm = False
+        self._llm_records: SQLiteLLMRecords | None = None
 
     def close(self) -> None:
+        if self._llm_records is not None:
+            self._llm_records.close()
+        close_llm = getattr(self._llm, "close", None)
+        if self._owns_llm and callable(close_llm):
+            close_llm()  # one we made; a caller's model is the caller's to close
         self.store.close()
 
     def __enter__(self) -> Index:
@@ -95,6 +115,42 @@ class Index:
         if recorded is not None and not recorded.compatible_with(embedder.space):
             raise EmbeddingSpaceMismatch(recorded.describe(), embedder.space.describe())
         return embedder
+
+    @property
+    def llm(self) -> LLM:
+        """The model ``llm_settings`` describe (or the one given), created on first use and kept,
+        so its circuit breaker remembers failures across requests."""
+        if self._llm is None:
+            self._llm = create_llm(self.llm_settings)
+            self._owns_llm = True
+        return self._llm
+
+    @property
+    def llm_records(self) -> SQLiteLLMRecords:
+        """The cost ledger and response cache in this index's database."""
+        if self._llm_records is None:
+            self._llm_records = SQLiteLLMRecords(self.store.path)
+        return self._llm_records
+
+    def llm_session(self, scope: str = "request", llm: LLM | None = None) -> LLMSession:
+        """A budgeted, ledgered, cached LLM for one request (or one ingest run: ``scope=
+        "ingest"``). Hand ``session.llm`` to every component of that scope."""
+        settings = self.llm_settings
+        budget = settings.ingest_budget if scope == "ingest" else settings.request_budget
+        return open_session(
+            llm or self.llm,
+            scope=scope,
+            budget=budget,
+            prices=settings.prices,
+            ledger=self.llm_records,
+            cache=self.llm_records if settings.cache else None,
+        )
+
+    def llm_ledger(self) -> list[LedgerRow]:
+        return self.llm_records.ledger()
+
+    def llm_cache_stats(self) -> CacheStats:
+        return self.llm_records.cache_stats()
 
     @property
     def source_base(self) -> Path:
@@ -127,11 +183,7 @@ class Index:
 
         ``chunking`` and ``parser_options`` default to those of the last ingest; a file whose
         parser's options changed is read again."""
-        embedder = self.embedder
-        self.store.bind_space(embedder.space)
-        spec = getattr(embedder, "spec", None)
-        if isinstance(spec, str) and self.store.get_setting("embedder") is None:
-            self.store.set_setting("embedder", spec)
+        embedder = self._bound_embedder()
         chunking = chunking or self.chunking
         token_counter = embedder if isinstance(embedder, TokenCounter) else None
         chunker = create_chunker(chunking.name, token_counter=token_counter, **chunking.options)
@@ -148,6 +200,28 @@ class Index:
             options=options,
         )
         return ingestor.run([Path(p) for p in paths], progress)
+
+    def ingest_dataset(
+        self, folder: str | Path, *, progress: Callable[[Progress], None] | None = None
+    ) -> IngestReport:
+        """Ingest a rag-connector dataset folder's frozen chunks, keeping their ids and offsets
+        (see `ragwright.datasets`); only the vectors are computed. Needs ``rag-connector``."""
+        try:
+            from ragwright.datasets.ingest import ingest_dataset
+        except ImportError as error:
+            raise MissingDependencyError(
+                "ingesting a dataset", "pip install 'ragwright[rag-connector]'"
+            ) from error
+        return ingest_dataset(Path(folder), self.store, self._bound_embedder(), progress)
+
+    def _bound_embedder(self) -> Embedder:
+        """The embedder, with its space recorded as the index's (or checked against it)."""
+        embedder = self.embedder
+        self.store.bind_space(embedder.space)
+        spec = getattr(embedder, "spec", None)
+        if isinstance(spec, str) and self.store.get_setting("embedder") is None:
+            self.store.set_setting("embedder", spec)
+        return embedder
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -182,10 +256,21 @@ class Index:
         top_k: int = 5,
         where: Filter | str | None = None,
         options: ExtractiveOptions | None = None,
+        engine: str | None = None,
+        llm: LLM | None = None,
     ) -> Answer:
-        """An extractive answer: the best-matching sentences, each cited to its exact span."""
-        hits = self.search(question, top_k=top_k, where=where)
-        return ExtractiveAnswerer(self.embedder, options).answer(question, hits)
+        """An answer with ``[n]`` citations resolved to exact spans. ``engine`` is one of
+        extractive (offline, no LLM), stuff, map-reduce, refine, flare; by default the
+        configured one (extractive unless ``llm_settings`` say otherwise). ``llm`` overrides
+        the configured model for this call."""
+        answer: Answer | None = None
+        for item in self.ask_stream(
+            question, top_k=top_k, where=where, options=options, engine=engine, llm=llm
+        ):
+            if isinstance(item, Answer):
+                answer = item
+        assert answer is not None
+        return answer
 
     def ask_stream(
         self,
@@ -194,12 +279,36 @@ class Index:
         top_k: int = 5,
         where: Filter | str | None = None,
         options: ExtractiveOptions | None = None,
+        engine: str | None = None,
+        llm: LLM | None = None,
     ) -> Iterator[str | Answer]:
         """`ask`, as it is written: pieces of answer text, then the final `Answer`, whose
-        ``text`` is the pieces joined. The extractive answer arrives as one piece."""
-        answer = self.ask(question, top_k=top_k, where=where, options=options)
-        yield answer.text
-        yield answer
+        ``text`` is the pieces joined. The extractive answer arrives as one piece; an LLM
+        engine streams its final call. Usage and cost cover every LLM call of the request."""
+        name = engine or self.llm_settings.engine
+        if name not in ENGINES:
+            raise ConfigError(f"unknown answer engine {name!r}; choose from {', '.join(ENGINES)}")
+        where = _filter(where)
+        if name == "extractive":
+            hits = self.search(question, top_k=top_k, where=where)
+            yield from create_engine(name, embedder=self.embedder, options=options).stream(
+                question, hits
+            )
+            return
+        session = self.llm_session("request", llm)
+
+        def retrieve(query: str) -> list[Hit]:
+            return self.search(query, top_k=top_k, where=where)
+
+        answer_engine = create_engine(
+            name,
+            llm=session.llm,
+            retrieve=retrieve,
+            max_tokens=self.llm_settings.max_answer_tokens,
+            boundary_key=self.llm_records.boundary_key(),
+        )
+        for item in answer_engine.stream(question, retrieve(question)):
+            yield session.finish(item) if isinstance(item, Answer) else item
 
     def documents(self, where: Filter | str | None = None) -> list[DocumentInfo]:
         return self.store.list_documents(_filter(where))

@@ -172,13 +172,49 @@ class Citation:
 
 
 @dataclass(frozen=True, slots=True)
+class Usage:
+    """What LLM calls spent: calls made, tokens read and written, and calls a cache answered
+    (which cost nothing and are not in ``calls``)."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_calls: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.calls + other.calls,
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.cached_calls + other.cached_calls,
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Answer:
-    """An answer text with ``[n]`` markers, the citations they resolve to and the hits used."""
+    """An answer text with ``[n]`` markers, the citations they resolve to and the hits used.
+
+    ``hits`` is the retrieval context the answer was written from (FLARE adds what it
+    retrieved again). LLM engines also fill ``usage`` and ``cost`` (estimated, in the currency
+    of the configured prices; None when no price is known), ``removed_citations`` (markers
+    naming no source, taken out of the text), ``unsupported`` (sentences that cite nothing)
+    and ``warnings`` (anything else the reader should know)."""
 
     text: str
     citations: tuple[Citation, ...]
     hits: tuple[Hit, ...] = ()
     found: bool = True
+    engine: str = "extractive"
+    model: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    cost: float | None = None
+    removed_citations: tuple[int, ...] = ()
+    unsupported: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

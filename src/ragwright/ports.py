@@ -6,7 +6,7 @@ NotImplementedError. Depend on the narrowest port you use.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -14,7 +14,16 @@ import numpy as np
 import numpy.typing as npt
 
 from ragwright.filters import Filter
-from ragwright.models import Chunk, Document, DocumentInfo, EmbeddingSpace, Hit, ParsedDocument
+from ragwright.models import (
+    Answer,
+    Chunk,
+    Document,
+    DocumentInfo,
+    EmbeddingSpace,
+    Hit,
+    ParsedDocument,
+    Usage,
+)
 
 Vectors = npt.NDArray[np.float32]
 
@@ -114,13 +123,62 @@ class ChatMessage:
     content: str
 
 
+@dataclass(frozen=True, slots=True)
+class TokenLogprob:
+    """One generated token and the log-probability the model gave it."""
+
+    token: str
+    logprob: float
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """A chat model's reply. ``usage`` counts one call (``cached_calls`` 1 instead when a cache
+    answered); ``logprobs`` is None unless asked for and supplied by the server."""
+
+    text: str
+    model: str
+    usage: Usage = Usage()  # noqa: RUF009 - frozen, so one shared default is safe
+    finish_reason: str | None = None
+    logprobs: tuple[TokenLogprob, ...] | None = None
+    cached: bool = False
+
+
 @runtime_checkable
 class LLM(Protocol):
-    """A chat model. Adapters (OpenAI-compatible servers, local models) implement this."""
+    """A chat model. Adapters (OpenAI-compatible servers, local models) implement this; the
+    budget guard, ledger and response cache wrap it and are LLMs themselves.
 
-    def complete(
+    ``json_mode`` asks for a JSON object where the server supports it (the prompt must still
+    ask for JSON: a server without the mode ignores it). ``stream`` yields the reply's text in
+    pieces, then the `Completion`, whose ``text`` is the pieces joined."""
+
+    @property
+    def model(self) -> str: ...
+
+    def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+        json_mode: bool = False,
+        logprobs: bool = False,
+    ) -> Completion: ...
+
+    def stream(
         self, messages: Sequence[ChatMessage], *, max_tokens: int = 512, temperature: float = 0.0
-    ) -> str: ...
+    ) -> Iterator[str | Completion]: ...
+
+
+@runtime_checkable
+class AnswerEngine(Protocol):
+    """Writes an answer to a question from retrieved hits: pieces of text as they are written,
+    then the final `Answer`, whose ``text`` is the pieces joined."""
+
+    name: str
+
+    def stream(self, question: str, hits: Sequence[Hit]) -> Iterator[str | Answer]: ...
 
 
 @runtime_checkable

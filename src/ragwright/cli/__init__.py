@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from ragwright.cli import ask, docs, eval, ingest, search, stats
+from ragwright.cli import ask, dataset, docs, eval, ingest, mcp, search, stats
 
 app = typer.Typer(
     name="ragwright",
@@ -20,6 +20,8 @@ app.command()(ask.ask)
 app.command()(stats.stats)
 app.command("eval")(eval.eval_dataset)
 app.add_typer(docs.app, name="docs")
+app.command()(mcp.mcp)
+app.add_typer(dataset.app, name="dataset")
 
 
 def main() -> None:

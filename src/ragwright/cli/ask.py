@@ -1,8 +1,15 @@
-"""`ragwright ask`: an answer whose every sentence cites an exact span of a source."""
+"""`ragwright ask`: an answer whose every sentence cites an exact span of a source.
+
+Offline by default (the extractive engine). ``--engine stuff|map-reduce|refine|flare`` writes
+the answer with an LLM from the ``[llm]`` table of ragwright.toml, or ``--model`` and
+``--base-url`` (any OpenAI-compatible server), streaming it to the terminal.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+import sys
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -14,12 +21,15 @@ from ragwright.cli._common import (
     JsonOption,
     answer_json,
     console,
-    open_index,
     print_json,
     reports_errors,
 )
 from ragwright.cli.search import FilterOption
+from ragwright.config import load_config
 from ragwright.filters import parse_filter
+from ragwright.index import Index
+from ragwright.llms.settings import ENGINES, Budget, LLMSettings
+from ragwright.models import Answer, Citation
 
 
 @reports_errors
@@ -31,24 +41,144 @@ def ask(
     filter_expression: FilterOption = None,
     index: IndexOption = DEFAULT_INDEX,
     embedder: EmbedderOption = None,
+    engine: Annotated[
+        str | None,
+        typer.Option(
+            "--engine",
+            help=f"Answer engine: {', '.join(ENGINES)}. Default: [llm] engine, else extractive.",
+        ),
+    ] = None,
+    provider: Annotated[
+        str | None, typer.Option("--llm", help="LLM provider (openai: any compatible server).")
+    ] = None,
+    model: Annotated[str | None, typer.Option("--model", help="The LLM model name.")] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", help="The server, e.g. http://localhost:11434/v1 (Ollama)."),
+    ] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")
+    ] = False,
+    max_llm_calls: Annotated[
+        int | None, typer.Option("--max-llm-calls", help="LLM call budget of this question.", min=1)
+    ] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option("--max-tokens", help="Token budget of this question.", min=1)
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config", help="Configuration file (default: $RAGWRIGHT_CONFIG, ./ragwright.toml)."
+        ),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Answer from the index (extractive, offline): the best-matching sentences, each with a
-    [n] citation resolving to a document and an exact character span."""
+    """Answer from the index with [n] citations resolving to a document and an exact character
+    span: extractive and offline by default, or written by an LLM (--engine)."""
+    settings = _settings(
+        config,
+        engine=engine,
+        provider=provider,
+        model=model,
+        base_url=base_url,
+        cache=False if no_cache else None,
+        max_llm_calls=max_llm_calls,
+        max_tokens=max_tokens,
+    )
     where = parse_filter(filter_expression) if filter_expression else None
-    with open_index(index, embedder) as kb:
-        answer = kb.ask(question, top_k=top_k, where=where)
+    with Index(
+        index, embedder=embedder, create=False, keyword_cache=False, llm_settings=settings
+    ) as kb:
+        stream = kb.ask_stream(question, top_k=top_k, where=where)
+        answer = _drain(stream) if json_output else _show_stream(stream)
     if json_output:
-        print_json(answer_json(question, answer))
+        print_json(answer_json(question, answer) | llm_json(answer))
         return
-    console.print(escape(answer.text), soft_wrap=True)
+    _show_sources(answer)
+
+
+def _settings(
+    config: Path | None,
+    *,
+    max_llm_calls: int | None,
+    max_tokens: int | None,
+    **overrides: Any,
+) -> LLMSettings:
+    settings = LLMSettings.from_config(load_config(config))
+    budget = settings.request_budget
+    request_budget = Budget(
+        max_llm_calls if max_llm_calls is not None else budget.max_calls,
+        max_tokens if max_tokens is not None else budget.max_tokens,
+    )
+    return settings.with_overrides(request_budget=request_budget, **overrides)
+
+
+def _drain(stream: Any) -> Answer:
+    answer = None
+    for item in stream:
+        if isinstance(item, Answer):
+            answer = item
+    assert answer is not None
+    return answer
+
+
+def _show_stream(stream: Any) -> Answer:
+    """Prints the pieces as they arrive; returns the final Answer."""
+    for item in stream:
+        if isinstance(item, Answer):
+            console.print()
+            return item
+        console.print(item, end="", markup=False, highlight=False, soft_wrap=True)
+        console.file.flush()
+    raise AssertionError("the answer stream ended without an Answer")
+
+
+def _show_sources(answer: Answer) -> None:
+    breadcrumbs = {hit.chunk.id: hit.chunk.metadata.get("breadcrumb", "") for hit in answer.hits}
     if answer.citations:
         console.print()
         console.print("[bold]Sources[/]")
     for citation in answer.citations:
         console.print(
-            f"  [bold][{citation.number}][/] [cyan]{escape(citation.source)}[/] "
-            f"[dim]chars {citation.char_start}–{citation.char_end}[/]  "
-            f"“{escape(citation.quote)}”",
-            soft_wrap=True,
+            _source_line(citation, str(breadcrumbs.get(citation.chunk_id) or "")), soft_wrap=True
         )
+    notes = list(answer.warnings)
+    notes += [f"no citation: {sentence!r}" for sentence in answer.unsupported]
+    for note in notes:
+        console.print(f"[yellow]note:[/] {escape(note)}", soft_wrap=True)
+    if answer.engine != "extractive":
+        usage = answer.usage
+        cost = f", about {answer.cost:.6f} in configured prices" if answer.cost is not None else ""
+        cached = f", {usage.cached_calls} from the cache" if usage.cached_calls else ""
+        sys.stdout.flush()
+        console.print(
+            f"[dim]{answer.engine} · {answer.model}: {usage.calls} LLM calls{cached}, "
+            f"{usage.prompt_tokens} + {usage.completion_tokens} tokens{cost}[/]"
+        )
+
+
+def _source_line(citation: Citation, breadcrumb: str) -> str:
+    where = escape(citation.source) + (f" [dim]›[/] {escape(breadcrumb)}" if breadcrumb else "")
+    return (
+        f"  [bold][{citation.number}][/] [cyan]{where}[/] "
+        f"[dim]chars {citation.char_start}–{citation.char_end}[/]  “{escape(citation.quote)}”"
+    )
+
+
+def llm_json(answer: Answer) -> dict[str, Any]:
+    """The fields an LLM engine adds to ``answer_json`` (zero or empty for extractive)."""
+    usage = answer.usage
+    return {
+        "engine": answer.engine,
+        "model": answer.model,
+        "usage": {
+            "calls": usage.calls,
+            "cached_calls": usage.cached_calls,
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+        },
+        "cost": answer.cost,
+        "removed_citations": list(answer.removed_citations),
+        "unsupported": list(answer.unsupported),
+        "warnings": list(answer.warnings),
+    }

@@ -33,6 +33,7 @@ from ragwright.cli._common import (
     print_json,
     reports_errors,
 )
+from ragwright.errors import ConfigError
 from ragwright.index import ChunkingConfig
 from ragwright.parsers.options import ParserOptions
 from ragwright.pipeline.ingest import IngestOptions, IngestReport
@@ -43,7 +44,7 @@ MB = 1024 * 1024
 
 @reports_errors
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(help="Files and folders to ingest.")],
+    paths: Annotated[list[Path] | None, typer.Argument(help="Files and folders to ingest.")] = None,
     index: IndexOption = DEFAULT_INDEX,
     embedder: EmbedderOption = None,
     chunker: Annotated[
@@ -72,10 +73,25 @@ def ingest(
         list[str] | None,
         typer.Option(help="JSON field copied into a record's metadata; repeatable."),
     ] = None,
+    dataset: Annotated[
+        Path | None,
+        typer.Option(
+            "--dataset",
+            help="Ingest a rag-connector dataset folder's frozen chunks instead of files, "
+            "keeping their chunk ids and offsets.",
+        ),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Ingest files and folders (recursively). Unchanged files cost nothing; changed files
     replace their chunks; a file that fails is reported and the rest go on."""
+    if dataset is not None:
+        if paths:
+            raise ConfigError("give either PATHS or --dataset, not both")
+        _finish(_ingest_dataset(index, embedder, dataset, json_output), json_output)
+        return
+    if not paths:
+        raise ConfigError("nothing to ingest: give files or folders, or --dataset DIR")
     options = IngestOptions(
         follow_symlinks=follow_symlinks,
         max_file_size=int(max_file_size * MB),
@@ -96,6 +112,20 @@ def ingest(
                 parser_options=parser_options,
                 progress=update,
             )
+    _finish(report, json_output)
+
+
+def _ingest_dataset(
+    index: Path, embedder: str | None, dataset: Path, json_output: bool
+) -> IngestReport:
+    with (
+        open_index(index, embedder, create=True) as kb,
+        _progress_bar(enabled=not json_output) as update,
+    ):
+        return kb.ingest_dataset(dataset, progress=update)
+
+
+def _finish(report: IngestReport, json_output: bool) -> None:
     if json_output:
         print_json(_report_json(report))
     else:

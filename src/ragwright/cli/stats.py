@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from rich.table import Table
+
 from ragwright.cli._common import (
     DEFAULT_INDEX,
     IndexOption,
@@ -13,15 +15,19 @@ from ragwright.cli._common import (
     print_json,
     reports_errors,
 )
+from ragwright.stores.sqlite_llm import LedgerRow
 
 
 @reports_errors
 def stats(index: IndexOption = DEFAULT_INDEX, json_output: JsonOption = False) -> None:
-    """Show counts, size, embedding space and chunking of the index."""
+    """Show counts, size, embedding space and chunking of the index, and the LLM ledger:
+    calls, tokens and estimated cost per model, and the response cache."""
     with open_index(index) as kb:
         numbers = kb.stats()
         embedder = kb.store.get_setting("embedder")
         chunking = kb.chunking
+        ledger = kb.llm_ledger()
+        cache = kb.llm_cache_stats()
     result = {
         "index": str(index),
         "documents": numbers.documents,
@@ -32,9 +38,27 @@ def stats(index: IndexOption = DEFAULT_INDEX, json_output: JsonOption = False) -
         "embedder": embedder,
         "embedding_space": asdict(numbers.space) if numbers.space else None,
         "chunking": {"name": chunking.name, "options": chunking.options},
+        "llm_ledger": [asdict(row) for row in ledger],
+        "llm_cache": asdict(cache),
     }
     if json_output:
         print_json(result)
         return
     for key, value in result.items():
-        console.print(f"[bold]{key}:[/] {value}")
+        if key not in ("llm_ledger", "llm_cache"):
+            console.print(f"[bold]{key}:[/] {value}")
+    console.print(f"[bold]llm_cache:[/] {cache.entries} responses, reused {cache.hits} times")
+    if ledger:
+        console.print(_ledger_table(ledger))
+
+
+def _ledger_table(ledger: list[LedgerRow]) -> Table:
+    table = Table(title="LLM ledger", title_justify="left")
+    for column in ("model", "calls", "prompt tokens", "completion tokens", "estimated cost"):
+        table.add_column(column, justify="left" if column == "model" else "right")
+    for row in ledger:
+        cost = "no price" if row.cost is None else f"{row.cost:.6f}"
+        table.add_row(
+            row.model, str(row.calls), str(row.prompt_tokens), str(row.completion_tokens), cost
+        )
+    return table

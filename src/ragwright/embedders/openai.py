@@ -18,13 +18,12 @@ import math
 import os
 import random
 import threading
-import time
 from collections.abc import Iterator, Sequence
-from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ragwright._http import Backoff, describe_failure, retryable_status
 from ragwright.errors import ConfigError, EmbedderError, MissingDependencyError
 from ragwright.models import EmbeddingSpace
 from ragwright.ports import Vectors
@@ -37,9 +36,6 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 BYTES_PER_TOKEN = 3
 #: Estimated tokens one request may carry (OpenAI allows 300k per request).
 MAX_REQUEST_TOKENS = 250_000
-#: The longest wait a ``Retry-After`` can impose per attempt, in seconds.
-MAX_RETRY_AFTER = 60.0
-_RETRY_STATUSES = frozenset({408, 429})
 _PROBE_TEXT = "ragwright dimension probe"
 
 
@@ -85,10 +81,9 @@ class OpenAIEmbedder:
         self._timeout = timeout
         self._max_retries = max_retries
         self._max_tokens = max_tokens
-        self._retry_backoff = retry_backoff
+        self._backoff = Backoff(retry_backoff, random.Random())
         self._client: httpx.Client | None = None
         self._lock = threading.Lock()
-        self._random = random.Random()
 
     @classmethod
     def from_spec(cls, argument: str) -> OpenAIEmbedder:
@@ -191,14 +186,13 @@ class OpenAIEmbedder:
                     raise EmbedderError(
                         f"cannot reach {url} after {attempt + 1} attempts: {exc!r}"
                     ) from exc
-                time.sleep(self._backoff(attempt))
+                self._backoff.wait(attempt)
                 continue
-            retryable = response.status_code in _RETRY_STATUSES or response.status_code >= 500
-            if retryable and not last:
-                time.sleep(self._retry_delay(attempt, response.headers))
+            if retryable_status(response.status_code) and not last:
+                self._backoff.wait(attempt, response.headers)
                 continue
             if response.is_error:
-                raise EmbedderError(self._describe_failure(url, response, attempt + 1))
+                raise EmbedderError(describe_failure(url, response, attempt + 1, self._model))
             return self._vectors(url, response, len(texts))
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -217,26 +211,6 @@ class OpenAIEmbedder:
                         headers["Authorization"] = f"Bearer {self._api_key}"
                     self._client = httpx.Client(timeout=self._timeout, headers=headers)
         return self._client
-
-    def _backoff(self, attempt: int) -> float:
-        return self._retry_backoff * (1 << attempt) * self._random.uniform(0.5, 1.0)
-
-    def _retry_delay(self, attempt: int, headers: httpx.Headers) -> float:
-        asked = _retry_after(headers)
-        if asked is None:
-            return self._backoff(attempt)
-        return min(max(asked, 0.0), MAX_RETRY_AFTER)
-
-    def _describe_failure(self, url: str, response: httpx.Response, attempts: int) -> str:
-        status = f"{response.status_code} {response.reason_phrase}".strip()
-        message = f"{url} answered {status}: {_server_message(response)}"
-        if attempts > 1:
-            message += f" (after {attempts} attempts)"
-        if response.status_code in (401, 403):
-            message += ". Set OPENAI_API_KEY (or pass api_key) with a key this server accepts"
-        elif response.status_code == 404:
-            message += f". Check the model name {self._model!r} and the base URL"
-        return message
 
     def _vectors(self, url: str, response: httpx.Response, expected: int) -> Vectors:
         try:
@@ -267,40 +241,3 @@ class OpenAIEmbedder:
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         result: Vectors = vectors / np.maximum(norms, np.float32(1e-12))
         return result
-
-
-def _retry_after(headers: httpx.Headers) -> float | None:
-    """Seconds a ``Retry-After`` (or ``retry-after-ms``) header asks to wait, if any."""
-    milliseconds = headers.get("retry-after-ms")
-    if milliseconds is not None:
-        try:
-            return float(milliseconds) / 1000
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        pass
-    try:
-        return parsedate_to_datetime(value).timestamp() - time.time()
-    except (TypeError, ValueError):
-        return None
-
-
-def _server_message(response: httpx.Response) -> str:
-    """The error message in an OpenAI-style (or FastAPI-style) error body, else the raw text."""
-    try:
-        body: Any = response.json()
-    except ValueError:
-        body = None
-    if isinstance(body, dict):
-        error = body.get("error")
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return str(error["message"])
-        for candidate in (error, body.get("message"), body.get("detail")):
-            if isinstance(candidate, str):
-                return candidate
-    return response.text.strip()[:500] or "(empty body)"

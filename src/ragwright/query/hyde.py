@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ragwright.errors import RagwrightError
+from ragwright.errors import BudgetExceeded, RagwrightError
 from ragwright.ports import LLM, ChatMessage
 from ragwright.query._prompt import DATA_RULE, fence, positive
 from ragwright.query.model import ProcessedQuery, QueryKind
@@ -45,9 +45,11 @@ class HyDE:
         if not query.query.strip():
             return query.noted(self.name, False, "the query is empty")
         try:
-            passage = self.llm.complete(
+            passage = self.llm.chat(
                 self.messages(query.query), max_tokens=self.max_tokens, temperature=0.0
-            ).strip()
+            ).text.strip()
+        except BudgetExceeded:
+            raise  # a spent budget stops the request; it is not a failure to work around
         except RagwrightError as error:
             if self.strict:
                 raise

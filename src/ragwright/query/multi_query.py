@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ragwright.errors import RagwrightError
+from ragwright.errors import BudgetExceeded, RagwrightError
 from ragwright.ports import LLM, ChatMessage
 from ragwright.query._prompt import DATA_RULE, fence, positive
 from ragwright.query.model import ProcessedQuery, QueryKind
@@ -74,9 +74,11 @@ class MultiQuery:
         if not query.query.strip():
             return query.noted(self.name, False, "the query is empty")
         try:
-            reply = self.llm.complete(
+            reply = self.llm.chat(
                 self.messages(query.query), max_tokens=self.max_tokens, temperature=0.0
-            )
+            ).text
+        except BudgetExceeded:
+            raise  # a spent budget stops the request; it is not a failure to work around
         except RagwrightError as error:
             if self.strict:
                 raise

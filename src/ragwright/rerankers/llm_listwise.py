@@ -125,7 +125,7 @@ class LLMListwiseReranker:
         token = boundary([query, *passages])
         messages: list[ChatMessage] = build_messages(query, passages, token)
         budget = self.max_answer_tokens or 8 * len(passages) + 32
-        answer = self.llm.complete(messages, max_tokens=budget, temperature=0.0)
+        answer = self.llm.chat(messages, max_tokens=budget, temperature=0.0).text
         ranking = parse_ranking(answer, len(passages))
         note = ranking.note if ranking.parsed else f"kept the incoming order: {ranking.note}"
         return ranking.order, note

@@ -392,6 +392,25 @@ class SQLiteStore:
         )
         return [_chunk(row) for row in rows]
 
+    def chunk_page(self, after: str | None, limit: int) -> list[Chunk]:
+        """Up to ``limit`` chunks in chunk-id order, starting after the id ``after``. Paging by
+        key rather than by position: a page boundary never moves when documents change."""
+        rows = self._query(
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks c WHERE c.id > ? ORDER BY c.id LIMIT ?",
+            (after or "", max(0, limit)),
+        )
+        return [_chunk(row) for row in rows]
+
+    def chunk_vectors(self, chunk_ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+        """The stored vectors of these chunks, as written; unknown ids are absent."""
+        found: dict[str, npt.NDArray[np.float32]] = {}
+        for start in range(0, len(chunk_ids), _IDS_PER_QUERY):
+            batch = list(chunk_ids[start : start + _IDS_PER_QUERY])
+            marks = ", ".join("?" for _ in batch)
+            rows = self._query(f"SELECT id, vector FROM chunks WHERE id IN ({marks})", batch)
+            found.update((r[0], np.frombuffer(r[1], dtype="<f4").astype(np.float32)) for r in rows)
+        return found
+
     def chunks_at(self, positions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], Chunk]:
         """Chunks by (document id, index); negative indices count from the end. Unknown
         pairs are absent from the result."""

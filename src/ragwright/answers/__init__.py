@@ -1,0 +1,75 @@
+"""Answer engines: turn retrieved hits into an answer whose ``[n]`` markers resolve to exact
+spans. All share the `ragwright.ports.AnswerEngine` port (stream pieces, then the `Answer`).
+
+- ``extractive`` (offline default, no LLM): the best-matching retrieved sentences, quoted.
+- ``stuff``: all sources in one prompt; one call.
+- ``map-reduce``: notes per source, combined; for contexts too large for one prompt.
+- ``refine``: an answer from the first source, refined source by source.
+- ``flare``: draft, find low-confidence sentences, retrieve again for them, rewrite.
+
+Prompts are hardened (see `ragwright.answers.prompt`) and citations checked (see
+`ragwright.answers.citations`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ragwright.answers.extractive import ExtractiveEngine
+from ragwright.answers.flare import FlareEngine
+from ragwright.answers.map_reduce import MapReduceEngine
+from ragwright.answers.prompt import NOT_FOUND
+from ragwright.answers.refine import RefineEngine
+from ragwright.answers.stuff import StuffEngine
+from ragwright.errors import ConfigError
+from ragwright.llms.settings import ENGINES
+from ragwright.models import Hit
+from ragwright.pipeline.extractive import ExtractiveOptions
+from ragwright.ports import LLM, AnswerEngine, Embedder
+
+LLM_ENGINES = tuple(name for name in ENGINES if name != "extractive")
+
+
+def create_engine(
+    name: str,
+    *,
+    llm: LLM | None = None,
+    embedder: Embedder | None = None,
+    retrieve: Callable[[str], Sequence[Hit]] | None = None,
+    max_tokens: int = 800,
+    options: ExtractiveOptions | None = None,
+    boundary_key: bytes | None = None,
+) -> AnswerEngine:
+    """The engine ``name``, given what it needs: an embedder (extractive), an LLM (the others)
+    and, for FLARE, a retrieval function. ``boundary_key`` keys the prompts' fence tokens (see
+    `ragwright.answers.prompt`); without it they are random per request."""
+    if name == "extractive":
+        if embedder is None:
+            raise ConfigError("the extractive engine needs an embedder")
+        return ExtractiveEngine(embedder, options)
+    if name not in LLM_ENGINES:
+        raise ConfigError(f"unknown answer engine {name!r}; choose from {', '.join(ENGINES)}")
+    if llm is None:
+        raise ConfigError(f"the {name} engine needs an LLM (--llm/--model or [llm] model)")
+    if name == "stuff":
+        return StuffEngine(llm, max_tokens=max_tokens, key=boundary_key)
+    if name == "map-reduce":
+        return MapReduceEngine(llm, max_tokens=max_tokens, key=boundary_key)
+    if name == "refine":
+        return RefineEngine(llm, max_tokens=max_tokens, key=boundary_key)
+    if retrieve is None:
+        raise ConfigError("the flare engine needs a retrieval function")
+    return FlareEngine(llm, retrieve, max_tokens=max_tokens, key=boundary_key)
+
+
+__all__ = [
+    "ENGINES",
+    "LLM_ENGINES",
+    "NOT_FOUND",
+    "ExtractiveEngine",
+    "FlareEngine",
+    "MapReduceEngine",
+    "RefineEngine",
+    "StuffEngine",
+    "create_engine",
+]

@@ -1,0 +1,81 @@
+"""The refine engine: answer from the first sources, then read the rest a group at a time,
+refining the answer whenever they add or correct something. The draft so far travels fenced
+like a source (it was written from untrusted text). The last step is streamed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from ragwright.answers._compose import not_found, written
+from ragwright.answers.citations import strip_unknown
+from ragwright.answers.prompt import CITE_RULES, NOT_FOUND, Prompter, Source, numbered
+from ragwright.answers.stuff import answer_messages
+from ragwright.errors import ConfigError
+from ragwright.models import Answer, Hit
+from ragwright.ports import LLM, ChatMessage
+
+REFINE_TASK = (
+    "You improve a draft answer to a question with new numbered sources. Keep what the draft "
+    "says and its citations, add what the new sources add, correct what they contradict, and "
+    f"leave the draft unchanged if they add nothing. If the draft is '{NOT_FOUND}' and the new "
+    "sources do not answer either, keep it. " + CITE_RULES
+)
+REFINE_REQUEST = "Write the improved answer, citing sources as [n]. Write only the answer."
+
+
+class RefineEngine:
+    name = "refine"
+
+    def __init__(
+        self,
+        llm: LLM,
+        *,
+        max_tokens: int = 800,
+        sources_per_step: int = 1,
+        harden: bool = True,
+        key: bytes | None = None,
+    ) -> None:
+        if sources_per_step < 1:
+            raise ConfigError(f"refine: sources_per_step must be >= 1; got {sources_per_step}")
+        self.llm = llm
+        self.max_tokens = max_tokens
+        self.sources_per_step = sources_per_step
+        self.prompter = Prompter(harden=harden, key=key)
+
+    def stream(self, question: str, hits: Sequence[Hit]) -> Iterator[str | Answer]:
+        if not hits:
+            yield from not_found(hits, self.name, self.llm.model)
+            return
+        sources = numbered(hits)
+        steps = [
+            sources[i : i + self.sources_per_step]
+            for i in range(0, len(sources), self.sources_per_step)
+        ]
+        draft, removed = "", list[int]()
+        read: list[Source] = []
+        for step, group in enumerate(steps):
+            messages = self._messages(question, draft, group)
+            read += group
+            if step == len(steps) - 1:
+                warnings = []
+                if removed:
+                    listed = ", ".join(f"[{n}]" for n in removed)
+                    warnings.append(f"earlier steps dropped citations of unread sources: {listed}")
+                yield from written(
+                    self.llm,
+                    messages,
+                    sources,
+                    engine=self.name,
+                    max_tokens=self.max_tokens,
+                    warnings=warnings,
+                )
+                return
+            reply = self.llm.chat(messages, max_tokens=self.max_tokens, temperature=0.0).text
+            draft, dropped = strip_unknown(reply.strip(), (s.number for s in read))
+            removed += dropped
+
+    def _messages(self, question: str, draft: str, group: Sequence[Source]) -> list[ChatMessage]:
+        if not draft:
+            return answer_messages(self.prompter, question, group)
+        notes = [("draft", draft)]
+        return self.prompter.messages(REFINE_TASK, question, group, REFINE_REQUEST, notes=notes)

@@ -1,0 +1,20 @@
+"""`ragwright mcp`: serve the index to MCP clients (AI assistants) over stdio."""
+
+from __future__ import annotations
+
+from ragwright.cli._common import DEFAULT_INDEX, EmbedderOption, IndexOption, reports_errors
+from ragwright.errors import MissingDependencyError
+from ragwright.index import Index
+
+
+@reports_errors
+def mcp(index: IndexOption = DEFAULT_INDEX, embedder: EmbedderOption = None) -> None:
+    """Run an MCP server on stdin/stdout with the tools search, ask, get_chunk, get_document
+    and list_sources (see docs/mcp.md). Document text in results is marked untrusted."""
+    try:
+        from ragwright.mcp_server import build_server
+    except ImportError as error:
+        raise MissingDependencyError("ragwright mcp", "pip install 'ragwright[mcp]'") from error
+    # A long-running server: the in-memory keyword cache pays off from the second query on.
+    with Index(index, embedder=embedder, create=False) as kb:
+        build_server(kb).run("stdio")

@@ -1,0 +1,120 @@
+"""`build_dataset`: parse and chunk a folder of files into a dataset folder (no embedding)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import MappingProxyType
+
+from rag_connector.base import ChunkRecord
+from rag_connector.dataset import Dataset, exported_chunking
+
+from ragwright.chunkers import create_chunker
+from ragwright.connector.records import chunk_record
+from ragwright.datasets.folder import write_dataset
+from ragwright.errors import IngestLimitExceeded, ParseError, RagwrightError
+from ragwright.index import ChunkingConfig, Index
+from ragwright.models import Document, document_id_for
+from ragwright.parsers.registry import ParserRegistry
+from ragwright.pipeline.discover import Candidate, discover
+from ragwright.pipeline.ingest import Failure, IngestOptions
+from ragwright.ports import Chunker
+
+#: ``chunking.method`` of a dataset ragwright chunked itself.
+CHUNKING_METHOD = "ragwright-chunker"
+
+
+@dataclass
+class BuildReport:
+    dataset: Dataset
+    documents: int
+    failed: list[Failure] = field(default_factory=list)
+
+
+def build_dataset(
+    folder: Path,
+    out: Path,
+    *,
+    chunking: ChunkingConfig | None = None,
+    options: IngestOptions | None = None,
+    name: str | None = None,
+) -> BuildReport:
+    """Parse and chunk every supported file under ``folder`` (with the ingest limits) and write
+    the chunks as a dataset folder. Sources are named relative to ``folder``. Chunk sizes are in
+    characters: no embedder is involved, so no token window applies. A file that fails is
+    reported and skipped."""
+    chunking = chunking or ChunkingConfig()
+    options = options or IngestOptions()
+    parsers = ParserRegistry.from_entry_points()
+    chunker = create_chunker(chunking.name, **chunking.options)
+    found = discover(
+        [folder],
+        base=folder.resolve(),
+        supports=parsers.supports,
+        max_file_size=options.max_file_size,
+        follow_symlinks=options.follow_symlinks,
+    )
+    if len(found.candidates) > options.max_files:
+        raise IngestLimitExceeded(
+            f"{len(found.candidates):,} files found, over the limit of {options.max_files:,}"
+        )
+    failed = [Failure(r.source, r.reason) for r in found.rejected if r.failed]
+    records: list[ChunkRecord] = []
+    documents = 0
+    for candidate in found.candidates:
+        try:
+            chunks = _document_chunks(candidate, parsers, chunker, options)
+        except (RagwrightError, OSError) as error:
+            reason = error.reason if isinstance(error, ParseError) else str(error)
+            failed.append(Failure(candidate.source, reason))
+            continue
+        records.extend(chunks)
+        documents += 1
+    block = {"method": CHUNKING_METHOD, "chunker": json.loads(chunking.spec)}
+    dataset = write_dataset(out, records, name=name or folder.resolve().name, chunking=block)
+    return BuildReport(dataset, documents, failed)
+
+
+def _document_chunks(
+    candidate: Candidate, parsers: ParserRegistry, chunker: Chunker, options: IngestOptions
+) -> list[ChunkRecord]:
+    """One file's chunks as records, with metadata merged as the store would merge it."""
+    parsed = parsers.parser_for(candidate.path).parse(candidate.path.read_bytes(), candidate.source)
+    metadata = {
+        **parsed.metadata,
+        "filename": candidate.path.name,
+        "content_type": parsed.content_type,
+    }
+    document = Document(
+        id=document_id_for(candidate.source),
+        source=candidate.source,
+        content=parsed.content,
+        metadata=MappingProxyType(metadata),
+        sections=parsed.sections,
+    )
+    records = []
+    for chunk in chunker.chunk(document):
+        if len(chunk.text) > options.max_chunk_chars:
+            raise IngestLimitExceeded(
+                f"a chunk of {len(chunk.text):,} characters exceeds the maximum chunk size of "
+                f"{options.max_chunk_chars:,}; use a smaller --chunk-size"
+            )
+        merged = replace(chunk, metadata={**document.metadata, **chunk.metadata})
+        records.append(chunk_record(merged, document.source, document.content_hash))
+    return records
+
+
+def export_dataset(index: Index, out: Path, *, name: str | None = None) -> Dataset:
+    """Write an index's chunks, as stored, to a dataset folder (documents by source, chunks in
+    order)."""
+    records: list[ChunkRecord] = []
+    for info in index.documents():
+        chunks = index.store.chunks_of(info.id)
+        records.extend(chunk_record(c, info.source, info.content_hash) for c in chunks)
+    return write_dataset(
+        out,
+        records,
+        name=name or index.directory.resolve().name,
+        chunking=exported_chunking("ragwright"),
+    )

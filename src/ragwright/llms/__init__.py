@@ -1,0 +1,61 @@
+"""Chat models behind the `ragwright.ports.LLM` port, and what wraps them.
+
+Providers are found by name in the ``ragwright.llms`` entry-point group, the door a third-party
+plugin uses too. ``openai`` (`OpenAIChat`) speaks to any OpenAI-compatible server. A provider's
+entry point names a class with a ``from_settings(LLMSettings)`` classmethod.
+
+Around a provider: `BudgetedLLM` (call and token limits shared by every component of a
+request or ingest run), `CachedLLM` (the response cache) and `LedgerLLM` (the cost ledger).
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import EntryPoint, entry_points
+
+from ragwright.errors import ConfigError, RegistryError
+from ragwright.llms.settings import LLMSettings
+from ragwright.ports import LLM
+
+GROUP = "ragwright.llms"
+
+
+def llm_names() -> list[str]:
+    """The registered LLM provider names, sorted."""
+    return sorted(_registry())
+
+
+def create_llm(settings: LLMSettings) -> LLM:
+    """The provider ``settings.provider`` names, configured by ``settings``."""
+    registry = _registry()
+    entry = registry.get(settings.provider)
+    if entry is None:
+        known = ", ".join(sorted(registry)) or "none (is ragwright installed?)"
+        raise RegistryError(f"unknown LLM provider {settings.provider!r}; known: {known}")
+    if not settings.model:
+        raise ConfigError(
+            "no LLM model is configured: pass --model or set model in the [llm] table of "
+            "ragwright.toml (the extractive engine needs no LLM)"
+        )
+    try:
+        factory = entry.load()
+    except ImportError as exc:
+        raise RegistryError(f"the LLM provider {entry.name!r} cannot be imported: {exc}") from exc
+    llm = factory.from_settings(settings)
+    if not isinstance(llm, LLM):
+        raise RegistryError(f"the LLM provider {entry.name!r} ({entry.value}) is not an LLM")
+    return llm
+
+
+def _registry() -> dict[str, EntryPoint]:
+    found: dict[str, EntryPoint] = {}
+    for entry in entry_points(group=GROUP):
+        if entry.name in found and found[entry.name].value != entry.value:
+            raise RegistryError(
+                f"two plugins claim the LLM name {entry.name!r}: "
+                f"{found[entry.name].value} and {entry.value}"
+            )
+        found[entry.name] = entry
+    return found
+
+
+__all__ = ["LLMSettings", "create_llm", "llm_names"]

@@ -1,0 +1,59 @@
+"""One scope's LLM (a request, an ingest run): the model wrapped in the response cache, the
+budget guard and the cost ledger, in that order from the outside in:
+
+    CachedLLM → BudgetedLLM → LedgerLLM → the provider
+
+so a cache hit spends no budget and costs nothing in the ledger, and every call that reaches
+the server is both counted against the budget and written to the ledger. Every component of the
+scope (query processors, rerankers, the answer engine) gets ``session.llm`` and so draws on
+the same budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from ragwright.llms.budget import BudgetedLLM, BudgetGuard
+from ragwright.llms.cache import CachedLLM, ResponseStore
+from ragwright.llms.ledger import LedgerLLM, LedgerStore, estimate_cost
+from ragwright.llms.settings import Budget, Price
+from ragwright.models import Answer, Usage
+from ragwright.ports import LLM
+
+
+@dataclass
+class LLMSession:
+    llm: LLM
+    guard: BudgetGuard
+    cache: CachedLLM | None
+    prices: Mapping[str, Price]
+
+    @property
+    def usage(self) -> Usage:
+        hits = self.cache.hits if self.cache is not None else 0
+        return self.guard.spent + Usage(cached_calls=hits)
+
+    @property
+    def cost(self) -> float | None:
+        return estimate_cost(self.prices, self.llm.model, self.guard.spent)
+
+    def finish(self, answer: Answer) -> Answer:
+        """``answer`` with this session's usage and cost."""
+        return replace(answer, usage=self.usage, cost=self.cost)
+
+
+def open_session(
+    llm: LLM,
+    *,
+    scope: str,
+    budget: Budget,
+    prices: Mapping[str, Price],
+    ledger: LedgerStore | None,
+    cache: ResponseStore | None,
+) -> LLMSession:
+    guard = BudgetGuard(budget, scope)
+    inner: LLM = LedgerLLM(llm, ledger, prices, scope) if ledger is not None else llm
+    budgeted = BudgetedLLM(inner, guard)
+    cached = CachedLLM(budgeted, cache) if cache is not None else None
+    return LLMSession(cached or budgeted, guard, cached, prices)

@@ -1,0 +1,16 @@
+"""ragwright as an MCP server (official `mcp` SDK): stdio for assistants, streamable HTTP for
+mounting under a web app. Named ``mcp_server`` so it is never confused with the SDK's ``mcp``.
+"""
+
+from __future__ import annotations
+
+from ragwright.mcp_server.results import UNTRUSTED_NOTICE, UntrustedText
+from ragwright.mcp_server.server import IndexSource, build_server, streamable_http_app
+
+__all__ = [
+    "UNTRUSTED_NOTICE",
+    "IndexSource",
+    "UntrustedText",
+    "build_server",
+    "streamable_http_app",
+]

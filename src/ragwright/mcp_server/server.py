@@ -1,0 +1,216 @@
+"""The MCP server: ragwright's search, answers and documents as five read-only tools.
+
+Built on the SDK's high-level `MCPServer` rather than the low-level `Server`: each tool is a
+typed function whose annotations become its input schema (bounds included) and whose return
+type becomes its output schema, so the SDK validates every call against the published bounds
+before any work is done (a violation comes back as a tool error naming the field) and sends
+structured content. The low-level server would have us hand-write and hand-check both schemas.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+from pydantic import Field
+from starlette.applications import Starlette
+
+from ragwright.errors import RagwrightError
+from ragwright.filters import Filter, In, all_of, any_of, parse_filter
+from ragwright.index import Index
+from ragwright.mcp_server.results import (
+    UNTRUSTED_NOTICE,
+    AskResult,
+    ChunkResult,
+    DocumentResult,
+    SearchResult,
+    SourcesResult,
+    ask_result,
+    chunk_view,
+    document_result,
+    hit_view,
+    source_view,
+)
+
+MAX_QUERY_CHARS = 4096
+MAX_TOP_K = 100
+MAX_ASK_TOP_K = 20
+MAX_SOURCES = 100
+MAX_DOCUMENT_CHARS = 100_000
+MAX_LISTED_SOURCES = 1000
+
+IndexSource = Index | Callable[[], Index]
+
+Query = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for."),
+]
+FilterExpression = Annotated[
+    str | None,
+    Field(
+        max_length=MAX_QUERY_CHARS,
+        description="Metadata filter, e.g. 'year >= 2020 and lang = \"en\"' (docs/filters.md).",
+    ),
+]
+SourceIds = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS)]] | None,
+    Field(
+        max_length=MAX_SOURCES,
+        description=f"Restrict to these documents (source paths or document ids, at most "
+        f"{MAX_SOURCES}).",
+    ),
+]
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+
+
+def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
+    """An MCP server over ``index`` (an `Index`, or a function that opens one on first use)."""
+    kb = _IndexHandle(index)
+    server = MCPServer(
+        name,
+        instructions="Search and cite a ragwright knowledge base. " + UNTRUSTED_NOTICE,
+        log_level="WARNING",
+    )
+
+    @server.tool(annotations=READ_ONLY, description=_describe("Search the knowledge base."))
+    def search(
+        query: Query,
+        top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K, description="Number of hits.")] = 10,
+        mode: Literal["bm25", "vector", "hybrid"] = "hybrid",
+        filter: FilterExpression = None,
+        sources: SourceIds = None,
+    ) -> SearchResult:
+        with _tool_errors():
+            hits = kb.get().search(query, mode=mode, top_k=top_k, where=_where(filter, sources))
+        return SearchResult(
+            query=query,
+            mode=mode,
+            hits=[hit_view(rank, hit) for rank, hit in enumerate(hits, start=1)],
+        )
+
+    @server.tool(
+        annotations=READ_ONLY,
+        description=_describe(
+            "Answer a question from the knowledge base, with [n] citations "
+            "that point at exact character spans of the sources."
+        ),
+    )
+    def ask(
+        question: Query,
+        top_k: Annotated[
+            int, Field(ge=1, le=MAX_ASK_TOP_K, description="Passages to answer from.")
+        ] = 5,
+        filter: FilterExpression = None,
+        sources: SourceIds = None,
+    ) -> AskResult:
+        with _tool_errors():
+            answer = kb.get().ask(question, top_k=top_k, where=_where(filter, sources))
+        return ask_result(question, answer)
+
+    @server.tool(annotations=READ_ONLY, description=_describe("One chunk by its id."))
+    def get_chunk(
+        chunk_id: Annotated[str, Field(min_length=1, max_length=256)],
+    ) -> ChunkResult:
+        with _tool_errors():
+            index = kb.get()
+            chunk = index.store.get_chunks([chunk_id]).get(chunk_id)
+            document = index.store.get_document(chunk.document_id) if chunk else None
+        if chunk is None or document is None:
+            raise ToolError(f"no chunk with id {chunk_id!r}")
+        return ChunkResult(chunk=chunk_view(chunk, document.source))
+
+    @server.tool(
+        annotations=READ_ONLY,
+        description=_describe(
+            "A document's text by document id or source path, a window of "
+            f"at most {MAX_DOCUMENT_CHARS:,} characters at a time."
+        ),
+    )
+    def get_document(
+        document: Annotated[
+            str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="Id or source.")
+        ],
+        char_start: Annotated[int, Field(ge=0, description="Where the window starts.")] = 0,
+        max_chars: Annotated[int, Field(ge=1, le=MAX_DOCUMENT_CHARS)] = 20_000,
+    ) -> DocumentResult:
+        with _tool_errors():
+            found = kb.get().document(document)
+        if found is None:
+            raise ToolError(f"no document with id or source {document!r}")
+        return document_result(found, char_start, max_chars)
+
+    @server.tool(annotations=READ_ONLY, description="List the indexed documents by source.")
+    def list_sources(
+        filter: FilterExpression = None,
+        offset: Annotated[int, Field(ge=0)] = 0,
+        limit: Annotated[int, Field(ge=1, le=MAX_LISTED_SOURCES)] = 100,
+    ) -> SourcesResult:
+        with _tool_errors():
+            documents = kb.get().documents(filter)
+        page = documents[offset : offset + limit]
+        return SourcesResult(
+            total=len(documents), offset=offset, sources=[source_view(d) for d in page]
+        )
+
+    return server
+
+
+def streamable_http_app(
+    index: IndexSource, *, path: str = "/", host: str = "127.0.0.1"
+) -> Starlette:
+    """The server as a streamable-HTTP ASGI app, for mounting under another app, e.g.
+    ``Mount("/mcp", app=streamable_http_app(index))`` (the endpoint is then ``/mcp/``).
+
+    The app's lifespan runs the MCP session manager, and Starlette does not run a mounted
+    app's lifespan: the parent must enter ``app.router.lifespan_context(app)`` in its own.
+    ``host`` is the interface the parent serves on: on loopback the SDK turns on DNS-rebinding
+    protection (requests must name a loopback Host and Origin)."""
+    return build_server(index).streamable_http_app(streamable_http_path=path, host=host)
+
+
+class _IndexHandle:
+    """The index, opened on first use when given as a factory (once, under a lock)."""
+
+    def __init__(self, source: IndexSource) -> None:
+        self._source = source
+        self._index: Index | None = source if isinstance(source, Index) else None
+        self._lock = threading.Lock()
+
+    def get(self) -> Index:
+        if self._index is None:
+            with self._lock:
+                if self._index is None:
+                    assert callable(self._source)
+                    self._index = self._source()
+        return self._index
+
+
+@contextmanager
+def _tool_errors() -> Iterator[None]:
+    """ragwright's own errors become tool errors with their message (bad filters, a missing
+    index, an embedding-space mismatch); anything else stays an unexpected failure."""
+    try:
+        yield
+    except RagwrightError as error:
+        raise ToolError(str(error)) from error
+
+
+def _where(expression: str | None, sources: list[str] | None) -> Filter | None:
+    parts: list[Filter] = []
+    if expression and expression.strip():
+        parts.append(parse_filter(expression))
+    if sources:
+        ids = tuple(dict.fromkeys(sources))
+        parts.append(any_of(In("source", ids), In("document_id", ids)))
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else all_of(*parts)
+
+
+def _describe(what: str) -> str:
+    return f"{what} {UNTRUSTED_NOTICE}"

@@ -1,0 +1,186 @@
+"""The LLM's tables in the index's SQLite: the cost ledger and the response cache.
+
+- ``llm_calls``: one row per LLM call that reached a server: when, scope (request, ingest),
+  model, prompt and completion tokens, estimated cost (NULL when the model has no price).
+- ``llm_cache``: completions by content hash (see `ragwright.llms.cache`), as JSON, with the
+  number of times each was reused.
+- ``llm_keys``: the random key of the prompts' fence tokens (see `ragwright.answers.prompt`).
+
+Its own connection to the index file (WAL mode lets it sit beside the store's), its own tables,
+created on the first write, so reading an index never changes it. Writes here do not bump the
+index's write generation: they change nothing a search reads.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragwright.errors import StoreError
+from ragwright.models import Usage
+from ragwright.ports import Completion, TokenLogprob
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS llm_calls (
+    id                INTEGER PRIMARY KEY,
+    at                TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    scope             TEXT NOT NULL,
+    model             TEXT NOT NULL,
+    prompt_tokens     INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    cost              REAL
+);
+CREATE INDEX IF NOT EXISTS llm_calls_model ON llm_calls(model);
+CREATE TABLE IF NOT EXISTS llm_keys (
+    name  TEXT PRIMARY KEY,
+    value BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS llm_cache (
+    key        TEXT PRIMARY KEY,
+    model      TEXT NOT NULL,
+    completion TEXT NOT NULL,
+    created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    hits       INTEGER NOT NULL DEFAULT 0
+);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerRow:
+    """The calls to one model: how many, their tokens, their estimated cost (None when no call
+    had a price; otherwise the sum over the calls that had one)."""
+
+    model: str
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class CacheStats:
+    entries: int
+    hits: int
+
+
+class SQLiteLLMRecords:
+    """The ledger and the response cache of one index. Safe to share between threads."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._ready = False
+        try:
+            self._db = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=30.0
+            )
+        except sqlite3.Error as error:
+            raise StoreError(f"cannot open {self.path}: {error}") from error
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # -- ledger --------------------------------------------------------------------------------
+
+    def record_call(self, scope: str, model: str, usage: Usage, cost: float | None) -> None:
+        self._write(
+            "INSERT INTO llm_calls(scope, model, prompt_tokens, completion_tokens, cost) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (scope, model, usage.prompt_tokens, usage.completion_tokens, cost),
+        )
+
+    def ledger(self) -> list[LedgerRow]:
+        """Totals per model, the most used first."""
+        rows = self._read(
+            "SELECT model, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost) "
+            "FROM llm_calls GROUP BY model ORDER BY COUNT(*) DESC, model",
+            table="llm_calls",
+        )
+        return [LedgerRow(str(m), int(c), int(p), int(o), s) for m, c, p, o, s in rows]
+
+    # -- response cache -----------------------------------------------------------------------
+
+    def get_response(self, key: str) -> Completion | None:
+        rows = self._read("SELECT completion FROM llm_cache WHERE key = ?", (key,), "llm_cache")
+        if not rows:
+            return None
+        self._write("UPDATE llm_cache SET hits = hits + 1 WHERE key = ?", (key,))
+        return _completion(json.loads(rows[0][0]))
+
+    def put_response(self, key: str, completion: Completion) -> None:
+        self._write(
+            "INSERT OR REPLACE INTO llm_cache(key, model, completion) VALUES (?, ?, ?)",
+            (key, completion.model, json.dumps(_plain(completion), ensure_ascii=False)),
+        )
+
+    def cache_stats(self) -> CacheStats:
+        rows = self._read("SELECT COUNT(*), COALESCE(SUM(hits), 0) FROM llm_cache", (), "llm_cache")
+        return CacheStats(int(rows[0][0]), int(rows[0][1])) if rows else CacheStats(0, 0)
+
+    def clear_cache(self) -> int:
+        """Forget every cached response; returns how many there were."""
+        entries = self.cache_stats().entries
+        if entries:
+            self._write("DELETE FROM llm_cache", ())
+        return entries
+
+    def boundary_key(self) -> bytes:
+        """This index's fence-token key: 32 random bytes, made on first use, then kept."""
+        self._write(
+            "INSERT OR IGNORE INTO llm_keys(name, value) VALUES ('boundary', ?)",
+            (secrets.token_bytes(32),),
+        )
+        rows = self._read("SELECT value FROM llm_keys WHERE name = 'boundary'", (), "llm_keys")
+        return bytes(rows[0][0])
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def _write(self, sql: str, params: Sequence[object]) -> None:
+        with self._lock:
+            try:
+                if not self._ready:
+                    self._db.executescript(_DDL)
+                    self._ready = True
+                self._db.execute(sql, params)
+            except sqlite3.Error as error:
+                raise StoreError(f"cannot write the LLM records in {self.path}: {error}") from error
+
+    def _read(self, sql: str, params: Sequence[object] = (), table: str = "") -> list[Any]:
+        with self._lock:
+            try:
+                exists = self._db.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+                ).fetchone()
+                return self._db.execute(sql, params).fetchall() if exists else []
+            except sqlite3.Error as error:
+                raise StoreError(f"cannot read the LLM records in {self.path}: {error}") from error
+
+
+def _plain(completion: Completion) -> dict[str, Any]:
+    logprobs = completion.logprobs
+    return {
+        "text": completion.text,
+        "model": completion.model,
+        "finish_reason": completion.finish_reason,
+        "logprobs": None if logprobs is None else [[t.token, t.logprob] for t in logprobs],
+        "prompt_tokens": completion.usage.prompt_tokens,
+        "completion_tokens": completion.usage.completion_tokens,
+    }
+
+
+def _completion(raw: dict[str, Any]) -> Completion:
+    logprobs = raw.get("logprobs")
+    return Completion(
+        text=str(raw["text"]),
+        model=str(raw["model"]),
+        usage=Usage(1, int(raw["prompt_tokens"]), int(raw["completion_tokens"])),
+        finish_reason=raw.get("finish_reason"),
+        logprobs=None if logprobs is None else tuple(TokenLogprob(t, p) for t, p in logprobs),
+    )
