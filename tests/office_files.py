@@ -140,14 +140,20 @@ def build_jsonl(path: Path, records: int = 5) -> Path:
     return path
 
 
-def build_rtf(path: Path, paragraphs: int = 3) -> Path:
-    """An RTF file with a title in its info group, accents (as ``\\'e9`` and ``\\u`` escapes)
-    and ``paragraphs`` paragraphs."""
+def build_rtf(path: Path, paragraphs: int = 3, table_rows: int = 0) -> Path:
+    """An RTF file with a title in its info group, accents (as ``\\'e9`` and ``\\u`` escapes),
+    ``paragraphs`` paragraphs and, with ``table_rows``, a sales table after them."""
     body = "".join(
         f"Paragraph {index} of the caf\\'e9 menu lists cr\\u232\\'e8me br\\u251\\'fbl\\u233\\'e9e."
         "\\par\n"
         for index in range(paragraphs)
     )
+    if table_rows:
+        cells = "".join(f"\\cellx{1500 * (n + 1)}" for n in range(len(SALES_HEADER)))
+        for row in [SALES_HEADER, *sales_rows(table_rows)]:
+            values = "".join(f"{value}\\cell " for value in row)
+            body += f"\\trowd{cells}\\intbl {values}\\row\n"
+        body += "\\pard That is all.\\par\n"
     rtf = (
         "{\\rtf1\\ansi\\ansicpg1252\\deff0{\\fonttbl{\\f0\\fswiss Helvetica;}}"
         "{\\info{\\title Menu}{\\author Chef}}\n"

@@ -507,6 +507,14 @@ class TestRtf:
         assert "Helvetica" not in doc.content  # the font table is no text
         assert_tiles(doc)
 
+    def test_tables_are_pipe_rows(self, tmp_path: Path) -> None:
+        path = build_rtf(tmp_path / "t.rtf", paragraphs=1, table_rows=2)
+        doc = RtfParser().parse(path.read_bytes(), "t.rtf")
+        assert doc.content.endswith(
+            "brûlée.\n\n| Region | Product | Units | Revenue |\n| --- | --- | --- | --- |\n"
+            "| North | anvil-0 | 1 | 0.25 |\n| South | bolt-1 | 4 | 12.75 |\n\nThat is all."
+        )
+
     def test_code_page_is_honoured(self) -> None:
         data = b"{\\rtf1\\ansi\\ansicpg1251 \\'cf\\'f0\\'e8\\'e2\\'e5\\'f2\\par}"
         assert RtfParser().parse(data, "r.rtf").content == "Привет"

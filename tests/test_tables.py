@@ -13,6 +13,7 @@ from office_files import (
     build_csv,
     build_docx,
     build_pptx,
+    build_rtf,
     build_xlsx,
     sales_rows,
 )
@@ -24,6 +25,7 @@ from ragwright.parsers.docx import DocxParser
 from ragwright.parsers.html import HtmlParser
 from ragwright.parsers.markdown import MarkdownParser
 from ragwright.parsers.pptx import PptxParser
+from ragwright.parsers.rtf import RtfParser
 from ragwright.parsers.xlsx import XlsxParser
 from ragwright.ports import Chunker
 from ragwright.testing import HashingEmbedder
@@ -62,6 +64,7 @@ FORMATS: dict[str, tuple[Callable[[Path], Path], object]] = {
     "pptx": (lambda p: build_pptx(p / "t.pptx", slides=1, table_rows=ROWS), PptxParser),
     "html": (lambda p: html_file(p / "t.html"), HtmlParser),
     "markdown": (lambda p: markdown_file(p / "t.md"), MarkdownParser),
+    "rtf": (lambda p: build_rtf(p / "t.rtf", paragraphs=2, table_rows=ROWS), RtfParser),
 }
 
 CHUNKERS: dict[str, Callable[[], Chunker]] = {

@@ -1,4 +1,5 @@
-"""Rich Text Format (.rtf): the text, one paragraph per ``\\par``, with title and author.
+"""Rich Text Format (.rtf): the text, one paragraph per ``\\par``, with title and author;
+tables as pipe rows under their first row.
 
 The control words are interpreted by ``striprtf`` (destinations such as font tables, pictures
 and embedded objects skipped; ``\\'hh`` and ``\\uN`` escapes decoded in the document's code
@@ -49,8 +50,17 @@ class RtfParser:
         except (ValueError, IndexError, LookupError) as error:
             raise ParseError(source, f"malformed RTF: {error}") from error
         builder = TextBuilder()
-        for paragraph in text.split("\n"):
-            builder.paragraph(paragraph)
+        rows: list[list[str]] = []
+        for line in text.split("\n"):
+            if line.rstrip().endswith("|"):  # a table row: striprtf ends each cell with "|"
+                rows.append(line.rstrip().removesuffix("|").split("|"))
+                continue
+            if rows:
+                builder.table(rows[0], rows[1:])
+                rows = []
+            builder.paragraph(line)
+        if rows:
+            builder.table(rows[0], rows[1:])
         metadata = {
             key.decode(): value
             for key, raw in _INFO_FIELD.findall(data)
