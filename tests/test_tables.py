@@ -241,3 +241,14 @@ def test_search_shows_the_header_with_a_continuing_row(
     assert result.exit_code == 0, result.output
     assert "Region | Product | Units | Revenue" in result.output
     assert "gear-25" in result.output
+
+
+def test_an_answer_prompt_gives_a_continuing_row_its_header() -> None:
+    from ragwright.answers.prompt import Prompter, numbered
+    from ragwright.models import Arm, Hit, Scale
+
+    header = "| City | Population |\n| --- | --- |"
+    chunk = Chunk("c", "d", 3, "| Hamlet | 4711 |", 900, 917, {TABLE_HEADER: header})
+    hit = Hit(chunk, 1.0, Scale.RANK, frozenset({Arm.BM25}), source="cities.csv")
+    messages = Prompter().messages("Answer.", "How many live in Hamlet?", numbered([hit]), "Go.")
+    assert f"{header}\n| Hamlet | 4711 |" in messages[-1].content
