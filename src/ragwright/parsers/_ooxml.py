@@ -71,7 +71,7 @@ def open_package(
         _check_directory(archive, source, limits)
         for info in _xml_parts(archive):
             with archive.open(info) as part:
-                check_prolog(part.read(PROLOG_BYTES), f"{source}: {info.filename}")
+                check_prolog(part.read(PROLOG_BYTES), source, info.filename)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as error:
         raise ParseError(source, f"corrupt zip archive: {error}") from error
     return archive
@@ -97,7 +97,7 @@ def sanitized_package(
     return copy
 
 
-def check_prolog(head: bytes, name: str) -> None:
+def check_prolog(head: bytes, source: str, part: str) -> None:
     """Refuse an XML part whose prolog declares a DTD, or whose root element does not start
     within `PROLOG_BYTES` (a prolog padded to hide a DTD from this check)."""
     text = _decode_head(head)
@@ -106,25 +106,25 @@ def check_prolog(head: bytes, name: str) -> None:
         if text[position].isspace():
             position += 1
         elif text.startswith("<?", position):
-            position = _skip_past(text, "?>", position, name)
+            position = _skip_past(text, "?>", position, source, part)
         elif text.startswith("<!--", position):
-            position = _skip_past(text, "-->", position, name)
+            position = _skip_past(text, "-->", position, source, part)
         elif text.startswith("<!", position):
             raise ParseError(
-                name, "the XML part declares a DTD, which OOXML forbids (entity expansion refused)"
+                source, f"{part} declares a DTD, which OOXML forbids (entity expansion refused)"
             )
         elif text.startswith("<", position) and text[position + 1 : position + 2] in _NAME_START:
             return  # the root element: the prolog is over
         else:
             break
-    raise ParseError(name, f"no XML root element within the first {len(head):,} bytes")
+    raise ParseError(source, f"{part} has no XML root element in its first {len(head):,} bytes")
 
 
 def _check_directory(archive: zipfile.ZipFile, source: str, limits: ArchiveLimits) -> None:
     infos = archive.infolist()
     if len(infos) > limits.max_entries:
         raise IngestLimitExceeded(
-            f"{source}: the archive has {len(infos):,} entries, over the limit of "
+            f"the archive has {len(infos):,} entries, over the limit of "
             f"{limits.max_entries:,} (max_entries)"
         )
     if "[Content_Types].xml" not in archive.NameToInfo:
@@ -135,19 +135,19 @@ def _check_directory(archive: zipfile.ZipFile, source: str, limits: ArchiveLimit
             raise ParseError(source, f"the zip entry {info.filename!r} is encrypted")
         if info.file_size > limits.max_part_size:
             raise IngestLimitExceeded(
-                f"{source}: {info.filename} inflates to {info.file_size / MB:,.1f} MB, over the "
+                f"{info.filename} inflates to {info.file_size / MB:,.1f} MB, over the "
                 f"per-part limit of {limits.max_part_size / MB:,.0f} MB (max_part_size)"
             )
         ratio = info.file_size / max(info.compress_size, 1)
         if info.file_size > limits.ratio_floor and ratio > limits.max_ratio:
             raise IngestLimitExceeded(
-                f"{source}: {info.filename} is compressed {ratio:,.0f}:1, over the limit of "
+                f"{info.filename} is compressed {ratio:,.0f}:1, over the limit of "
                 f"{limits.max_ratio}:1 (max_ratio; a zip bomb?)"
             )
         total += info.file_size
         if total > limits.max_total_size:
             raise IngestLimitExceeded(
-                f"{source}: the XML parts inflate to over {limits.max_total_size / MB:,.0f} MB "
+                f"the XML parts inflate to over {limits.max_total_size / MB:,.0f} MB "
                 "in all (max_total_size)"
             )
 
@@ -172,8 +172,8 @@ def _decode_head(head: bytes) -> str:
     return head.removeprefix(b"\xef\xbb\xbf").decode("latin-1")
 
 
-def _skip_past(text: str, end: str, position: int, name: str) -> int:
+def _skip_past(text: str, end: str, position: int, source: str, part: str) -> int:
     found = text.find(end, position)
     if found < 0:
-        raise ParseError(name, "the XML prolog is too long or unterminated")
+        raise ParseError(source, f"{part} has an XML prolog too long or unterminated")
     return found + len(end)
