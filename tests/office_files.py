@@ -179,14 +179,18 @@ def build_zip_bomb(path: Path, inflated_mb: int = 64, part: str = "word/document
 
 def build_billion_laughs_docx(path: Path) -> Path:
     """A real DOCX whose ``word/document.xml`` declares nested entities (billion laughs)."""
-    build_docx(path, sections=1)
+    return add_entity_bomb(build_docx(path, sections=1), "word/document.xml")
+
+
+def add_entity_bomb(path: Path, part: str) -> Path:
+    """Give ``part`` of an OOXML file a DTD of nested entities (a "billion laughs")."""
     laughs = ['<!ENTITY lol "lol">']
     laughs += [
         f'<!ENTITY lol{n} "{f"&lol{n - 1};" * 10 if n > 1 else "&lol;" * 10}">'
         for n in range(1, 10)
     ]
-    doctype = "<!DOCTYPE w:document [" + "".join(laughs) + "]>"
-    _rewrite_part(path, "word/document.xml", lambda xml: _after_declaration(xml, doctype))
+    doctype = "<!DOCTYPE root [" + "".join(laughs) + "]>"
+    _rewrite_part(path, part, lambda xml: _after_declaration(xml, doctype))
     return path
 
 

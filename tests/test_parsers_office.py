@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import io
+import re
 import struct
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from office_files import (
+    add_entity_bomb,
     build_billion_laughs_docx,
     build_csv,
     build_docx,
@@ -322,6 +325,27 @@ class TestOoxmlSafety:
                 while piece := part.read(65536):
                     inflated += len(piece)
         assert inflated <= 1024
+
+    @pytest.mark.parametrize(
+        ("build", "parser", "part"),
+        [
+            (build_xlsx, XlsxParser, "xl/worksheets/sheet1.xml"),
+            (build_xlsx, XlsxParser, "xl/workbook.xml"),
+            (build_pptx, PptxParser, "ppt/slides/slide1.xml"),
+            (build_docx, DocxParser, "docProps/core.xml"),
+        ],
+    )
+    def test_entity_bombs_in_any_part_are_refused(
+        self, tmp_path: Path, build: Any, parser: Any, part: str
+    ) -> None:
+        path = add_entity_bomb(build(tmp_path / "f"), part)
+        with pytest.raises(ParseError, match=f"{re.escape(part)} declares a DTD"):
+            parser().parse(path.read_bytes(), "f")
+
+    def test_openpyxl_parses_through_defusedxml(self) -> None:
+        import openpyxl
+
+        assert openpyxl.DEFUSEDXML  # the second line of defence is installed and in use
 
     def test_billion_laughs_docx_is_refused(self, tmp_path: Path) -> None:
         data = build_billion_laughs_docx(tmp_path / "lol.docx").read_bytes()
