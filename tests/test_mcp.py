@@ -297,3 +297,19 @@ def test_http_app_refuses_a_foreign_host_header(http_url: str) -> None:
     headers = {"Host": "evil.example", "Accept": "application/json, text/event-stream"}
     response = httpx.post(http_url, json=body, headers=headers)
     assert response.status_code in (403, 421)
+
+
+def test_ask_with_an_llm_engine_and_an_unknown_engine(index_dir: Path) -> None:
+    """The ask tool takes the engine; LLM engines answer through the index's [llm] settings
+    (here the loopback OpenAI-compatible server)."""
+    from ragwright.llms.settings import LLMSettings
+    from ragwright.testing.openai_server import OpenAIServer, quoting_responder
+
+    with OpenAIServer(quoting_responder) as model:
+        settings = LLMSettings(model="test", base_url=model.url, retry_backoff=0.0)
+        with Index(index_dir, llm_settings=settings) as kb:
+            result = ok(kb, "ask", {"question": "When does the window open?", "engine": "stuff"})
+            unknown = error_text(kb, "ask", {"question": "dawn", "engine": "oracle"})
+        assert model.requests, "the engine never called the model"
+    assert result["citations"] and "dawn" in result["answer"]["text"]
+    assert "unknown engine 'oracle'" in unknown

@@ -21,7 +21,7 @@ from ragwright.filters import Filter, parse_filter
 from ragwright.llms import create_llm
 from ragwright.llms.session import LLMSession, open_session
 from ragwright.llms.settings import ENGINES, LLMSettings
-from ragwright.models import Answer, Document, DocumentInfo, Hit
+from ragwright.models import Answer, Chunk, Document, DocumentInfo, Hit
 from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
 from ragwright.pipeline.extractive import ExtractiveOptions
@@ -178,11 +178,14 @@ class Index:
         options: IngestOptions | None = None,
         parser_options: ParserOptions | None = None,
         progress: Callable[[Progress], None] | None = None,
+        base: Path | None = None,
     ) -> IngestReport:
         """Ingest files and folders. Unchanged files are skipped; changed ones replaced.
 
         ``chunking`` and ``parser_options`` default to those of the last ingest; a file whose
-        parser's options changed is read again."""
+        parser's options changed is read again. Sources are named relative to ``base`` when
+        given (the HTTP server names uploads ``uploads/NAME`` this way), else relative to
+        `source_base`."""
         embedder = self._bound_embedder()
         chunking = chunking or self.chunking
         token_counter = embedder if isinstance(embedder, TokenCounter) else None
@@ -196,7 +199,7 @@ class Index:
             ParserRegistry.from_entry_points(options=parser_options),
             chunker,
             chunker_spec=chunking.spec,
-            base=self.source_base,
+            base=base or self.source_base,
             options=options,
         )
         return ingestor.run([Path(p) for p in paths], progress)
@@ -316,6 +319,10 @@ class Index:
     def document(self, id_or_source: str) -> Document | None:
         """A document by id or by source path."""
         return self.store.get_document(id_or_source) or self.store.find_document(id_or_source)
+
+    def chunk(self, chunk_id: str) -> Chunk | None:
+        """A chunk by its id."""
+        return self.store.get_chunks([chunk_id]).get(chunk_id)
 
     def delete(self, id_or_source: str) -> bool:
         document = self.document(id_or_source)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from ragwright.cli import ask, dataset, docs, eval, ingest, mcp, search, stats
+from ragwright.cli import ask, dataset, docs, eval, ingest, keys, mcp, search, serve, stats
 
 app = typer.Typer(
     name="ragwright",
@@ -22,6 +22,8 @@ app.command("eval")(eval.eval_dataset)
 app.add_typer(docs.app, name="docs")
 app.command()(mcp.mcp)
 app.add_typer(dataset.app, name="dataset")
+app.command()(serve.serve)
+app.add_typer(keys.app, name="keys")
 
 
 def main() -> None:

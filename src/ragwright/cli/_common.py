@@ -1,4 +1,6 @@
-"""What every command shares: the index option, opening the index, errors and JSON output."""
+"""What every command shares: the index option, opening the index, errors and JSON output.
+
+The JSON shapes themselves live in `ragwright.shapes`, shared with the HTTP and MCP surfaces."""
 
 from __future__ import annotations
 
@@ -15,7 +17,6 @@ from rich.markup import escape
 
 from ragwright.errors import RagwrightError
 from ragwright.index import DEFAULT_INDEX_DIR, Index
-from ragwright.models import Answer, Citation, Hit
 
 # Piped output (files, CI logs) gets a wide fixed width instead of Rich's 80 columns, so tables
 # and result lines are not wrapped mid-field.
@@ -67,44 +68,3 @@ def open_index(directory: Path, embedder: str | None = None, *, create: bool = F
 
 def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2, sort_keys=False) + "\n")
-
-
-def hit_json(rank: int, hit: Hit) -> dict[str, Any]:
-    chunk = hit.chunk
-    return {
-        "rank": rank,
-        "score": hit.score,
-        "scale": hit.scale.value,
-        "arms": sorted(arm.value for arm in hit.arms),
-        "source": hit.source,
-        "document_id": chunk.document_id,
-        "chunk_id": chunk.id,
-        "chunk_index": chunk.index,
-        "char_start": chunk.char_start,
-        "char_end": chunk.char_end,
-        "breadcrumb": chunk.metadata.get("breadcrumb", ""),
-        "text": chunk.text,
-        "metadata": dict(chunk.metadata),
-    }
-
-
-def citation_json(citation: Citation) -> dict[str, Any]:
-    return {
-        "number": citation.number,
-        "source": citation.source,
-        "document_id": citation.document_id,
-        "chunk_id": citation.chunk_id,
-        "char_start": citation.char_start,
-        "char_end": citation.char_end,
-        "quote": citation.quote,
-    }
-
-
-def answer_json(question: str, answer: Answer) -> dict[str, Any]:
-    return {
-        "question": question,
-        "answer": answer.text,
-        "found": answer.found,
-        "citations": [citation_json(c) for c in answer.citations],
-        "hits": [hit_json(rank, hit) for rank, hit in enumerate(answer.hits, start=1)],
-    }

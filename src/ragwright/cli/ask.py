@@ -19,7 +19,6 @@ from ragwright.cli._common import (
     EmbedderOption,
     IndexOption,
     JsonOption,
-    answer_json,
     console,
     print_json,
     reports_errors,
@@ -30,6 +29,7 @@ from ragwright.filters import parse_filter
 from ragwright.index import Index
 from ragwright.llms.settings import ENGINES, Budget, LLMSettings
 from ragwright.models import Answer, Citation
+from ragwright.shapes import answer_json
 
 
 @reports_errors
@@ -92,7 +92,7 @@ def ask(
         stream = kb.ask_stream(question, top_k=top_k, where=where)
         answer = _drain(stream) if json_output else _show_stream(stream)
     if json_output:
-        print_json(answer_json(question, answer) | llm_json(answer))
+        print_json(answer_json(question, answer))
         return
     _show_sources(answer)
 
@@ -163,22 +163,3 @@ def _source_line(citation: Citation, breadcrumb: str) -> str:
         f"  [bold][{citation.number}][/] [cyan]{where}[/] "
         f"[dim]chars {citation.char_start}–{citation.char_end}[/]  “{escape(citation.quote)}”"
     )
-
-
-def llm_json(answer: Answer) -> dict[str, Any]:
-    """The fields an LLM engine adds to ``answer_json`` (zero or empty for extractive)."""
-    usage = answer.usage
-    return {
-        "engine": answer.engine,
-        "model": answer.model,
-        "usage": {
-            "calls": usage.calls,
-            "cached_calls": usage.cached_calls,
-            "prompt_tokens": usage.prompt_tokens,
-            "completion_tokens": usage.completion_tokens,
-        },
-        "cost": answer.cost,
-        "removed_citations": list(answer.removed_citations),
-        "unsupported": list(answer.unsupported),
-        "warnings": list(answer.warnings),
-    }

@@ -20,6 +20,7 @@ from ragwright.cli._common import (
 from ragwright.cli.search import FilterOption
 from ragwright.errors import StoreError
 from ragwright.filters import parse_filter
+from ragwright.shapes import document_info_json, document_json
 
 app = typer.Typer(
     help="List, show and delete documents.", no_args_is_help=True, rich_markup_mode=None
@@ -39,19 +40,7 @@ def list_documents(
     with open_index(index) as kb:
         documents = kb.documents(where)
     if json_output:
-        print_json(
-            [
-                {
-                    "id": d.id,
-                    "source": d.source,
-                    "chunks": d.chunk_count,
-                    "characters": d.char_count,
-                    "content_hash": d.content_hash,
-                    "metadata": dict(d.metadata),
-                }
-                for d in documents
-            ]
-        )
+        print_json([document_info_json(d) for d in documents])
         return
     table = Table("source", "chunks", "characters", "id", header_style="bold", box=None)
     for d in documents:
@@ -75,33 +64,7 @@ def show(
             raise StoreError(f"no document {document!r}; see `ragwright docs list`")
         chunk_list = kb.store.chunks_of(found.id) if chunks else []
     if json_output:
-        print_json(
-            {
-                "id": found.id,
-                "source": found.source,
-                "metadata": dict(found.metadata),
-                "sections": [
-                    {
-                        "char_start": s.char_start,
-                        "char_end": s.char_end,
-                        "breadcrumb": s.breadcrumb,
-                        "level": s.level,
-                        "page": s.page,
-                    }
-                    for s in found.sections
-                ],
-                "content": found.content,
-                "chunks": [
-                    {
-                        "id": c.id,
-                        "index": c.index,
-                        "char_start": c.char_start,
-                        "char_end": c.char_end,
-                    }
-                    for c in chunk_list
-                ],
-            }
-        )
+        print_json(document_json(found, chunk_list))
         return
     console.print(f"[bold]{escape(found.source)}[/]  [dim]{found.id}[/]")
     for key, value in sorted(found.metadata.items()):

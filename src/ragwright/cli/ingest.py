@@ -38,6 +38,7 @@ from ragwright.index import ChunkingConfig
 from ragwright.parsers.options import ParserOptions
 from ragwright.pipeline.ingest import IngestOptions, IngestReport
 from ragwright.pipeline.ingest import Progress as IngestProgress
+from ragwright.shapes import ingest_report_json
 
 MB = 1024 * 1024
 
@@ -127,7 +128,7 @@ def _ingest_dataset(
 
 def _finish(report: IngestReport, json_output: bool) -> None:
     if json_output:
-        print_json(_report_json(report))
+        print_json(ingest_report_json(report))
     else:
         _print_report(report)
     if not report.ok:
@@ -179,18 +180,6 @@ def _progress_bar(enabled: bool) -> Iterator[Callable[[IngestProgress], None]]:
 
     with bar:
         yield update
-
-
-def _report_json(report: IngestReport) -> dict[str, object]:
-    return {
-        "added": report.added,
-        "updated": report.updated,
-        "unchanged": report.unchanged,
-        "removed": report.removed,
-        "failed": [{"source": f.source, "reason": f.reason} for f in report.failed],
-        "skipped": [{"source": f.source, "reason": f.reason} for f in report.skipped],
-        "chunks_written": report.chunks_written,
-    }
 
 
 def _print_report(report: IngestReport) -> None:

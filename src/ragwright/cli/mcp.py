@@ -2,19 +2,38 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
 from ragwright.cli._common import DEFAULT_INDEX, EmbedderOption, IndexOption, reports_errors
+from ragwright.config import load_config
 from ragwright.errors import MissingDependencyError
 from ragwright.index import Index
+from ragwright.llms.settings import LLMSettings
 
 
 @reports_errors
-def mcp(index: IndexOption = DEFAULT_INDEX, embedder: EmbedderOption = None) -> None:
+def mcp(
+    index: IndexOption = DEFAULT_INDEX,
+    embedder: EmbedderOption = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="Configuration file whose [llm] table the ask tool's LLM engines use "
+            "(default: $RAGWRIGHT_CONFIG, ./ragwright.toml).",
+        ),
+    ] = None,
+) -> None:
     """Run an MCP server on stdin/stdout with the tools search, ask, get_chunk, get_document
     and list_sources (see docs/mcp.md). Document text in results is marked untrusted."""
+    llm_settings = LLMSettings.from_config(load_config(config))
     try:
         from ragwright.mcp_server import build_server
     except ImportError as error:
         raise MissingDependencyError("ragwright mcp", "pip install 'ragwright[mcp]'") from error
     # A long-running server: the in-memory keyword cache pays off from the second query on.
-    with Index(index, embedder=embedder, create=False) as kb:
+    with Index(index, embedder=embedder, create=False, llm_settings=llm_settings) as kb:
         build_server(kb).run("stdio")

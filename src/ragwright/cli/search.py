@@ -14,7 +14,6 @@ from ragwright.cli._common import (
     IndexOption,
     JsonOption,
     console,
-    hit_json,
     open_index,
     print_json,
     reports_errors,
@@ -22,6 +21,7 @@ from ragwright.cli._common import (
 from ragwright.filters import parse_filter, render_filter
 from ragwright.models import Hit
 from ragwright.pipeline.retrieval import SearchMode
+from ragwright.shapes import hit_json
 from ragwright.stores.fts_query import query_terms
 
 FilterOption = Annotated[

@@ -15,6 +15,7 @@ from ragwright.cli._common import (
     print_json,
     reports_errors,
 )
+from ragwright.shapes import stats_json
 from ragwright.stores.sqlite_llm import LedgerRow
 
 
@@ -28,19 +29,12 @@ def stats(index: IndexOption = DEFAULT_INDEX, json_output: JsonOption = False) -
         chunking = kb.chunking
         ledger = kb.llm_ledger()
         cache = kb.llm_cache_stats()
-    result = {
-        "index": str(index),
-        "documents": numbers.documents,
-        "chunks": numbers.chunks,
-        "characters": numbers.characters,
-        "database_bytes": numbers.database_bytes,
-        "schema_version": numbers.schema_version,
-        "embedder": embedder,
-        "embedding_space": asdict(numbers.space) if numbers.space else None,
-        "chunking": {"name": chunking.name, "options": chunking.options},
-        "llm_ledger": [asdict(row) for row in ledger],
-        "llm_cache": asdict(cache),
-    }
+    result = stats_json(
+        numbers,
+        index=str(index),
+        embedder=embedder,
+        chunking={"name": chunking.name, "options": chunking.options},
+    ) | {"llm_ledger": [asdict(row) for row in ledger], "llm_cache": asdict(cache)}
     if json_output:
         print_json(result)
         return

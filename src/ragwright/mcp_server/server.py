@@ -23,6 +23,7 @@ from starlette.applications import Starlette
 from ragwright.errors import RagwrightError
 from ragwright.filters import Filter, In, all_of, any_of, parse_filter
 from ragwright.index import Index
+from ragwright.llms.settings import ENGINES
 from ragwright.mcp_server.results import (
     UNTRUSTED_NOTICE,
     AskResult,
@@ -107,9 +108,21 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
         ] = 5,
         filter: FilterExpression = None,
         sources: SourceIds = None,
+        engine: Annotated[
+            str | None,
+            Field(
+                description="Answer engine: " + ", ".join(ENGINES) + ". Default: the server's "
+                "configured one (extractive, offline, unless [llm] says otherwise).",
+                json_schema_extra={"enum": [*ENGINES, None]},
+            ),
+        ] = None,
     ) -> AskResult:
+        if engine is not None and engine not in ENGINES:
+            raise ToolError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}")
         with _tool_errors():
-            answer = kb.get().ask(question, top_k=top_k, where=_where(filter, sources))
+            answer = kb.get().ask(
+                question, top_k=top_k, where=_where(filter, sources), engine=engine
+            )
         return ask_result(question, answer)
 
     @server.tool(annotations=READ_ONLY, description=_describe("One chunk by its id."))

@@ -1,0 +1,75 @@
+"""`ragwright keys add|list|remove`: API keys for `ragwright serve`, stored hashed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from ragwright.cli._common import console, errors, reports_errors
+from ragwright.cli.serve import ConfigOption
+from ragwright.config import CONFIG_FILE, config_path, load_config
+from ragwright.errors import ConfigError
+
+app = typer.Typer(
+    help="Create, list and remove API keys for `ragwright serve` (stored hashed in the "
+    "configuration file's [server.keys] table).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+NameArgument = Annotated[str, typer.Argument(help="A name for the key: letters, digits, - and _.")]
+
+
+def _target(config: Path | None) -> Path:
+    """The file to edit: --config / $RAGWRIGHT_CONFIG (created when missing) or ./ragwright.toml."""
+    return config if config is not None else (config_path() or Path(CONFIG_FILE))
+
+
+@app.command("add")
+@reports_errors
+def add(
+    name: NameArgument,
+    scope: Annotated[
+        str, typer.Option(help="read (search, ask, fetch) or write (also upload and delete).")
+    ] = "read",
+    config: ConfigOption = None,
+) -> None:
+    """Create a key and print it once: only its hash is stored."""
+    from ragwright.server.keyfile import add_key
+    from ragwright.server.keys import Scope
+
+    if scope not in {s.value for s in Scope}:
+        raise ConfigError(f"--scope must be read or write, not {scope!r}")
+    path = _target(config)
+    secret = add_key(path, name, Scope(scope))
+    errors.print(f"added key {escape(name)} ({scope}) to {escape(str(path))}; it is shown once:")
+    typer.echo(secret)
+
+
+@app.command("list")
+@reports_errors
+def list_keys(config: ConfigOption = None) -> None:
+    """The configured keys' names and scopes (never the keys)."""
+    from ragwright.server.settings import ServerSettings
+
+    settings = ServerSettings.from_config(load_config(config))
+    table = Table("name", "scope", header_style="bold", box=None)
+    for key in settings.keys:
+        table.add_row(escape(key.name), key.scope.value)
+    console.print(table)
+    console.print(f"[dim]{len(settings.keys)} keys[/]")
+
+
+@app.command("remove")
+@reports_errors
+def remove(name: NameArgument, config: ConfigOption = None) -> None:
+    """Remove a key; requests using it are refused from the server's next start."""
+    from ragwright.server.keyfile import remove_key
+
+    path = _target(config)
+    if not remove_key(path, name):
+        raise ConfigError(f"no key named {name!r} in {path}")
+    console.print(f"removed key {escape(name)} from {escape(str(path))}")

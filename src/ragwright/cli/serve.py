@@ -1,0 +1,72 @@
+"""`ragwright serve`: the HTTP API and web page over one index."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ragwright.cli._common import DEFAULT_INDEX, EmbedderOption, IndexOption, reports_errors
+from ragwright.config import load_config
+from ragwright.errors import MissingDependencyError
+from ragwright.llms.settings import LLMSettings
+
+
+class LogLevel(StrEnum):
+    DEBUG = "debug"
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        envvar="RAGWRIGHT_CONFIG",
+        help="Configuration file (default ./ragwright.toml when present).",
+    ),
+]
+
+
+@reports_errors
+def serve(
+    index: IndexOption = DEFAULT_INDEX,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on (0: any free port).")] = 8000,
+    config: ConfigOption = None,
+    embedder: EmbedderOption = None,
+    insecure_no_auth: Annotated[
+        bool,
+        typer.Option(
+            "--insecure-no-auth",
+            help="Serve beyond loopback without API keys (anyone who reaches it may write).",
+        ),
+    ] = False,
+    log_level: Annotated[
+        LogLevel, typer.Option(help="warning hides the per-request lines.")
+    ] = LogLevel.INFO,
+) -> None:
+    """Serve the HTTP API (/v1, OpenAPI at /docs) and the web page (/) over an index. With API
+    keys configured (`ragwright keys add`) every /v1 request needs one; without, the server
+    listens on loopback only. Logs are JSON lines on stderr."""
+    try:
+        from ragwright.server import ServerSettings, create_app, mcp_mount
+        from ragwright.server.runner import announce, check_exposure, server_for
+    except ImportError as error:
+        raise MissingDependencyError(
+            f"ragwright serve ({error.name} is missing)", "pip install 'ragwright[server]'"
+        ) from None
+    from ragwright.index import Index
+
+    configuration = load_config(config)
+    settings = ServerSettings.from_config(configuration)
+    llm_settings = LLMSettings.from_config(configuration)
+    check_exposure(host, settings, insecure_no_auth)
+    with Index(index, embedder=embedder, create=True, llm_settings=llm_settings) as kb:
+        app = create_app(kb, settings, mounts=mcp_mount(kb, host))
+        server = server_for(app, host, port, settings, log_level.value)
+        announce(host, port, settings, str(index))
+        server.run()

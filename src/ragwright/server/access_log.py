@@ -1,0 +1,82 @@
+"""Structured logs: one JSON object per line on stderr, one line per request.
+
+A request line has ``method``, ``path`` (without the query string), ``status``,
+``duration_ms``, ``key`` (the API key's *name*, or null; never the key) and ``client``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+LOGGER = "ragwright.server"
+log = logging.getLogger(LOGGER)
+
+
+class JsonFormatter(logging.Formatter):
+    """A log record as one JSON line; fields passed as ``extra={"fields": {...}}`` join it."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        line.update(getattr(record, "fields", {}))
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        return json.dumps(line, ensure_ascii=False, default=str)
+
+
+def logging_config(level: str = "info") -> dict[str, Any]:
+    """A `logging.config.dictConfig` for ragwright's and uvicorn's loggers, all as JSON."""
+    handler = {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}
+    logger = {"handlers": ["json"], "level": level.upper(), "propagate": False}
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"json": {"()": JsonFormatter}},
+        "handlers": {"json": handler},
+        "loggers": {LOGGER: logger, "uvicorn": logger, "uvicorn.error": logger},
+    }
+
+
+class RequestLog:
+    """Logs every HTTP request once it is answered (streamed answers: once the stream ends)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500  # unless a response starts
+
+        async def record_status(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, record_status)
+        finally:
+            client = scope.get("client")
+            fields = {
+                "event": "request",
+                "method": scope["method"],
+                "path": scope["path"],
+                "status": status,
+                "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+                "key": scope.get("state", {}).get("key_name"),
+                "client": client[0] if client else None,
+            }
+            log.info("%s %s %s", scope["method"], scope["path"], status, extra={"fields": fields})

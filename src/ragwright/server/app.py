@@ -1,0 +1,107 @@
+"""The HTTP application: the JSON API under ``/v1``, the web page at ``/``, OpenAPI at ``/docs``.
+
+`create_app` builds it around one open `Index`. Other ASGI applications (the MCP endpoint, say)
+are mounted with ``mounts={"/mcp": app}``: they sit behind the same body limit, request log
+and read-scope key check, and a mounted Starlette application's lifespan runs with the server's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+
+import anyio
+from fastapi import FastAPI
+from fastapi.responses import FileResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.applications import Starlette
+from starlette.types import ASGIApp, Scope
+
+import ragwright
+from ragwright.index import Index
+from ragwright.server.access_log import RequestLog
+from ragwright.server.auth import RequireKey
+from ragwright.server.keys import Scope as KeyScope
+from ragwright.server.limits import BodyLimit
+from ragwright.server.problems import install_handlers
+from ragwright.server.routes import documents, meta, search
+from ragwright.server.settings import ServerSettings
+from ragwright.server.uploads import Uploader
+
+STATIC = Path(__file__).parent / "static"
+UPLOAD_PATH = "/v1/documents"
+#: The page runs only its own script and talks only to this server: a policy that would stop
+#: injected markup from running even if some text ever reached the page as HTML.
+PAGE_HEADERS = {
+    "Cache-Control": "no-cache",
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; "
+    "base-uri 'none'; frame-ancestors 'none'; form-action 'self'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+def create_app(
+    index: Index,
+    settings: ServerSettings | None = None,
+    *,
+    mounts: Mapping[str, ASGIApp] | None = None,
+) -> FastAPI:
+    """The application serving ``index``. The caller owns the index: the app closes nothing,
+    but on shutdown it waits for an upload in progress to commit first."""
+    settings = settings or ServerSettings()
+    # Resolve the embedder now, in one thread: `Index.embedder` creates it on first use, and
+    # concurrent first requests would otherwise each build one (its model loads lazily, once).
+    index.embedder  # noqa: B018
+    uploader = Uploader(index, settings)
+    mounted = dict(mounts or {})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            for app in mounted.values():
+                if isinstance(app, Starlette):
+                    await stack.enter_async_context(app.router.lifespan_context(app))
+            yield
+        # In-flight requests have finished (or timed out) by now; an ingest running in a
+        # worker thread still holds the upload lock until its transaction commits.
+        await anyio.to_thread.run_sync(_wait_for, uploader)
+
+    app = FastAPI(
+        title="ragwright",
+        version=ragwright.__version__,
+        description="Search, ask and manage a ragwright index. See docs/http-api.md.",
+        lifespan=lifespan,
+    )
+    app.state.index = index
+    app.state.settings = settings
+    app.state.uploader = uploader
+    install_handlers(app)
+    for router in (search.router, documents.router, meta.router):
+        app.include_router(router)
+    for path, mounted_app in mounted.items():
+        app.mount(path, RequireKey(mounted_app, settings, KeyScope.READ))
+    _add_web_page(app)
+
+    def body_limit(scope: Scope) -> int:
+        upload = scope["path"] == UPLOAD_PATH and scope["method"] == "POST"
+        return settings.max_upload_bytes if upload else settings.max_request_bytes
+
+    app.add_middleware(BodyLimit, limit_for=body_limit)
+    app.add_middleware(RequestLog)  # added last: outermost, so it sees every status
+    return app
+
+
+def _add_web_page(app: FastAPI) -> None:
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    page = STATIC / "index.html"
+
+    @app.get("/", include_in_schema=False)
+    def web_page() -> FileResponse:
+        return FileResponse(page, headers=PAGE_HEADERS)
+
+
+def _wait_for(uploader: Uploader) -> None:
+    with uploader.lock:
+        pass

@@ -1,0 +1,98 @@
+"""Adding and removing API keys in the configuration file, keeping its comments and layout.
+
+Only the hash of a key is written (``[server.keys.NAME]``: ``hash``, ``scope``, ``created``);
+the secret itself is returned once to be shown to the user and is never stored.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ragwright.errors import ConfigError, MissingDependencyError
+from ragwright.server.keys import KEY_NAME, Scope, digest_of, new_secret
+
+
+def add_key(path: Path, name: str, scope: Scope) -> str:
+    """Create a key named ``name``, store its hash in ``path`` (created if missing) and return
+    the secret."""
+    if not KEY_NAME.match(name):
+        raise ConfigError(f"key name {name!r}: use 1-64 letters, digits, '-' and '_'")
+    document = _read(path)
+    keys = _keys_table(document, create=True)
+    if name in keys:
+        raise ConfigError(f"{path} already has a key named {name!r}; remove it first")
+    secret = new_secret()
+    tomlkit = _tomlkit()
+    entry = tomlkit.table()
+    entry["hash"] = digest_of(secret)
+    entry["scope"] = scope.value
+    entry["created"] = datetime.now(UTC).replace(microsecond=0).isoformat()
+    keys[name] = entry
+    _write(path, document)
+    return secret
+
+
+def remove_key(path: Path, name: str) -> bool:
+    """Remove the key ``name`` from ``path``. False when there was none."""
+    if not path.is_file():
+        return False
+    document = _read(path)
+    keys = _keys_table(document, create=False)
+    if keys is None or name not in keys:
+        return False
+    del keys[name]
+    _write(path, document)
+    return True
+
+
+def _tomlkit() -> Any:
+    try:
+        import tomlkit
+    except ImportError:
+        raise MissingDependencyError(
+            "editing API keys", "pip install 'ragwright[server]'"
+        ) from None
+    return tomlkit
+
+
+def _read(path: Path) -> Any:
+    tomlkit = _tomlkit()
+    if not path.exists():
+        return tomlkit.document()
+    try:
+        return tomlkit.parse(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomlkit.exceptions.ParseError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+
+
+def _keys_table(document: Any, *, create: bool) -> Any:
+    tomlkit = _tomlkit()
+    if "server" not in document:
+        if not create:
+            return None
+        document["server"] = tomlkit.table()
+    server = document["server"]
+    if "keys" not in server:
+        if not create:
+            return None
+        keys = tomlkit.table(is_super_table=True)
+        server["keys"] = keys
+    return server["keys"]
+
+
+def _write(path: Path, document: Any) -> None:
+    """Write atomically (a temporary file renamed over the old one), readable by the owner
+    only when the file is new: it holds key hashes."""
+    text = _tomlkit().dumps(document)
+    temporary = path.with_name(path.name + ".tmp")
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
+    try:
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.replace(temporary, path)
+    except OSError as exc:
+        raise ConfigError(f"cannot write config file {path}: {exc}") from exc

@@ -1,0 +1,101 @@
+"""Errors as HTTP answers: one JSON shape, ``{"error": {"code", "message", "status"}}``, for
+ragwright's typed errors, request validation, limits and authentication alike."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from ragwright.errors import (
+    BudgetExceeded,
+    CircuitOpen,
+    ConfigError,
+    EmbedderError,
+    EmbeddingSpaceMismatch,
+    FilterSyntaxError,
+    IngestLimitExceeded,
+    LLMError,
+    MissingDependencyError,
+    ParseError,
+    RagwrightError,
+    RerankerError,
+    UnsupportedFilter,
+    UnsupportedScale,
+)
+
+#: ragwright's errors, most specific first: (class, HTTP status, error code).
+ERROR_STATUS: tuple[tuple[type[RagwrightError], int, str], ...] = (
+    (FilterSyntaxError, 400, "filter_syntax"),
+    (UnsupportedFilter, 400, "unsupported_filter"),
+    (UnsupportedScale, 400, "unsupported_scale"),
+    (EmbeddingSpaceMismatch, 409, "embedding_space_mismatch"),
+    (IngestLimitExceeded, 413, "ingest_limit"),
+    (ParseError, 422, "parse_error"),
+    (BudgetExceeded, 429, "budget_exceeded"),
+    (MissingDependencyError, 501, "missing_dependency"),
+    (EmbedderError, 502, "embedder_failed"),
+    (RerankerError, 502, "reranker_failed"),
+    (CircuitOpen, 503, "llm_unavailable"),
+    (LLMError, 502, "llm_failed"),
+    (ConfigError, 400, "invalid_argument"),
+    (RagwrightError, 500, "ragwright_error"),
+)
+
+
+class ApiError(Exception):
+    """An HTTP error the API answers on purpose."""
+
+    def __init__(
+        self, status: int, code: str, message: str, headers: Mapping[str, str] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+        self.headers = dict(headers or {})
+
+
+def error_body(status: int, code: str, message: str, **extra: Any) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "status": status, **extra}}
+
+
+def status_of(error: RagwrightError) -> tuple[int, str]:
+    for cls, status, code in ERROR_STATUS:
+        if isinstance(error, cls):
+            return status, code
+    return 500, "ragwright_error"  # unreachable: RagwrightError is last
+
+
+def install_handlers(app: FastAPI) -> None:
+    async def api_error(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, ApiError)
+        body = error_body(exc.status, exc.code, exc.message)
+        return JSONResponse(body, status_code=exc.status, headers=exc.headers)
+
+    async def ragwright_error(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RagwrightError)
+        status, code = status_of(exc)
+        return JSONResponse(error_body(status, code, str(exc)), status_code=status)
+
+    async def invalid_request(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        details = [
+            {"location": list(e.get("loc", ())), "message": e.get("msg", "")} for e in exc.errors()
+        ]
+        message = "; ".join(f"{'.'.join(map(str, d['location']))}: {d['message']}" for d in details)
+        body = error_body(422, "invalid_request", message, details=details)
+        return JSONResponse(body, status_code=422)
+
+    async def http_error(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StarletteHTTPException)
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        body = error_body(exc.status_code, code, str(exc.detail))
+        return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
+
+    app.add_exception_handler(ApiError, api_error)
+    app.add_exception_handler(RagwrightError, ragwright_error)
+    app.add_exception_handler(RequestValidationError, invalid_request)
+    app.add_exception_handler(StarletteHTTPException, http_error)

@@ -1,0 +1,32 @@
+"""What routes take from the application: the index, the uploader and the key checks."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from ragwright.index import Index
+from ragwright.server.auth import require
+from ragwright.server.keys import Scope
+from ragwright.server.uploads import Uploader
+
+
+def _index(request: Request) -> Index:
+    index: Index = request.app.state.index
+    return index
+
+
+def _uploader(request: Request) -> Uploader:
+    uploader: Uploader = request.app.state.uploader
+    return uploader
+
+
+IndexDep = Annotated[Index, Depends(_index)]
+UploaderDep = Annotated[Uploader, Depends(_uploader)]
+ReadKey = Annotated[str | None, Depends(require(Scope.READ))]
+WriteKey = Annotated[str | None, Depends(require(Scope.WRITE))]
+
+#: Documents' text in responses is data from the indexed files, never instructions: every
+#: response that carries it says so (see docs/http-api.md).
+UNTRUSTED = {"content_trust": "untrusted"}

@@ -1,0 +1,32 @@
+"""Index statistics and the health check."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+import ragwright
+from ragwright.server.routes._deps import IndexDep, ReadKey
+from ragwright.shapes import stats_json
+
+router = APIRouter(tags=["index"])
+
+
+@router.get("/v1/stats")
+def stats(index: IndexDep, _: ReadKey) -> dict[str, Any]:
+    """Counts, size, embedding space and chunking of the index."""
+    chunking = index.chunking
+    return stats_json(
+        index.stats(),
+        index=str(index.directory),
+        embedder=index.store.get_setting("embedder"),
+        chunking={"name": chunking.name, "options": chunking.options},
+    )
+
+
+@router.get("/healthz")
+def healthz(index: IndexDep) -> dict[str, Any]:
+    """Liveness and readiness: the index answers a query. Needs no key."""
+    index.store.get_setting("schema_version")
+    return {"status": "ok", "version": ragwright.__version__}

@@ -1,0 +1,138 @@
+"""``POST /v1/search`` and ``POST /v1/ask`` (JSON, or server-sent events when streamed)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ragwright.errors import RagwrightError
+from ragwright.filters import parse_filter, render_filter
+from ragwright.llms.settings import ENGINES
+from ragwright.models import Answer
+from ragwright.pipeline.retrieval import SearchMode
+from ragwright.server.access_log import LOGGER
+from ragwright.server.problems import error_body, status_of
+from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadKey
+from ragwright.server.settings import MAX_QUERY_CHARS, MAX_TOP_K
+from ragwright.shapes import answer_json, hit_json
+
+router = APIRouter(prefix="/v1", tags=["search"])
+log = logging.getLogger(LOGGER)
+
+FilterField = Field(
+    None,
+    max_length=MAX_QUERY_CHARS,
+    description='A metadata filter, e.g. `source = "uploads/guide.md"` (see docs/filters.md).',
+)
+
+
+class SearchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_enum_values=False)
+
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    mode: SearchMode = SearchMode.HYBRID
+    top_k: int = Field(10, ge=1, le=MAX_TOP_K)
+    filter: str | None = FilterField
+    min_score: float | None = Field(
+        None, description="Drop hits scoring below this (bm25 or vector mode only)."
+    )
+
+
+class AskRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    top_k: int = Field(5, ge=1, le=MAX_TOP_K, description="Chunks to draw the answer from.")
+    filter: str | None = FilterField
+    stream: bool = Field(False, description="Answer as server-sent events (also chosen by Accept).")
+    engine: str | None = Field(
+        None,
+        description=f"Answer engine: {', '.join(ENGINES)}. Default: the server's [llm] engine, "
+        "else extractive (offline).",
+    )
+
+    @field_validator("engine")
+    @classmethod
+    def _known_engine(cls, engine: str | None) -> str | None:
+        if engine is not None and engine not in ENGINES:
+            raise ValueError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}")
+        return engine
+
+
+@router.post("/search")
+def search(body: SearchRequest, index: IndexDep, _: ReadKey) -> dict[str, Any]:
+    """Ranked chunks for a query: hybrid (BM25 and vectors fused), bm25 or vector."""
+    where = parse_filter(body.filter) if body.filter else None
+    hits = index.search(
+        body.query, mode=body.mode, top_k=body.top_k, where=where, min_score=body.min_score
+    )
+    return {
+        "query": body.query,
+        "mode": body.mode.value,
+        "top_k": body.top_k,
+        "filter": render_filter(where) if where else None,
+        "hits": [hit_json(rank, hit) for rank, hit in enumerate(hits, start=1)],
+        **UNTRUSTED,
+    }
+
+
+@router.post(
+    "/ask",
+    responses={200: {"content": {"text/event-stream": {}}, "description": "JSON or SSE."}},
+)
+def ask(
+    body: AskRequest,
+    index: IndexDep,
+    _: ReadKey,
+    accept: Annotated[str, Header()] = "",
+) -> Any:
+    """An answer with ``[n]`` citations to exact character spans. Streamed as server-sent
+    events (``delta`` pieces, one ``answer``, then ``done``) when ``stream`` is true or the
+    request accepts ``text/event-stream``."""
+    where = parse_filter(body.filter) if body.filter else None
+    options: dict[str, Any] = {"engine": body.engine}
+    if not (body.stream or "text/event-stream" in accept):
+        answer = index.ask(body.question, top_k=body.top_k, where=where, **options)
+        return {**answer_json(body.question, answer), **UNTRUSTED}
+    pieces = index.ask_stream(body.question, top_k=body.top_k, where=where, **options)
+    # The first piece is computed here, so that errors before any text (a bad filter, say)
+    # still get their HTTP status instead of an error event in a 200 stream.
+    first = next(pieces, None)
+    return StreamingResponse(
+        _events(body.question, first, pieces),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+def sse(event: str, data: dict[str, Any]) -> str:
+    """One server-sent event; the JSON is on one line, so one ``data:`` field holds it."""
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+def _events(
+    question: str, first: str | Answer | None, rest: Iterator[str | Answer]
+) -> Iterator[str]:
+    item = first
+    try:
+        while item is not None:
+            if isinstance(item, Answer):
+                yield sse("answer", {**answer_json(question, item), **UNTRUSTED})
+            else:
+                yield sse("delta", {"text": item})
+            item = next(rest, None)
+    except RagwrightError as error:
+        status, code = status_of(error)
+        yield sse("error", error_body(status, code, str(error)))
+        return
+    except Exception:  # the status line is sent: report in the stream, log the details
+        log.exception("answer stream failed")
+        yield sse("error", error_body(500, "internal_error", "the answer failed; see the log"))
+        return
+    yield sse("done", {})

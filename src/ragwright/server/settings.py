@@ -1,0 +1,94 @@
+"""The server's settings: the ``[server]`` table of ragwright.toml (limits and API keys).
+
+    [server]
+    max_request_kb = 1024        # JSON request bodies
+    max_upload_mb = 100          # one multipart upload request, all files together
+    max_file_mb = 50             # one uploaded file (as `ragwright ingest --max-file-size`)
+    max_files = 100              # files in one upload request
+    max_chunk_chars = 20000      # as `ragwright ingest --max-chunk-chars`
+    shutdown_timeout = 60        # seconds in-flight requests get to finish on shutdown
+
+    [server.keys.alice]          # written by `ragwright keys add alice --scope write`
+    hash = "sha256:…"
+    scope = "write"
+
+Every key is optional; a wrong value is a `ConfigError` naming the file and the key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ragwright.config import Config
+from ragwright.errors import ConfigError
+from ragwright.server.keys import HASH_PREFIX, KEY_NAME, ApiKey, Scope
+
+KB = 1024
+MB = 1024 * 1024
+
+#: Limits fixed by the API itself (also stated in the OpenAPI schema).
+MAX_QUERY_CHARS = 4096
+MAX_TOP_K = 100
+
+_NUMBERS: dict[str, tuple[str, int]] = {
+    # TOML key: (field, unit in bytes or 1)
+    "max_request_kb": ("max_request_bytes", KB),
+    "max_upload_mb": ("max_upload_bytes", MB),
+    "max_file_mb": ("max_file_bytes", MB),
+    "max_files": ("max_files", 1),
+    "max_chunk_chars": ("max_chunk_chars", 1),
+    "shutdown_timeout": ("shutdown_timeout", 1),
+}
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    keys: tuple[ApiKey, ...] = ()
+    max_request_bytes: int = 1024 * KB
+    max_upload_bytes: int = 100 * MB
+    max_file_bytes: int = 50 * MB
+    max_files: int = 100
+    max_chunk_chars: int = 20_000
+    shutdown_timeout: int = 60
+
+    @property
+    def auth_required(self) -> bool:
+        return bool(self.keys)
+
+    @classmethod
+    def from_config(cls, config: Config) -> ServerSettings:
+        table = config.section("server")
+        where = f"{config.where} [server]"
+        values: dict[str, Any] = {}
+        for name, value in table.items():
+            if name == "keys":
+                values["keys"] = _keys(value, where)
+            elif name in _NUMBERS:
+                field, unit = _NUMBERS[name]
+                if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+                    raise ConfigError(f"{where}: {name} must be a positive number, not {value!r}")
+                values[field] = int(value * unit)
+            else:
+                known = ", ".join(["keys", *_NUMBERS])
+                raise ConfigError(f"{where}: unknown setting {name!r}; known: {known}")
+        return cls(**values)
+
+
+def _keys(table: object, where: str) -> tuple[ApiKey, ...]:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: keys must be a table of [server.keys.NAME] tables")
+    keys = []
+    for name, entry in table.items():
+        here = f"{where} keys.{name}"
+        if not KEY_NAME.match(name):
+            raise ConfigError(f"{here}: key names use letters, digits, '-' and '_' only")
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{here}: must be a table with hash and scope")
+        digest, scope = entry.get("hash"), entry.get("scope")
+        if not isinstance(digest, str) or not digest.startswith(HASH_PREFIX):
+            raise ConfigError(f"{here}: hash must be a string starting with {HASH_PREFIX!r}")
+        if scope not in {s.value for s in Scope}:
+            raise ConfigError(f"{here}: scope must be 'read' or 'write', not {scope!r}")
+        keys.append(ApiKey(name, Scope(scope), digest))
+    return tuple(keys)

@@ -1,0 +1,384 @@
+// ragwright's web page: plain DOM, no build step. Document text is untrusted: it only ever
+// reaches the page through textContent and text nodes, never as HTML.
+"use strict";
+
+const KEY_STORAGE = "ragwright.apiKey";
+const $ = (id) => document.getElementById(id);
+
+// -- API access --------------------------------------------------------------------------
+
+function authHeaders() {
+  const key = sessionStorage.getItem(KEY_STORAGE);
+  return key ? { Authorization: `Bearer ${key}` } : {};
+}
+
+class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+async function failure(response) {
+  let message = `${response.status} ${response.statusText}`;
+  try {
+    const body = await response.json();
+    if (body.error && body.error.message) message = body.error.message;
+  } catch (_) { /* not JSON */ }
+  if (response.status === 401) askForKey();
+  return new ApiError(response.status, message);
+}
+
+async function api(path, options = {}) {
+  const headers = { ...authHeaders(), ...(options.headers || {}) };
+  const response = await fetch(path, { ...options, headers });
+  if (!response.ok) throw await failure(response);
+  return response.json();
+}
+
+function postJson(path, body) {
+  return api(path, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+}
+
+function askForKey() {
+  $("key-form").hidden = false;
+  $("api-key").focus();
+}
+
+$("key-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const key = $("api-key").value.trim();
+  if (key) sessionStorage.setItem(KEY_STORAGE, key);
+  else sessionStorage.removeItem(KEY_STORAGE);
+  refresh();
+});
+
+// -- tabs (WAI-ARIA tabs: arrow keys move between tabs) -----------------------------------
+
+const tabs = [...document.querySelectorAll('[role="tab"]')];
+
+function selectTab(tab) {
+  for (const other of tabs) {
+    const selected = other === tab;
+    other.setAttribute("aria-selected", String(selected));
+    other.tabIndex = selected ? 0 : -1;
+    $(other.getAttribute("aria-controls")).hidden = !selected;
+  }
+  tab.focus();
+  if (tab.id === "tab-documents") loadDocuments();
+  if (tab.id === "tab-stats") loadStats();
+}
+
+for (const tab of tabs) {
+  tab.addEventListener("click", () => selectTab(tab));
+  tab.addEventListener("keydown", (event) => {
+    const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
+    if (step === undefined) return;
+    event.preventDefault();
+    selectTab(tabs[(tabs.indexOf(tab) + step + tabs.length) % tabs.length]);
+  });
+}
+
+// -- helpers to build DOM from untrusted text --------------------------------------------
+
+function element(tag, text, className) {
+  const node = document.createElement(tag);
+  if (text !== undefined) node.textContent = text;
+  if (className) node.className = className;
+  return node;
+}
+
+function queryTerms(query) {
+  const words = query.toLowerCase().match(/[\p{L}\p{N}]{2,}/gu) || [];
+  return [...new Set(words)];
+}
+
+// Appends `text` to `parent`, with words starting with a query term wrapped in <mark>.
+function appendHighlighted(parent, text, terms) {
+  if (!terms.length) {
+    parent.append(text);
+    return;
+  }
+  const escaped = terms.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const pattern = new RegExp(`(?<![\\p{L}\\p{N}])(?:${escaped.join("|")})[\\p{L}\\p{N}]*`, "giu");
+  let last = 0;
+  for (const match of text.matchAll(pattern)) {
+    parent.append(text.slice(last, match.index));
+    parent.append(element("mark", match[0]));
+    last = match.index + match[0].length;
+  }
+  parent.append(text.slice(last));
+}
+
+function snippet(text, limit = 400) {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length <= limit ? flat : `${flat.slice(0, limit - 1)}…`;
+}
+
+// -- search ------------------------------------------------------------------------------
+
+$("search-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const form = event.target;
+  const query = form.query.value;
+  const body = { query, mode: form.mode.value, top_k: 10 };
+  if (form.filter.value.trim()) body.filter = form.filter.value.trim();
+  const results = $("results");
+  results.replaceChildren();
+  $("search-status").textContent = "Searching…";
+  try {
+    const found = await postJson("/v1/search", body);
+    const terms = queryTerms(query);
+    for (const hit of found.hits) results.append(resultItem(hit, terms));
+    const count = found.hits.length;
+    $("search-status").textContent = count ? `${count} result${count === 1 ? "" : "s"}` : "No results.";
+  } catch (error) {
+    $("search-status").textContent = `Error: ${error.message}`;
+  }
+});
+
+function resultItem(hit, terms) {
+  const item = element("li", undefined, "result");
+  const head = element("div", undefined, "result-head");
+  const open = element("button", hit.source, "link source");
+  open.type = "button";
+  open.addEventListener("click", () =>
+    openDocument(hit.document_id, hit.char_start, hit.char_end, open));
+  head.append(open);
+  if (hit.breadcrumb) head.append(element("span", hit.breadcrumb, "breadcrumb"));
+  head.append(element("span", `${hit.scale} ${hit.score.toFixed(4)}`, "score"));
+  const text = element("p", undefined, "snippet");
+  appendHighlighted(text, snippet(hit.text), terms);
+  item.append(head, text);
+  return item;
+}
+
+// -- ask (server-sent events over a streamed fetch) --------------------------------------
+
+$("ask-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const form = event.target;
+  const body = { question: form.question.value, stream: true };
+  if (form.filter.value.trim()) body.filter = form.filter.value.trim();
+  const answer = $("answer");
+  answer.replaceChildren();
+  $("citations").replaceChildren();
+  answer.setAttribute("aria-busy", "true");
+  $("ask-status").textContent = "Answering…";
+  try {
+    const response = await fetch("/v1/ask", {
+      method: "POST",
+      headers: { ...authHeaders(), "Content-Type": "application/json", Accept: "text/event-stream" },
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) throw await failure(response);
+    for await (const [name, data] of serverSentEvents(response)) {
+      if (name === "delta") answer.append(data.text);
+      else if (name === "answer") showAnswer(data);
+      else if (name === "error") throw new ApiError(data.error.status, data.error.message);
+      else if (name === "done") $("ask-status").textContent = "";
+    }
+  } catch (error) {
+    $("ask-status").textContent = `Error: ${error.message}`;
+  } finally {
+    answer.setAttribute("aria-busy", "false");
+  }
+});
+
+async function* serverSentEvents(response) {
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let name = "message";
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event: ")) name = line.slice(7);
+        else if (line.startsWith("data: ")) data.push(line.slice(6));
+      }
+      yield [name, JSON.parse(data.join("\n"))];
+    }
+  }
+}
+
+// The final answer replaces the streamed text: the same text, with [n] markers as links.
+function showAnswer(data) {
+  const answer = $("answer");
+  const byNumber = new Map(data.citations.map((c) => [c.number, c]));
+  answer.replaceChildren();
+  let last = 0;
+  for (const match of data.answer.matchAll(/\[(\d+)\]/g)) {
+    const citation = byNumber.get(Number(match[1]));
+    if (!citation) continue;
+    answer.append(data.answer.slice(last, match.index));
+    answer.append(citationLink(citation, match[0]));
+    last = match.index + match[0].length;
+  }
+  answer.append(data.answer.slice(last));
+  const list = $("citations");
+  for (const citation of data.citations) {
+    const item = element("li");
+    item.append(citationLink(citation, `[${citation.number}]`), " ");
+    item.append(element("span", citation.source, "source"), " ");
+    item.append(element("q", citation.quote));
+    list.append(item);
+  }
+}
+
+function citationLink(citation, label) {
+  const link = element("a", label, "citation");
+  link.href = `#cite-${citation.number}`;
+  link.dataset.citation = String(citation.number);
+  link.setAttribute("aria-label", `Source ${citation.number}: ${citation.source}`);
+  link.addEventListener("click", (event) => {
+    event.preventDefault();
+    openDocument(citation.document_id, citation.char_start, citation.char_end, link);
+  });
+  return link;
+}
+
+// -- the document viewer: the source text with the cited span highlighted -----------------
+
+async function openDocument(documentId, start, end, opener) {
+  const viewer = $("viewer");
+  const text = $("viewer-text");
+  try {
+    const doc = await api(`/v1/documents/${encodeURIComponent(documentId)}`);
+    $("viewer-title").textContent = doc.source;
+    $("viewer-span").textContent = `Characters ${start}–${end}`;
+    const mark = element("mark", doc.content.slice(start, end), "cited");
+    mark.id = "cited-span";
+    mark.tabIndex = -1;
+    text.replaceChildren(doc.content.slice(0, start), mark, doc.content.slice(end));
+    viewer.returnFocus = opener;
+    if (!viewer.open) viewer.showModal();
+    mark.scrollIntoView({ block: "center" });
+    mark.focus({ preventScroll: true });
+  } catch (error) {
+    $("ask-status").textContent = `Error: ${error.message}`;
+  }
+}
+
+$("viewer-close").addEventListener("click", () => $("viewer").close());
+$("viewer").addEventListener("close", () => {
+  const opener = $("viewer").returnFocus;
+  if (opener) opener.focus();
+});
+
+// -- upload with progress ----------------------------------------------------------------
+
+$("upload-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const files = $("upload-files").files;
+  if (!files.length) return;
+  const data = new FormData();
+  for (const file of files) data.append("files", file, file.name);
+  const progress = $("upload-progress");
+  const status = $("upload-status");
+  progress.hidden = false;
+  progress.value = 0;
+  status.textContent = "Uploading…";
+  const request = new XMLHttpRequest();
+  request.open("POST", "/v1/documents");
+  for (const [name, value] of Object.entries(authHeaders())) request.setRequestHeader(name, value);
+  request.responseType = "json";
+  request.upload.addEventListener("progress", (e) => {
+    if (e.lengthComputable) progress.value = Math.round((100 * e.loaded) / e.total);
+  });
+  request.upload.addEventListener("load", () => {
+    progress.value = 100;
+    status.textContent = "Uploaded; ingesting…";
+  });
+  request.addEventListener("load", () => {
+    const body = request.response || {};
+    if (request.status === 401) askForKey();
+    if (request.status >= 400 && !body.documents) {
+      status.textContent = `Error: ${(body.error && body.error.message) || request.status}`;
+      return;
+    }
+    const parts = body.documents.map((d) => `${d.source}: ${d.status}`);
+    for (const failed of body.failed || []) parts.push(`${failed.source} failed: ${failed.reason}`);
+    status.textContent = parts.join("; ");
+    $("upload-form").reset();
+    loadDocuments();
+  });
+  request.addEventListener("error", () => { status.textContent = "Error: the upload failed."; });
+  request.send(data);
+});
+
+// -- documents and statistics -------------------------------------------------------------
+
+async function loadDocuments() {
+  try {
+    const { documents } = await api("/v1/documents");
+    const rows = documents.map((d) => {
+      const row = element("tr");
+      const view = element("button", d.source, "link source");
+      view.type = "button";
+      view.addEventListener("click", () => openDocument(d.id, 0, 0, view));
+      const remove = element("button", "Delete");
+      remove.type = "button";
+      remove.setAttribute("aria-label", `Delete ${d.source}`);
+      remove.addEventListener("click", () => deleteDocument(d));
+      const cells = [view, String(d.chunks), d.characters.toLocaleString(), remove];
+      for (const cell of cells) {
+        const td = element("td");
+        td.append(cell);
+        row.append(td);
+      }
+      return row;
+    });
+    $("documents").replaceChildren(...rows);
+  } catch (error) {
+    $("upload-status").textContent = `Error: ${error.message}`;
+  }
+}
+
+async function deleteDocument(doc) {
+  if (!confirm(`Delete ${doc.source} from the index?`)) return;
+  try {
+    await api(`/v1/documents/${encodeURIComponent(doc.id)}`, { method: "DELETE" });
+    $("upload-status").textContent = `Deleted ${doc.source}.`;
+    loadDocuments();
+  } catch (error) {
+    $("upload-status").textContent = `Error: ${error.message}`;
+  }
+}
+
+async function loadStats() {
+  try {
+    const stats = await api("/v1/stats");
+    const space = stats.embedding_space;
+    const rows = [
+      ["Documents", stats.documents.toLocaleString()],
+      ["Chunks", stats.chunks.toLocaleString()],
+      ["Characters", stats.characters.toLocaleString()],
+      ["Database size", `${(stats.database_bytes / 1048576).toFixed(2)} MB`],
+      ["Embedder", stats.embedder || "(none yet)"],
+      ["Embedding space", space ? `${space.model}, ${space.dimension} dimensions` : "(none yet)"],
+      ["Chunking", `${stats.chunking.name} ${JSON.stringify(stats.chunking.options)}`],
+    ];
+    $("stats").replaceChildren(...rows.flatMap(([k, v]) => [element("dt", k), element("dd", v)]));
+  } catch (error) {
+    $("stats").replaceChildren(element("dd", `Error: ${error.message}`));
+  }
+}
+
+// The key field shows itself when the server refuses a request without a key.
+function refresh() {
+  loadStats();
+  if (!$("panel-documents").hidden) loadDocuments();
+}
+
+if (sessionStorage.getItem(KEY_STORAGE)) $("api-key").value = sessionStorage.getItem(KEY_STORAGE);
+refresh();

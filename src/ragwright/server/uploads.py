@@ -1,0 +1,143 @@
+"""Uploaded files into the index: named ``uploads/FILENAME``, ingested with the CLI's limits.
+
+Each upload is written to a private temporary folder as ``uploads/FILENAME`` and ingested from
+there, so its source name is ``uploads/FILENAME`` whatever the server's working directory, and
+uploading the same bytes again is a no-op (the same source, the same fingerprint). A filename
+that is not a plain file name (a path, ``..``, control characters) is refused: it could never
+name a file outside the folder, but it would make a misleading source name.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+import threading
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from ragwright.errors import IngestLimitExceeded
+from ragwright.index import Index
+from ragwright.models import document_id_for
+from ragwright.pipeline.ingest import IngestOptions, IngestReport
+from ragwright.server.access_log import LOGGER
+from ragwright.server.problems import ApiError
+from ragwright.server.settings import ServerSettings
+
+UPLOAD_PREFIX = "uploads"
+MAX_FILENAME_CHARS = 255
+log = logging.getLogger(LOGGER)
+
+
+@dataclass(frozen=True, slots=True)
+class Upload:
+    filename: str
+    size: int
+    data: BinaryIO
+
+
+def check_filename(filename: str | None) -> str:
+    """``filename`` if it is a plain, visible file name; otherwise an `ApiError` (400)."""
+    name = filename or ""
+    problem = None
+    if not name.strip():
+        problem = "is empty"
+    elif name in (".", "..") or "/" in name or "\\" in name:
+        problem = "is a path, not a file name"
+    elif any(unicodedata.category(c).startswith("C") for c in name):
+        problem = "contains control characters"
+    elif len(name) > MAX_FILENAME_CHARS:
+        problem = f"is longer than {MAX_FILENAME_CHARS} characters"
+    elif name != name.strip():
+        problem = "starts or ends with white space"
+    if problem:
+        raise ApiError(400, "unsafe_filename", f"the upload's file name {name!r} {problem}")
+    return name
+
+
+def source_of(filename: str) -> str:
+    return f"{UPLOAD_PREFIX}/{filename}"
+
+
+class Uploader:
+    """Ingests uploads one request at a time: concurrent uploads queue here, while searches
+    go on (the store gives readers a consistent snapshot during each write)."""
+
+    def __init__(self, index: Index, settings: ServerSettings) -> None:
+        self.index, self.settings = index, settings
+        self.lock = threading.Lock()
+
+    @property
+    def options(self) -> IngestOptions:
+        s = self.settings
+        return IngestOptions(
+            max_file_size=s.max_file_bytes, max_files=s.max_files, max_chunk_chars=s.max_chunk_chars
+        )
+
+    def check(self, uploads: Sequence[Upload]) -> None:
+        """Refuse the whole request before any work when it breaks a limit."""
+        if not uploads:
+            raise ApiError(422, "invalid_request", "send one or more files in the 'files' field")
+        if len(uploads) > self.settings.max_files:
+            raise IngestLimitExceeded(
+                f"{len(uploads)} files in one upload, over the limit of {self.settings.max_files}"
+            )
+        names = [check_filename(u.filename) for u in uploads]
+        if len(set(names)) != len(names):
+            raise ApiError(400, "duplicate_filename", "two uploaded files have the same name")
+        for upload in uploads:
+            if upload.size > self.settings.max_file_bytes:
+                raise IngestLimitExceeded(
+                    f"{upload.filename} is {upload.size:,} bytes, over the maximum file size "
+                    f"of {self.settings.max_file_bytes:,}"
+                )
+
+    def ingest(self, uploads: Sequence[Upload]) -> IngestReport:
+        self.check(uploads)
+        with tempfile.TemporaryDirectory(prefix="ragwright-upload-") as staging:
+            folder = Path(staging) / UPLOAD_PREFIX
+            folder.mkdir()
+            paths = []
+            for upload in uploads:
+                path = folder / upload.filename
+                with path.open("wb") as out:
+                    shutil.copyfileobj(upload.data, out)
+                paths.append(path)
+            with self.lock:
+                names = [source_of(u.filename) for u in uploads]
+                log.info(
+                    "ingesting %s",
+                    ", ".join(names),
+                    extra={"fields": {"event": "ingest.start", "sources": names}},
+                )
+                report = self.index.ingest(paths, options=self.options, base=Path(staging))
+                log.info(
+                    "ingested %d chunks",
+                    report.chunks_written,
+                    extra={
+                        "fields": {
+                            "event": "ingest.done",
+                            "sources": names,
+                            "chunks_written": report.chunks_written,
+                        }
+                    },
+                )
+                return report
+
+
+def uploaded_documents(report: IngestReport) -> list[dict[str, str]]:
+    """Each uploaded file's document id and what happened to it."""
+    outcomes = [
+        ("added", report.added),
+        ("updated", report.updated),
+        ("unchanged", report.unchanged),
+        ("failed", [f.source for f in report.failed]),
+    ]
+    return [
+        {"source": source, "document_id": document_id_for(source), "status": status}
+        for status, sources in outcomes
+        for source in sources
+    ]

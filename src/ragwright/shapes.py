@@ -1,0 +1,151 @@
+"""The JSON shapes of ragwright's values, shared by every surface (CLI ``--json``, HTTP, MCP).
+
+One definition per shape, so a hit printed by ``ragwright search --json`` and one returned by
+``POST /v1/search`` are the same object. Plain dicts of JSON types; no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from ragwright.models import Answer, Chunk, Citation, Document, DocumentInfo, Hit
+from ragwright.pipeline.ingest import IngestReport
+from ragwright.stores.sqlite import StoreStats
+
+
+def hit_json(rank: int, hit: Hit) -> dict[str, Any]:
+    chunk = hit.chunk
+    return {
+        "rank": rank,
+        "score": hit.score,
+        "scale": hit.scale.value,
+        "arms": sorted(arm.value for arm in hit.arms),
+        "source": hit.source,
+        "document_id": chunk.document_id,
+        "chunk_id": chunk.id,
+        "chunk_index": chunk.index,
+        "char_start": chunk.char_start,
+        "char_end": chunk.char_end,
+        "breadcrumb": chunk.metadata.get("breadcrumb", ""),
+        "text": chunk.text,
+        "metadata": dict(chunk.metadata),
+    }
+
+
+def citation_json(citation: Citation) -> dict[str, Any]:
+    return {
+        "number": citation.number,
+        "source": citation.source,
+        "document_id": citation.document_id,
+        "chunk_id": citation.chunk_id,
+        "char_start": citation.char_start,
+        "char_end": citation.char_end,
+        "quote": citation.quote,
+    }
+
+
+def answer_json(question: str, answer: Answer) -> dict[str, Any]:
+    return {
+        "question": question,
+        "answer": answer.text,
+        "found": answer.found,
+        "citations": [citation_json(c) for c in answer.citations],
+        "hits": [hit_json(rank, hit) for rank, hit in enumerate(answer.hits, start=1)],
+    } | llm_json(answer)
+
+
+def chunk_json(chunk: Chunk, source: str) -> dict[str, Any]:
+    return {
+        "id": chunk.id,
+        "document_id": chunk.document_id,
+        "source": source,
+        "index": chunk.index,
+        "char_start": chunk.char_start,
+        "char_end": chunk.char_end,
+        "breadcrumb": chunk.metadata.get("breadcrumb", ""),
+        "text": chunk.text,
+        "metadata": dict(chunk.metadata),
+    }
+
+
+def document_info_json(info: DocumentInfo) -> dict[str, Any]:
+    return {
+        "id": info.id,
+        "source": info.source,
+        "chunks": info.chunk_count,
+        "characters": info.char_count,
+        "content_hash": info.content_hash,
+        "metadata": dict(info.metadata),
+    }
+
+
+def document_json(document: Document, chunks: list[Chunk]) -> dict[str, Any]:
+    """A document with its sections, full text and chunk spans (``chunks`` may be empty)."""
+    return {
+        "id": document.id,
+        "source": document.source,
+        "metadata": dict(document.metadata),
+        "sections": [
+            {
+                "char_start": s.char_start,
+                "char_end": s.char_end,
+                "breadcrumb": s.breadcrumb,
+                "level": s.level,
+                "page": s.page,
+            }
+            for s in document.sections
+        ],
+        "content": document.content,
+        "chunks": [
+            {"id": c.id, "index": c.index, "char_start": c.char_start, "char_end": c.char_end}
+            for c in chunks
+        ],
+    }
+
+
+def ingest_report_json(report: IngestReport) -> dict[str, Any]:
+    return {
+        "added": report.added,
+        "updated": report.updated,
+        "unchanged": report.unchanged,
+        "removed": report.removed,
+        "failed": [{"source": f.source, "reason": f.reason} for f in report.failed],
+        "skipped": [{"source": f.source, "reason": f.reason} for f in report.skipped],
+        "chunks_written": report.chunks_written,
+    }
+
+
+def stats_json(
+    stats: StoreStats, *, index: str, embedder: str | None, chunking: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "index": index,
+        "documents": stats.documents,
+        "chunks": stats.chunks,
+        "characters": stats.characters,
+        "database_bytes": stats.database_bytes,
+        "schema_version": stats.schema_version,
+        "embedder": embedder,
+        "embedding_space": asdict(stats.space) if stats.space else None,
+        "chunking": chunking,
+    }
+
+
+def llm_json(answer: Answer) -> dict[str, Any]:
+    """The fields an LLM engine adds to `answer_json` (zero or empty for extractive)."""
+    usage = answer.usage
+    return {
+        "engine": answer.engine,
+        "model": answer.model,
+        "usage": {
+            "calls": usage.calls,
+            "cached_calls": usage.cached_calls,
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+        },
+        "cost": answer.cost,
+        "removed_citations": list(answer.removed_citations),
+        "unsupported": list(answer.unsupported),
+        "warnings": list(answer.warnings),
+    }

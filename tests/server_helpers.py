@@ -1,0 +1,96 @@
+"""Shared by the server tests: an index of small documents and a real server on loopback."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ragwright import Index
+from ragwright.server import ServerSettings, create_app
+from ragwright.server.access_log import LOGGER
+from ragwright.server.runner import running, server_for
+from ragwright.testing import HashingEmbedder
+
+GUIDE = """# Guide
+
+## Install
+
+Run pip install ragwright to install it on Linux. The installer needs Python 3.11.
+
+## Filters
+
+A filter such as source equals guide restricts the results to one file.
+"""
+
+NOTES = """Release notes.
+
+Version two adds streaming answers over server-sent events. Uploads are ingested with limits.
+"""
+
+
+def build_index(folder: Path) -> Index:
+    """An index over two small files, built with the hashing embedder."""
+    docs = folder / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text(GUIDE, encoding="utf-8")
+    (docs / "notes.txt").write_text(NOTES, encoding="utf-8")
+    index = Index(folder / "index", embedder=HashingEmbedder())
+    report = index.ingest([docs])
+    assert report.ok and len(report.added) == 2
+    return index
+
+
+@contextmanager
+def serve(
+    index: Index,
+    settings: ServerSettings | None = None,
+    *,
+    log_level: str = "warning",
+    **kwargs: Any,
+) -> Iterator[str]:
+    """A real uvicorn server on a free loopback port; yields its base URL."""
+    settings = settings or ServerSettings()
+    app = create_app(index, settings, **kwargs)
+    with running(server_for(app, "127.0.0.1", 0, settings, log_level=log_level)) as url:
+        yield url
+
+
+class _Collect(logging.Handler):
+    def __init__(self, records: list[logging.LogRecord]) -> None:
+        super().__init__()
+        self.records = records
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@contextmanager
+def serve_logged(
+    index: Index, settings: ServerSettings | None = None
+) -> Iterator[tuple[str, list[logging.LogRecord]]]:
+    """`serve` at log level info, collecting the server's log records. A request is logged
+    just after its response is sent, so read the records after the block (server stopped)."""
+    records: list[logging.LogRecord] = []
+    handler = _Collect(records)
+    logger = logging.getLogger(LOGGER)
+    try:
+        with serve(index, settings, log_level="info") as url:
+            logger.addHandler(handler)  # after start: configuring the server resets handlers
+            yield url, records
+    finally:
+        logger.removeHandler(handler)
+
+
+def sse_events(body: str) -> list[tuple[str, dict[str, Any]]]:
+    """Parse a server-sent event stream into (event, data) pairs."""
+    events = []
+    for block in body.split("\n\n"):
+        if not block.strip():
+            continue
+        fields = dict(line.split(": ", 1) for line in block.split("\n"))
+        events.append((fields["event"], json.loads(fields["data"])))
+    return events

@@ -1,0 +1,173 @@
+"""The web page end to end in headless Chromium (Debian's ``chromium``, driven by Playwright;
+no browser is downloaded): upload, search, a streamed answer, a citation opened at its span."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ragwright import Index
+from ragwright.testing import HashingEmbedder
+from server_helpers import serve
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+#: Generous: CI machines are small and shared; the waits end as soon as the page is ready.
+TIMEOUT_MS = 20_000
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+
+FILLER = "\n\n".join(
+    f"## Chapter {n}\n\nGeneral remarks about marsupials, number {n}, with no island facts."
+    for n in range(40)
+)
+DOCUMENT = f"""# Marsupial field notes
+
+{FILLER}
+
+## Rottnest
+
+Quokkas live on Rottnest Island near Perth. Visitors must not feed the quokkas.
+"""
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
+def test_upload_search_ask_and_open_a_citation_in_a_browser(tmp_path: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=TIMEOUT_MS)
+
+    upload = tmp_path / "quokkas.md"
+    upload.write_text(DOCUMENT, encoding="utf-8")
+    question = "Where do quokkas live?"
+    page_errors: list[str] = []
+    with (
+        Index(tmp_path / "index", embedder=HashingEmbedder()) as index,
+        serve(index) as url,
+        sync_playwright() as playwright,
+    ):
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        page = browser.new_page(viewport={"width": 1100, "height": 800})
+        page.set_default_timeout(TIMEOUT_MS)
+        page.on("pageerror", lambda error: page_errors.append(str(error)))
+        page.on(
+            "console",
+            lambda m: page_errors.append(m.text) if m.type == "error" else None,
+        )
+        page.goto(url)
+
+        # Upload through the page, with its progress bar.
+        page.get_by_role("tab", name="Documents").click()
+        page.get_by_label("Files to add").set_input_files(upload)
+        page.get_by_role("button", name="Upload").click()
+        expect(page.locator("#upload-status")).to_have_text("uploads/quokkas.md: added")
+        expect(page.locator("#upload-progress")).to_have_attribute("value", "100")
+        expect(page.locator("#documents")).to_contain_text("uploads/quokkas.md")
+
+        # Search: the hit names its source and breadcrumb, with the query terms marked.
+        page.get_by_role("tab", name="Search").click()
+        page.get_by_role("searchbox", name="Query").fill("quokkas island")
+        page.get_by_label("bm25").check()
+        page.get_by_role("button", name="Search", exact=True).click()
+        first = page.locator("#results li").first
+        expect(first).to_contain_text("uploads/quokkas.md")
+        expect(first.locator(".breadcrumb")).to_have_text("Marsupial field notes > Rottnest")
+        marked = {text.lower() for text in first.locator("mark").all_inner_texts()}
+        assert {"quokkas", "island"} <= marked
+
+        # Ask: the streamed answer arrives, its [1] is a link to the cited span.
+        page.get_by_role("tab", name="Ask").click()
+        page.get_by_label("Question").fill(question)
+        page.get_by_role("button", name="Ask", exact=True).click()
+        link = page.locator("#answer a.citation").first
+        expect(link).to_have_text("[1]")
+        expect(page.locator("#answer")).to_contain_text("Rottnest Island")
+        expected = httpx.post(f"{url}/v1/ask", json={"question": question}).json()
+        assert page.locator("#answer").inner_text() == expected["answer"]
+        cited = expected["citations"][0]
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "web-page-answer.png"))
+
+        link.click()
+        dialog = page.get_by_role("dialog")
+        expect(dialog).to_be_visible()
+        expect(dialog.locator("h2")).to_have_text("uploads/quokkas.md")
+        span = dialog.locator("mark.cited")
+        expect(span).to_have_text(cited["quote"])
+        expect(span).to_be_in_viewport()
+        expect(span).to_be_focused()
+        text = dialog.locator("#viewer-text").inner_text()
+        assert text.index(cited["quote"]) == cited["char_start"]  # the span is where it says
+
+        screenshot = ARTIFACTS / "web-page-citation.png"
+        page.screenshot(path=str(screenshot), full_page=True)
+        print(f"screenshots: {ARTIFACTS / 'web-page-answer.png'}, {screenshot}")
+
+        page.keyboard.press("Escape")
+        expect(dialog).to_be_hidden()
+        expect(link).to_be_focused()  # focus returns to the citation
+        browser.close()
+    assert page_errors == []
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
+def test_a_server_with_keys_gets_one_from_the_page(tmp_path: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=TIMEOUT_MS)
+
+    from ragwright.server import ServerSettings
+    from ragwright.server.keys import ApiKey, Scope, digest_of
+
+    secret = "rw_browser-test-key"
+    settings = ServerSettings(keys=(ApiKey("browser", Scope.WRITE, digest_of(secret)),))
+    upload = tmp_path / "note.txt"
+    markup = '<img src=x onerror="window.pwned = 1"><script>window.pwned = 2</script>'
+    upload.write_text(f"Wombats dig long burrows. {markup}\n", encoding="utf-8")
+    with (
+        Index(tmp_path / "index", embedder=HashingEmbedder()) as index,
+        serve(index, settings) as url,
+        sync_playwright() as playwright,
+    ):
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        page = browser.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(url)
+        key = page.get_by_label("API key")
+        expect(key).to_be_visible()  # the first request was refused with 401
+        expect(key).to_be_focused()
+        key.fill(secret)
+        key.press("Enter")
+        page.get_by_role("tab", name="Documents").click()
+        page.get_by_label("Files to add").set_input_files(upload)
+        page.get_by_role("button", name="Upload").click()
+        expect(page.locator("#upload-status")).to_have_text("uploads/note.txt: added")
+        page.get_by_role("tab", name="Statistics").click()
+        expect(page.locator("#stats")).to_contain_text("Documents1")
+        assert page.evaluate("sessionStorage.getItem('ragwright.apiKey')") == secret
+
+        # Document text is shown as text, never run as markup.
+        page.get_by_role("tab", name="Search").click()
+        page.get_by_role("searchbox", name="Query").fill("wombats")
+        page.get_by_role("button", name="Search", exact=True).click()
+        expect(page.locator("#results li .snippet")).to_contain_text(markup)
+        assert page.locator("#results img, #results script").count() == 0
+        assert page.evaluate("window.pwned") is None
+        browser.close()
+    with Index(tmp_path / "index") as reopened:
+        assert reopened.document("uploads/note.txt") is not None
