@@ -68,8 +68,6 @@ class DocxParser:
                 else:
                     _write_paragraph(builder, block, styles, lists)
             metadata = core_properties(document.core_properties)
-        except ParseError:
-            raise
         except Exception as error:  # python-docx raises many kinds for a broken package
             raise ParseError(source, f"not a readable Word document: {error}") from error
         parsed = builder.build(metadata, CONTENT_TYPE)

@@ -47,8 +47,6 @@ class PptxParser:
             for count, slide in enumerate(deck.slides, start=1):
                 _write_slide(builder, slide, count)
             metadata = core_properties(deck.core_properties)
-        except ParseError:
-            raise
         except Exception as error:  # python-pptx raises many kinds for a broken package
             raise ParseError(source, f"not a readable PowerPoint deck: {error}") from error
         metadata["slides"] = count

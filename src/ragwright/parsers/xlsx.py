@@ -68,8 +68,6 @@ class XlsxParser:
             for sheet in workbook.worksheets:
                 sheets += _write_sheet(builder, sheet)
             metadata = core_properties(workbook.properties)
-        except ParseError:
-            raise
         except Exception as error:
             raise ParseError(source, f"cannot read the workbook: {error}") from error
         finally:
