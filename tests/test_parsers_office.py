@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import re
 import struct
 import zipfile
@@ -26,7 +27,12 @@ from office_files import (
 )
 from ragwright.errors import ConfigError, IngestLimitExceeded, ParseError
 from ragwright.models import ParsedDocument
-from ragwright.parsers._ooxml import ArchiveLimits, check_prolog, open_package
+from ragwright.parsers._ooxml import (
+    ArchiveLimits,
+    check_prolog,
+    open_package,
+    sanitized_package,
+)
 from ragwright.parsers.csv import CsvParser
 from ragwright.parsers.docx import DocxParser
 from ragwright.parsers.json import JsonParser
@@ -256,13 +262,24 @@ class TestDocx:
         assert parsed.content.endswith("| wide | tall |  |\n| y |  | tall |")
 
     def test_media_is_never_inflated(self, tmp_path: Path) -> None:
-        """A huge 'image' in the package does not count against limits and is not read."""
+        """python-docx loads every part: it gets a copy whose media parts are empty."""
+        path = build_docx(tmp_path / "p.docx", sections=1)
+        picture = os.urandom(3 * 1024 * 1024)  # incompressible, like a real photo
+        with zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr("word/media/photo.jpeg", picture)
+        package = sanitized_package(path.read_bytes(), "p.docx")
+        with zipfile.ZipFile(package) as copy, zipfile.ZipFile(path) as original:
+            assert copy.read("word/media/photo.jpeg") == b""
+            assert copy.read("word/document.xml") == original.read("word/document.xml")
+        parsed = DocxParser().parse(path.read_bytes(), "p.docx")
+        assert "Chapter 1" in parsed.content
+
+    def test_a_bomb_named_like_media_is_refused(self, tmp_path: Path) -> None:
         path = build_docx(tmp_path / "p.docx", sections=1)
         with zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED) as archive:
             archive.writestr("word/media/huge.png", b"\0" * (8 * 1024 * 1024))
-        limits = ArchiveLimits(max_part_size=1024 * 1024, max_total_size=2 * 1024 * 1024)
-        parsed = DocxParser(limits=limits).parse(path.read_bytes(), "p.docx")
-        assert "Chapter 1" in parsed.content
+        with pytest.raises(IngestLimitExceeded, match=r"word/media/huge\.png .* \(max_ratio"):
+            DocxParser().parse(path.read_bytes(), "p.docx")
 
 
 class TestPptx:

@@ -7,7 +7,7 @@ openpyxl see the bytes:
 
 - the bytes must be a zip archive (an encrypted Office file or a legacy ``.doc``/``.xls``/``.ppt``
   is a compound file, named as such in the error), with ``[Content_Types].xml``;
-- the central directory is checked against `ArchiveLimits`: entry count, each XML part's
+- the central directory is checked against `ArchiveLimits`: entry count, each entry's
   uncompressed size and compression ratio, and the total. Python's ``zipfile`` never inflates an
   entry past its declared size (and fails the CRC if the data says otherwise), so checking the
   declared sizes bounds what any reader can inflate;
@@ -37,7 +37,7 @@ _NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_:"
 
 @dataclass(frozen=True, slots=True)
 class ArchiveLimits:
-    """Limits on an OOXML archive; sizes are uncompressed bytes of the XML parts read.
+    """Limits on an OOXML archive, from its directory; sizes are uncompressed bytes.
 
     ``max_ratio`` applies to parts larger than ``ratio_floor`` (tiny parts compress well and
     harm nobody); real XML compresses 5–30x, a deflate bomb up to about 1000x.
@@ -130,7 +130,11 @@ def _check_directory(archive: zipfile.ZipFile, source: str, limits: ArchiveLimit
     if "[Content_Types].xml" not in archive.NameToInfo:
         raise ParseError(source, "a zip archive, but not an Office Open XML package")
     total = 0
-    for info in _xml_parts(archive):
+    # Every entry, not only the XML parts: a reader may follow a relationship to a part with
+    # any name, and a bomb could be named like an image. Real media compresses barely at all.
+    for info in infos:
+        if info.is_dir():
+            continue
         if info.flag_bits & 0x1:
             raise ParseError(source, f"the zip entry {info.filename!r} is encrypted")
         if info.file_size > limits.max_part_size:
@@ -147,7 +151,7 @@ def _check_directory(archive: zipfile.ZipFile, source: str, limits: ArchiveLimit
         total += info.file_size
         if total > limits.max_total_size:
             raise IngestLimitExceeded(
-                f"the XML parts inflate to over {limits.max_total_size / MB:,.0f} MB "
+                f"the archive inflates to over {limits.max_total_size / MB:,.0f} MB "
                 "in all (max_total_size)"
             )
 
