@@ -6,6 +6,7 @@ import io
 import os
 import re
 import struct
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -645,3 +646,17 @@ def test_a_mixed_folder_ingests_the_good_files_and_reports_the_bad(tmp_path: Pat
         row = index.search("Product dynamo-3", mode="bm25", where='filename = "sales.xlsx"')[0]
         assert "| West | dynamo-3 | 10 | 37.75 |" in row.chunk.text
         assert row.chunk.metadata["breadcrumb"] == "Sales"
+
+
+@pytest.mark.parametrize(
+    ("parser", "module"),
+    [(DocxParser, "docx"), (PptxParser, "pptx"), (XlsxParser, "openpyxl"), (RtfParser, "striprtf")],
+)
+def test_a_missing_extra_names_its_install_line(
+    parser: Any, module: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragwright.errors import MissingDependencyError
+
+    monkeypatch.setitem(sys.modules, module, None)  # as if it were not installed
+    with pytest.raises(MissingDependencyError, match=r"pip install 'ragwright\[office\]'"):
+        parser()
