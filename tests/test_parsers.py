@@ -347,14 +347,26 @@ class TestHtmlParser:
         )
         assert doc.content == "- one\n- two\n  - nested\n\n3. three\n4. four"
 
-    def test_tables_render_rows_as_cells(self) -> None:
+    def test_data_tables_render_as_pipe_rows_under_their_header(self) -> None:
         doc = self.parse(
-            "<table><thead><tr><th>Name</th><th>Value</th></tr></thead>"
+            "<p>before</p><table><caption>Prices</caption>"
+            "<thead><tr><th>Name</th><th>Value</th></tr></thead>"
             "<tbody><tr><td>a</td><td></td><td>c <p>more</p></td></tr>"
-            "<tr><td></td><td>x</td></tr><tr><td></td><td></td></tr></tbody></table>"
+            "<tr><td></td><td>x|y</td></tr><tr><td></td><td></td></tr></tbody></table>"
             "<p>after</p>"
         )
-        assert doc.content == "Name | Value\na | | c more\n| x\n\nafter"
+        assert doc.content == (
+            "before\n\nPrices\n| Name | Value |\n| --- | --- |\n| a |  | c more |\n"
+            "|  | x\\|y |\n\nafter"
+        )
+
+    def test_layout_tables_are_read_as_content(self) -> None:
+        doc = self.parse(
+            "<table><tr><td><h1>Title</h1><p>Body text.</p></td></tr></table>"
+            "<table><tr><td>one cell</td></tr></table>"
+        )
+        assert "|" not in doc.content
+        assert doc.sections[0].heading_path == ("Title",)
 
     def test_paragraphs_are_separated_by_blank_lines(self) -> None:
         doc = self.parse("<p>one</p><p>two</p><div>three</div><div><div>four</div></div>")

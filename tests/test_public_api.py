@@ -13,8 +13,8 @@ EXPECTED = {
     "Comparison", "ConfigError", "Document", "DocumentInfo", "EmbedderError", "EmbeddingSpace",
     "EmbeddingSpaceMismatch", "Exists", "Filter", "FilterSyntaxError", "Hit", "In", "Index",
     "IngestLimitExceeded", "IngestOptions", "IngestReport", "MissingDependencyError", "Not",
-    "Or", "ParseError", "ParsedDocument", "RagwrightError", "RegistryError", "Scale",
-    "SearchMode", "Section", "StoreError", "UnsupportedFilter", "UnsupportedScale",
+    "Or", "ParseError", "ParsedDocument", "ParserOptions", "RagwrightError", "RegistryError",
+    "Scale", "SearchMode", "Section", "StoreError", "UnsupportedFilter", "UnsupportedScale",
     "__version__", "parse_filter",
 }  # fmt: skip
 

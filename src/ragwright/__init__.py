@@ -42,6 +42,7 @@ from ragwright.models import (
     Scale,
     Section,
 )
+from ragwright.parsers.options import ParserOptions
 from ragwright.pipeline.ingest import IngestOptions, IngestReport
 from ragwright.pipeline.retrieval import SearchMode
 
@@ -76,6 +77,7 @@ __all__ = [
     "Or",
     "ParseError",
     "ParsedDocument",
+    "ParserOptions",
     "RagwrightError",
     "RegistryError",
     "Scale",

@@ -22,6 +22,7 @@ from ragwright.llms import create_llm
 from ragwright.llms.session import LLMSession, open_session
 from ragwright.llms.settings import ENGINES, LLMSettings
 from ragwright.models import Answer, Chunk, Document, DocumentInfo, Hit
+from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
 from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.pipeline.ingest import IngestOptions, Ingestor, IngestReport, Progress
@@ -161,6 +162,12 @@ class Index:
         recorded = self.store.get_setting("chunking")
         return ChunkingConfig.from_spec(recorded) if recorded else ChunkingConfig()
 
+    @property
+    def parser_options(self) -> ParserOptions:
+        """The parser options of the last ingest (the defaults before the first)."""
+        recorded = self.store.get_setting("parser_options")
+        return ParserOptions.from_spec(recorded) if recorded else ParserOptions()
+
     # -- ingestion -------------------------------------------------------------------------
 
     def ingest(
@@ -169,22 +176,27 @@ class Index:
         *,
         chunking: ChunkingConfig | None = None,
         options: IngestOptions | None = None,
+        parser_options: ParserOptions | None = None,
         progress: Callable[[Progress], None] | None = None,
         base: Path | None = None,
     ) -> IngestReport:
         """Ingest files and folders. Unchanged files are skipped; changed ones replaced.
 
-        Sources are named relative to ``base`` when given (the HTTP server names uploads
-        ``uploads/NAME`` this way), else relative to `source_base`."""
+        ``chunking`` and ``parser_options`` default to those of the last ingest; a file whose
+        parser's options changed is read again. Sources are named relative to ``base`` when
+        given (the HTTP server names uploads ``uploads/NAME`` this way), else relative to
+        `source_base`."""
         embedder = self._bound_embedder()
         chunking = chunking or self.chunking
         token_counter = embedder if isinstance(embedder, TokenCounter) else None
         chunker = create_chunker(chunking.name, token_counter=token_counter, **chunking.options)
         self.store.set_setting("chunking", chunking.spec)
+        parser_options = parser_options or self.parser_options
+        self.store.set_setting("parser_options", parser_options.spec)
         ingestor = Ingestor(
             self.store,
             embedder,
-            ParserRegistry.from_entry_points(),
+            ParserRegistry.from_entry_points(options=parser_options),
             chunker,
             chunker_spec=chunking.spec,
             base=base or self.source_base,

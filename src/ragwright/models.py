@@ -17,6 +17,9 @@ Metadata = Mapping[str, Any]
 _EMPTY: Metadata = MappingProxyType({})
 
 BREADCRUMB_SEPARATOR = " > "
+#: Chunk metadata: the header and separator lines of the table a chunk continues (its rows
+#: start inside a table whose header is in an earlier chunk). See `Chunk.indexed_text`.
+TABLE_HEADER = "table_header"
 
 
 def content_hash(text: str) -> str:
@@ -40,6 +43,8 @@ class Section:
 
     ``heading_path`` is the chain of headings from the top ("Guide", "Install", "Linux");
     ``level`` is the heading level of the innermost one (0 when there is no heading).
+    ``metadata`` belongs to this span alone (e.g. the fields of one JSON Lines record); every
+    chunk of the section carries it. A plain dict of JSON values.
     """
 
     char_start: int
@@ -47,6 +52,7 @@ class Section:
     heading_path: tuple[str, ...] = ()
     level: int = 0
     page: int | None = None
+    metadata: Metadata = field(default_factory=dict, hash=False)
 
     @property
     def breadcrumb(self) -> str:
@@ -115,6 +121,14 @@ class Chunk:
     char_start: int
     char_end: int
     metadata: Metadata = field(default_factory=lambda: _EMPTY)
+
+    @property
+    def indexed_text(self) -> str:
+        """What is embedded, keyword-indexed and shown for this chunk: its text, after the
+        header of the table it continues when it starts among a table's rows, so a row is
+        found and understood with its column names (``text`` stays the exact span)."""
+        header = self.metadata.get(TABLE_HEADER)
+        return f"{header}\n{self.text}" if header else self.text
 
 
 class Scale(StrEnum):

@@ -12,12 +12,13 @@ import re
 import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import IntEnum
 from typing import Any
 
+from ragwright.chunkers._tables import Table, Units, find_tables, header_for
 from ragwright.errors import ConfigError
-from ragwright.models import Chunk, Document, Section, chunk_id_for
+from ragwright.models import TABLE_HEADER, Chunk, Document, Section, chunk_id_for
 from ragwright.ports import TokenCounter
 
 Span = tuple[int, int]
@@ -50,25 +51,47 @@ _NON_SPACE = re.compile(r"\S")
 
 
 class Boundaries:
-    """Boundary positions within ``text[start:end]``, found lazily per level, searched by bisect."""
+    """Boundary positions within ``text[start:end]``, found lazily per level, searched by bisect.
+
+    Positions inside a table's units (see `ragwright.chunkers._tables`) are left out, so a
+    table is cut only between rows; ``protected=False`` asks for them all, for the rare row too
+    long for any chunk.
+    """
 
     def __init__(self, text: str, start: int, end: int) -> None:
         self.text, self.start, self.end = text, start, end
-        self._positions: dict[Level, list[int]] = {}
+        self._positions: dict[tuple[Level, bool], list[int]] = {}
         self._word_starts: list[int] | None = None
+        self._tables: list[Table] | None = None
+        self._units: Units | None = None
 
-    def positions(self, level: Level) -> list[int]:
-        found = self._positions.get(level)
+    @property
+    def tables(self) -> list[Table]:
+        if self._tables is None:
+            self._tables = find_tables(self.text, self.start, self.end)
+        return self._tables
+
+    @property
+    def units(self) -> Units:
+        if self._units is None:
+            self._units = Units(self.tables)
+        return self._units
+
+    def positions(self, level: Level, protected: bool = True) -> list[int]:
+        found = self._positions.get((level, protected))
         if found is None:
-            pattern, at_end = _PATTERNS[level]
-            matches = pattern.finditer(self.text, self.start, self.end)
-            found = [m.end() if at_end else m.start() for m in matches]
-            self._positions[level] = found
+            if protected and self.units:
+                found = [p for p in self.positions(level, False) if not self.units.inside(p)]
+            else:
+                pattern, at_end = _PATTERNS[level]
+                matches = pattern.finditer(self.text, self.start, self.end)
+                found = [m.end() if at_end else m.start() for m in matches]
+            self._positions[(level, protected)] = found
         return found
 
-    def last(self, level: Level, low: int, high: int) -> int | None:
+    def last(self, level: Level, low: int, high: int, protected: bool = True) -> int | None:
         """The last boundary ``p`` with ``low <= p <= high``."""
-        positions = self.positions(level)
+        positions = self.positions(level, protected)
         index = bisect_right(positions, high) - 1
         return positions[index] if index >= 0 and positions[index] >= low else None
 
@@ -82,7 +105,7 @@ class Boundaries:
         """The first position ``low <= p < high`` where a word begins after whitespace."""
         if self._word_starts is None:
             found = _WORD_START.finditer(self.text, self.start, self.end)
-            self._word_starts = [match.start() for match in found]
+            self._word_starts = [m.start() for m in found if not self.units.inside(m.start())]
         index = bisect_left(self._word_starts, low)
         if index < len(self._word_starts) and self._word_starts[index] < high:
             return self._word_starts[index]
@@ -219,25 +242,30 @@ def _best_cut(bounds: Boundaries, low: int, high: int, floor: int) -> tuple[int,
 
     The strongest boundary wins as long as the piece keeps at least a quarter of its budget;
     otherwise (a short paragraph before a long one) a weaker boundary later on is better than
-    a tiny chunk.
+    a tiny chunk. A cut inside a table row comes only when no boundary outside one is left.
     """
     fill = low + (high - low) // 4
-    for minimum in (max(floor + 1, fill), floor + 1):
+    for minimum, protected in ((max(floor + 1, fill), True), (floor + 1, True), (floor + 1, False)):
         for level in Level:
-            cut = bounds.last(level, minimum, high)
+            cut = bounds.last(level, minimum, high, protected)
             if cut is not None:
                 return cut, False
     return bounds.hard_cut(high, floor), True
 
 
 def _window_cut(bounds: Boundaries, high: int, floor: int) -> tuple[int, bool]:
-    """The window's end ``high``, moved back to whitespace if it falls inside a word."""
+    """The window's end ``high``, moved back to whitespace if it falls inside a word or a
+    table row."""
     text = bounds.text
-    if high >= bounds.end or text[high - 1].isspace() or text[high].isspace():
+    inside_row = bounds.units.inside(high)
+    if high >= bounds.end or (
+        not inside_row and (text[high - 1].isspace() or text[high].isspace())
+    ):
         return high, False
-    word_break = bounds.last(Level.WORD, floor + 1, high)
-    if word_break is not None:
-        return word_break, False
+    for protected in (True, False):  # between table rows if there is a way, else anywhere
+        word_break = bounds.last(Level.WORD, floor + 1, high, protected)
+        if word_break is not None:
+            return word_break, False
     return bounds.hard_cut(high, floor), True
 
 
@@ -274,7 +302,7 @@ def tile_sections(document: Document) -> list[Section]:
             continue
         if start > position:
             tiled.append(Section(position, start))
-        tiled.append(Section(start, end, section.heading_path, section.level, section.page))
+        tiled.append(replace(section, char_start=start, char_end=end))
         position = end
     if position < length:
         tiled.append(Section(position, length))
@@ -283,6 +311,7 @@ def tile_sections(document: Document) -> list[Section]:
 
 def section_metadata(section: Section) -> dict[str, Any]:
     metadata: dict[str, Any] = {
+        **section.metadata,
         "breadcrumb": section.breadcrumb,
         "heading_path": list(section.heading_path),
     }
@@ -303,6 +332,10 @@ def assemble(document: Document, split: SectionSplitter) -> list[Chunk]:
                 continue
             start, end = trimmed
             piece = text[start:end]
+            metadata = section_metadata(section)
+            header = header_for(bounds.tables, text, start)
+            if header is not None:
+                metadata[TABLE_HEADER] = header
             chunks.append(
                 Chunk(
                     id=chunk_id_for(document.id, start, piece),
@@ -311,7 +344,7 @@ def assemble(document: Document, split: SectionSplitter) -> list[Chunk]:
                     text=piece,
                     char_start=start,
                     char_end=end,
-                    metadata=section_metadata(section),
+                    metadata=metadata,
                 )
             )
     return chunks

@@ -35,6 +35,7 @@ from ragwright.cli._common import (
 )
 from ragwright.errors import ConfigError
 from ragwright.index import ChunkingConfig
+from ragwright.parsers.options import ParserOptions
 from ragwright.pipeline.ingest import IngestOptions, IngestReport
 from ragwright.pipeline.ingest import Progress as IngestProgress
 from ragwright.shapes import ingest_report_json
@@ -71,6 +72,14 @@ def ingest(
     parse_memory: Annotated[
         int, typer.Option(help="MB of memory to parse one file; 0: no limit.", min=0)
     ] = 2048,
+    text_field: Annotated[
+        list[str] | None,
+        typer.Option(help="JSON field (dotted path) holding a record's text; repeatable."),
+    ] = None,
+    meta_field: Annotated[
+        list[str] | None,
+        typer.Option(help="JSON field copied into a record's metadata; repeatable."),
+    ] = None,
     dataset: Annotated[
         Path | None,
         typer.Option(
@@ -99,10 +108,19 @@ def ingest(
         parse_timeout=parse_timeout or None,
         parse_memory_mb=parse_memory or None,
     )
+    # Neither given: the index's recorded options stay (see Index.ingest).
+    fields = ParserOptions(tuple(text_field or ()), tuple(meta_field or ()))
+    parser_options = fields if text_field or meta_field else None
     with open_index(index, embedder, create=True) as kb:
         chunking = _chunking(kb.chunking, chunker, chunk_size, chunk_overlap)
         with _progress_bar(enabled=not json_output) as update:
-            report = kb.ingest(paths, chunking=chunking, options=options, progress=update)
+            report = kb.ingest(
+                paths,
+                chunking=chunking,
+                options=options,
+                parser_options=parser_options,
+                progress=update,
+            )
     _finish(report, json_output)
 
 

@@ -81,7 +81,7 @@ def _print_hit(rank: int, hit: Hit, terms: list[str]) -> None:
         f"[bold]{rank}.[/] [cyan]{where}[/]  [dim]{hit.scale.value} {hit.score:.4f} · {arms} · "
         f"chars {chunk.char_start}–{chunk.char_end}[/]"
     )
-    console.print("   " + highlight(snippet(chunk.text), terms), soft_wrap=True)
+    console.print("   " + highlight(snippet(chunk.indexed_text), terms), soft_wrap=True)
 
 
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:

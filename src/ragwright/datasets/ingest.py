@@ -55,7 +55,9 @@ def _write(
     if not pending:
         return
     try:
-        vectors = embedder.embed_documents([c.text for item in pending for c in item.chunks])
+        vectors = embedder.embed_documents(
+            [c.indexed_text for item in pending for c in item.chunks]
+        )
     except EmbedderError as error:
         report.failed.extend(
             Failure(i.document.source, f"embedding failed: {error}") for i in pending

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ragwright.models import ParsedDocument
+from ragwright.parsers._tables import table_lines
 from ragwright.parsers._text import (
     Heading,
     collapse_whitespace,
@@ -47,7 +48,8 @@ _XML_ENCODING = re.compile(rb"""<\?xml[^>]+encoding\s*=\s*["']([\w:.-]+)""", re.
 
 
 class HtmlParser:
-    """Reads HTML: main content as text (lists as ``- item``, table rows as ``a | b``).
+    """Reads HTML: main content as text (lists as ``- item``, data tables as pipe rows under
+    their first row; a table used for layout is read as ordinary content).
 
     Metadata: ``title`` (``<title>``, else the first h1), and ``description``, ``author`` and
     ``language`` when the page declares them.
@@ -292,6 +294,21 @@ class _Renderer:
         self.pre_depth -= tag == "pre"
         self.sectioning_depth -= tag in _SECTIONING
 
+    def table(self, node: LexborNode, rows: list[list[str]]) -> None:
+        """A data table as pipe rows under its first row (see `ragwright.parsers._tables`),
+        after its caption."""
+        writer = self.writer
+        writer.block(2)
+        caption = node.css_first("caption")
+        if caption is not None and (text := collapse_whitespace(caption.text(separator=" "))):
+            writer.text(text)
+            writer.block(1)
+        for number, line in enumerate(table_lines(rows[0], rows[1:])):
+            if number:
+                writer.block(1)
+            writer.raw(line)
+        writer.block(2)
+
     def text(self, text: str) -> None:
         if self.pre_depth:
             self.writer.raw(text)
@@ -336,9 +353,32 @@ def _render(root: LexborNode, writer: _Writer) -> None:
         elif tag == "-text":
             renderer.text(node.text_content or "")
         elif node.is_element_node and not renderer.skip(node, tag):
+            if tag == "table" and (rows := _data_table(node)):
+                renderer.table(node, rows)
+                continue
             renderer.open(tag, node)
             stack.append((node, True))
             stack.extend((child, False) for child in reversed(list(_children(node))))
+
+
+def _data_table(table: LexborNode) -> list[list[str]] | None:
+    """A data table's rows of cell texts (empty rows left out); None for a table used for
+    layout: one with a nested table or a heading, or with no row of two cells or more."""
+    # The selectors match the table itself too, hence "more than one".
+    if len(table.css("table")) > 1 or table.css_first("h1, h2, h3, h4, h5, h6") is not None:
+        return None
+    rows: list[list[str]] = []
+    for row in table.css("tr"):
+        cells = [
+            collapse_whitespace(cell.text(deep=True, separator=" "))
+            for cell in _children(row)
+            if cell.tag in _CELLS
+        ]
+        if any(cells):
+            rows.append(cells)
+    if not any(len(row) > 1 for row in rows):
+        return None
+    return rows
 
 
 def _children(node: LexborNode) -> Iterator[LexborNode]:

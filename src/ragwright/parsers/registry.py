@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from importlib.metadata import entry_points
 from pathlib import Path
 
 from ragwright.errors import ParseError, RegistryError
+from ragwright.parsers.options import ParserOptions
 from ragwright.ports import Parser
 
 ENTRY_POINT_GROUP = "ragwright.parsers"
@@ -59,11 +61,14 @@ class ParserRegistry:
             self.register(parser)
 
     @classmethod
-    def from_entry_points(cls, group: str = ENTRY_POINT_GROUP) -> ParserRegistry:
+    def from_entry_points(
+        cls, group: str = ENTRY_POINT_GROUP, options: ParserOptions | None = None
+    ) -> ParserRegistry:
         """A registry of every installed parser plugin, the built-ins included.
 
         A plugin class may set ``replaces = "name"`` to take over a parser; those register last,
-        so the parser they replace is already there whatever the plugin order.
+        so the parser they replace is already there whatever the plugin order. With
+        ``options``, a class that offers ``from_options`` is built by it.
         """
         registry = cls()
         loaded = []
@@ -76,8 +81,9 @@ class ParserRegistry:
                 ) from exc
         loaded.sort(key=lambda item: getattr(item[1], "replaces", None) is not None)
         for name, parser_class in loaded:
+            build = getattr(parser_class, "from_options", None)
             registry.register_factory(
-                parser_class,
+                partial(build, options) if options is not None and build else parser_class,
                 name,
                 _extensions_of(parser_class, name),
                 replaces=getattr(parser_class, "replaces", None),

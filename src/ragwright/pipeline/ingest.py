@@ -25,7 +25,7 @@ from ragwright.pipeline.parse_worker import ParseLimits, ParseWorker
 from ragwright.ports import Chunker, DocumentWrite, Embedder, Parser, Vectors
 
 # Bumped when the way files become chunks changes, so every file is re-read once.
-INGEST_FORMAT = "1"
+INGEST_FORMAT = "2"
 
 
 class ParserLookup(Protocol):
@@ -239,7 +239,7 @@ class Ingestor:
         if not pending:
             return
         try:
-            vectors = self._embed([chunk.text for item in pending for chunk in item.chunks])
+            vectors = self._embed([chunk.indexed_text for item in pending for chunk in item.chunks])
         except EmbedderError:
             if len(pending) == 1:
                 raise

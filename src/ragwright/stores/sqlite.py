@@ -630,6 +630,7 @@ def _section(raw: dict[str, Any]) -> Section:
         heading_path=tuple(raw["heading_path"]),
         level=raw["level"],
         page=raw["page"],
+        metadata=raw.get("metadata", {}),
     )
 
 

@@ -7,7 +7,8 @@
 - ``chunks``: exact spans of a document with their vector (float32 little-endian BLOB) and
   metadata (document metadata merged with structural metadata such as the breadcrumb).
 - ``chunks_fts``: an FTS5 index over chunk text (external content, kept in step by triggers,
-  so a document's replace or delete is one transaction across all tables).
+  so a document's replace or delete is one transaction across all tables). A chunk that
+  continues a table is indexed with the table's header before its text.
 """
 
 from __future__ import annotations
@@ -56,13 +57,28 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     text, content='chunks', content_rowid='rowid', tokenize='{tokenizer}'
 );
 
-CREATE TRIGGER IF NOT EXISTS chunks_fts_insert AFTER INSERT ON chunks BEGIN
-    INSERT INTO chunks_fts(rowid, text) VALUES (new.rowid, new.text);
+-- A chunk is indexed as `Chunk.indexed_text`: after the header of the table it continues (if
+-- any), so a table row is found by its column names. Replaces schema 1's first triggers, which
+-- indexed the text alone; the upgrade is one transaction, so no write slips between the two.
+BEGIN;
+DROP TRIGGER IF EXISTS chunks_fts_insert;
+DROP TRIGGER IF EXISTS chunks_fts_delete;
+
+CREATE TRIGGER IF NOT EXISTS chunks_fts_add AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts(rowid, text) VALUES (
+        new.rowid,
+        coalesce(json_extract(new.metadata, '$.table_header') || char(10), '') || new.text
+    );
 END;
 
-CREATE TRIGGER IF NOT EXISTS chunks_fts_delete AFTER DELETE ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+CREATE TRIGGER IF NOT EXISTS chunks_fts_remove AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES (
+        'delete',
+        old.rowid,
+        coalesce(json_extract(old.metadata, '$.table_header') || char(10), '') || old.text
+    );
 END;
+COMMIT;
 """
 
 

@@ -1,0 +1,111 @@
+"""Pipe tables in a document's content, so chunkers cut them only between rows.
+
+Every parser writes tables as pipe rows (a header line, a separator line, one line per row; see
+`ragwright.parsers._tables`), and Markdown files may hold them as written. A table here is a
+line containing ``|`` followed by a separator line (``| --- | :-: |``), then the lines up to the
+first blank line or line without ``|``.
+
+Chunkers treat the header block (header, separator and first row) and each later row as units no
+cut may fall inside, unless a single unit is longer than a chunk. A chunk that starts inside a
+table's rows carries the header block's first two lines as ``table_header`` metadata, which is
+prepended wherever the chunk's text is embedded, indexed or shown (`Chunk.indexed_text`).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+
+Span = tuple[int, int]
+
+_SEPARATOR = re.compile(r"[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)*[ \t]*:?-+:?[ \t]*\|?[ \t]*")
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """Where a table sits: its header and separator lines, and each row's line."""
+
+    start: int
+    header_end: int  # the end of the separator line
+    rows: tuple[Span, ...]
+
+    @property
+    def end(self) -> int:
+        return self.rows[-1][1] if self.rows else self.header_end
+
+    def units(self) -> list[Span]:
+        """Spans no cut may fall inside: the header block with the first row, then each row."""
+        first_end = self.rows[0][1] if self.rows else self.header_end
+        return [(self.start, first_end), *self.rows[1:]]
+
+
+def find_tables(text: str, start: int, end: int) -> list[Table]:
+    """The pipe tables in ``text[start:end]``, in order."""
+    if text.find("|", start, end) < 0:
+        return []
+    lines = _lines(text, start, end)
+    tables: list[Table] = []
+    index = 0
+    while index + 1 < len(lines):
+        header, separator = lines[index], lines[index + 1]
+        if not (_has_pipe(text, header) and _is_separator(text, separator)):
+            index += 1
+            continue
+        rows: list[Span] = []
+        index += 2
+        while index < len(lines) and _has_pipe(text, lines[index]):
+            rows.append(lines[index])
+            index += 1
+        tables.append(Table(header[0], separator[1], tuple(rows)))
+    return tables
+
+
+class Units:
+    """Sorted, non-overlapping spans that cuts avoid; answers "is this position inside one?"."""
+
+    def __init__(self, tables: list[Table]) -> None:
+        spans = [span for table in tables for span in table.units()]
+        self.starts = [span[0] for span in spans]
+        self.ends = [span[1] for span in spans]
+
+    def __bool__(self) -> bool:
+        return bool(self.starts)
+
+    def inside(self, position: int) -> bool:
+        """True when a cut at ``position`` would split a unit (its ends are fine)."""
+        index = bisect_right(self.starts, position) - 1
+        return index >= 0 and self.starts[index] < position < self.ends[index]
+
+
+def header_for(tables: list[Table], text: str, start: int) -> str | None:
+    """The header and separator lines of the table whose rows a chunk starting at ``start``
+    begins in; None when it starts outside every table's rows."""
+    for table in tables:
+        if table.header_end <= start < table.end:
+            return text[table.start : table.header_end]
+    return None
+
+
+def _lines(text: str, start: int, end: int) -> list[Span]:
+    """Each line of ``text[start:end]`` as a span without its line break and trailing blanks;
+    blank lines included (they end tables)."""
+    spans: list[Span] = []
+    position = start
+    while position < end:
+        newline = text.find("\n", position, end)
+        line_end = end if newline < 0 else newline
+        trimmed = line_end
+        while trimmed > position and text[trimmed - 1] in " \t\r":
+            trimmed -= 1
+        spans.append((position, trimmed))
+        position = line_end + 1
+    return spans
+
+
+def _has_pipe(text: str, line: Span) -> bool:
+    return text.find("|", *line) >= 0
+
+
+def _is_separator(text: str, line: Span) -> bool:
+    return _has_pipe(text, line) and _SEPARATOR.fullmatch(text, *line) is not None
