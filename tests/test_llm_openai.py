@@ -229,3 +229,68 @@ def test_backoff_doubles_with_jitter_unless_the_server_names_a_wait() -> None:
     assert backoff.delay(0, httpx.Headers({"Retry-After": "86400"})) == MAX_RETRY_AFTER
     past = "Wed, 21 Oct 2015 07:28:00 GMT"
     assert backoff.delay(0, httpx.Headers({"Retry-After": past})) == 0.0
+
+
+@pytest.mark.parametrize(
+    "trial",
+    [
+        Reply.raw("{not json"),
+        Reply.raw('{"choices": []}'),
+        Reply.raw("data: {broken\n\ndata: [DONE]\n\n", content_type="text/event-stream"),
+    ],
+)
+def test_a_trial_that_gets_a_broken_reply_opens_the_breaker_again(
+    server: OpenAIServer, trial: Reply
+) -> None:
+    clock = FakeClock()
+    breaker = CircuitBreaker("test", failures=1, cooldown=30.0, clock=clock)
+    llm = client(server, max_retries=0, breaker=breaker)
+    server.script(Reply.status(500))
+    with pytest.raises(LLMError):
+        llm.chat(HELLO)
+    assert breaker.state == "open"
+    clock.now = 31.0
+    server.script(trial)
+    with pytest.raises(LLMResponseError):
+        if trial.headers.get("Content-Type") == "text/event-stream":
+            list(llm.stream(HELLO))
+        else:
+            llm.chat(HELLO)
+    assert breaker.state == "open"  # a broken reply is a failure, not a trial left running
+    clock.now = 62.0
+    server.script("back")
+    assert llm.chat(HELLO).text == "back"
+    assert breaker.state == "closed"
+
+
+def test_a_stream_abandoned_during_the_trial_does_not_hold_the_breaker(
+    server: OpenAIServer,
+) -> None:
+    clock = FakeClock()
+    breaker = CircuitBreaker("test", failures=1, cooldown=30.0, clock=clock)
+    llm = client(server, max_retries=0, breaker=breaker)
+    server.script(Reply.status(500))
+    with pytest.raises(LLMError):
+        llm.chat(HELLO)
+    clock.now = 31.0
+    server.script(Reply.text("a long streamed answer"))
+    pieces = llm.stream(HELLO)
+    assert next(pieces) == "a "
+    pieces.close()  # the reader stops early: the server did answer
+    server.script("next")
+    assert llm.chat(HELLO).text == "next"
+    assert breaker.state == "closed"
+
+
+def test_a_trial_that_never_reports_stops_holding_the_breaker_after_a_cooldown() -> None:
+    clock = FakeClock()
+    breaker = CircuitBreaker("test", failures=1, cooldown=30.0, clock=clock)
+    breaker.failed()
+    clock.now = 31.0
+    breaker.before_call()  # the trial, whose caller is then interrupted before it reports
+    with pytest.raises(CircuitOpen):
+        breaker.before_call()  # one trial at a time
+    clock.now = 61.0
+    breaker.before_call()  # another trial
+    breaker.succeeded()
+    assert breaker.state == "closed"

@@ -146,6 +146,12 @@ class OpenAIChat:
                         pieces.append(text)
                         yield text
                     finish_reason = choice.get("finish_reason") or finish_reason
+        except GeneratorExit:
+            self.breaker.succeeded()  # the reader stopped early; the server was answering
+            raise
+        except LLMResponseError:
+            self.breaker.failed()
+            raise
         except httpx.HTTPError as exc:
             self.breaker.failed()
             raise LLMError(f"the stream from {self._url} broke off: {exc!r}") from exc
@@ -224,7 +230,11 @@ class OpenAIChat:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _completion(self, response: httpx.Response, messages: Sequence[ChatMessage]) -> Completion:
-        body = _json_object(response.text, self._url)
+        try:
+            body = _json_object(response.text, self._url)
+        except LLMResponseError:
+            self.breaker.failed()
+            raise
         try:
             choice = body["choices"][0]
             text = choice["message"].get("content") or ""
