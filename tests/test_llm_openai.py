@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import socket
 from collections.abc import Iterator
 
 import httpx
@@ -104,10 +105,28 @@ def test_streaming_yields_pieces_then_the_completion_with_the_final_usage(
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
 
 
+def recorded_backoff(base: float = 0.5) -> tuple[Backoff, list[float]]:
+    """A backoff that records its waits instead of sleeping."""
+    waits: list[float] = []
+    return Backoff(base, random.Random(3), waits.append), waits
+
+
 def test_rate_limits_are_retried_after_the_wait_the_server_asks(server: OpenAIServer) -> None:
-    server.script(Reply.status(429, retry_after="0"), Reply.status(429, retry_after="0"), "ok")
-    assert client(server).chat(HELLO).text == "ok"
+    backoff, waits = recorded_backoff()
+    server.script(Reply.status(429, retry_after="3"), Reply.status(503, retry_after="2"), "ok")
+    assert client(server, backoff=backoff).chat(HELLO).text == "ok"
     assert len(server.requests) == 3
+    assert waits == [3.0, 2.0]  # what the server asked, not the backoff's 0.25-0.5 s and 0.5-1 s
+
+
+def test_without_retry_after_the_waits_double_with_jitter(server: OpenAIServer) -> None:
+    backoff, waits = recorded_backoff(0.5)
+    server.script(Reply.status(500), Reply.status(502), Reply.status(429), "ok")
+    assert client(server, backoff=backoff, max_retries=3).chat(HELLO).text == "ok"
+    assert len(waits) == 3
+    for attempt, wait in enumerate(waits):
+        assert 0.25 * 2**attempt <= wait <= 0.5 * 2**attempt
+    assert len(set(waits)) == 3
 
 
 def test_server_errors_are_retried_then_reported(server: OpenAIServer) -> None:
@@ -134,6 +153,34 @@ def test_timeouts_on_every_attempt_raise_llm_error(server: OpenAIServer) -> None
     server.script(*[Reply.text("late").after(5)] * 2)
     with pytest.raises(LLMError, match=r"after 2 attempts.*Timeout"):
         client(server, read_timeout=0.2, max_retries=1).chat(HELLO)
+
+
+@pytest.fixture
+def unaccepting_port() -> Iterator[int]:
+    """A loopback port whose listener never accepts and whose backlog is full, so a new
+    connection is never established: the client's connect timeout is what ends the wait."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = int(listener.getsockname()[1])
+    fillers = []
+    for _ in range(3):
+        filler = socket.socket()
+        filler.setblocking(False)
+        filler.connect_ex(("127.0.0.1", port))
+        fillers.append(filler)
+    yield port
+    for sock in [*fillers, listener]:
+        sock.close()
+
+
+def test_a_connection_that_is_never_accepted_hits_the_connect_timeout(
+    unaccepting_port: int,
+) -> None:
+    base_url = f"http://127.0.0.1:{unaccepting_port}/v1"
+    llm = OpenAIChat("m", base_url=base_url, connect_timeout=0.2, max_retries=1, retry_backoff=0)
+    with pytest.raises(LLMError, match=r"after 2 attempts: ConnectTimeout"):
+        llm.chat(HELLO)
 
 
 def test_a_stream_is_retried_before_its_first_byte(server: OpenAIServer) -> None:

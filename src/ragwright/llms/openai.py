@@ -43,7 +43,8 @@ class OpenAIChat:
     """An `LLM` over an OpenAI-compatible ``/chat/completions`` endpoint.
 
     The API key is ``api_key``, else the environment variable ``api_key_env``; a local server
-    needs none. Use as a context manager, or call :meth:`close`, to release the connections.
+    needs none. ``backoff`` replaces the waits ``retry_backoff`` describes. Use as a context
+    manager, or call :meth:`close`, to release the connections.
     """
 
     def __init__(
@@ -58,6 +59,7 @@ class OpenAIChat:
         max_retries: int = 3,
         retry_backoff: float = 0.5,
         breaker: CircuitBreaker | None = None,
+        backoff: Backoff | None = None,
     ) -> None:
         if not model.strip():
             raise ConfigError("the openai LLM needs a model name (--model or [llm] model)")
@@ -73,7 +75,7 @@ class OpenAIChat:
         self._api_key = api_key if api_key is not None else os.environ.get(api_key_env)
         self._timeouts = (connect_timeout, read_timeout)
         self._max_retries = max_retries
-        self._backoff = Backoff(retry_backoff, random.Random())
+        self._backoff = backoff or Backoff(retry_backoff, random.Random())
         self.breaker = breaker or CircuitBreaker(self._base_url)
         self._client: httpx.Client | None = None
         self._lock = threading.Lock()
