@@ -8,6 +8,7 @@ settings, so reopening it needs nothing but its directory.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,6 +80,8 @@ class Index:
         self._llm = llm
         self._owns_llm = False
         self._llm_records: SQLiteLLMRecords | None = None
+        # Requests on the HTTP server's threads may be the first to need the LLM together.
+        self._llm_lock = threading.Lock()
 
     def close(self) -> None:
         if self._llm_records is not None:
@@ -119,17 +122,19 @@ class Index:
     def llm(self) -> LLM:
         """The model ``llm_settings`` describe (or the one given), created on first use and kept,
         so its circuit breaker remembers failures across requests."""
-        if self._llm is None:
-            self._llm = create_llm(self.llm_settings)
-            self._owns_llm = True
-        return self._llm
+        with self._llm_lock:
+            if self._llm is None:
+                self._llm = create_llm(self.llm_settings)
+                self._owns_llm = True
+            return self._llm
 
     @property
     def llm_records(self) -> SQLiteLLMRecords:
         """The cost ledger and response cache in this index's database."""
-        if self._llm_records is None:
-            self._llm_records = SQLiteLLMRecords(self.store.path)
-        return self._llm_records
+        with self._llm_lock:
+            if self._llm_records is None:
+                self._llm_records = SQLiteLLMRecords(self.store.path)
+            return self._llm_records
 
     def llm_session(self, scope: str = "request", llm: LLM | None = None) -> LLMSession:
         """A budgeted, ledgered, cached LLM for one request (or one ingest run: ``scope=

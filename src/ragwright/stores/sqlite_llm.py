@@ -76,6 +76,7 @@ class SQLiteLLMRecords:
         self.path = Path(path)
         self._lock = threading.Lock()
         self._ready = False
+        self._boundary_key: bytes | None = None
         try:
             self._db = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=30.0
@@ -132,13 +133,20 @@ class SQLiteLLMRecords:
         return entries
 
     def boundary_key(self) -> bytes:
-        """This index's fence-token key: 32 random bytes, made on first use, then kept."""
-        self._write(
-            "INSERT OR IGNORE INTO llm_keys(name, value) VALUES ('boundary', ?)",
-            (secrets.token_bytes(32),),
-        )
-        rows = self._read("SELECT value FROM llm_keys WHERE name = 'boundary'", (), "llm_keys")
-        return bytes(rows[0][0])
+        """This index's fence-token key: 32 random bytes, made on first use, then kept (read
+        once per connection, so a request does not write to the index to learn it)."""
+        if self._boundary_key is None:
+            rows = self._read("SELECT value FROM llm_keys WHERE name = 'boundary'", (), "llm_keys")
+            if not rows:
+                self._write(
+                    "INSERT OR IGNORE INTO llm_keys(name, value) VALUES ('boundary', ?)",
+                    (secrets.token_bytes(32),),
+                )
+                rows = self._read(
+                    "SELECT value FROM llm_keys WHERE name = 'boundary'", (), "llm_keys"
+                )
+            self._boundary_key = bytes(rows[0][0])
+        return self._boundary_key
 
     # -- plumbing -----------------------------------------------------------------------------
 
