@@ -6,17 +6,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ragwright import Index
 from ragwright.errors import BudgetExceeded, ConfigError
 from ragwright.llms.openai import OpenAIChat
+from ragwright.llms.session import LLMSession
 from ragwright.llms.settings import Budget, LLMSettings, Price
 from ragwright.models import Answer, Usage
 from ragwright.ports import ChatMessage
 from ragwright.query.hyde import HyDE
-from ragwright.query.model import ProcessedQuery
+from ragwright.rerankers import LLMListwiseReranker
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.openai_server import OpenAIServer, Reply, quoting_responder
 
@@ -153,16 +155,46 @@ def test_a_token_budget_caps_completions_then_refuses(
         assert caught.value.tokens == 2010 and caught.value.calls == 2
 
 
+def components(session: LLMSession) -> dict[str, Any]:
+    """HyDE and the LLM reranker on the session's model, as `Index.ask` takes them."""
+    return {
+        "session": session,
+        "query_processors": [HyDE(session.llm)],
+        "processors": [LLMListwiseReranker(session.llm)],
+    }
+
+
 def test_one_budget_is_shared_by_every_component_of_a_request(
     tmp_path: Path, docs: Path, server: OpenAIServer
 ) -> None:
-    server.script(Reply.text("A hypothetical passage about tea."))
-    with open_index(tmp_path, docs, server, request_budget=Budget(max_calls=1)) as kb:
+    with open_index(tmp_path, docs, server, request_budget=Budget(max_calls=3)) as kb:
+        server.script("Green tea is steamed after picking.", "2 > 1 > 3")  # HyDE, reranker
+        answer = kb.ask(QUESTION, engine="stuff", top_k=3, **components(kb.llm_session()))
+        assert answer.found and answer.usage.calls == 3  # HyDE, the reranker, the engine
+        assert "BEGIN SOURCE" in server.requests[2]["messages"][1]["content"]
+        [row] = kb.llm_ledger()
+        assert row.calls == 3  # each call recorded once
+        hyde, rerank = (body["messages"][0]["content"] for body in server.requests[:2])
+        assert "passage" in hyde and "passages" in rerank
+
+        server.script("Tea leaves are picked.", "1 > 2")
+        with pytest.raises(BudgetExceeded, match="budget of 3 LLM calls") as caught:
+            # FLARE's draft is the third call; its self-check finds the budget spent.
+            kb.ask("Is tea picked?", engine="flare", top_k=2, **components(kb.llm_session()))
+        assert caught.value.calls == 3
+        assert kb.llm_ledger()[0].calls == 6
+
+
+def test_a_sessions_model_is_not_wrapped_twice(
+    tmp_path: Path, docs: Path, server: OpenAIServer
+) -> None:
+    with open_index(tmp_path, docs, server) as kb:
         session = kb.llm_session()
-        hyde = HyDE(session.llm)
-        assert hyde.process(ProcessedQuery.of(QUESTION)).hypothetical
-        with pytest.raises(BudgetExceeded):  # the answer engine finds the budget spent
-            list(kb.ask_stream(QUESTION, engine="stuff", llm=session.llm))
+        with pytest.raises(ConfigError, match="pass session="):
+            kb.ask(QUESTION, engine="stuff", llm=session.llm)
+        with pytest.raises(ConfigError, match="not both"):
+            kb.ask(QUESTION, engine="stuff", llm=kb.llm, session=session)
+    assert server.requests == []
 
 
 def test_the_ingest_budget_is_separate(tmp_path: Path, docs: Path, server: OpenAIServer) -> None:

@@ -20,7 +20,7 @@ from ragwright.embedders import DEFAULT_EMBEDDER, create_embedder
 from ragwright.errors import ConfigError, EmbeddingSpaceMismatch, MissingDependencyError
 from ragwright.filters import Filter, parse_filter
 from ragwright.llms import create_llm
-from ragwright.llms.session import LLMSession, open_session
+from ragwright.llms.session import LLM_WRAPPERS, LLMSession, open_session
 from ragwright.llms.settings import ENGINES, LLMSettings
 from ragwright.models import Answer, Chunk, Document, DocumentInfo, Hit
 from ragwright.parsers.registry import ParserRegistry
@@ -29,6 +29,7 @@ from ragwright.pipeline.ingest import IngestOptions, Ingestor, IngestReport, Pro
 from ragwright.pipeline.retrieval import Retriever, SearchMode
 from ragwright.ports import LLM, Embedder, ResultProcessor, TokenCounter
 from ragwright.processors.chain import ResultChain
+from ragwright.query.model import QueryProcessor
 from ragwright.stores.sqlite import SQLiteStore, StoreStats
 from ragwright.stores.sqlite_llm import CacheStats, LedgerRow, SQLiteLLMRecords
 
@@ -230,9 +231,11 @@ class Index:
         where: Filter | str | None = None,
         min_score: float | None = None,
         processors: Sequence[ResultProcessor] = (),
+        query_processors: Sequence[QueryProcessor] = (),
     ) -> list[Hit]:
         """Search the index. ``where`` is a `Filter` or a filter expression; ``processors``
-        (see `ragwright.processors`) run in order on the hits, checked as a `ResultChain`."""
+        (see `ragwright.processors`) run in order on the hits, checked as a `ResultChain`;
+        ``query_processors`` (see `ragwright.query`) run in order on the query first."""
         chain = ResultChain(processors)  # refuses a bad order before any work
         where = _filter(where)
         # Arguments are checked even when there is nothing to search.
@@ -240,9 +243,8 @@ class Index:
         if self.store.space is None or not query.strip():
             return []
         embedder = self._checked_embedder() if mode != SearchMode.BM25 else self.embedder
-        hits = Retriever(self.store, embedder).search(
-            query, mode=mode, top_k=top_k, where=where, min_score=min_score
-        )
+        retriever = Retriever(self.store, embedder, query_processors=query_processors or None)
+        hits = retriever.search(query, mode=mode, top_k=top_k, where=where, min_score=min_score)
         return chain.process(query, hits) if processors else hits
 
     def ask(
@@ -254,14 +256,31 @@ class Index:
         options: ExtractiveOptions | None = None,
         engine: str | None = None,
         llm: LLM | None = None,
+        session: LLMSession | None = None,
+        query_processors: Sequence[QueryProcessor] = (),
+        processors: Sequence[ResultProcessor] = (),
     ) -> Answer:
         """An answer with ``[n]`` citations resolved to exact spans. ``engine`` is one of
         extractive (offline, no LLM), stuff, map-reduce, refine, flare; by default the
         configured one (extractive unless ``llm_settings`` say otherwise). ``llm`` overrides
-        the configured model for this call."""
+        the configured model for this call.
+
+        ``session`` (from `llm_session`) is the request's budget, ledger and cache when other
+        components draw on it too: build HyDE, multi-query or the LLM reranker on
+        ``session.llm`` and pass them as ``query_processors`` / ``processors``, which every
+        retrieval of the request (FLARE's included) runs. The answer's usage and cost then
+        cover all of their calls."""
         answer: Answer | None = None
         for item in self.ask_stream(
-            question, top_k=top_k, where=where, options=options, engine=engine, llm=llm
+            question,
+            top_k=top_k,
+            where=where,
+            options=options,
+            engine=engine,
+            llm=llm,
+            session=session,
+            query_processors=query_processors,
+            processors=processors,
         ):
             if isinstance(item, Answer):
                 answer = item
@@ -277,6 +296,9 @@ class Index:
         options: ExtractiveOptions | None = None,
         engine: str | None = None,
         llm: LLM | None = None,
+        session: LLMSession | None = None,
+        query_processors: Sequence[QueryProcessor] = (),
+        processors: Sequence[ResultProcessor] = (),
     ) -> Iterator[str | Answer]:
         """`ask`, as it is written: pieces of answer text, then the final `Answer`, whose
         ``text`` is the pieces joined. The extractive answer arrives as one piece; an LLM
@@ -284,17 +306,30 @@ class Index:
         name = engine or self.llm_settings.engine
         if name not in ENGINES:
             raise ConfigError(f"unknown answer engine {name!r}; choose from {', '.join(ENGINES)}")
-        where = _filter(where)
-        if name == "extractive":
-            hits = self.search(question, top_k=top_k, where=where)
-            yield from create_engine(name, embedder=self.embedder, options=options).stream(
-                question, hits
+        if session is not None and llm is not None:
+            raise ConfigError("pass either llm or session (whose model is session.llm), not both")
+        if isinstance(llm, LLM_WRAPPERS):
+            raise ConfigError(
+                "this llm already belongs to a session (its budget, ledger and cache): pass "
+                "session=... instead, or every call would be counted twice"
             )
-            return
-        session = self.llm_session("request", llm)
+        where = _filter(where)
 
         def retrieve(query: str) -> list[Hit]:
-            return self.search(query, top_k=top_k, where=where)
+            return self.search(
+                query,
+                top_k=top_k,
+                where=where,
+                query_processors=query_processors,
+                processors=processors,
+            )
+
+        if name == "extractive":
+            yield from create_engine(name, embedder=self.embedder, options=options).stream(
+                question, retrieve(question)
+            )
+            return
+        session = session or self.llm_session("request", llm)
 
         answer_engine = create_engine(
             name,
