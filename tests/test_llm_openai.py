@@ -210,6 +210,28 @@ def test_malformed_json_in_a_stream_is_a_typed_error(server: OpenAIServer) -> No
         list(client(server).stream(HELLO))
 
 
+def sse(*events: str) -> Reply:
+    return Reply.raw("".join(f"data: {e}\n\n" for e in events), content_type="text/event-stream")
+
+
+def test_an_error_event_in_the_middle_of_a_stream_is_an_llm_error(server: OpenAIServer) -> None:
+    first = '{"choices": [{"index": 0, "delta": {"content": "Half an"}}]}'
+    error = '{"error": {"message": "the model crashed", "type": "server_error"}}'
+    server.script(sse(first, error, "[DONE]"))
+    breaker = CircuitBreaker("test", failures=1)
+    pieces = client(server, breaker=breaker).stream(HELLO)
+    assert next(pieces) == "Half an"
+    with pytest.raises(LLMError, match="in the middle of the stream: the model crashed"):
+        next(pieces)
+    assert breaker.state == "open"
+
+
+def test_a_stream_chunk_of_the_wrong_shape_is_a_typed_error(server: OpenAIServer) -> None:
+    server.script(sse('{"choices": "text"}', "[DONE]"))
+    with pytest.raises(LLMResponseError, match="without a list of choices"):
+        list(client(server).stream(HELLO))
+
+
 class FakeClock:
     def __init__(self) -> None:
         self.now = 0.0

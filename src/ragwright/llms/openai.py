@@ -141,17 +141,15 @@ class OpenAIChat:
                 chunk = _json_object(data, self._url)
                 model = str(chunk.get("model") or model)
                 usage = _usage(chunk.get("usage")) or usage
-                for choice in chunk.get("choices") or ():
-                    delta = choice.get("delta") or {}
-                    text = delta.get("content")
-                    if isinstance(text, str) and text:
+                for text, finished in _deltas(chunk, self._url):
+                    if text:
                         pieces.append(text)
                         yield text
-                    finish_reason = choice.get("finish_reason") or finish_reason
+                    finish_reason = finished or finish_reason
         except GeneratorExit:
             self.breaker.succeeded()  # the reader stopped early; the server was answering
             raise
-        except LLMResponseError:
+        except LLMError:  # an error event, or a chunk that is not a completion chunk
             self.breaker.failed()
             raise
         except httpx.HTTPError as exc:
@@ -280,6 +278,23 @@ def _sse_data(response: httpx.Response) -> Iterator[str]:
             return
         if data:
             yield data
+
+
+def _deltas(chunk: dict[str, Any], url: str) -> Iterator[tuple[str, str | None]]:
+    """The text and finish reason of each choice in a stream chunk. A chunk reporting an
+    error (OpenAI and vLLM send one when generation fails mid-stream) raises `LLMError`."""
+    error = chunk.get("error")
+    if error is not None:
+        message = error.get("message") if isinstance(error, dict) else error
+        raise LLMError(f"{url} reported an error in the middle of the stream: {message}")
+    choices = chunk.get("choices") or []
+    if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
+        raise LLMResponseError(f"{url} sent a stream chunk without a list of choices: {chunk!r}")
+    for choice in choices:
+        delta = choice.get("delta")
+        text = delta.get("content") if isinstance(delta, dict) else None
+        finished = choice.get("finish_reason")
+        yield (text if isinstance(text, str) else ""), (str(finished) if finished else None)
 
 
 def _json_object(text: str, url: str) -> dict[str, Any]:
