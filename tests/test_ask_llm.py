@@ -211,13 +211,14 @@ def test_the_ingest_budget_is_separate(tmp_path: Path, docs: Path, server: OpenA
 # -- the response cache and the ledger ---------------------------------------------------------
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 def test_repeated_questions_are_answered_from_the_cache(
-    tmp_path: Path, docs: Path, server: OpenAIServer
+    tmp_path: Path, docs: Path, server: OpenAIServer, engine: str
 ) -> None:
     with open_index(tmp_path, docs, server) as kb:
-        first = kb.ask(QUESTION, engine="refine")
+        first = kb.ask(QUESTION, engine=engine)
         sent = len(server.requests)
-        second = kb.ask(QUESTION, engine="refine")
+        second = kb.ask(QUESTION, engine=engine)
         assert len(server.requests) == sent  # nothing new reached the server
         assert second.text == first.text and second.citations == first.citations
         assert second.usage.calls == 0 and second.usage.cached_calls == sent
@@ -226,7 +227,7 @@ def test_repeated_questions_are_answered_from_the_cache(
         assert stats.entries == sent and stats.hits == sent
     # The cache lives in the index: a new process (here: a new Index) reuses it.
     with open_index(tmp_path, docs, server) as kb:
-        assert kb.ask(QUESTION, engine="refine").usage.calls == 0
+        assert kb.ask(QUESTION, engine=engine).usage.calls == 0
     assert len(server.requests) == sent
 
 
