@@ -232,6 +232,20 @@ def test_a_stream_chunk_of_the_wrong_shape_is_a_typed_error(server: OpenAIServer
         list(client(server).stream(HELLO))
 
 
+def test_a_stream_cut_short_is_an_llm_error_not_a_shorter_answer(server: OpenAIServer) -> None:
+    first = '{"choices": [{"index": 0, "delta": {"content": "The answer is"}}]}'
+    server.script(sse(first))  # no finish reason, no [DONE]: the connection just closed
+    with pytest.raises(LLMError, match="ended before the answer was complete"):
+        list(client(server).stream(HELLO))
+
+
+def test_a_stream_without_done_but_finished_is_complete(server: OpenAIServer) -> None:
+    last = '{"choices": [{"index": 0, "delta": {"content": "Done."}, "finish_reason": "stop"}]}'
+    server.script(sse(last))  # some servers end without [DONE]
+    _, final = stream_of(client(server))
+    assert (final.text, final.finish_reason) == ("Done.", "stop")
+
+
 class FakeClock:
     def __init__(self) -> None:
         self.now = 0.0

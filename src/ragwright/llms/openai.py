@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 CHARS_PER_TOKEN = 4
+DONE = "[DONE]"  # the data of the stream's last event
 
 
 class OpenAIChat:
@@ -136,8 +137,12 @@ class OpenAIChat:
         finish_reason: str | None = None
         usage: Usage | None = None
         model = self._model
+        done = False
         try:
             for data in _sse_data(response):
+                if data == DONE:
+                    done = True
+                    break
                 chunk = _json_object(data, self._url)
                 model = str(chunk.get("model") or model)
                 usage = _usage(chunk.get("usage")) or usage
@@ -146,10 +151,15 @@ class OpenAIChat:
                         pieces.append(text)
                         yield text
                     finish_reason = finished or finish_reason
+            if not done and finish_reason is None:
+                raise LLMError(
+                    f"the stream from {self._url} ended before the answer was complete "
+                    "(no finish reason, no [DONE])"
+                )
         except GeneratorExit:
             self.breaker.succeeded()  # the reader stopped early; the server was answering
             raise
-        except LLMError:  # an error event, or a chunk that is not a completion chunk
+        except LLMError:  # an error event, a chunk that is no completion chunk, a cut stream
             self.breaker.failed()
             raise
         except httpx.HTTPError as exc:
@@ -269,13 +279,12 @@ class OpenAIChat:
 
 
 def _sse_data(response: httpx.Response) -> Iterator[str]:
-    """The ``data:`` payloads of a server-sent event stream, up to ``[DONE]``."""
+    """The ``data:`` payloads of a server-sent event stream (the last is `DONE`, unless the
+    stream was cut short)."""
     for line in response.iter_lines():
         if not line.startswith("data:"):
             continue  # comments (":"), "event:", "id:" and blank separators
         data = line[5:].strip()
-        if data == "[DONE]":
-            return
         if data:
             yield data
 
