@@ -7,15 +7,18 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from ragwright import Index
-from ragwright.llms.settings import LLMSettings, Price
+from ragwright.errors import BudgetExceeded
+from ragwright.llms.settings import Budget, LLMSettings, Price
 from ragwright.models import Answer
+from ragwright.ports import ChatMessage
 from ragwright.testing import HashingEmbedder
-from ragwright.testing.openai_server import OpenAIServer, quoting_responder
+from ragwright.testing.openai_server import OpenAIServer, Reply, quoting_responder
 
 TOPICS = ["tea", "coffee", "cocoa", "mate", "chicory", "rooibos"]
 
@@ -84,3 +87,23 @@ def test_threads_that_ask_first_together_get_one_client_and_one_record_store(
         with ThreadPoolExecutor(max_workers=8) as pool:
             seen = set(pool.map(first_use, range(8)))
         assert seen == {(id(index.llm), id(index.llm_records))}
+
+
+def test_calls_in_flight_together_cannot_exceed_the_budget(kb: Index, server: OpenAIServer) -> None:
+    kb.llm_settings = replace(kb.llm_settings, request_budget=Budget(max_calls=3), cache=False)
+    session = kb.llm_session()
+    server.script(*[Reply.text("slow", usage=(1, 1)).after(0.3)] * 8)  # all in flight at once
+    barrier = threading.Barrier(8)
+
+    def call(n: int) -> str:
+        barrier.wait()
+        try:
+            return session.llm.chat([ChatMessage("user", f"question {n}")]).text
+        except BudgetExceeded:
+            return "refused"
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        outcomes = sorted(pool.map(call, range(8)))
+    assert outcomes == ["refused"] * 5 + ["slow"] * 3
+    assert len(server.requests) == 3
+    assert session.usage.calls == 3
