@@ -231,6 +231,18 @@ def test_repeated_questions_are_answered_from_the_cache(
     assert len(server.requests) == sent
 
 
+def test_clearing_the_cache_sends_the_next_question_to_the_server(
+    tmp_path: Path, docs: Path, server: OpenAIServer
+) -> None:
+    with open_index(tmp_path, docs, server) as kb:
+        kb.ask(QUESTION, engine="stuff")
+        assert kb.clear_llm_cache() == 1
+        assert kb.llm_cache_stats().entries == 0
+        assert kb.ask(QUESTION, engine="stuff").usage.calls == 1
+        assert [row.calls for row in kb.llm_ledger()] == [2]  # the ledger is kept
+    assert len(server.requests) == 2
+
+
 def test_the_cache_can_be_turned_off(tmp_path: Path, docs: Path, server: OpenAIServer) -> None:
     with open_index(tmp_path, docs, server, cache=False) as kb:
         kb.ask(QUESTION, engine="stuff")

@@ -157,6 +157,11 @@ class Index:
     def llm_cache_stats(self) -> CacheStats:
         return self.llm_records.cache_stats()
 
+    def clear_llm_cache(self) -> int:
+        """Forget every cached LLM response (say, after the model behind a name changed);
+        returns how many there were. The ledger is kept."""
+        return self.llm_records.clear_cache()
+
     @property
     def source_base(self) -> Path:
         """Sources are named relative to the folder that holds the index directory."""

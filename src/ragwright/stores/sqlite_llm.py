@@ -127,10 +127,7 @@ class SQLiteLLMRecords:
 
     def clear_cache(self) -> int:
         """Forget every cached response; returns how many there were."""
-        entries = self.cache_stats().entries
-        if entries:
-            self._write("DELETE FROM llm_cache", ())
-        return entries
+        return self._write("DELETE FROM llm_cache", ())
 
     def boundary_key(self) -> bytes:
         """This index's fence-token key: 32 random bytes, made on first use, then kept (read
@@ -150,13 +147,14 @@ class SQLiteLLMRecords:
 
     # -- plumbing -----------------------------------------------------------------------------
 
-    def _write(self, sql: str, params: Sequence[object]) -> None:
+    def _write(self, sql: str, params: Sequence[object]) -> int:
+        """Runs ``sql``, creating the tables first if need be; returns the rows it changed."""
         with self._lock:
             try:
                 if not self._ready:
                     self._db.executescript(_DDL)
                     self._ready = True
-                self._db.execute(sql, params)
+                return self._db.execute(sql, params).rowcount
             except sqlite3.Error as error:
                 raise StoreError(f"cannot write the LLM records in {self.path}: {error}") from error
 
