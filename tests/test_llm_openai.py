@@ -314,6 +314,20 @@ def test_backoff_doubles_with_jitter_unless_the_server_names_a_wait() -> None:
     assert backoff.delay(0, httpx.Headers({"Retry-After": past})) == 0.0
 
 
+def half_open(server: OpenAIServer) -> tuple[OpenAIChat, CircuitBreaker, FakeClock]:
+    """A client whose breaker one failure opened and whose cool-down has just passed."""
+    clock = FakeClock()
+    breaker = CircuitBreaker("test", failures=1, cooldown=30.0, clock=clock)
+    llm = client(server, max_retries=0, breaker=breaker)
+    server.script(Reply.status(500))
+    with pytest.raises(LLMError):
+        llm.chat(HELLO)
+    assert breaker.state == "open"
+    clock.now = 31.0
+    assert breaker.state == "half-open"
+    return llm, breaker, clock
+
+
 @pytest.mark.parametrize(
     "trial",
     [
@@ -325,14 +339,7 @@ def test_backoff_doubles_with_jitter_unless_the_server_names_a_wait() -> None:
 def test_a_trial_that_gets_a_broken_reply_opens_the_breaker_again(
     server: OpenAIServer, trial: Reply
 ) -> None:
-    clock = FakeClock()
-    breaker = CircuitBreaker("test", failures=1, cooldown=30.0, clock=clock)
-    llm = client(server, max_retries=0, breaker=breaker)
-    server.script(Reply.status(500))
-    with pytest.raises(LLMError):
-        llm.chat(HELLO)
-    assert breaker.state == "open"
-    clock.now = 31.0
+    llm, breaker, clock = half_open(server)
     server.script(trial)
     with pytest.raises(LLMResponseError):
         if trial.headers.get("Content-Type") == "text/event-stream":
@@ -349,13 +356,7 @@ def test_a_trial_that_gets_a_broken_reply_opens_the_breaker_again(
 def test_a_stream_abandoned_during_the_trial_does_not_hold_the_breaker(
     server: OpenAIServer,
 ) -> None:
-    clock = FakeClock()
-    breaker = CircuitBreaker("test", failures=1, cooldown=30.0, clock=clock)
-    llm = client(server, max_retries=0, breaker=breaker)
-    server.script(Reply.status(500))
-    with pytest.raises(LLMError):
-        llm.chat(HELLO)
-    clock.now = 31.0
+    llm, breaker, _ = half_open(server)
     server.script(Reply.text("a long streamed answer"))
     pieces = llm.stream(HELLO)
     assert next(pieces) == "a "
