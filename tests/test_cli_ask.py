@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,6 +55,11 @@ def test_ask_streams_the_answer_then_numbered_sources(
     assert "“Use the package manager to install it on Linux.”" in sources
     assert f"{engine} · m1:" in sources
     assert server.requests and server.requests[-1]["model"] == "m1"
+    shown = json.loads(runner.invoke(app, ["docs", "show", "docs/install.md", "--json"]).stdout)
+    span = re.search(r"chars (\d+)–(\d+)\s+“(.*?)”", sources)
+    assert span is not None
+    start, end, quote = int(span.group(1)), int(span.group(2)), span.group(3)
+    assert shown["content"][start:end] == quote  # the exact span the line names
 
 
 def test_ask_json_keeps_its_shape_and_adds_the_llm_fields(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import socket
 from collections.abc import Iterator
 
 import httpx
@@ -104,10 +105,28 @@ def test_streaming_yields_pieces_then_the_completion_with_the_final_usage(
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
 
 
+def recorded_backoff(base: float = 0.5) -> tuple[Backoff, list[float]]:
+    """A backoff that records its waits instead of sleeping."""
+    waits: list[float] = []
+    return Backoff(base, random.Random(3), waits.append), waits
+
+
 def test_rate_limits_are_retried_after_the_wait_the_server_asks(server: OpenAIServer) -> None:
-    server.script(Reply.status(429, retry_after="0"), Reply.status(429, retry_after="0"), "ok")
-    assert client(server).chat(HELLO).text == "ok"
+    backoff, waits = recorded_backoff()
+    server.script(Reply.status(429, retry_after="3"), Reply.status(503, retry_after="2"), "ok")
+    assert client(server, backoff=backoff).chat(HELLO).text == "ok"
     assert len(server.requests) == 3
+    assert waits == [3.0, 2.0]  # what the server asked, not the backoff's 0.25-0.5 s and 0.5-1 s
+
+
+def test_without_retry_after_the_waits_double_with_jitter(server: OpenAIServer) -> None:
+    backoff, waits = recorded_backoff(0.5)
+    server.script(Reply.status(500), Reply.status(502), Reply.status(429), "ok")
+    assert client(server, backoff=backoff, max_retries=3).chat(HELLO).text == "ok"
+    assert len(waits) == 3
+    for attempt, wait in enumerate(waits):
+        assert 0.25 * 2**attempt <= wait <= 0.5 * 2**attempt
+    assert len(set(waits)) == 3
 
 
 def test_server_errors_are_retried_then_reported(server: OpenAIServer) -> None:
@@ -136,6 +155,34 @@ def test_timeouts_on_every_attempt_raise_llm_error(server: OpenAIServer) -> None
         client(server, read_timeout=0.2, max_retries=1).chat(HELLO)
 
 
+@pytest.fixture
+def unaccepting_port() -> Iterator[int]:
+    """A loopback port whose listener never accepts and whose backlog is full, so a new
+    connection is never established: the client's connect timeout is what ends the wait."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = int(listener.getsockname()[1])
+    fillers = []
+    for _ in range(3):
+        filler = socket.socket()
+        filler.setblocking(False)
+        filler.connect_ex(("127.0.0.1", port))
+        fillers.append(filler)
+    yield port
+    for sock in [*fillers, listener]:
+        sock.close()
+
+
+def test_a_connection_that_is_never_accepted_hits_the_connect_timeout(
+    unaccepting_port: int,
+) -> None:
+    base_url = f"http://127.0.0.1:{unaccepting_port}/v1"
+    llm = OpenAIChat("m", base_url=base_url, connect_timeout=0.2, max_retries=1, retry_backoff=0)
+    with pytest.raises(LLMError, match=r"after 2 attempts: ConnectTimeout"):
+        llm.chat(HELLO)
+
+
 def test_a_stream_is_retried_before_its_first_byte(server: OpenAIServer) -> None:
     server.script(Reply.status(503), Reply.text("streamed"))
     _, final = stream_of(client(server))
@@ -161,6 +208,42 @@ def test_malformed_json_in_a_stream_is_a_typed_error(server: OpenAIServer) -> No
     server.script(Reply.raw("data: {broken\n\ndata: [DONE]\n\n", content_type="text/event-stream"))
     with pytest.raises(LLMResponseError, match="malformed JSON"):
         list(client(server).stream(HELLO))
+
+
+def sse(*events: str) -> Reply:
+    return Reply.raw("".join(f"data: {e}\n\n" for e in events), content_type="text/event-stream")
+
+
+def test_an_error_event_in_the_middle_of_a_stream_is_an_llm_error(server: OpenAIServer) -> None:
+    first = '{"choices": [{"index": 0, "delta": {"content": "Half an"}}]}'
+    error = '{"error": {"message": "the model crashed", "type": "server_error"}}'
+    server.script(sse(first, error, "[DONE]"))
+    breaker = CircuitBreaker("test", failures=1)
+    pieces = client(server, breaker=breaker).stream(HELLO)
+    assert next(pieces) == "Half an"
+    with pytest.raises(LLMError, match="in the middle of the stream: the model crashed"):
+        next(pieces)
+    assert breaker.state == "open"
+
+
+def test_a_stream_chunk_of_the_wrong_shape_is_a_typed_error(server: OpenAIServer) -> None:
+    server.script(sse('{"choices": "text"}', "[DONE]"))
+    with pytest.raises(LLMResponseError, match="without a list of choices"):
+        list(client(server).stream(HELLO))
+
+
+def test_a_stream_cut_short_is_an_llm_error_not_a_shorter_answer(server: OpenAIServer) -> None:
+    first = '{"choices": [{"index": 0, "delta": {"content": "The answer is"}}]}'
+    server.script(sse(first))  # no finish reason, no [DONE]: the connection just closed
+    with pytest.raises(LLMError, match="ended before the answer was complete"):
+        list(client(server).stream(HELLO))
+
+
+def test_a_stream_without_done_but_finished_is_complete(server: OpenAIServer) -> None:
+    last = '{"choices": [{"index": 0, "delta": {"content": "Done."}, "finish_reason": "stop"}]}'
+    server.script(sse(last))  # some servers end without [DONE]
+    _, final = stream_of(client(server))
+    assert (final.text, final.finish_reason) == ("Done.", "stop")
 
 
 class FakeClock:
@@ -229,3 +312,69 @@ def test_backoff_doubles_with_jitter_unless_the_server_names_a_wait() -> None:
     assert backoff.delay(0, httpx.Headers({"Retry-After": "86400"})) == MAX_RETRY_AFTER
     past = "Wed, 21 Oct 2015 07:28:00 GMT"
     assert backoff.delay(0, httpx.Headers({"Retry-After": past})) == 0.0
+
+
+def half_open(server: OpenAIServer) -> tuple[OpenAIChat, CircuitBreaker, FakeClock]:
+    """A client whose breaker one failure opened and whose cool-down has just passed."""
+    clock = FakeClock()
+    breaker = CircuitBreaker("test", failures=1, cooldown=30.0, clock=clock)
+    llm = client(server, max_retries=0, breaker=breaker)
+    server.script(Reply.status(500))
+    with pytest.raises(LLMError):
+        llm.chat(HELLO)
+    assert breaker.state == "open"
+    clock.now = 31.0
+    assert breaker.state == "half-open"
+    return llm, breaker, clock
+
+
+@pytest.mark.parametrize(
+    "trial",
+    [
+        Reply.raw("{not json"),
+        Reply.raw('{"choices": []}'),
+        Reply.raw("data: {broken\n\ndata: [DONE]\n\n", content_type="text/event-stream"),
+    ],
+)
+def test_a_trial_that_gets_a_broken_reply_opens_the_breaker_again(
+    server: OpenAIServer, trial: Reply
+) -> None:
+    llm, breaker, clock = half_open(server)
+    server.script(trial)
+    with pytest.raises(LLMResponseError):
+        if trial.headers.get("Content-Type") == "text/event-stream":
+            list(llm.stream(HELLO))
+        else:
+            llm.chat(HELLO)
+    assert breaker.state == "open"  # a broken reply is a failure, not a trial left running
+    clock.now = 62.0
+    server.script("back")
+    assert llm.chat(HELLO).text == "back"
+    assert breaker.state == "closed"
+
+
+def test_a_stream_abandoned_during_the_trial_does_not_hold_the_breaker(
+    server: OpenAIServer,
+) -> None:
+    llm, breaker, _ = half_open(server)
+    server.script(Reply.text("a long streamed answer"))
+    pieces = llm.stream(HELLO)
+    assert next(pieces) == "a "
+    pieces.close()  # the reader stops early: the server did answer
+    server.script("next")
+    assert llm.chat(HELLO).text == "next"
+    assert breaker.state == "closed"
+
+
+def test_a_trial_that_never_reports_stops_holding_the_breaker_after_a_cooldown() -> None:
+    clock = FakeClock()
+    breaker = CircuitBreaker("test", failures=1, cooldown=30.0, clock=clock)
+    breaker.failed()
+    clock.now = 31.0
+    breaker.before_call()  # the trial, whose caller is then interrupted before it reports
+    with pytest.raises(CircuitOpen):
+        breaker.before_call()  # one trial at a time
+    clock.now = 61.0
+    breaker.before_call()  # another trial
+    breaker.succeeded()
+    assert breaker.state == "closed"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
@@ -26,10 +27,12 @@ def retryable_status(status: int) -> bool:
 @dataclass
 class Backoff:
     """Retry delays: ``base * 2**attempt`` scaled by a random factor in [0.5, 1] (jitter, so
-    clients that failed together do not retry together), unless the server asked for a wait."""
+    clients that failed together do not retry together), unless the server asked for a wait.
+    ``sleep`` does the waiting (a test records the waits instead of sitting them out)."""
 
     base: float = 0.5
     random: random.Random = field(default_factory=random.Random)
+    sleep: Callable[[float], None] = time.sleep
 
     def delay(self, attempt: int, headers: httpx.Headers | None = None) -> float:
         asked = retry_after(headers) if headers is not None else None
@@ -38,7 +41,7 @@ class Backoff:
         return self.base * (1 << attempt) * self.random.uniform(0.5, 1.0)
 
     def wait(self, attempt: int, headers: httpx.Headers | None = None) -> None:
-        time.sleep(self.delay(attempt, headers))
+        self.sleep(self.delay(attempt, headers))
 
 
 def retry_after(headers: httpx.Headers) -> float | None:

@@ -8,6 +8,7 @@ settings, so reopening it needs nothing but its directory.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from ragwright.embedders import DEFAULT_EMBEDDER, create_embedder
 from ragwright.errors import ConfigError, EmbeddingSpaceMismatch, MissingDependencyError
 from ragwright.filters import Filter, parse_filter
 from ragwright.llms import create_llm
-from ragwright.llms.session import LLMSession, open_session
+from ragwright.llms.session import LLM_WRAPPERS, LLMSession, open_session
 from ragwright.llms.settings import ENGINES, LLMSettings
 from ragwright.models import Answer, Chunk, Document, DocumentInfo, Hit
 from ragwright.parsers.options import ParserOptions
@@ -29,6 +30,7 @@ from ragwright.pipeline.ingest import IngestOptions, Ingestor, IngestReport, Pro
 from ragwright.pipeline.retrieval import Retriever, SearchMode
 from ragwright.ports import LLM, Embedder, ResultProcessor, TokenCounter
 from ragwright.processors.chain import ResultChain
+from ragwright.query.model import QueryProcessor
 from ragwright.stores.sqlite import SQLiteStore, StoreStats
 from ragwright.stores.sqlite_llm import CacheStats, LedgerRow, SQLiteLLMRecords
 
@@ -80,6 +82,8 @@ class Index:
         self._llm = llm
         self._owns_llm = False
         self._llm_records: SQLiteLLMRecords | None = None
+        # Requests on the HTTP server's threads may be the first to need the LLM together.
+        self._llm_lock = threading.Lock()
 
     def close(self) -> None:
         if self._llm_records is not None:
@@ -120,17 +124,19 @@ class Index:
     def llm(self) -> LLM:
         """The model ``llm_settings`` describe (or the one given), created on first use and kept,
         so its circuit breaker remembers failures across requests."""
-        if self._llm is None:
-            self._llm = create_llm(self.llm_settings)
-            self._owns_llm = True
-        return self._llm
+        with self._llm_lock:
+            if self._llm is None:
+                self._llm = create_llm(self.llm_settings)
+                self._owns_llm = True
+            return self._llm
 
     @property
     def llm_records(self) -> SQLiteLLMRecords:
         """The cost ledger and response cache in this index's database."""
-        if self._llm_records is None:
-            self._llm_records = SQLiteLLMRecords(self.store.path)
-        return self._llm_records
+        with self._llm_lock:
+            if self._llm_records is None:
+                self._llm_records = SQLiteLLMRecords(self.store.path)
+            return self._llm_records
 
     def llm_session(self, scope: str = "request", llm: LLM | None = None) -> LLMSession:
         """A budgeted, ledgered, cached LLM for one request (or one ingest run: ``scope=
@@ -151,6 +157,11 @@ class Index:
 
     def llm_cache_stats(self) -> CacheStats:
         return self.llm_records.cache_stats()
+
+    def clear_llm_cache(self) -> int:
+        """Forget every cached LLM response (say, after the model behind a name changed);
+        returns how many there were. The ledger is kept."""
+        return self.llm_records.clear_cache()
 
     @property
     def source_base(self) -> Path:
@@ -237,9 +248,11 @@ class Index:
         where: Filter | str | None = None,
         min_score: float | None = None,
         processors: Sequence[ResultProcessor] = (),
+        query_processors: Sequence[QueryProcessor] = (),
     ) -> list[Hit]:
         """Search the index. ``where`` is a `Filter` or a filter expression; ``processors``
-        (see `ragwright.processors`) run in order on the hits, checked as a `ResultChain`."""
+        (see `ragwright.processors`) run in order on the hits, checked as a `ResultChain`;
+        ``query_processors`` (see `ragwright.query`) run in order on the query first."""
         chain = ResultChain(processors)  # refuses a bad order before any work
         where = _filter(where)
         # Arguments are checked even when there is nothing to search.
@@ -247,9 +260,8 @@ class Index:
         if self.store.space is None or not query.strip():
             return []
         embedder = self._checked_embedder() if mode != SearchMode.BM25 else self.embedder
-        hits = Retriever(self.store, embedder).search(
-            query, mode=mode, top_k=top_k, where=where, min_score=min_score
-        )
+        retriever = Retriever(self.store, embedder, query_processors=query_processors or None)
+        hits = retriever.search(query, mode=mode, top_k=top_k, where=where, min_score=min_score)
         return chain.process(query, hits) if processors else hits
 
     def ask(
@@ -261,14 +273,31 @@ class Index:
         options: ExtractiveOptions | None = None,
         engine: str | None = None,
         llm: LLM | None = None,
+        session: LLMSession | None = None,
+        query_processors: Sequence[QueryProcessor] = (),
+        processors: Sequence[ResultProcessor] = (),
     ) -> Answer:
         """An answer with ``[n]`` citations resolved to exact spans. ``engine`` is one of
         extractive (offline, no LLM), stuff, map-reduce, refine, flare; by default the
         configured one (extractive unless ``llm_settings`` say otherwise). ``llm`` overrides
-        the configured model for this call."""
+        the configured model for this call.
+
+        ``session`` (from `llm_session`) is the request's budget, ledger and cache when other
+        components draw on it too: build HyDE, multi-query or the LLM reranker on
+        ``session.llm`` and pass them as ``query_processors`` / ``processors``, which every
+        retrieval of the request (FLARE's included) runs. The answer's usage and cost then
+        cover all of their calls."""
         answer: Answer | None = None
         for item in self.ask_stream(
-            question, top_k=top_k, where=where, options=options, engine=engine, llm=llm
+            question,
+            top_k=top_k,
+            where=where,
+            options=options,
+            engine=engine,
+            llm=llm,
+            session=session,
+            query_processors=query_processors,
+            processors=processors,
         ):
             if isinstance(item, Answer):
                 answer = item
@@ -284,6 +313,9 @@ class Index:
         options: ExtractiveOptions | None = None,
         engine: str | None = None,
         llm: LLM | None = None,
+        session: LLMSession | None = None,
+        query_processors: Sequence[QueryProcessor] = (),
+        processors: Sequence[ResultProcessor] = (),
     ) -> Iterator[str | Answer]:
         """`ask`, as it is written: pieces of answer text, then the final `Answer`, whose
         ``text`` is the pieces joined. The extractive answer arrives as one piece; an LLM
@@ -291,17 +323,30 @@ class Index:
         name = engine or self.llm_settings.engine
         if name not in ENGINES:
             raise ConfigError(f"unknown answer engine {name!r}; choose from {', '.join(ENGINES)}")
-        where = _filter(where)
-        if name == "extractive":
-            hits = self.search(question, top_k=top_k, where=where)
-            yield from create_engine(name, embedder=self.embedder, options=options).stream(
-                question, hits
+        if session is not None and llm is not None:
+            raise ConfigError("pass either llm or session (whose model is session.llm), not both")
+        if isinstance(llm, LLM_WRAPPERS):
+            raise ConfigError(
+                "this llm already belongs to a session (its budget, ledger and cache): pass "
+                "session=... instead, or every call would be counted twice"
             )
-            return
-        session = self.llm_session("request", llm)
+        where = _filter(where)
 
         def retrieve(query: str) -> list[Hit]:
-            return self.search(query, top_k=top_k, where=where)
+            return self.search(
+                query,
+                top_k=top_k,
+                where=where,
+                query_processors=query_processors,
+                processors=processors,
+            )
+
+        if name == "extractive":
+            yield from create_engine(name, embedder=self.embedder, options=options).stream(
+                question, retrieve(question)
+            )
+            return
+        session = session or self.llm_session("request", llm)
 
         answer_engine = create_engine(
             name,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from ragwright.answers.citations import MarkerFilter, resolve
+from ragwright.answers.citations import MarkerFilter, listed_markers, resolve
 from ragwright.answers.prompt import NOT_FOUND, Source
 from ragwright.models import Answer, Hit
 from ragwright.ports import LLM, ChatMessage, Completion
@@ -47,8 +47,7 @@ def compose(
     resolution = resolve(text, sources)
     notes = list(warnings)
     if removed:
-        listed = ", ".join(f"[{n}]" for n in removed)
-        notes.append(f"removed citations of sources that do not exist: {listed}")
+        notes.append(f"removed citations of sources that do not exist: {listed_markers(removed)}")
     notes += resolution.warnings
     stripped = text.strip()
     if not stripped:

@@ -97,6 +97,11 @@ def strip_unknown(text: str, known: Iterable[int]) -> tuple[str, list[int]]:
     return markers.feed(text) + markers.flush(), markers.removed
 
 
+def listed_markers(numbers: Iterable[int]) -> str:
+    """``[2], [7]``: source numbers as the markers a warning names."""
+    return ", ".join(f"[{n}]" for n in numbers)
+
+
 @dataclass
 class Resolution:
     citations: tuple[Citation, ...]

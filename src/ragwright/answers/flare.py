@@ -20,9 +20,10 @@ import math
 import re
 from collections.abc import Callable, Iterator, Sequence
 
-from ragwright.answers._compose import compose, not_found, written
+from ragwright.answers._compose import compose, written
+from ragwright.answers._engine import LLMEngine
 from ragwright.answers.citations import strip_unknown
-from ragwright.answers.prompt import Prompter, Source, numbered
+from ragwright.answers.prompt import Source, numbered
 from ragwright.answers.stuff import answer_messages
 from ragwright.models import Answer, Hit
 from ragwright.pipeline.sentences import sentence_spans
@@ -41,7 +42,7 @@ _SPACES = re.compile(r"\s+")
 Retrieve = Callable[[str], Sequence[Hit]]
 
 
-class FlareEngine:
+class FlareEngine(LLMEngine):
     name = "flare"
 
     def __init__(
@@ -56,19 +57,14 @@ class FlareEngine:
         harden: bool = True,
         key: bytes | None = None,
     ) -> None:
-        self.llm = llm
+        super().__init__(llm, max_tokens=max_tokens, harden=harden, key=key)
         self.retrieve = retrieve
-        self.max_tokens = max_tokens
         self.min_logprob = math.log(threshold)
         self.max_queries = max_queries
         self.max_sources = max_sources
-        self.prompter = Prompter(harden=harden, key=key)
 
-    def stream(self, question: str, hits: Sequence[Hit]) -> Iterator[str | Answer]:
-        if not hits:
-            yield from not_found(hits, self.name, self.llm.model)
-            return
-        sources = numbered(hits)
+    def answer(self, question: str, sources: Sequence[Source]) -> Iterator[str | Answer]:
+        hits = [source.hit for source in sources]
         messages = answer_messages(self.prompter, question, sources)
         draft = self.llm.chat(messages, max_tokens=self.max_tokens, logprobs=True)
         queries, how = self._uncertain(question, draft, sources)

@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from ragwright.answers._compose import not_found, written
-from ragwright.answers.citations import strip_unknown
-from ragwright.answers.prompt import CITE_RULES, NOT_FOUND, Prompter, Source, numbered
+from ragwright.answers._engine import LLMEngine
+from ragwright.answers.citations import listed_markers, strip_unknown
+from ragwright.answers.prompt import CITE_RULES, NOT_FOUND, Source
 from ragwright.errors import ConfigError
-from ragwright.models import Answer, Hit
+from ragwright.models import Answer
 from ragwright.ports import LLM
 
 MAP_TASK = (
@@ -31,7 +32,7 @@ REDUCE_TASK = (
 REDUCE_REQUEST = "Combine the notes above into one answer to the question, citing sources as [n]."
 
 
-class MapReduceEngine:
+class MapReduceEngine(LLMEngine):
     name = "map-reduce"
 
     def __init__(
@@ -46,17 +47,11 @@ class MapReduceEngine:
     ) -> None:
         if sources_per_call < 1:
             raise ConfigError(f"map-reduce: sources_per_call must be >= 1; got {sources_per_call}")
-        self.llm = llm
-        self.max_tokens = max_tokens
+        super().__init__(llm, max_tokens=max_tokens, harden=harden, key=key)
         self.map_max_tokens = map_max_tokens
         self.sources_per_call = sources_per_call
-        self.prompter = Prompter(harden=harden, key=key)
 
-    def stream(self, question: str, hits: Sequence[Hit]) -> Iterator[str | Answer]:
-        if not hits:
-            yield from not_found(hits, self.name, self.llm.model)
-            return
-        sources = numbered(hits)
+    def answer(self, question: str, sources: Sequence[Source]) -> Iterator[str | Answer]:
         notes, removed = [], []
         for group in _groups(sources, self.sources_per_call):
             note, dropped = self._map(question, group)
@@ -64,12 +59,12 @@ class MapReduceEngine:
             if note:
                 notes.append(("note", note))
         if not notes:
-            yield from not_found(hits, self.name, self.llm.model)
+            yield from not_found([s.hit for s in sources], self.name, self.llm.model)
             return
         messages = self.prompter.messages(REDUCE_TASK, question, (), REDUCE_REQUEST, notes=notes)
         warnings = []
         if removed:
-            listed = ", ".join(f"[{n}]" for n in removed)
+            listed = listed_markers(removed)
             warnings.append(f"map step: dropped citations of sources a note did not read: {listed}")
         yield from written(
             self.llm,

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from ragwright.answers._compose import not_found, written
-from ragwright.answers.citations import strip_unknown
-from ragwright.answers.prompt import CITE_RULES, NOT_FOUND, Prompter, Source, numbered
+from ragwright.answers._compose import written
+from ragwright.answers._engine import LLMEngine
+from ragwright.answers.citations import listed_markers, strip_unknown
+from ragwright.answers.prompt import CITE_RULES, NOT_FOUND, Source
 from ragwright.answers.stuff import answer_messages
 from ragwright.errors import ConfigError
-from ragwright.models import Answer, Hit
+from ragwright.models import Answer
 from ragwright.ports import LLM, ChatMessage
 
 REFINE_TASK = (
@@ -23,7 +24,7 @@ REFINE_TASK = (
 REFINE_REQUEST = "Write the improved answer, citing sources as [n]. Write only the answer."
 
 
-class RefineEngine:
+class RefineEngine(LLMEngine):
     name = "refine"
 
     def __init__(
@@ -37,16 +38,10 @@ class RefineEngine:
     ) -> None:
         if sources_per_step < 1:
             raise ConfigError(f"refine: sources_per_step must be >= 1; got {sources_per_step}")
-        self.llm = llm
-        self.max_tokens = max_tokens
+        super().__init__(llm, max_tokens=max_tokens, harden=harden, key=key)
         self.sources_per_step = sources_per_step
-        self.prompter = Prompter(harden=harden, key=key)
 
-    def stream(self, question: str, hits: Sequence[Hit]) -> Iterator[str | Answer]:
-        if not hits:
-            yield from not_found(hits, self.name, self.llm.model)
-            return
-        sources = numbered(hits)
+    def answer(self, question: str, sources: Sequence[Source]) -> Iterator[str | Answer]:
         steps = [
             sources[i : i + self.sources_per_step]
             for i in range(0, len(sources), self.sources_per_step)
@@ -59,7 +54,7 @@ class RefineEngine:
             if step == len(steps) - 1:
                 warnings = []
                 if removed:
-                    listed = ", ".join(f"[{n}]" for n in removed)
+                    listed = listed_markers(removed)
                     warnings.append(f"earlier steps dropped citations of unread sources: {listed}")
                 yield from written(
                     self.llm,

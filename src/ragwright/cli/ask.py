@@ -89,11 +89,10 @@ def ask(
     with Index(
         index, embedder=embedder, create=False, keyword_cache=False, llm_settings=settings
     ) as kb:
-        stream = kb.ask_stream(question, top_k=top_k, where=where)
-        answer = _drain(stream) if json_output else _show_stream(stream)
-    if json_output:
-        print_json(answer_json(question, answer))
-        return
+        if json_output:
+            print_json(answer_json(question, kb.ask(question, top_k=top_k, where=where)))
+            return
+        answer = _show_stream(kb.ask_stream(question, top_k=top_k, where=where))
     _show_sources(answer)
 
 
@@ -111,15 +110,6 @@ def _settings(
         max_tokens if max_tokens is not None else budget.max_tokens,
     )
     return settings.with_overrides(request_budget=request_budget, **overrides)
-
-
-def _drain(stream: Any) -> Answer:
-    answer = None
-    for item in stream:
-        if isinstance(item, Answer):
-            answer = item
-    assert answer is not None
-    return answer
 
 
 def _show_stream(stream: Any) -> Answer:

@@ -3,7 +3,10 @@
 Closed (normal): every call goes through; ``failures`` consecutive failed attempts open it.
 Open: calls are refused at once with `CircuitOpen`, so a dead server costs no timeouts.
 Half-open (the cool-down has passed): one trial call goes through; success closes the breaker,
-failure opens it for another cool-down. The clock is a parameter so tests need not wait.
+failure opens it for another cool-down. A caller reports the outcome of every call it was let
+make (`succeeded` or `failed`); a trial whose outcome never comes (its caller was interrupted)
+stops holding the breaker after one more cool-down. The clock is a parameter so tests need not
+wait.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ class CircuitBreaker:
         self._lock = threading.Lock()
         self._failures = 0
         self._opened_at: float | None = None
-        self._trial_running = False
+        self._trial_since: float | None = None
 
     @property
     def state(self) -> str:
@@ -48,9 +51,13 @@ class CircuitBreaker:
         with self._lock:
             if self._opened_at is None:
                 return
-            waited = self._clock() - self._opened_at
-            if waited >= self.cooldown and not self._trial_running:
-                self._trial_running = True  # half-open: this call is the one trial
+            now = self._clock()
+            waited = now - self._opened_at
+            trial_running = (
+                self._trial_since is not None and now - self._trial_since < self.cooldown
+            )
+            if waited >= self.cooldown and not trial_running:
+                self._trial_since = now  # half-open: this call is the one trial
                 return
             retry_in = max(self.cooldown - waited, 0.0)
             raise CircuitOpen(self.server, self._failures, retry_in)
@@ -59,11 +66,11 @@ class CircuitBreaker:
         with self._lock:
             self._failures = 0
             self._opened_at = None
-            self._trial_running = False
+            self._trial_since = None
 
     def failed(self) -> None:
         with self._lock:
             self._failures += 1
-            self._trial_running = False
+            self._trial_since = None
             if self._opened_at is not None or self._failures >= self.threshold:
                 self._opened_at = self._clock()

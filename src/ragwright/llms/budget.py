@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from ragwright.errors import BudgetExceeded
 from ragwright.llms.settings import Budget
@@ -23,12 +24,16 @@ CHARS_PER_TOKEN = 4
 
 
 class BudgetGuard:
-    """What one scope spent, checked against its `Budget`. Thread-safe."""
+    """What one scope spent, checked against its `Budget`. Thread-safe: a call in flight holds
+    a reservation (one call, and its prompt and completion tokens), so components calling at
+    the same time cannot together exceed the budget."""
 
     def __init__(self, budget: Budget | None = None, scope: str = "request") -> None:
         self.budget = budget or Budget()
         self.scope = scope
         self._spent = Usage()
+        self._reserved_calls = 0
+        self._reserved_tokens = 0
         self._lock = threading.Lock()
 
     @property
@@ -36,26 +41,42 @@ class BudgetGuard:
         with self._lock:
             return self._spent
 
-    def allow(self, messages: Sequence[ChatMessage], max_tokens: int) -> int:
-        """The completion tokens the next call may use; raises `BudgetExceeded` if none."""
-        with self._lock:
-            spent, budget = self._spent, self.budget
-            if budget.max_calls is not None and spent.calls >= budget.max_calls:
-                self._refuse(f"the {self.scope} budget of {budget.max_calls} LLM calls is spent")
-            if budget.max_tokens is None:
-                return max_tokens
-            prompt = math.ceil(sum(len(m.content) for m in messages) / CHARS_PER_TOKEN)
-            left = budget.max_tokens - spent.total_tokens - prompt
-            if left < 1:
-                self._refuse(
-                    f"the {self.scope} budget of {budget.max_tokens} tokens cannot cover another "
-                    f"call (its prompt alone is about {prompt} tokens)"
-                )
-            return min(max_tokens, left)
+    @contextmanager
+    def call(self, messages: Sequence[ChatMessage], max_tokens: int) -> Iterator[int]:
+        """Reserves one call for the block, which gets the completion tokens it may use and
+        charges the usage the server reports; raises `BudgetExceeded` if there is no room."""
+        allowed, tokens = self._reserve(messages, max_tokens)
+        try:
+            yield allowed
+        finally:
+            with self._lock:
+                self._reserved_calls -= 1
+                self._reserved_tokens -= tokens
 
     def charge(self, usage: Usage) -> None:
         with self._lock:
             self._spent = self._spent + usage
+
+    def _reserve(self, messages: Sequence[ChatMessage], max_tokens: int) -> tuple[int, int]:
+        with self._lock:
+            spent, budget = self._spent, self.budget
+            calls = spent.calls + self._reserved_calls
+            if budget.max_calls is not None and calls >= budget.max_calls:
+                self._refuse(f"the {self.scope} budget of {budget.max_calls} LLM calls is spent")
+            allowed, tokens = max_tokens, 0
+            if budget.max_tokens is not None:
+                prompt = math.ceil(sum(len(m.content) for m in messages) / CHARS_PER_TOKEN)
+                left = budget.max_tokens - spent.total_tokens - self._reserved_tokens - prompt
+                if left < 1:
+                    self._refuse(
+                        f"the {self.scope} budget of {budget.max_tokens} tokens cannot cover "
+                        f"another call (its prompt alone is about {prompt} tokens)"
+                    )
+                allowed = min(max_tokens, left)
+                tokens = prompt + allowed
+            self._reserved_calls += 1
+            self._reserved_tokens += tokens
+            return allowed, tokens
 
     def _refuse(self, reason: str) -> None:
         spent = self._spent
@@ -82,22 +103,22 @@ class BudgetedLLM:
         json_mode: bool = False,
         logprobs: bool = False,
     ) -> Completion:
-        allowed = self.guard.allow(messages, max_tokens)
-        completion = self.llm.chat(
-            messages,
-            max_tokens=allowed,
-            temperature=temperature,
-            json_mode=json_mode,
-            logprobs=logprobs,
-        )
-        self.guard.charge(completion.usage)
+        with self.guard.call(messages, max_tokens) as allowed:
+            completion = self.llm.chat(
+                messages,
+                max_tokens=allowed,
+                temperature=temperature,
+                json_mode=json_mode,
+                logprobs=logprobs,
+            )
+            self.guard.charge(completion.usage)
         return completion
 
     def stream(
         self, messages: Sequence[ChatMessage], *, max_tokens: int = 512, temperature: float = 0.0
     ) -> Iterator[str | Completion]:
-        allowed = self.guard.allow(messages, max_tokens)
-        for item in self.llm.stream(messages, max_tokens=allowed, temperature=temperature):
-            if isinstance(item, Completion):
-                self.guard.charge(item.usage)
-            yield item
+        with self.guard.call(messages, max_tokens) as allowed:
+            for item in self.llm.stream(messages, max_tokens=allowed, temperature=temperature):
+                if isinstance(item, Completion):
+                    self.guard.charge(item.usage)
+                yield item

@@ -37,13 +37,15 @@ if TYPE_CHECKING:
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 CHARS_PER_TOKEN = 4
+DONE = "[DONE]"  # the data of the stream's last event
 
 
 class OpenAIChat:
     """An `LLM` over an OpenAI-compatible ``/chat/completions`` endpoint.
 
     The API key is ``api_key``, else the environment variable ``api_key_env``; a local server
-    needs none. Use as a context manager, or call :meth:`close`, to release the connections.
+    needs none. ``backoff`` replaces the waits ``retry_backoff`` describes. Use as a context
+    manager, or call :meth:`close`, to release the connections.
     """
 
     def __init__(
@@ -58,6 +60,7 @@ class OpenAIChat:
         max_retries: int = 3,
         retry_backoff: float = 0.5,
         breaker: CircuitBreaker | None = None,
+        backoff: Backoff | None = None,
     ) -> None:
         if not model.strip():
             raise ConfigError("the openai LLM needs a model name (--model or [llm] model)")
@@ -73,7 +76,7 @@ class OpenAIChat:
         self._api_key = api_key if api_key is not None else os.environ.get(api_key_env)
         self._timeouts = (connect_timeout, read_timeout)
         self._max_retries = max_retries
-        self._backoff = Backoff(retry_backoff, random.Random())
+        self._backoff = backoff or Backoff(retry_backoff, random.Random())
         self.breaker = breaker or CircuitBreaker(self._base_url)
         self._client: httpx.Client | None = None
         self._lock = threading.Lock()
@@ -134,18 +137,31 @@ class OpenAIChat:
         finish_reason: str | None = None
         usage: Usage | None = None
         model = self._model
+        done = False
         try:
             for data in _sse_data(response):
+                if data == DONE:
+                    done = True
+                    break
                 chunk = _json_object(data, self._url)
                 model = str(chunk.get("model") or model)
                 usage = _usage(chunk.get("usage")) or usage
-                for choice in chunk.get("choices") or ():
-                    delta = choice.get("delta") or {}
-                    text = delta.get("content")
-                    if isinstance(text, str) and text:
+                for text, finished in _deltas(chunk, self._url):
+                    if text:
                         pieces.append(text)
                         yield text
-                    finish_reason = choice.get("finish_reason") or finish_reason
+                    finish_reason = finished or finish_reason
+            if not done and finish_reason is None:
+                raise LLMError(
+                    f"the stream from {self._url} ended before the answer was complete "
+                    "(no finish reason, no [DONE])"
+                )
+        except GeneratorExit:
+            self.breaker.succeeded()  # the reader stopped early; the server was answering
+            raise
+        except LLMError:  # an error event, a chunk that is no completion chunk, a cut stream
+            self.breaker.failed()
+            raise
         except httpx.HTTPError as exc:
             self.breaker.failed()
             raise LLMError(f"the stream from {self._url} broke off: {exc!r}") from exc
@@ -224,7 +240,11 @@ class OpenAIChat:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _completion(self, response: httpx.Response, messages: Sequence[ChatMessage]) -> Completion:
-        body = _json_object(response.text, self._url)
+        try:
+            body = _json_object(response.text, self._url)
+        except LLMResponseError:
+            self.breaker.failed()
+            raise
         try:
             choice = body["choices"][0]
             text = choice["message"].get("content") or ""
@@ -259,15 +279,31 @@ class OpenAIChat:
 
 
 def _sse_data(response: httpx.Response) -> Iterator[str]:
-    """The ``data:`` payloads of a server-sent event stream, up to ``[DONE]``."""
+    """The ``data:`` payloads of a server-sent event stream (the last is `DONE`, unless the
+    stream was cut short)."""
     for line in response.iter_lines():
         if not line.startswith("data:"):
             continue  # comments (":"), "event:", "id:" and blank separators
         data = line[5:].strip()
-        if data == "[DONE]":
-            return
         if data:
             yield data
+
+
+def _deltas(chunk: dict[str, Any], url: str) -> Iterator[tuple[str, str | None]]:
+    """The text and finish reason of each choice in a stream chunk. A chunk reporting an
+    error (OpenAI and vLLM send one when generation fails mid-stream) raises `LLMError`."""
+    error = chunk.get("error")
+    if error is not None:
+        message = error.get("message") if isinstance(error, dict) else error
+        raise LLMError(f"{url} reported an error in the middle of the stream: {message}")
+    choices = chunk.get("choices") or []
+    if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
+        raise LLMResponseError(f"{url} sent a stream chunk without a list of choices: {chunk!r}")
+    for choice in choices:
+        delta = choice.get("delta")
+        text = delta.get("content") if isinstance(delta, dict) else None
+        finished = choice.get("finish_reason")
+        yield (text if isinstance(text, str) else ""), (str(finished) if finished else None)
 
 
 def _json_object(text: str, url: str) -> dict[str, Any]:

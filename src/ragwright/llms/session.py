@@ -21,9 +21,15 @@ from ragwright.llms.settings import Budget, Price
 from ragwright.models import Answer, Usage
 from ragwright.ports import LLM
 
+#: The wrappers a session puts around a model; one of them is already some session's.
+LLM_WRAPPERS = (CachedLLM, BudgetedLLM, LedgerLLM)
+
 
 @dataclass
 class LLMSession:
+    """One scope's wrapped model (``llm``), its budget ``guard``, its ``cache`` (None when
+    off) and the ``prices`` its cost is figured from."""
+
     llm: LLM
     guard: BudgetGuard
     cache: CachedLLM | None

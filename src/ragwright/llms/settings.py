@@ -115,9 +115,6 @@ class LLMSettings:
         """These settings with the non-None ``overrides`` (command-line options) applied."""
         return replace(self, **{k: v for k, v in overrides.items() if v is not None}).checked()
 
-    def price(self, model: str) -> Price | None:
-        return self.prices.get(model)
-
 
 def _table(value: object, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):

@@ -76,6 +76,7 @@ class SQLiteLLMRecords:
         self.path = Path(path)
         self._lock = threading.Lock()
         self._ready = False
+        self._boundary_key: bytes | None = None
         try:
             self._db = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=30.0
@@ -126,29 +127,34 @@ class SQLiteLLMRecords:
 
     def clear_cache(self) -> int:
         """Forget every cached response; returns how many there were."""
-        entries = self.cache_stats().entries
-        if entries:
-            self._write("DELETE FROM llm_cache", ())
-        return entries
+        return self._write("DELETE FROM llm_cache", ())
 
     def boundary_key(self) -> bytes:
-        """This index's fence-token key: 32 random bytes, made on first use, then kept."""
-        self._write(
-            "INSERT OR IGNORE INTO llm_keys(name, value) VALUES ('boundary', ?)",
-            (secrets.token_bytes(32),),
-        )
-        rows = self._read("SELECT value FROM llm_keys WHERE name = 'boundary'", (), "llm_keys")
-        return bytes(rows[0][0])
+        """This index's fence-token key: 32 random bytes, made on first use, then kept (read
+        once per connection, so a request does not write to the index to learn it)."""
+        if self._boundary_key is None:
+            rows = self._read("SELECT value FROM llm_keys WHERE name = 'boundary'", (), "llm_keys")
+            if not rows:
+                self._write(
+                    "INSERT OR IGNORE INTO llm_keys(name, value) VALUES ('boundary', ?)",
+                    (secrets.token_bytes(32),),
+                )
+                rows = self._read(
+                    "SELECT value FROM llm_keys WHERE name = 'boundary'", (), "llm_keys"
+                )
+            self._boundary_key = bytes(rows[0][0])
+        return self._boundary_key
 
     # -- plumbing -----------------------------------------------------------------------------
 
-    def _write(self, sql: str, params: Sequence[object]) -> None:
+    def _write(self, sql: str, params: Sequence[object]) -> int:
+        """Runs ``sql``, creating the tables first if need be; returns the rows it changed."""
         with self._lock:
             try:
                 if not self._ready:
                     self._db.executescript(_DDL)
                     self._ready = True
-                self._db.execute(sql, params)
+                return self._db.execute(sql, params).rowcount
             except sqlite3.Error as error:
                 raise StoreError(f"cannot write the LLM records in {self.path}: {error}") from error
 
