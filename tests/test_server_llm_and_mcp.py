@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from ragwright import Index
 from ragwright.cli import app as cli
 from ragwright.config import load_config
-from ragwright.llms.settings import LLMSettings
+from ragwright.llms.settings import ENGINES, LLMSettings
 from ragwright.server import ServerSettings, mcp_mount
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.openai_server import OpenAIServer, Reply, quoting_responder
@@ -121,3 +121,9 @@ def test_mcp_at_slash_mcp_needs_a_key_when_keys_are_configured(kb: Index, tmp_pa
         )
     assert anonymous.status_code == 401
     assert keyed.status_code != 401 and keyed.status_code < 500
+
+
+def test_stats_name_the_default_engine_and_the_model(kb: Index) -> None:
+    with serve(kb) as url:
+        answers = httpx.get(f"{url}/v1/stats").json()["answers"]
+    assert answers == {"default_engine": "extractive", "engines": list(ENGINES), "model": "test"}

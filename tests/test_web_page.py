@@ -9,7 +9,9 @@ import httpx
 import pytest
 
 from ragwright import Index
+from ragwright.llms.settings import ENGINES, LLMSettings
 from ragwright.testing import HashingEmbedder
+from ragwright.testing.openai_server import OpenAIServer, Reply, quoting_responder
 from server_helpers import serve
 
 pytestmark = pytest.mark.slow
@@ -53,7 +55,12 @@ def test_upload_search_ask_and_open_a_citation_in_a_browser(tmp_path: Path) -> N
     question = "Where do quokkas live?"
     page_errors: list[str] = []
     with (
-        Index(tmp_path / "index", embedder=HashingEmbedder()) as index,
+        OpenAIServer(quoting_responder) as model,
+        Index(
+            tmp_path / "index",
+            embedder=HashingEmbedder(),
+            llm_settings=LLMSettings(model="test-model", base_url=model.url, retry_backoff=0.0),
+        ) as index,
         serve(index) as url,
         sync_playwright() as playwright,
     ):
@@ -119,6 +126,43 @@ def test_upload_search_ask_and_open_a_citation_in_a_browser(tmp_path: Path) -> N
         page.keyboard.press("Escape")
         expect(dialog).to_be_hidden()
         expect(link).to_be_focused()  # focus returns to the citation
+        expect(page.locator("#answer-meta")).to_have_text("Engine: extractive")
+
+        # The same question through an LLM engine (the loopback model quotes its best source).
+        engine = page.get_by_label("Engine")
+        expect(engine.locator("option").first).to_have_text("Server default (extractive)")
+        offered = engine.locator("option").evaluate_all("options => options.map(o => o.value)")
+        assert offered == ["", *ENGINES]
+        engine.select_option("stuff")
+        page.get_by_role("button", name="Ask", exact=True).click()
+        meta = page.locator("#answer-meta")
+        expect(meta).to_contain_text("Engine: stuff · model test-model · 1 LLM call")
+        expect(meta).to_contain_text("prompt +")
+        expect(page.locator("#answer")).to_contain_text("Quokkas live on Rottnest Island")
+        assert model.requests and model.requests[-1]["model"] == "test-model"
+        quote = page.locator("#citations li q").first.inner_text()
+        page.screenshot(path=str(ARTIFACTS / "web-page-llm-answer.png"))
+        llm_link = page.locator("#answer a.citation").first
+        llm_link.click()
+        expect(dialog).to_be_visible()
+        expect(span).to_have_text(quote)
+        expect(span).to_be_in_viewport()
+        document = httpx.get(f"{url}/v1/documents/uploads/quokkas.md").json()
+        start = document["content"].index(quote)
+        expect(dialog.locator("#viewer-span")).to_have_text(
+            f"Characters {start}–{start + len(quote)}"
+        )
+        page.keyboard.press("Escape")
+        expect(llm_link).to_be_focused()
+
+        # A marker naming no source is taken out of the answer, and the page says so.
+        model.script(Reply.text("Quokkas live on Rottnest Island near Perth [1]. Also Mars [7]."))
+        page.get_by_label("Question").fill("Which island do quokkas live on?")
+        page.get_by_role("button", name="Ask", exact=True).click()
+        notes = page.locator("#answer-notes li")
+        expect(notes.first).to_be_visible()
+        assert "Removed citation markers naming no source: [7]" in notes.all_inner_texts()
+        expect(page.locator("#answer")).not_to_contain_text("[7]")
         browser.close()
     assert page_errors == []
 
