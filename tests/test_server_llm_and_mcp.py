@@ -4,7 +4,9 @@ loopback OpenAI-compatible server stands in for the model) and the MCP server at
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -127,3 +129,63 @@ def test_stats_name_the_default_engine_and_the_model(kb: Index) -> None:
     with serve(kb) as url:
         answers = httpx.get(f"{url}/v1/stats").json()["answers"]
     assert answers == {"default_engine": "extractive", "engines": list(ENGINES), "model": "test"}
+
+
+class _BreaksMidStream(BaseHTTPRequestHandler):
+    """A chat-completions server whose streamed reply sends one piece, then drops the
+    connection in the middle of the body (a chunked body with no end)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        delta = {"choices": [{"index": 0, "delta": {"content": "Run pip "}}]}
+        event = f"data: {json.dumps(delta)}\n\n".encode()
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+        self.wfile.flush()
+        self.close_connection = True  # no terminating chunk: the body breaks off here
+
+
+@pytest.fixture
+def breaking_model() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _BreaksMidStream)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02})
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_a_model_stream_breaking_mid_answer_ends_the_sse_with_an_error_event(
+    tmp_path: Path, breaking_model: str
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text(GUIDE, encoding="utf-8")
+    settings = LLMSettings(model="test", base_url=breaking_model, retry_backoff=0.0)
+    with Index(tmp_path / "index", embedder=HashingEmbedder(), llm_settings=settings) as index:
+        assert index.ingest([docs]).ok
+        with serve(index) as url:
+            body = {"question": QUESTION, "engine": "stuff", "stream": True}
+            response = httpx.post(f"{url}/v1/ask", json=body, timeout=30)
+            still_serving = httpx.get(f"{url}/healthz")
+    # The status line went out with the first piece; the failure is the stream's last event.
+    assert response.status_code == 200
+    events = sse_events(response.text)
+    names = [name for name, _ in events]
+    assert names[0] == "delta" and names[-1] == "error", names
+    assert "answer" not in names and "done" not in names
+    error = events[-1][1]["error"]
+    assert (error["status"], error["code"]) == (502, "llm_failed")
+    assert "broke off" in error["message"]
+    assert still_serving.status_code == 200
