@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import queue
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -54,7 +56,7 @@ def serve(
 ) -> Iterator[str]:
     """A real uvicorn server on a free loopback port; yields its base URL."""
     settings = settings or ServerSettings()
-    app = create_app(index, settings, **kwargs)
+    app = create_app(index, settings, host="127.0.0.1", **kwargs)
     with running(server_for(app, "127.0.0.1", 0, settings, log_level=log_level)) as url:
         yield url
 
@@ -94,3 +96,23 @@ def sse_events(body: str) -> list[tuple[str, dict[str, Any]]]:
         fields = dict(line.split(": ", 1) for line in block.split("\n"))
         events.append((fields["event"], json.loads(fields["data"])))
     return events
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def wait_for(lines: queue.Queue[str], marker: str) -> None:
+    """Read a server's log lines until one contains ``marker``."""
+    seen = []
+    while True:
+        try:
+            line = lines.get(timeout=60)
+        except queue.Empty:
+            raise AssertionError(f"no {marker!r} in the server's log: {seen}") from None
+        seen.append(line)
+        if marker in line:
+            return
