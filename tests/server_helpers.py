@@ -6,8 +6,10 @@ import json
 import logging
 import queue
 import socket
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -116,3 +118,38 @@ def wait_for(lines: queue.Queue[str], marker: str) -> None:
         seen.append(line)
         if marker in line:
             return
+
+
+@contextmanager
+def model_breaking_mid_stream(piece: str) -> Iterator[str]:
+    """A chat-completions server on loopback whose streamed reply sends ``piece``, then drops
+    the connection in the middle of the body (a chunked body with no end). Yields its base
+    URL (ending in ``/v1``)."""
+
+    class BreaksMidStream(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            delta = {"choices": [{"index": 0, "delta": {"content": piece}}]}
+            event = f"data: {json.dumps(delta)}\n\n".encode()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+            self.wfile.flush()
+            self.close_connection = True  # no terminating chunk: the body breaks off here
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), BreaksMidStream)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02})
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

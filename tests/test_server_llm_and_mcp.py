@@ -4,9 +4,7 @@ loopback OpenAI-compatible server stands in for the model) and the MCP server at
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +21,7 @@ from ragwright.llms.settings import ENGINES, LLMSettings
 from ragwright.server import ServerSettings, mcp_mount
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.openai_server import OpenAIServer, Reply, quoting_responder
-from server_helpers import GUIDE, serve
+from server_helpers import GUIDE, model_breaking_mid_stream, serve
 
 QUESTION = "How do I install it on Linux?"
 
@@ -131,39 +129,10 @@ def test_stats_name_the_default_engine_and_the_model(kb: Index) -> None:
     assert answers == {"default_engine": "extractive", "engines": list(ENGINES), "model": "test"}
 
 
-class _BreaksMidStream(BaseHTTPRequestHandler):
-    """A chat-completions server whose streamed reply sends one piece, then drops the
-    connection in the middle of the body (a chunked body with no end)."""
-
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        delta = {"choices": [{"index": 0, "delta": {"content": "Run pip "}}]}
-        event = f"data: {json.dumps(delta)}\n\n".encode()
-        self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
-        self.wfile.flush()
-        self.close_connection = True  # no terminating chunk: the body breaks off here
-
-
 @pytest.fixture
 def breaking_model() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _BreaksMidStream)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02})
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with model_breaking_mid_stream("Run pip ") as url:
+        yield url
 
 
 def test_a_model_stream_breaking_mid_answer_ends_the_sse_with_an_error_event(

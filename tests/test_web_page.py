@@ -12,7 +12,7 @@ from ragwright import Index
 from ragwright.llms.settings import ENGINES, LLMSettings
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.openai_server import OpenAIServer, Reply, quoting_responder
-from server_helpers import serve
+from server_helpers import model_breaking_mid_stream, serve
 
 pytestmark = pytest.mark.slow
 
@@ -215,3 +215,45 @@ def test_a_server_with_keys_gets_one_from_the_page(tmp_path: Path) -> None:
         browser.close()
     with Index(tmp_path / "index") as reopened:
         assert reopened.document("uploads/note.txt") is not None
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
+def test_an_answer_that_breaks_mid_stream_shows_the_error_and_keeps_the_text(
+    tmp_path: Path,
+) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=TIMEOUT_MS)
+
+    notes = tmp_path / "quokkas.md"
+    notes.write_text(DOCUMENT, encoding="utf-8")
+    with model_breaking_mid_stream("Quokkas live on ") as model_url:
+        settings = LLMSettings(
+            model="test-model", base_url=model_url, retry_backoff=0.0, engine="stuff"
+        )
+        with (
+            Index(tmp_path / "index", embedder=HashingEmbedder(), llm_settings=settings) as index,
+            serve(index) as url,
+            sync_playwright() as playwright,
+        ):
+            assert index.ingest([notes]).ok
+            browser = playwright.chromium.launch(
+                executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+            )
+            page = browser.new_page()
+            page.set_default_timeout(TIMEOUT_MS)
+            page.goto(url)
+            page.get_by_role("tab", name="Ask").click()
+            engine = page.get_by_label("Engine")
+            expect(engine.locator("option").first).to_have_text("Server default (stuff)")
+            page.get_by_label("Question").fill("Where do quokkas live?")
+            page.get_by_role("button", name="Ask", exact=True).click()
+            status = page.locator("#ask-status")
+            expect(status).to_contain_text("Error: the stream from")
+            expect(status).to_contain_text("broke off")
+            answer = page.locator("#answer")
+            expect(answer).to_have_text("Quokkas live on ")  # what arrived stays
+            expect(answer).to_have_attribute("aria-busy", "false")
+            assert page.locator("#citations li").count() == 0
+            assert page.locator("#answer-meta").inner_text() == ""
+            browser.close()
