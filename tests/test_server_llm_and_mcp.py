@@ -3,7 +3,6 @@ loopback OpenAI-compatible server stands in for the model) and the MCP server at
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from ragwright.llms.settings import ENGINES, LLMSettings
 from ragwright.server import ServerSettings, mcp_mount
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.openai_server import OpenAIServer, Reply, quoting_responder
-from server_helpers import GUIDE, model_breaking_mid_stream, serve
+from server_helpers import GUIDE, model_breaking_mid_stream, serve, sse_events
 
 QUESTION = "How do I install it on Linux?"
 
@@ -41,14 +40,6 @@ def kb(tmp_path: Path, model: OpenAIServer) -> Iterator[Index]:
     with Index(tmp_path / "index", embedder=HashingEmbedder(), llm_settings=settings) as index:
         assert index.ingest([docs]).ok
         yield index
-
-
-def sse_events(text: str) -> list[tuple[str, dict[str, Any]]]:
-    events = []
-    for block in text.strip().split("\n\n"):
-        fields = dict(line.split(": ", 1) for line in block.splitlines())
-        events.append((fields["event"], json.loads(fields["data"])))
-    return events
 
 
 def test_ask_streams_an_llm_engine_answer_with_resolved_citations(

@@ -180,7 +180,7 @@ def test_a_server_with_keys_gets_one_from_the_page(tmp_path: Path) -> None:
     settings = ServerSettings(keys=(ApiKey("browser", Scope.WRITE, digest_of(secret)),))
     upload = tmp_path / "note.txt"
     markup = '<img src=x onerror="window.pwned = 1"><script>window.pwned = 2</script>'
-    upload.write_text(f"Wombats dig long burrows. {markup}\n", encoding="utf-8")
+    upload.write_text(f"Wombats dig long burrows {markup} under the ground.\n", encoding="utf-8")
     with (
         Index(tmp_path / "index", embedder=HashingEmbedder()) as index,
         serve(index, settings) as url,
@@ -211,6 +211,15 @@ def test_a_server_with_keys_gets_one_from_the_page(tmp_path: Path) -> None:
         page.get_by_role("button", name="Search", exact=True).click()
         expect(page.locator("#results li .snippet")).to_contain_text(markup)
         assert page.locator("#results img, #results script").count() == 0
+        # ... and so in an answer, its sources and the document viewer.
+        page.get_by_role("tab", name="Ask").click()
+        page.get_by_label("Question").fill("wombats dig long burrows img script window pwned")
+        page.get_by_role("button", name="Ask", exact=True).click()
+        expect(page.locator("#answer")).to_contain_text(markup)
+        expect(page.locator("#citations q").first).to_contain_text(markup)
+        page.locator("#answer a.citation").first.click()
+        expect(page.locator("#viewer-text")).to_contain_text(markup)
+        assert page.locator("main img, main script, dialog img, dialog script").count() == 0
         assert page.evaluate("window.pwned") is None
         browser.close()
     with Index(tmp_path / "index") as reopened:
