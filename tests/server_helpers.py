@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
+import queue
+import socket
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +58,7 @@ def serve(
 ) -> Iterator[str]:
     """A real uvicorn server on a free loopback port; yields its base URL."""
     settings = settings or ServerSettings()
-    app = create_app(index, settings, **kwargs)
+    app = create_app(index, settings, host="127.0.0.1", **kwargs)
     with running(server_for(app, "127.0.0.1", 0, settings, log_level=log_level)) as url:
         yield url
 
@@ -94,3 +98,58 @@ def sse_events(body: str) -> list[tuple[str, dict[str, Any]]]:
         fields = dict(line.split(": ", 1) for line in block.split("\n"))
         events.append((fields["event"], json.loads(fields["data"])))
     return events
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def wait_for(lines: queue.Queue[str], marker: str) -> None:
+    """Read a server's log lines until one contains ``marker``."""
+    seen = []
+    while True:
+        try:
+            line = lines.get(timeout=60)
+        except queue.Empty:
+            raise AssertionError(f"no {marker!r} in the server's log: {seen}") from None
+        seen.append(line)
+        if marker in line:
+            return
+
+
+@contextmanager
+def model_breaking_mid_stream(piece: str) -> Iterator[str]:
+    """A chat-completions server on loopback whose streamed reply sends ``piece``, then drops
+    the connection in the middle of the body (a chunked body with no end). Yields its base
+    URL (ending in ``/v1``)."""
+
+    class BreaksMidStream(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            delta = {"choices": [{"index": 0, "delta": {"content": piece}}]}
+            event = f"data: {json.dumps(delta)}\n\n".encode()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+            self.wfile.flush()
+            self.close_connection = True  # no terminating chunk: the body breaks off here
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), BreaksMidStream)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02})
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

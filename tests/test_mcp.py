@@ -142,6 +142,7 @@ def test_ask_cites_exact_spans_and_marks_answer_and_quotes_untrusted(kb: Index) 
     assert document is not None
     span = document.content[citation["char_start"] : citation["char_end"]]
     assert span == citation["quote"]["text"]
+    assert (result["engine"], result["model"], result["usage"]["calls"]) == ("extractive", None, 0)
     too_many = error_text(kb, "ask", {"question": "dawn", "top_k": 21})
     assert "less than or equal to 20" in too_many
 
@@ -312,4 +313,7 @@ def test_ask_with_an_llm_engine_and_an_unknown_engine(index_dir: Path) -> None:
             unknown = error_text(kb, "ask", {"question": "dawn", "engine": "oracle"})
         assert model.requests, "the engine never called the model"
     assert result["citations"] and "dawn" in result["answer"]["text"]
+    assert (result["engine"], result["model"]) == ("stuff", "test")
+    assert result["usage"]["calls"] == len(model.requests) >= 1
+    assert result["usage"]["prompt_tokens"] > 0 and result["removed_citations"] == []
     assert "unknown engine 'oracle'" in unknown

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from ragwright import ConfigError
 from ragwright.cli import app as cli
 from ragwright.config import Config, load_config
-from ragwright.server import ServerSettings
+from ragwright.server import ServerSettings, create_app
 from ragwright.server.access_log import JsonFormatter
 from ragwright.server.keys import Scope, find_key
 from ragwright.server.runner import check_exposure
@@ -128,6 +128,28 @@ def test_missing_or_unknown_keys_are_401_with_a_challenge(secured: tuple[str, st
     assert httpx.post(f"{url}/v1/documents", files=files).status_code == 401
     assert httpx.get(f"{url}/healthz").status_code == 200  # health needs no key
     assert httpx.get(f"{url}/").status_code == 200  # nor the page (it asks for one)
+
+
+def test_every_v1_route_refuses_a_request_without_a_key(tmp_path: Path, config: Path) -> None:
+    """Read from the app's own OpenAPI paths, so a route added later without a key check
+    fails here."""
+    add_key(config, "reader", "read")
+    settings = ServerSettings.from_config(load_config(config))
+    with build_index(tmp_path) as index, serve(index, settings) as url:
+        paths = create_app(index, settings).openapi()["paths"]
+        routes = [
+            (method.upper(), path)
+            for path, operations in paths.items()
+            if path.startswith("/v1/")
+            for method in operations
+        ]
+        assert len(routes) >= 8, routes
+        for method, template in routes:
+            path = template.replace("{document}", "docs/guide.md").replace("{chunk_id}", "x")
+            body = {"query": "install", "question": "install?"} if method == "POST" else None
+            response = httpx.request(method, f"{url}{path}", json=body)
+            assert response.status_code == 401, (method, path, response.text)
+        assert index.document("docs/guide.md") is not None
 
 
 def test_read_keys_read_and_write_keys_do_both(secured: tuple[str, str, str]) -> None:

@@ -3,7 +3,6 @@ loopback OpenAI-compatible server stands in for the model) and the MCP server at
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,11 +16,11 @@ from typer.testing import CliRunner
 from ragwright import Index
 from ragwright.cli import app as cli
 from ragwright.config import load_config
-from ragwright.llms.settings import LLMSettings
+from ragwright.llms.settings import ENGINES, LLMSettings
 from ragwright.server import ServerSettings, mcp_mount
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.openai_server import OpenAIServer, Reply, quoting_responder
-from server_helpers import GUIDE, serve
+from server_helpers import GUIDE, model_breaking_mid_stream, serve, sse_events
 
 QUESTION = "How do I install it on Linux?"
 
@@ -41,14 +40,6 @@ def kb(tmp_path: Path, model: OpenAIServer) -> Iterator[Index]:
     with Index(tmp_path / "index", embedder=HashingEmbedder(), llm_settings=settings) as index:
         assert index.ingest([docs]).ok
         yield index
-
-
-def sse_events(text: str) -> list[tuple[str, dict[str, Any]]]:
-    events = []
-    for block in text.strip().split("\n\n"):
-        fields = dict(line.split(": ", 1) for line in block.splitlines())
-        events.append((fields["event"], json.loads(fields["data"])))
-    return events
 
 
 def test_ask_streams_an_llm_engine_answer_with_resolved_citations(
@@ -121,3 +112,40 @@ def test_mcp_at_slash_mcp_needs_a_key_when_keys_are_configured(kb: Index, tmp_pa
         )
     assert anonymous.status_code == 401
     assert keyed.status_code != 401 and keyed.status_code < 500
+
+
+def test_stats_name_the_default_engine_and_the_model(kb: Index) -> None:
+    with serve(kb) as url:
+        answers = httpx.get(f"{url}/v1/stats").json()["answers"]
+    assert answers == {"default_engine": "extractive", "engines": list(ENGINES), "model": "test"}
+
+
+@pytest.fixture
+def breaking_model() -> Iterator[str]:
+    with model_breaking_mid_stream("Run pip ") as url:
+        yield url
+
+
+def test_a_model_stream_breaking_mid_answer_ends_the_sse_with_an_error_event(
+    tmp_path: Path, breaking_model: str
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text(GUIDE, encoding="utf-8")
+    settings = LLMSettings(model="test", base_url=breaking_model, retry_backoff=0.0)
+    with Index(tmp_path / "index", embedder=HashingEmbedder(), llm_settings=settings) as index:
+        assert index.ingest([docs]).ok
+        with serve(index) as url:
+            body = {"question": QUESTION, "engine": "stuff", "stream": True}
+            response = httpx.post(f"{url}/v1/ask", json=body, timeout=30)
+            still_serving = httpx.get(f"{url}/healthz")
+    # The status line went out with the first piece; the failure is the stream's last event.
+    assert response.status_code == 200
+    events = sse_events(response.text)
+    names = [name for name, _ in events]
+    assert names[0] == "delta" and names[-1] == "error", names
+    assert "answer" not in names and "done" not in names
+    error = events[-1][1]["error"]
+    assert (error["status"], error["code"]) == (502, "llm_failed")
+    assert "broke off" in error["message"]
+    assert still_serving.status_code == 200

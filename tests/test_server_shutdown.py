@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import queue
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -19,15 +18,9 @@ import pytest
 from ragwright import Index
 from ragwright.stores.sqlite import DATABASE_NAME
 from ragwright.testing import HashingEmbedder
+from server_helpers import free_port, wait_for
 
 pytestmark = pytest.mark.slow
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def big_markdown() -> bytes:
@@ -120,15 +113,3 @@ def seed_id(index: Index) -> str:
     seed = index.document("seed.md")
     assert seed is not None
     return seed.id
-
-
-def wait_for(lines: queue.Queue[str], marker: str) -> None:
-    seen = []
-    while True:
-        try:
-            line = lines.get(timeout=60)
-        except queue.Empty:
-            raise AssertionError(f"no {marker!r} in the server's log: {seen}") from None
-        seen.append(line)
-        if marker in line:
-            return

@@ -9,8 +9,10 @@ import httpx
 import pytest
 
 from ragwright import Index
+from ragwright.llms.settings import ENGINES, LLMSettings
 from ragwright.testing import HashingEmbedder
-from server_helpers import serve
+from ragwright.testing.openai_server import OpenAIServer, Reply, quoting_responder
+from server_helpers import model_breaking_mid_stream, serve
 
 pytestmark = pytest.mark.slow
 
@@ -53,7 +55,12 @@ def test_upload_search_ask_and_open_a_citation_in_a_browser(tmp_path: Path) -> N
     question = "Where do quokkas live?"
     page_errors: list[str] = []
     with (
-        Index(tmp_path / "index", embedder=HashingEmbedder()) as index,
+        OpenAIServer(quoting_responder) as model,
+        Index(
+            tmp_path / "index",
+            embedder=HashingEmbedder(),
+            llm_settings=LLMSettings(model="test-model", base_url=model.url, retry_backoff=0.0),
+        ) as index,
         serve(index) as url,
         sync_playwright() as playwright,
     ):
@@ -119,6 +126,43 @@ def test_upload_search_ask_and_open_a_citation_in_a_browser(tmp_path: Path) -> N
         page.keyboard.press("Escape")
         expect(dialog).to_be_hidden()
         expect(link).to_be_focused()  # focus returns to the citation
+        expect(page.locator("#answer-meta")).to_have_text("Engine: extractive")
+
+        # The same question through an LLM engine (the loopback model quotes its best source).
+        engine = page.get_by_label("Engine")
+        expect(engine.locator("option").first).to_have_text("Server default (extractive)")
+        offered = engine.locator("option").evaluate_all("options => options.map(o => o.value)")
+        assert offered == ["", *ENGINES]
+        engine.select_option("stuff")
+        page.get_by_role("button", name="Ask", exact=True).click()
+        meta = page.locator("#answer-meta")
+        expect(meta).to_contain_text("Engine: stuff · model test-model · 1 LLM call")
+        expect(meta).to_contain_text("prompt +")
+        expect(page.locator("#answer")).to_contain_text("Quokkas live on Rottnest Island")
+        assert model.requests and model.requests[-1]["model"] == "test-model"
+        quote = page.locator("#citations li q").first.inner_text()
+        page.screenshot(path=str(ARTIFACTS / "web-page-llm-answer.png"))
+        llm_link = page.locator("#answer a.citation").first
+        llm_link.click()
+        expect(dialog).to_be_visible()
+        expect(span).to_have_text(quote)
+        expect(span).to_be_in_viewport()
+        document = httpx.get(f"{url}/v1/documents/uploads/quokkas.md").json()
+        start = document["content"].index(quote)
+        expect(dialog.locator("#viewer-span")).to_have_text(
+            f"Characters {start}–{start + len(quote)}"
+        )
+        page.keyboard.press("Escape")
+        expect(llm_link).to_be_focused()
+
+        # A marker naming no source is taken out of the answer, and the page says so.
+        model.script(Reply.text("Quokkas live on Rottnest Island near Perth [1]. Also Mars [7]."))
+        page.get_by_label("Question").fill("Which island do quokkas live on?")
+        page.get_by_role("button", name="Ask", exact=True).click()
+        notes = page.locator("#answer-notes li")
+        expect(notes.first).to_be_visible()
+        assert "Removed citation markers naming no source: [7]" in notes.all_inner_texts()
+        expect(page.locator("#answer")).not_to_contain_text("[7]")
         browser.close()
     assert page_errors == []
 
@@ -136,7 +180,7 @@ def test_a_server_with_keys_gets_one_from_the_page(tmp_path: Path) -> None:
     settings = ServerSettings(keys=(ApiKey("browser", Scope.WRITE, digest_of(secret)),))
     upload = tmp_path / "note.txt"
     markup = '<img src=x onerror="window.pwned = 1"><script>window.pwned = 2</script>'
-    upload.write_text(f"Wombats dig long burrows. {markup}\n", encoding="utf-8")
+    upload.write_text(f"Wombats dig long burrows {markup} under the ground.\n", encoding="utf-8")
     with (
         Index(tmp_path / "index", embedder=HashingEmbedder()) as index,
         serve(index, settings) as url,
@@ -167,7 +211,58 @@ def test_a_server_with_keys_gets_one_from_the_page(tmp_path: Path) -> None:
         page.get_by_role("button", name="Search", exact=True).click()
         expect(page.locator("#results li .snippet")).to_contain_text(markup)
         assert page.locator("#results img, #results script").count() == 0
+        # ... and so in an answer, its sources and the document viewer.
+        page.get_by_role("tab", name="Ask").click()
+        page.get_by_label("Question").fill("wombats dig long burrows img script window pwned")
+        page.get_by_role("button", name="Ask", exact=True).click()
+        expect(page.locator("#answer")).to_contain_text(markup)
+        expect(page.locator("#citations q").first).to_contain_text(markup)
+        page.locator("#answer a.citation").first.click()
+        expect(page.locator("#viewer-text")).to_contain_text(markup)
+        assert page.locator("main img, main script, dialog img, dialog script").count() == 0
         assert page.evaluate("window.pwned") is None
         browser.close()
     with Index(tmp_path / "index") as reopened:
         assert reopened.document("uploads/note.txt") is not None
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
+def test_an_answer_that_breaks_mid_stream_shows_the_error_and_keeps_the_text(
+    tmp_path: Path,
+) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=TIMEOUT_MS)
+
+    notes = tmp_path / "quokkas.md"
+    notes.write_text(DOCUMENT, encoding="utf-8")
+    with model_breaking_mid_stream("Quokkas live on ") as model_url:
+        settings = LLMSettings(
+            model="test-model", base_url=model_url, retry_backoff=0.0, engine="stuff"
+        )
+        with (
+            Index(tmp_path / "index", embedder=HashingEmbedder(), llm_settings=settings) as index,
+            serve(index) as url,
+            sync_playwright() as playwright,
+        ):
+            assert index.ingest([notes]).ok
+            browser = playwright.chromium.launch(
+                executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+            )
+            page = browser.new_page()
+            page.set_default_timeout(TIMEOUT_MS)
+            page.goto(url)
+            page.get_by_role("tab", name="Ask").click()
+            engine = page.get_by_label("Engine")
+            expect(engine.locator("option").first).to_have_text("Server default (stuff)")
+            page.get_by_label("Question").fill("Where do quokkas live?")
+            page.get_by_role("button", name="Ask", exact=True).click()
+            status = page.locator("#ask-status")
+            expect(status).to_contain_text("Error: the stream from")
+            expect(status).to_contain_text("broke off")
+            answer = page.locator("#answer")
+            expect(answer).to_have_text("Quokkas live on ")  # what arrived stays
+            expect(answer).to_have_attribute("aria-busy", "false")
+            assert page.locator("#citations li").count() == 0
+            assert page.locator("#answer-meta").inner_text() == ""
+            browser.close()

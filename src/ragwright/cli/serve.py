@@ -66,7 +66,7 @@ def serve(
     llm_settings = LLMSettings.from_config(configuration)
     check_exposure(host, settings, insecure_no_auth)
     with Index(index, embedder=embedder, create=True, llm_settings=llm_settings) as kb:
-        app = create_app(kb, settings, mounts=mcp_mount(kb, host))
+        app = create_app(kb, settings, mounts=mcp_mount(kb, host), host=host)
         server = server_for(app, host, port, settings, log_level.value)
         announce(host, port, settings, str(index))
         server.run()

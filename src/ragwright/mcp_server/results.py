@@ -65,12 +65,30 @@ class CitationView(BaseModel):
     quote: UntrustedText
 
 
+class UsageView(BaseModel):
+    calls: int = Field(description="LLM calls made for this answer (0 for extractive).")
+    cached_calls: int = Field(description="Calls answered from the response cache.")
+    prompt_tokens: int
+    completion_tokens: int
+
+
 class AskResult(BaseModel):
     notice: str = UNTRUSTED_NOTICE
     question: str
     found: bool = Field(description="False when the index holds nothing that answers it.")
     answer: UntrustedText
     citations: list[CitationView]
+    engine: str = Field(description="The answer engine that wrote the answer.")
+    model: str | None = Field(description="The LLM, for LLM engines.")
+    usage: UsageView
+    cost: float | None = Field(
+        description="Estimated cost in the configured prices' currency; null when unknown."
+    )
+    removed_citations: list[int] = Field(
+        description="[n] markers the model wrote that named no source, taken out of the text."
+    )
+    unsupported: list[UntrustedText] = Field(description="Answer sentences that cite nothing.")
+    warnings: list[str]
 
 
 class ChunkResult(BaseModel):
@@ -129,11 +147,24 @@ def citation_view(citation: Citation) -> CitationView:
 
 
 def ask_result(question: str, answer: Answer) -> AskResult:
+    usage = answer.usage
     return AskResult(
         question=question,
         found=answer.found,
         answer=untrusted(answer.text),
         citations=[citation_view(c) for c in answer.citations],
+        engine=answer.engine,
+        model=answer.model,
+        usage=UsageView(
+            calls=usage.calls,
+            cached_calls=usage.cached_calls,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+        ),
+        cost=answer.cost,
+        removed_citations=list(answer.removed_citations),
+        unsupported=[untrusted(sentence) for sentence in answer.unsupported],
+        warnings=list(answer.warnings),
     )
 
 

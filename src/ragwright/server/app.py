@@ -1,8 +1,9 @@
 """The HTTP application: the JSON API under ``/v1``, the web page at ``/``, OpenAPI at ``/docs``.
 
 `create_app` builds it around one open `Index`. Other ASGI applications (the MCP endpoint, say)
-are mounted with ``mounts={"/mcp": app}``: they sit behind the same body limit, request log
-and read-scope key check, and a mounted Starlette application's lifespan runs with the server's.
+are mounted with ``mounts={"/mcp": app}``: they sit behind the same body limit, request log,
+cross-site guard and read-scope key check, and a mounted Starlette application's lifespan runs
+with the server's.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ragwright.server.access_log import RequestLog
 from ragwright.server.auth import RequireKey
 from ragwright.server.keys import Scope as KeyScope
 from ragwright.server.limits import BodyLimit
+from ragwright.server.origin import CrossSiteGuard, is_loopback
 from ragwright.server.problems import install_handlers
 from ragwright.server.routes import documents, meta, search
 from ragwright.server.settings import ServerSettings
@@ -47,9 +49,12 @@ def create_app(
     settings: ServerSettings | None = None,
     *,
     mounts: Mapping[str, ASGIApp] | None = None,
+    host: str | None = None,
 ) -> FastAPI:
     """The application serving ``index``. The caller owns the index: the app closes nothing,
-    but on shutdown it waits for an upload in progress to commit first."""
+    but on shutdown it waits for an upload in progress to commit first. ``host`` is the
+    interface it will listen on: on loopback, requests must name a loopback ``Host`` (see
+    `ragwright.server.origin`)."""
     settings = settings or ServerSettings()
     # Resolve the embedder now, in one thread: `Index.embedder` creates it on first use, and
     # concurrent first requests would otherwise each build one (its model loads lazily, once).
@@ -89,6 +94,7 @@ def create_app(
         return settings.max_upload_bytes if upload else settings.max_request_bytes
 
     app.add_middleware(BodyLimit, limit_for=body_limit)
+    app.add_middleware(CrossSiteGuard, loopback=host is not None and is_loopback(host))
     app.add_middleware(RequestLog)  # added last: outermost, so it sees every status
     return app
 

@@ -8,7 +8,6 @@ being ingested commits its transaction or, if the process dies first, SQLite rol
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import logging.config
 import threading
@@ -21,18 +20,10 @@ from fastapi import FastAPI
 
 from ragwright.errors import ConfigError
 from ragwright.server.access_log import LOGGER, logging_config
+from ragwright.server.origin import is_loopback
 from ragwright.server.settings import ServerSettings
 
 log = logging.getLogger(LOGGER)
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check_exposure(host: str, settings: ServerSettings, insecure_no_auth: bool) -> None:

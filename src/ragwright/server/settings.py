@@ -27,10 +27,6 @@ from ragwright.server.keys import HASH_PREFIX, KEY_NAME, ApiKey, Scope
 KB = 1024
 MB = 1024 * 1024
 
-#: Limits fixed by the API itself (also stated in the OpenAPI schema).
-MAX_QUERY_CHARS = 4096
-MAX_TOP_K = 100
-
 _NUMBERS: dict[str, tuple[str, int]] = {
     # TOML key: (field, unit in bytes or 1)
     "max_request_kb": ("max_request_bytes", KB),

@@ -11,9 +11,9 @@ from starlette.datastructures import UploadFile
 
 from ragwright.server.problems import ApiError, error_body
 from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadKey, UploaderDep, WriteKey
-from ragwright.server.settings import MAX_QUERY_CHARS
 from ragwright.server.uploads import Upload, uploaded_documents
 from ragwright.shapes import chunk_json, document_info_json, document_json, ingest_report_json
+from ragwright.surface_limits import MAX_QUERY_CHARS
 
 router = APIRouter(prefix="/v1", tags=["documents"])
 

@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter
 
 import ragwright
+from ragwright.llms.settings import ENGINES
 from ragwright.server.routes._deps import IndexDep, ReadKey
 from ragwright.shapes import stats_json
 
@@ -15,14 +16,17 @@ router = APIRouter(tags=["index"])
 
 @router.get("/v1/stats")
 def stats(index: IndexDep, _: ReadKey) -> dict[str, Any]:
-    """Counts, size, embedding space and chunking of the index."""
+    """Counts, size, embedding space and chunking of the index, and the answer engines
+    ``/v1/ask`` offers (with the default, and the configured LLM model if any)."""
     chunking = index.chunking
+    llm = index.llm_settings
+    answers = {"default_engine": llm.engine, "engines": list(ENGINES), "model": llm.model or None}
     return stats_json(
         index.stats(),
         index=str(index.directory),
         embedder=index.store.get_setting("embedder"),
         chunking={"name": chunking.name, "options": chunking.options},
-    )
+    ) | {"answers": answers}
 
 
 @router.get("/healthz")

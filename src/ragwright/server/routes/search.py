@@ -19,8 +19,8 @@ from ragwright.pipeline.retrieval import SearchMode
 from ragwright.server.access_log import LOGGER
 from ragwright.server.problems import error_body, status_of
 from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadKey
-from ragwright.server.settings import MAX_QUERY_CHARS, MAX_TOP_K
 from ragwright.shapes import answer_json, hit_json
+from ragwright.surface_limits import MAX_QUERY_CHARS, MAX_TOP_K
 
 router = APIRouter(prefix="/v1", tags=["search"])
 log = logging.getLogger(LOGGER)

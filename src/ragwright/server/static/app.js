@@ -164,9 +164,12 @@ $("ask-form").addEventListener("submit", async (event) => {
   const form = event.target;
   const body = { question: form.question.value, stream: true };
   if (form.filter.value.trim()) body.filter = form.filter.value.trim();
+  if (form.engine.value) body.engine = form.engine.value;
   const answer = $("answer");
   answer.replaceChildren();
   $("citations").replaceChildren();
+  $("answer-meta").textContent = "";
+  $("answer-notes").replaceChildren();
   answer.setAttribute("aria-busy", "true");
   $("ask-status").textContent = "Answering…";
   try {
@@ -178,8 +181,10 @@ $("ask-form").addEventListener("submit", async (event) => {
     if (!response.ok) throw await failure(response);
     for await (const [name, data] of serverSentEvents(response)) {
       if (name === "delta") answer.append(data.text);
-      else if (name === "answer") showAnswer(data);
-      else if (name === "error") throw new ApiError(data.error.status, data.error.message);
+      else if (name === "answer") {
+        showAnswer(data);
+        showAnswerReport(data);
+      } else if (name === "error") throw new ApiError(data.error.status, data.error.message);
       else if (name === "done") $("ask-status").textContent = "";
     }
   } catch (error) {
@@ -233,6 +238,27 @@ function showAnswer(data) {
     item.append(element("q", citation.quote));
     list.append(item);
   }
+}
+
+// Which engine answered, what its LLM calls cost, and what the citation checks found.
+function showAnswerReport(data) {
+  const parts = [`Engine: ${data.engine}`];
+  if (data.model) parts.push(`model ${data.model}`);
+  const usage = data.usage;
+  if (usage.calls || usage.cached_calls) {
+    const cached = usage.cached_calls ? ` (${usage.cached_calls} cached)` : "";
+    parts.push(`${usage.calls} LLM call${usage.calls === 1 ? "" : "s"}${cached}`);
+    parts.push(`${usage.prompt_tokens} prompt + ${usage.completion_tokens} completion tokens`);
+  }
+  if (data.cost !== null) parts.push(`estimated cost ${data.cost.toFixed(6)}`);
+  $("answer-meta").textContent = parts.join(" · ");
+  const notes = [...data.warnings];
+  if (data.removed_citations.length) {
+    const markers = data.removed_citations.map((n) => `[${n}]`).join(", ");
+    notes.push(`Removed citation markers naming no source: ${markers}`);
+  }
+  for (const sentence of data.unsupported) notes.push(`Cites no source: ${sentence}`);
+  $("answer-notes").replaceChildren(...notes.map((note) => element("li", note)));
 }
 
 function citationLink(citation, label) {
@@ -367,11 +393,17 @@ async function loadStats() {
       ["Embedder", stats.embedder || "(none yet)"],
       ["Embedding space", space ? `${space.model}, ${space.dimension} dimensions` : "(none yet)"],
       ["Chunking", `${stats.chunking.name} ${JSON.stringify(stats.chunking.options)}`],
+      ["Answer engine", describeAnswers(stats.answers)],
     ];
+    $("ask-engine").options[0].textContent = `Server default (${stats.answers.default_engine})`;
     $("stats").replaceChildren(...rows.flatMap(([k, v]) => [element("dt", k), element("dd", v)]));
   } catch (error) {
     $("stats").replaceChildren(element("dd", `Error: ${error.message}`));
   }
+}
+
+function describeAnswers(answers) {
+  return answers.model ? `${answers.default_engine} (LLM: ${answers.model})` : answers.default_engine;
 }
 
 // The key field shows itself when the server refuses a request without a key.
