@@ -64,6 +64,29 @@ def test_build_reports_a_failing_file_and_keeps_the_rest(docs: Path, tmp_path: P
     assert {r.source_file for r in report.dataset.chunks} == {"pets.txt"}
 
 
+def test_build_reads_files_as_ingest_does_magic_bytes_and_the_same_chunks(
+    docs: Path, tmp_path: Path
+) -> None:
+    """The build checks a file's bytes against its parser (a fake PDF fails by name) and its
+    chunks are the very chunks an ingest of the folder stores."""
+    (docs / "fake.pdf").write_bytes(b"<html>not a pdf</html>")
+    report = build_dataset(docs, tmp_path / "ds")
+    assert [(f.source, f.reason.split(":")[0]) for f in report.failed] == [
+        ("fake.pdf", "not a PDF file")
+    ]
+    with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
+        kb.ingest([docs])
+        stored = {
+            (info.source, c.char_start, c.char_end, c.text)
+            for info in kb.documents()
+            for c in kb.store.chunks_of(info.id)
+        }
+    built = {
+        (f"docs/{r.source_file}", r.char_start, r.char_end, r.text) for r in report.dataset.chunks
+    }
+    assert built == stored
+
+
 def test_export_then_ingest_keeps_chunk_ids_and_offsets(docs: Path, tmp_path: Path) -> None:
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
         kb.ingest([docs])

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import MappingProxyType
 
 from rag_connector.base import ChunkRecord
 from rag_connector.dataset import Dataset, exported_chunking
@@ -13,12 +12,13 @@ from rag_connector.dataset import Dataset, exported_chunking
 from ragwright.chunkers import create_chunker
 from ragwright.connector.records import chunk_record
 from ragwright.datasets.folder import write_dataset
-from ragwright.errors import IngestLimitExceeded, ParseError, RagwrightError
+from ragwright.errors import IngestLimitExceeded, RagwrightError
 from ragwright.index import ChunkingConfig, Index
-from ragwright.models import Document, document_id_for
 from ragwright.parsers.registry import ParserRegistry
 from ragwright.pipeline.discover import Candidate, discover
+from ragwright.pipeline.documents import chunks_within_limit, document_from, failure_reason
 from ragwright.pipeline.ingest import Failure, IngestOptions
+from ragwright.pipeline.parse_worker import ParseWorker
 from ragwright.ports import Chunker
 
 #: ``chunking.method`` of a dataset ragwright chunked itself.
@@ -43,7 +43,8 @@ def build_dataset(
     """Parse and chunk every supported file under ``folder`` (with the ingest limits) and write
     the chunks as a dataset folder. Sources are named relative to ``folder``. Chunk sizes are in
     characters: no embedder is involved, so no token window applies. A file that fails is
-    reported and skipped."""
+    reported and skipped. Files are read as ingest reads them: the parser is checked against
+    the file's magic bytes, and parsing runs under the per-file time and memory limits."""
     chunking = chunking or ChunkingConfig()
     options = options or IngestOptions()
     parsers = ParserRegistry.from_entry_points()
@@ -62,47 +63,39 @@ def build_dataset(
     failed = [Failure(r.source, r.reason) for r in found.rejected if r.failed]
     records: list[ChunkRecord] = []
     documents = 0
-    for candidate in found.candidates:
-        try:
-            chunks = _document_chunks(candidate, parsers, chunker, options)
-        except (RagwrightError, OSError) as error:
-            reason = error.reason if isinstance(error, ParseError) else str(error)
-            failed.append(Failure(candidate.source, reason))
-            continue
-        records.extend(chunks)
-        documents += 1
+    with ParseWorker(options.parse_limits) as worker:
+        for candidate in found.candidates:
+            try:
+                chunks = _document_chunks(candidate, parsers, worker, chunker, options)
+            except (RagwrightError, OSError) as error:
+                failed.append(Failure(candidate.source, failure_reason(error)))
+                continue
+            records.extend(chunks)
+            documents += 1
     block = {"method": CHUNKING_METHOD, "chunker": json.loads(chunking.spec)}
     dataset = write_dataset(out, records, name=name or folder.resolve().name, chunking=block)
     return BuildReport(dataset, documents, failed)
 
 
 def _document_chunks(
-    candidate: Candidate, parsers: ParserRegistry, chunker: Chunker, options: IngestOptions
+    candidate: Candidate,
+    parsers: ParserRegistry,
+    worker: ParseWorker,
+    chunker: Chunker,
+    options: IngestOptions,
 ) -> list[ChunkRecord]:
     """One file's chunks as records, with metadata merged as the store would merge it."""
-    parsed = parsers.parser_for(candidate.path).parse(candidate.path.read_bytes(), candidate.source)
-    metadata = {
-        **parsed.metadata,
-        "filename": candidate.path.name,
-        "content_type": parsed.content_type,
-    }
-    document = Document(
-        id=document_id_for(candidate.source),
-        source=candidate.source,
-        content=parsed.content,
-        metadata=MappingProxyType(metadata),
-        sections=parsed.sections,
-    )
-    records = []
-    for chunk in chunker.chunk(document):
-        if len(chunk.text) > options.max_chunk_chars:
-            raise IngestLimitExceeded(
-                f"a chunk of {len(chunk.text):,} characters exceeds the maximum chunk size of "
-                f"{options.max_chunk_chars:,}; use a smaller --chunk-size"
-            )
-        merged = replace(chunk, metadata={**document.metadata, **chunk.metadata})
-        records.append(chunk_record(merged, document.source, document.content_hash))
-    return records
+    data = candidate.path.read_bytes()
+    parser = parsers.parser_for(candidate.path, data)
+    document = document_from(worker.parse(parser, data, candidate.source), candidate)
+    return [
+        chunk_record(
+            replace(chunk, metadata={**document.metadata, **chunk.metadata}),
+            document.source,
+            document.content_hash,
+        )
+        for chunk in chunks_within_limit(document, chunker, options.max_chunk_chars)
+    ]
 
 
 def export_dataset(index: Index, out: Path, *, name: str | None = None) -> Dataset:

@@ -13,14 +13,14 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Protocol
 
 import numpy as np
 
-from ragwright.errors import EmbedderError, IngestLimitExceeded, ParseError, RagwrightError
+from ragwright.errors import EmbedderError, IngestLimitExceeded, RagwrightError
 from ragwright.models import Chunk, Document, ParsedDocument, document_id_for
 from ragwright.pipeline.discover import Candidate, Discovery, discover, source_path
+from ragwright.pipeline.documents import chunks_within_limit, document_from, failure_reason
 from ragwright.pipeline.parse_worker import ParseLimits, ParseWorker
 from ragwright.ports import Chunker, DocumentWrite, Embedder, Parser, Vectors
 
@@ -193,7 +193,7 @@ class Ingestor:
             document, chunks = self._chunk(parsed, candidate)
             report.warnings.extend(IngestWarning(candidate.source, w) for w in parsed.warnings)
         except (RagwrightError, OSError) as error:
-            report.failed.append(Failure(candidate.source, _reason(error)))
+            report.failed.append(Failure(candidate.source, failure_reason(error)))
             return None
         except Exception as error:  # a parser bug must not abort the batch
             reason = f"unexpected {type(error).__name__}: {error}"
@@ -212,26 +212,8 @@ class Ingestor:
         return digest.hexdigest()
 
     def _chunk(self, parsed: ParsedDocument, candidate: Candidate) -> tuple[Document, list[Chunk]]:
-        metadata = {
-            **parsed.metadata,
-            "filename": candidate.path.name,
-            "content_type": parsed.content_type,
-        }
-        document = Document(
-            id=document_id_for(candidate.source),
-            source=candidate.source,
-            content=parsed.content,
-            metadata=MappingProxyType(metadata),
-            sections=parsed.sections,
-        )
-        chunks = self.chunker.chunk(document)
-        longest = max((len(c.text) for c in chunks), default=0)
-        if longest > self.options.max_chunk_chars:
-            raise IngestLimitExceeded(
-                f"a chunk of {longest:,} characters exceeds the maximum chunk size of "
-                f"{self.options.max_chunk_chars:,}; use a smaller --chunk-size"
-            )
-        return document, chunks
+        document = document_from(parsed, candidate)
+        return document, chunks_within_limit(document, self.chunker, self.options.max_chunk_chars)
 
     def _flush(self, pending: list[_Pending], report: IngestReport) -> None:
         """Embed and write the pending documents. If the batch cannot be embedded, each
@@ -289,11 +271,3 @@ class Ingestor:
         vanished = [source for source in known if vanished_here(source)]
         self.store.delete_many([document_id_for(source) for source in vanished])
         report.removed.extend(sorted(vanished))
-
-
-def _reason(error: BaseException) -> str:
-    if isinstance(error, ParseError):
-        return error.reason
-    if isinstance(error, OSError):
-        return error.strerror or str(error)
-    return str(error)

@@ -1,0 +1,54 @@
+"""From a parsed file to a document and its chunks: the steps ingest and dataset builds share.
+
+Both must agree exactly (a dataset built from a folder has the chunks an ingest of that folder
+would store), so they live here once.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from ragwright.errors import IngestLimitExceeded, ParseError
+from ragwright.models import Chunk, Document, ParsedDocument, document_id_for
+from ragwright.pipeline.discover import Candidate
+from ragwright.ports import Chunker
+
+
+def document_from(parsed: ParsedDocument, candidate: Candidate) -> Document:
+    """The document a parsed file becomes, with the file's name and content type in its
+    metadata beside what the parser found."""
+    metadata = {
+        **parsed.metadata,
+        "filename": candidate.path.name,
+        "content_type": parsed.content_type,
+    }
+    return Document(
+        id=document_id_for(candidate.source),
+        source=candidate.source,
+        content=parsed.content,
+        metadata=MappingProxyType(metadata),
+        sections=parsed.sections,
+    )
+
+
+def chunks_within_limit(document: Document, chunker: Chunker, max_chunk_chars: int) -> list[Chunk]:
+    """The document's chunks; `IngestLimitExceeded` if one is longer than ``max_chunk_chars``
+    (a file that yields a giant chunk is refused rather than stored unsearchably)."""
+    chunks = chunker.chunk(document)
+    longest = max((len(c.text) for c in chunks), default=0)
+    if longest > max_chunk_chars:
+        raise IngestLimitExceeded(
+            f"a chunk of {longest:,} characters exceeds the maximum chunk size of "
+            f"{max_chunk_chars:,}; use a smaller --chunk-size"
+        )
+    return chunks
+
+
+def failure_reason(error: BaseException) -> str:
+    """What a report says about a file that failed: the parser's reason, the OS's message,
+    or the error itself."""
+    if isinstance(error, ParseError):
+        return error.reason
+    if isinstance(error, OSError):
+        return error.strerror or str(error)
+    return str(error)
