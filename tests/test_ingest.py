@@ -295,6 +295,17 @@ def test_a_document_the_embedder_refuses_fails_alone(corpus: Path) -> None:
         assert len(report.added) == 3 and len(kb.documents()) == 3
 
 
+def test_a_lone_document_the_embedder_refuses_is_reported_not_raised(tmp_path: Path) -> None:
+    """Alone in its batch or not, a refused document is a failure in the report."""
+    folder = tmp_path / "only"
+    folder.mkdir()
+    (folder / "poison.txt").write_text("this text contains poison", "utf-8")
+    with open_index(tmp_path / "index", FailingEmbedder()) as kb:
+        report = kb.ingest([folder])
+    assert [f.source for f in report.failed] == ["only/poison.txt"]
+    assert not report.added and report.chunks_written == 0
+
+
 def test_search_checks_arguments_even_on_an_empty_index(tmp_path: Path) -> None:
     from ragwright.errors import ConfigError, FilterSyntaxError
 

@@ -102,11 +102,72 @@ class Progress:
 
 
 @dataclass(slots=True)
-class _Pending:
+class PendingDocument:
+    """A document ready to be embedded and written (``is_update``: it replaces a stored one)."""
+
     document: Document
     chunks: list[Chunk]
     fingerprint: str
     is_update: bool
+
+
+class BatchWriter:
+    """Embeds and writes documents in batches of about ``batch_chunks`` chunks, one store
+    transaction per batch, recording each in ``report``. If a batch cannot be embedded, each of
+    its documents is tried alone, so one document the embedder refuses fails alone."""
+
+    def __init__(
+        self, store: IngestTarget, embedder: Embedder, report: IngestReport, batch_chunks: int
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.report = report
+        self.batch_chunks = batch_chunks
+        self._pending: list[PendingDocument] = []
+        self._pending_chunks = 0
+
+    def add(self, item: PendingDocument) -> None:
+        self._pending.append(item)
+        self._pending_chunks += len(item.chunks)
+        if self._pending_chunks >= self.batch_chunks:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what is pending."""
+        pending, self._pending, self._pending_chunks = self._pending, [], 0
+        self._write(pending)
+
+    def _write(self, pending: list[PendingDocument]) -> None:
+        if not pending:
+            return
+        try:
+            vectors = self._embed([chunk.indexed_text for item in pending for chunk in item.chunks])
+        except EmbedderError as error:
+            if len(pending) == 1:
+                failure = Failure(pending[0].document.source, f"embedding failed: {error}")
+                self.report.failed.append(failure)
+                return
+            for item in pending:
+                self._write([item])
+            return
+        writes, start = [], 0
+        for item in pending:
+            end = start + len(item.chunks)
+            writes.append(
+                DocumentWrite(item.document, item.chunks, vectors[start:end], item.fingerprint)
+            )
+            start = end
+        self.store.write(writes)
+        for item in pending:
+            (self.report.updated if item.is_update else self.report.added).append(
+                item.document.source
+            )
+        self.report.chunks_written += start
+
+    def _embed(self, texts: list[str]) -> Vectors:
+        if not texts:
+            return np.empty((0, self.embedder.space.dimension), dtype=np.float32)
+        return self.embedder.embed_documents(texts)
 
 
 class Ingestor:
@@ -153,21 +214,16 @@ class Ingestor:
             skipped=[Failure(r.source, r.reason) for r in found.rejected if not r.failed],
         )
         known = self.store.fingerprints()
-        pending: list[_Pending] = []
-        pending_chunks = 0
+        writer = BatchWriter(self.store, self.embedder, report, options.embed_batch)
         with ParseWorker(options.parse_limits) as worker:
             for done, candidate in enumerate(found.candidates, start=1):
                 item = self._prepare(candidate, known, report, worker)
                 if item is not None:
-                    pending.append(item)
-                    pending_chunks += len(item.chunks)
-                    if pending_chunks >= options.embed_batch:
-                        self._flush(pending, report)
-                        pending_chunks = 0
+                    writer.add(item)
                 if progress is not None:
                     total = len(found.candidates)
                     progress(Progress(done, total, report.chunks_written, candidate.source))
-        self._flush(pending, report)
+        writer.flush()
         if progress is not None:  # the last batch was written after the last file's update
             total = len(found.candidates)
             progress(Progress(total, total, report.chunks_written, ""))
@@ -181,7 +237,7 @@ class Ingestor:
         known: dict[str, str],
         report: IngestReport,
         worker: ParseWorker,
-    ) -> _Pending | None:
+    ) -> PendingDocument | None:
         try:
             data = candidate.path.read_bytes()
             parser = self.parsers.parser_for(candidate.path, data)
@@ -199,7 +255,7 @@ class Ingestor:
             reason = f"unexpected {type(error).__name__}: {error}"
             report.failed.append(Failure(candidate.source, reason))
             return None
-        return _Pending(document, chunks, fingerprint, candidate.source in known)
+        return PendingDocument(document, chunks, fingerprint, candidate.source in known)
 
     def _fingerprint(self, data: bytes, parser: Parser) -> str:
         """The file's bytes and everything that decides its chunks: the parser, its settings
@@ -214,44 +270,6 @@ class Ingestor:
     def _chunk(self, parsed: ParsedDocument, candidate: Candidate) -> tuple[Document, list[Chunk]]:
         document = document_from(parsed, candidate)
         return document, chunks_within_limit(document, self.chunker, self.options.max_chunk_chars)
-
-    def _flush(self, pending: list[_Pending], report: IngestReport) -> None:
-        """Embed and write the pending documents. If the batch cannot be embedded, each
-        document is tried alone, so one bad document fails alone and the rest are written."""
-        if not pending:
-            return
-        try:
-            vectors = self._embed([chunk.indexed_text for item in pending for chunk in item.chunks])
-        except EmbedderError:
-            if len(pending) == 1:
-                raise
-            for item in list(pending):
-                self._flush_alone(item, report)
-            pending.clear()
-            return
-        writes, start = [], 0
-        for item in pending:
-            end = start + len(item.chunks)
-            writes.append(
-                DocumentWrite(item.document, item.chunks, vectors[start:end], item.fingerprint)
-            )
-            start = end
-        self.store.write(writes)
-        for item in pending:
-            (report.updated if item.is_update else report.added).append(item.document.source)
-        report.chunks_written += start
-        pending.clear()
-
-    def _flush_alone(self, item: _Pending, report: IngestReport) -> None:
-        try:
-            self._flush([item], report)
-        except EmbedderError as error:
-            report.failed.append(Failure(item.document.source, f"embedding failed: {error}"))
-
-    def _embed(self, texts: list[str]) -> Vectors:
-        if not texts:
-            return np.empty((0, self.embedder.space.dimension), dtype=np.float32)
-        return self.embedder.embed_documents(texts)
 
     def _prune(
         self,
