@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/scifact.py
 	$(PY) benchmarks/latency.py
 	$(PY) benchmarks/ingest_throughput.py
+	$(PY) benchmarks/parse_throughput.py
 
 clean:
 	rm -rf $(VENV) .demo-index .pytest_cache .mypy_cache .ruff_cache
