@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ragwright.errors import ConfigError, MissingDependencyError, OcrError, ParseError
 from ragwright.models import ParsedDocument, Section
 from ragwright.parsers._pdf_layout import Block, font_headings, read_layout
+from ragwright.parsers._pdf_tables import PdfTable, TableFinder
 from ragwright.parsers._text import collapse_whitespace, normalize
 from ragwright.ports import GrayImage, OcrEngine
 
@@ -106,13 +107,15 @@ class PdfParser:
         import pypdfium2 as pdfium
 
         document = _open(data, source)
+        tables = TableFinder(data)
         try:
-            pages, blocks, ocr_pages, unread, warnings = self._read_pages(document)
+            pages, blocks, ocr_pages, unread, warnings = self._read_pages(document, tables)
             headings = list(_outline(document)) or _by_font_size(blocks)
             info = document.get_metadata_dict(skip_empty=True)
         except pdfium.PdfiumError as error:
             raise ParseError(source, f"damaged PDF ({error})") from error
         finally:
+            tables.close()
             document.close()
         if unread and not any(text.strip() for text in pages):
             raise ParseError(source, _no_text_reason(len(pages), self.ocr_unavailable))
@@ -131,10 +134,10 @@ class PdfParser:
         return ParsedDocument(content, sections, metadata, "application/pdf", tuple(warnings))
 
     def _read_pages(
-        self, document: pypdfium2.PdfDocument
+        self, document: pypdfium2.PdfDocument, tables: TableFinder
     ) -> tuple[list[str], list[list[Block]], list[int], list[int], list[str]]:
-        """Each page's text and text-layer blocks; the pages read by OCR, those left unread,
-        and warnings."""
+        """Each page's text (ruled tables as pipe rows) and text-layer blocks; the pages read
+        by OCR, those left unread, and warnings."""
         pages: list[str] = []
         layouts: list[list[Block]] = []
         ocr_pages: list[int] = []
@@ -143,7 +146,7 @@ class PdfParser:
         for index in range(len(document)):
             page = document[index]
             try:
-                raw, blocks = _text_layer(page)
+                raw, blocks = _text_layer(page, tables.tables(index, page))
                 text = _clean(raw)
                 if self._needs_ocr(page, text):
                     blocks = []
@@ -217,10 +220,10 @@ def _open(data: bytes, source: str) -> pypdfium2.PdfDocument:
         raise ParseError(source, reason) from error
 
 
-def _text_layer(page: pypdfium2.PdfPage) -> tuple[str, list[Block]]:
+def _text_layer(page: pypdfium2.PdfPage, tables: list[PdfTable]) -> tuple[str, list[Block]]:
     textpage = page.get_textpage()
     try:
-        return read_layout(textpage)
+        return read_layout(textpage, tables)
     finally:
         textpage.close()
 
