@@ -2,7 +2,7 @@
 
 A PDF has no tables, only text and lines drawn near it. Tables drawn with rules (cell borders)
 are found by pdfplumber's line-intersection analysis, the part of pdfplumber that PDFium has no
-counterpart for. pdfplumber (pdfminer.six underneath) is far slower than reading the text
+counterpart for. pdfplumber (pdfminer.six underneath) is ~70x slower than reading the text
 layer with PDFium, so it only looks at pages that are worth it: pages whose drawn paths give at
 least two horizontal and two vertical edges (`has_rules`, a cheap count through PDFium). A page
 of plain text, or one with only a rule under its header, costs nothing more.
