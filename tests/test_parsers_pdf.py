@@ -186,6 +186,19 @@ def test_a_pdf_that_is_not_a_pdf_is_refused_by_its_magic_bytes(tmp_path: Path) -
     assert isinstance(registry.parser_for("real.PDF", b"%PDF-1.7\n"), PdfParser)
 
 
+def test_a_pdf_with_bytes_before_its_header_is_read(tmp_path: Path) -> None:
+    """PDF readers accept a header anywhere in the first 1,024 bytes (a BOM, a mail or HTTP
+    leftover before it); so does the magic check, and the text is read."""
+    path = tmp_path / "report.pdf"
+    build_text_pdf(path, pages=1)
+    data = b"\xef\xbb\xbf\r\n" + b"x" * 900 + path.read_bytes()
+    registry = ParserRegistry.from_entry_points()
+    doc = registry.parser_for("report.pdf", data).parse(data, "report.pdf")
+    assert doc.content.startswith("Chapter 1")
+    with pytest.raises(ParseError, match="not a PDF file"):
+        registry.parser_for("report.pdf", b"x" * 1100 + path.read_bytes())
+
+
 def test_missing_pdf_library_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pypdfium2", None)  # import fails as if not installed
     with pytest.raises(MissingDependencyError, match=r"pip install 'ragwright\[pdf\]'"):

@@ -78,6 +78,8 @@ class PdfParser:
     extensions: tuple[str, ...] = (".pdf",)
     content_types: tuple[str, ...] = ("application/pdf",)
     magic: tuple[bytes, ...] = (b"%PDF-",)
+    #: Readers (PDFium, Acrobat) accept bytes before the header: a BOM, a mail or HTTP leftover.
+    magic_within = 1024
 
     def __init__(
         self,
