@@ -50,6 +50,10 @@ _WHITESPACE = re.compile(r"\s")
 # What a glyph without a Unicode mapping comes out as: the replacement character or private use.
 _UNREADABLE = re.compile("[\ufffd\ue000-\uf8ff\U000f0000-\U0010ffff]")
 _TRAILING_SPACE = re.compile(r"[ \t]+\n")
+#: The most pixels a page is rendered with for OCR: A4 at 300 dpi is 8.7 million. A larger
+#: page (a poster, a drawing; PDF allows 200 x 200 inches, 3.6 billion pixels at 300 dpi) is
+#: rendered at a lower resolution rather than exhausting memory and losing the whole file.
+MAX_OCR_PIXELS = 40_000_000
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
 
@@ -240,6 +244,8 @@ def _clean(text: str) -> str:
 
 
 def _render(page: pypdfium2.PdfPage, dpi: int) -> GrayImage:
+    page_width, page_height = page.get_size()  # points, 1/72 inch
+    dpi = min(dpi, max(1, int(72 * (MAX_OCR_PIXELS / max(page_width * page_height, 1.0)) ** 0.5)))
     bitmap = page.render(scale=dpi / 72, grayscale=True)
     try:
         width, height, stride = bitmap.width, bitmap.height, bitmap.stride
