@@ -3,7 +3,8 @@
 The content is the pages' text joined by a page break (``\\n\\f\\n``); each page is one or more
 sections carrying its 1-based page number, split where a heading appears: an outline (bookmark)
 entry's title, or without an outline a block set in a larger font (`_pdf_layout`). So chunks
-carry both the page and the heading breadcrumb.
+carry both the page and the heading breadcrumb. Tables drawn with rules are written as pipe rows
+under their header (`_pdf_tables`), like every other format's tables.
 
 pypdfium2 was chosen by measurement (benchmarks/pdf_libraries.py, docs/pdf.md): several times
 faster than pypdf and ~20x faster than pdfminer.six even with the layout reading added here, it
