@@ -88,6 +88,13 @@ def _builders(scale: int, ocr: bool) -> dict[str, tuple[str, Callable[[Path], ob
         "jsonl": ("bench.jsonl", lambda p: office.build_jsonl(p, records=10_000 * scale)),
         "rtf": ("bench.rtf", lambda p: office.build_rtf(p, paragraphs=2000 * scale)),
         "pdf": ("bench.pdf", lambda p: pdfs.build_text_pdf(p, pages=100 * scale)),
+        # ~40 rows a page, every page a ruled table: the cost of table detection (pdfplumber)
+        "pdf tables": (
+            "tables.pdf",
+            lambda p: pdfs.build_table_pdf(
+                p, office.SALES_HEADER, office.sales_rows(800 * scale), ruled=True
+            ),
+        ),
     }
     if ocr:
         text = "Scanned invoices list the total amount due and the payment terms."

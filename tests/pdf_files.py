@@ -1,5 +1,5 @@
-"""PDF files built at test time: text pages with an outline (reportlab), scanned pages (an image
-rendered by Pillow with its bundled TrueType font, placed on a page), and encrypted PDFs.
+"""PDF files built at test time: text pages with an outline (reportlab), tables, scanned pages
+(an image rendered by Pillow with its bundled TrueType font, placed on a page), encrypted PDFs.
 
 Reused by benchmarks (parse throughput), so the builders take a size and return what they wrote.
 """
@@ -7,6 +7,7 @@ Reused by benchmarks (parse throughput), so the builders take a size and return 
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from PIL import Image, ImageDraw, ImageFont
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.utils import ImageReader, simpleSplit
 from reportlab.pdfgen import canvas
+from reportlab.platypus import Flowable
 
 _VOCABULARY = (
     "archive battery cactus harbour meadow lantern orbit pepper quartz river saddle timber "
@@ -160,3 +162,43 @@ def build_encrypted_pdf(
         pdf.showPage()
     pdf.save()
     return plan
+
+
+def build_table_pdf(
+    path: Path,
+    header: Sequence[str],
+    rows: Sequence[Sequence[object]],
+    *,
+    ruled: bool = True,
+    framed_text: str = "",
+    note_beside: str = "",
+) -> None:
+    """A heading, a paragraph, a table (``ruled``: a grid drawn around every cell; else columns
+    aligned by whitespace alone), and a closing paragraph, laid out by reportlab's platypus; a
+    table longer than a page continues on the next with its header row repeated. With
+    ``framed_text``, a last page holding that paragraph inside a drawn box (no table). With
+    ``note_beside``, a short paragraph set to the table's right, on the lines of its rows."""
+    from reportlab.lib import colors
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.platypus import PageBreak, Paragraph, SimpleDocTemplate, Table, TableStyle
+
+    styles = getSampleStyleSheet()
+    data = [list(header)] + [[str(cell) for cell in row] for row in rows]
+    table = Table(data, repeatRows=1, hAlign="LEFT")
+    if ruled:
+        table.setStyle(TableStyle([("GRID", (0, 0), (-1, -1), 0.5, colors.black)]))
+    body: list[Flowable] = [table]
+    if note_beside:
+        note = Table([[Paragraph(note_beside, styles["Normal"])]], colWidths=[120])
+        body = [Table([[table, note]], hAlign="LEFT", style=[("VALIGN", (0, 0), (-1, -1), "TOP")])]
+    story: list[Flowable] = [
+        Paragraph("Sales", styles["Heading1"]),
+        Paragraph("The table lists every sale of the quarter.", styles["Normal"]),
+        *body,
+        Paragraph("That is all.", styles["Normal"]),
+    ]
+    if framed_text:
+        frame = Table([[Paragraph(framed_text, styles["Normal"])]], colWidths=[400])
+        frame.setStyle(TableStyle([("BOX", (0, 0), (-1, -1), 1, colors.black)]))
+        story += [PageBreak(), frame]
+    SimpleDocTemplate(str(path), pagesize=A4).build(story)

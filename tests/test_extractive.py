@@ -67,3 +67,46 @@ def test_ask_stream_yields_text_pieces_then_the_answer(tmp_path) -> None:
     assert all(isinstance(piece, str) for piece in pieces)
     assert "".join(pieces) == final.text == expected.text
     assert final.citations == expected.citations
+
+
+def test_a_table_row_is_quoted_with_its_column_names_and_cited_exactly(tmp_path) -> None:
+    """A row deep in a CSV sits in a chunk that only carries its header (table_header): the
+    answer reads it with the column names, the citation quotes the exact row, whole although
+    a cell holds a full stop."""
+    from ragwright import ChunkingConfig, Index
+    from ragwright.models import TABLE_HEADER
+
+    (tmp_path / "docs").mkdir()
+    towns = "\n".join(f"Town{index},{1000 + index},{index % 7} harbours" for index in range(60))
+    (tmp_path / "docs" / "towns.csv").write_text(
+        f"City,Population,Ports\n{towns}\nHamlet,4711,Quiet. No ferry\n"
+    )
+    with Index(tmp_path / "index", embedder=HashingEmbedder()) as index:
+        index.ingest([tmp_path / "docs"], chunking=ChunkingConfig("recursive", {"size": 200}))
+        hits = index.search("Hamlet population", mode="bm25", top_k=3)
+        document = index.document(hits[0].source)
+    assert document is not None and TABLE_HEADER in hits[0].chunk.metadata
+    options = ExtractiveOptions(min_similarity=0.1, max_sentences=1)
+    answer = ExtractiveAnswerer(HashingEmbedder(), options).answer("Hamlet population", hits)
+    assert answer.text == "City: Hamlet; Population: 4711; Ports: Quiet. No ferry [1]"
+    (citation,) = answer.citations
+    assert citation.quote == "| Hamlet | 4711 | Quiet. No ferry |"
+    assert document.content[citation.char_start : citation.char_end] == citation.quote
+
+
+def test_rows_under_a_header_in_the_chunk_are_read_with_it_and_headers_never_quoted() -> None:
+    text = (
+        "Prices changed this spring.\n\n| Item | Price \\| EUR |\n| --- | --- |\n"
+        "| Kettle | 30 |\n| Teapot | 45 |\n\nPrices include tax."
+    )
+    hits = hits_for(("prices.md", [text]))
+    options = ExtractiveOptions(min_similarity=0.0, max_gap=2.0, max_sentences=10)
+    answer = ExtractiveAnswerer(HashingEmbedder(), options).answer("teapot price", hits)
+    shown = {citation.quote: citation for citation in answer.citations}
+    assert set(shown) == {
+        "Prices changed this spring.",
+        "| Kettle | 30 |",
+        "| Teapot | 45 |",
+        "Prices include tax.",
+    }
+    assert f"Item: Teapot; Price | EUR: 45 [{shown['| Teapot | 45 |'].number}]" in answer.text

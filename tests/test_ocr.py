@@ -209,3 +209,27 @@ def test_an_unknown_ocr_choice_is_a_config_error(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("RAGWRIGHT_OCR", "abbyy")
     with pytest.raises(ConfigError, match="unknown OCR choice 'abbyy': use auto, off or tesseract"):
         PdfParser()
+
+
+def test_a_huge_page_is_rendered_for_ocr_within_the_pixel_cap(tmp_path: Path) -> None:
+    """A 200 x 200 inch page (the largest PDF allows) at 300 dpi would be 3.6 billion pixels:
+    it is rendered at a lower resolution instead, and read."""
+    from PIL import Image
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfgen import canvas
+
+    from ragwright.parsers.pdf import MAX_OCR_PIXELS
+
+    path = tmp_path / "poster.pdf"
+    side = 14_400.0  # points
+    pdf = canvas.Canvas(str(path), pagesize=(side, side))
+    pdf.drawImage(ImageReader(Image.new("L", (64, 64), 0)), 0, 0, width=side / 2, height=side / 2)
+    pdf.showPage()
+    pdf.save()
+    engine = RecordingOcr()
+    document = PdfParser(ocr=engine).parse(path.read_bytes(), "poster.pdf")
+    (image,) = engine.images
+    assert image.width * image.height <= MAX_OCR_PIXELS
+    assert image.dpi == int(72 * (MAX_OCR_PIXELS / side**2) ** 0.5)  # 31 dpi
+    assert abs(image.width - side / 72 * image.dpi) <= 1
+    assert document.metadata["ocr_pages"] == [1]

@@ -221,3 +221,27 @@ def test_a_file_too_large_to_receive_under_the_memory_limit_is_reported() -> Non
             worker.parse(TextParser(), data, "big.txt")
         del data
         assert worker.parse(PidParser(), b"", "next.pid").content.startswith("parsed by")
+
+
+SAMPLES = {
+    ".txt": b"Plain words.",
+    ".md": b"# Title\n\nBody text.\n",
+    ".html": b"<h1>Title</h1><p>Body text.</p>",
+    ".csv": b"a,b\n1,2\n",
+    ".json": b'{"title": "x"}',
+    ".rtf": b"{\\rtf1\\ansi Body text.\\par}",
+}
+
+
+def test_every_built_in_parser_travels_to_the_worker() -> None:
+    """The limits hold only for parsers the worker can receive (pickled): one that cannot be
+    pickled is parsed in the ingesting process, with no limit at all."""
+    import pickle
+
+    registry = ParserRegistry.from_entry_points()
+    for extension in registry.extensions:
+        parser = registry.parser_for(f"file{extension}")
+        copy = pickle.loads(pickle.dumps(parser))
+        if extension in SAMPLES:  # the copy parses as the original does
+            data = SAMPLES[extension]
+            assert copy.parse(data, "f") == parser.parse(data, "f"), extension

@@ -76,6 +76,27 @@ def test_magic_is_checked_only_when_declared_and_when_bytes_are_given() -> None:
     )
 
 
+def test_magic_within_lets_bytes_come_before_the_signature() -> None:
+    class Late(ZipThing):
+        magic_within = 8
+
+    registry = ParserRegistry([Late()])
+    assert isinstance(registry.parser_for("a.zthing", b"\r\n\xef\xbb\xbfPK\x03\x04rest"), Late)
+    assert isinstance(registry.parser_for("a.zthing", b"12345678PK\x03\x04"), Late)
+    with pytest.raises(ParseError, match="not a ZTHING file"):
+        registry.parser_for("a.zthing", b"123456789PK\x03\x04")  # starts past the window
+
+
+@pytest.mark.parametrize("within", [-1, 1.5, True], ids=["negative", "float", "bool"])
+def test_malformed_magic_within_is_a_registry_error(within: object) -> None:
+    class Bad(ZipThing):
+        pass
+
+    Bad.magic_within = within  # type: ignore[attr-defined]
+    with pytest.raises(RegistryError, match="magic_within"):
+        ParserRegistry([Bad()])
+
+
 @pytest.mark.parametrize("magic", [b"", b"x" * 17, "PK"], ids=["empty", "too-long", "str"])
 def test_malformed_magic_is_a_registry_error(magic: object) -> None:
     class Bad(ZipThing):

@@ -13,9 +13,17 @@ from hypothesis import strategies as st
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen import canvas
 
-from pdf_files import TextPage, build_encrypted_pdf, build_scanned_pdf, build_text_pdf
+from office_files import SALES_HEADER, sales_rows
+from pdf_files import (
+    TextPage,
+    build_encrypted_pdf,
+    build_scanned_pdf,
+    build_table_pdf,
+    build_text_pdf,
+)
 from ragwright import Index
 from ragwright.errors import MissingDependencyError, ParseError
+from ragwright.parsers._pdf_tables import TableFinder
 from ragwright.parsers.pdf import PAGE_BREAK, PdfParser
 from ragwright.parsers.registry import ParserRegistry
 
@@ -178,6 +186,19 @@ def test_a_pdf_that_is_not_a_pdf_is_refused_by_its_magic_bytes(tmp_path: Path) -
     assert isinstance(registry.parser_for("real.PDF", b"%PDF-1.7\n"), PdfParser)
 
 
+def test_a_pdf_with_bytes_before_its_header_is_read(tmp_path: Path) -> None:
+    """PDF readers accept a header anywhere in the first 1,024 bytes (a BOM, a mail or HTTP
+    leftover before it); so does the magic check, and the text is read."""
+    path = tmp_path / "report.pdf"
+    build_text_pdf(path, pages=1)
+    data = b"\xef\xbb\xbf\r\n" + b"x" * 900 + path.read_bytes()
+    registry = ParserRegistry.from_entry_points()
+    doc = registry.parser_for("report.pdf", data).parse(data, "report.pdf")
+    assert doc.content.startswith("Chapter 1")
+    with pytest.raises(ParseError, match="not a PDF file"):
+        registry.parser_for("report.pdf", b"x" * 1100 + path.read_bytes())
+
+
 def test_missing_pdf_library_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pypdfium2", None)  # import fails as if not installed
     with pytest.raises(MissingDependencyError, match=r"pip install 'ragwright\[pdf\]'"):
@@ -272,3 +293,91 @@ def test_sections_tile_the_content_whatever_the_outline(
         assert starts[section.page - 1] <= section.char_start < starts[section.page]
         assert section.char_end <= starts[section.page]
         assert (section.level == 0) == (not section.heading_path)
+
+
+SALES_HEADER_LINE = "| Region | Product | Units | Revenue |\n| --- | --- | --- | --- |"
+
+
+def sales_line(row: tuple[str, str, int, float]) -> str:
+    return "| " + " | ".join(str(cell) for cell in row) + " |"
+
+
+def test_a_ruled_table_is_pipe_rows_and_repeats_its_header_on_each_page(
+    parser: PdfParser, tmp_path: Path
+) -> None:
+    path = tmp_path / "sales.pdf"
+    rows = sales_rows(60)
+    build_table_pdf(path, SALES_HEADER, rows)
+    doc = parser.parse(path.read_bytes(), "sales.pdf")
+    pages = doc.content.split(PAGE_BREAK)
+    assert len(pages) == 2
+    assert pages[0].startswith("Sales\n\nThe table lists every sale of the quarter.\n\n")
+    assert pages[1].endswith("\n\nThat is all.")
+    for page in pages:  # reportlab repeats the header row: each page's part is a table
+        assert page.count(SALES_HEADER_LINE) == 1
+    lines = doc.content.splitlines()
+    assert [line for line in lines if line.startswith("| ") and line not in SALES_HEADER_LINE] == [
+        sales_line(row) for row in rows
+    ]
+    assert [section.page for section in doc.sections] == [1, 2]
+    assert all(section.heading_path == ("Sales",) for section in doc.sections)
+
+
+def test_text_beside_a_table_or_inside_a_box_stays_text(parser: PdfParser, tmp_path: Path) -> None:
+    path = tmp_path / "framed.pdf"
+    build_table_pdf(
+        path,
+        SALES_HEADER,
+        sales_rows(5),
+        framed_text="Inside the frame there is only prose.",
+        note_beside="A note beside the table about returns.",
+    )
+    doc = parser.parse(path.read_bytes(), "framed.pdf")
+    table = [line for line in doc.content.splitlines() if line.startswith("|")]
+    assert table == [*SALES_HEADER_LINE.splitlines(), *(sales_line(row) for row in sales_rows(5))]
+    assert " ".join(doc.content.split()).count("A note beside the table about returns.") == 1
+    assert doc.content.endswith(PAGE_BREAK + "Inside the frame there is only prose.")
+
+
+def test_a_table_without_rules_stays_lines_of_text(parser: PdfParser, tmp_path: Path) -> None:
+    path = tmp_path / "aligned.pdf"
+    build_table_pdf(path, SALES_HEADER, sales_rows(5), ruled=False)
+    doc = parser.parse(path.read_bytes(), "aligned.pdf")
+    assert "|" not in doc.content
+    assert "Region Product Units Revenue" in doc.content
+    assert "Central gear-4 13 50.25" in doc.content
+
+
+def test_without_pdfplumber_a_ruled_table_stays_text(
+    parser: PdfParser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "sales.pdf"
+    build_table_pdf(path, SALES_HEADER, sales_rows(5))
+    monkeypatch.setitem(sys.modules, "pdfplumber", None)  # import fails
+    doc = parser.parse(path.read_bytes(), "sales.pdf")
+    assert "|" not in doc.content
+    assert "Central gear-4 13 50.25" in doc.content
+
+
+def test_pages_without_rules_are_never_given_to_pdfplumber(
+    parser: PdfParser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(self: TableFinder) -> None:
+        raise AssertionError("pdfplumber opened for a page without rules")
+
+    monkeypatch.setattr(TableFinder, "_open", refuse)
+    path = tmp_path / "text.pdf"
+    build_text_pdf(path, pages=2)
+    assert parser.parse(path.read_bytes(), "text.pdf").metadata["pages"] == 2
+
+
+def test_a_page_pdfplumber_cannot_read_keeps_its_text(
+    parser: PdfParser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fail(self: TableFinder, index: int, page: object) -> list[object]:
+        raise ValueError("pdfminer: bad object")
+
+    monkeypatch.setattr(TableFinder, "_find", fail)
+    path = tmp_path / "sales.pdf"
+    build_table_pdf(path, SALES_HEADER, sales_rows(5))
+    assert "Central gear-4 13 50.25" in parser.parse(path.read_bytes(), "sales.pdf").content

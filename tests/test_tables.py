@@ -1,5 +1,5 @@
 """Tables everywhere: no chunker separates a row from its header, and search finds a row by
-its column name and value, for tables from every format that has them."""
+its column name and value, for tables from every format that has them (PDF: ruled tables)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from office_files import (
     build_xlsx,
     sales_rows,
 )
+from pdf_files import build_table_pdf
 from ragwright import Index
 from ragwright.chunkers import create_chunker
 from ragwright.models import TABLE_HEADER, Chunk, Document, ParsedDocument
@@ -24,6 +25,7 @@ from ragwright.parsers.csv import CsvParser
 from ragwright.parsers.docx import DocxParser
 from ragwright.parsers.html import HtmlParser
 from ragwright.parsers.markdown import MarkdownParser
+from ragwright.parsers.pdf import PdfParser
 from ragwright.parsers.pptx import PptxParser
 from ragwright.parsers.rtf import RtfParser
 from ragwright.parsers.xlsx import XlsxParser
@@ -57,6 +59,11 @@ def html_file(path: Path) -> Path:
     return path
 
 
+def pdf_file(path: Path) -> Path:
+    build_table_pdf(path / "t.pdf", SALES_HEADER, sales_rows(ROWS))  # ruled, on one page
+    return path / "t.pdf"
+
+
 FORMATS: dict[str, tuple[Callable[[Path], Path], object]] = {
     "csv": (lambda p: build_csv(p / "t.csv", rows=ROWS), CsvParser),
     "xlsx": (lambda p: build_xlsx(p / "t.xlsx", rows=ROWS), XlsxParser),
@@ -65,6 +72,7 @@ FORMATS: dict[str, tuple[Callable[[Path], Path], object]] = {
     "html": (lambda p: html_file(p / "t.html"), HtmlParser),
     "markdown": (lambda p: markdown_file(p / "t.md"), MarkdownParser),
     "rtf": (lambda p: build_rtf(p / "t.rtf", paragraphs=2, table_rows=ROWS), RtfParser),
+    "pdf": (pdf_file, lambda: PdfParser(ocr="off")),
 }
 
 CHUNKERS: dict[str, Callable[[], Chunker]] = {

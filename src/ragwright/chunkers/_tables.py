@@ -87,6 +87,52 @@ def header_for(tables: list[Table], text: str, start: int) -> str | None:
     return None
 
 
+def rows_with_headers(text: str, carried_header: str | None = None) -> dict[Span, str]:
+    """Each table row line of a chunk's ``text`` (its span in ``text``) with the header line
+    it sits under: the rows of every table in the text, and, for a chunk that starts among a
+    table's rows, its first lines under the header it carries (``table_header``)."""
+    found: dict[Span, str] = {}
+    if carried_header:
+        header = carried_header.split("\n", 1)[0]
+        for line in _lines(text, 0, len(text)):
+            if not _has_pipe(text, line):
+                break
+            found[line] = header
+    for table in find_tables(text, 0, len(text)):
+        header = text[table.start : text.index("\n", table.start)].rstrip()
+        for row in table.rows:
+            found[row] = header
+    return found
+
+
+def header_blocks(text: str) -> list[Span]:
+    """The header and separator lines of each table in ``text``."""
+    return [(table.start, table.header_end) for table in find_tables(text, 0, len(text))]
+
+
+_CELL_BOUNDARY = re.compile(r"(?<!\\)\|")
+
+
+def cells(line: str) -> list[str]:
+    """A pipe row's cells, outer pipes dropped and ``\\|`` unescaped."""
+    inner = line.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
+    return [cell.strip().replace("\\|", "|") for cell in _CELL_BOUNDARY.split(inner)]
+
+
+def row_with_header(row: str, header: str) -> str:
+    """A row read with its column names: ``Region: East; Units: 22`` (empty cells left out,
+    a cell without a column name as it is)."""
+    names = cells(header)
+    parts = []
+    for index, value in enumerate(cells(row)):
+        name = names[index] if index < len(names) else ""
+        if value:
+            parts.append(f"{name}: {value}" if name else value)
+    return "; ".join(parts)
+
+
 def _lines(text: str, start: int, end: int) -> list[Span]:
     """Each line of ``text[start:end]`` as a span without its line break and trailing blanks;
     blank lines included (they end tables)."""

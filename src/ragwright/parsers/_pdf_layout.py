@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pypdfium2
 
+    from ragwright.parsers._pdf_tables import PdfTable
+
 _LINE_BREAK = re.compile(r"\r\n")
 #: A heading's font is at least this much larger than the body text's.
 HEADING_RATIO = 1.15
@@ -40,10 +42,14 @@ class FontHeading:
     text: str  # the block's raw text
 
 
-def read_layout(textpage: pypdfium2.PdfTextPage) -> tuple[str, list[Block]]:
+def read_layout(
+    textpage: pypdfium2.PdfTextPage, tables: Sequence[PdfTable] = ()
+) -> tuple[str, list[Block]]:
     """The page's text with ``\\n\\n`` where paragraphs break (other line ends stay
-    ``\\r\\n``), and its blocks. Without a one-to-one map from text to characters (UTF-16
-    surrogates), the text is returned as PDFium gives it, with no blocks."""
+    ``\\r\\n``), and its blocks. The lines of each of ``tables`` are replaced by the table's
+    pipe rows, a block of their own, where its first line was. Without a one-to-one map from
+    text to characters (UTF-16 surrogates), the text is returned as PDFium gives it, with no
+    blocks (and no tables)."""
     import pypdfium2.raw as pdfium_c
 
     text = str(textpage.get_text_range())
@@ -59,24 +65,58 @@ def read_layout(textpage: pypdfium2.PdfTextPage) -> tuple[str, list[Block]]:
     def size(index: int) -> float:
         return float(pdfium_c.FPDFText_GetFontSize(textpage.raw, index)) if index < len(text) else 0
 
-    pieces: list[str] = []
+    pieces: list[str] = []  # lines, each followed by its separator
     blocks: list[tuple[list[str], float]] = []
+    written: set[int] = set()  # the tables already in place
+    after_table = False
     start = 0
     for match in [*_LINE_BREAK.finditer(text), None]:
         end = match.start() if match else len(text)
         line = text[start:end]
-        if not blocks or _breaks(vertical(start - 3), vertical(start)):
-            if pieces:
-                pieces[-1] = "\n\n"
-            blocks.append(([line], size(start)))
+        table = _table_of(textpage, line, start, tables) if tables else None
+        if table is not None:
+            if table not in written:
+                written.add(table)
+                rows = list(tables[table].lines)
+                if pieces:
+                    pieces[-1] = "\n\n"
+                pieces += ["\n".join(rows), "\n\n"]
+                blocks.append((rows, size(start)))
+            after_table = True
         else:
-            blocks[-1][0].append(line)
-        pieces += [line, "\r\n"]
-        if match is None:
-            pieces.pop()
-        else:
+            if not blocks or after_table or _breaks(vertical(start - 3), vertical(start)):
+                if pieces:
+                    pieces[-1] = "\n\n"
+                blocks.append(([line], size(start)))
+            else:
+                blocks[-1][0].append(line)
+            pieces += [line, "\r\n"]
+            after_table = False
+        if match is not None:
             start = match.end()
+    if pieces:
+        pieces.pop()  # no separator after the last line
     return "".join(pieces), [Block("\n".join(lines), size, len(lines)) for lines, size in blocks]
+
+
+def _table_of(
+    textpage: pypdfium2.PdfTextPage, line: str, start: int, tables: Sequence[PdfTable]
+) -> int | None:
+    """Which table a line lies in: the one holding the centres of its first and last
+    characters. A line that runs out of a table (text set beside it) lies in none and is kept
+    as it is, so no text is lost."""
+    if not line.strip():
+        return None
+    first = start + len(line) - len(line.lstrip())
+    last = start + len(line.rstrip()) - 1
+    centres = []
+    for index in (first, last):
+        left, bottom, right, top = textpage.get_charbox(index)
+        centres.append(((left + right) / 2, (bottom + top) / 2))
+    for number, table in enumerate(tables):
+        if all(table.holds(x, y) for x, y in centres):
+            return number
+    return None
 
 
 def _breaks(before: tuple[float, float] | None, after: tuple[float, float] | None) -> bool:

@@ -22,6 +22,7 @@ from ragwright.parsers._text import (
 )
 
 if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
     from markdown_it.token import Token
 
 # YAML front matter (``---`` … ``---``/``...``) or TOML (``+++`` … ``+++``) at the very top.
@@ -47,13 +48,20 @@ class MarkdownParser:
     content_types: tuple[str, ...] = ("text/markdown", "text/x-markdown")
 
     def __init__(self) -> None:
-        from markdown_it import MarkdownIt  # imported when a Markdown file is first read
+        self._md: MarkdownIt | None = None  # built when a Markdown file is first read
 
-        self._md = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    def __getstate__(self) -> dict[str, Any]:
+        # A MarkdownIt instance holds modules and cannot be pickled; the parse worker (which
+        # gets parsers pickled, to parse under the time and memory limits) builds its own.
+        return {**self.__dict__, "_md": None}
 
     def parse(self, data: bytes, source: str) -> ParsedDocument:
         content = read_text(data, source)
         metadata, body = _split_front_matter(content)
+        if self._md is None:
+            from markdown_it import MarkdownIt
+
+            self._md = MarkdownIt("commonmark").enable(["table", "strikethrough"])
         headings = _headings(self._md.parse(body), _line_starts(content))
         return headed_document(content, headings, metadata, "text/markdown")
 

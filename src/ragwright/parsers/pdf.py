@@ -3,7 +3,8 @@
 The content is the pages' text joined by a page break (``\\n\\f\\n``); each page is one or more
 sections carrying its 1-based page number, split where a heading appears: an outline (bookmark)
 entry's title, or without an outline a block set in a larger font (`_pdf_layout`). So chunks
-carry both the page and the heading breadcrumb.
+carry both the page and the heading breadcrumb. Tables drawn with rules are written as pipe rows
+under their header (`_pdf_tables`), like every other format's tables.
 
 pypdfium2 was chosen by measurement (benchmarks/pdf_libraries.py, docs/pdf.md): several times
 faster than pypdf and ~20x faster than pdfminer.six even with the layout reading added here, it
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ragwright.errors import ConfigError, MissingDependencyError, OcrError, ParseError
 from ragwright.models import ParsedDocument, Section
 from ragwright.parsers._pdf_layout import Block, font_headings, read_layout
+from ragwright.parsers._pdf_tables import PdfTable, TableFinder
 from ragwright.parsers._text import collapse_whitespace, normalize
 from ragwright.ports import GrayImage, OcrEngine
 
@@ -49,6 +51,10 @@ _WHITESPACE = re.compile(r"\s")
 # What a glyph without a Unicode mapping comes out as: the replacement character or private use.
 _UNREADABLE = re.compile("[\ufffd\ue000-\uf8ff\U000f0000-\U0010ffff]")
 _TRAILING_SPACE = re.compile(r"[ \t]+\n")
+#: The most pixels a page is rendered with for OCR: A4 at 300 dpi is 8.7 million. A larger
+#: page (a poster, a drawing; PDF allows 200 x 200 inches, 3.6 billion pixels at 300 dpi) is
+#: rendered at a lower resolution rather than exhausting memory and losing the whole file.
+MAX_OCR_PIXELS = 40_000_000
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
 
@@ -77,6 +83,8 @@ class PdfParser:
     extensions: tuple[str, ...] = (".pdf",)
     content_types: tuple[str, ...] = ("application/pdf",)
     magic: tuple[bytes, ...] = (b"%PDF-",)
+    #: Readers (PDFium, Acrobat) accept bytes before the header: a BOM, a mail or HTTP leftover.
+    magic_within = 1024
 
     def __init__(
         self,
@@ -106,13 +114,15 @@ class PdfParser:
         import pypdfium2 as pdfium
 
         document = _open(data, source)
+        tables = TableFinder(data)
         try:
-            pages, blocks, ocr_pages, unread, warnings = self._read_pages(document)
+            pages, blocks, ocr_pages, unread, warnings = self._read_pages(document, tables)
             headings = list(_outline(document)) or _by_font_size(blocks)
             info = document.get_metadata_dict(skip_empty=True)
         except pdfium.PdfiumError as error:
             raise ParseError(source, f"damaged PDF ({error})") from error
         finally:
+            tables.close()
             document.close()
         if unread and not any(text.strip() for text in pages):
             raise ParseError(source, _no_text_reason(len(pages), self.ocr_unavailable))
@@ -131,10 +141,10 @@ class PdfParser:
         return ParsedDocument(content, sections, metadata, "application/pdf", tuple(warnings))
 
     def _read_pages(
-        self, document: pypdfium2.PdfDocument
+        self, document: pypdfium2.PdfDocument, tables: TableFinder
     ) -> tuple[list[str], list[list[Block]], list[int], list[int], list[str]]:
-        """Each page's text and text-layer blocks; the pages read by OCR, those left unread,
-        and warnings."""
+        """Each page's text (ruled tables as pipe rows) and text-layer blocks; the pages read
+        by OCR, those left unread, and warnings."""
         pages: list[str] = []
         layouts: list[list[Block]] = []
         ocr_pages: list[int] = []
@@ -143,7 +153,7 @@ class PdfParser:
         for index in range(len(document)):
             page = document[index]
             try:
-                raw, blocks = _text_layer(page)
+                raw, blocks = _text_layer(page, tables.tables(index, page))
                 text = _clean(raw)
                 if self._needs_ocr(page, text):
                     blocks = []
@@ -217,10 +227,10 @@ def _open(data: bytes, source: str) -> pypdfium2.PdfDocument:
         raise ParseError(source, reason) from error
 
 
-def _text_layer(page: pypdfium2.PdfPage) -> tuple[str, list[Block]]:
+def _text_layer(page: pypdfium2.PdfPage, tables: list[PdfTable]) -> tuple[str, list[Block]]:
     textpage = page.get_textpage()
     try:
-        return read_layout(textpage)
+        return read_layout(textpage, tables)
     finally:
         textpage.close()
 
@@ -235,6 +245,8 @@ def _clean(text: str) -> str:
 
 
 def _render(page: pypdfium2.PdfPage, dpi: int) -> GrayImage:
+    page_width, page_height = page.get_size()  # points, 1/72 inch
+    dpi = min(dpi, max(1, int(72 * (MAX_OCR_PIXELS / max(page_width * page_height, 1.0)) ** 0.5)))
     bitmap = page.render(scale=dpi / 72, grayscale=True)
     try:
         width, height, stride = bitmap.width, bitmap.height, bitmap.stride

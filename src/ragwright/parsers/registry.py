@@ -5,8 +5,10 @@ Parsers are constructed on first use, so a plugin whose optional dependency is m
 fails (with its ``pip install`` line) when a file of its type is actually read.
 
 A parser claims extensions and content types (``extensions``, ``content_types``) and may
-declare ``magic``: byte signatures its files start with (``(b"%PDF-",)``). A file whose
-extension claims a format its bytes do not start with is refused with a `ParseError` that says
+declare ``magic``: byte signatures its files start with (``(b"%PDF-",)``), and
+``magic_within``: how many bytes may come before the signature (0, the default: none; PDF
+readers accept a header anywhere in the first 1,024 bytes, and so does the PDF parser). A file
+whose extension claims a format its bytes do not show is refused with a `ParseError` that says
 what the file starts with, instead of being handed to a parser that would fail obscurely.
 """
 
@@ -37,6 +39,7 @@ class _Entry:
     instance: Parser | None = field(default=None)
     content_types: tuple[str, ...] = ()
     magic: tuple[bytes, ...] = ()
+    magic_within: int = 0
 
     def parser(self) -> Parser:
         if self.instance is None:
@@ -89,6 +92,7 @@ class ParserRegistry:
                 replaces=getattr(parser_class, "replaces", None),
                 content_types=_content_types_of(parser_class, name),
                 magic=_magic_of(parser_class, name),
+                magic_within=_magic_within_of(parser_class, name),
             )
         return registry
 
@@ -105,6 +109,7 @@ class ParserRegistry:
             instance=parser,
             content_types=_content_types_of(parser, name),
             magic=_magic_of(parser, name),
+            magic_within=_magic_within_of(parser, name),
         )
 
     def register_factory(
@@ -117,6 +122,7 @@ class ParserRegistry:
         instance: Parser | None = None,
         content_types: Iterable[str] = (),
         magic: Iterable[bytes] = (),
+        magic_within: int = 0,
     ) -> None:
         """Register a parser to be built on first use (e.g. a class with a no-arg constructor)."""
         replaced = self._replaced(replaces, by=name)
@@ -129,6 +135,7 @@ class ParserRegistry:
             instance,
             tuple(kind.strip().lower() for kind in content_types),
             tuple(magic),
+            magic_within,
         )
         self._check_claims(self._by_extension, entry.extensions, entry, replaced, "")
         self._check_claims(
@@ -162,15 +169,16 @@ class ParserRegistry:
 
     def parser_for(self, path: str | Path, head: bytes | None = None) -> Parser:
         """The parser for a file, by its extension (case-insensitive). Given the file's first
-        bytes (at least `MAGIC_BYTES` of them, or the whole file), checks that they start with
-        one of the parser's magic signatures, if it declares any."""
+        bytes (the whole file, or at least `MAGIC_BYTES` more than the parser's
+        ``magic_within``), checks that one of the parser's magic signatures, if it declares
+        any, starts within its first ``magic_within`` bytes (at the very start by default)."""
         entry = self._lookup(path)
         if entry is None:
             suffix = Path(path).suffix.lower()
             what = f"extension {suffix!r}" if suffix else "files without an extension"
             supported = ", ".join(self.extensions) or "none"
             raise ParseError(str(path), f"no parser for {what}; supported: {supported}")
-        if head is not None and entry.magic and not head.startswith(entry.magic):
+        if head is not None and entry.magic and not _shows_magic(head, entry):
             raise ParseError(str(path), _not_this_format(path, head, entry.magic))
         return entry.parser()
 
@@ -243,6 +251,22 @@ def _magic_of(parser: object, name: str) -> tuple[bytes, ...]:
             f"{MAGIC_BYTES} bytes"
         )
     return tuple(magic)
+
+
+def _magic_within_of(parser: object, name: str) -> int:
+    within = getattr(parser, "magic_within", 0)
+    if not isinstance(within, int) or isinstance(within, bool) or within < 0:
+        raise RegistryError(f"parser {name!r} must declare magic_within as an int >= 0")
+    return within
+
+
+def _shows_magic(head: bytes, entry: _Entry) -> bool:
+    if not entry.magic_within:
+        return head.startswith(entry.magic)
+    return any(
+        head.find(signature, 0, entry.magic_within + len(signature)) >= 0
+        for signature in entry.magic
+    )
 
 
 def _not_this_format(path: str | Path, head: bytes, magic: tuple[bytes, ...]) -> str:

@@ -5,6 +5,11 @@ It picks the retrieved sentences closest in meaning to the question and cites ea
 every citation carries the exact character span of its sentence in the stored document. Below
 a relevance threshold it says the sources do not answer instead of quoting something loosely
 related.
+
+A table row is quoted with its column names (``Region: East; Revenue: 87.75``), read from the
+table's header in the chunk or the header the chunk carries (``table_header``), and is scored
+that way too: a row alone says nothing, and a question names columns. Its citation still
+quotes the exact row (``document.content[char_start:char_end] == quote``).
 """
 
 from __future__ import annotations
@@ -14,7 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ragwright.models import Answer, Citation, Hit
+from ragwright.chunkers._tables import header_blocks, row_with_header, rows_with_headers
+from ragwright.models import TABLE_HEADER, Answer, Citation, Hit
 from ragwright.pipeline.sentences import sentence_spans
 from ragwright.ports import Embedder
 
@@ -28,7 +34,8 @@ class _Candidate:
     hit_rank: int
     start: int  # offset in the document
     end: int
-    text: str
+    text: str  # the exact span
+    shown: str  # what the answer says: the text, or a table row with its column names
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +60,7 @@ class ExtractiveAnswerer:
         if not candidates:
             return Answer(NOT_FOUND, (), tuple(hits), found=False)
         query = self.embedder.embed_query(question).reshape(-1)
-        vectors = self.embedder.embed_documents([c.text for c in candidates])
+        vectors = self.embedder.embed_documents([c.shown for c in candidates])
         scores = vectors @ query
         chosen = self._choose(candidates, scores, vectors)
         if not chosen:
@@ -64,13 +71,17 @@ class ExtractiveAnswerer:
         candidates, seen = [], set()
         for rank, hit in enumerate(hits):
             chunk = hit.chunk
-            for start, end in sentence_spans(chunk.text, chunk.char_start):
-                key = (chunk.document_id, start, end)
-                text = chunk.text[start - chunk.char_start : end - chunk.char_start]
+            header = chunk.metadata.get(TABLE_HEADER)
+            headers = rows_with_headers(chunk.text, header if isinstance(header, str) else None)
+            for start, end in _spans(chunk.text, headers):
+                key = (chunk.document_id, chunk.char_start + start, chunk.char_start + end)
+                text = chunk.text[start:end]
                 if key in seen or len(text) < self.options.min_sentence_chars:
                     continue  # overlapping chunks repeat sentences; quote each once
                 seen.add(key)
-                candidates.append(_Candidate(hit, rank, start, end, text))
+                row_header = headers.get((start, end))
+                shown = row_with_header(text, row_header) if row_header else text
+                candidates.append(_Candidate(hit, rank, *key[1:], text, shown))
         return candidates
 
     def _choose(
@@ -92,11 +103,24 @@ class ExtractiveAnswerer:
         return [candidates[i] for i in chosen]
 
 
+def _spans(text: str, rows: dict[tuple[int, int], str]) -> list[tuple[int, int]]:
+    """What may be quoted, in order: each table row whole (a cell's full stop does not split
+    it), and the sentences of the text outside the tables (a header alone answers nothing)."""
+    tables = sorted([*rows, *header_blocks(text)])
+    if not tables:
+        return sentence_spans(text)
+    spans, position = list(rows), 0
+    for start, end in [*tables, (len(text), len(text))]:
+        spans += sentence_spans(text[position:start], position)
+        position = max(position, end)
+    return sorted(spans)
+
+
 def _compose(chosen: list[_Candidate], hits: list[Hit]) -> Answer:
     parts, citations = [], []
     for number, candidate in enumerate(chosen, start=1):  # one number per quoted span
         chunk = candidate.hit.chunk
-        parts.append(f"{candidate.text} [{number}]")
+        parts.append(f"{candidate.shown} [{number}]")
         citations.append(
             Citation(
                 number=number,
