@@ -381,7 +381,15 @@ def test_web_page_and_openapi_are_served(client: httpx.Client) -> None:
     assert (
         schema["components"]["schemas"]["SearchRequest"]["properties"]["query"]["maxLength"] == 4096
     )
-    assert client.get("/docs").status_code == 200
+    docs = client.get("/docs")
+    assert docs.status_code == 200 and "/openapi.json" in docs.text
+    assert "cdn" not in docs.text.lower() and "https://" not in docs.text  # served offline
+    for asset in ("swagger-ui-bundle.js", "swagger-ui.css", "favicon.png"):
+        assert f"/docs-assets/{asset}" in docs.text
+        assert client.get(f"/docs-assets/{asset}").status_code == 200
+    redoc = client.get("/redoc")
+    assert redoc.status_code == 200 and "/docs-assets/redoc.standalone.js" in redoc.text
+    assert "https://" not in redoc.text
 
 
 def test_upload_body_is_the_cli_report(client: httpx.Client) -> None:

@@ -266,3 +266,28 @@ def test_an_answer_that_breaks_mid_stream_shows_the_error_and_keeps_the_text(
             assert page.locator("#citations li").count() == 0
             assert page.locator("#answer-meta").inner_text() == ""
             browser.close()
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
+def test_the_api_docs_page_renders_offline(tmp_path: Path) -> None:
+    """/docs draws the API from /openapi.json with Swagger UI files the server holds: every
+    request the page makes goes to the server itself."""
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=TIMEOUT_MS)
+    requested: list[str] = []
+    with (
+        Index(tmp_path / "index", embedder=HashingEmbedder()) as index,
+        serve(index) as url,
+        sync_playwright() as playwright,
+    ):
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        page = browser.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.on("request", lambda request: requested.append(request.url))
+        page.goto(f"{url}/docs")
+        expect(page.locator(".opblock-summary-path", has_text="/v1/search")).to_be_visible()
+        browser.close()
+    assert requested and all(address.startswith(url) for address in requested), requested

@@ -16,6 +16,7 @@ import anyio
 from fastapi import FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Scope
 
@@ -33,6 +34,8 @@ from ragwright.server.uploads import Uploader
 
 STATIC = Path(__file__).parent / "static"
 UPLOAD_PATH = "/v1/documents"
+#: Where the /docs and /redoc pages get their scripts and style sheets.
+DOCS_ASSETS = "/docs-assets"
 #: The page runs only its own script and talks only to this server: a policy that would stop
 #: injected markup from running even if some text ever reached the page as HTML.
 PAGE_HEADERS = {
@@ -73,11 +76,14 @@ def create_app(
         # worker thread still holds the upload lock until its transaction commits.
         await anyio.to_thread.run_sync(_wait_for, uploader)
 
-    app = FastAPI(
+    # FastAPI's own /docs and /redoc pages load Swagger UI and ReDoc from public CDNs;
+    # FastAPIOffline serves the same pages with those files from its package: no internet.
+    app = FastAPIOffline(
         title="ragwright",
         version=ragwright.__version__,
         description="Search, ask and manage a ragwright index. See docs/http-api.md.",
         lifespan=lifespan,
+        static_url=DOCS_ASSETS,
     )
     app.state.index = index
     app.state.settings = settings
