@@ -86,7 +86,7 @@ def _datasets() -> Any:
         from ragwright.datasets import build
     except ImportError as error:
         raise MissingDependencyError(
-            "dataset folders", "pip install 'ragwright[rag-connector]'"
+            "ragwright dataset", "pip install 'ragwright[rag-connector]'"
         ) from error
     return build
 

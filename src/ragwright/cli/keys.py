@@ -12,7 +12,7 @@ from rich.table import Table
 from ragwright.cli._common import console, errors, reports_errors
 from ragwright.cli.serve import ConfigOption
 from ragwright.config import CONFIG_FILE, config_path, load_config
-from ragwright.errors import ConfigError
+from ragwright.errors import ConfigError, MissingDependencyError
 
 app = typer.Typer(
     help="Create, list and remove API keys for `ragwright serve` (stored hashed in the "
@@ -21,6 +21,13 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 NameArgument = Annotated[str, typer.Argument(help="A name for the key: letters, digits, - and _.")]
+
+
+def _needs_server_extra(error: ImportError) -> MissingDependencyError:
+    """Keys are for `ragwright serve`, whose package (and its FastAPI import) they live in."""
+    return MissingDependencyError(
+        f"ragwright keys ({error.name} is missing)", "pip install 'ragwright[server]'"
+    )
 
 
 def _target(config: Path | None) -> Path:
@@ -38,8 +45,11 @@ def add(
     config: ConfigOption = None,
 ) -> None:
     """Create a key and print it once: only its hash is stored."""
-    from ragwright.server.keyfile import add_key
-    from ragwright.server.keys import Scope
+    try:
+        from ragwright.server.keyfile import add_key
+        from ragwright.server.keys import Scope
+    except ImportError as error:
+        raise _needs_server_extra(error) from None
 
     if scope not in {s.value for s in Scope}:
         raise ConfigError(f"--scope must be read or write, not {scope!r}")
@@ -53,7 +63,10 @@ def add(
 @reports_errors
 def list_keys(config: ConfigOption = None) -> None:
     """The configured keys' names and scopes (never the keys)."""
-    from ragwright.server.settings import ServerSettings
+    try:
+        from ragwright.server.settings import ServerSettings
+    except ImportError as error:
+        raise _needs_server_extra(error) from None
 
     settings = ServerSettings.from_config(load_config(config))
     table = Table("name", "scope", header_style="bold", box=None)
@@ -67,7 +80,10 @@ def list_keys(config: ConfigOption = None) -> None:
 @reports_errors
 def remove(name: NameArgument, config: ConfigOption = None) -> None:
     """Remove a key; requests using it are refused from the server's next start."""
-    from ragwright.server.keyfile import remove_key
+    try:
+        from ragwright.server.keyfile import remove_key
+    except ImportError as error:
+        raise _needs_server_extra(error) from None
 
     path = _target(config)
     if not remove_key(path, name):
