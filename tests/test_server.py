@@ -89,6 +89,28 @@ def test_search_arguments_out_of_bounds_are_422(
     assert response.json()["error"]["message"]
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"question": "x" * 4097},
+        {"question": ""},
+        {"question": "install", "top_k": 0},
+        {"question": "install", "top_k": 21},  # the MCP ask tool's bound too
+        {"question": "install", "engine": "magic"},
+        {"question": "install", "unknown": 1},
+    ],
+)
+def test_ask_arguments_out_of_bounds_are_422(client: httpx.Client, body: dict[str, object]) -> None:
+    response = client.post("/v1/ask", json=body)
+    assert response.status_code == 422
+    assert error_code(response) == "invalid_request"
+
+
+def test_ask_takes_up_to_twenty_chunks(client: httpx.Client) -> None:
+    response = client.post("/v1/ask", json={"question": "install", "top_k": 20})
+    assert response.status_code == 200 and response.json()["found"]
+
+
 def test_ragwright_errors_map_to_http_statuses(client: httpx.Client) -> None:
     bad_filter = client.post("/v1/search", json={"query": "install", "filter": "source ="})
     assert bad_filter.status_code == 400 and error_code(bad_filter) == "filter_syntax"

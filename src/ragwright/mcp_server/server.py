@@ -37,9 +37,8 @@ from ragwright.mcp_server.results import (
     hit_view,
     source_view,
 )
-from ragwright.surface_limits import MAX_QUERY_CHARS, MAX_TOP_K
+from ragwright.surface_limits import MAX_ASK_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K
 
-MAX_ASK_TOP_K = 20
 MAX_SOURCES = 100
 MAX_DOCUMENT_CHARS = 100_000
 MAX_LISTED_SOURCES = 1000

@@ -20,7 +20,7 @@ from ragwright.server.access_log import LOGGER
 from ragwright.server.problems import error_body, status_of
 from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadKey
 from ragwright.shapes import answer_json, hit_json
-from ragwright.surface_limits import MAX_QUERY_CHARS, MAX_TOP_K
+from ragwright.surface_limits import MAX_ASK_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K
 
 router = APIRouter(prefix="/v1", tags=["search"])
 log = logging.getLogger(LOGGER)
@@ -48,7 +48,7 @@ class AskRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
-    top_k: int = Field(5, ge=1, le=MAX_TOP_K, description="Chunks to draw the answer from.")
+    top_k: int = Field(5, ge=1, le=MAX_ASK_TOP_K, description="Chunks to draw the answer from.")
     filter: str | None = FilterField
     stream: bool = Field(False, description="Answer as server-sent events (also chosen by Accept).")
     engine: str | None = Field(
