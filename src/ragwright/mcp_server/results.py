@@ -39,6 +39,10 @@ class ChunkView(BaseModel):
     char_start: int = Field(description="Offset of the chunk in its document's text.")
     char_end: int
     breadcrumb: str = Field(description="Heading path of the chunk's section.")
+    metadata: dict[str, Any] = Field(
+        description="The document's metadata with the chunk's own: heading_path, page (PDF "
+        "page or slide number) and the fields filters test."
+    )
     text: UntrustedText
 
 
@@ -46,6 +50,7 @@ class HitView(ChunkView):
     rank: int = Field(description="1 for the best hit.")
     score: float
     scale: str = Field(description="similarity, bm25 or rank (fused; order only).")
+    arms: list[str] = Field(description="The retrieval arms that found the chunk: bm25, vector.")
 
 
 class SearchResult(BaseModel):
@@ -130,6 +135,7 @@ def hit_view(rank: int, hit: Hit) -> HitView:
         rank=rank,
         score=hit.score,
         scale=hit.scale.value,
+        arms=sorted(arm.value for arm in hit.arms),
         **_chunk_fields(hit.chunk, hit.source),
     )
 
@@ -202,5 +208,6 @@ def _chunk_fields(chunk: Chunk, source: str) -> dict[str, Any]:
         "char_start": chunk.char_start,
         "char_end": chunk.char_end,
         "breadcrumb": str(chunk.metadata.get("breadcrumb", "")),
+        "metadata": dict(chunk.metadata),
         "text": untrusted(chunk.text),
     }
