@@ -16,7 +16,7 @@ from ragwright import Index
 from ragwright.cli import app
 from ragwright.datasets.build import build_dataset, export_dataset
 from ragwright.errors import DatasetError
-from ragwright.pipeline.ingest import IngestOptions
+from ragwright.pipeline.ingest import IngestOptions, Progress
 from ragwright.testing import HashingEmbedder
 
 runner = CliRunner()
@@ -95,8 +95,11 @@ def test_export_then_ingest_keeps_chunk_ids_and_offsets(docs: Path, tmp_path: Pa
     assert read_dataset_folder(tmp_path / "ds").verified
     assert {r.chunk_id for r in exported.chunks} == set(stored)
     with Index(tmp_path / "copy", embedder=HashingEmbedder()) as copy:
-        report = copy.ingest_dataset(tmp_path / "ds")
+        updates: list[Progress] = []
+        report = copy.ingest_dataset(tmp_path / "ds", progress=updates.append)
         assert report.ok and len(report.added) == 2
+        # The progress bar ends on what was written, not on the count before the last batch.
+        assert (updates[-1].files_done, updates[-1].chunks_written) == (2, len(stored))
         copied = {c.id: c for d in copy.documents() for c in copy.store.chunks_of(d.id)}
         assert assert_offsets_hold(copy) == len(stored)
         again = copy.ingest_dataset(tmp_path / "ds")

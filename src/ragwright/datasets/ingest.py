@@ -49,4 +49,6 @@ def ingest_dataset(
         if progress is not None:
             progress(Progress(done, len(documents), report.chunks_written, source))
     writer.flush()
+    if progress is not None:  # the last batch was written after the last document's update
+        progress(Progress(len(documents), len(documents), report.chunks_written, ""))
     return report
