@@ -333,4 +333,4 @@ def test_ask_with_an_llm_engine_and_an_unknown_engine(index_dir: Path) -> None:
     assert (result["engine"], result["model"]) == ("stuff", "test")
     assert result["usage"]["calls"] == len(model.requests) >= 1
     assert result["usage"]["prompt_tokens"] > 0 and result["removed_citations"] == []
-    assert "unknown engine 'oracle'" in unknown
+    assert "unknown answer engine 'oracle'" in unknown

@@ -69,7 +69,7 @@ def test_ask_refuses_an_unknown_engine(kb: Index) -> None:
     with serve(kb) as url:
         response = httpx.post(f"{url}/v1/ask", json={"question": QUESTION, "engine": "oracle"})
     assert response.status_code == 422
-    assert "unknown engine 'oracle'" in response.text
+    assert "unknown answer engine 'oracle'" in response.text
 
 
 def test_a_failing_model_is_a_bad_gateway_not_a_crash(kb: Index, model: OpenAIServer) -> None:

@@ -21,7 +21,7 @@ from ragwright.errors import ConfigError, EmbeddingSpaceMismatch, MissingDepende
 from ragwright.filters import Filter, parse_filter
 from ragwright.llms import create_llm
 from ragwright.llms.session import LLM_WRAPPERS, LLMSession, open_session
-from ragwright.llms.settings import ENGINES, LLMSettings
+from ragwright.llms.settings import ENGINES, LLMSettings, unknown_engine
 from ragwright.models import Answer, Chunk, Document, DocumentInfo, Hit
 from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
@@ -322,7 +322,7 @@ class Index:
         engine streams its final call. Usage and cost cover every LLM call of the request."""
         name = engine or self.llm_settings.engine
         if name not in ENGINES:
-            raise ConfigError(f"unknown answer engine {name!r}; choose from {', '.join(ENGINES)}")
+            raise ConfigError(unknown_engine(name))
         if session is not None and llm is not None:
             raise ConfigError("pass either llm or session (whose model is session.llm), not both")
         if isinstance(llm, LLM_WRAPPERS):

@@ -22,7 +22,7 @@ from ragwright.answers.prompt import NOT_FOUND
 from ragwright.answers.refine import RefineEngine
 from ragwright.answers.stuff import StuffEngine
 from ragwright.errors import ConfigError
-from ragwright.llms.settings import ENGINES
+from ragwright.llms.settings import ENGINES, unknown_engine
 from ragwright.models import Hit
 from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.ports import LLM, AnswerEngine, Embedder
@@ -48,7 +48,7 @@ def create_engine(
             raise ConfigError("the extractive engine needs an embedder")
         return ExtractiveEngine(embedder, options)
     if name not in LLM_ENGINES:
-        raise ConfigError(f"unknown answer engine {name!r}; choose from {', '.join(ENGINES)}")
+        raise ConfigError(unknown_engine(name))
     if llm is None:
         raise ConfigError(f"the {name} engine needs an LLM (--llm/--model or [llm] model)")
     if name == "stuff":

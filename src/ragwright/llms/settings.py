@@ -41,6 +41,11 @@ ENGINES = ("extractive", "stuff", "map-reduce", "refine", "flare")
 _CHOICES = "choose from " + ", ".join(ENGINES)
 
 
+def unknown_engine(name: str) -> str:
+    """The message for an engine name not in `ENGINES`, the same on every surface."""
+    return f"unknown answer engine {name!r}; {_CHOICES}"
+
+
 @dataclass(frozen=True, slots=True)
 class Budget:
     """Limits on LLM use for one scope (one request, one ingest run); None is unlimited."""
@@ -97,7 +102,7 @@ class LLMSettings:
                 )
             values[key] = _checked(key, value, getattr(cls(), key), where)
         if values.get("engine", "extractive") not in ENGINES:
-            raise ConfigError(f"{where}: unknown answer engine {values['engine']!r}; {_CHOICES}")
+            raise ConfigError(f"{where}: {unknown_engine(values['engine'])}")
         settings = cls(**values)
         return replace(
             settings,
@@ -108,7 +113,7 @@ class LLMSettings:
 
     def checked(self) -> LLMSettings:
         if self.engine not in ENGINES:
-            raise ConfigError(f"unknown answer engine {self.engine!r}; {_CHOICES}")
+            raise ConfigError(unknown_engine(self.engine))
         return self
 
     def with_overrides(self, **overrides: Any) -> LLMSettings:

@@ -23,7 +23,7 @@ from starlette.applications import Starlette
 from ragwright.errors import RagwrightError
 from ragwright.filters import Filter, In, all_of, any_of, parse_filter
 from ragwright.index import Index
-from ragwright.llms.settings import ENGINES
+from ragwright.llms.settings import ENGINES, unknown_engine
 from ragwright.mcp_server.results import (
     UNTRUSTED_NOTICE,
     AskResult,
@@ -116,7 +116,7 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
         ] = None,
     ) -> AskResult:
         if engine is not None and engine not in ENGINES:
-            raise ToolError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}")
+            raise ToolError(unknown_engine(engine))
         with _tool_errors():
             answer = kb.get().ask(
                 question, top_k=top_k, where=_where(filter, sources), engine=engine

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ragwright.errors import RagwrightError
 from ragwright.filters import parse_filter, render_filter
-from ragwright.llms.settings import ENGINES
+from ragwright.llms.settings import ENGINES, unknown_engine
 from ragwright.models import Answer
 from ragwright.pipeline.retrieval import SearchMode
 from ragwright.server.access_log import LOGGER
@@ -61,7 +61,7 @@ class AskRequest(BaseModel):
     @classmethod
     def _known_engine(cls, engine: str | None) -> str | None:
         if engine is not None and engine not in ENGINES:
-            raise ValueError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}")
+            raise ValueError(unknown_engine(engine))
         return engine
 
 
