@@ -4,6 +4,7 @@ response cache stay consistent."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -107,3 +108,23 @@ def test_calls_in_flight_together_cannot_exceed_the_budget(kb: Index, server: Op
     assert outcomes == ["refused"] * 5 + ["slow"] * 3
     assert len(server.requests) == 3
     assert session.usage.calls == 3
+
+
+def test_threads_that_first_need_the_embedder_together_load_it_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A mounted MCP app's first tool calls may arrive together: one model load, not one each."""
+    created: list[str] = []
+    both_inside = threading.Barrier(2)
+
+    def create(spec: str) -> HashingEmbedder:
+        created.append(spec)
+        with contextlib.suppress(threading.BrokenBarrierError):  # alone, as it should be
+            both_inside.wait(timeout=1.0)  # without the lock the second thread arrives here too
+        return HashingEmbedder()
+
+    monkeypatch.setattr("ragwright.index.create_embedder", create)
+    with Index(tmp_path / "kb", embedder="hashing") as index, ThreadPoolExecutor(2) as pool:
+        embedders = list(pool.map(lambda _: index.embedder, range(2)))
+    assert created == ["hashing"]
+    assert embedders[0] is embedders[1]

@@ -82,7 +82,9 @@ class Index:
         self._llm = llm
         self._owns_llm = False
         self._llm_records: SQLiteLLMRecords | None = None
-        # Requests on the HTTP server's threads may be the first to need the LLM together.
+        # Requests on the HTTP server's (or a mounted MCP app's) threads may be the first to
+        # need the embedder or the LLM together; each is made once.
+        self._embedder_lock = threading.Lock()
         self._llm_lock = threading.Lock()
 
     def close(self) -> None:
@@ -105,12 +107,13 @@ class Index:
     def embedder(self) -> Embedder:
         """The embedder: the one given, else the one the index was built with, else the
         offline default. Created on first use (read-only commands never load a model)."""
-        if self._embedder is None:
-            spec = self._embedder_choice
-            if not isinstance(spec, str):
-                spec = self.store.get_setting("embedder") or DEFAULT_EMBEDDER
-            self._embedder = create_embedder(spec)
-        return self._embedder
+        with self._embedder_lock:
+            if self._embedder is None:
+                spec = self._embedder_choice
+                if not isinstance(spec, str):
+                    spec = self.store.get_setting("embedder") or DEFAULT_EMBEDDER
+                self._embedder = create_embedder(spec)
+            return self._embedder
 
     def _checked_embedder(self) -> Embedder:
         """The embedder, verified to match the space the index's vectors live in."""
