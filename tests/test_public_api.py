@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 import ragwright
 from ragwright import errors
@@ -28,26 +31,39 @@ def test_exported_names_are_exactly_the_curated_set() -> None:
         assert hasattr(ragwright, name), name
 
 
-def test_every_error_is_exported_and_the_tree_shows_its_parent() -> None:
-    """The docstring tree is what users read to choose what to catch: it must be true."""
-    classes = {
-        name: value
-        for name, value in vars(errors).items()
-        if isinstance(value, type) and issubclass(value, Exception)
-    }
+ERRORS = {
+    name: value
+    for name, value in vars(errors).items()
+    if isinstance(value, type) and issubclass(value, Exception)
+}
+
+
+def tree_parents(text: str) -> dict[str, str]:
+    """Each error class drawn in a ``├──``/``└──`` tree in ``text``, with its parent."""
     parents: dict[str, str] = {}
     stack: list[tuple[int, str]] = []  # (column of the name, name) of the open branches
-    for line in (errors.__doc__ or "").splitlines():
+    for line in text.splitlines():
         match = re.search(r"(?:├── |└── )?([A-Z]\w+)\s{2,}", line)
-        if match is None or match.group(1) not in classes:
+        if match is None or match.group(1) not in ERRORS:
             continue
         column, name = match.start(1), match.group(1)
         while stack and stack[-1][0] >= column:
             stack.pop()
         parents[name] = stack[-1][1] if stack else "Exception"
         stack.append((column, name))
-    assert set(parents) == set(classes)
-    for name, cls in classes.items():
+    return parents
+
+
+@pytest.mark.parametrize("where", ["errors.py", "docs/concepts.md"])
+def test_every_error_is_exported_and_the_trees_show_its_parent(where: str) -> None:
+    """The trees are what users read to choose what to catch: they must be true."""
+    if where == "errors.py":
+        text = errors.__doc__ or ""
+    else:
+        text = (Path(__file__).parents[1] / where).read_text("utf-8")
+    parents = tree_parents(text)
+    assert set(parents) == set(ERRORS)
+    for name, cls in ERRORS.items():
         assert cls.__base__.__name__ == parents[name], name
         assert getattr(ragwright, name, None) is cls, f"{name} is not exported from ragwright"
 
