@@ -38,6 +38,8 @@ def hide(extra: str) -> None:
     for name in list(sys.modules):
         if any(name == p or name.startswith(p + ".") for p in packages):
             del sys.modules[name]
+        elif name.startswith(module + "."):  # found by full name, it would import anyway
+            sys.modules[name] = None  # type: ignore[assignment]
     sys.modules[module] = None  # type: ignore[assignment]
 
 
