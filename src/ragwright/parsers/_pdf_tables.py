@@ -71,19 +71,23 @@ class TableFinder:
     def __init__(self, data: bytes) -> None:
         self._data = data
         self._document: Any = None
+        #: Pages (1-based) whose ruled tables pdfplumber failed on, with why: their rows stay
+        #: plain text lines, and the ingest report says so.
+        self.failed: list[tuple[int, str]] = []
 
     def tables(self, index: int, page: pypdfium2.PdfPage) -> list[PdfTable]:
         """The tables of page ``index`` (0-based) that have at least two rows and two columns
         (a frame around a page of text is no table). A rotated page is not analysed, and a
         page pdfplumber cannot read (PDFium is more lenient with damaged files) has none: its
-        text is still read by PDFium."""
+        text is still read by PDFium (the failure is kept in `failed`)."""
         if page.get_rotation() or not has_rules(page):
             return []
         try:
             return self._find(index, page)
         except (MemoryError, RecursionError):
             raise
-        except Exception:
+        except Exception as error:  # pdfplumber and pdfminer raise many kinds on damaged files
+            self.failed.append((index + 1, f"{type(error).__name__}: {error}"))
             return []
 
     def _find(self, index: int, page: pypdfium2.PdfPage) -> list[PdfTable]:

@@ -138,6 +138,11 @@ class PdfParser:
             metadata["ocr_engine"] = f"{self.ocr.name} {self.ocr.version}"
         if unread:
             warnings.append(_unread_warning(unread, self.ocr_unavailable))
+        for number, reason in tables.failed:
+            warnings.append(
+                f"page {number}: its ruled tables could not be read ({reason}); "
+                "their rows are kept as plain text, without column names"
+            )
         return ParsedDocument(content, sections, metadata, "application/pdf", tuple(warnings))
 
     def _read_pages(
