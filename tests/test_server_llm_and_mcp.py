@@ -3,6 +3,7 @@ loopback OpenAI-compatible server stands in for the model) and the MCP server at
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -118,6 +119,22 @@ def test_stats_name_the_default_engine_and_the_model(kb: Index) -> None:
     with serve(kb) as url:
         answers = httpx.get(f"{url}/v1/stats").json()["answers"]
     assert answers == {"default_engine": "extractive", "engines": list(ENGINES), "model": "test"}
+
+
+def test_stats_carry_the_llm_ledger_and_cache_as_the_cli_does(kb: Index) -> None:
+    with serve(kb) as url:
+        asked = httpx.post(f"{url}/v1/ask", json={"question": QUESTION, "engine": "stuff"})
+        assert asked.status_code == 200
+        stats = httpx.get(f"{url}/v1/stats").json()
+    printed = CliRunner().invoke(cli, ["stats", "--index", str(kb.directory), "--json"])
+    assert printed.exit_code == 0, printed.output
+    expected = json.loads(printed.stdout)
+    assert set(stats) - {"answers"} == set(expected)
+    assert [row["calls"] for row in stats["llm_ledger"]] == [1]
+    assert (stats["llm_ledger"], stats["llm_cache"]) == (
+        expected["llm_ledger"],
+        expected["llm_cache"],
+    )
 
 
 @pytest.fixture

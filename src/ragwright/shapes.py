@@ -12,6 +12,7 @@ from typing import Any
 from ragwright.models import Answer, Chunk, Citation, Document, DocumentInfo, Hit
 from ragwright.pipeline.ingest import IngestReport
 from ragwright.stores.sqlite import StoreStats
+from ragwright.stores.sqlite_llm import CacheStats, LedgerRow
 
 
 def hit_json(rank: int, hit: Hit) -> dict[str, Any]:
@@ -131,6 +132,12 @@ def stats_json(
         "embedding_space": asdict(stats.space) if stats.space else None,
         "chunking": chunking,
     }
+
+
+def llm_records_json(ledger: list[LedgerRow], cache: CacheStats) -> dict[str, Any]:
+    """The LLM ledger (per model, the most used first) and response cache, which `stats_json`
+    carries on every surface."""
+    return {"llm_ledger": [asdict(row) for row in ledger], "llm_cache": asdict(cache)}
 
 
 def llm_json(answer: Answer) -> dict[str, Any]:

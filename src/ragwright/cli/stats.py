@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 from rich.table import Table
 
 from ragwright.cli._common import (
@@ -15,7 +13,7 @@ from ragwright.cli._common import (
     print_json,
     reports_errors,
 )
-from ragwright.shapes import stats_json
+from ragwright.shapes import llm_records_json, stats_json
 from ragwright.stores.sqlite_llm import LedgerRow
 
 
@@ -34,7 +32,7 @@ def stats(index: IndexOption = DEFAULT_INDEX, json_output: JsonOption = False) -
         index=str(index),
         embedder=embedder,
         chunking={"name": chunking.name, "options": chunking.options},
-    ) | {"llm_ledger": [asdict(row) for row in ledger], "llm_cache": asdict(cache)}
+    ) | llm_records_json(ledger, cache)
     if json_output:
         print_json(result)
         return
