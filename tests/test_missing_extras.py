@@ -30,6 +30,10 @@ def restored_modules() -> Iterator[None]:
     yield
     sys.modules.clear()
     sys.modules.update(before)
+    for name, module in before.items():  # a package's attribute names its submodule too
+        parent, _, child = name.rpartition(".")
+        if before.get(parent) is not None and module is not None:
+            setattr(before[parent], child, module)
 
 
 def hide(extra: str) -> None:
