@@ -164,10 +164,18 @@ def test_one_worker_serves_every_file_and_limits_off_parse_here() -> None:
         assert worker.parse(parser, b"", "c.pid").content == f"parsed by process {os.getpid()}"
 
 
-def test_a_parser_that_cannot_be_pickled_is_run_here() -> None:
-    with ParseWorker(ParseLimits()) as worker:
-        document = worker.parse(UnpicklablePidParser(), b"", "a.local")
+def test_a_parser_that_cannot_be_pickled_is_run_here(caplog: pytest.LogCaptureFixture) -> None:
+    parser = UnpicklablePidParser()
+    with (
+        caplog.at_level("WARNING", logger="ragwright.ingest"),
+        ParseWorker(ParseLimits()) as worker,
+    ):
+        document = worker.parse(parser, b"", "a.local")
+        worker.parse(parser, b"", "b.local")
     assert document.content == f"parsed by process {os.getpid()}"
+    # Not silently: the limits do not hold for it, and the log says so once.
+    (record,) = caplog.records
+    assert "UnpicklablePidParser parses in the ingesting process, without" in record.message
 
 
 def test_after_a_timeout_the_next_file_gets_a_fresh_worker() -> None:
@@ -186,7 +194,9 @@ class ScriptParser(PidParser):
     extensions: tuple[str, ...] = (".script",)
 
 
-def test_a_parser_from_the_callers_script_is_run_here(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_parser_from_the_callers_script_is_run_here(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     # Pickles by reference to __main__.ScriptParser, which the worker's __main__ lacks.
     monkeypatch.setattr(ScriptParser, "__module__", "__main__")
     monkeypatch.setattr(sys.modules["__main__"], "ScriptParser", ScriptParser, raising=False)
@@ -195,6 +205,9 @@ def test_a_parser_from_the_callers_script_is_run_here(monkeypatch: pytest.Monkey
         assert worker.parse(script, b"", "a.script").content == f"parsed by process {os.getpid()}"
         assert worker.parse(pid, b"", "b.pid").content != f"parsed by process {os.getpid()}"
         assert worker.parse(script, b"", "c.script").content == f"parsed by process {os.getpid()}"
+    assert [r.message.endswith("the parse worker cannot import it") for r in caplog.records] == [
+        True
+    ]
 
 
 def test_a_script_without_a_main_guard_can_ingest(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ without the limits.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import pickle
 import signal
@@ -29,6 +30,8 @@ from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ragwright.errors import ParseError, ParseLimitExceeded, RagwrightError
+
+log = logging.getLogger("ragwright.ingest")
 
 if TYPE_CHECKING:
     from ragwright.models import ParsedDocument
@@ -122,6 +125,7 @@ class ParseWorker:
         answer = self._answer(connection, source)
         if answer is None:  # the worker cannot load this parser: run it here from now on
             self._pickled[key] = None
+            _runs_unlimited(parser, "the parse worker cannot import it")
             return parser.parse(data, source)
         return answer
 
@@ -183,8 +187,9 @@ class ParseWorker:
         if key not in self._pickled:
             try:
                 self._pickled[key] = pickle.dumps(parser)
-            except Exception:  # any pickling failure means: run it here
+            except Exception as error:  # any pickling failure means: run it here
                 self._pickled[key] = None
+                _runs_unlimited(parser, f"it cannot be pickled ({error})")
         return self._pickled[key]
 
     def _ensure_started(self) -> Connection:
@@ -206,6 +211,15 @@ class ParseWorker:
             child.join()
         if connection is not None:
             connection.close()
+
+
+def _runs_unlimited(parser: Parser, why: str) -> None:
+    """Say so, once per parser and run, when the per-file limits cannot hold for a parser."""
+    log.warning(
+        "%s parses in the ingesting process, without the per-file time and memory limits: %s",
+        type(parser).__qualname__,
+        why,
+    )
 
 
 def _start_worker() -> tuple[_Child, Connection]:
