@@ -379,11 +379,11 @@ def test_a_page_pdfplumber_cannot_read_keeps_its_text(
 
     monkeypatch.setattr(TableFinder, "_find", fail)
     path = tmp_path / "sales.pdf"
-    build_table_pdf(path, SALES_HEADER, sales_rows(5))
+    build_table_pdf(path, SALES_HEADER, sales_rows(60))  # a table across two pages
     parsed = parser.parse(path.read_bytes(), "sales.pdf")
     assert "Central gear-4 13 50.25" in parsed.content
-    # Not silently: the report says the table went unread as a table, and why.
+    # Not silently: one warning says which pages' tables went unread as tables, and why.
     assert parsed.warnings == (
-        "page 1: its ruled tables could not be read (ValueError: pdfminer: bad object); "
+        "the ruled tables on pages 1, 2 could not be read (ValueError: pdfminer: bad object); "
         "their rows are kept as plain text, without column names",
     )

@@ -138,9 +138,11 @@ class PdfParser:
             metadata["ocr_engine"] = f"{self.ocr.name} {self.ocr.version}"
         if unread:
             warnings.append(_unread_warning(unread, self.ocr_unavailable))
-        for number, reason in tables.failed:
+        if tables.failed:  # one line for the file, however many pages: the cause is usually one
+            numbers = ", ".join(str(number) for number, _ in tables.failed)
+            where = f"page{'s' if len(tables.failed) > 1 else ''} {numbers}"
             warnings.append(
-                f"page {number}: its ruled tables could not be read ({reason}); "
+                f"the ruled tables on {where} could not be read ({tables.failed[0][1]}); "
                 "their rows are kept as plain text, without column names"
             )
         return ParsedDocument(content, sections, metadata, "application/pdf", tuple(warnings))
