@@ -90,7 +90,9 @@ def test_docs_list_show_delete_and_stats(index: Path) -> None:
     assert shown["sections"][-1]["breadcrumb"] == "Install > Linux" and shown["chunks"]
     assert runner.invoke(app, ["docs", "delete", "docs/pets.txt"]).exit_code == 0
     missing = runner.invoke(app, ["docs", "delete", "docs/pets.txt"])
-    assert missing.exit_code == 2 and "no document" in missing.output
+    assert missing.exit_code == 2 and "no document with id or source 'docs/pets.txt'" in " ".join(
+        missing.output.split()
+    )
     stats = run_json("stats")
     assert stats["documents"] == 1 and stats["embedder"].startswith("hashing")
     assert stats["embedding_space"]["model"] == "ragwright-hashing"

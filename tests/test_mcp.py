@@ -184,7 +184,9 @@ def test_get_document_reads_a_bounded_window(kb: Index) -> None:
     assert "less than or equal to 100000" in error_text(
         kb, "get_document", {"document": "docs/long.txt", "max_chars": 100_001}
     )
-    assert "no document" in error_text(kb, "get_document", {"document": "missing.md"})
+    assert "no document with id or source 'missing.md'" in error_text(
+        kb, "get_document", {"document": "missing.md"}
+    )
 
 
 def test_list_sources_pages_and_filters(kb: Index) -> None:

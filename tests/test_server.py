@@ -219,6 +219,10 @@ def test_get_list_and_delete_documents(client: httpx.Client) -> None:
     assert client.delete(f"/v1/documents/{guide['id']}").status_code == 404
     gone = client.get(f"/v1/chunks/{document['chunks'][0]['id']}")
     assert gone.status_code == 404 and error_code(gone) == "not_found"
+    # The wording of `ragwright docs show` and the MCP get_chunk/get_document tools.
+    assert gone.json()["error"]["message"] == f"no chunk with id {document['chunks'][0]['id']!r}"
+    missing = client.get("/v1/documents/docs/none.md").json()["error"]["message"]
+    assert missing == "no document with id or source 'docs/none.md'"
     assert client.get("/v1/stats").json()["documents"] == 1
 
 

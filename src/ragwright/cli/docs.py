@@ -61,7 +61,9 @@ def show(
     with open_index(index) as kb:
         found = kb.document(document)
         if found is None:
-            raise StoreError(f"no document {document!r}; see `ragwright docs list`")
+            raise StoreError(
+                f"no document with id or source {document!r}; see `ragwright docs list`"
+            )
         chunk_list = kb.store.chunks_of(found.id) if chunks else []
     if json_output:
         print_json(document_json(found, chunk_list))
@@ -86,5 +88,7 @@ def delete(document: DocumentArgument, index: IndexOption = DEFAULT_INDEX) -> No
     """Delete a document and its chunks (one transaction)."""
     with open_index(index) as kb:
         if not kb.delete(document):
-            raise StoreError(f"no document {document!r}; see `ragwright docs list`")
+            raise StoreError(
+                f"no document with id or source {document!r}; see `ragwright docs list`"
+            )
     console.print(f"deleted {escape(document)}")

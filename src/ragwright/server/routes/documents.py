@@ -82,7 +82,7 @@ def get_document(document: str, index: IndexDep, _: ReadKey) -> dict[str, Any]:
     offsets (``char_start``/``char_end``) index into ``content``."""
     found = index.document(document)
     if found is None:
-        raise ApiError(404, "not_found", f"no document {document!r}")
+        raise ApiError(404, "not_found", f"no document with id or source {document!r}")
     return {**document_json(found, index.store.chunks_of(found.id)), **UNTRUSTED}
 
 
@@ -91,7 +91,7 @@ def delete_document(document: str, index: IndexDep, _: WriteKey) -> dict[str, An
     """Delete a document and its chunks (one transaction)."""
     found = index.document(document)
     if found is None or not index.delete(found.id):
-        raise ApiError(404, "not_found", f"no document {document!r}")
+        raise ApiError(404, "not_found", f"no document with id or source {document!r}")
     return {"deleted": found.id, "source": found.source}
 
 
@@ -101,5 +101,5 @@ def get_chunk(chunk_id: str, index: IndexDep, _: ReadKey) -> dict[str, Any]:
     chunk = index.chunk(chunk_id)
     document = index.document(chunk.document_id) if chunk else None
     if chunk is None or document is None:
-        raise ApiError(404, "not_found", f"no chunk {chunk_id!r}")
+        raise ApiError(404, "not_found", f"no chunk with id {chunk_id!r}")
     return {**chunk_json(chunk, document.source), **UNTRUSTED}
