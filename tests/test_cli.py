@@ -96,6 +96,9 @@ def test_docs_list_show_delete_and_stats(index: Path) -> None:
     stats = run_json("stats")
     assert stats["documents"] == 1 and stats["embedder"].startswith("hashing")
     assert stats["embedding_space"]["model"] == "ragwright-hashing"
+    text = runner.invoke(app, ["stats"]).stdout
+    assert "embedding_space: model=ragwright-hashing, dimension=" in text
+    assert "{" not in text  # settings read as key=value pairs, not Python dicts
 
 
 def test_commands_on_a_missing_index_explain_how_to_create_one(

@@ -693,3 +693,24 @@ class TestOpenAIEmbedder:
         assert embedder.max_tokens == 8191
         assert embedder.count_tokens("abc" * 10) == 10
         assert embedder.count_tokens("日本語") == 3  # 9 UTF-8 bytes
+
+
+def test_an_index_closes_the_embedder_it_made_but_not_one_it_was_given(
+    server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragwright import Index
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    (tmp_path / "a.txt").write_text("Alpha beta gamma.", "utf-8")
+    made = Index(tmp_path / "made", embedder=f"openai:test-embed@{server.url}")
+    assert made.ingest([tmp_path / "a.txt"]).ok
+    embedder = made.embedder
+    assert isinstance(embedder, OpenAIEmbedder) and embedder._client is not None
+    made.close()
+    assert embedder._client is None  # its connection pool was released
+
+    given = client(server)
+    with Index(tmp_path / "given", embedder=given) as kb:
+        assert kb.ingest([tmp_path / "a.txt"]).ok
+    assert given._client is not None  # the caller's to close
+    given.close()

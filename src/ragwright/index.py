@@ -93,6 +93,10 @@ class Index:
         close_llm = getattr(self._llm, "close", None)
         if self._owns_llm and callable(close_llm):
             close_llm()  # one we made; a caller's model is the caller's to close
+        # Likewise the embedder (an OpenAI-compatible one holds an HTTP connection pool).
+        close_embedder = getattr(self._embedder, "close", None)
+        if self._embedder is not self._embedder_choice and callable(close_embedder):
+            close_embedder()
         self.store.close()
 
     def __enter__(self) -> Index:

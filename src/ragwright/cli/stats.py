@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.markup import escape
 from rich.table import Table
 
 from ragwright.cli._common import (
@@ -38,10 +39,17 @@ def stats(index: IndexOption = DEFAULT_INDEX, json_output: JsonOption = False) -
         return
     for key, value in result.items():
         if key not in ("llm_ledger", "llm_cache"):
-            console.print(f"[bold]{key}:[/] {value}")
+            console.print(f"[bold]{key}:[/] {escape(_readable(value))}", soft_wrap=True)
     console.print(f"[bold]llm_cache:[/] {cache.entries} responses, reused {cache.hits} times")
     if ledger:
         console.print(_ledger_table(ledger))
+
+
+def _readable(value: object) -> str:
+    """A value as a person reads it: nested settings as ``key=value`` pairs, not a dict."""
+    if isinstance(value, dict):
+        return ", ".join(f"{key}={_readable(item)}" for key, item in value.items()) or "none"
+    return "none" if value is None else str(value)
 
 
 def _ledger_table(ledger: list[LedgerRow]) -> Table:
