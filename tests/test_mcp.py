@@ -201,6 +201,15 @@ def test_list_sources_pages_and_filters(kb: Index) -> None:
     assert [s["source"] for s in page["sources"]] == ["docs/long.txt"]
     only = ok(kb, "list_sources", {"filter": 'source = "docs/pets.txt"'})
     assert [s["source"] for s in only["sources"]] == ["docs/pets.txt"]
+    # Counted as `ragwright docs list --json` and GET /v1/documents count them.
+    listed = {d.source: d for d in kb.documents()}
+    for view in everything["sources"]:
+        info = listed[view["source"]]
+        assert (view["document_id"], view["chunks"], view["characters"]) == (
+            info.id,
+            info.chunk_count,
+            info.char_count,
+        )
 
 
 def test_a_factory_opens_the_index_on_first_use(index_dir: Path) -> None:

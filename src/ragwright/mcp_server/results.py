@@ -116,8 +116,8 @@ class DocumentResult(BaseModel):
 class SourceView(BaseModel):
     document_id: str
     source: str
-    chunk_count: int
-    char_count: int
+    chunks: int = Field(description="Chunks indexed for the document.")
+    characters: int = Field(description="Characters of the document's text.")
 
 
 class SourcesResult(BaseModel):
@@ -194,8 +194,8 @@ def source_view(info: DocumentInfo) -> SourceView:
     return SourceView(
         document_id=info.id,
         source=info.source,
-        chunk_count=info.chunk_count,
-        char_count=info.char_count,
+        chunks=info.chunk_count,
+        characters=info.char_count,
     )
 
 
