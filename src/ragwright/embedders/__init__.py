@@ -16,8 +16,9 @@ arguments and a spec with an argument is refused.
 
 from __future__ import annotations
 
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint
 
+from ragwright._plugins import plugins
 from ragwright.errors import ConfigError, RegistryError
 from ragwright.ports import Embedder
 
@@ -56,16 +57,7 @@ def create_embedder(spec: str = DEFAULT_EMBEDDER) -> Embedder:
 
 
 def _registry() -> dict[str, EntryPoint]:
-    found: dict[str, EntryPoint] = {}
-    for entry in entry_points(group=GROUP):
-        # The same distribution can be seen twice (e.g. an editable install); that is no clash.
-        if entry.name in found and found[entry.name].value != entry.value:
-            raise RegistryError(
-                f"two plugins claim the embedder name {entry.name!r}: "
-                f"{found[entry.name].value} and {entry.value}"
-            )
-        found[entry.name] = entry
-    return found
+    return plugins(GROUP, "embedder")
 
 
 __all__ = ["DEFAULT_EMBEDDER", "create_embedder", "embedder_names"]

@@ -10,8 +10,9 @@ request or ingest run), `CachedLLM` (the response cache) and `LedgerLLM` (the co
 
 from __future__ import annotations
 
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint
 
+from ragwright._plugins import plugins
 from ragwright.errors import ConfigError, RegistryError
 from ragwright.llms.settings import LLMSettings
 from ragwright.ports import LLM
@@ -47,15 +48,7 @@ def create_llm(settings: LLMSettings) -> LLM:
 
 
 def _registry() -> dict[str, EntryPoint]:
-    found: dict[str, EntryPoint] = {}
-    for entry in entry_points(group=GROUP):
-        if entry.name in found and found[entry.name].value != entry.value:
-            raise RegistryError(
-                f"two plugins claim the LLM name {entry.name!r}: "
-                f"{found[entry.name].value} and {entry.value}"
-            )
-        found[entry.name] = entry
-    return found
+    return plugins(GROUP, "LLM")
 
 
 __all__ = ["LLMSettings", "create_llm", "llm_names"]
