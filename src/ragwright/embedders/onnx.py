@@ -330,12 +330,8 @@ class OnnxEmbedder:
         return out
 
     def _run_batch(self, runtime: _Session, batch: list[Encoding], pad_id: int) -> Vectors:
-        ids, mask, type_ids = pad(batch, pad_id)
-        arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": type_ids}
-        feeds = {
-            name: arrays[name].astype(dtype, copy=False)
-            for name, dtype in zip(runtime.input_names, runtime.input_dtypes, strict=True)
-        }
+        feeds, mask = bert_feeds(batch, pad_id, runtime.input_names, runtime.input_dtypes)
+        ids = feeds["input_ids"]
         try:
             (hidden,) = runtime.session.run([runtime.output_name], feeds, runtime.run_options)
         except Exception as exc:  # onnxruntime raises its own untyped exceptions
@@ -471,6 +467,24 @@ def _encode(tokenizer: Tokenizer, texts: list[str]) -> list[Encoding]:
         return cast("list[Encoding]", encode(texts))
     except Exception as exc:  # the tokenizers library raises plain Exceptions
         raise EmbedderError(f"the tokenizer failed: {exc}") from exc
+
+
+def bert_feeds(
+    batch: list[Encoding],
+    pad_id: int,
+    names: Sequence[str],
+    dtypes: Sequence[npt.DTypeLike],
+) -> tuple[dict[str, npt.NDArray[Any]], npt.NDArray[np.int64]]:
+    """The feeds of one batch for a graph taking the inputs ``names`` with ``dtypes`` (see
+    `bert_inputs`), padded to the longest encoding, and the attention mask (pooling needs it
+    even when the graph does not take it)."""
+    ids, mask, type_ids = pad(batch, pad_id)
+    arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": type_ids}
+    feeds = {
+        name: arrays[name].astype(dtype, copy=False)
+        for name, dtype in zip(names, dtypes, strict=True)
+    }
+    return feeds, mask
 
 
 def pad(

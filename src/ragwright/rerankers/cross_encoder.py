@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ragwright._lazy import Lazy
-from ragwright.embedders.onnx import bert_inputs, pad, read_tokenizers
+from ragwright.embedders.onnx import bert_feeds, bert_inputs, read_tokenizers
 from ragwright.errors import ConfigError, MissingDependencyError, RerankerError
 from ragwright.models import Hit
 from ragwright.rerankers._base import check_positive, check_top_k, reranked
@@ -167,12 +167,8 @@ class CrossEncoderReranker:
     def _run_batch(
         self, runtime: _Runtime, batch: list[Encoding], pad_id: int
     ) -> npt.NDArray[np.float32]:
-        ids, mask, type_ids = pad(batch, pad_id)
-        arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": type_ids}
-        feeds = {
-            name: arrays[name].astype(dtype, copy=False)
-            for name, dtype in zip(runtime.input_names, runtime.input_dtypes, strict=True)
-        }
+        feeds, _ = bert_feeds(batch, pad_id, runtime.input_names, runtime.input_dtypes)
+        ids = feeds["input_ids"]
         try:
             (logits,) = runtime.session.run([runtime.output_name], feeds)
         except Exception as exc:  # onnxruntime raises its own untyped exceptions
