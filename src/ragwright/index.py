@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from ragwright.answers import create_engine
 from ragwright.chunkers import DEFAULT_CHUNKER, create_chunker
@@ -53,6 +53,19 @@ class ChunkingConfig:
     def from_spec(cls, spec: str) -> ChunkingConfig:
         raw = json.loads(spec)
         return cls(raw["name"], dict(raw["options"]))
+
+
+class AskOptions(TypedDict, total=False):
+    """The keyword arguments of `Index.ask`, which are `Index.ask_stream`'s."""
+
+    top_k: int
+    where: Filter | str | None
+    options: ExtractiveOptions | None
+    engine: str | None
+    llm: LLM | None
+    session: LLMSession | None
+    query_processors: Sequence[QueryProcessor]
+    processors: Sequence[ResultProcessor]
 
 
 class Index:
@@ -271,41 +284,11 @@ class Index:
         hits = retriever.search(query, mode=mode, top_k=top_k, where=where, min_score=min_score)
         return chain.process(query, hits) if processors else hits
 
-    def ask(
-        self,
-        question: str,
-        *,
-        top_k: int = 5,
-        where: Filter | str | None = None,
-        options: ExtractiveOptions | None = None,
-        engine: str | None = None,
-        llm: LLM | None = None,
-        session: LLMSession | None = None,
-        query_processors: Sequence[QueryProcessor] = (),
-        processors: Sequence[ResultProcessor] = (),
-    ) -> Answer:
-        """An answer with ``[n]`` citations resolved to exact spans. ``engine`` is one of
-        extractive (offline, no LLM), stuff, map-reduce, refine, flare; by default the
-        configured one (extractive unless ``llm_settings`` say otherwise). ``llm`` overrides
-        the configured model for this call.
-
-        ``session`` (from `llm_session`) is the request's budget, ledger and cache when other
-        components draw on it too: build HyDE, multi-query or the LLM reranker on
-        ``session.llm`` and pass them as ``query_processors`` / ``processors``, which every
-        retrieval of the request (FLARE's included) runs. The answer's usage and cost then
-        cover all of their calls."""
+    def ask(self, question: str, **options: Unpack[AskOptions]) -> Answer:
+        """An answer with ``[n]`` citations resolved to exact spans: `ask_stream`'s final
+        `Answer` (see it for the options)."""
         answer: Answer | None = None
-        for item in self.ask_stream(
-            question,
-            top_k=top_k,
-            where=where,
-            options=options,
-            engine=engine,
-            llm=llm,
-            session=session,
-            query_processors=query_processors,
-            processors=processors,
-        ):
+        for item in self.ask_stream(question, **options):
             if isinstance(item, Answer):
                 answer = item
         assert answer is not None
@@ -324,9 +307,20 @@ class Index:
         query_processors: Sequence[QueryProcessor] = (),
         processors: Sequence[ResultProcessor] = (),
     ) -> Iterator[str | Answer]:
-        """`ask`, as it is written: pieces of answer text, then the final `Answer`, whose
-        ``text`` is the pieces joined. The extractive answer arrives as one piece; an LLM
-        engine streams its final call. Usage and cost cover every LLM call of the request."""
+        """The answer as it is written: pieces of text, then the final `Answer`, whose ``text``
+        is the pieces joined and whose ``[n]`` citations resolve to exact spans. The extractive
+        answer arrives as one piece; an LLM engine streams its final call. Usage and cost cover
+        every LLM call of the request.
+
+        ``engine`` is one of extractive (offline, no LLM), stuff, map-reduce, refine, flare; by
+        default the configured one (extractive unless ``llm_settings`` say otherwise). ``llm``
+        overrides the configured model for this call.
+
+        ``session`` (from `llm_session`) is the request's budget, ledger and cache when other
+        components draw on it too: build HyDE, multi-query or the LLM reranker on
+        ``session.llm`` and pass them as ``query_processors`` / ``processors``, which every
+        retrieval of the request (FLARE's included) runs. The answer's usage and cost then
+        cover all of their calls."""
         name = engine or self.llm_settings.engine
         if name not in ENGINES:
             raise ConfigError(unknown_engine(name))
