@@ -92,8 +92,8 @@ class Index:
         self._embedder_choice = embedder
         self._embedder: Embedder | None = embedder if not isinstance(embedder, str | None) else None
         self.llm_settings = llm_settings or LLMSettings()
+        self._llm_choice = llm
         self._llm = llm
-        self._owns_llm = False
         self._llm_records: SQLiteLLMRecords | None = None
         # Requests on the HTTP server's (or a mounted MCP app's) threads may be the first to
         # need the embedder or the LLM together; each is made once.
@@ -103,13 +103,12 @@ class Index:
     def close(self) -> None:
         if self._llm_records is not None:
             self._llm_records.close()
-        close_llm = getattr(self._llm, "close", None)
-        if self._owns_llm and callable(close_llm):
-            close_llm()  # one we made; a caller's model is the caller's to close
-        # Likewise the embedder (an OpenAI-compatible one holds an HTTP connection pool).
-        close_embedder = getattr(self._embedder, "close", None)
-        if self._embedder is not self._embedder_choice and callable(close_embedder):
-            close_embedder()
+        # The model and embedder this index made (an OpenAI-compatible one holds a connection
+        # pool); one the caller gave is the caller's to close.
+        for made, given in ((self._llm, self._llm_choice), (self._embedder, self._embedder_choice)):
+            close = getattr(made, "close", None)
+            if made is not given and callable(close):
+                close()
         self.store.close()
 
     def __enter__(self) -> Index:
@@ -147,7 +146,6 @@ class Index:
         with self._llm_lock:
             if self._llm is None:
                 self._llm = create_llm(self.llm_settings)
-                self._owns_llm = True
             return self._llm
 
     @property
