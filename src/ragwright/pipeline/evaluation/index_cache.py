@@ -4,21 +4,20 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from ragwright.chunkers import create_chunker
 from ragwright.embedders import create_embedder
-from ragwright.errors import ConfigError
+from ragwright.errors import ConfigError, EmbedderError
 from ragwright.evaluation import BeirDataset
 from ragwright.models import Chunk, Document, chunk_id_for
 from ragwright.pipeline.evaluation.config import DOCUMENT_CHUNKING, Chunking, EvalConfig, index_key
 from ragwright.pipeline.evaluation.dataset import EvalDataset, corpus_documents
 from ragwright.pipeline.evaluation.progress import ProgressCallback, Stage, _report
-from ragwright.ports import DocumentWrite, Embedder, TokenCounter
+from ragwright.pipeline.ingest import BatchWriter, IngestReport, PendingDocument
+from ragwright.ports import Embedder, TokenCounter
 from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore
 
 #: The cache folder created inside a writable dataset folder.
@@ -170,43 +169,21 @@ def _fill(
     progress: ProgressCallback | None,
     label: str,
 ) -> None:
-    """Write every corpus document not yet stored, embedding in batches of chunks."""
+    """Write every corpus document not yet stored, embedding in batches of chunks as ingest
+    does (`BatchWriter`). A document the embedder refuses fails the build: an evaluation over
+    part of the corpus would measure something else."""
     known = store.fingerprints()
     total = len(data.corpus)
     missing = [d for d in corpus_documents(data) if known.get(d.source) != d.content_hash]
     done = total - len(missing)
     _report(progress, Stage.INDEX, label, done, total)
-    for batch in _batches(missing, chunker, batch_size):
-        _write_batch(store, embedder, batch)
-        done += len(batch)
-        _report(progress, Stage.INDEX, label, done, total)
-
-
-def _batches(
-    documents: Iterable[Document], chunker: Callable[[Document], list[Chunk]], size: int
-) -> Iterator[list[tuple[Document, list[Chunk]]]]:
-    batch: list[tuple[Document, list[Chunk]]] = []
-    chunks = 0
-    for document in documents:
-        batch.append((document, chunker(document)))
-        chunks += len(batch[-1][1])
-        if chunks >= size:
-            yield batch
-            batch, chunks = [], 0
-    if batch:
-        yield batch
-
-
-def _write_batch(
-    store: SQLiteStore, embedder: Embedder, batch: list[tuple[Document, list[Chunk]]]
-) -> None:
-    texts = [chunk.text for _, chunks in batch for chunk in chunks]
-    if texts:
-        vectors = embedder.embed_documents(texts)
-    else:
-        vectors = np.empty((0, embedder.space.dimension), dtype=np.float32)
-    writes, start = [], 0
-    for document, chunks in batch:
-        writes.append(DocumentWrite(document, chunks, vectors[start : start + len(chunks)]))
-        start += len(chunks)
-    store.write(writes)
+    report = IngestReport()
+    writer = BatchWriter(store, embedder, report, batch_size)
+    for document in missing:
+        writer.add(PendingDocument(document, chunker(document), document.content_hash, False))
+        _report(progress, Stage.INDEX, label, done + len(report.added), total)
+    writer.flush()
+    if report.failed:
+        failure = report.failed[0]
+        raise EmbedderError(f"cannot index {failure.source}: {failure.reason}")
+    _report(progress, Stage.INDEX, label, total, total)
