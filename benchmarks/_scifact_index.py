@@ -15,8 +15,10 @@ import numpy as np
 
 from ragwright.chunkers import create_chunker
 from ragwright.embedders import create_embedder
-from ragwright.evaluation import BeirDataset, document_text, load_beir
-from ragwright.models import Chunk, Document, chunk_id_for
+from ragwright.evaluation import BeirDataset, load_beir
+from ragwright.models import Chunk, Document
+from ragwright.pipeline.evaluation.dataset import corpus_documents
+from ragwright.pipeline.evaluation.index_cache import whole_document_chunks
 from ragwright.ports import DocumentWrite, Embedder, TokenCounter
 from ragwright.stores.sqlite import SQLiteStore
 
@@ -32,24 +34,7 @@ def dataset(split: str = "test") -> BeirDataset:
 
 
 def documents(data: BeirDataset) -> list[Document]:
-    return [
-        Document.from_text(doc_id, document_text(title, text), {"title": title})
-        for doc_id, (title, text) in data.corpus.items()
-    ]
-
-
-def whole_document_chunks(document: Document) -> list[Chunk]:
-    """One chunk per document (BEIR parity): the whole content."""
-    return [
-        Chunk(
-            chunk_id_for(document.id, 0, document.content),
-            document.id,
-            0,
-            document.content,
-            0,
-            len(document.content),
-        )
-    ]
+    return list(corpus_documents(data))
 
 
 def chunk_all(docs: list[Document], chunking: str, embedder: Embedder) -> list[list[Chunk]]:
