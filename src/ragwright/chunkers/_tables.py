@@ -87,10 +87,13 @@ def header_for(tables: list[Table], text: str, start: int) -> str | None:
     return None
 
 
-def rows_with_headers(text: str, carried_header: str | None = None) -> dict[Span, str]:
+def rows_with_headers(
+    text: str, carried_header: str | None = None
+) -> tuple[dict[Span, str], list[Span]]:
     """Each table row line of a chunk's ``text`` (its span in ``text``) with the header line
     it sits under: the rows of every table in the text, and, for a chunk that starts among a
-    table's rows, its first lines under the header it carries (``table_header``)."""
+    table's rows, its first lines under the header it carries (``table_header``). Also the
+    header block (header and separator lines) of each table in the text, from the same pass."""
     found: dict[Span, str] = {}
     if carried_header:
         header = carried_header.split("\n", 1)[0]
@@ -98,16 +101,13 @@ def rows_with_headers(text: str, carried_header: str | None = None) -> dict[Span
             if not _has_pipe(text, line):
                 break
             found[line] = header
+    blocks: list[Span] = []
     for table in find_tables(text, 0, len(text)):
         header = text[table.start : text.index("\n", table.start)].rstrip()
         for row in table.rows:
             found[row] = header
-    return found
-
-
-def header_blocks(text: str) -> list[Span]:
-    """The header and separator lines of each table in ``text``."""
-    return [(table.start, table.header_end) for table in find_tables(text, 0, len(text))]
+        blocks.append((table.start, table.header_end))
+    return found, blocks
 
 
 _CELL_BOUNDARY = re.compile(r"(?<!\\)\|")

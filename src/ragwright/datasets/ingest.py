@@ -38,17 +38,20 @@ def ingest_dataset(
     known = store.fingerprints()
     writer = BatchWriter(store, embedder, report, BATCH_CHUNKS)
     documents = [item for item in items if isinstance(item, FrozenDocument)]
-    for done, item in enumerate(documents, start=1):
-        source = item.document.source
-        if known.get(source) == item.fingerprint:
-            report.unchanged.append(source)
-        else:
-            writer.add(
-                PendingDocument(item.document, item.chunks, item.fingerprint, source in known)
-            )
-        if progress is not None:
-            progress(Progress(done, len(documents), report.chunks_written, source))
-    writer.flush()
-    if progress is not None:  # the last batch was written after the last document's update
-        progress(Progress(len(documents), len(documents), report.chunks_written, ""))
+    writer.write_all(
+        ((d.document.source, _pending(d, known, report)) for d in documents),
+        len(documents),
+        progress,
+    )
     return report
+
+
+def _pending(
+    item: FrozenDocument, known: dict[str, str], report: IngestReport
+) -> PendingDocument | None:
+    """The document to write, or None when it is unchanged since the last run."""
+    source = item.document.source
+    if known.get(source) == item.fingerprint:
+        report.unchanged.append(source)
+        return None
+    return PendingDocument(item.document, item.chunks, item.fingerprint, source in known)

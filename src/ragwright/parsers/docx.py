@@ -14,9 +14,10 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ragwright.errors import MissingDependencyError, ParseError
+from ragwright.errors import ParseError
 from ragwright.models import ParsedDocument
 from ragwright.parsers._builder import TextBuilder
+from ragwright.parsers._office import require_office
 from ragwright.parsers._ooxml import ArchiveLimits, sanitized_package
 from ragwright.parsers._properties import core_properties
 
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
     from docx.table import Table
     from docx.text.paragraph import Paragraph
 
-INSTALL = "pip install 'ragwright[office]'"
 CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 _HEADING_STYLE = re.compile(r"heading ([1-9])")
 _LIST_LEVEL = re.compile(r"list (?:bullet|number|paragraph|continue)?\s*([2-9])?")
@@ -44,10 +44,7 @@ class DocxParser:
     content_types: tuple[str, ...] = (CONTENT_TYPE,)
 
     def __init__(self, limits: ArchiveLimits | None = None) -> None:
-        try:
-            import docx  # noqa: F401  (checked here, used in parse)
-        except ImportError as error:
-            raise MissingDependencyError("the DOCX parser", INSTALL) from error
+        require_office("docx", "the DOCX parser")
         self.limits = limits or ArchiveLimits()
 
     def parse(self, data: bytes, source: str) -> ParsedDocument:

@@ -1,8 +1,9 @@
 """Options that change how files are read (today: which JSON fields are text and metadata).
 
 A parser class that takes options offers ``from_options(options)``; the registry builds it that
-way when options are given, and the parser's ``spec`` (its options, as text) goes into every
-file's ingest fingerprint, so changing the options re-parses exactly the files they affect.
+way when options are given, and the parser reports their ``spec`` (the options, as text) as its
+``parse_settings``, which go into every file's ingest fingerprint, so changing the options
+re-parses exactly the files they affect.
 """
 
 from __future__ import annotations

@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ragwright.errors import MissingDependencyError, ParseError
+from ragwright.errors import ParseError
 from ragwright.models import ParsedDocument
 from ragwright.parsers._builder import TextBuilder, clean
+from ragwright.parsers._office import require_office
 from ragwright.parsers._ooxml import ArchiveLimits, sanitized_package
 from ragwright.parsers._properties import core_properties
 
-INSTALL = "pip install 'ragwright[office]'"
 CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
 
 
@@ -30,10 +30,7 @@ class PptxParser:
     content_types: tuple[str, ...] = (CONTENT_TYPE,)
 
     def __init__(self, limits: ArchiveLimits | None = None) -> None:
-        try:
-            import pptx  # noqa: F401  (checked here, used in parse)
-        except ImportError as error:
-            raise MissingDependencyError("the PPTX parser", INSTALL) from error
+        require_office("pptx", "the PPTX parser")
         self.limits = limits or ArchiveLimits()
 
     def parse(self, data: bytes, source: str) -> ParsedDocument:

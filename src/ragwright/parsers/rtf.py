@@ -13,11 +13,11 @@ import codecs
 import re
 from collections.abc import Callable
 
-from ragwright.errors import MissingDependencyError, ParseError
+from ragwright.errors import ParseError
 from ragwright.models import ParsedDocument
 from ragwright.parsers._builder import TextBuilder
+from ragwright.parsers._office import require_office
 
-INSTALL = "pip install 'ragwright[office]'"
 _CODE_PAGE = re.compile(rb"\\ansicpg(\d{3,5})")
 _INFO_FIELD = re.compile(rb"\{\\(title|author|subject|keywords)\s+([^{}]*)\}")
 _GROUP_TOKENS = re.compile(rb"\\[\\{}]|[{}]|\\bin(\d+) ?")
@@ -31,10 +31,7 @@ class RtfParser:
     content_types: tuple[str, ...] = ("application/rtf", "text/rtf")
 
     def __init__(self) -> None:
-        try:
-            import striprtf  # noqa: F401  (checked here, used in parse)
-        except ImportError as error:
-            raise MissingDependencyError("the RTF parser", INSTALL) from error
+        require_office("striprtf", "the RTF parser")
 
     def parse(self, data: bytes, source: str) -> ParsedDocument:
         from striprtf import striprtf

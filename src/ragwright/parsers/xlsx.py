@@ -16,9 +16,10 @@ import io
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ragwright.errors import MissingDependencyError, ParseError
+from ragwright.errors import ParseError
 from ragwright.models import ParsedDocument
 from ragwright.parsers._builder import TextBuilder
+from ragwright.parsers._office import require_office
 from ragwright.parsers._ooxml import ArchiveLimits, open_package
 from ragwright.parsers._properties import core_properties
 from ragwright.parsers._tables import column_names, data_columns, pick
@@ -26,7 +27,6 @@ from ragwright.parsers._tables import column_names, data_columns, pick
 if TYPE_CHECKING:
     from openpyxl.worksheet._read_only import ReadOnlyWorksheet
 
-INSTALL = "pip install 'ragwright[office]'"
 #: A sheet with at most this many cells is read once and held; a larger one is read twice.
 KEPT_CELLS = 250_000
 
@@ -46,10 +46,7 @@ class XlsxParser:
     )
 
     def __init__(self, limits: ArchiveLimits | None = None) -> None:
-        try:
-            import openpyxl  # noqa: F401  (checked here, used in parse)
-        except ImportError as error:
-            raise MissingDependencyError("the XLSX parser", INSTALL) from error
+        require_office("openpyxl", "the XLSX parser")
         self.limits = limits or ArchiveLimits()
 
     def parse(self, data: bytes, source: str) -> ParsedDocument:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ragwright.chunkers._tables import header_blocks, row_with_header, rows_with_headers
+from ragwright.chunkers._tables import row_with_header, rows_with_headers
 from ragwright.models import TABLE_HEADER, Answer, Citation, Hit
 from ragwright.pipeline.sentences import sentence_spans
 from ragwright.ports import Embedder
@@ -72,8 +72,9 @@ class ExtractiveAnswerer:
         for rank, hit in enumerate(hits):
             chunk = hit.chunk
             header = chunk.metadata.get(TABLE_HEADER)
-            headers = rows_with_headers(chunk.text, header if isinstance(header, str) else None)
-            for start, end in _spans(chunk.text, headers):
+            carried = header if isinstance(header, str) else None
+            headers, header_blocks = rows_with_headers(chunk.text, carried)
+            for start, end in _spans(chunk.text, headers, header_blocks):
                 key = (chunk.document_id, chunk.char_start + start, chunk.char_start + end)
                 text = chunk.text[start:end]
                 if key in seen or len(text) < self.options.min_sentence_chars:
@@ -103,10 +104,12 @@ class ExtractiveAnswerer:
         return [candidates[i] for i in chosen]
 
 
-def _spans(text: str, rows: dict[tuple[int, int], str]) -> list[tuple[int, int]]:
+def _spans(
+    text: str, rows: dict[tuple[int, int], str], header_blocks: list[tuple[int, int]]
+) -> list[tuple[int, int]]:
     """What may be quoted, in order: each table row whole (a cell's full stop does not split
     it), and the sentences of the text outside the tables (a header alone answers nothing)."""
-    tables = sorted([*rows, *header_blocks(text)])
+    tables = sorted([*rows, *header_blocks])
     if not tables:
         return sentence_spans(text)
     spans, position = list(rows), 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -126,6 +126,23 @@ class BatchWriter:
         self._pending: list[PendingDocument] = []
         self._pending_chunks = 0
 
+    def write_all(
+        self,
+        prepared: Iterable[tuple[str, PendingDocument | None]],
+        total: int,
+        progress: Callable[[Progress], None] | None = None,
+    ) -> None:
+        """Add each prepared document (None: nothing to write for that source), telling
+        ``progress`` after each source, and write what is left at the end."""
+        for done, (source, item) in enumerate(prepared, start=1):
+            if item is not None:
+                self.add(item)
+            if progress is not None:
+                progress(Progress(done, total, self.report.chunks_written, source))
+        self.flush()
+        if progress is not None:  # the last batch was written after the last source's update
+            progress(Progress(total, total, self.report.chunks_written, ""))
+
     def add(self, item: PendingDocument) -> None:
         self._pending.append(item)
         self._pending_chunks += len(item.chunks)
@@ -216,17 +233,11 @@ class Ingestor:
         known = self.store.fingerprints()
         writer = BatchWriter(self.store, self.embedder, report, options.embed_batch)
         with ParseWorker(options.parse_limits) as worker:
-            for done, candidate in enumerate(found.candidates, start=1):
-                item = self._prepare(candidate, known, report, worker)
-                if item is not None:
-                    writer.add(item)
-                if progress is not None:
-                    total = len(found.candidates)
-                    progress(Progress(done, total, report.chunks_written, candidate.source))
-        writer.flush()
-        if progress is not None:  # the last batch was written after the last file's update
-            total = len(found.candidates)
-            progress(Progress(total, total, report.chunks_written, ""))
+            prepared = (
+                (candidate.source, self._prepare(candidate, known, report, worker))
+                for candidate in found.candidates
+            )
+            writer.write_all(prepared, len(found.candidates), progress)
         if options.prune:
             self._prune(paths, found, known, report)
         return report

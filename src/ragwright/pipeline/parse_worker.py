@@ -130,18 +130,10 @@ class ParseWorker:
         return answer
 
     def close(self) -> None:
-        connection, child = self._connection, self._child
-        self._connection, self._child = None, None
-        self._sent.clear()
-        if connection is not None:
+        if self._connection is not None:
             with contextlib.suppress(OSError):
-                connection.send(None)  # asks the worker to exit
-            connection.close()
-        if child is not None:
-            child.join(timeout=5)
-            if child.is_alive():
-                child.kill()
-                child.join()
+                self._connection.send(None)  # asks the worker to exit
+        self._discard(grace=5)
 
     def _answer(self, connection: Connection, source: str) -> ParsedDocument | None:
         timeout = self.limits.timeout
@@ -199,18 +191,20 @@ class ParseWorker:
             self._connection.send((list(sys.path), self.limits.memory_mb))
         return self._connection
 
-    def _discard(self) -> None:
-        """Kill the current worker (out of time or memory, or dead); the next file starts a
-        fresh one."""
+    def _discard(self, grace: float = 0) -> None:
+        """End the current worker, killing it if it has not exited within ``grace`` seconds
+        (none for one out of time or memory, or dead); the next file starts a fresh one."""
         child, connection = self._child, self._connection
         self._child, self._connection = None, None
         self._sent.clear()
+        if connection is not None:
+            connection.close()
         if child is not None:
+            if grace:
+                child.join(timeout=grace)
             if child.is_alive():
                 child.kill()
             child.join()
-        if connection is not None:
-            connection.close()
 
 
 def _runs_unlimited(parser: Parser, why: str) -> None:
