@@ -16,13 +16,18 @@ from ragwright.stores.sqlite_llm import CacheStats, LedgerRow
 
 
 def hit_json(rank: int, hit: Hit) -> dict[str, Any]:
-    chunk = hit.chunk
     return {
         "rank": rank,
         "score": hit.score,
         "scale": hit.scale.value,
         "arms": sorted(arm.value for arm in hit.arms),
-        "source": hit.source,
+    } | hit_chunk_json(hit.chunk, hit.source)
+
+
+def hit_chunk_json(chunk: Chunk, source: str) -> dict[str, Any]:
+    """A chunk's fields as `hit_json` names them (``chunk_id``, ``chunk_index``)."""
+    return {
+        "source": source,
         "document_id": chunk.document_id,
         "chunk_id": chunk.id,
         "chunk_index": chunk.index,
