@@ -1,4 +1,5 @@
-"""What every command shares: the index option, opening the index, errors and JSON output.
+"""What every command shares: the index and config options, opening the index, errors and JSON
+output.
 
 The JSON shapes themselves live in `ragwright.shapes`, shared with the HTTP and MCP surfaces."""
 
@@ -15,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from ragwright.config import CONFIG_ENV
 from ragwright.errors import RagwrightError
 from ragwright.index import DEFAULT_INDEX_DIR, Index
 
@@ -39,6 +41,14 @@ EmbedderOption = Annotated[
         "--embedder",
         help="Embedder spec: minilm (default), onnx:FOLDER, openai:MODEL[@URL], hashing. "
         "Defaults to the one the index was built with.",
+    ),
+]
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        envvar=CONFIG_ENV,
+        help="Configuration file (default ./ragwright.toml when present).",
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print stable JSON instead of text.")]
