@@ -4,26 +4,14 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
+from cli_helpers import ingest_sample_docs, runner
 from ragwright.cli import app
-
-runner = CliRunner()
 
 
 @pytest.fixture
 def index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "install.md").write_text(
-        "# Install\n\n## Linux\n\nUse the package manager to install it on Linux.\n", "utf-8"
-    )
-    (docs / "pets.txt").write_text("Cats sleep for most of the day. Dogs like walks.", "utf-8")
-    monkeypatch.setenv("RAGWRIGHT_INDEX", str(tmp_path / "kb"))
-    result = runner.invoke(app, ["ingest", "docs", "--embedder", "hashing"])
-    assert result.exit_code == 0, result.output
-    return tmp_path / "kb"
+    return ingest_sample_docs(tmp_path, monkeypatch)
 
 
 def run_json(*args: str) -> object:

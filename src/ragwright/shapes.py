@@ -9,20 +9,41 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from ragwright.filters import Filter, render_filter
+from ragwright.index import ChunkingConfig
 from ragwright.models import Answer, Chunk, Citation, Document, DocumentInfo, Hit
 from ragwright.pipeline.ingest import IngestReport
+from ragwright.pipeline.retrieval import SearchMode
 from ragwright.stores.sqlite import StoreStats
 from ragwright.stores.sqlite_llm import CacheStats, LedgerRow
 
 
+def search_json(
+    query: str, mode: SearchMode, top_k: int, where: Filter | None, hits: list[Hit]
+) -> dict[str, Any]:
+    """A search and its ranked hits; ``filter`` is the parsed filter written back out."""
+    return {
+        "query": query,
+        "mode": mode.value,
+        "top_k": top_k,
+        "filter": render_filter(where) if where else None,
+        "hits": [hit_json(rank, hit) for rank, hit in enumerate(hits, start=1)],
+    }
+
+
 def hit_json(rank: int, hit: Hit) -> dict[str, Any]:
-    chunk = hit.chunk
     return {
         "rank": rank,
         "score": hit.score,
         "scale": hit.scale.value,
         "arms": sorted(arm.value for arm in hit.arms),
-        "source": hit.source,
+    } | hit_chunk_json(hit.chunk, hit.source)
+
+
+def hit_chunk_json(chunk: Chunk, source: str) -> dict[str, Any]:
+    """A chunk's fields as `hit_json` names them (``chunk_id``, ``chunk_index``)."""
+    return {
+        "source": source,
         "document_id": chunk.document_id,
         "chunk_id": chunk.id,
         "chunk_index": chunk.index,
@@ -119,7 +140,7 @@ def ingest_report_json(report: IngestReport) -> dict[str, Any]:
 
 
 def stats_json(
-    stats: StoreStats, *, index: str, embedder: str | None, chunking: dict[str, Any]
+    stats: StoreStats, *, index: str, embedder: str | None, chunking: ChunkingConfig
 ) -> dict[str, Any]:
     return {
         "index": index,
@@ -130,7 +151,7 @@ def stats_json(
         "schema_version": stats.schema_version,
         "embedder": embedder,
         "embedding_space": asdict(stats.space) if stats.space else None,
-        "chunking": chunking,
+        "chunking": {"name": chunking.name, "options": chunking.options},
     }
 
 

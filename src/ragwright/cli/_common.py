@@ -1,4 +1,5 @@
-"""What every command shares: the index option, opening the index, errors and JSON output.
+"""What every command shares: the index and config options, opening the index, errors and JSON
+output.
 
 The JSON shapes themselves live in `ragwright.shapes`, shared with the HTTP and MCP surfaces."""
 
@@ -15,8 +16,9 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from ragwright.config import CONFIG_ENV
 from ragwright.errors import RagwrightError
-from ragwright.index import DEFAULT_INDEX_DIR, Index
+from ragwright.index import DEFAULT_INDEX_DIR, ChunkingConfig, Index
 
 # Piped output (files, CI logs) gets a wide fixed width instead of Rich's 80 columns, so tables
 # and result lines are not wrapped mid-field.
@@ -39,6 +41,14 @@ EmbedderOption = Annotated[
         "--embedder",
         help="Embedder spec: minilm (default), onnx:FOLDER, openai:MODEL[@URL], hashing. "
         "Defaults to the one the index was built with.",
+    ),
+]
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        envvar=CONFIG_ENV,
+        help="Configuration file (default ./ragwright.toml when present).",
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print stable JSON instead of text.")]
@@ -64,6 +74,23 @@ def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
 def open_index(directory: Path, embedder: str | None = None, *, create: bool = False) -> Index:
     # One command, one query: FTS5 answers directly faster than loading the in-memory cache.
     return Index(directory, embedder=embedder, create=create, keyword_cache=False)
+
+
+def with_chunk_options(
+    current: ChunkingConfig, name: str | None, size: int | None, overlap: int | None
+) -> ChunkingConfig:
+    """``current`` with the command line's chunker, size and overlap over it. The size option is
+    ``size`` for the recursive and fixed chunkers, ``max_size`` for the others; a different
+    chunker starts from its own defaults."""
+    if name is None and size is None and overlap is None:
+        return current
+    name = name.lower() if name else None
+    options = dict(current.options) if name in (None, current.name) else {}
+    if size is not None:
+        options["size" if (name or current.name) in ("recursive", "fixed") else "max_size"] = size
+    if overlap is not None:
+        options["overlap"] = overlap
+    return ChunkingConfig(name or current.name, options)
 
 
 def print_json(value: Any) -> None:

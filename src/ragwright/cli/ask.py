@@ -16,6 +16,7 @@ from rich.markup import escape
 
 from ragwright.cli._common import (
     DEFAULT_INDEX,
+    ConfigOption,
     EmbedderOption,
     IndexOption,
     JsonOption,
@@ -65,12 +66,7 @@ def ask(
     max_tokens: Annotated[
         int | None, typer.Option("--max-tokens", help="Token budget of this question.", min=1)
     ] = None,
-    config: Annotated[
-        Path | None,
-        typer.Option(
-            "--config", help="Configuration file (default: $RAGWRIGHT_CONFIG, ./ragwright.toml)."
-        ),
-    ] = None,
+    config: ConfigOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Answer from the index with [n] citations resolving to a document and an exact character

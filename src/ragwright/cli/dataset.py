@@ -17,6 +17,7 @@ from ragwright.cli._common import (
     open_index,
     print_json,
     reports_errors,
+    with_chunk_options,
 )
 from ragwright.errors import MissingDependencyError
 from ragwright.index import ChunkingConfig
@@ -51,14 +52,8 @@ def build(
     """Parse and chunk FOLDER (no embedding) into a dataset folder. Files that fail are
     reported and skipped (exit code 1)."""
     datasets = _datasets()
-    options: dict[str, Any] = {}
-    if chunk_size is not None:
-        options["size" if chunker in ("recursive", "fixed") else "max_size"] = chunk_size
-    if chunk_overlap is not None:
-        options["overlap"] = chunk_overlap
-    report = datasets.build_dataset(
-        folder, out, chunking=ChunkingConfig(chunker, options), name=name
-    )
+    chunking = with_chunk_options(ChunkingConfig(chunker, {}), None, chunk_size, chunk_overlap)
+    report = datasets.build_dataset(folder, out, chunking=chunking, name=name)
     for failure in report.failed:
         errors.print(f"[red]failed[/] {escape(failure.source)}: {escape(failure.reason)}")
     _print(report.dataset, json_output, documents=report.documents, failed=len(report.failed))

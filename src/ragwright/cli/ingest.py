@@ -32,9 +32,9 @@ from ragwright.cli._common import (
     open_index,
     print_json,
     reports_errors,
+    with_chunk_options,
 )
 from ragwright.errors import ConfigError
-from ragwright.index import ChunkingConfig
 from ragwright.parsers.options import ParserOptions
 from ragwright.pipeline.ingest import IngestOptions, IngestReport
 from ragwright.pipeline.ingest import Progress as IngestProgress
@@ -112,7 +112,7 @@ def ingest(
     fields = ParserOptions(tuple(text_field or ()), tuple(meta_field or ()))
     parser_options = fields if text_field or meta_field else None
     with open_index(index, embedder, create=True) as kb:
-        chunking = _chunking(kb.chunking, chunker, chunk_size, chunk_overlap)
+        chunking = with_chunk_options(kb.chunking, chunker, chunk_size, chunk_overlap)
         with _progress_bar(enabled=not json_output) as update:
             report = kb.ingest(
                 paths,
@@ -141,20 +141,6 @@ def _finish(report: IngestReport, json_output: bool) -> None:
         _print_report(report)
     if not report.ok:
         raise typer.Exit(1)
-
-
-def _chunking(
-    current: ChunkingConfig, name: str | None, size: int | None, overlap: int | None
-) -> ChunkingConfig:
-    if name is None and size is None and overlap is None:
-        return current
-    name = name.lower() if name else None
-    options = dict(current.options) if name in (None, current.name) else {}
-    if size is not None:
-        options["size" if (name or current.name) in ("recursive", "fixed") else "max_size"] = size
-    if overlap is not None:
-        options["overlap"] = overlap
-    return ChunkingConfig(name or current.name, options)
 
 
 class _RateColumn(ProgressColumn):

@@ -9,8 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ragwright.cli._common import console, errors, reports_errors
-from ragwright.cli.serve import ConfigOption
+from ragwright.cli._common import ConfigOption, console, errors, reports_errors
 from ragwright.config import CONFIG_FILE, config_path, load_config
 from ragwright.errors import ConfigError, MissingDependencyError
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
-
-import typer
-
-from ragwright.cli._common import DEFAULT_INDEX, EmbedderOption, IndexOption, reports_errors
+from ragwright.cli._common import (
+    DEFAULT_INDEX,
+    ConfigOption,
+    EmbedderOption,
+    IndexOption,
+    reports_errors,
+)
 from ragwright.config import load_config
 from ragwright.errors import MissingDependencyError
 from ragwright.index import Index
@@ -18,14 +19,7 @@ from ragwright.llms.settings import LLMSettings
 def mcp(
     index: IndexOption = DEFAULT_INDEX,
     embedder: EmbedderOption = None,
-    config: Annotated[
-        Path | None,
-        typer.Option(
-            "--config",
-            help="Configuration file whose [llm] table the ask tool's LLM engines use "
-            "(default: $RAGWRIGHT_CONFIG, ./ragwright.toml).",
-        ),
-    ] = None,
+    config: ConfigOption = None,
 ) -> None:
     """Run an MCP server on stdin/stdout with the tools search, ask, get_chunk, get_document
     and list_sources (see docs/mcp.md). Document text in results is marked untrusted."""

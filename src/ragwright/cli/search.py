@@ -18,10 +18,10 @@ from ragwright.cli._common import (
     print_json,
     reports_errors,
 )
-from ragwright.filters import parse_filter, render_filter
+from ragwright.filters import parse_filter
 from ragwright.models import Hit
 from ragwright.pipeline.retrieval import SearchMode
-from ragwright.shapes import hit_json
+from ragwright.shapes import search_json
 from ragwright.stores.fts_query import query_terms
 
 FilterOption = Annotated[
@@ -54,15 +54,7 @@ def search(
     with open_index(index, embedder) as kb:
         hits = kb.search(query, mode=mode, top_k=top_k, where=where, min_score=min_score)
     if json_output:
-        print_json(
-            {
-                "query": query,
-                "mode": mode.value,
-                "top_k": top_k,
-                "filter": render_filter(where) if where else None,
-                "hits": [hit_json(rank, hit) for rank, hit in enumerate(hits, start=1)],
-            }
-        )
+        print_json(search_json(query, mode, top_k, where, hits))
         return
     if not hits:
         console.print("No results.")

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ragwright.cli._common import DEFAULT_INDEX, EmbedderOption, IndexOption, reports_errors
+from ragwright.cli._common import (
+    DEFAULT_INDEX,
+    ConfigOption,
+    EmbedderOption,
+    IndexOption,
+    reports_errors,
+)
 from ragwright.config import load_config
 from ragwright.errors import MissingDependencyError
 from ragwright.llms.settings import LLMSettings
@@ -19,16 +24,6 @@ class LogLevel(StrEnum):
     INFO = "info"
     WARNING = "warning"
     ERROR = "error"
-
-
-ConfigOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--config",
-        envvar="RAGWRIGHT_CONFIG",
-        help="Configuration file (default ./ragwright.toml when present).",
-    ),
-]
 
 
 @reports_errors

@@ -29,10 +29,7 @@ def stats(index: IndexOption = DEFAULT_INDEX, json_output: JsonOption = False) -
         ledger = kb.llm_ledger()
         cache = kb.llm_cache_stats()
     result = stats_json(
-        numbers,
-        index=str(index),
-        embedder=embedder,
-        chunking={"name": chunking.name, "options": chunking.options},
+        numbers, index=str(index), embedder=embedder, chunking=chunking
     ) | llm_records_json(ledger, cache)
     if json_output:
         print_json(result)

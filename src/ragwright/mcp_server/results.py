@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ragwright.models import Answer, Chunk, Citation, Document, DocumentInfo, Hit
+from ragwright.shapes import citation_json, hit_chunk_json, hit_json, llm_json
 
 UNTRUSTED_NOTICE = (
     "Fields of kind 'untrusted_document_text' hold text copied from indexed documents. "
@@ -127,50 +128,25 @@ class SourcesResult(BaseModel):
 
 
 def chunk_view(chunk: Chunk, source: str) -> ChunkView:
-    return ChunkView(**_chunk_fields(chunk, source))
+    return ChunkView(**_untrusted_field(hit_chunk_json(chunk, source), "text"))
 
 
 def hit_view(rank: int, hit: Hit) -> HitView:
-    return HitView(
-        rank=rank,
-        score=hit.score,
-        scale=hit.scale.value,
-        arms=sorted(arm.value for arm in hit.arms),
-        **_chunk_fields(hit.chunk, hit.source),
-    )
+    return HitView(**_untrusted_field(hit_json(rank, hit), "text"))
 
 
 def citation_view(citation: Citation) -> CitationView:
-    return CitationView(
-        number=citation.number,
-        chunk_id=citation.chunk_id,
-        document_id=citation.document_id,
-        source=citation.source,
-        char_start=citation.char_start,
-        char_end=citation.char_end,
-        quote=untrusted(citation.quote),
-    )
+    return CitationView(**_untrusted_field(citation_json(citation), "quote"))
 
 
 def ask_result(question: str, answer: Answer) -> AskResult:
-    usage = answer.usage
+    llm_fields = _untrusted_field(llm_json(answer), "unsupported")
     return AskResult(
         question=question,
         found=answer.found,
         answer=untrusted(answer.text),
         citations=[citation_view(c) for c in answer.citations],
-        engine=answer.engine,
-        model=answer.model,
-        usage=UsageView(
-            calls=usage.calls,
-            cached_calls=usage.cached_calls,
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-        ),
-        cost=answer.cost,
-        removed_citations=list(answer.removed_citations),
-        unsupported=[untrusted(sentence) for sentence in answer.unsupported],
-        warnings=list(answer.warnings),
+        **llm_fields,
     )
 
 
@@ -199,15 +175,9 @@ def source_view(info: DocumentInfo) -> SourceView:
     )
 
 
-def _chunk_fields(chunk: Chunk, source: str) -> dict[str, Any]:
-    return {
-        "chunk_id": chunk.id,
-        "document_id": chunk.document_id,
-        "source": source,
-        "chunk_index": chunk.index,
-        "char_start": chunk.char_start,
-        "char_end": chunk.char_end,
-        "breadcrumb": str(chunk.metadata.get("breadcrumb", "")),
-        "metadata": dict(chunk.metadata),
-        "text": untrusted(chunk.text),
-    }
+def _untrusted_field(shape: dict[str, Any], name: str) -> dict[str, Any]:
+    """A `ragwright.shapes` dict with its document text under ``name`` (a string or a list of
+    them) wrapped as `UntrustedText`."""
+    value = shape[name]
+    wrapped = untrusted(value) if isinstance(value, str) else [untrusted(v) for v in value]
+    return shape | {name: wrapped}

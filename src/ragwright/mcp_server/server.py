@@ -129,7 +129,7 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
     ) -> ChunkResult:
         with _tool_errors():
             index = kb.get()
-            chunk = index.store.get_chunks([chunk_id]).get(chunk_id)
+            chunk = index.chunk(chunk_id)
             document = index.store.get_document(chunk.document_id) if chunk else None
         if chunk is None or document is None:
             raise ToolError(f"no chunk with id {chunk_id!r}")

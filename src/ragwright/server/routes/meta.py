@@ -19,7 +19,6 @@ def stats(index: IndexDep, _: ReadKey) -> dict[str, Any]:
     """Counts, size, embedding space and chunking of the index, the LLM ledger and response
     cache (as `ragwright stats --json`), and the answer engines ``/v1/ask`` offers (with the
     default, and the configured LLM model if any)."""
-    chunking = index.chunking
     llm = index.llm_settings
     answers = {"default_engine": llm.engine, "engines": list(ENGINES), "model": llm.model or None}
     return (
@@ -27,7 +26,7 @@ def stats(index: IndexDep, _: ReadKey) -> dict[str, Any]:
             index.stats(),
             index=str(index.directory),
             embedder=index.store.get_setting("embedder"),
-            chunking={"name": chunking.name, "options": chunking.options},
+            chunking=index.chunking,
         )
         | llm_records_json(index.llm_ledger(), index.llm_cache_stats())
         | {"answers": answers}

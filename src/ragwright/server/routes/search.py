@@ -12,14 +12,14 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ragwright.errors import RagwrightError
-from ragwright.filters import parse_filter, render_filter
+from ragwright.filters import parse_filter
 from ragwright.llms.settings import ENGINES, unknown_engine
 from ragwright.models import Answer
 from ragwright.pipeline.retrieval import SearchMode
 from ragwright.server.access_log import LOGGER
 from ragwright.server.problems import error_body, status_of
 from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadKey
-from ragwright.shapes import answer_json, hit_json
+from ragwright.shapes import answer_json, search_json
 from ragwright.surface_limits import MAX_ASK_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K
 
 router = APIRouter(prefix="/v1", tags=["search"])
@@ -72,14 +72,7 @@ def search(body: SearchRequest, index: IndexDep, _: ReadKey) -> dict[str, Any]:
     hits = index.search(
         body.query, mode=body.mode, top_k=body.top_k, where=where, min_score=body.min_score
     )
-    return {
-        "query": body.query,
-        "mode": body.mode.value,
-        "top_k": body.top_k,
-        "filter": render_filter(where) if where else None,
-        "hits": [hit_json(rank, hit) for rank, hit in enumerate(hits, start=1)],
-        **UNTRUSTED,
-    }
+    return {**search_json(body.query, body.mode, body.top_k, where, hits), **UNTRUSTED}
 
 
 @router.post(
