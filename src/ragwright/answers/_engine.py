@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 
 from ragwright.answers._compose import not_found
 from ragwright.answers.prompt import Prompter, Source, numbered
+from ragwright.errors import ConfigError
 from ragwright.models import Answer, Hit
 from ragwright.ports import LLM
 
@@ -31,6 +32,17 @@ class LLMEngine(ABC):
             return
         yield from self.answer(question, numbered(hits))
 
+    def _group_size(self, parameter: str, size: int) -> int:
+        """``size`` (sources per call of a multi-call engine) if it is at least 1."""
+        if size < 1:
+            raise ConfigError(f"{self.name}: {parameter} must be >= 1; got {size}")
+        return size
+
     @abstractmethod
     def answer(self, question: str, sources: Sequence[Source]) -> Iterator[str | Answer]:
         """Pieces of the answer from ``sources`` (never empty), then the `Answer`."""
+
+
+def in_groups(sources: Sequence[Source], size: int) -> list[Sequence[Source]]:
+    """``sources`` in order, ``size`` at a time (the last group may be smaller)."""
+    return [sources[i : i + size] for i in range(0, len(sources), size)]
