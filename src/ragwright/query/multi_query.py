@@ -84,10 +84,11 @@ class MultiQuery:
                 raise
             return query.noted(self.name, False, f"the LLM failed ({error}); query kept")
         known = (query.query, *query.variants)
+        known_keys = {_key(k) for k in known}
         paraphrases = [
             p
             for p in parse_paraphrases(reply, query.query, self.n + len(known))
-            if _key(p) not in {_key(k) for k in known}
+            if _key(p) not in known_keys
         ][: self.n]
         if not paraphrases:
             return query.noted(self.name, False, "the LLM returned no usable paraphrase")
