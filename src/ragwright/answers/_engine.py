@@ -6,11 +6,11 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 
-from ragwright.answers._compose import not_found
+from ragwright.answers._compose import not_found, written
 from ragwright.answers.prompt import Prompter, Source, numbered
 from ragwright.errors import ConfigError
 from ragwright.models import Answer, Hit
-from ragwright.ports import LLM
+from ragwright.ports import LLM, ChatMessage
 
 
 class LLMEngine(ABC):
@@ -31,6 +31,22 @@ class LLMEngine(ABC):
             yield from not_found(hits, self.name, self.llm.model)
             return
         yield from self.answer(question, numbered(hits))
+
+    def _written(
+        self,
+        messages: Sequence[ChatMessage],
+        sources: Sequence[Source],
+        warnings: Sequence[str] = (),
+    ) -> Iterator[str | Answer]:
+        """The engine's last call, streamed, then its `Answer` (see `_compose.written`)."""
+        return written(
+            self.llm,
+            messages,
+            sources,
+            engine=self.name,
+            max_tokens=self.max_tokens,
+            warnings=warnings,
+        )
 
     def _group_size(self, parameter: str, size: int) -> int:
         """``size`` (sources per call of a multi-call engine) if it is at least 1."""

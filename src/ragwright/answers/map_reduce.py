@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from ragwright.answers._compose import not_found, written
+from ragwright.answers._compose import not_found
 from ragwright.answers._engine import LLMEngine, in_groups
 from ragwright.answers.citations import listed_markers, strip_unknown
 from ragwright.answers.prompt import CITE_RULES, NOT_FOUND, Source
@@ -63,14 +63,7 @@ class MapReduceEngine(LLMEngine):
         if removed:
             listed = listed_markers(removed)
             warnings.append(f"map step: dropped citations of sources a note did not read: {listed}")
-        yield from written(
-            self.llm,
-            messages,
-            sources,
-            engine=self.name,
-            max_tokens=self.max_tokens,
-            warnings=warnings,
-        )
+        yield from self._written(messages, sources, warnings)
 
     def _map(self, question: str, group: Sequence[Source]) -> tuple[str, list[int]]:
         messages = self.prompter.messages(MAP_TASK, question, group, MAP_REQUEST)

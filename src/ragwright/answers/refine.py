@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from ragwright.answers._compose import written
 from ragwright.answers._engine import LLMEngine, in_groups
 from ragwright.answers.citations import listed_markers, strip_unknown
 from ragwright.answers.prompt import CITE_RULES, NOT_FOUND, Source
@@ -52,14 +51,7 @@ class RefineEngine(LLMEngine):
         if removed:
             listed = listed_markers(removed)
             warnings.append(f"earlier steps dropped citations of unread sources: {listed}")
-        yield from written(
-            self.llm,
-            self._messages(question, draft, last),
-            sources,
-            engine=self.name,
-            max_tokens=self.max_tokens,
-            warnings=warnings,
-        )
+        yield from self._written(self._messages(question, draft, last), sources, warnings)
 
     def _messages(self, question: str, draft: str, group: Sequence[Source]) -> list[ChatMessage]:
         if not draft:
