@@ -1,6 +1,7 @@
-"""What the OpenAI-compatible HTTP clients share: which failures to retry, how long to wait
-(exponential backoff with jitter, or what the server's ``Retry-After`` asks), and how to read a
-server's error message. No httpx import at module level: ``import ragwright`` stays light."""
+"""What the OpenAI-compatible HTTP clients share: the client they open, which failures to
+retry, how long to wait (exponential backoff with jitter, or what the server's ``Retry-After``
+asks), and how to read a server's error message. No httpx import at module level:
+``import ragwright`` stays light."""
 
 from __future__ import annotations
 
@@ -17,6 +18,16 @@ if TYPE_CHECKING:
 #: The longest wait a ``Retry-After`` can impose per attempt, in seconds.
 MAX_RETRY_AFTER = 60.0
 _RETRY_STATUSES = frozenset({408, 429})
+
+
+def open_client(api_key: str | None, timeout: httpx.Timeout | float) -> httpx.Client:
+    """An HTTP client that names ragwright and sends ``api_key`` as a bearer token, if any."""
+    import httpx
+
+    headers = {"User-Agent": "ragwright"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    return httpx.Client(timeout=timeout, headers=headers)
 
 
 def retryable_status(status: int) -> bool:

@@ -6,10 +6,11 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 
-from ragwright.answers._compose import not_found
+from ragwright.answers._compose import not_found, written
 from ragwright.answers.prompt import Prompter, Source, numbered
+from ragwright.errors import ConfigError
 from ragwright.models import Answer, Hit
-from ragwright.ports import LLM
+from ragwright.ports import LLM, ChatMessage
 
 
 class LLMEngine(ABC):
@@ -31,6 +32,33 @@ class LLMEngine(ABC):
             return
         yield from self.answer(question, numbered(hits))
 
+    def _written(
+        self,
+        messages: Sequence[ChatMessage],
+        sources: Sequence[Source],
+        warnings: Sequence[str] = (),
+    ) -> Iterator[str | Answer]:
+        """The engine's last call, streamed, then its `Answer` (see `_compose.written`)."""
+        return written(
+            self.llm,
+            messages,
+            sources,
+            engine=self.name,
+            max_tokens=self.max_tokens,
+            warnings=warnings,
+        )
+
+    def _group_size(self, parameter: str, size: int) -> int:
+        """``size`` (sources per call of a multi-call engine) if it is at least 1."""
+        if size < 1:
+            raise ConfigError(f"{self.name}: {parameter} must be >= 1; got {size}")
+        return size
+
     @abstractmethod
     def answer(self, question: str, sources: Sequence[Source]) -> Iterator[str | Answer]:
         """Pieces of the answer from ``sources`` (never empty), then the `Answer`."""
+
+
+def in_groups(sources: Sequence[Source], size: int) -> list[Sequence[Source]]:
+    """``sources`` in order, ``size`` at a time (the last group may be smaller)."""
+    return [sources[i : i + size] for i in range(0, len(sources), size)]

@@ -20,7 +20,7 @@ import math
 import re
 from collections.abc import Callable, Iterator, Sequence
 
-from ragwright.answers._compose import compose, written
+from ragwright.answers._compose import compose
 from ragwright.answers._engine import LLMEngine
 from ragwright.answers.citations import strip_unknown
 from ragwright.answers.prompt import Source, numbered
@@ -78,14 +78,7 @@ class FlareEngine(LLMEngine):
         if more:
             wider = numbered([*hits, *more])
             messages = answer_messages(self.prompter, question, wider)
-            yield from written(
-                self.llm,
-                messages,
-                wider,
-                engine=self.name,
-                max_tokens=self.max_tokens,
-                warnings=notes,
-            )
+            yield from self._written(messages, wider, notes)
             return
         text, removed = strip_unknown(draft.text, (s.number for s in sources))
         yield text

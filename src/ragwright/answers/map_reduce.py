@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from ragwright.answers._compose import not_found, written
-from ragwright.answers._engine import LLMEngine
+from ragwright.answers._compose import not_found
+from ragwright.answers._engine import LLMEngine, in_groups
 from ragwright.answers.citations import listed_markers, strip_unknown
 from ragwright.answers.prompt import CITE_RULES, NOT_FOUND, Source
-from ragwright.errors import ConfigError
 from ragwright.models import Answer
 from ragwright.ports import LLM
 
@@ -45,15 +44,13 @@ class MapReduceEngine(LLMEngine):
         harden: bool = True,
         key: bytes | None = None,
     ) -> None:
-        if sources_per_call < 1:
-            raise ConfigError(f"map-reduce: sources_per_call must be >= 1; got {sources_per_call}")
+        self.sources_per_call = self._group_size("sources_per_call", sources_per_call)
         super().__init__(llm, max_tokens=max_tokens, harden=harden, key=key)
         self.map_max_tokens = map_max_tokens
-        self.sources_per_call = sources_per_call
 
     def answer(self, question: str, sources: Sequence[Source]) -> Iterator[str | Answer]:
         notes, removed = [], []
-        for group in _groups(sources, self.sources_per_call):
+        for group in in_groups(sources, self.sources_per_call):
             note, dropped = self._map(question, group)
             removed += dropped
             if note:
@@ -66,14 +63,7 @@ class MapReduceEngine(LLMEngine):
         if removed:
             listed = listed_markers(removed)
             warnings.append(f"map step: dropped citations of sources a note did not read: {listed}")
-        yield from written(
-            self.llm,
-            messages,
-            sources,
-            engine=self.name,
-            max_tokens=self.max_tokens,
-            warnings=warnings,
-        )
+        yield from self._written(messages, sources, warnings)
 
     def _map(self, question: str, group: Sequence[Source]) -> tuple[str, list[int]]:
         messages = self.prompter.messages(MAP_TASK, question, group, MAP_REQUEST)
@@ -83,7 +73,3 @@ class MapReduceEngine(LLMEngine):
         if not note or note.startswith(NOT_FOUND[:-1]):
             return "", dropped
         return note, dropped
-
-
-def _groups(sources: Sequence[Source], size: int) -> list[Sequence[Source]]:
-    return [sources[i : i + size] for i in range(0, len(sources), size)]

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from ragwright.answers._compose import written
-from ragwright.answers._engine import LLMEngine
+from ragwright.answers._engine import LLMEngine, in_groups
 from ragwright.answers.citations import listed_markers, strip_unknown
 from ragwright.answers.prompt import CITE_RULES, NOT_FOUND, Source
 from ragwright.answers.stuff import answer_messages
-from ragwright.errors import ConfigError
 from ragwright.models import Answer
 from ragwright.ports import LLM, ChatMessage
 
@@ -36,38 +34,24 @@ class RefineEngine(LLMEngine):
         harden: bool = True,
         key: bytes | None = None,
     ) -> None:
-        if sources_per_step < 1:
-            raise ConfigError(f"refine: sources_per_step must be >= 1; got {sources_per_step}")
+        self.sources_per_step = self._group_size("sources_per_step", sources_per_step)
         super().__init__(llm, max_tokens=max_tokens, harden=harden, key=key)
-        self.sources_per_step = sources_per_step
 
     def answer(self, question: str, sources: Sequence[Source]) -> Iterator[str | Answer]:
-        steps = [
-            sources[i : i + self.sources_per_step]
-            for i in range(0, len(sources), self.sources_per_step)
-        ]
+        *steps, last = in_groups(sources, self.sources_per_step)
         draft, removed = "", list[int]()
         read: list[Source] = []
-        for step, group in enumerate(steps):
+        for group in steps:
             messages = self._messages(question, draft, group)
             read += group
-            if step == len(steps) - 1:
-                warnings = []
-                if removed:
-                    listed = listed_markers(removed)
-                    warnings.append(f"earlier steps dropped citations of unread sources: {listed}")
-                yield from written(
-                    self.llm,
-                    messages,
-                    sources,
-                    engine=self.name,
-                    max_tokens=self.max_tokens,
-                    warnings=warnings,
-                )
-                return
             reply = self.llm.chat(messages, max_tokens=self.max_tokens, temperature=0.0).text
             draft, dropped = strip_unknown(reply.strip(), (s.number for s in read))
             removed += dropped
+        warnings = []
+        if removed:
+            listed = listed_markers(removed)
+            warnings.append(f"earlier steps dropped citations of unread sources: {listed}")
+        yield from self._written(self._messages(question, draft, last), sources, warnings)
 
     def _messages(self, question: str, draft: str, group: Sequence[Source]) -> list[ChatMessage]:
         if not draft:

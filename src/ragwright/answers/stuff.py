@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from ragwright.answers._compose import written
 from ragwright.answers._engine import LLMEngine
 from ragwright.answers.prompt import CITE_RULES, Prompter, Source
 from ragwright.models import Answer
@@ -25,6 +24,4 @@ class StuffEngine(LLMEngine):
 
     def answer(self, question: str, sources: Sequence[Source]) -> Iterator[str | Answer]:
         messages = answer_messages(self.prompter, question, sources)
-        yield from written(
-            self.llm, messages, sources, engine=self.name, max_tokens=self.max_tokens
-        )
+        yield from self._written(messages, sources)

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ragwright._http import Backoff, describe_failure, retryable_status
-from ragwright.errors import ConfigError, EmbedderError, MissingDependencyError
+from ragwright._http import Backoff, describe_failure, open_client, retryable_status
+from ragwright.errors import ConfigError, EmbedderError
 from ragwright.models import EmbeddingSpace
 from ragwright.ports import Vectors
 
@@ -200,16 +200,7 @@ class OpenAIEmbedder:
         if self._client is None:
             with self._lock:
                 if self._client is None:
-                    try:
-                        import httpx
-                    except ImportError as exc:  # pragma: no cover - a core dependency
-                        raise MissingDependencyError(
-                            "the openai embedder", "pip install httpx"
-                        ) from exc
-                    headers = {"User-Agent": "ragwright"}
-                    if self._api_key:
-                        headers["Authorization"] = f"Bearer {self._api_key}"
-                    self._client = httpx.Client(timeout=self._timeout, headers=headers)
+                    self._client = open_client(self._api_key, self._timeout)
         return self._client
 
     def _vectors(self, url: str, response: httpx.Response, expected: int) -> Vectors:

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 
 from ragwright.errors import BudgetExceeded
 from ragwright.llms.settings import Budget
+from ragwright.llms.wrapper import WrappedLLM
 from ragwright.models import Usage
 from ragwright.ports import LLM, ChatMessage, Completion
 
@@ -83,16 +84,12 @@ class BudgetGuard:
         raise BudgetExceeded(reason, calls=spent.calls, tokens=spent.total_tokens)
 
 
-class BudgetedLLM:
+class BudgetedLLM(WrappedLLM):
     """An `LLM` whose calls draw on a `BudgetGuard`."""
 
     def __init__(self, llm: LLM, guard: BudgetGuard) -> None:
-        self.llm = llm
+        super().__init__(llm)
         self.guard = guard
-
-    @property
-    def model(self) -> str:
-        return self.llm.model
 
     def chat(
         self,
@@ -104,21 +101,19 @@ class BudgetedLLM:
         logprobs: bool = False,
     ) -> Completion:
         with self.guard.call(messages, max_tokens) as allowed:
-            completion = self.llm.chat(
+            return super().chat(
                 messages,
                 max_tokens=allowed,
                 temperature=temperature,
                 json_mode=json_mode,
                 logprobs=logprobs,
             )
-            self.guard.charge(completion.usage)
-        return completion
 
     def stream(
         self, messages: Sequence[ChatMessage], *, max_tokens: int = 512, temperature: float = 0.0
     ) -> Iterator[str | Completion]:
         with self.guard.call(messages, max_tokens) as allowed:
-            for item in self.llm.stream(messages, max_tokens=allowed, temperature=temperature):
-                if isinstance(item, Completion):
-                    self.guard.charge(item.usage)
-                yield item
+            yield from super().stream(messages, max_tokens=allowed, temperature=temperature)
+
+    def _completed(self, completion: Completion) -> None:
+        self.guard.charge(completion.usage)

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Protocol
 
+from ragwright.llms.wrapper import WrappedLLM
 from ragwright.models import Usage
 from ragwright.ports import LLM, ChatMessage, Completion
 
@@ -42,18 +43,14 @@ def cache_key(model: str, messages: Sequence[ChatMessage], **parameters: object)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-class CachedLLM:
+class CachedLLM(WrappedLLM):
     """An `LLM` that answers repeated requests from a `ResponseStore`; ``hits`` counts the
     requests it answered."""
 
     def __init__(self, llm: LLM, store: ResponseStore) -> None:
-        self.llm = llm
+        super().__init__(llm)
         self.store = store
         self.hits = 0
-
-    @property
-    def model(self) -> str:
-        return self.llm.model
 
     def chat(
         self,
@@ -65,11 +62,10 @@ class CachedLLM:
         logprobs: bool = False,
     ) -> Completion:
         key = self._key(messages, max_tokens, temperature, json_mode, logprobs)
-        hit = self.store.get_response(key)
+        hit = self._hit(key)
         if hit is not None:
-            self.hits += 1
-            return replace(hit, cached=True, usage=CACHED)
-        completion = self.llm.chat(
+            return hit
+        completion = super().chat(
             messages,
             max_tokens=max_tokens,
             temperature=temperature,
@@ -83,14 +79,13 @@ class CachedLLM:
         self, messages: Sequence[ChatMessage], *, max_tokens: int = 512, temperature: float = 0.0
     ) -> Iterator[str | Completion]:
         key = self._key(messages, max_tokens, temperature, False, False)
-        hit = self.store.get_response(key)
+        hit = self._hit(key)
         if hit is not None:
-            self.hits += 1
             if hit.text:
                 yield hit.text
-            yield replace(hit, cached=True, usage=CACHED)
+            yield hit
             return
-        for item in self.llm.stream(messages, max_tokens=max_tokens, temperature=temperature):
+        for item in super().stream(messages, max_tokens=max_tokens, temperature=temperature):
             if isinstance(item, Completion):
                 self._put(key, item)
             yield item
@@ -111,6 +106,14 @@ class CachedLLM:
             json_mode=json_mode,
             logprobs=logprobs,
         )
+
+    def _hit(self, key: str) -> Completion | None:
+        """The stored completion for ``key``, marked cached and free of usage, if any."""
+        hit = self.store.get_response(key)
+        if hit is None:
+            return None
+        self.hits += 1
+        return replace(hit, cached=True, usage=CACHED)
 
     def _put(self, key: str, completion: Completion) -> None:
         if completion.finish_reason != "length" and not completion.cached:

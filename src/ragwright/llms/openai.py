@@ -23,7 +23,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ragwright._http import Backoff, describe_failure, retryable_status
+from ragwright._http import Backoff, describe_failure, open_client, retryable_status
 from ragwright.errors import ConfigError, LLMError, LLMResponseError
 from ragwright.llms.breaker import CircuitBreaker
 from ragwright.models import Usage
@@ -269,12 +269,8 @@ class OpenAIChat:
             if self._client is None:
                 import httpx
 
-                headers = {"User-Agent": "ragwright"}
-                if self._api_key:
-                    headers["Authorization"] = f"Bearer {self._api_key}"
                 connect, read = self._timeouts
-                timeout = httpx.Timeout(read, connect=connect)
-                self._client = httpx.Client(timeout=timeout, headers=headers)
+                self._client = open_client(self._api_key, httpx.Timeout(read, connect=connect))
             return self._client
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ragwright.errors import BudgetExceeded, RagwrightError
 from ragwright.ports import LLM, ChatMessage
+from ragwright.query._llm import LLMQueryProcessor
 from ragwright.query._prompt import DATA_RULE, fence, positive
 from ragwright.query.model import ProcessedQuery, QueryKind
 
@@ -22,7 +22,7 @@ SYSTEM_PROMPT = (
 )
 
 
-class HyDE:
+class HyDE(LLMQueryProcessor):
     """Sets `ProcessedQuery.hypothetical` (the vector arm's text) to an LLM-written passage
     answering the query. ``max_tokens`` bounds the passage."""
 
@@ -41,19 +41,8 @@ class HyDE:
             ChatMessage("user", "Write a passage that answers this query.\n" + fence(query)),
         ]
 
-    def process(self, query: ProcessedQuery) -> ProcessedQuery:
-        if not query.query.strip():
-            return query.noted(self.name, False, "the query is empty")
-        try:
-            passage = self.llm.chat(
-                self.messages(query.query), max_tokens=self.max_tokens, temperature=0.0
-            ).text.strip()
-        except BudgetExceeded:
-            raise  # a spent budget stops the request; it is not a failure to work around
-        except RagwrightError as error:
-            if self.strict:
-                raise
-            return query.noted(self.name, False, f"the LLM failed ({error}); query kept")
+    def rewrite(self, query: ProcessedQuery, reply: str) -> ProcessedQuery:
+        passage = reply.strip()
         if not passage:
             return query.noted(self.name, False, "the LLM returned no text; query kept")
         written = replace(query, hypothetical=passage)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ragwright.errors import BudgetExceeded, RagwrightError
 from ragwright.ports import LLM, ChatMessage
+from ragwright.query._llm import LLMQueryProcessor
 from ragwright.query._prompt import DATA_RULE, fence, positive
 from ragwright.query.model import ProcessedQuery, QueryKind
 
@@ -51,7 +51,7 @@ def parse_paraphrases(reply: str, original: str, n: int) -> list[str]:
     return paraphrases
 
 
-class MultiQuery:
+class MultiQuery(LLMQueryProcessor):
     """Adds ``n`` LLM paraphrases of the query as `ProcessedQuery.variants`."""
 
     name: str = "multi_query"
@@ -70,24 +70,13 @@ class MultiQuery:
         ask = f"Write {self.n} differently worded versions of this query, one per line.\n"
         return [ChatMessage("system", SYSTEM_PROMPT), ChatMessage("user", ask + fence(query))]
 
-    def process(self, query: ProcessedQuery) -> ProcessedQuery:
-        if not query.query.strip():
-            return query.noted(self.name, False, "the query is empty")
-        try:
-            reply = self.llm.chat(
-                self.messages(query.query), max_tokens=self.max_tokens, temperature=0.0
-            ).text
-        except BudgetExceeded:
-            raise  # a spent budget stops the request; it is not a failure to work around
-        except RagwrightError as error:
-            if self.strict:
-                raise
-            return query.noted(self.name, False, f"the LLM failed ({error}); query kept")
+    def rewrite(self, query: ProcessedQuery, reply: str) -> ProcessedQuery:
         known = (query.query, *query.variants)
+        known_keys = {_key(k) for k in known}
         paraphrases = [
             p
             for p in parse_paraphrases(reply, query.query, self.n + len(known))
-            if _key(p) not in {_key(k) for k in known}
+            if _key(p) not in known_keys
         ][: self.n]
         if not paraphrases:
             return query.noted(self.name, False, "the LLM returned no usable paraphrase")

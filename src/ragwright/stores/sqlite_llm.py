@@ -159,14 +159,20 @@ class SQLiteLLMRecords:
                 raise StoreError(f"cannot write the LLM records in {self.path}: {error}") from error
 
     def _read(self, sql: str, params: Sequence[object] = (), table: str = "") -> list[Any]:
+        """Rows of ``sql``; none while ``table`` does not exist (nothing was written yet)."""
         with self._lock:
             try:
-                exists = self._db.execute(
-                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
-                ).fetchone()
-                return self._db.execute(sql, params).fetchall() if exists else []
+                # Once this connection has created the tables, a read (a cache lookup per LLM
+                # call) need not ask sqlite_master whether they exist.
+                if not self._ready and not self._has_table(table):
+                    return []
+                return self._db.execute(sql, params).fetchall()
             except sqlite3.Error as error:
                 raise StoreError(f"cannot read the LLM records in {self.path}: {error}") from error
+
+    def _has_table(self, table: str) -> bool:
+        sql = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
+        return self._db.execute(sql, (table,)).fetchone() is not None
 
 
 def _plain(completion: Completion) -> dict[str, Any]:

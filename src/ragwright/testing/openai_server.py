@@ -16,7 +16,7 @@ import json
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -68,16 +68,7 @@ class Reply:
 
     def after(self, seconds: float) -> Reply:
         """This reply, held back ``seconds``."""
-        return Reply(
-            self.kind,
-            self.content,
-            self.status_code,
-            self.headers,
-            self.usage,
-            self.logprobs,
-            self.finish_reason,
-            seconds,
-        )
+        return replace(self, delay=seconds)
 
 
 class OpenAIServer:
