@@ -188,6 +188,21 @@ def test_after_a_timeout_the_next_file_gets_a_fresh_worker() -> None:
     assert before != after
 
 
+@pytest.mark.skipif(os.name != "posix", reason="the POSIX worker is a python -c subprocess")
+def test_a_slow_worker_start_does_not_count_against_the_first_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A loaded machine may take seconds to start an interpreter; the first file's time limit
+    runs only once the worker says it is ready."""
+    from ragwright.pipeline import parse_worker
+
+    slow_start = "import time; time.sleep(2); " + parse_worker._WORKER_MAIN
+    monkeypatch.setattr(parse_worker, "_WORKER_MAIN", slow_start)
+    with ParseWorker(ParseLimits(timeout=1)) as worker:
+        parsed = worker.parse(PidParser(), b"", "a.pid").content
+    assert parsed != f"parsed by process {os.getpid()}"  # parsed in the worker, in time
+
+
 class ScriptParser(PidParser):
     """Stands for a parser class defined in the caller's script (its ``__main__``)."""
 

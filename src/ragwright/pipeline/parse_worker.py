@@ -39,6 +39,10 @@ if TYPE_CHECKING:
 
 MB = 1024 * 1024
 _EXIT_OUT_OF_MEMORY = 3  # the worker's exit status when even receiving a file was too much
+#: What a worker sends once it has started and set its limits: only then does a file's time run.
+_READY = ("ready", None)
+#: How long a fresh interpreter may take to start and import the worker (a loaded machine).
+_STARTUP_SECONDS = 120.0
 _WORKER_MAIN = "from ragwright.pipeline.parse_worker import serve_socket; serve_socket"
 
 
@@ -109,14 +113,14 @@ class ParseWorker:
             return parser.parse(data, source)
         key = id(parser)
         fresh = self._connection is None
-        connection = self._ensure_started()
+        connection = self._ensure_started(source)
         try:
             connection.send((key, None if key in self._sent else pickled, data, source))
         except OSError:
             if fresh:  # it died on this very file
                 raise self._crashed(source) from None
             self._discard()  # it died since the last file: one more try with a fresh one
-            connection = self._ensure_started()
+            connection = self._ensure_started(source)
             try:
                 connection.send((key, pickled, data, source))
             except OSError:
@@ -184,11 +188,21 @@ class ParseWorker:
                 _runs_unlimited(parser, f"it cannot be pickled ({error})")
         return self._pickled[key]
 
-    def _ensure_started(self) -> Connection:
+    def _ensure_started(self, source: str) -> Connection:
+        """The worker's connection, starting a worker first if there is none. Its start-up (a
+        fresh interpreter importing ragwright) is waited for here, so it never counts against
+        the time limit of ``source``, the file it starts for."""
         if self._connection is None:
             self._child, self._connection = _start_worker()
             # The worker imports parsers from wherever this process can.
             self._connection.send((list(sys.path), self.limits.memory_mb))
+            try:
+                ready = self._connection.poll(_STARTUP_SECONDS)
+                ready = ready and self._connection.recv() == _READY
+            except (EOFError, OSError):
+                ready = False
+            if not ready:
+                raise self._crashed(source)
         return self._connection
 
     def _discard(self, grace: float = 0) -> None:
@@ -246,6 +260,7 @@ def serve(connection: Connection) -> None:
     sys.path[:] = path
     if memory_mb is not None:
         _limit_memory(memory_mb * MB)
+    connection.send(_READY)
     parsers: dict[int, Any] = {}
     while True:
         try:
