@@ -37,6 +37,7 @@ from ragwright.models import (
 )
 from ragwright.ports import DocumentWrite, Vectors
 from ragwright.stores.fts_query import STOP_WORDS, match_expression, query_terms
+from ragwright.stores.fts_terms import FTS5Terms
 from ragwright.stores.keyword_matrix import KeywordMatrix
 from ragwright.stores.sqlite_filters import Params, compile_filter
 from ragwright.stores.sqlite_schema import (
@@ -122,7 +123,7 @@ class SQLiteStore:
         self._keywords: KeywordMatrix | None = None
         self._keywords_generation = -1
         self._stale_generation, self._stale_queries = -1, 0
-        self._tokenizer = _QueryTokenizer(tokenizer)
+        self._tokenizer = FTS5Terms(tokenizer)
         self._stop_words = STOP_WORDS if stop_words else frozenset()
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -582,26 +583,6 @@ class SQLiteStore:
         finally:
             if self._db.in_transaction:
                 self._db.execute("COMMIT")
-
-
-class _QueryTokenizer:
-    """Query words → FTS5 terms, using FTS5's own tokenizer so stems match the index."""
-
-    def __init__(self, tokenizer: str) -> None:
-        self._db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        self._db.execute(
-            f"CREATE VIRTUAL TABLE query_text USING fts5(text, tokenize='{tokenizer}')"
-        )
-        self._db.execute("CREATE VIRTUAL TABLE query_terms USING fts5vocab(query_text, row)")
-        self._lock = threading.Lock()
-
-    def terms(self, words: str) -> dict[str, int]:
-        """Each term with how often it occurs: two words with one stem count twice, as two
-        phrases of an FTS5 query do."""
-        with self._lock:
-            self._db.execute("DELETE FROM query_text")
-            self._db.execute("INSERT INTO query_text(text) VALUES (?)", (words,))
-            return dict(self._db.execute("SELECT term, cnt FROM query_terms").fetchall())
 
 
 def _condition(where: Filter | None) -> tuple[str, Params]:
