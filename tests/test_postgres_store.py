@@ -8,14 +8,18 @@ import dataclasses
 import functools
 import random
 import sys
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import psutil
 import psycopg
 import pytest
 
+from pg_server import create_database, start_server
 from ragwright.errors import (
     ConfigError,
     EmbeddingSpaceMismatch,
@@ -296,3 +300,109 @@ def test_lost_connections_are_retried(pg_url: str) -> None:
     store.upsert(document, chunks, vectors_for("new.md", 1))
     assert [h.source for h in store.keyword_search("loss", 5)] == ["new.md"]
     store.close()
+
+
+def _ingest_writes(count: int) -> list[DocumentWrite]:
+    rng = random.Random(5)
+    writes = []
+    for i in range(count):
+        n = rng.randint(1, 12)
+        texts = [" ".join(rng.choices(WORDS, k=rng.randint(3, 30))) for _ in range(n)]
+        document, chunks = make_document(f"ingest/{i:05d}.md", texts, {"chunks": n})
+        writes.append(DocumentWrite(document, chunks, vectors_for("x", n)))
+    return writes
+
+
+def _assert_whole(url: str, expected: int | None = None) -> int:
+    """Every stored document has all its chunks, every chunk its postings, no orphans, and
+    the BM25 counters equal what is stored. Returns how many documents there are."""
+    s = "ragwright_default"
+    with psycopg.connect(url) as conn:
+        torn = conn.execute(
+            f"SELECT d.source, (d.metadata ->> 'chunks')::int, count(c.id) FROM {s}.documents d "
+            f"LEFT JOIN {s}.chunks c ON c.document_id = d.id GROUP BY d.id "
+            "HAVING count(c.id) <> (d.metadata ->> 'chunks')::int"
+        ).fetchall()
+        assert torn == []
+        (unindexed,) = conn.execute(
+            f"SELECT count(*) FROM {s}.chunks c WHERE NOT EXISTS "
+            f"(SELECT 1 FROM {s}.postings p WHERE p.chunk_id = c.id)"
+        ).fetchone()
+        (orphans,) = conn.execute(
+            f"SELECT count(*) FROM {s}.postings p WHERE NOT EXISTS "
+            f"(SELECT 1 FROM {s}.chunks c WHERE c.id = p.chunk_id)"
+        ).fetchone()
+        assert (unindexed, orphans) == (0, 0)
+        counted = conn.execute(f"SELECT sum(chunks), sum(tokens) FROM {s}.bm25_stats").fetchone()
+        stored = conn.execute(f"SELECT count(*), coalesce(sum(tokens), 0) FROM {s}.chunks")
+        assert counted == stored.fetchone()
+        (documents,) = conn.execute(f"SELECT count(*) FROM {s}.documents").fetchone()
+    if expected is not None:
+        assert documents == expected
+    return int(documents)
+
+
+def _kill(server: Any) -> None:
+    """SIGKILL the postmaster and every server process under it: a crash, not a shutdown."""
+    postmaster = psutil.Process(server.get_pid())
+    processes = [postmaster, *postmaster.children(recursive=True)]
+    for process in processes:
+        process.kill()
+    psutil.wait_procs(processes, timeout=10)
+
+
+def _restart(server: Any) -> None:
+    with server._lock:  # pgserver's own cross-process lock around starting a server
+        server.ensure_postgres_running()
+
+
+def _wait_for_documents(url: str, count: int, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with psycopg.connect(url) as conn:
+            found = conn.execute("SELECT to_regclass('ragwright_default.documents')").fetchone()
+            if found and found[0] and conn.execute(
+                "SELECT count(*) FROM ragwright_default.documents"
+            ).fetchone()[0] >= count:  # fmt: skip
+                return
+        time.sleep(0.02)
+    raise AssertionError(f"the ingest did not reach {count} documents in {seconds} s")
+
+
+def test_a_server_killed_during_an_ingest_loses_nothing_and_a_rerun_converges() -> None:
+    server = start_server("rwpk")  # its own server: this test kills it
+    try:
+        url = create_database(server)
+        writes = _ingest_writes(300)
+        writer = connect(url, retry_seconds=60)
+        probe = connect(url, retry_seconds=1, connect_timeout=1)
+        writer.bind_space(SPACE)
+        failures: list[BaseException] = []
+
+        def ingest() -> None:
+            try:
+                for start in range(0, len(writes), 3):
+                    writer.write(writes[start : start + 3])
+            except BaseException as error:
+                failures.append(error)
+
+        thread = threading.Thread(target=ingest)
+        thread.start()
+        _wait_for_documents(url, 30)
+        _kill(server)
+        with pytest.raises(StoreError, match="did not answer"):  # the server stays away
+            probe.list_documents()
+        _restart(server)
+        before = _assert_whole(url)
+        assert 30 <= before <= len(writes)
+        thread.join(120)
+        assert not thread.is_alive() and failures == []  # the writer's retries carried on
+        _assert_whole(url, len(writes))
+        for start in range(0, len(writes), 50):  # running the ingest again changes nothing
+            writer.write(writes[start : start + 50])
+        _assert_whole(url, len(writes))
+        assert writer.fingerprints() == {w.document.source: w.document.content_hash for w in writes}
+        writer.close()
+        probe.close()
+    finally:
+        server.cleanup()
