@@ -613,24 +613,31 @@ class PostgresStore:
         return _hits(rows, Scale.BM25, Arm.BM25)
 
     def _bm25_statement(self, condition: sql.Composable, filtered: bool) -> sql.Composed:
-        allowed = (
-            "AND p.chunk_id IN (SELECT c.id FROM {s}.chunks c WHERE {where}) " if filtered else ""
-        )
+        """FTS5's bm25(): for a term in ``hits`` of ``rows`` chunks, ``idf = ln((rows - hits
+        + 0.5) / (hits + 0.5))`` floored at 1e-6; a chunk of ``dl`` tokens with ``tf`` of them
+        scores ``idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))``, summed over the
+        query's terms (counted as often as they occur in the query). Document frequencies
+        are counted live (one index range per query term); the chunk count and average
+        length come from the striped counters. A filter restricts the postings to the
+        matching chunks first, so a selective filter reads few postings."""
+        restrict, join = "", ""
+        if filtered:
+            restrict = ", allowed AS MATERIALIZED (SELECT c.id FROM {s}.chunks c WHERE {where})"
+            join = "JOIN allowed a ON a.id = p.chunk_id "
         ranking = (
             "WITH q AS (SELECT * FROM unnest(%s::text[], %s::int[]) AS q(term, qtf)), "
             "n AS MATERIALIZED (SELECT sum(chunks)::float8 AS rows, "
-            "  greatest(sum(tokens)::float8 / greatest(sum(chunks), 1), 1e-9) AS avgdl "
+            f"  {K1 * (1 - B)!r}::float8 AS base, {K1 * B!r}::float8 / "
+            "  greatest(sum(tokens)::float8 / greatest(sum(chunks), 1), 1e-9) AS slope "
             "  FROM {s}.bm25_stats), "
             "df AS MATERIALIZED (SELECT q.term, q.qtf, "
             "  (SELECT count(*) FROM {s}.postings p WHERE p.term = q.term) AS hits FROM q), "
-            "w AS MATERIALIZED (SELECT df.term, df.qtf * "
-            "  greatest(ln((n.rows - df.hits + 0.5) / (df.hits + 0.5)), 1e-6) AS idf "
-            "  FROM df, n WHERE df.hits > 0) "
+            f"w AS MATERIALIZED (SELECT df.term, df.qtf * {K1 + 1!r}::float8 * "
+            "  greatest(ln((n.rows - df.hits + 0.5) / (df.hits + 0.5)), 1e-6) AS weight "
+            f"  FROM df, n WHERE df.hits > 0){restrict} "
             "SELECT p.chunk_id AS id, "
-            f"sum(w.idf * p.tf * {K1 + 1!r} / (p.tf + {K1!r} * "
-            f"({1 - B!r} + {B!r} * p.dl / n.avgdl))) AS score "
-            "FROM w JOIN {s}.postings p ON p.term = w.term CROSS JOIN n "
-            f"WHERE TRUE {allowed}"
+            "sum(w.weight * p.tf / (p.tf + n.base + n.slope * p.dl)) AS score "
+            f"FROM w JOIN {{s}}.postings p ON p.term = w.term {join}CROSS JOIN n "
             "GROUP BY p.chunk_id ORDER BY score DESC, p.chunk_id LIMIT %s"
         )
         return self._ranked(ranking, condition)
