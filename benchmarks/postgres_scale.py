@@ -23,6 +23,7 @@ The machine may be shared: read the ratios beside the times.
 from __future__ import annotations
 
 import argparse
+import itertools
 import random
 import statistics
 import sys
@@ -58,32 +59,50 @@ def start_server() -> tuple[Any, str]:
     )
     with psycopg.connect(server.get_uri(), autocommit=True) as admin:
         admin.execute("ALTER SYSTEM SET maintenance_work_mem = '2GB'")
-        admin.execute("SELECT pg_reload_conf()")
+        admin.execute("ALTER SYSTEM SET shared_buffers = '2GB'")
         admin.execute("CREATE DATABASE bench")
+    server.stop()  # shared_buffers takes a restart
+    with server._lock:
+        server.ensure_postgres_running()
     return server, str(server.get_uri("bench"))
 
 
 class Words:
-    """A made-up vocabulary with Zipf-like frequencies (so BM25 sees common and rare terms)."""
+    """A made-up vocabulary with Zipf-like frequencies, and topics: each topic has its own
+    words, and a text is mostly words of one topic (as real text is), so that its vector sits
+    near those of its topic rather than in a uniform random cloud."""
 
-    def __init__(self, size: int, seed: int) -> None:
+    def __init__(self, size: int, topics: int, seed: int) -> None:
         rng = random.Random(seed)
         syllables = ["ka", "lo", "mi", "ne", "tu", "ra", "si", "po", "be", "da", "ver", "gen"]
         words: set[str] = set()
         while len(words) < size:
             words.add("".join(rng.choices(syllables, k=rng.randint(2, 4))))
-        self.words = sorted(words)
-        self.weights = [1.0 / (rank + 1) for rank in range(size)]
+        self.words = sorted(words, key=lambda w: rng.random())
+        self.cumulative = list(itertools.accumulate(1.0 / (rank + 1) for rank in range(size)))
+        per_topic = size // topics
+        self.topics = [self.words[t * per_topic : (t + 1) * per_topic] for t in range(topics)]
+        self.topic_cumulative = list(
+            itertools.accumulate(1.0 / (rank + 1) for rank in range(per_topic))
+        )
         self.rng = rng
 
-    def text(self, count: int) -> str:
-        return " ".join(self.rng.choices(self.words, self.weights, k=count))
+    def text(self, count: int, topic: int | None = None, share: float = 0.7) -> str:
+        """``count`` words; with a topic, ``share`` of them from the topic's words."""
+        if topic is None:
+            return " ".join(self.rng.choices(self.words, cum_weights=self.cumulative, k=count))
+        local = sum(self.rng.random() < share for _ in range(count))
+        chosen = self.rng.choices(self.topics[topic], cum_weights=self.topic_cumulative, k=local)
+        chosen += self.rng.choices(self.words, cum_weights=self.cumulative, k=count - local)
+        self.rng.shuffle(chosen)
+        return " ".join(chosen)
 
 
 def corpus(chunks: int, words: Words) -> list[tuple[Document, list[Chunk]]]:
     documents = []
     for number in range(max(1, chunks // CHUNKS_PER_DOCUMENT)):
-        texts = [words.text(words.rng.randint(15, 60)) for _ in range(CHUNKS_PER_DOCUMENT)]
+        topic = words.rng.randrange(len(words.topics))
+        texts = [words.text(words.rng.randint(15, 60), topic) for _ in range(CHUNKS_PER_DOCUMENT)]
         content = "\n\n".join(texts)
         metadata = {"bucket": number % BUCKETS, "year": 2000 + number % 25}
         document = Document.from_text(f"synthetic/{number:07d}.txt", content, metadata)
@@ -198,7 +217,7 @@ def main() -> None:
 
 def run(args: argparse.Namespace, url: str) -> None:
     embedder = HashingEmbedder(args.dim)
-    words = Words(20_000, seed=1)
+    words = Words(20_000, topics=200, seed=1)
     seconds, documents = timed(lambda: corpus(args.chunks, words))
     chunks = len(documents) * CHUNKS_PER_DOCUMENT
     print(f"collection: {len(documents)} documents, {chunks} chunks, dim {args.dim} "
@@ -242,13 +261,25 @@ def run(args: argparse.Namespace, url: str) -> None:
     print(f"stored: {stats.chunks} chunks, {stats.database_bytes / 2**20:,.0f} MiB")
 
     rng = random.Random(2)
-    # queries of 2-5 content words (the vocabulary less its 100 most frequent words, which
-    # occur in most chunks, as stop words would); and queries of frequent words, for BM25
-    content = words.words[100:]
-    texts = [" ".join(rng.choices(content, k=rng.randint(2, 5))) for _ in range(args.queries)]
+    # queries of 3-8 words, mostly of one topic; and of 3 words drawn by overall frequency
+    texts = [
+        words.text(rng.randint(3, 8), rng.randrange(len(words.topics)), share=0.9)
+        for _ in range(args.queries)
+    ]
     common = [words.text(3) for _ in range(args.queries)]
     vectors = embedder.embed_documents(texts)
     selective: Filter = eq("bucket", 7)
+    truths = {i: exact.vector_search(v, 10) for i, v in enumerate(vectors)}
+    for ef_search in (40, 100, 200, 400):
+        backend.hnsw_ef_search = ef_search
+        times, recalls = [], []
+        for i, vector in enumerate(vectors):
+            seconds, hits = timed(lambda v=vector: store.vector_search(v, 10))
+            times.append(seconds)
+            recalls.append(recall(hits, truths[i]))
+        print(f"  HNSW ef_search {ef_search:>3}: p50 {p50(times):7.2f} ms, "
+              f"recall@10 {np.mean(recalls):.3f}")  # fmt: skip
+    backend.hnsw_ef_search = 100
     compare(
         "vector (HNSW, ef_search 100)",
         vectors,

@@ -406,3 +406,28 @@ def test_a_server_killed_during_an_ingest_loses_nothing_and_a_rerun_converges() 
         probe.close()
     finally:
         server.cleanup()
+
+
+def test_processes_creating_one_collection_at_once_all_succeed(pg_url: str) -> None:
+    """Schema creation and binding the space are serialized by advisory locks."""
+    url = pg_url.replace("postgresql://", "postgres://", 1)  # both spellings are accepted
+    opened: list[Any] = []
+    failures: list[BaseException] = []
+
+    def open_and_bind() -> None:
+        try:
+            store = connect(url, "race")
+            store.bind_space(SPACE)
+            opened.append(store)
+        except BaseException as error:
+            failures.append(error)
+
+    threads = [threading.Thread(target=open_and_bind) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert failures == [] and len(opened) == 4
+    assert {store.space for store in opened} == {SPACE}
+    for store in opened:
+        store.close()

@@ -561,7 +561,7 @@ class PostgresStore:
             return conn.execute(self._ranked(_ZERO_QUERY, condition), [*params, top_k]).fetchall()
         if search.indexed and not self._few_candidates(conn, search):
             conn.execute(
-                f"SET LOCAL hnsw.ef_search = {max(self.backend.hnsw_ef_search, top_k)}; "
+                f"SET LOCAL hnsw.ef_search = {min(max(self.backend.hnsw_ef_search, top_k), 1000)}; "
                 "SET LOCAL hnsw.iterative_scan = relaxed_order"
             )
             rows = conn.execute(self._ranked(_HNSW, condition), [vector, *params, top_k]).fetchall()
