@@ -27,11 +27,11 @@ from ragwright.errors import (
     StoreError,
 )
 from ragwright.filters import parse_filter
-from ragwright.models import Chunk, EmbeddingSpace, Hit, Usage
+from ragwright.models import CacheStats, Chunk, EmbeddingSpace, Hit, LedgerRow, Usage
 from ragwright.ports import Completion, DocumentWrite, TokenLogprob
-from ragwright.stores.postgres import CollectionExists, PostgresBackend, connect
+from ragwright.stores.postgres import PostgresBackend, connect
 from ragwright.stores.sqlite import SQLiteStore
-from ragwright.stores.sqlite_llm import CacheStats, LedgerRow
+from ragwright.testing.backend_contract import BackendContract
 from ragwright.testing.store_contract import (
     SPACE,
     StoreContract,
@@ -45,6 +45,12 @@ class TestPostgresStore(StoreContract):
     @pytest.fixture
     def open_store(self, pg_url: str) -> Callable[[], Any]:
         return functools.partial(connect, pg_url)
+
+
+class TestPostgresBackend(BackendContract):
+    @pytest.fixture
+    def open_backend(self, pg_url: str) -> Callable[[], Any]:
+        return functools.partial(PostgresBackend, pg_url)
 
 
 # -- HNSW against exact search ---------------------------------------------------------------
@@ -154,7 +160,7 @@ def test_collections_are_separate_with_their_own_spaces(pg_url: str) -> None:
     with PostgresBackend(pg_url) as backend:
         assert backend.collections() == []
         backend.create_collection("papers")
-        with pytest.raises(CollectionExists):
+        with pytest.raises(ConfigError, match="already exists"):
             backend.create_collection("papers")
         with pytest.raises(StoreError, match="collections create notes"):
             backend.open("notes", create=False)

@@ -1,11 +1,11 @@
 """Text → BM25 terms with SQLite FTS5's own tokenizer, for any store that scores BM25 itself.
 
 The SQLite store indexes chunk text with an FTS5 tokenizer (Porter stemming by default, see
-`sqlite_schema.FTS_TOKENIZER`). A store that keeps its own postings (the PostgreSQL store) must
-produce exactly the terms FTS5 would, or its scores drift from SQLite's: so instead of
-re-implementing unicode61 + Porter, the text is run through an in-memory FTS5 table with the
-same tokenizer and the terms are read back with ``fts5vocab``. Python's standard ``sqlite3``
-always has FTS5 here; no extension is loaded.
+`ragwright.stores.sqlite.schema.FTS_TOKENIZER`). A store that keeps its own postings (the
+PostgreSQL store) must produce exactly the terms FTS5 would, or its scores drift from
+SQLite's: so instead of re-implementing unicode61 + Porter, the text is run through an
+in-memory FTS5 table with the same tokenizer and the terms are read back with ``fts5vocab``.
+Python's standard ``sqlite3`` always has FTS5 here; no extension is loaded.
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from ragwright.stores.sqlite_schema import FTS_TOKENIZERS
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +30,9 @@ class FTS5Terms:
     threads (one in-memory database behind a lock)."""
 
     def __init__(self, tokenizer: str) -> None:
+        # Imported here: the SQLite store's package imports this module as it loads.
+        from ragwright.stores.sqlite.schema import FTS_TOKENIZERS
+
         if tokenizer not in FTS_TOKENIZERS:  # spliced into DDL, so never free text
             raise ValueError(f"unknown FTS5 tokenizer {tokenizer!r}")
         self.tokenizer = tokenizer

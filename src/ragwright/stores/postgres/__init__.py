@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ragwright.stores.postgres.backend import CollectionExists, PostgresBackend
+from ragwright.stores.postgres.backend import PostgresBackend
 
 if TYPE_CHECKING:
     from ragwright.stores.postgres.store import PostgresStore
 
-__all__ = ["CollectionExists", "PostgresBackend", "connect"]
+__all__ = ["PostgresBackend", "connect"]
 
 
 def connect(

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from ragwright.errors import ConfigError, MissingDependencyError, StoreError
+from ragwright.models import DEFAULT_COLLECTION
 from ragwright.stores.postgres.schema import INDEX_SCHEMA, collection_name, schema_name
 
 if TYPE_CHECKING:
@@ -37,10 +38,6 @@ T = TypeVar("T")
 INSTALL = "pip install 'ragwright[postgres]'"
 #: Two-key advisory locks (a key space apart from single-key ones) serialize schema changes.
 LOCK_NAMESPACE = 0x7277  # "rw"
-
-
-class CollectionExists(StoreError):
-    """A collection was to be created under a name the index already has."""
 
 
 def _require_driver() -> None:
@@ -134,7 +131,12 @@ class PostgresBackend:
 
     # -- collections --------------------------------------------------------------------------
 
-    def open(self, collection: str = "default", *, create: bool = True) -> PostgresStore:
+    @property
+    def location(self) -> str:
+        """The database's URL, its password masked."""
+        return self.display_url
+
+    def open(self, collection: str = DEFAULT_COLLECTION, *, create: bool = True) -> PostgresStore:
         """The store of one collection; created (schema, tables) if missing and ``create``."""
         from ragwright.stores.postgres.store import PostgresStore
 
@@ -150,13 +152,15 @@ class PostgresBackend:
             ).fetchall(),
             "listing the collections",
         )
-        names = (collection_name(str(row[0])) for row in rows)
-        return [name for name in names if name is not None]
+        names = [collection_name(str(row[0])) for row in rows]
+        found = sorted(name for name in names if name is not None)
+        return sorted(found, key=lambda name: name != DEFAULT_COLLECTION)  # default first
 
     def create_collection(self, name: str) -> None:
-        """Create an empty collection; `CollectionExists` if there is one by that name."""
+        """Create an empty collection; `ConfigError` if there is one by that name."""
+        schema_name(name)  # a bad name is refused first
         if name in self.collections():
-            raise CollectionExists(f"collection {name!r} already exists in {self.display_url}")
+            raise ConfigError(f"the collection {name!r} already exists in {self.display_url}")
         self.open(name, create=True).close()
 
     def drop_collection(self, name: str) -> bool:
@@ -164,6 +168,8 @@ class PostgresBackend:
         from psycopg import sql
 
         schema = schema_name(name)
+        if name == DEFAULT_COLLECTION:
+            raise ConfigError("the default collection cannot be dropped")
         if name not in self.collections():
             return False
 
@@ -269,4 +275,4 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
-__all__ = ["INDEX_SCHEMA", "CollectionExists", "PostgresBackend"]
+__all__ = ["INDEX_SCHEMA", "PostgresBackend"]

@@ -1,6 +1,6 @@
 """The LLM's tables in PostgreSQL: the cost ledger and the response cache of one index.
 
-The same records as `ragwright.stores.sqlite_llm` (which documents them), in the schema
+The same records as `ragwright.stores.sqlite.llm_records` (which documents them), in the schema
 ``ragwright`` beside the collections: ``llm_calls``, ``llm_cache``, ``llm_keys``. The tables
 are created on the first write, so reading an index never changes it.
 """
@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from ragwright.models import Usage
+from ragwright.models import CacheStats, LedgerRow, Usage
 from ragwright.ports import Completion
 from ragwright.stores.postgres.backend import lock_schema
 from ragwright.stores.postgres.schema import INDEX_SCHEMA
-from ragwright.stores.sqlite_llm import CacheStats, LedgerRow, _completion, _plain
+from ragwright.stores.sqlite.llm_records import _completion, _plain
 
 if TYPE_CHECKING:
     from psycopg import Connection

@@ -20,18 +20,16 @@ code point, as SQLite's BINARY collation does, whatever the database's locale.
 
 from __future__ import annotations
 
-import re
-
 from psycopg import sql
 
 from ragwright.errors import ConfigError
+from ragwright.models import check_collection_name
 
 SCHEMA_VERSION = 1
 STAT_SLOTS = 64
 SCHEMA_PREFIX = "ragwright_"
 #: The schema of what belongs to the whole index rather than a collection (the LLM records).
 INDEX_SCHEMA = "ragwright"
-_COLLECTION_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 #: pgvector's HNSW indexes `vector` columns of at most this many dimensions.
 HNSW_MAX_DIMENSION = 2000
 
@@ -89,12 +87,7 @@ INSERT INTO {s}.bm25_stats (slot) SELECT generate_series(0, {last_slot})
 
 def schema_name(collection: str) -> str:
     """The PostgreSQL schema of a collection; the name is checked, so it is safe anywhere."""
-    if not _COLLECTION_NAME.fullmatch(collection):
-        raise ConfigError(
-            f"invalid collection name {collection!r}: use 1-40 lower-case letters, digits and "
-            "underscores, starting with a letter"
-        )
-    return SCHEMA_PREFIX + collection
+    return SCHEMA_PREFIX + check_collection_name(collection)
 
 
 def collection_name(schema: str) -> str | None:
@@ -102,7 +95,10 @@ def collection_name(schema: str) -> str | None:
     if not schema.startswith(SCHEMA_PREFIX):
         return None
     name = schema[len(SCHEMA_PREFIX) :]
-    return name if _COLLECTION_NAME.fullmatch(name) else None
+    try:
+        return check_collection_name(name)
+    except ConfigError:
+        return None
 
 
 def ddl(schema: str) -> sql.Composed:

@@ -29,13 +29,24 @@ import numpy.typing as npt
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from ragwright.errors import EmbeddingSpaceMismatch, StoreError
+from ragwright.errors import EmbeddingSpaceMismatch, StoreError, UnknownCollection
 from ragwright.filters import Filter
-from ragwright.models import Arm, Chunk, Document, DocumentInfo, EmbeddingSpace, Hit, Scale, Section
+from ragwright.models import (
+    DEFAULT_COLLECTION,
+    Arm,
+    Chunk,
+    Document,
+    DocumentInfo,
+    EmbeddingSpace,
+    Hit,
+    Scale,
+    Section,
+    StoreStats,
+)
 from ragwright.ports import DocumentWrite, Vectors
+from ragwright.stores.checks import check_write
 from ragwright.stores.fts_query import STOP_WORDS, query_terms
 from ragwright.stores.fts_terms import FTS5Terms
-from ragwright.stores.keyword_matrix import K1, B
 from ragwright.stores.postgres.backend import lock_schema
 from ragwright.stores.postgres.filters import FilterCompiler, Params
 from ragwright.stores.postgres.schema import (
@@ -47,8 +58,8 @@ from ragwright.stores.postgres.schema import (
     schema_name,
     vector_ddl,
 )
-from ragwright.stores.sqlite import StoreStats
-from ragwright.stores.sqlite_schema import FTS_TOKENIZER, FTS_TOKENIZERS
+from ragwright.stores.sqlite.keyword_matrix import K1, B
+from ragwright.stores.sqlite.schema import FTS_TOKENIZER, FTS_TOKENIZERS
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -88,7 +99,7 @@ class PostgresStore:
     def __init__(
         self,
         backend: PostgresBackend,
-        collection: str = "default",
+        collection: str = DEFAULT_COLLECTION,
         *,
         create: bool = True,
         owns_backend: bool = False,
@@ -136,11 +147,7 @@ class PostgresStore:
         found = conn.execute("SELECT to_regclass(%s)", (f"{self.schema}.settings",)).fetchone()
         if found is None or found[0] is None:
             if not create:
-                raise StoreError(
-                    f"no collection {self.collection!r} in {self.backend.display_url}; create it "
-                    f"with `ragwright collections create {self.collection}` or by ingesting "
-                    "into it"
-                )
+                raise _missing(self.collection, self.backend.display_url)
             lock_schema(conn, self.schema)
             conn.execute(ddl(self.schema))
             conn.execute(
@@ -679,22 +686,21 @@ _POSTING_COPY = (
 
 
 def _check(item: DocumentWrite, space: EmbeddingSpace) -> None:
-    """Refuse a write the SQLite store would refuse, plus text PostgreSQL cannot hold."""
-    document, chunks, vectors = item.document, item.chunks, item.vectors
-    if vectors.shape != (len(chunks), space.dimension):
-        raise StoreError(
-            f"{document.source}: {len(chunks)} chunks need vectors of shape "
-            f"({len(chunks)}, {space.dimension}), got {vectors.shape}"
+    """Refuse what every store refuses, and text PostgreSQL cannot hold."""
+    check_write(item, space)
+    if "\x00" in item.document.content or "\x00" in item.document.source:
+        raise StoreError(f"{item.document.source}: PostgreSQL text cannot hold NUL characters")
+
+
+def _missing(collection: str, location: str) -> StoreError:
+    if collection == DEFAULT_COLLECTION:
+        return StoreError(
+            f"no index at {location}; create one with `ragwright ingest PATH --index {location}`"
         )
-    if not np.isfinite(vectors).all():
-        raise StoreError(f"{document.source}: vectors contain NaN or infinity")
-    if "\x00" in document.content or "\x00" in document.source:
-        raise StoreError(f"{document.source}: PostgreSQL text cannot hold NUL characters")
-    for chunk in chunks:
-        if chunk.document_id != document.id:
-            raise StoreError(f"chunk {chunk.id} belongs to another document")
-        if document.content[chunk.char_start : chunk.char_end] != chunk.text:
-            raise StoreError(f"chunk {chunk.id} is not an exact span of {document.source}")
+    return UnknownCollection(
+        f"no collection {collection!r} in the index at {location}; create it with "
+        f"`ragwright collections create {collection}`"
+    )
 
 
 def _last_of_each(batch: Sequence[DocumentWrite]) -> list[DocumentWrite]:
