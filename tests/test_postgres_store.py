@@ -27,10 +27,13 @@ from ragwright.errors import (
     StoreError,
 )
 from ragwright.filters import parse_filter
+from ragwright.index import Index
 from ragwright.models import CacheStats, Chunk, EmbeddingSpace, Hit, LedgerRow, Usage
 from ragwright.ports import Completion, DocumentWrite, TokenLogprob
+from ragwright.stores import open_backend
 from ragwright.stores.postgres import PostgresBackend, connect
 from ragwright.stores.sqlite import SQLiteStore
+from ragwright.testing import HashingEmbedder
 from ragwright.testing.backend_contract import BackendContract
 from ragwright.testing.store_contract import (
     SPACE,
@@ -437,3 +440,18 @@ def test_processes_creating_one_collection_at_once_all_succeed(pg_url: str) -> N
     assert {store.space for store in opened} == {SPACE}
     for store in opened:
         store.close()
+
+
+def test_an_index_opens_a_postgresql_url_through_the_entry_point(
+    pg_url: str, tmp_path: Path
+) -> None:
+    backend = open_backend(pg_url)
+    assert isinstance(backend, PostgresBackend) and "postgresql://" in backend.location
+    backend.close()
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "tea.md").write_text("# Tea\n\nGreen tea is steamed.\n", "utf-8")
+    with Index(pg_url, embedder=HashingEmbedder()) as kb:
+        assert kb.ingest([tmp_path / "docs"]).ok
+        [hit] = kb.search("steamed tea", mode="bm25")
+        assert hit.source.endswith("docs/tea.md")
+        assert kb.search("green tea")[0].source == hit.source
