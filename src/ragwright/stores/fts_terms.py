@@ -15,6 +15,8 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ragwright.errors import StoreError
+
 
 @dataclass(frozen=True, slots=True)
 class TermCounts:
@@ -76,3 +78,20 @@ class FTS5Terms:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def settle_tokenizer(recorded: str | None, requested: str | None, holder: str, fresh: str) -> str:
+    """The BM25 tokenizer of an index or collection (``holder``): the recorded one, else the
+    requested one, else the default. Asking for another than the recorded one is a
+    `StoreError` telling to re-index into ``fresh`` (the stored terms are the recorded one's)."""
+    from ragwright.stores.sqlite.schema import FTS_TOKENIZER, FTS_TOKENIZERS
+
+    if recorded and requested and requested != recorded:
+        raise StoreError(
+            f"this {holder}'s BM25 tokenizer is {recorded!r}, not {requested!r}; it is fixed "
+            f"when the {holder} is created (re-index into {fresh} to change it)"
+        )
+    chosen = recorded or requested or FTS_TOKENIZER
+    if chosen not in FTS_TOKENIZERS:
+        raise StoreError(f"unknown BM25 tokenizer {chosen!r}; choose one of {FTS_TOKENIZERS}")
+    return chosen

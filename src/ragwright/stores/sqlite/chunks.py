@@ -8,13 +8,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ragwright.models import Chunk
+from ragwright.stores.rows import chunk_from_row
 from ragwright.stores.sqlite.database import Database
-from ragwright.stores.sqlite.rows import (
-    CHUNK_COLUMNS,
-    IDS_PER_QUERY,
-    PAIRS_PER_QUERY,
-    chunk_from_row,
-)
+from ragwright.stores.sqlite.rows import CHUNK_COLUMNS, IDS_PER_QUERY, PAIRS_PER_QUERY
 
 
 class SQLiteChunks:
@@ -28,7 +24,7 @@ class SQLiteChunks:
             rows = self._db.query(
                 f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.id IN ({marks})", batch
             )
-            found.update((row[1], chunk_from_row(row)) for row in rows)
+            found.update((row[0], chunk_from_row(row)) for row in rows)
         return found
 
     def chunks_of(self, document_id: str) -> list[Chunk]:
@@ -93,6 +89,6 @@ class SQLiteChunks:
             params = [value for pair in some for value in pair]
             rows = self._db.query(f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE {where}", params)
             for row in rows:
-                for key in requested_as[(row[2], row[3])]:
+                for key in requested_as[(row[1], row[2])]:
                     found[key] = chunk_from_row(row)
         return found

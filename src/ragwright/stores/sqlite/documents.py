@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from types import MappingProxyType
-
 from ragwright.filters import Filter
 from ragwright.models import Document, DocumentInfo
+from ragwright.stores.rows import document_from_row, document_info_from_row
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.filters import Params, compile_filter
-from ragwright.stores.sqlite.rows import section_from_json
 
 
 class SQLiteDocuments:
@@ -20,16 +17,7 @@ class SQLiteDocuments:
             "SELECT id, source, content, metadata, sections FROM documents WHERE id = ?",
             (document_id,),
         )
-        if not rows:
-            return None
-        id_, source, content, metadata, sections = rows[0]
-        return Document(
-            id=id_,
-            source=source,
-            content=content,
-            metadata=MappingProxyType(json.loads(metadata)),
-            sections=tuple(section_from_json(s) for s in json.loads(sections)),
-        )
+        return document_from_row(rows[0]) if rows else None
 
     def find_document(self, source: str) -> Document | None:
         rows = self._db.query("SELECT id FROM documents WHERE source = ?", (source,))
@@ -46,17 +34,7 @@ class SQLiteDocuments:
             f"d.metadata FROM documents d WHERE {condition} ORDER BY d.source",
             params,
         )
-        return [
-            DocumentInfo(
-                id=r[0],
-                source=r[1],
-                content_hash=r[2],
-                chunk_count=r[3],
-                char_count=r[4],
-                metadata=MappingProxyType(json.loads(r[5])),
-            )
-            for r in rows
-        ]
+        return [document_info_from_row(row) for row in rows]
 
     def fingerprints(self) -> dict[str, str]:
         """Source → fingerprint of every stored document: what ingest compares to skip work."""

@@ -3,8 +3,6 @@ its in-memory cache, `KeywordMatrix`), both with filters applied inside SQLite f
 
 from __future__ import annotations
 
-from types import MappingProxyType
-
 import numpy as np
 import numpy.typing as npt
 
@@ -14,10 +12,11 @@ from ragwright.models import Arm, EmbeddingSpace, Hit, Scale
 from ragwright.ports import Vectors
 from ragwright.stores.fts_query import match_expression, query_terms
 from ragwright.stores.fts_terms import FTS5Terms
+from ragwright.stores.rows import hit_from_row
 from ragwright.stores.sqlite.documents import condition_for
 from ragwright.stores.sqlite.filters import compile_filter
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
-from ragwright.stores.sqlite.rows import CHUNK_COLUMNS, chunk_from_row
+from ragwright.stores.sqlite.rows import CHUNK_COLUMNS, ROWID
 from ragwright.stores.sqlite.settings import SQLiteSettings
 from ragwright.stores.sqlite.vector_matrix import VectorMatrix
 
@@ -102,22 +101,13 @@ class SQLiteSearch(SQLiteSettings):
             f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.rowid IN ({marks})",
             [rowid for rowid, _ in scored],
         )
-        by_rowid = {row[0]: row for row in rows}
+        by_rowid = {row[ROWID]: row for row in rows}
         hits = []
         for rank, (rowid, score) in enumerate(scored, start=1):
             row = by_rowid.get(rowid)
             if row is None:  # deleted between the ranking and this read
                 continue
-            hits.append(
-                Hit(
-                    chunk=chunk_from_row(row),
-                    score=score,
-                    scale=scale,
-                    arms=frozenset({arm}),
-                    source=row[8],
-                    arm_ranks=MappingProxyType({arm: rank}),
-                )
-            )
+            hits.append(hit_from_row(row, score, scale, arm, rank))
         return hits
 
     def _current_matrix(self, space: EmbeddingSpace, generation: int) -> VectorMatrix:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict
-
 from ragwright.errors import EmbeddingSpaceMismatch
 from ragwright.models import EmbeddingSpace
+from ragwright.stores.rows import space_from_json, space_json
 from ragwright.stores.sqlite.database import Database
 
 
@@ -35,8 +33,7 @@ class SQLiteSettings:
         """The recorded embedding space. Once recorded it never changes, so it is read from
         the database only until it exists (every search asks for it)."""
         if self._space is None:
-            raw = self.get_setting("embedding_space")
-            self._space = EmbeddingSpace(**json.loads(raw)) if raw else None
+            self._space = space_from_json(self.get_setting("embedding_space"))
         return self._space
 
     def bind_space(self, space: EmbeddingSpace) -> None:
@@ -44,6 +41,6 @@ class SQLiteSettings:
         with self._db.lock:
             recorded = self.space
             if recorded is None:
-                self.set_setting("embedding_space", json.dumps(asdict(space), sort_keys=True))
+                self.set_setting("embedding_space", space_json(space))
             elif not recorded.compatible_with(space):
                 raise EmbeddingSpaceMismatch(recorded.describe(), space.describe())

@@ -16,14 +16,12 @@ from pathlib import Path
 from ragwright.errors import StoreError
 from ragwright.models import EmbeddingSpace, StoreStats
 from ragwright.stores.fts_query import STOP_WORDS
-from ragwright.stores.fts_terms import FTS5Terms
+from ragwright.stores.fts_terms import FTS5Terms, settle_tokenizer
 from ragwright.stores.sqlite.chunks import SQLiteChunks
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.documents import SQLiteDocuments
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
 from ragwright.stores.sqlite.schema import (
-    FTS_TOKENIZER,
-    FTS_TOKENIZERS,
     META_DDL,
     SCHEMA_VERSION,
     ddl,
@@ -105,15 +103,7 @@ class SQLiteStore(SQLiteWrites, SQLiteSearch, SQLiteDocuments, SQLiteChunks):
 
     def _fts_tokenizer(self, requested: str | None) -> str:
         recorded = self.get_setting("fts_tokenizer")
-        if recorded and requested and requested != recorded:
-            raise StoreError(
-                f"this index's BM25 tokenizer is {recorded!r}, not {requested!r}; it is fixed "
-                "when the index is created (re-index into a new directory to change it)"
-            )
-        chosen = recorded or requested or FTS_TOKENIZER
-        if chosen not in FTS_TOKENIZERS:
-            raise StoreError(f"unknown BM25 tokenizer {chosen!r}; choose one of {FTS_TOKENIZERS}")
-        return chosen
+        return settle_tokenizer(recorded, requested, "index", "a new directory")
 
     def _check_schema_version(self) -> None:
         found = self.get_setting("schema_version")

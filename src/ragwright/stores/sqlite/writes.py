@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict
 
 import numpy as np
 
@@ -13,7 +12,7 @@ from ragwright.errors import StoreError
 from ragwright.models import Chunk, Document, EmbeddingSpace
 from ragwright.ports import DocumentWrite, Vectors
 from ragwright.stores.checks import check_write
-from ragwright.stores.sqlite.rows import dump_json
+from ragwright.stores.rows import dump_json, sections_json
 from ragwright.stores.sqlite.settings import SQLiteSettings
 
 _Row = tuple[object, ...]
@@ -79,7 +78,7 @@ def _rows(item: DocumentWrite, space: EmbeddingSpace) -> tuple[_Row, list[_Row]]
         document.content_hash,
         item.fingerprint or document.content_hash,
         dump_json(document.metadata, document.source),
-        json.dumps([asdict(s) for s in document.sections]),
+        json.dumps(sections_json(document)),
     )
     as_float32 = np.ascontiguousarray(vectors, dtype="<f4")
     chunk_rows: list[_Row] = []

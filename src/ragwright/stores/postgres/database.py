@@ -1,0 +1,51 @@
+"""One collection's schema on the backend's pool: what every part of `PostgresStore` runs
+its statements through, as the SQLite store's parts share `Database`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from psycopg.sql import SQL, Composed, Identifier
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+
+    from ragwright.stores.postgres.backend import PostgresBackend
+
+T = TypeVar("T")
+
+
+class SchemaDatabase:
+    """Statements over the schema ``schema``, each call one transaction of ``backend``
+    (retried whole on a transient failure, see `PostgresBackend.run`)."""
+
+    def __init__(self, backend: PostgresBackend, schema: str) -> None:
+        self.backend = backend
+        self.schema = schema
+        self.identifier = Identifier(schema)
+        self._statements: dict[str, Composed] = {}
+
+    def sql(self, text: str) -> Composed:
+        """``text`` with ``{s}`` naming the schema (composed once per text)."""
+        statement = self._statements.get(text)
+        if statement is None:
+            statement = SQL(text).format(s=self.identifier)
+            self._statements[text] = statement
+        return statement
+
+    def run(self, work: Callable[[Connection[Any]], T], what: str) -> T:
+        """``work`` in one transaction; ``what`` names it in errors."""
+        return self.backend.run(work, what)
+
+    def query(self, statement: str | Composed, params: Sequence[object] = ()) -> list[Any]:
+        """The rows of one statement (``str``: composed by `sql`)."""
+        composed = self.sql(statement) if isinstance(statement, str) else statement
+        return self.run(lambda conn: conn.execute(composed, params).fetchall(), "reading the index")
+
+    def setting(self, conn: Connection[Any], key: str) -> str | None:
+        """A setting, read in ``conn``'s transaction."""
+        row = conn.execute(
+            self.sql("SELECT value FROM {s}.settings WHERE key = %s"), (key,)
+        ).fetchone()
+        return str(row[0]) if row else None

@@ -1,0 +1,45 @@
+"""Documents: by id or source, listed with their counts, and the fingerprints ingest compares."""
+
+from __future__ import annotations
+
+from psycopg import sql
+
+from ragwright.filters import Filter
+from ragwright.models import Document, DocumentInfo
+from ragwright.stores.postgres.database import SchemaDatabase
+from ragwright.stores.postgres.filters import FilterCompiler
+from ragwright.stores.rows import document_from_row, document_info_from_row
+
+
+class PostgresDocuments:
+    _db: SchemaDatabase
+    _filters: FilterCompiler
+
+    def get_document(self, document_id: str) -> Document | None:
+        rows = self._db.query(
+            "SELECT id, source, content, metadata, sections FROM {s}.documents WHERE id = %s",
+            (document_id,),
+        )
+        return document_from_row(rows[0]) if rows else None
+
+    def find_document(self, source: str) -> Document | None:
+        rows = self._db.query("SELECT id FROM {s}.documents WHERE source = %s", (source,))
+        return self.get_document(rows[0][0]) if rows else None
+
+    def list_documents(self, where: Filter | None = None) -> list[DocumentInfo]:
+        """Stored documents by source; with a filter, those having a chunk that matches."""
+        condition, params = self._filters.compile(where)
+        if where is not None:
+            condition = sql.SQL("d.id IN (SELECT c.document_id FROM {}.chunks c WHERE {})").format(
+                self._db.identifier, condition
+            )
+        statement = sql.SQL(
+            "SELECT d.id, d.source, d.content_hash, "
+            "(SELECT count(*) FROM {s}.chunks c WHERE c.document_id = d.id), length(d.content), "
+            "d.metadata FROM {s}.documents d WHERE {condition} ORDER BY d.source"
+        ).format(s=self._db.identifier, condition=condition)
+        return [document_info_from_row(row) for row in self._db.query(statement, params)]
+
+    def fingerprints(self) -> dict[str, str]:
+        """Source → fingerprint of every stored document: what ingest compares to skip work."""
+        return dict(self._db.query("SELECT source, fingerprint FROM {s}.documents"))

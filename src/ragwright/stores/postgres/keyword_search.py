@@ -1,0 +1,66 @@
+"""Keyword search: FTS5's BM25 (k1 1.2, b 0.75, FTS5's idf), computed in SQL over the
+postings with terms from FTS5's own tokenizer, so scores equal the SQLite store's."""
+
+from __future__ import annotations
+
+from ragwright.filters import Filter
+from ragwright.models import Arm, Hit, Scale
+from ragwright.stores.fts_query import query_terms
+from ragwright.stores.fts_terms import FTS5Terms
+from ragwright.stores.postgres.database import SchemaDatabase
+from ragwright.stores.postgres.filters import FilterCompiler
+from ragwright.stores.postgres.rows import hits, ranked
+from ragwright.stores.sqlite.keyword_matrix import K1, B
+
+
+class PostgresKeywordSearch:
+    _db: SchemaDatabase
+    _filters: FilterCompiler
+    _terms: FTS5Terms
+    _stop_words: frozenset[str]
+
+    def keyword_search(self, query: str, top_k: int, where: Filter | None = None) -> list[Hit]:
+        """FTS5's BM25 over the postings, best first; scores are positive."""
+        condition, params = self._filters.compile(where)
+        words = query_terms(query, self._stop_words)
+        if top_k <= 0 or not words:
+            return []
+        terms = self._terms.terms(" ".join(words))
+        if not terms:
+            return []
+        statement = ranked(self._db.identifier, _bm25(where is not None), condition)
+        arguments = [list(terms), list(terms.values()), *params, top_k]
+        rows = self._db.run(
+            lambda conn: conn.execute(statement, arguments).fetchall(), "keyword search"
+        )
+        return hits(rows, Scale.BM25, Arm.BM25)
+
+
+def _bm25(filtered: bool) -> str:
+    """FTS5's bm25(): for a term in ``hits`` of ``rows`` chunks, ``idf = ln((rows - hits
+    + 0.5) / (hits + 0.5))`` floored at 1e-6; a chunk of ``dl`` tokens with ``tf`` of them
+    scores ``idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))``, summed over the
+    query's terms (counted as often as they occur in the query). Document frequencies are
+    counted live (one index range per query term); the chunk count and average length come
+    from the striped counters. A filter restricts the postings to the matching chunks first,
+    so a selective filter reads few postings. A ranking for `ranked`."""
+    restrict, join = "", ""
+    if filtered:
+        restrict = ", allowed AS MATERIALIZED (SELECT c.id FROM {s}.chunks c WHERE {where})"
+        join = "JOIN allowed a ON a.id = p.chunk_id "
+    return (
+        "WITH q AS (SELECT * FROM unnest(%s::text[], %s::int[]) AS q(term, qtf)), "
+        "n AS MATERIALIZED (SELECT sum(chunks)::float8 AS rows, "
+        f"  {K1 * (1 - B)!r}::float8 AS base, {K1 * B!r}::float8 / "
+        "  greatest(sum(tokens)::float8 / greatest(sum(chunks), 1), 1e-9) AS slope "
+        "  FROM {s}.bm25_stats), "
+        "df AS MATERIALIZED (SELECT q.term, q.qtf, "
+        "  (SELECT count(*) FROM {s}.postings p WHERE p.term = q.term) AS hits FROM q), "
+        f"w AS MATERIALIZED (SELECT df.term, df.qtf * {K1 + 1!r}::float8 * "
+        "  greatest(ln((n.rows - df.hits + 0.5) / (df.hits + 0.5)), 1e-6) AS weight "
+        f"  FROM df, n WHERE df.hits > 0){restrict} "
+        "SELECT p.chunk_id AS id, "
+        "sum(w.weight * p.tf / (p.tf + n.base + n.slope * p.dl)) AS score "
+        f"FROM w JOIN {{s}}.postings p ON p.term = w.term {join}CROSS JOIN n "
+        "GROUP BY p.chunk_id ORDER BY score DESC, p.chunk_id LIMIT %s"
+    )

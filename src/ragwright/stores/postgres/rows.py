@@ -1,0 +1,51 @@
+"""PostgreSQL rows: the chunk columns every read selects, a ranking joined to the rows it
+ranks, hits from them, and values as ``jsonb`` (the conversions themselves are every store's:
+`ragwright.stores.rows`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+from ragwright.errors import StoreError
+from ragwright.models import Arm, Hit, Scale
+from ragwright.stores.rows import dump_json, hit_from_row
+
+#: The columns `ragwright.stores.rows.chunk_from_row` reads, over chunks ``c`` joined to
+#: their documents ``d``.
+CHUNK_COLUMNS = "c.id, c.document_id, c.idx, c.text, c.char_start, c.char_end, c.metadata, d.source"
+#: Where a ranked row's score stands (after `CHUNK_COLUMNS`).
+SCORE = 8
+
+
+def ranked(schema: sql.Identifier, ranking: str, condition: sql.Composable) -> sql.Composed:
+    """A ranking (a query over chunks c selecting id and score, with the filter in
+    ``{where}``) joined to the rows it ranks, best first, in one statement."""
+    return sql.SQL(
+        "WITH ranked AS MATERIALIZED (" + ranking + ") "
+        f"SELECT {CHUNK_COLUMNS}, r.score FROM ranked r "
+        "JOIN {s}.chunks c ON c.id = r.id JOIN {s}.documents d ON d.id = c.document_id "
+        "ORDER BY r.score DESC, c.id"
+    ).format(s=schema, where=condition)
+
+
+def hits(rows: list[Any], scale: Scale, arm: Arm) -> list[Hit]:
+    """The hits of `ranked` rows, in their order."""
+    return [
+        hit_from_row(row, float(row[SCORE]), scale, arm, rank)
+        for rank, row in enumerate(rows, start=1)
+    ]
+
+
+def jsonb(value: object, source: str) -> Jsonb:
+    """``value`` as jsonb, serialized now so a bad value is refused before the transaction."""
+    text = dump_json(value, source, allow_nan=False)
+    if "\\u0000" in text:
+        raise StoreError(f"{source}: PostgreSQL jsonb cannot hold NUL characters")
+    return Jsonb(text, dumps=_verbatim)
+
+
+def _verbatim(text: Any) -> str:
+    return str(text)

@@ -1,0 +1,142 @@
+"""The ``settings`` table: a collection's settings, the embedding space its vectors live in
+(binding it adds the vector column and the HNSW index), and opening the schema: created if
+need be, its version checked, its BM25 tokenizer settled."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from psycopg import sql
+
+from ragwright.errors import EmbeddingSpaceMismatch, StoreError, UnknownCollection
+from ragwright.models import DEFAULT_COLLECTION, EmbeddingSpace
+from ragwright.stores.fts_terms import settle_tokenizer
+from ragwright.stores.postgres.backend import lock_schema
+from ragwright.stores.postgres.database import SchemaDatabase
+from ragwright.stores.postgres.schema import (
+    HNSW_MAX_DIMENSION,
+    SCHEMA_VERSION,
+    ddl,
+    hnsw_ddl,
+    vector_ddl,
+)
+from ragwright.stores.rows import space_from_json, space_json
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+
+
+class PostgresSettings:
+    """Key/value settings; the embedding space is one of them, recorded once."""
+
+    _db: SchemaDatabase
+    _space: EmbeddingSpace | None
+
+    def get_setting(self, key: str) -> str | None:
+        return self._db.run(lambda conn: self._db.setting(conn, key), "reading a setting")
+
+    def set_setting(self, key: str, value: str) -> None:
+        def work(conn: Connection[Any]) -> None:
+            conn.execute(
+                self._db.sql("INSERT INTO {s}.settings VALUES (%s, %s) "
+                             "ON CONFLICT (key) DO UPDATE SET value = excluded.value "
+                             "WHERE {s}.settings.value IS DISTINCT FROM excluded.value"),
+                (key, value),
+            )  # fmt: skip
+
+        self._db.run(work, f"writing the setting {key!r}")
+
+    @property
+    def space(self) -> EmbeddingSpace | None:
+        """The recorded embedding space; read from the database until it exists (once
+        recorded it never changes)."""
+        if self._space is None:
+            self._space = space_from_json(self.get_setting("embedding_space"))
+        return self._space
+
+    def bind_space(self, space: EmbeddingSpace) -> None:
+        """Record the collection's embedding space — and add its vector column and HNSW
+        index — or check that ``space`` is the recorded one."""
+        recorded = self.space
+        if recorded is None:
+            recorded = self._db.run(lambda conn: self._bind(conn, space), "binding the space")
+            self._space = recorded
+        if not recorded.compatible_with(space):
+            raise EmbeddingSpaceMismatch(recorded.describe(), space.describe())
+
+    def _bind(self, conn: Connection[Any], space: EmbeddingSpace) -> EmbeddingSpace:
+        lock_schema(conn, self._db.schema)
+        recorded = space_from_json(self._db.setting(conn, "embedding_space"))
+        if recorded is not None:  # another process bound it first
+            return recorded
+        conn.execute(
+            self._db.sql("INSERT INTO {s}.settings VALUES ('embedding_space', %s)"),
+            (space_json(space),),
+        )
+        conn.execute(vector_ddl(self._db.schema, space.dimension))
+        if space.dimension <= HNSW_MAX_DIMENSION:
+            conn.execute(self._hnsw_ddl())
+        return space
+
+    def drop_vector_index(self) -> None:
+        """Drop the HNSW index, e.g. before a bulk load (searches are exact meanwhile, and
+        slow on a large collection); `create_vector_index` builds it again."""
+        statement = self._db.sql("DROP INDEX IF EXISTS {s}.chunks_embedding_hnsw")
+        self._db.run(lambda conn: conn.execute(statement), "dropping the vector index")
+
+    def create_vector_index(self) -> None:
+        """Build the HNSW index if it is missing (after `drop_vector_index` and a bulk load)."""
+        space = self.space
+        if space is None or space.dimension > HNSW_MAX_DIMENSION:
+            return
+        statement = self._hnsw_ddl()
+        self._db.run(lambda conn: conn.execute(statement), "building the vector index")
+
+    def _hnsw_ddl(self) -> sql.Composed:
+        backend = self._db.backend
+        return hnsw_ddl(self._db.schema, backend.hnsw_m, backend.hnsw_ef_construction)
+
+
+def open_schema(
+    db: SchemaDatabase, conn: Connection[Any], collection: str, create: bool, requested: str | None
+) -> str:
+    """Create the collection's schema if need be (once, whoever else is creating it), check
+    its version and settle the BM25 tokenizer (returned); all in ``conn``'s transaction."""
+    found = conn.execute("SELECT to_regclass(%s)", (f"{db.schema}.settings",)).fetchone()
+    if found is None or found[0] is None:
+        if not create:
+            raise _missing(collection, db.backend.display_url)
+        lock_schema(conn, db.schema)
+        conn.execute(ddl(db.schema))
+        conn.execute(
+            db.sql("INSERT INTO {s}.settings VALUES ('schema_version', %s) "
+                   "ON CONFLICT DO NOTHING"),
+            (str(SCHEMA_VERSION),),
+        )  # fmt: skip
+    version = db.setting(conn, "schema_version")
+    if version is None or int(version) != SCHEMA_VERSION:
+        raise StoreError(
+            f"collection {collection!r} has schema version {version}, which this "
+            f"ragwright does not support (expects {SCHEMA_VERSION}); re-index into a new "
+            "collection"
+        )
+    recorded = db.setting(conn, "fts_tokenizer")
+    chosen = settle_tokenizer(recorded, requested, "collection", "a new one")
+    if recorded is None:
+        conn.execute(
+            db.sql("INSERT INTO {s}.settings VALUES ('fts_tokenizer', %s) "
+                   "ON CONFLICT DO NOTHING"),
+            (chosen,),
+        )  # fmt: skip
+    return chosen
+
+
+def _missing(collection: str, location: str) -> StoreError:
+    if collection == DEFAULT_COLLECTION:
+        return StoreError(
+            f"no index at {location}; create one with `ragwright ingest PATH --index {location}`"
+        )
+    return UnknownCollection(
+        f"no collection {collection!r} in the index at {location}; create it with "
+        f"`ragwright collections create {collection}`"
+    )

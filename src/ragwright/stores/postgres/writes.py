@@ -1,0 +1,238 @@
+"""Writes: a batch of whole documents in one transaction (binary COPY of documents, chunks
+and BM25 postings, each document replacing any stored one with its id or source, the BM25
+counters moved with them), and deletes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from psycopg import sql
+
+from ragwright.errors import StoreError
+from ragwright.models import Chunk, Document, EmbeddingSpace
+from ragwright.ports import DocumentWrite, Vectors
+from ragwright.stores.checks import check_write
+from ragwright.stores.fts_terms import FTS5Terms
+from ragwright.stores.postgres.rows import jsonb
+from ragwright.stores.postgres.schema import STAT_SLOTS
+from ragwright.stores.postgres.settings import PostgresSettings
+from ragwright.stores.rows import sections_json
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+
+_Row = tuple[object, ...]
+
+#: Writers (and deleters) of the same documents queue here, in one order (no deadlock),
+#: instead of failing on each other's unique keys.
+_LOCK_KEYS = (
+    "SELECT pg_advisory_xact_lock(k) FROM "
+    "(SELECT DISTINCT hashtextextended(x, 0) AS k FROM unnest(%s::text[]) AS x) t "
+    "ORDER BY k"
+)
+_DELETE_CHUNKS = (
+    "WITH gone AS (DELETE FROM {s}.chunks WHERE document_id = ANY(%s) "
+    "RETURNING tokens) SELECT count(*), coalesce(sum(tokens), 0) FROM gone"
+)
+_DOCUMENT_COPY = (
+    ("id", "text"), ("source", "text"), ("content", "text"), ("content_hash", "text"),
+    ("fingerprint", "text"), ("metadata", "jsonb"), ("sections", "jsonb"),
+)  # fmt: skip
+_CHUNK_COPY = (
+    ("id", "text"), ("document_id", "text"), ("idx", "int4"), ("text", "text"),
+    ("char_start", "int4"), ("char_end", "int4"), ("metadata", "jsonb"), ("tokens", "int4"),
+    ("embedding", "vector"),
+)  # fmt: skip
+_POSTING_COPY = (
+    ("term", "text"), ("chunk_id", "text"), ("document_id", "text"), ("tf", "int4"),
+    ("dl", "int4"),
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class _Rows:
+    """One document's rows, ready to copy in."""
+
+    document: _Row
+    chunks: list[_Row]
+    postings: list[_Row]
+    tokens: int
+
+
+class PostgresWrites(PostgresSettings):
+    _terms: FTS5Terms
+
+    def upsert(
+        self,
+        document: Document,
+        chunks: Sequence[Chunk],
+        vectors: Vectors,
+        fingerprint: str = "",
+    ) -> None:
+        """Insert or replace one document with its chunks, atomically."""
+        self.write([DocumentWrite(document, chunks, vectors, fingerprint)])
+
+    def write(self, batch: Sequence[DocumentWrite]) -> None:
+        """Insert or replace the documents of ``batch`` in one transaction. Each replaces any
+        stored document with its id or its source; within the batch a later document replaces
+        an earlier one the same way."""
+        if not batch:
+            return
+        space = self.space
+        if space is None:
+            raise StoreError("bind an embedding space (bind_space) before writing")
+        for item in batch:
+            _check(item, space)
+        rows = self._rows(_last_of_each(batch))
+        ids = [item.document.id for item in batch]
+        sources = [item.document.source for item in batch]
+        self._db.run(lambda conn: self._write(conn, ids, sources, rows), "writing documents")
+
+    def delete(self, document_id: str) -> bool:
+        """Delete a document and everything derived from it. True when it existed."""
+        return self.delete_many([document_id]) == 1
+
+    def delete_many(self, document_ids: Iterable[str]) -> int:
+        """Delete documents by id in one transaction; returns how many existed."""
+        ids = list(dict.fromkeys(document_ids))
+        if not ids:
+            return 0
+
+        def work(conn: Connection[Any]) -> int:
+            conn.execute(_LOCK_KEYS, (ids,))
+            documents, chunks, tokens = self._delete(conn, ids)
+            self._count(conn, -chunks, -tokens)
+            return documents
+
+        return self._db.run(work, "deleting documents")
+
+    def _rows(self, batch: list[DocumentWrite]) -> list[_Rows]:
+        texts = [
+            _indexed_text(chunk, {**item.document.metadata, **chunk.metadata})
+            for item in batch
+            for chunk in item.chunks
+        ]
+        counted = iter(self._terms.count(texts))
+        prepared = []
+        for item in batch:
+            document = item.document
+            vectors = np.ascontiguousarray(item.vectors, dtype=np.float32)
+            chunk_rows: list[_Row] = []
+            posting_rows: list[_Row] = []
+            tokens = 0
+            for chunk, vector in zip(item.chunks, vectors, strict=True):
+                counts = next(counted)
+                tokens += counts.length
+                metadata = {**document.metadata, **chunk.metadata}
+                chunk_rows.append(
+                    (chunk.id, document.id, chunk.index, chunk.text, chunk.char_start,
+                     chunk.char_end, jsonb(metadata, document.source), counts.length, vector)
+                )  # fmt: skip
+                posting_rows.extend(
+                    (term, chunk.id, document.id, tf, counts.length)
+                    for term, tf in counts.terms.items()
+                )
+            document_row = (
+                document.id,
+                document.source,
+                document.content,
+                document.content_hash,
+                item.fingerprint or document.content_hash,
+                jsonb(document.metadata, document.source),
+                jsonb(sections_json(document), document.source),
+            )
+            prepared.append(_Rows(document_row, chunk_rows, posting_rows, tokens))
+        return prepared
+
+    def _write(
+        self, conn: Connection[Any], ids: list[str], sources: list[str], rows: list[_Rows]
+    ) -> None:
+        conn.execute(_LOCK_KEYS, (ids + sources,))
+        old = [
+            r[0]
+            for r in conn.execute(
+                self._db.sql("SELECT id FROM {s}.documents WHERE id = ANY(%s) OR source = ANY(%s)"),
+                (ids, sources),
+            )
+        ]
+        removed_chunks = removed_tokens = 0
+        if old:
+            _, removed_chunks, removed_tokens = self._delete(conn, old)
+        self._copy(conn, "documents", _DOCUMENT_COPY, [r.document for r in rows])
+        self._copy(conn, "chunks", _CHUNK_COPY, [c for r in rows for c in r.chunks])
+        self._copy(conn, "postings", _POSTING_COPY, [p for r in rows for p in r.postings])
+        added_chunks = sum(len(r.chunks) for r in rows)
+        added_tokens = sum(r.tokens for r in rows)
+        self._count(conn, added_chunks - removed_chunks, added_tokens - removed_tokens)
+
+    def _delete(self, conn: Connection[Any], ids: list[str]) -> tuple[int, int, int]:
+        """Delete these documents with their chunks and postings: how many (documents,
+        chunks, chunk tokens) there were."""
+        conn.execute(self._db.sql("DELETE FROM {s}.postings WHERE document_id = ANY(%s)"), (ids,))
+        removed = conn.execute(self._db.sql(_DELETE_CHUNKS), (ids,)).fetchone()
+        assert removed is not None
+        documents = conn.execute(
+            self._db.sql("DELETE FROM {s}.documents WHERE id = ANY(%s)"), (ids,)
+        ).rowcount
+        return documents, int(removed[0]), int(removed[1])
+
+    def _copy(
+        self,
+        conn: Connection[Any],
+        table: str,
+        columns: tuple[tuple[str, str], ...],
+        rows: list[_Row],
+    ) -> None:
+        if not rows:
+            return
+        statement = sql.SQL("COPY {}.{} ({}) FROM STDIN (FORMAT BINARY)").format(
+            self._db.identifier,
+            sql.Identifier(table),
+            sql.SQL(", ").join(sql.Identifier(name) for name, _ in columns),
+        )
+        with conn.cursor().copy(statement) as copy:
+            copy.set_types([kind for _, kind in columns])
+            for row in rows:
+                copy.write_row(row)
+
+    def _count(self, conn: Connection[Any], chunks: int, tokens: int) -> None:
+        """Move the BM25 counters, last in the transaction: the counter row is then held only
+        while committing, so writers sharing a row wait briefly and never deadlock."""
+        if chunks or tokens:
+            conn.execute(
+                self._db.sql("UPDATE {s}.bm25_stats SET chunks = chunks + %s, "
+                             "tokens = tokens + %s "
+                             f"WHERE slot = pg_backend_pid() %% {STAT_SLOTS}"),
+                (chunks, tokens),
+            )  # fmt: skip
+
+
+def _check(item: DocumentWrite, space: EmbeddingSpace) -> None:
+    """Refuse what every store refuses, and text PostgreSQL cannot hold."""
+    check_write(item, space)
+    if "\x00" in item.document.content or "\x00" in item.document.source:
+        raise StoreError(f"{item.document.source}: PostgreSQL text cannot hold NUL characters")
+
+
+def _last_of_each(batch: Sequence[DocumentWrite]) -> list[DocumentWrite]:
+    """The documents that survive the batch: one replaced by a later document with its id or
+    source is dropped (in batch order, as if written one by one)."""
+    ids: set[str] = set()
+    sources: set[str] = set()
+    kept: list[DocumentWrite] = []
+    for item in reversed(batch):
+        if item.document.id not in ids and item.document.source not in sources:
+            kept.append(item)
+        ids.add(item.document.id)
+        sources.add(item.document.source)
+    return kept[::-1]
+
+
+def _indexed_text(chunk: Chunk, metadata: dict[str, Any]) -> str:
+    """What BM25 indexes: the text after the header of the table it continues, exactly as the
+    SQLite store's FTS5 trigger builds it from the merged metadata."""
+    header = metadata.get("table_header")
+    return f"{header}\n{chunk.text}" if isinstance(header, str) else chunk.text
