@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from ragwright._plugins import plugins
+from ragwright.config import Config
 from ragwright.errors import ConfigError
 from ragwright.ports import StoreBackend
 
@@ -37,8 +39,10 @@ def is_url(location: str | Path) -> bool:
     return isinstance(location, str) and _URL.match(location) is not None
 
 
-def open_backend(location: str | Path) -> StoreBackend:
-    """The backend of the index at ``location`` (a directory or a store URL)."""
+def open_backend(location: str | Path, config: Config | None = None) -> StoreBackend:
+    """The backend of the index at ``location`` (a directory or a store URL), with the
+    settings of its store's table in ``config`` (``[store.postgres]`` for a PostgreSQL URL;
+    without a config, the store's defaults)."""
     name = store_name(location)
     found = plugins("ragwright.stores", "store")
     if name not in found:
@@ -48,8 +52,35 @@ def open_backend(location: str | Path) -> StoreBackend:
             "opens the embedded SQLite store)"
         )
     backend_class = found[name].load()
-    backend: StoreBackend = backend_class(location)
+    options = {} if config is None else _options(config, name, backend_class, set(found))
+    backend: StoreBackend = backend_class(location, **options)
     return backend
+
+
+def _options(config: Config, name: str, backend_class: Any, stores: set[str]) -> dict[str, Any]:
+    """The keyword arguments of the store ``name`` (``backend_class``) in ``config``'s
+    ``[store.NAME]`` table, as that store's ``options_from_table`` reads them (a store without
+    one takes no table). ``[store]`` holds only tables named after the installed ``stores``
+    (URL schemes, in any spelling libpq accepts)."""
+    tables: dict[str, tuple[str, dict[str, Any]]] = {}
+    for key, table in config.section("store").items():
+        store = _SCHEME_ALIASES.get(key, key)
+        if store not in stores or not isinstance(table, dict):
+            raise ConfigError(
+                f"{config.where}: [store.{key}] must be the table of an installed store "
+                f"(one of {', '.join(sorted(stores))})"
+            )
+        if store in tables:
+            raise ConfigError(f"{config.where}: [store.{key}] repeats the {store} store's table")
+        tables[store] = (key, table)
+    key, table = tables.get(name, (name, {}))
+    if not table:
+        return {}
+    read = getattr(backend_class, "options_from_table", None)
+    if read is None:
+        raise ConfigError(f"{config.where}: the {name} store takes no [store.{key}] settings")
+    options: dict[str, Any] = read(table, f"{config.where} [store.{key}]")
+    return options
 
 
 _PASSWORD = re.compile(r"(?P<head>://[^/@:]*:)[^/@]*@")

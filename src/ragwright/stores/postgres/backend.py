@@ -19,12 +19,13 @@ psycopg, psycopg-pool and pgvector are imported when a backend is built: without
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from ragwright.errors import ConfigError, MissingDependencyError, StoreError
 from ragwright.models import DEFAULT_COLLECTION
+from ragwright.stores.postgres.options import PostgresOptions, check_hnsw
 from ragwright.stores.postgres.schema import INDEX_SCHEMA, collection_name, schema_name
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 INSTALL = "pip install 'ragwright[postgres]'"
+_DEFAULTS = PostgresOptions()
 #: Two-key advisory locks (a key space apart from single-key ones) serialize schema changes.
 LOCK_NAMESPACE = 0x7277  # "rw"
 
@@ -78,13 +80,13 @@ class PostgresBackend:
         self,
         url: str,
         *,
-        pool_size: int = 8,
-        retry_seconds: float = 10.0,
-        connect_timeout: float = 5.0,
-        hnsw_m: int = 16,
-        hnsw_ef_construction: int = 64,
-        hnsw_ef_search: int = 100,
-        exact_limit: int = 20_000,
+        pool_size: int = _DEFAULTS.pool_size,
+        retry_seconds: float = _DEFAULTS.retry_seconds,
+        connect_timeout: float = _DEFAULTS.connect_timeout,
+        hnsw_m: int = _DEFAULTS.hnsw_m,
+        hnsw_ef_construction: int = _DEFAULTS.hnsw_ef_construction,
+        hnsw_ef_search: int = _DEFAULTS.hnsw_ef_search,
+        exact_limit: int = _DEFAULTS.exact_limit,
     ) -> None:
         _require_driver()
         from psycopg_pool import ConnectionPool
@@ -93,8 +95,7 @@ class PostgresBackend:
         self.display_url = redact(self.url)
         for name, value in (("hnsw_m", hnsw_m), ("hnsw_ef_construction", hnsw_ef_construction),
                             ("hnsw_ef_search", hnsw_ef_search)):  # fmt: skip
-            if not isinstance(value, int) or not 1 <= value <= 1000:
-                raise ConfigError(f"{name} must be an integer from 1 to 1000, not {value!r}")
+            check_hnsw(name, value, "")
         self.hnsw_m = hnsw_m
         self.hnsw_ef_construction = hnsw_ef_construction
         self.hnsw_ef_search = hnsw_ef_search
@@ -117,6 +118,12 @@ class PostgresBackend:
             open=False,
         )
         self._pool.open(wait=False)
+
+    @staticmethod
+    def options_from_table(table: Mapping[str, object], where: str) -> dict[str, Any]:
+        """The keyword arguments a ``[store.postgres]`` table of ragwright.toml sets (see
+        `ragwright.stores.postgres.options`); ``where`` names the table in errors."""
+        return PostgresOptions.from_table(table, where).keywords()
 
     # -- lifecycle ----------------------------------------------------------------------------
 

@@ -1,0 +1,83 @@
+"""`PostgresBackend`'s settings, and the ``[store.postgres]`` table of ragwright.toml that sets
+them for an index opened by URL (``--index postgresql://…``):
+
+    [store.postgres]
+    pool_size = 8                # connections the backend's pool may open
+    retry_seconds = 10.0         # how long a transient failure is retried before a StoreError
+    connect_timeout = 5.0        # seconds, per connection attempt
+    hnsw_m = 16                  # HNSW graph degree, when a collection's index is built
+    hnsw_ef_construction = 64    # HNSW build candidate list, likewise
+    hnsw_ef_search = 100         # HNSW search candidate list, per query (at least top_k)
+    exact_limit = 20000          # candidate chunks up to which a vector search is exact
+
+Every key is optional; an unknown key or a wrong type or range is a `ConfigError` naming the
+file and the key. The HNSW build settings apply to vector indexes built from then on (a
+collection's existing index keeps the settings it was built with).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ragwright.errors import ConfigError
+
+#: pgvector takes HNSW settings that are integers in this range.
+HNSW_RANGE = (1, 1000)
+#: Of each key: its type and least value (the HNSW ones are also at most 1000).
+_RULES: dict[str, tuple[type, float]] = {
+    "pool_size": (int, 1),
+    "retry_seconds": (float, 0),
+    "connect_timeout": (float, 0.001),
+    "hnsw_m": (int, 1),
+    "hnsw_ef_construction": (int, 1),
+    "hnsw_ef_search": (int, 1),
+    "exact_limit": (int, 0),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PostgresOptions:
+    """`PostgresBackend`'s keyword arguments, with its defaults."""
+
+    pool_size: int = 8
+    retry_seconds: float = 10.0
+    connect_timeout: float = 5.0
+    hnsw_m: int = 16
+    hnsw_ef_construction: int = 64
+    hnsw_ef_search: int = 100
+    exact_limit: int = 20_000
+
+    @classmethod
+    def from_table(cls, table: Mapping[str, object], where: str) -> PostgresOptions:
+        """The options a ``[store.postgres]`` table sets (``where`` names it in errors); the
+        others keep their defaults."""
+        values: dict[str, Any] = {}
+        for key, value in table.items():
+            if key not in _RULES:
+                raise ConfigError(f"{where}: unknown key {key!r}; known: {', '.join(_RULES)}")
+            values[key] = _checked(key, value, where)
+        return cls(**values)
+
+    def keywords(self) -> dict[str, Any]:
+        """As keyword arguments of `PostgresBackend`."""
+        return asdict(self)
+
+
+def check_hnsw(name: str, value: object, where: str) -> None:
+    """A `ConfigError` unless ``value`` is an HNSW setting pgvector takes."""
+    low, high = HNSW_RANGE
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ConfigError(f"{where}{name} must be an integer from {low} to {high}, not {value!r}")
+
+
+def _checked(key: str, value: object, where: str) -> int | float:
+    kind, least = _RULES[key]
+    if key.startswith("hnsw_"):
+        check_hnsw(key, value, f"{where}: ")
+    allowed = (int,) if kind is int else (int, float)
+    if isinstance(value, bool) or not isinstance(value, allowed) or value < least:
+        what = "an integer" if kind is int else "a number"
+        raise ConfigError(f"{where}: {key} must be {what} >= {least:g}, not {value!r}")
+    return int(value) if kind is int else float(value)

@@ -1,0 +1,109 @@
+"""The ``[store.postgres]`` table of ragwright.toml: `PostgresBackend`'s settings for an index
+opened by URL, read strictly, passed through `open_backend`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragwright.config import Config, load_config
+from ragwright.errors import ConfigError
+from ragwright.stores import open_backend
+from ragwright.stores.postgres import PostgresBackend
+from ragwright.stores.postgres.options import PostgresOptions
+
+#: Nothing listens here: a test that would connect fails instead of passing by accident.
+NOWHERE = "postgresql://nobody@127.0.0.1:9/none"
+
+
+def _config(tmp_path: Path, text: str) -> Config:
+    path = tmp_path / "ragwright.toml"
+    path.write_text(text)
+    return load_config(path)
+
+
+def test_the_table_sets_the_backend_options(tmp_path: Path) -> None:
+    config = _config(
+        tmp_path,
+        "[store.postgres]\nhnsw_m = 24\nhnsw_ef_construction = 128\nhnsw_ef_search = 60\n"
+        "exact_limit = 0\npool_size = 2\nretry_seconds = 3\nconnect_timeout = 1.5\n",
+    )
+    options = PostgresBackend.options_from_table(config.section("store")["postgres"], "here")
+    assert options == {
+        "hnsw_m": 24,
+        "hnsw_ef_construction": 128,
+        "hnsw_ef_search": 60,
+        "exact_limit": 0,
+        "pool_size": 2,
+        "retry_seconds": 3.0,
+        "connect_timeout": 1.5,
+    }
+    assert isinstance(options["retry_seconds"], float)
+
+
+def test_keys_left_out_keep_the_backend_defaults() -> None:
+    options = PostgresOptions.from_table({"hnsw_ef_search": 200}, "here")
+    assert options == PostgresOptions(hnsw_ef_search=200)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("hnsw_mm = 16", r"unknown key 'hnsw_mm'; known: pool_size, .*exact_limit"),
+        ('hnsw_m = "16"', r"hnsw_m must be an integer from 1 to 1000, not '16'"),
+        ("hnsw_m = 0", r"hnsw_m must be an integer from 1 to 1000"),
+        ("hnsw_ef_search = 1001", r"hnsw_ef_search must be an integer from 1 to 1000"),
+        ("hnsw_ef_construction = 64.0", r"hnsw_ef_construction must be an integer"),
+        ("exact_limit = true", r"exact_limit must be an integer >= 0, not True"),
+        ("exact_limit = -1", r"exact_limit must be an integer >= 0"),
+        ("pool_size = 0", r"pool_size must be an integer >= 1"),
+        ('retry_seconds = "10"', r"retry_seconds must be a number >= 0"),
+        ("connect_timeout = 0", r"connect_timeout must be a number >= 0.001"),
+    ],
+)
+def test_wrong_keys_types_and_ranges_are_config_errors_naming_file_and_key(
+    tmp_path: Path, line: str, message: str
+) -> None:
+    config = _config(tmp_path, f"[store.postgres]\n{line}\n")
+    with pytest.raises(ConfigError, match=r"ragwright\.toml \[store\.postgres\]: " + message):
+        open_backend(NOWHERE, config)  # refused before any connection is tried
+
+
+def test_store_holds_only_tables_of_installed_stores(tmp_path: Path) -> None:
+    for text in ("[store.postgress]\nhnsw_m = 16\n", "[store]\npostgres = 3\n"):
+        with pytest.raises(ConfigError, match=r"must be the table of an installed store"):
+            open_backend(NOWHERE, _config(tmp_path, text))
+    both = "[store.postgres]\nhnsw_m = 16\n[store.postgresql]\nhnsw_m = 24\n"
+    with pytest.raises(ConfigError, match=r"repeats the postgresql store's table"):
+        open_backend(NOWHERE, _config(tmp_path, both))
+
+
+def test_a_store_without_settings_refuses_a_table(tmp_path: Path) -> None:
+    config = _config(tmp_path, "[store.sqlite]\nkeyword_cache = false\n")
+    with pytest.raises(ConfigError, match=r"the sqlite store takes no \[store\.sqlite\] settings"):
+        open_backend(tmp_path / "index", config)
+
+
+def test_a_directory_index_ignores_the_postgres_table(tmp_path: Path) -> None:
+    config = _config(tmp_path, "[store.postgres]\nhnsw_ef_search = 200\n")
+    backend = open_backend(tmp_path / "index", config)
+    assert backend.location == str(tmp_path / "index")
+    backend.close()
+
+
+def test_open_backend_passes_the_table_to_the_backend(tmp_path: Path, pg_url: str) -> None:
+    config = _config(tmp_path, "[store.postgres]\nhnsw_ef_search = 200\nexact_limit = 0\n")
+    backend = open_backend(pg_url, config)
+    try:
+        assert isinstance(backend, PostgresBackend)
+        assert (backend.hnsw_ef_search, backend.exact_limit) == (200, 0)
+        assert backend.hnsw_m == PostgresOptions().hnsw_m
+    finally:
+        backend.close()
+    plain = open_backend(pg_url)  # no config: the defaults
+    try:
+        assert isinstance(plain, PostgresBackend)
+        assert plain.hnsw_ef_search == PostgresOptions().hnsw_ef_search
+    finally:
+        plain.close()
