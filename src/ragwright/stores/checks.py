@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from ragwright.errors import StoreError
 from ragwright.models import EmbeddingSpace
-from ragwright.ports import DocumentWrite
+from ragwright.ports import DocumentWrite, Vectors
 
 
 def check_write(item: DocumentWrite, space: EmbeddingSpace) -> None:
@@ -25,3 +26,13 @@ def check_write(item: DocumentWrite, space: EmbeddingSpace) -> None:
             raise StoreError(f"chunk {chunk.id} belongs to another document")
         if document.content[chunk.char_start : chunk.char_end] != chunk.text:
             raise StoreError(f"chunk {chunk.id} is not an exact span of {document.source}")
+
+
+def query_vector(query: Vectors, space: EmbeddingSpace) -> npt.NDArray[np.float32]:
+    """``query`` as one float32 vector of the space's dimension (another is a `StoreError`)."""
+    vector = np.asarray(query, dtype=np.float32).reshape(-1)
+    if vector.shape[0] != space.dimension:
+        raise StoreError(
+            f"query vector has dimension {vector.shape[0]}, the index {space.dimension}"
+        )
+    return vector

@@ -16,6 +16,7 @@ from typing import Any
 
 from ragwright.errors import StoreError
 from ragwright.models import Arm, Chunk, Document, DocumentInfo, EmbeddingSpace, Hit, Scale, Section
+from ragwright.ports import DocumentWrite
 
 #: Where the document's source stands in a chunk row.
 SOURCE = 7
@@ -66,6 +67,21 @@ def document_info_from_row(row: Sequence[Any]) -> DocumentInfo:
         chunk_count=int(row[3]),
         char_count=int(row[4]),
         metadata=MappingProxyType(_decoded(row[5])),
+    )
+
+
+def document_row(item: DocumentWrite, metadata: object, sections: object) -> tuple[object, ...]:
+    """The row of ``item``'s document: (id, source, content, content_hash, fingerprint,
+    metadata, sections), the last two as the store encodes its JSON columns."""
+    document = item.document
+    return (
+        document.id,
+        document.source,
+        document.content,
+        document.content_hash,
+        item.fingerprint or document.content_hash,
+        metadata,
+        sections,
     )
 
 

@@ -17,6 +17,7 @@ from ragwright.errors import StoreError
 from ragwright.filters import Filter
 from ragwright.models import Arm, Hit, Scale
 from ragwright.ports import Vectors
+from ragwright.stores.checks import query_vector
 from ragwright.stores.postgres.filters import FilterCompiler, Params
 from ragwright.stores.postgres.rows import hits, ranked
 from ragwright.stores.postgres.schema import HNSW_MAX_DIMENSION
@@ -58,11 +59,7 @@ class PostgresVectorSearch(PostgresSettings):
         space = self.space
         if space is None or top_k <= 0:
             return []
-        vector = np.asarray(query, dtype=np.float32).reshape(-1)
-        if vector.shape[0] != space.dimension:
-            raise StoreError(
-                f"query vector has dimension {vector.shape[0]}, the index {space.dimension}"
-            )
+        vector = query_vector(query, space)
         if not np.isfinite(vector).all():
             raise StoreError("the query vector contains NaN or infinity")
         search = _VectorQuery(vector, top_k, condition, params, where is not None)

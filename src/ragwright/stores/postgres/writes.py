@@ -12,14 +12,15 @@ import numpy as np
 from psycopg import sql
 
 from ragwright.errors import StoreError
-from ragwright.models import Chunk, Document, EmbeddingSpace
-from ragwright.ports import DocumentWrite, Vectors
+from ragwright.models import Chunk, EmbeddingSpace
+from ragwright.ports import DocumentWrite
 from ragwright.stores.checks import check_write
 from ragwright.stores.fts_terms import FTS5Terms
 from ragwright.stores.postgres.rows import jsonb
 from ragwright.stores.postgres.schema import STAT_SLOTS
 from ragwright.stores.postgres.settings import PostgresSettings
-from ragwright.stores.rows import sections_json
+from ragwright.stores.rows import document_row, sections_json
+from ragwright.stores.writes import SingleWrites, bound_space
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -62,18 +63,8 @@ class _Rows:
     tokens: int
 
 
-class PostgresWrites(PostgresSettings):
+class PostgresWrites(SingleWrites, PostgresSettings):
     _terms: FTS5Terms
-
-    def upsert(
-        self,
-        document: Document,
-        chunks: Sequence[Chunk],
-        vectors: Vectors,
-        fingerprint: str = "",
-    ) -> None:
-        """Insert or replace one document with its chunks, atomically."""
-        self.write([DocumentWrite(document, chunks, vectors, fingerprint)])
 
     def write(self, batch: Sequence[DocumentWrite]) -> None:
         """Insert or replace the documents of ``batch`` in one transaction. Each replaces any
@@ -81,19 +72,13 @@ class PostgresWrites(PostgresSettings):
         an earlier one the same way."""
         if not batch:
             return
-        space = self.space
-        if space is None:
-            raise StoreError("bind an embedding space (bind_space) before writing")
+        space = bound_space(self.space)
         for item in batch:
             _check(item, space)
         rows = self._rows(_last_of_each(batch))
         ids = [item.document.id for item in batch]
         sources = [item.document.source for item in batch]
         self._db.run(lambda conn: self._write(conn, ids, sources, rows), "writing documents")
-
-    def delete(self, document_id: str) -> bool:
-        """Delete a document and everything derived from it. True when it existed."""
-        return self.delete_many([document_id]) == 1
 
     def delete_many(self, document_ids: Iterable[str]) -> int:
         """Delete documents by id in one transaction; returns how many existed."""
@@ -135,16 +120,12 @@ class PostgresWrites(PostgresSettings):
                     (term, chunk.id, document.id, tf, counts.length)
                     for term, tf in counts.terms.items()
                 )
-            document_row = (
-                document.id,
-                document.source,
-                document.content,
-                document.content_hash,
-                item.fingerprint or document.content_hash,
+            row = document_row(
+                item,
                 jsonb(document.metadata, document.source),
                 jsonb(sections_json(document), document.source),
             )
-            prepared.append(_Rows(document_row, chunk_rows, posting_rows, tokens))
+            prepared.append(_Rows(row, chunk_rows, posting_rows, tokens))
         return prepared
 
     def _write(

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from ragwright.errors import StoreError
 from ragwright.filters import Filter
 from ragwright.models import Arm, EmbeddingSpace, Hit, Scale
 from ragwright.ports import Vectors
+from ragwright.stores.checks import query_vector
 from ragwright.stores.fts_query import match_expression, query_terms
 from ragwright.stores.fts_terms import FTS5Terms
 from ragwright.stores.rows import hit_from_row
@@ -41,11 +41,7 @@ class SQLiteSearch(SQLiteSettings):
         space = self.space
         if space is None or top_k <= 0:
             return []
-        vector = np.asarray(query, dtype=np.float32).reshape(-1)
-        if vector.shape[0] != space.dimension:
-            raise StoreError(
-                f"query vector has dimension {vector.shape[0]}, the index {space.dimension}"
-            )
+        vector = query_vector(query, space)
         norm = float(np.linalg.norm(vector))
         vector = vector / norm if norm > 0 else vector
         # Ranking, filtering and reading the rows happen in one snapshot: a concurrent write

@@ -8,34 +8,22 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from ragwright.errors import StoreError
-from ragwright.models import Chunk, Document, EmbeddingSpace
-from ragwright.ports import DocumentWrite, Vectors
+from ragwright.models import EmbeddingSpace
+from ragwright.ports import DocumentWrite
 from ragwright.stores.checks import check_write
-from ragwright.stores.rows import dump_json, sections_json
+from ragwright.stores.rows import document_row, dump_json, sections_json
 from ragwright.stores.sqlite.settings import SQLiteSettings
+from ragwright.stores.writes import SingleWrites, bound_space
 
 _Row = tuple[object, ...]
 
 
-class SQLiteWrites(SQLiteSettings):
-    def upsert(
-        self,
-        document: Document,
-        chunks: Sequence[Chunk],
-        vectors: Vectors,
-        fingerprint: str = "",
-    ) -> None:
-        """Insert or replace one document with its chunks, atomically."""
-        self.write([DocumentWrite(document, chunks, vectors, fingerprint)])
-
+class SQLiteWrites(SingleWrites, SQLiteSettings):
     def write(self, batch: Sequence[DocumentWrite]) -> None:
         """Insert or replace several documents in one transaction."""
         if not batch:
             return
-        space = self.space
-        if space is None:
-            raise StoreError("bind an embedding space (bind_space) before writing")
+        space = bound_space(self.space)
         rows = [_rows(item, space) for item in batch]
         with self._db.transaction() as db:
             for item, (document_row, chunk_rows) in zip(batch, rows, strict=True):
@@ -54,10 +42,6 @@ class SQLiteWrites(SQLiteSettings):
                     chunk_rows,
                 )
 
-    def delete(self, document_id: str) -> bool:
-        """Delete a document and everything derived from it. True when it existed."""
-        return self.delete_many([document_id]) == 1
-
     def delete_many(self, document_ids: Iterable[str]) -> int:
         ids = list(document_ids)
         if not ids:
@@ -71,14 +55,8 @@ def _rows(item: DocumentWrite, space: EmbeddingSpace) -> tuple[_Row, list[_Row]]
     finite, chunks that are exact spans of this document."""
     document, chunks, vectors = item.document, item.chunks, item.vectors
     check_write(item, space)
-    document_row = (
-        document.id,
-        document.source,
-        document.content,
-        document.content_hash,
-        item.fingerprint or document.content_hash,
-        dump_json(document.metadata, document.source),
-        json.dumps(sections_json(document)),
+    row = document_row(
+        item, dump_json(document.metadata, document.source), json.dumps(sections_json(document))
     )
     as_float32 = np.ascontiguousarray(vectors, dtype="<f4")
     chunk_rows: list[_Row] = []
@@ -96,4 +74,4 @@ def _rows(item: DocumentWrite, space: EmbeddingSpace) -> tuple[_Row, list[_Row]]
                 vector.tobytes(),
             )
         )
-    return document_row, chunk_rows
+    return row, chunk_rows
