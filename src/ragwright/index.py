@@ -27,7 +27,8 @@ from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
 from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.pipeline.ingest import IngestOptions, Ingestor, IngestReport, Progress
-from ragwright.pipeline.retrieval import Retriever, SearchMode
+from ragwright.pipeline.retrieval import Retriever
+from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
 from ragwright.ports import LLM, Embedder, ResultProcessor, TokenCounter
 from ragwright.processors.chain import ResultChain
 from ragwright.query.model import QueryProcessor
@@ -260,26 +261,26 @@ class Index:
     def search(
         self,
         query: str,
+        request: SearchRequest | None = None,
         *,
-        mode: SearchMode | str = SearchMode.HYBRID,
-        top_k: int = 10,
-        where: Filter | str | None = None,
-        min_score: float | None = None,
         processors: Sequence[ResultProcessor] = (),
         query_processors: Sequence[QueryProcessor] = (),
+        **options: Unpack[SearchOptions],
     ) -> list[Hit]:
-        """Search the index. ``where`` is a `Filter` or a filter expression; ``processors``
-        (see `ragwright.processors`) run in order on the hits, checked as a `ResultChain`;
-        ``query_processors`` (see `ragwright.query`) run in order on the query first."""
+        """Search the index as ``request`` says (see `SearchRequest`: mode, top_k, filter,
+        min_score, fusion, rrf_k, arm weights and depth); keyword ``options`` change those
+        fields of it, or of the defaults (``where`` is a `Filter` or a filter expression).
+        ``processors`` (see `ragwright.processors`) run in order on the hits, checked as a
+        `ResultChain`; ``query_processors`` (see `ragwright.query`) run in order on the query
+        first."""
         chain = ResultChain(processors)  # refuses a bad order before any work
-        where = _filter(where)
-        # Arguments are checked even when there is nothing to search.
-        Retriever.check(mode=mode, top_k=top_k, where=where, min_score=min_score)
+        # Made (and so checked) even when there is nothing to search.
+        request = (request or SearchRequest()).but(**options)
         if self.store.space is None or not query.strip():
             return []
-        embedder = self._checked_embedder() if mode != SearchMode.BM25 else self.embedder
+        embedder = self.embedder if request.mode is SearchMode.BM25 else self._checked_embedder()
         retriever = Retriever(self.store, embedder, query_processors=query_processors or None)
-        hits = retriever.search(query, mode=mode, top_k=top_k, where=where, min_score=min_score)
+        hits = retriever.search(query, request)
         return chain.process(query, hits) if processors else hits
 
     def ask(self, question: str, **options: Unpack[AskOptions]) -> Answer:
