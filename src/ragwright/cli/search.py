@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
 
 from ragwright.cli._common import (
     DEFAULT_INDEX,
+    ConfigOption,
     EmbedderOption,
     IndexOption,
     JsonOption,
@@ -18,9 +19,9 @@ from ragwright.cli._common import (
     print_json,
     reports_errors,
 )
-from ragwright.filters import parse_filter
+from ragwright.config import load_config
 from ragwright.models import Hit
-from ragwright.pipeline.retrieval import SearchMode
+from ragwright.pipeline.search_request import Fusion, SearchMode, SearchRequest
 from ragwright.shapes import search_json
 from ragwright.stores.fts_query import query_terms
 
@@ -38,23 +39,60 @@ SNIPPET_CHARS = 320
 @reports_errors
 def search(
     query: Annotated[str, typer.Argument(help="What to look for.")],
-    mode: Annotated[SearchMode, typer.Option(help="Retrieval mode.")] = SearchMode.HYBRID,
-    top_k: Annotated[int, typer.Option("--top-k", "-k", help="Number of results.", min=1)] = 10,
+    mode: Annotated[
+        SearchMode | None, typer.Option(help="Retrieval mode. [default: hybrid]")
+    ] = None,
+    top_k: Annotated[
+        int | None, typer.Option("--top-k", "-k", help="Number of results. [default: 10]", min=1)
+    ] = None,
     filter_expression: FilterOption = None,
     min_score: Annotated[
         float | None,
         typer.Option(help="Drop hits scoring below this (vector or bm25 mode only)."),
     ] = None,
+    fusion: Annotated[
+        Fusion | None,
+        typer.Option(help="How hybrid search fuses its arms. [default: convex]"),
+    ] = None,
+    rrf_k: Annotated[
+        int | None, typer.Option("--rrf-k", help="The k of rrf fusion. [default: 60]", min=1)
+    ] = None,
+    bm25_weight: Annotated[
+        float | None, typer.Option(help="The BM25 arm's weight in fusion. [default: 1]", min=0)
+    ] = None,
+    vector_weight: Annotated[
+        float | None, typer.Option(help="The vector arm's weight in fusion. [default: 1]", min=0)
+    ] = None,
+    arm_depth: Annotated[
+        int | None,
+        typer.Option(
+            help="Candidates each arm fetches for fusion. [default: max(2 x top-k, 20)]", min=0
+        ),
+    ] = None,
     index: IndexOption = DEFAULT_INDEX,
     embedder: EmbedderOption = None,
+    config: ConfigOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Search the index: hybrid (BM25 and vectors fused) by default."""
-    where = parse_filter(filter_expression) if filter_expression else None
+    """Search the index: hybrid (BM25 and vectors fused) by default. The [search] table of
+    ragwright.toml sets the defaults of every option but the filter and min-score."""
+    flags: dict[str, Any] = {
+        "mode": mode,
+        "top_k": top_k,
+        "where": filter_expression or None,
+        "min_score": min_score,
+        "fusion": fusion,
+        "rrf_k": rrf_k,
+        "bm25_weight": bm25_weight,
+        "vector_weight": vector_weight,
+        "arm_depth": arm_depth,
+    }
+    defaults = SearchRequest.from_config(load_config(config))
+    request = defaults.but(**{key: value for key, value in flags.items() if value is not None})
     with open_index(index, embedder) as kb:
-        hits = kb.search(query, mode=mode, top_k=top_k, where=where, min_score=min_score)
+        hits = kb.search(query, request)
     if json_output:
-        print_json(search_json(query, mode, top_k, where, hits))
+        print_json(search_json(query, request.mode, request.top_k, request.where, hits))
         return
     if not hits:
         console.print("No results.")

@@ -7,8 +7,10 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from ragwright.index import Index
+from ragwright.pipeline.search_request import SearchRequest
 from ragwright.server.auth import require
 from ragwright.server.keys import Scope
+from ragwright.server.settings import ServerSettings
 from ragwright.server.uploads import Uploader
 
 
@@ -17,12 +19,18 @@ def _index(request: Request) -> Index:
     return index
 
 
+def _search_defaults(request: Request) -> SearchRequest:
+    settings: ServerSettings = request.app.state.settings
+    return settings.search
+
+
 def _uploader(request: Request) -> Uploader:
     uploader: Uploader = request.app.state.uploader
     return uploader
 
 
 IndexDep = Annotated[Index, Depends(_index)]
+SearchDefaults = Annotated[SearchRequest, Depends(_search_defaults)]
 UploaderDep = Annotated[Uploader, Depends(_uploader)]
 ReadKey = Annotated[str | None, Depends(require(Scope.READ))]
 WriteKey = Annotated[str | None, Depends(require(Scope.WRITE))]
