@@ -49,7 +49,10 @@ def ingest(
     index: IndexOption = DEFAULT_INDEX,
     embedder: EmbedderOption = None,
     chunker: Annotated[
-        str | None, typer.Option(help="recursive (default), paragraph, markdown or fixed.")
+        str | None,
+        typer.Option(
+            help="recursive (default), paragraph, markdown, fixed or document (one chunk per document)."
+        ),
     ] = None,
     chunk_size: Annotated[
         int | None, typer.Option(help="Maximum characters per chunk.", min=1)
