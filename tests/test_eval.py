@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from ragwright.cli import app
 from ragwright.errors import ConfigError
+from ragwright.index import Index
 from ragwright.models import EmbeddingSpace
 from ragwright.pipeline.evaluate import (
     Aggregate,
@@ -36,7 +37,7 @@ from ragwright.pipeline.evaluate import (
     run_file_paths,
     trec_lines,
 )
-from ragwright.pipeline.retrieval import Fusion, SearchMode
+from ragwright.pipeline.search_request import Fusion, SearchMode, SearchRequest
 from ragwright.ports import Vectors
 from ragwright.testing import HashingEmbedder
 
@@ -147,8 +148,13 @@ def factory(embedder: CountingEmbedder) -> Any:
     return lambda spec: embedder
 
 
-def bm25(name: str = "bm25", **options: Any) -> EvalConfig:
-    return EvalConfig(name=name, mode=SearchMode.BM25, embedder="hashing:64", **options)
+def config(name: str = "default", **raw: Any) -> EvalConfig:
+    """A configuration on the 64-dimension hashing embedder, from TOML-shaped keys."""
+    return EvalConfig.from_mapping({"embedder": "hashing:64", **raw}, default_name=name)
+
+
+def bm25(name: str = "bm25", **raw: Any) -> EvalConfig:
+    return config(name, mode="bm25", **raw)
 
 
 def invoke_json(*args: str) -> Any:
@@ -188,11 +194,13 @@ def test_bm25_metrics_match_the_hand_computed_values(dataset: Path, tmp_path: Pa
     assert per_query["q2"] == pytest.approx(Q2_NDCG) and per_query["q4"] == 0.0
     assert all(run.latency_ms > 0 for run in result.runs)
     assert embedder.queries_embedded == 0  # BM25 needs no query vector
+    assert embedder.documents_embedded == 0  # nor document vectors
+    assert result.index.vectors is False
 
 
 def test_second_run_reuses_the_index_without_embedding(dataset: Path, tmp_path: Path) -> None:
     data, cache = load_dataset(dataset), tmp_path / "cache"
-    configs = [bm25("a"), bm25("b", top_k=5), EvalConfig(name="c", embedder="hashing:64")]
+    configs = [bm25("a"), bm25("b", top_k=5), config("c")]  # c needs vectors: all share them
     first = CountingEmbedder()
     report = run_evaluation(data, configs, cache_dir=cache, embedder_factory=factory(first))
     assert first.documents_embedded == 30  # once for three configs sharing one index
@@ -214,25 +222,25 @@ def test_an_interrupted_build_resumes_where_it_stopped(dataset: Path, tmp_path: 
                 raise RuntimeError("killed")
             return super().embed_documents(texts)
 
-    data, config = load_dataset(dataset), bm25()
+    data, hybrid = load_dataset(dataset), config()
     with pytest.raises(RuntimeError):
-        build_or_reuse_index(data, config, tmp_path, embedder=FailingEmbedder(), batch_size=8)
+        build_or_reuse_index(data, hybrid, tmp_path, embedder=FailingEmbedder(), batch_size=8)
     resumed = CountingEmbedder()
-    with build_or_reuse_index(data, config, tmp_path, embedder=resumed, batch_size=8) as index:
-        assert not index.info.reused and index.store.stats().documents == 30
+    with build_or_reuse_index(data, hybrid, tmp_path, embedder=resumed, batch_size=8) as index:
+        assert not index.info.reused and index.index.stats().documents == 30
     assert resumed.documents_embedded == 22
-    with build_or_reuse_index(data, config, tmp_path, embedder=CountingEmbedder()) as index:
+    with build_or_reuse_index(data, hybrid, tmp_path, embedder=CountingEmbedder()) as index:
         assert index.info.reused
 
 
 def test_a_cached_index_of_another_embedding_space_is_rebuilt(
     dataset: Path, tmp_path: Path
 ) -> None:
-    data, config = load_dataset(dataset), bm25()
-    build_or_reuse_index(data, config, tmp_path, embedder=CountingEmbedder(32)).close()
+    data, hybrid = load_dataset(dataset), config()
+    build_or_reuse_index(data, hybrid, tmp_path, embedder=CountingEmbedder(32)).close()
     other = CountingEmbedder(64)  # same spec in the config, different vectors
-    with build_or_reuse_index(data, config, tmp_path, embedder=other) as index:
-        assert not index.info.reused and index.store.space == other.space
+    with build_or_reuse_index(data, hybrid, tmp_path, embedder=other) as index:
+        assert not index.info.reused and index.index.stats().space == other.space
     assert other.documents_embedded == 30
 
 
@@ -240,13 +248,15 @@ def test_chunked_index_ranks_each_document_once_by_its_best_chunk(
     dataset: Path, tmp_path: Path
 ) -> None:
     chunking = Chunking("fixed", {"size": 24, "overlap": 0})
-    config = bm25(chunking=chunking)
-    embedder = CountingEmbedder()
     report = run_evaluation(
-        load_dataset(dataset), [config], cache_dir=tmp_path, embedder_factory=factory(embedder)
+        load_dataset(dataset),
+        [bm25(chunking=chunking)],
+        cache_dir=tmp_path,
+        embedder_factory=factory(CountingEmbedder()),
     )
     (result,) = report.results
-    assert embedder.documents_embedded > 30  # several chunks per document
+    with Index(result.index.directory) as index:
+        assert index.stats().chunks > 30  # several chunks per document
     for run in result.runs:
         assert len(run.ranked_ids) == len(set(run.ranked_ids))
     assert {run.query_id: run.ranked_ids[0] for run in result.runs}["q1"] == "d01"
@@ -266,8 +276,10 @@ def test_aggregation_by_best_chunk_or_by_sum() -> None:
 
 def test_index_key_depends_only_on_what_changes_the_index() -> None:
     base = index_key("corpus", EvalConfig())
-    assert base == index_key("corpus", EvalConfig(name="x", mode="bm25", top_k=5, rrf_k=10))
+    bm25_only = EvalConfig.from_mapping({"name": "x", "mode": "bm25", "top_k": 5, "rrf_k": 10})
+    assert base == index_key("corpus", bm25_only)
     assert base == index_key("corpus", EvalConfig(aggregate="sum"))
+    assert base != index_key("corpus", EvalConfig(), vectors=False)
     assert base != index_key("other", EvalConfig())
     assert base != index_key("corpus", EvalConfig(embedder="hashing"))
     assert base != index_key("corpus", EvalConfig(chunking=Chunking("document")))
@@ -283,11 +295,12 @@ def test_config_from_toml(tmp_path: Path) -> None:
         '[chunking]\nname = "recursive"\nsize = 400\noverlap = 40\n'
     )
     config = EvalConfig.from_toml(path)
-    assert config.name == "small-chunks" and config.mode is SearchMode.VECTOR
-    assert (config.top_k, config.rrf_k, config.aggregate) == (50, 20, Aggregate.SUM)
+    assert config.name == "small-chunks" and config.search.mode is SearchMode.VECTOR
+    assert (config.search.top_k, config.search.rrf_k, config.aggregate) == (50, 20, Aggregate.SUM)
     assert config.chunking == Chunking("recursive", {"size": 400, "overlap": 40})
     assert EvalConfig.from_mapping({"chunking": "recursive", "name": "d"}) == EvalConfig(name="d")
-    assert EvalConfig().fusion is Fusion.CONVEX  # the product's default
+    assert EvalConfig().search == SearchRequest(top_k=100)  # the product's defaults
+    assert EvalConfig().search.fusion is Fusion.CONVEX
     assert EvalConfig(chunking="Recursive").chunking == Chunking("recursive")
 
 
@@ -295,16 +308,16 @@ def test_config_from_toml(tmp_path: Path) -> None:
     ("raw", "message"),
     [
         ({"mode": "hybrid", "depth": 10, "colour": 1}, "unknown configuration keys colour, depth"),
-        ({"mode": "dense"}, "mode must be one of bm25, vector, hybrid"),
-        ({"top_k": 0}, "top_k must be a positive integer"),
+        ({"mode": "dense"}, "unknown search mode 'dense'; choose one of bm25, vector, hybrid"),
+        ({"top_k": 0}, "top_k must be between 1 and 100,000"),
         ({"rrf_k": True}, "rrf_k must be a positive integer"),
-        ({"fusion": "max"}, "fusion must be one of rrf, convex"),
+        ({"fusion": "max"}, "unknown fusion 'max'; choose one of rrf, convex"),
         ({"vector_weight": -1}, "vector_weight must be a number >= 0"),
-        ({"arm_depth": -5}, "arm_depth must be an integer >= 0"),
+        ({"arm_depth": -5}, "arm_depth must be an integer from 0"),
         ({"aggregate": "mean"}, "aggregate must be one of max, sum"),
         ({"chunking": "sentences"}, "unknown chunker 'sentences'"),
         ({"chunking": {"name": "recursive", "width": 3}}, "does not take width"),
-        ({"chunking": {"name": "document", "size": 3}}, "takes no options"),
+        ({"chunking": {"name": "document", "size": 3}}, "'document' does not take size"),
         ({"name": "has space"}, "must be letters, digits"),
     ],
 )

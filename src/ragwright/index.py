@@ -26,10 +26,16 @@ from ragwright.models import Answer, Chunk, Document, DocumentInfo, Hit
 from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
 from ragwright.pipeline.extractive import ExtractiveOptions
-from ragwright.pipeline.ingest import IngestOptions, Ingestor, IngestReport, Progress
+from ragwright.pipeline.ingest import (
+    IngestOptions,
+    Ingestor,
+    IngestReport,
+    Progress,
+    ingest_documents,
+)
 from ragwright.pipeline.retrieval import Retriever
 from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
-from ragwright.ports import LLM, Embedder, ResultProcessor, TokenCounter
+from ragwright.ports import LLM, Chunker, Embedder, ResultProcessor, TokenCounter
 from ragwright.processors.chain import ResultChain
 from ragwright.query.model import QueryProcessor
 from ragwright.stores.sqlite import SQLiteStore, StoreStats
@@ -218,9 +224,7 @@ class Index:
         `source_base`."""
         embedder = self._bound_embedder()
         chunking = chunking or self.chunking
-        token_counter = embedder if isinstance(embedder, TokenCounter) else None
-        chunker = create_chunker(chunking.name, token_counter=token_counter, **chunking.options)
-        self.store.set_setting("chunking", chunking.spec)
+        chunker = self._chunker(chunking, embedder)
         parser_options = parser_options or self.parser_options
         self.store.set_setting("parser_options", parser_options.spec)
         ingestor = Ingestor(
@@ -233,6 +237,37 @@ class Index:
             options=options,
         )
         return ingestor.run([Path(p) for p in paths], progress)
+
+    def ingest_documents(
+        self,
+        documents: Sequence[Document],
+        *,
+        chunking: ChunkingConfig | None = None,
+        options: IngestOptions | None = None,
+        progress: Callable[[Progress], None] | None = None,
+    ) -> IngestReport:
+        """Ingest documents that are already text (records of a dataset or an API rather than
+        files), chunked, embedded and written as `ingest` does files. Unchanged documents are
+        skipped; changed ones replaced. ``chunking`` defaults to that of the last ingest."""
+        embedder = self._bound_embedder()
+        chunking = chunking or self.chunking
+        chunker = self._chunker(chunking, embedder)
+        return ingest_documents(
+            self.store,
+            embedder,
+            documents,
+            chunker,
+            chunker_spec=chunking.spec,
+            options=options,
+            progress=progress,
+        )
+
+    def _chunker(self, chunking: ChunkingConfig, embedder: Embedder) -> Chunker:
+        """The chunker ``chunking`` names, recorded as the index's."""
+        token_counter = embedder if isinstance(embedder, TokenCounter) else None
+        chunker = create_chunker(chunking.name, token_counter=token_counter, **chunking.options)
+        self.store.set_setting("chunking", chunking.spec)
+        return chunker
 
     def ingest_dataset(
         self, folder: str | Path, *, progress: Callable[[Progress], None] | None = None

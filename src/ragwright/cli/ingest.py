@@ -51,7 +51,8 @@ def ingest(
     chunker: Annotated[
         str | None,
         typer.Option(
-            help="recursive (default), paragraph, markdown, fixed or document (one chunk per document)."
+            help="recursive (default), paragraph, markdown, fixed or document (one chunk "
+            "per document).",
         ),
     ] = None,
     chunk_size: Annotated[

@@ -4,11 +4,14 @@ A file whose bytes, parser and chunking are unchanged since the last run costs o
 nothing else. A changed file replaces exactly its own chunks, in one transaction. A file that
 fails is reported with its reason and the run goes on. Parsing runs in a worker process under a
 time and a memory limit per file (`ParseWorker`), so a pathological file is reported too.
+Documents that are already text (dataset records) take the same chunk → embed → write path
+through `ingest_documents`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -300,3 +303,48 @@ class Ingestor:
         vanished = [source for source in known if vanished_here(source)]
         self.store.delete_many([document_id_for(source) for source in vanished])
         report.removed.extend(sorted(vanished))
+
+
+def ingest_documents(
+    store: IngestTarget,
+    embedder: Embedder,
+    documents: Sequence[Document],
+    chunker: Chunker,
+    *,
+    chunker_spec: str,
+    options: IngestOptions | None = None,
+    progress: Callable[[Progress], None] | None = None,
+) -> IngestReport:
+    """Ingest documents that are already text (records of a dataset, say, not files): each is
+    chunked, embedded and written in batches as `Ingestor` writes files, and one whose content,
+    metadata and chunking are unchanged since the last run is skipped, so an interrupted run
+    resumes. A document that cannot be chunked or embedded is reported; the rest go on."""
+    options = options or IngestOptions()
+    report = IngestReport()
+    known = store.fingerprints()
+    writer = BatchWriter(store, embedder, report, options.embed_batch)
+
+    def prepare(document: Document) -> PendingDocument | None:
+        fingerprint = document_fingerprint(document, chunker_spec)
+        if known.get(document.source) == fingerprint:
+            report.unchanged.append(document.source)
+            return None
+        try:
+            chunks = chunks_within_limit(document, chunker, options.max_chunk_chars)
+        except RagwrightError as error:
+            report.failed.append(Failure(document.source, failure_reason(error)))
+            return None
+        return PendingDocument(document, chunks, fingerprint, document.source in known)
+
+    prepared = ((document.source, prepare(document)) for document in documents)
+    writer.write_all(prepared, len(documents), progress)
+    return report
+
+
+def document_fingerprint(document: Document, chunker_spec: str) -> str:
+    """What `ingest_documents` compares to skip a document: its content, its metadata and the
+    chunking."""
+    metadata = json.dumps(document.metadata, sort_keys=True, default=str)
+    digest = hashlib.sha256(f"{document.content_hash}\0{metadata}".encode())
+    digest.update(f"\0{INGEST_FORMAT}\0document\0{chunker_spec}".encode())
+    return digest.hexdigest()

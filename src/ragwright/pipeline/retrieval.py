@@ -143,4 +143,3 @@ class Retriever:
             vector = self.embedder.embed_query(dense_text) if query_vector is None else query_vector
             rankings.append(self.store.vector_search(vector, top_k, where))
         return rankings
-

@@ -13,7 +13,8 @@
     scope = "write"
 
 ``/v1/search`` takes its defaults from the ``[search]`` table (see
-`ragwright.pipeline.search_request`). Every key is optional; a wrong value is a `ConfigError` naming the file and the key.
+`ragwright.pipeline.search_request`). Every key is optional; a wrong value is a `ConfigError`
+naming the file and the key.
 """
 
 from __future__ import annotations
