@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragwright.cli import app
-from ragwright.errors import ConfigError
+from ragwright.errors import ConfigError, EmbeddingSpaceMismatch
 from ragwright.index import Index
 from ragwright.models import EmbeddingSpace
 from ragwright.pipeline.evaluate import (
@@ -500,3 +500,92 @@ def test_cli_errors_exit_with_code_2(
     result = runner.invoke(app, ["eval", *make_args(str(dataset), str(tmp_path))])
     assert result.exit_code == 2
     assert message in " ".join(result.output.split())
+
+
+# -- one way to build and search ----------------------------------------------------------------
+
+#: Settings that rank differently from the defaults on the tiny dataset: RRF with a small k and
+#: the vector arm down-weighted (the hashing embedder's vectors are near noise here).
+FUSION_SETTINGS = 'fusion = "rrf"\nrrf_k = 2\nvector_weight = 0.25\narm_depth = 30\ntop_k = 10\n'
+CHUNKING = 'chunking = { name = "fixed", size = 40, overlap = 0 }\n'
+
+
+def search_ranking(index_dir: Path, query: str, *options: str) -> list[tuple[str, float]]:
+    """``ragwright search``'s hits as documents (best chunk each), as eval aggregates them;
+    JSON gives the scores back exactly."""
+    result = runner.invoke(app, ["search", query, "--index", str(index_dir), "--json", *options])
+    assert result.exit_code == 0, result.output
+    hits = json.loads(result.stdout)["hits"]
+    ranked = aggregate_hits((hit["source"], hit["score"]) for hit in hits)
+    return [(document.document_id, document.score) for document in ranked]
+
+
+def eval_rankings(dataset: Path, cache: Path, *configs: EvalConfig) -> list[dict[str, Any]]:
+    embedder = HashingEmbedder(64)  # its spec, recorded in the index, is what search reopens
+    report = run_evaluation(
+        load_dataset(dataset), configs, cache_dir=cache, embedder_factory=lambda _: embedder
+    )
+    return [
+        {run.query_id: [(d.document_id, d.score) for d in run.documents] for run in result.runs}
+        for result in report.results
+    ]
+
+
+def test_eval_and_search_return_the_same_ranking_with_the_same_settings(
+    dataset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An eval configuration and ``ragwright search`` under a ragwright.toml whose [search]
+    table holds the same keys rank every query alike on the index eval built; the fusion
+    settings change both rankings in the same way."""
+    cache = tmp_path / "cache"
+    tuned = EvalConfig.from_toml(
+        write_config(tmp_path, "tuned", FUSION_SETTINGS + CHUNKING + 'embedder = "hashing:64"\n')
+    )
+    plain = EvalConfig.from_toml(
+        write_config(tmp_path, "plain", "top_k = 10\n" + CHUNKING + 'embedder = "hashing:64"\n')
+    )
+    tuned_runs, plain_runs = eval_rankings(dataset, cache, tuned, plain)
+    (index_dir,) = cache.iterdir()  # one index, built by eval, opened by search as it is
+    settings = tmp_path / "ragwright.toml"
+    settings.write_text("[search]\n" + FUSION_SETTINGS)
+    monkeypatch.delenv("RAGWRIGHT_CONFIG", raising=False)
+    monkeypatch.chdir(tmp_path / "cache")  # no ragwright.toml here: search's own defaults
+    for query_id, text in load_dataset(dataset).queries.items():
+        tuned_search = search_ranking(index_dir, text, "--config", str(settings))
+        assert tuned_search == tuned_runs[query_id], query_id
+        assert search_ranking(index_dir, text) == plain_runs[query_id], query_id
+    assert tuned_runs != plain_runs  # the settings changed something, in both
+    # The flags are the same settings again, and win over the table.
+    flags = ["--fusion", "rrf", "--rrf-k", "2", "--vector-weight", "0.25", "--arm-depth", "30"]
+    assert search_ranking(index_dir, QUERIES["q3"], *flags) == tuned_runs["q3"]
+    overridden = search_ranking(index_dir, QUERIES["q3"], "--config", str(settings), "-k", "1")
+    assert overridden == tuned_runs["q3"][:1]
+
+
+def test_a_bm25_evaluation_embeds_nothing_and_reuses_vectors_when_cached(
+    dataset: Path, tmp_path: Path
+) -> None:
+    data, cache = load_dataset(dataset), tmp_path / "cache"
+    alone = CountingEmbedder()
+    first = run_evaluation(data, [bm25()], cache_dir=cache, embedder_factory=factory(alone))
+    assert alone.documents_embedded == alone.queries_embedded == 0
+    keyword_only = first.results[0].index
+    assert not keyword_only.vectors and not keyword_only.reused
+    with Index(keyword_only.directory) as index, pytest.raises(EmbeddingSpaceMismatch):
+        index.search("zorblax", mode="vector")  # refused, never ranked by empty vectors
+    hybrid = CountingEmbedder()
+    run_evaluation(data, [config()], cache_dir=cache, embedder_factory=factory(hybrid))
+    assert hybrid.documents_embedded == 30
+    again = CountingEmbedder()
+    second = run_evaluation(data, [bm25()], cache_dir=cache, embedder_factory=factory(again))
+    assert second.results[0].index.vectors and second.results[0].index.reused
+    assert again.documents_embedded == 0
+    assert second.results[0].metrics == first.results[0].metrics  # the same chunks, the same BM25
+
+
+def test_cli_prints_progress_lines_when_stderr_is_not_a_terminal(dataset: Path) -> None:
+    result = runner.invoke(app, ["eval", str(dataset), "--embedder", "hashing:64"])
+    assert result.exit_code == 0, result.output
+    assert "index recursive/hashing:64: 30/30 (100%)" in result.stderr
+    assert "query default: 8/8 (100%)" in result.stderr
+    assert "nDCG@10" in result.stdout
