@@ -146,7 +146,8 @@ class SearchRequest:
 
     def but(self, **changes: Unpack[SearchOptions]) -> SearchRequest:
         """This request with some fields changed (and the result validated)."""
-        return replace(self, **changes) if changes else self
+        fields: dict[str, Any] = dict(changes)  # strings become their types in __post_init__
+        return replace(self, **fields) if fields else self
 
     def settings(self) -> dict[str, Any]:
         """The `SETTING_KEYS` fields as TOML would spell them."""
