@@ -589,3 +589,25 @@ def test_cli_prints_progress_lines_when_stderr_is_not_a_terminal(dataset: Path) 
     assert "index recursive/hashing:64: 30/30 (100%)" in result.stderr
     assert "query default: 8/8 (100%)" in result.stderr
     assert "nDCG@10" in result.stdout
+
+
+def test_a_keyword_only_index_has_the_chunks_of_the_index_with_vectors(
+    dataset: Path, tmp_path: Path
+) -> None:
+    """The chunker counts tokens with the real embedder in both, so BM25 ranks the same chunks."""
+    data, small = (
+        load_dataset(dataset),
+        config(chunking={"name": "recursive", "size": 30, "overlap": 0}),
+    )
+    embedder = HashingEmbedder(64)  # counts tokens
+    with (
+        build_or_reuse_index(data, small, tmp_path, embedder=embedder, vectors=False) as bare,
+        build_or_reuse_index(data, small, tmp_path, embedder=embedder, vectors=True) as full,
+    ):
+        assert not bare.info.vectors and full.info.vectors
+        assert bare.index.stats().chunks == full.index.stats().chunks > 30
+        for text in data.queries.values():
+            ids = [
+                [hit.chunk.id for hit in i.index.search(text, mode="bm25")] for i in (bare, full)
+            ]
+            assert ids[0] == ids[1]
