@@ -37,8 +37,9 @@ from ragwright.pipeline.evaluate import (
     run_file_paths,
     trec_lines,
 )
+from ragwright.pipeline.evaluation.index_cache import keyword_only
 from ragwright.pipeline.search_request import Fusion, SearchMode, SearchRequest
-from ragwright.ports import Vectors
+from ragwright.ports import TokenCounter, Vectors
 from ragwright.testing import HashingEmbedder
 
 runner = CliRunner()
@@ -594,18 +595,17 @@ def test_cli_prints_progress_lines_when_stderr_is_not_a_terminal(dataset: Path) 
 def test_a_keyword_only_index_has_the_chunks_of_the_index_with_vectors(
     dataset: Path, tmp_path: Path
 ) -> None:
-    """The chunker counts tokens with the real embedder in both, so BM25 ranks the same chunks."""
-    data, small = (
-        load_dataset(dataset),
-        config(chunking={"name": "recursive", "size": 30, "overlap": 0}),
-    )
-    embedder = HashingEmbedder(64)  # counts tokens
+    """The chunker counts tokens with the real embedder in both, so BM25 ranks the same chunks:
+    here a 4-token window cuts every record into several chunks."""
+    data, recursive = load_dataset(dataset), config()
+    embedder = HashingEmbedder(64, max_tokens=4)
+    assert isinstance(keyword_only(embedder), TokenCounter)
     with (
-        build_or_reuse_index(data, small, tmp_path, embedder=embedder, vectors=False) as bare,
-        build_or_reuse_index(data, small, tmp_path, embedder=embedder, vectors=True) as full,
+        build_or_reuse_index(data, recursive, tmp_path, embedder=embedder, vectors=False) as bare,
+        build_or_reuse_index(data, recursive, tmp_path, embedder=embedder, vectors=True) as full,
     ):
         assert not bare.info.vectors and full.info.vectors
-        assert bare.index.stats().chunks == full.index.stats().chunks > 30
+        assert bare.index.stats().chunks == full.index.stats().chunks > 60
         for text in data.queries.values():
             ids = [
                 [hit.chunk.id for hit in i.index.search(text, mode="bm25")] for i in (bare, full)

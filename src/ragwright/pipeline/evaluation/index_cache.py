@@ -117,10 +117,17 @@ class KeywordOnlyEmbedder:
 class _CountingKeywordOnlyEmbedder(KeywordOnlyEmbedder):
     """`KeywordOnlyEmbedder` for an embedder that counts tokens (so chunkers see a counter)."""
 
+    def __init__(self, embedder: Embedder) -> None:
+        assert isinstance(embedder, TokenCounter)
+        super().__init__(embedder)
+        self.counter: TokenCounter = embedder
+
+    @property
+    def max_tokens(self) -> int:
+        return self.counter.max_tokens
+
     def count_tokens(self, text: str) -> int:
-        counter = self.inner
-        assert isinstance(counter, TokenCounter)
-        return counter.count_tokens(text)
+        return self.counter.count_tokens(text)
 
 
 def keyword_only(embedder: Embedder) -> KeywordOnlyEmbedder:
