@@ -31,6 +31,7 @@ from ragwright.errors import (
     RegistryError,
     RerankerError,
     StoreError,
+    UnknownCollection,
     UnsupportedFilter,
     UnsupportedScale,
 )
@@ -102,6 +103,7 @@ __all__ = [
     "SearchRequest",
     "Section",
     "StoreError",
+    "UnknownCollection",
     "UnsupportedFilter",
     "UnsupportedScale",
     "__version__",

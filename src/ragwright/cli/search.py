@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from ragwright.cli._common import (
     DEFAULT_INDEX,
+    CollectionOption,
     ConfigOption,
     EmbedderOption,
     IndexOption,
@@ -20,7 +21,7 @@ from ragwright.cli._common import (
     reports_errors,
 )
 from ragwright.config import load_config
-from ragwright.models import Hit
+from ragwright.models import DEFAULT_COLLECTION, Hit
 from ragwright.pipeline.search_request import Fusion, SearchMode, SearchRequest
 from ragwright.shapes import search_json
 from ragwright.stores.fts_query import query_terms
@@ -70,6 +71,7 @@ def search(
         ),
     ] = None,
     index: IndexOption = DEFAULT_INDEX,
+    collection: CollectionOption = DEFAULT_COLLECTION,
     embedder: EmbedderOption = None,
     config: ConfigOption = None,
     json_output: JsonOption = False,
@@ -89,7 +91,7 @@ def search(
     }
     defaults = SearchRequest.from_config(load_config(config))
     request = defaults.but(**{key: value for key, value in flags.items() if value is not None})
-    with open_index(index, embedder) as kb:
+    with open_index(index, embedder, collection=collection) as kb:
         hits = kb.search(query, request)
     if json_output:
         print_json(search_json(query, request.mode, request.top_k, request.where, hits))

@@ -127,6 +127,11 @@ class SourcesResult(BaseModel):
     sources: list[SourceView]
 
 
+class CollectionsResult(BaseModel):
+    collections: list[str]
+    default: str
+
+
 def chunk_view(chunk: Chunk, source: str) -> ChunkView:
     return ChunkView(**_untrusted_field(hit_chunk_json(chunk, source), "text"))
 

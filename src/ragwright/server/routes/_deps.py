@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from ragwright.collection_pool import CollectionPool
 from ragwright.index import Index
 from ragwright.pipeline.search_request import SearchRequest
 from ragwright.server.auth import require
@@ -15,8 +16,10 @@ from ragwright.server.uploads import Uploader
 
 
 def _index(request: Request) -> Index:
-    index: Index = request.app.state.index
-    return index
+    """The collection the path names (``/v1/collections/{collection}/…``), else the one the
+    server was started on."""
+    collections: CollectionPool = request.app.state.collections
+    return collections.get(request.path_params.get("collection"))
 
 
 def _search_defaults(request: Request) -> SearchRequest:
