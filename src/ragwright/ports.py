@@ -238,17 +238,15 @@ class Store(
 
 
 @runtime_checkable
-class LLMLedger(Protocol):
-    """Where every LLM call's usage and cost is recorded."""
+class CallLedger(Protocol):
+    """Where every LLM call's usage and cost is recorded (the ledger wrapper's port)."""
 
     def record_call(self, scope: str, model: str, usage: Usage, cost: float | None) -> None: ...
-
-    def ledger(self) -> list[LedgerRow]: ...
 
 
 @runtime_checkable
 class ResponseCache(Protocol):
-    """LLM responses by request key."""
+    """LLM responses by request key (the cache wrapper's port)."""
 
     def get_response(self, key: str) -> Completion | None: ...
 
@@ -256,8 +254,12 @@ class ResponseCache(Protocol):
 
 
 @runtime_checkable
-class LLMRecords(LLMLedger, ResponseCache, Protocol):
+class LLMRecords(CallLedger, ResponseCache, Protocol):
     """The ledger and the response cache an index keeps, and the key its prompts' fences use."""
+
+    def ledger(self) -> list[LedgerRow]:
+        """The calls recorded, summed per model."""
+        ...
 
     def cache_stats(self) -> CacheStats: ...
 

@@ -35,6 +35,7 @@ from ragwright.server.limits import BodyLimit
 from ragwright.server.origin import CrossSiteGuard, is_loopback
 from ragwright.server.problems import install_handlers
 from ragwright.server.routes import documents, meta, search
+from ragwright.server.routes._deps import read_key
 from ragwright.server.settings import ServerSettings
 from ragwright.server.uploads import Uploader
 
@@ -102,7 +103,8 @@ def create_app(
     install_handlers(app)
     for router in (search.router, documents.router, meta.router):
         app.include_router(router, prefix=API)
-        app.include_router(router, prefix=COLLECTION_API, dependencies=[Depends(_collection)])
+        scoped = [Depends(read_key), Depends(_collection)]
+        app.include_router(router, prefix=COLLECTION_API, dependencies=scoped)
     app.include_router(meta.index_router)
     for path, mounted_app in mounted.items():
         app.mount(path, RequireKey(mounted_app, settings, KeyScope.READ))

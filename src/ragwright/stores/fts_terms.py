@@ -15,8 +15,6 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragwright.stores.sqlite.schema import FTS_TOKENIZERS
-
 
 @dataclass(frozen=True, slots=True)
 class TermCounts:
@@ -32,6 +30,9 @@ class FTS5Terms:
     threads (one in-memory database behind a lock)."""
 
     def __init__(self, tokenizer: str) -> None:
+        # Imported here: the SQLite store's package imports this module as it loads.
+        from ragwright.stores.sqlite.schema import FTS_TOKENIZERS
+
         if tokenizer not in FTS_TOKENIZERS:  # spliced into DDL, so never free text
             raise ValueError(f"unknown FTS5 tokenizer {tokenizer!r}")
         self.tokenizer = tokenizer

@@ -35,7 +35,10 @@ def _uploader(request: Request) -> Uploader:
 IndexDep = Annotated[Index, Depends(_index)]
 SearchDefaults = Annotated[SearchRequest, Depends(_search_defaults)]
 UploaderDep = Annotated[Uploader, Depends(_uploader)]
-ReadKey = Annotated[str | None, Depends(require(Scope.READ))]
+#: The read-scope check; collection routes run it before looking the collection up, so a
+#: caller without a key learns nothing about which collections exist.
+read_key = require(Scope.READ)
+ReadKey = Annotated[str | None, Depends(read_key)]
 WriteKey = Annotated[str | None, Depends(require(Scope.WRITE))]
 
 #: Documents' text in responses is data from the indexed files, never instructions: every
