@@ -35,6 +35,7 @@ from ragwright.stores.sqlite import SQLiteStore, StoreStats
 from ragwright.stores.sqlite_llm import CacheStats, LedgerRow, SQLiteLLMRecords
 
 DEFAULT_INDEX_DIR = ".ragwright"
+SOURCE_BASE_SETTING = "source_base"
 
 
 @dataclass(frozen=True)
@@ -183,8 +184,16 @@ class Index:
 
     @property
     def source_base(self) -> Path:
-        """Sources are named relative to the folder that holds the index directory."""
-        return self.directory.resolve().parent
+        """The folder sources are named relative to (unless `ingest` is given ``base``): the one
+        recorded by `name_sources_from`, else the folder that holds the index directory."""
+        recorded = self.store.get_setting(SOURCE_BASE_SETTING)
+        return Path(recorded) if recorded else self.directory.resolve().parent
+
+    def name_sources_from(self, folder: str | Path) -> None:
+        """Record ``folder`` as `source_base`, so a source's name does not depend on where the
+        index lives nor on where a later run starts (``ragwright ingest`` records the folder it
+        runs in, or ``--root``, on an index's first run)."""
+        self.store.set_setting(SOURCE_BASE_SETTING, str(Path(folder).resolve()))
 
     @property
     def chunking(self) -> ChunkingConfig:
@@ -201,7 +210,7 @@ class Index:
 
     def ingest(
         self,
-        paths: Sequence[str | Path],
+        paths: str | Path | Sequence[str | Path],
         *,
         chunking: ChunkingConfig | None = None,
         options: IngestOptions | None = None,
@@ -209,7 +218,8 @@ class Index:
         progress: Callable[[Progress], None] | None = None,
         base: Path | None = None,
     ) -> IngestReport:
-        """Ingest files and folders. Unchanged files are skipped; changed ones replaced.
+        """Ingest files and folders (one path, or several). Unchanged files are skipped;
+        changed ones replaced.
 
         ``chunking`` and ``parser_options`` default to those of the last ingest; a file whose
         parser's options changed is read again. Sources are named relative to ``base`` when
@@ -231,7 +241,8 @@ class Index:
             base=base or self.source_base,
             options=options,
         )
-        return ingestor.run([Path(p) for p in paths], progress)
+        listed = [paths] if isinstance(paths, str | Path) else paths
+        return ingestor.run([Path(p) for p in listed], progress)
 
     def ingest_dataset(
         self, folder: str | Path, *, progress: Callable[[Progress], None] | None = None

@@ -35,6 +35,7 @@ from ragwright.cli._common import (
     with_chunk_options,
 )
 from ragwright.errors import ConfigError
+from ragwright.index import Index
 from ragwright.parsers.options import ParserOptions
 from ragwright.pipeline.ingest import IngestOptions, IngestReport
 from ragwright.pipeline.ingest import Progress as IngestProgress
@@ -88,6 +89,15 @@ def ingest(
             "keeping their chunk ids and offsets.",
         ),
     ] = None,
+    root: Annotated[
+        Path | None,
+        typer.Option(
+            help="Name sources relative to this folder (default: the folder where the index's "
+            "first ingest ran).",
+            file_okay=False,
+            exists=True,
+        ),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Ingest files and folders (recursively). Unchanged files cost nothing; changed files
@@ -112,6 +122,7 @@ def ingest(
     fields = ParserOptions(tuple(text_field or ()), tuple(meta_field or ()))
     parser_options = fields if text_field or meta_field else None
     with open_index(index, embedder, create=True) as kb:
+        _name_sources(kb, root)
         chunking = with_chunk_options(kb.chunking, chunker, chunk_size, chunk_overlap)
         with _progress_bar(enabled=not json_output) as update:
             report = kb.ingest(
@@ -122,6 +133,16 @@ def ingest(
                 progress=update,
             )
     _finish(report, json_output)
+
+
+def _name_sources(kb: Index, root: Path | None) -> None:
+    """Sources are named relative to ``--root``, else to the folder the index's first ingest
+    ran in, whichever directory holds the index. An index filled before that was recorded
+    keeps naming sources relative to the folder holding it, as it did."""
+    if root is not None:
+        kb.name_sources_from(root)
+    elif kb.stats().documents == 0:
+        kb.name_sources_from(Path.cwd())
 
 
 def _ingest_dataset(

@@ -1,0 +1,62 @@
+"""What a new user trips over in the first hour (issue 18): each test names its item."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import runner
+from ragwright import Index
+from ragwright.cli import app
+from ragwright.testing import HashingEmbedder
+
+
+def _checkout(tmp_path: Path) -> Path:
+    checkout = tmp_path / "newcomer"
+    (checkout / "docs").mkdir(parents=True)
+    (checkout / "docs" / "quickstart.md").write_text("# Quick start\n\nInstall it with pip.\n")
+    return checkout
+
+
+def test_1_sources_are_named_from_where_ingest_runs_whichever_index_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checkout = _checkout(tmp_path)
+    monkeypatch.chdir(checkout)
+    index = ["--index", str(tmp_path / "kb")]
+    assert runner.invoke(app, ["ingest", "docs", "--embedder", "hashing", *index]).exit_code == 0
+    search = ["search", "install", "--mode", "bm25", "--json", *index]
+    result = runner.invoke(app, [*search, "--filter", 'source = "docs/quickstart.md"'])
+    assert [hit["source"] for hit in json.loads(result.output)["hits"]] == ["docs/quickstart.md"]
+    assert runner.invoke(app, ["docs", "show", "docs/quickstart.md", *index]).exit_code == 0
+    # A later run from elsewhere finds the same documents instead of adding copies.
+    monkeypatch.chdir(tmp_path)
+    again = runner.invoke(app, ["ingest", "newcomer/docs", "--json", *index])
+    assert json.loads(again.output)["unchanged"] == ["docs/quickstart.md"]
+
+
+def test_1_root_names_sources_and_an_old_index_keeps_its_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checkout = _checkout(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    index = ["--index", str(tmp_path / "kb")]
+    flags = ["--embedder", "hashing", "--json", *index]
+    rooted = runner.invoke(app, ["ingest", "newcomer/docs", "--root", str(checkout), *flags])
+    assert json.loads(rooted.output)["added"] == ["docs/quickstart.md"]
+    # An index filled before the source folder was recorded (here by the Python API, which
+    # names relative to the folder holding the index) keeps naming sources that way.
+    with Index(checkout / "old-kb", embedder=HashingEmbedder()) as kb:
+        kb.ingest(checkout / "docs")
+    monkeypatch.chdir(checkout / "docs")
+    old = runner.invoke(app, ["ingest", ".", "--json", "--index", str(checkout / "old-kb")])
+    assert json.loads(old.output)["unchanged"] == ["docs/quickstart.md"]
+
+
+def test_11_ingest_accepts_one_path_as_a_string(tmp_path: Path) -> None:
+    checkout = _checkout(tmp_path)
+    with Index(checkout / ".ragwright", embedder=HashingEmbedder()) as kb:
+        report = kb.ingest(str(checkout / "docs"))
+    assert report.added == ["docs/quickstart.md"] and not report.failed
