@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -60,3 +61,19 @@ def test_11_ingest_accepts_one_path_as_a_string(tmp_path: Path) -> None:
     with Index(checkout / ".ragwright", embedder=HashingEmbedder()) as kb:
         report = kb.ingest(str(checkout / "docs"))
     assert report.added == ["docs/quickstart.md"] and not report.failed
+
+
+def test_3_scores_are_shown_with_their_scale_and_hits_know_their_rank(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checkout = _checkout(tmp_path)
+    monkeypatch.chdir(checkout)
+    assert runner.invoke(app, ["ingest", "docs", "--embedder", "hashing"]).exit_code == 0
+    result = runner.invoke(app, ["search", "install it"])
+    assert re.search(r"^1\. docs/quickstart\.md .* score \d\.\d{3} \(fused\)", result.output, re.M)
+    hits = json.loads(runner.invoke(app, ["search", "install it", "--json"]).output)["hits"]
+    assert hits[0]["rank"] == 1 and hits[0]["scale"] == "fused"
+    with Index(".ragwright") as kb:
+        found = kb.search("install it", top_k=3)
+    assert [hit.rank for hit in found] == list(range(1, len(found) + 1))
+    assert found[0].text == found[0].chunk.text and "pip" in found[0].text

@@ -7,6 +7,7 @@ settings, so reopening it needs nothing but its directory.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -291,7 +292,8 @@ class Index:
         embedder = self._checked_embedder() if mode != SearchMode.BM25 else self.embedder
         retriever = Retriever(self.store, embedder, query_processors=query_processors or None)
         hits = retriever.search(query, mode=mode, top_k=top_k, where=where, min_score=min_score)
-        return chain.process(query, hits) if processors else hits
+        hits = chain.process(query, hits) if processors else hits
+        return [dataclasses.replace(hit, rank=rank) for rank, hit in enumerate(hits, start=1)]
 
     def ask(self, question: str, **options: Unpack[AskOptions]) -> Answer:
         """An answer with ``[n]`` citations resolved to exact spans: `ask_stream`'s final

@@ -235,7 +235,7 @@ class Reranker(Protocol):
     """Reorders retrieved hits by relevance to the query; keeps at most ``top_k`` of them.
 
     A reranked hit keeps its chunk, source, arms and arm ranks; its score is the reranker's and
-    its scale is `Scale.RANK`: cross-encoder logits and LLM positions are not cosine
+    its scale is `Scale.FUSED`: cross-encoder logits and LLM positions are not cosine
     similarities, so no similarity threshold may be applied to them."""
 
     def rerank(self, query: str, hits: list[Hit], top_k: int | None = None) -> list[Hit]: ...

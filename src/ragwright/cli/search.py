@@ -70,7 +70,7 @@ def _print_hit(rank: int, hit: Hit, terms: list[str]) -> None:
     where = escape(hit.source) + (f" [dim]›[/] {escape(breadcrumb)}" if breadcrumb else "")
     arms = "+".join(sorted(arm.value for arm in hit.arms))
     console.print(
-        f"[bold]{rank}.[/] [cyan]{where}[/]  [dim]{hit.scale.value} {hit.score:.4f} · {arms} · "
+        f"[bold]{rank}.[/] [cyan]{where}[/]  [dim]score {hit.score:.3f} ({hit.scale.value}) · {arms} · "
         f"chars {chunk.char_start}–{chunk.char_end}[/]"
     )
     console.print("   " + highlight(snippet(chunk.indexed_text), terms), soft_wrap=True)

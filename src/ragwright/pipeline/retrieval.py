@@ -147,7 +147,7 @@ class Retriever:
         if min_score is not None and mode is SearchMode.HYBRID:
             raise UnsupportedScale(
                 "min_score compares raw similarity scores, but hybrid search returns a fused "
-                "ranking (scale 'rank'); use --mode vector or --mode bm25 with a threshold"
+                "ranking (scale 'fused'); use --mode vector or --mode bm25 with a threshold"
             )
         return mode
 
@@ -157,7 +157,7 @@ class Retriever:
         if min_score is not None and QueryKind.VARIANTS in kinds:
             raise UnsupportedScale(
                 "min_score compares raw similarity scores, but a variant expander (multi-query) "
-                "fuses several rankings into one (scale 'rank'); drop min_score or the expander"
+                "fuses several rankings into one (scale 'fused'); drop min_score or the expander"
             )
         if query_vector is not None and QueryKind.DENSE in kinds:
             raise ConfigError(

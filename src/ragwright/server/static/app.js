@@ -150,7 +150,7 @@ function resultItem(hit, terms) {
     openDocument(hit.document_id, hit.char_start, hit.char_end, open));
   head.append(open);
   if (hit.breadcrumb) head.append(element("span", hit.breadcrumb, "breadcrumb"));
-  head.append(element("span", `${hit.scale} ${hit.score.toFixed(4)}`, "score"));
+  head.append(element("span", `score ${hit.score.toFixed(3)} (${hit.scale})`, "score"));
   const text = element("p", undefined, "snippet");
   appendHighlighted(text, snippet(hit.text), terms);
   item.append(head, text);
