@@ -69,8 +69,9 @@ def _print_hit(rank: int, hit: Hit, terms: list[str]) -> None:
     breadcrumb = chunk.metadata.get("breadcrumb", "")
     where = escape(hit.source) + (f" [dim]›[/] {escape(breadcrumb)}" if breadcrumb else "")
     arms = "+".join(sorted(arm.value for arm in hit.arms))
+    score = f"score {hit.score:.3f} ({hit.scale.value})"
     console.print(
-        f"[bold]{rank}.[/] [cyan]{where}[/]  [dim]score {hit.score:.3f} ({hit.scale.value}) · {arms} · "
+        f"[bold]{rank}.[/] [cyan]{where}[/]  [dim]{score} · {arms} · "
         f"chars {chunk.char_start}–{chunk.char_end}[/]"
     )
     console.print("   " + highlight(snippet(chunk.indexed_text), terms), soft_wrap=True)
