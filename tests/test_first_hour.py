@@ -77,3 +77,51 @@ def test_3_scores_are_shown_with_their_scale_and_hits_know_their_rank(
         found = kb.search("install it", top_k=3)
     assert [hit.rank for hit in found] == list(range(1, len(found) + 1))
     assert found[0].text == found[0].chunk.text and "pip" in found[0].text
+
+
+def test_4_version_completion_init_and_the_mcp_servers_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import anyio
+    from mcp import Client
+
+    from ragwright import __version__
+    from ragwright.config import load_config
+    from ragwright.llms.settings import LLMSettings
+    from ragwright.mcp_server import build_server
+    from ragwright.server.settings import ServerSettings
+
+    assert runner.invoke(app, ["--version"]).output.strip() == f"ragwright {__version__}"
+    assert "--install-completion" in runner.invoke(app, ["--help"]).output
+    monkeypatch.chdir(tmp_path)
+    assert runner.invoke(app, ["init"]).exit_code == 0
+    written = Path("ragwright.toml").read_text()
+    assert "[llm]" in written and "# engine = " in written
+    again = runner.invoke(app, ["init"])
+    assert again.exit_code == 2 and "--force" in again.output
+    # Every commented-out setting is valid as written.
+    Path("all.toml").write_text(re.sub(r"^# (\[|\w+ = )", r"\1", written, flags=re.M))
+    every = load_config("all.toml")
+    assert LLMSettings.from_config(every).request_budget.max_calls == 20
+    assert ServerSettings.from_config(every).max_files == 100
+    assert LLMSettings.from_config(load_config("ragwright.toml")) == LLMSettings()
+
+    async def server_version() -> str | None:
+        with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
+            async with Client(build_server(kb)) as client:
+                info = client.server_info
+                return None if info is None else info.version
+
+    assert anyio.run(server_version) == __version__
+
+
+def test_5_keys_explain_that_they_live_in_the_config_file_not_an_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["keys", "add", "bot", "--index", "kb"])
+    assert result.exit_code == 2 and "configuration file" in result.output
+    assert not Path("ragwright.toml").exists()
+    for command in (["list"], ["remove", "bot"]):
+        refused = runner.invoke(app, ["keys", *command, "--index", "kb"])
+        assert refused.exit_code == 2 and "--config" in refused.output
