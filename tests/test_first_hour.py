@@ -125,3 +125,22 @@ def test_5_keys_explain_that_they_live_in_the_config_file_not_an_index(
     for command in (["list"], ["remove", "bot"]):
         refused = runner.invoke(app, ["keys", *command, "--index", "kb"])
         assert refused.exit_code == 2 and "--config" in refused.output
+
+
+@pytest.mark.parametrize("command", ["search", "ask"])
+def test_6_the_cli_refuses_what_http_and_mcp_refuse(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragwright.surface_limits import MAX_ASK_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K
+
+    monkeypatch.chdir(tmp_path)
+    top_k = MAX_TOP_K if command == "search" else MAX_ASK_TOP_K
+    empty = runner.invoke(app, [command, "  "])
+    assert empty.exit_code == 2 and "empty" in empty.output
+    long = runner.invoke(app, [command, "x" * (MAX_QUERY_CHARS + 1)])
+    assert long.exit_code == 2 and f"{MAX_QUERY_CHARS:,}" in long.output
+    too_many = runner.invoke(app, [command, "cats", "--top-k", str(top_k + 1)])
+    assert too_many.exit_code == 2 and f"less than or equal to {top_k}" in too_many.output
+    assert f"1<=x<={top_k}" in runner.invoke(app, [command, "--help"]).output
+    long_filter = runner.invoke(app, [command, "cats", "--filter", "a" * (MAX_QUERY_CHARS + 1)])
+    assert long_filter.exit_code == 2 and "filter expression" in long_filter.output

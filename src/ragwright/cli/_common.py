@@ -18,7 +18,9 @@ from rich.markup import escape
 
 from ragwright.config import CONFIG_ENV
 from ragwright.errors import RagwrightError
+from ragwright.filters import Filter, parse_filter
 from ragwright.index import DEFAULT_INDEX_DIR, ChunkingConfig, Index
+from ragwright.surface_limits import checked_text
 
 # Piped output (files, CI logs) gets a wide fixed width instead of Rich's 80 columns, so tables
 # and result lines are not wrapped mid-field.
@@ -91,6 +93,13 @@ def with_chunk_options(
     if overlap is not None:
         options["overlap"] = overlap
     return ChunkingConfig(name or current.name, options)
+
+
+def parse_where(expression: str | None) -> Filter | None:
+    """The ``--filter`` expression parsed, within the limits every surface applies."""
+    if not expression:  # --filter '' is no filter, as it always was
+        return None
+    return parse_filter(checked_text(expression, "filter expression"))
 
 
 def print_json(value: Any) -> None:

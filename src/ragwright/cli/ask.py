@@ -21,23 +21,27 @@ from ragwright.cli._common import (
     IndexOption,
     JsonOption,
     console,
+    parse_where,
     print_json,
     reports_errors,
 )
 from ragwright.cli.search import FilterOption
 from ragwright.config import load_config
-from ragwright.filters import parse_filter
 from ragwright.index import Index
 from ragwright.llms.settings import ENGINES, Budget, LLMSettings
 from ragwright.models import Answer, Citation
 from ragwright.shapes import answer_json
+from ragwright.surface_limits import MAX_ASK_TOP_K, checked_text
 
 
 @reports_errors
 def ask(
     question: Annotated[str, typer.Argument(help="The question.")],
     top_k: Annotated[
-        int, typer.Option("--top-k", "-k", help="Chunks to draw the answer from.", min=1)
+        int,
+        typer.Option(
+            "--top-k", "-k", help="Chunks to draw the answer from.", min=1, max=MAX_ASK_TOP_K
+        ),
     ] = 5,
     filter_expression: FilterOption = None,
     index: IndexOption = DEFAULT_INDEX,
@@ -81,7 +85,8 @@ def ask(
         max_llm_calls=max_llm_calls,
         max_tokens=max_tokens,
     )
-    where = parse_filter(filter_expression) if filter_expression else None
+    checked_text(question, "question")
+    where = parse_where(filter_expression)
     with Index(
         index, embedder=embedder, create=False, keyword_cache=False, llm_settings=settings
     ) as kb:

@@ -14,12 +14,12 @@ from ragwright.cli._common import (
     JsonOption,
     console,
     open_index,
+    parse_where,
     print_json,
     reports_errors,
 )
 from ragwright.cli.search import FilterOption
 from ragwright.errors import StoreError
-from ragwright.filters import parse_filter
 from ragwright.shapes import document_info_json, document_json
 
 app = typer.Typer(
@@ -36,7 +36,7 @@ def list_documents(
     json_output: JsonOption = False,
 ) -> None:
     """List documents, sorted by source."""
-    where = parse_filter(filter_expression) if filter_expression else None
+    where = parse_where(filter_expression)
     with open_index(index) as kb:
         documents = kb.documents(where)
     if json_output:

@@ -15,14 +15,15 @@ from ragwright.cli._common import (
     JsonOption,
     console,
     open_index,
+    parse_where,
     print_json,
     reports_errors,
 )
-from ragwright.filters import parse_filter
 from ragwright.models import Hit
 from ragwright.pipeline.retrieval import SearchMode
 from ragwright.shapes import search_json
 from ragwright.stores.fts_query import query_terms
+from ragwright.surface_limits import MAX_TOP_K, checked_text
 
 FilterOption = Annotated[
     str | None,
@@ -39,7 +40,9 @@ SNIPPET_CHARS = 320
 def search(
     query: Annotated[str, typer.Argument(help="What to look for.")],
     mode: Annotated[SearchMode, typer.Option(help="Retrieval mode.")] = SearchMode.HYBRID,
-    top_k: Annotated[int, typer.Option("--top-k", "-k", help="Number of results.", min=1)] = 10,
+    top_k: Annotated[
+        int, typer.Option("--top-k", "-k", help="Number of results.", min=1, max=MAX_TOP_K)
+    ] = 10,
     filter_expression: FilterOption = None,
     min_score: Annotated[
         float | None,
@@ -50,7 +53,8 @@ def search(
     json_output: JsonOption = False,
 ) -> None:
     """Search the index: hybrid (BM25 and vectors fused) by default."""
-    where = parse_filter(filter_expression) if filter_expression else None
+    checked_text(query)
+    where = parse_where(filter_expression)
     with open_index(index, embedder) as kb:
         hits = kb.search(query, mode=mode, top_k=top_k, where=where, min_score=min_score)
     if json_output:
