@@ -144,3 +144,26 @@ def test_6_the_cli_refuses_what_http_and_mcp_refuse(
     assert f"1<=x<={top_k}" in runner.invoke(app, [command, "--help"]).output
     long_filter = runner.invoke(app, [command, "cats", "--filter", "a" * (MAX_QUERY_CHARS + 1)])
     assert long_filter.exit_code == 2 and "filter expression" in long_filter.output
+
+
+def test_7_a_filter_on_a_field_no_chunk_has_says_so_and_strings_must_close(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checkout = _checkout(tmp_path)
+    monkeypatch.chdir(checkout)
+    assert runner.invoke(app, ["ingest", "docs", "--embedder", "hashing"]).exit_code == 0
+    typo = ["--filter", 'sorce = "docs/quickstart.md"']
+    for command in (["search", "install"], ["ask", "How do I install it?"], ["docs", "list"]):
+        result = runner.invoke(app, [*command, *typo])
+        assert result.exit_code == 0, result.output
+        assert "no chunk in the index has the field 'sorce' (did you mean 'source'?)" in (
+            " ".join(result.output.split())
+        )
+    # A field that exists gives no warning, even when nothing matches.
+    quiet = runner.invoke(app, ["search", "install", "--filter", 'filename = "none.md"'])
+    assert "warning" not in quiet.output and "No results." in quiet.output
+    unterminated = runner.invoke(app, ["search", "install", "--filter", 'source = "docs/q'])
+    assert unterminated.exit_code == 2
+    assert 'unterminated string: no closing " for the " opened at position 9' in (
+        unterminated.output
+    )

@@ -27,6 +27,7 @@ from ragwright.models import Answer, Chunk, Document, DocumentInfo, Hit
 from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
 from ragwright.pipeline.extractive import ExtractiveOptions
+from ragwright.pipeline.filter_fields import missing_fields_warning
 from ragwright.pipeline.ingest import IngestOptions, Ingestor, IngestReport, Progress
 from ragwright.pipeline.retrieval import Retriever, SearchMode
 from ragwright.ports import LLM, Embedder, ResultProcessor, TokenCounter
@@ -369,6 +370,13 @@ class Index:
         )
         for item in answer_engine.stream(question, retrieve(question)):
             yield session.finish(item) if isinstance(item, Answer) else item
+
+    def filter_warning(self, where: Filter | str) -> str | None:
+        """Why a filter may match nothing: the fields it names that no chunk has (a misspelled
+        ``sorce``), with the fields the index has; None when every field exists."""
+        return missing_fields_warning(
+            self.store, parse_filter(where) if isinstance(where, str) else where
+        )
 
     def documents(self, where: Filter | str | None = None) -> list[DocumentInfo]:
         return self.store.list_documents(_filter(where))

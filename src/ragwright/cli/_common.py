@@ -102,5 +102,12 @@ def parse_where(expression: str | None) -> Filter | None:
     return parse_filter(checked_text(expression, "filter expression"))
 
 
+def warn_if_filter_matched_nothing(kb: Index, where: Filter | None, found: int) -> None:
+    """On stderr, why a filter that matched nothing may have: a field no chunk has."""
+    warning = kb.filter_warning(where) if where is not None and not found else None
+    if warning:
+        errors.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
+
+
 def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2, sort_keys=False) + "\n")

@@ -24,6 +24,7 @@ from ragwright.cli._common import (
     parse_where,
     print_json,
     reports_errors,
+    warn_if_filter_matched_nothing,
 )
 from ragwright.cli.search import FilterOption
 from ragwright.config import load_config
@@ -91,10 +92,13 @@ def ask(
         index, embedder=embedder, create=False, keyword_cache=False, llm_settings=settings
     ) as kb:
         if json_output:
-            print_json(answer_json(question, kb.ask(question, top_k=top_k, where=where)))
-            return
-        answer = _show_stream(kb.ask_stream(question, top_k=top_k, where=where))
-    _show_sources(answer)
+            answer = kb.ask(question, top_k=top_k, where=where)
+            print_json(answer_json(question, answer))
+        else:
+            answer = _show_stream(kb.ask_stream(question, top_k=top_k, where=where))
+        warn_if_filter_matched_nothing(kb, where, len(answer.hits))
+    if not json_output:
+        _show_sources(answer)
 
 
 def _settings(

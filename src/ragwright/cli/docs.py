@@ -17,6 +17,7 @@ from ragwright.cli._common import (
     parse_where,
     print_json,
     reports_errors,
+    warn_if_filter_matched_nothing,
 )
 from ragwright.cli.search import FilterOption
 from ragwright.errors import StoreError
@@ -39,6 +40,7 @@ def list_documents(
     where = parse_where(filter_expression)
     with open_index(index) as kb:
         documents = kb.documents(where)
+        warn_if_filter_matched_nothing(kb, where, len(documents))
     if json_output:
         print_json([document_info_json(d) for d in documents])
         return

@@ -18,6 +18,7 @@ from ragwright.cli._common import (
     parse_where,
     print_json,
     reports_errors,
+    warn_if_filter_matched_nothing,
 )
 from ragwright.models import Hit
 from ragwright.pipeline.retrieval import SearchMode
@@ -57,6 +58,7 @@ def search(
     where = parse_where(filter_expression)
     with open_index(index, embedder) as kb:
         hits = kb.search(query, mode=mode, top_k=top_k, where=where, min_score=min_score)
+        warn_if_filter_matched_nothing(kb, where, len(hits))
     if json_output:
         print_json(search_json(query, mode, top_k, where, hits))
         return
