@@ -167,3 +167,34 @@ def test_7_a_filter_on_a_field_no_chunk_has_says_so_and_strings_must_close(
     assert 'unterminated string: no closing " for the " opened at position 9' in (
         unterminated.output
     )
+
+
+def test_8_unsupported_files_are_reported_and_an_unreadable_folder_is_warned_about(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "photos").mkdir()
+    for name in ("a.png", "b.png", "c.png", "d.png", "notes"):
+        (tmp_path / "photos" / name).write_bytes(b"\x89PNG")
+    flags = ["--embedder", "hashing"]
+    out = json.loads(runner.invoke(app, ["ingest", "photos", *flags, "--json"]).output)
+    assert {item["source"]: item["reason"] for item in out["skipped"]} == {
+        "photos/a.png": "unsupported file type: no parser reads .png files",
+        "photos/b.png": "unsupported file type: no parser reads .png files",
+        "photos/c.png": "unsupported file type: no parser reads .png files",
+        "photos/d.png": "unsupported file type: no parser reads .png files",
+        "photos/notes": "unsupported file type: no parser reads files without an extension",
+    }
+    [warning] = out["warnings"]
+    assert warning["source"] == "photos" and ".md" in warning["message"]
+    text = runner.invoke(app, ["ingest", "photos", *flags])
+    assert text.exit_code == 0
+    assert "skipped photos/a.png, photos/b.png, photos/c.png and 1 more: unsupported" in (
+        text.output
+    )
+    assert "warning photos: no file here can be read; ragwright reads" in text.output
+    # Next to a readable file, unsupported ones are still listed, and there is no warning.
+    (tmp_path / "photos" / "caption.md").write_text("# Caption\n\nA harbour at dawn.\n")
+    mixed = json.loads(runner.invoke(app, ["ingest", "photos", *flags, "--json"]).output)
+    assert mixed["added"] == ["photos/caption.md"] and len(mixed["skipped"]) == 5
+    assert mixed["warnings"] == []

@@ -37,7 +37,7 @@ from ragwright.cli._common import (
 from ragwright.errors import ConfigError
 from ragwright.index import Index
 from ragwright.parsers.options import ParserOptions
-from ragwright.pipeline.ingest import IngestOptions, IngestReport
+from ragwright.pipeline.ingest import Failure, IngestOptions, IngestReport
 from ragwright.pipeline.ingest import Progress as IngestProgress
 from ragwright.shapes import ingest_report_json
 
@@ -197,9 +197,20 @@ def _progress_bar(enabled: bool) -> Iterator[Callable[[IngestProgress], None]]:
         yield update
 
 
+def _print_skipped(skipped: list[Failure]) -> None:
+    """One line per reason: a folder of images is one line, not hundreds."""
+    by_reason: dict[str, list[str]] = {}
+    for item in skipped:
+        by_reason.setdefault(item.reason, []).append(item.source)
+    for reason, sources in by_reason.items():
+        shown = ", ".join(sources[:3]) + (
+            f" and {len(sources) - 3:,} more" if len(sources) > 3 else ""
+        )
+        errors.print(f"[yellow]skipped[/] {escape(shown)}: {escape(reason)}", soft_wrap=True)
+
+
 def _print_report(report: IngestReport) -> None:
-    for skipped in report.skipped:
-        errors.print(f"[yellow]skipped[/] {escape(skipped.source)}: {escape(skipped.reason)}")
+    _print_skipped(report.skipped)
     for warning in report.warnings:
         errors.print(f"[yellow]warning[/] {escape(warning.source)}: {escape(warning.message)}")
     for failure in report.failed:
