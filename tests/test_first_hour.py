@@ -198,3 +198,33 @@ def test_8_unsupported_files_are_reported_and_an_unreadable_folder_is_warned_abo
     mixed = json.loads(runner.invoke(app, ["ingest", "photos", *flags, "--json"]).output)
     assert mixed["added"] == ["photos/caption.md"] and len(mixed["skipped"]) == 5
     assert mixed["warnings"] == []
+
+
+def test_9_a_second_ingest_at_the_same_time_waits_and_finds_the_files_unchanged(
+    tmp_path: Path,
+) -> None:
+    import threading
+
+    from ragwright.pipeline.ingest_lock import ingest_lock
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for number in range(12):
+        (docs / f"note{number}.md").write_text(f"# Note {number}\n\nHarbour number {number}.\n")
+    with Index(tmp_path / "kb", embedder=HashingEmbedder()):
+        pass  # the index directory exists
+    waiting = [threading.Event(), threading.Event()]
+    reports = []
+
+    def run(number: int) -> None:
+        with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
+            reports.append(kb.ingest(docs, waiting=waiting[number].set))
+
+    runs = [threading.Thread(target=run, args=(number,)) for number in (0, 1)]
+    with ingest_lock(tmp_path / "kb"):  # both runs start while the lock is taken
+        for thread in runs:
+            thread.start()
+        assert all(event.wait(30) for event in waiting)
+    for thread in runs:
+        thread.join(60)
+    assert sorted((len(r.added), len(r.unchanged)) for r in reports) == [(0, 12), (12, 0)]

@@ -29,6 +29,7 @@ from ragwright.parsers.registry import ParserRegistry
 from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.pipeline.filter_fields import missing_fields_warning
 from ragwright.pipeline.ingest import IngestOptions, Ingestor, IngestReport, Progress
+from ragwright.pipeline.ingest_lock import ingest_lock
 from ragwright.pipeline.retrieval import Retriever, SearchMode
 from ragwright.ports import LLM, Embedder, ResultProcessor, TokenCounter
 from ragwright.processors.chain import ResultChain
@@ -219,6 +220,7 @@ class Index:
         parser_options: ParserOptions | None = None,
         progress: Callable[[Progress], None] | None = None,
         base: Path | None = None,
+        waiting: Callable[[], None] | None = None,
     ) -> IngestReport:
         """Ingest files and folders (one path, or several). Unchanged files are skipped;
         changed ones replaced.
@@ -226,7 +228,8 @@ class Index:
         ``chunking`` and ``parser_options`` default to those of the last ingest; a file whose
         parser's options changed is read again. Sources are named relative to ``base`` when
         given (the HTTP server names uploads ``uploads/NAME`` this way), else relative to
-        `source_base`."""
+        `source_base`. One run at a time writes to an index: ``waiting`` is called when this
+        one must wait for another (see `ingest_lock`)."""
         embedder = self._bound_embedder()
         chunking = chunking or self.chunking
         token_counter = embedder if isinstance(embedder, TokenCounter) else None
@@ -244,7 +247,8 @@ class Index:
             options=options,
         )
         listed = [paths] if isinstance(paths, str | Path) else paths
-        return ingestor.run([Path(p) for p in listed], progress)
+        with ingest_lock(self.directory, waiting):
+            return ingestor.run([Path(p) for p in listed], progress)
 
     def ingest_dataset(
         self, folder: str | Path, *, progress: Callable[[Progress], None] | None = None
@@ -257,7 +261,8 @@ class Index:
             raise MissingDependencyError(
                 "ingesting a dataset", "pip install 'ragwright[rag-connector]'"
             ) from error
-        return ingest_dataset(Path(folder), self.store, self._bound_embedder(), progress)
+        with ingest_lock(self.directory):
+            return ingest_dataset(Path(folder), self.store, self._bound_embedder(), progress)
 
     def _bound_embedder(self) -> Embedder:
         """The embedder, with its space recorded as the index's (or checked against it)."""

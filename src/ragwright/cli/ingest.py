@@ -131,6 +131,9 @@ def ingest(
                 options=options,
                 parser_options=parser_options,
                 progress=update,
+                waiting=lambda: errors.print(
+                    f"waiting for another ingest into {escape(str(index))} to finish…"
+                ),
             )
     _finish(report, json_output)
 
