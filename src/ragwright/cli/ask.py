@@ -154,7 +154,8 @@ def _show_sources(answer: Answer) -> None:
 
 def _source_line(citation: Citation, breadcrumb: str) -> str:
     where = escape(citation.source) + (f" [dim]›[/] {escape(breadcrumb)}" if breadcrumb else "")
+    quote = " ".join(citation.quote.split())  # a sentence wrapped in its file, on one line
     return (
         f"  [bold][{citation.number}][/] [cyan]{where}[/] "
-        f"[dim]chars {citation.char_start}–{citation.char_end}[/]  “{escape(citation.quote)}”"
+        f"[dim]chars {citation.char_start}–{citation.char_end}[/]  “{escape(quote)}”"
     )
