@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from ragwright import Index
 from ragwright.cli import app
 from ragwright.errors import ConfigError
 from ragwright.models import EmbeddingSpace
@@ -246,7 +247,9 @@ def test_chunked_index_ranks_each_document_once_by_its_best_chunk(
         load_dataset(dataset), [config], cache_dir=tmp_path, embedder_factory=factory(embedder)
     )
     (result,) = report.results
-    assert embedder.documents_embedded > 30  # several chunks per document
+    with Index(result.index.directory, create=False) as index:
+        assert index.stats().chunks > 30  # several chunks per document
+    assert embedder.documents_embedded == 0  # a BM25 index needs no vectors
     for run in result.runs:
         assert len(run.ranked_ids) == len(set(run.ranked_ids))
     assert {run.query_id: run.ranked_ids[0] for run in result.runs}["q1"] == "d01"
@@ -354,7 +357,7 @@ def test_progress_reports_indexing_then_querying(dataset: Path, tmp_path: Path) 
     )
     index_events = [e for e in events if e.stage is Stage.INDEX]
     query_events = [e for e in events if e.stage is Stage.QUERY]
-    assert index_events[-1] == EvalProgress(Stage.INDEX, "recursive/hashing:64", 30, 30)
+    assert index_events[-1] == EvalProgress(Stage.INDEX, "recursive/keyword-only", 30, 30)
     assert [e.done for e in query_events] == list(range(9))
     assert events.index(index_events[-1]) < events.index(query_events[0])
 
@@ -487,3 +490,32 @@ def test_cli_errors_exit_with_code_2(
     result = runner.invoke(app, ["eval", *make_args(str(dataset), str(tmp_path))])
     assert result.exit_code == 2
     assert message in " ".join(result.output.split())
+
+
+def test_a_bm25_evaluation_loads_no_model_and_embeds_nothing(dataset: Path, tmp_path: Path) -> None:
+    """Issue 18, item 10: BM25 mode builds a keyword-only index; a run that also needs vectors
+    for the same corpus and chunking shares that run's index instead."""
+    made: list[str] = []
+
+    def recording_factory(spec: str) -> CountingEmbedder:
+        made.append(spec)
+        return CountingEmbedder()
+
+    data = load_dataset(dataset)
+    report = run_evaluation(data, [bm25()], cache_dir=tmp_path, embedder_factory=recording_factory)
+    assert made == [] and report.results[0].metrics.ndcg_at_10 > 0
+    assert report.results[0].index.key == index_key(data.corpus_sha256, bm25(), keyword_only=True)
+    again = run_evaluation(data, [bm25()], cache_dir=tmp_path, embedder_factory=recording_factory)
+    assert again.results[0].index.reused and made == []
+
+
+def test_eval_off_a_terminal_prints_progress_lines(dataset: Path, tmp_path: Path) -> None:
+    """Issue 18, item 10: piped to a file, eval says what it is doing instead of nothing."""
+    result = runner.invoke(
+        app,
+        ["eval", str(dataset), "--mode", "bm25", "--embedder", "hashing:64",
+         "--cache-dir", str(tmp_path)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "index recursive/keyword-only: 30/30" in result.stderr
+    assert "query default: 8/8" in result.stderr

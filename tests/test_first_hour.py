@@ -228,3 +228,42 @@ def test_9_a_second_ingest_at_the_same_time_waits_and_finds_the_files_unchanged(
     for thread in runs:
         thread.join(60)
     assert sorted((len(r.added), len(r.unchanged)) for r in reports) == [(0, 12), (12, 0)]
+
+
+def test_12_serve_logs_text_on_a_terminal_and_json_elsewhere() -> None:
+    import logging
+
+    from ragwright.cli.serve import LogFormat
+    from ragwright.server.access_log import FORMATTERS, logging_config
+
+    assert LogFormat.AUTO.resolved(interactive=True) == "text"
+    assert LogFormat.AUTO.resolved(interactive=False) == "json"
+    assert LogFormat.JSON.resolved(interactive=True) == "json"
+    config = logging_config("info", "text")
+    assert config["formatters"]["main"]["()"] is FORMATTERS["text"]
+    request = {"event": "request", "duration_ms": 12.5, "key": "bot", "status": 200}
+    record = logging.LogRecord(
+        "ragwright.server", logging.INFO, "", 0, "GET /v1/search 200", (), None
+    )
+    record.fields = request
+    line = FORMATTERS["text"]().format(record)
+    assert re.fullmatch(r"\d\d:\d\d:\d\d GET /v1/search 200 12\.5 ms key=bot", line)
+    assert json.loads(FORMATTERS["json"]().format(record))["duration_ms"] == 12.5
+    assert "--log-format" in runner.invoke(app, ["serve", "--help"]).output
+
+
+def test_12_the_ingest_rate_is_files_over_the_time_since_the_start() -> None:
+    """18 files that finish in a burst at the end of 27 s are 0.7 files/s, not 28."""
+    from rich.progress import Progress
+
+    from ragwright.cli.ingest import _RateColumn
+
+    now = [0.0]
+    column = _RateColumn()
+    with Progress(column, get_time=lambda: now[0], disable=True) as bar:
+        task = bar.add_task("ingest", total=18)
+        bar.start_task(task)
+        for done in range(1, 19):
+            now[0] = 26.0 + done / 30
+            bar.update(task, completed=done)
+        assert str(column.render(bar.tasks[0])) == "0.7 files/s"

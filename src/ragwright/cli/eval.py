@@ -21,6 +21,7 @@ from rich.progress import (
 from rich.table import Table
 
 from ragwright.cli._common import JsonOption, console, errors, print_json, reports_errors
+from ragwright.cli._progress import LineProgress
 from ragwright.errors import ConfigError
 from ragwright.pipeline.evaluate import (
     Chunking,
@@ -156,7 +157,14 @@ def _run_file_targets(path: Path | None, names: Sequence[str]) -> list[Path | No
 
 @contextmanager
 def _progress_bars(enabled: bool) -> Iterator[ProgressCallback]:
-    """One bar per index built and per configuration queried, on stderr; silent when off."""
+    """One bar per index built and per configuration queried, on stderr; silent when off.
+    Off a terminal, progress lines instead of bars."""
+    if enabled and not errors.is_terminal:
+        lines = LineProgress(errors)
+        yield lambda event: lines.update(
+            f"{event.stage.value} {event.label}", event.done, event.total
+        )
+        return
     bar = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),

@@ -34,6 +34,7 @@ from ragwright.cli._common import (
     reports_errors,
     with_chunk_options,
 )
+from ragwright.cli._progress import LineProgress
 from ragwright.errors import ConfigError
 from ragwright.index import Index
 from ragwright.parsers.options import ParserOptions
@@ -168,13 +169,29 @@ def _finish(report: IngestReport, json_output: bool) -> None:
 
 
 class _RateColumn(ProgressColumn):
+    """Files per second since the start. Rich's own speed looks at the last moments only, and
+    files finish in bursts (a batch written, a run of unchanged files), so it overstates."""
+
     def render(self, task: Task) -> Text:
-        return Text(f"{task.speed:.1f} files/s" if task.speed else "")
+        elapsed = task.elapsed
+        return Text(f"{task.completed / elapsed:.1f} files/s" if elapsed and task.completed else "")
 
 
 @contextmanager
 def _progress_bar(enabled: bool) -> Iterator[Callable[[IngestProgress], None]]:
-    """A progress bar on stderr with counts, rate and ETA; silent when output is JSON."""
+    """A progress bar on stderr with counts, rate and ETA; silent when output is JSON. Off a
+    terminal, progress lines instead of a bar."""
+    if enabled and not errors.is_terminal:
+        lines = LineProgress(errors)
+
+        def line(p: IngestProgress) -> None:
+            if p.files_done < p.files_total or not p.current:  # the last, after the last write
+                lines.update(
+                    "ingest", p.files_done, p.files_total, f"files · {p.chunks_written:,} chunks"
+                )
+
+        yield line
+        return
     bar = Progress(
         TextColumn("[bold]ingest"),
         BarColumn(),

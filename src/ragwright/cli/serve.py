@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from enum import StrEnum
 from typing import Annotated
 
@@ -17,6 +18,18 @@ from ragwright.cli._common import (
 from ragwright.config import load_config
 from ragwright.errors import MissingDependencyError
 from ragwright.llms.settings import LLMSettings
+
+
+class LogFormat(StrEnum):
+    AUTO = "auto"
+    TEXT = "text"
+    JSON = "json"
+
+    def resolved(self, interactive: bool) -> str:
+        """``auto``: text lines for a person at a terminal, JSON lines for anything else."""
+        if self is LogFormat.AUTO:
+            return "text" if interactive else "json"
+        return self.value
 
 
 class LogLevel(StrEnum):
@@ -43,10 +56,14 @@ def serve(
     log_level: Annotated[
         LogLevel, typer.Option(help="warning hides the per-request lines.")
     ] = LogLevel.INFO,
+    log_format: Annotated[
+        LogFormat,
+        typer.Option(help="auto: text lines on a terminal, JSON lines otherwise (logs, pipes)."),
+    ] = LogFormat.AUTO,
 ) -> None:
     """Serve the HTTP API (/v1, OpenAPI at /docs) and the web page (/) over an index. With API
     keys configured (`ragwright keys add`) every /v1 request needs one; without, the server
-    listens on loopback only. Logs are JSON lines on stderr."""
+    listens on loopback only. Logs go to stderr: text on a terminal, else JSON lines."""
     try:
         from ragwright.server import ServerSettings, create_app, mcp_mount
         from ragwright.server.runner import announce, check_exposure, server_for
@@ -62,6 +79,7 @@ def serve(
     check_exposure(host, settings, insecure_no_auth)
     with Index(index, embedder=embedder, create=True, llm_settings=llm_settings) as kb:
         app = create_app(kb, settings, mounts=mcp_mount(kb, host), host=host)
-        server = server_for(app, host, port, settings, log_level.value)
+        log_as = log_format.resolved(sys.stderr.isatty())
+        server = server_for(app, host, port, settings, log_level.value, log_as)
         announce(host, port, settings, str(index))
         server.run()

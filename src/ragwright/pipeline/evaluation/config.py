@@ -24,6 +24,8 @@ from ragwright.pipeline.retrieval import DEFAULT_FUSION, Fusion, SearchMode
 EVAL_INDEX_FORMAT = "1"
 #: The chunking name meaning one chunk per document, the whole title and text (BEIR parity).
 DOCUMENT_CHUNKING = "document"
+#: What stands for the embedder of an index without vectors (built for BM25 mode only).
+KEYWORD_ONLY = "keyword-only"
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _CONFIG_KEYS = (
@@ -171,15 +173,16 @@ def _choice(kind: type[_Choice], value: object, key: str) -> _Choice:
     raise ConfigError(f"{key} must be one of {valid}; got {value!r}")
 
 
-def index_key(dataset_hash: str, config: EvalConfig) -> str:
+def index_key(dataset_hash: str, config: EvalConfig, *, keyword_only: bool = False) -> str:
     """The cache key of the index a configuration needs: the corpus, the chunking and the
-    embedder (nothing else changes the index)."""
+    embedder (nothing else changes the index); ``keyword_only``: an index without vectors,
+    enough for BM25 mode."""
     identity = json.dumps(
         {
             "format": EVAL_INDEX_FORMAT,
             "corpus": dataset_hash,
             "chunking": config.chunking.spec,
-            "embedder": config.embedder,
+            "embedder": KEYWORD_ONLY if keyword_only else config.embedder,
         },
         sort_keys=True,
     )

@@ -4,20 +4,28 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from ragwright.chunkers import create_chunker
 from ragwright.embedders import create_embedder
 from ragwright.errors import ConfigError, EmbedderError
 from ragwright.evaluation import BeirDataset
-from ragwright.models import Chunk, Document, chunk_id_for
-from ragwright.pipeline.evaluation.config import DOCUMENT_CHUNKING, Chunking, EvalConfig, index_key
+from ragwright.models import Chunk, Document, EmbeddingSpace, chunk_id_for
+from ragwright.pipeline.evaluation.config import (
+    DOCUMENT_CHUNKING,
+    KEYWORD_ONLY,
+    Chunking,
+    EvalConfig,
+    index_key,
+)
 from ragwright.pipeline.evaluation.dataset import EvalDataset, corpus_documents
 from ragwright.pipeline.evaluation.progress import ProgressCallback, Stage, _report
 from ragwright.pipeline.ingest import BatchWriter, IngestReport, PendingDocument
-from ragwright.ports import Embedder, TokenCounter
+from ragwright.ports import Embedder, TokenCounter, Vectors
 from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore
 
 #: The cache folder created inside a writable dataset folder.
@@ -76,6 +84,20 @@ class EvalIndex:
         self.close()
 
 
+class NoVectors:
+    """The embedder of a keyword-only index (for BM25 mode): every vector is a single zero, so
+    building it costs parsing and chunking, and no model is loaded or run."""
+
+    spec = KEYWORD_ONLY
+    space = EmbeddingSpace(KEYWORD_ONLY, 1, False, "none", KEYWORD_ONLY)
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        return np.zeros((len(texts), 1), dtype=np.float32)
+
+    def embed_query(self, text: str) -> Vectors:
+        raise EmbedderError("a keyword-only evaluation index has no vectors; use mode bm25")
+
+
 def build_or_reuse_index(
     dataset: EvalDataset,
     config: EvalConfig,
@@ -84,14 +106,19 @@ def build_or_reuse_index(
     *,
     embedder: Embedder | None = None,
     batch_size: int = EMBED_BATCH,
+    keyword_only: bool = False,
 ) -> EvalIndex:
     """The index ``config`` needs, reused from the cache when complete, else built (resuming
     a build that was interrupted). ``embedder`` overrides resolving ``config.embedder``;
-    ``batch_size`` is how many chunks are embedded and written at a time."""
-    embedder = embedder if embedder is not None else create_embedder(config.embedder)
-    key = index_key(dataset.corpus_sha256, config)
+    ``batch_size`` is how many chunks are embedded and written at a time. ``keyword_only``:
+    an index without vectors (`NoVectors`), enough for BM25 mode."""
+    if keyword_only:
+        embedder = NoVectors()
+    elif embedder is None:
+        embedder = create_embedder(config.embedder)
+    key = index_key(dataset.corpus_sha256, config, keyword_only=keyword_only)
     directory = _cache_root(dataset.path, cache_dir) / key
-    label = f"{config.chunking.name}/{config.embedder}"
+    label = f"{config.chunking.name}/{KEYWORD_ONLY if keyword_only else config.embedder}"
     store = _open_store(directory, embedder)
     try:
         total = len(dataset.data.corpus)

@@ -11,7 +11,12 @@ from ragwright.errors import ConfigError
 from ragwright.evaluation import Qrels
 from ragwright.pipeline.evaluation.config import EvalConfig, index_key
 from ragwright.pipeline.evaluation.dataset import EvalDataset
-from ragwright.pipeline.evaluation.index_cache import EvalIndex, IndexInfo, build_or_reuse_index
+from ragwright.pipeline.evaluation.index_cache import (
+    EvalIndex,
+    IndexInfo,
+    NoVectors,
+    build_or_reuse_index,
+)
 from ragwright.pipeline.evaluation.progress import ProgressCallback
 from ragwright.pipeline.evaluation.scoring import (
     Latency,
@@ -22,6 +27,7 @@ from ragwright.pipeline.evaluation.scoring import (
     run_queries,
     score_runs,
 )
+from ragwright.pipeline.retrieval import SearchMode
 from ragwright.ports import Embedder
 
 #: Two per-query nDCG@10 values closer than this are a tie.
@@ -83,23 +89,37 @@ def run_evaluation(
 ) -> EvalReport:
     """Evaluate each configuration on the dataset's judged queries, in order. Configurations
     with the same chunking and embedder share one index (and one embedder instance); an index
-    is closed after the last configuration that uses it."""
+    is closed after the last configuration that uses it. A BM25 configuration whose index no
+    other configuration needs gets a keyword-only one: nothing is embedded, no model loaded."""
     if not configs:
         raise ConfigError("give at least one configuration to evaluate")
     _check_unique_names(configs)
-    keys = [index_key(dataset.corpus_sha256, config) for config in configs]
-    last_use = {key: position for position, key in enumerate(keys)}
+    vector_keys = {
+        index_key(dataset.corpus_sha256, config)
+        for config in configs
+        if config.mode is not SearchMode.BM25
+    }
+    plans = [_plan(dataset, config, vector_keys) for config in configs]
+    last_use = {key: position for position, (key, _) in enumerate(plans)}
     embedders: dict[str, Embedder] = {}
     indexes: dict[str, EvalIndex] = {}
     results: list[ConfigResult] = []
     try:
-        for position, (config, key) in enumerate(zip(configs, keys, strict=True)):
-            if config.embedder not in embedders:
-                embedders[config.embedder] = embedder_factory(config.embedder)
-            embedder = embedders[config.embedder]
+        for position, (config, (key, keyword_only)) in enumerate(zip(configs, plans, strict=True)):
+            if keyword_only:
+                embedder: Embedder = NoVectors()
+            elif config.embedder not in embedders:
+                embedder = embedders[config.embedder] = embedder_factory(config.embedder)
+            else:
+                embedder = embedders[config.embedder]
             if key not in indexes:
                 indexes[key] = build_or_reuse_index(
-                    dataset, config, cache_dir, progress, embedder=embedder
+                    dataset,
+                    config,
+                    cache_dir,
+                    progress,
+                    embedder=embedder,
+                    keyword_only=keyword_only,
                 )
             index = indexes[key]
             runs = run_queries(index.store, embedder, dataset.queries, config, progress)
@@ -110,6 +130,14 @@ def run_evaluation(
         for still_open in indexes.values():
             still_open.close()
     return EvalReport(dataset, tuple(results))
+
+
+def _plan(dataset: EvalDataset, config: EvalConfig, vector_keys: set[str]) -> tuple[str, bool]:
+    """The key of the index ``config`` runs on, and whether that index is keyword-only."""
+    key = index_key(dataset.corpus_sha256, config)
+    if config.mode is SearchMode.BM25 and key not in vector_keys:
+        return index_key(dataset.corpus_sha256, config, keyword_only=True), True
+    return key, False
 
 
 def _check_unique_names(configs: Sequence[EvalConfig]) -> None:
