@@ -267,3 +267,19 @@ def test_12_the_ingest_rate_is_files_over_the_time_since_the_start() -> None:
             now[0] = 26.0 + done / 30
             bar.update(task, completed=done)
         assert str(column.render(bar.tasks[0])) == "0.7 files/s"
+
+
+def test_13_cli_snippets_read_as_text_like_the_web_pages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("docs").mkdir()
+    Path("docs/ferry.md").write_text(
+        "# Ferry\n\n## Times\n\nFerries leave **hourly** from the `pier`, see [map](m.html).\n\n"
+        "```bash\nferry --book\n```\n\n| Route | Minutes |\n| --- | --- |\n| Pier to isle | 25 |\n"
+    )
+    assert runner.invoke(app, ["ingest", "docs", "--embedder", "hashing"]).exit_code == 0
+    shown = runner.invoke(app, ["search", "ferries pier", "--mode", "bm25"]).output
+    assert "Ferries leave hourly from the pier, see map." in shown
+    assert "Pier to isle · 25" in shown
+    assert not any(raw in shown for raw in ("```", "##", "| ---", "**", "`", "]("))

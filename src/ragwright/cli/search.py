@@ -80,7 +80,34 @@ def _print_hit(rank: int, hit: Hit, terms: list[str]) -> None:
         f"[bold]{rank}.[/] [cyan]{where}[/]  [dim]{score} · {arms} · "
         f"chars {chunk.char_start}–{chunk.char_end}[/]"
     )
-    console.print("   " + highlight(snippet(chunk.indexed_text), terms), soft_wrap=True)
+    console.print("   " + highlight(snippet(plain_text(chunk.indexed_text)), terms), soft_wrap=True)
+
+
+_FENCE = re.compile(r"\s*(```|~~~)")
+_TABLE_RULE = re.compile(r"\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*")
+_INLINE = (
+    (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),  # [text](target)
+    (re.compile(r"(\*\*|__)(.+?)\1"), r"\2"),  # **strong**
+    (re.compile(r"(^|[^\w*])\*([^*\s][^*]*)\*"), r"\1\2"),  # *emphasis*
+    (re.compile(r"`([^`]*)`"), r"\1"),  # `code`
+)
+
+
+def plain_text(markdown: str) -> str:
+    """Markdown as the text a reader sees (as the web page's snippets): no code fences,
+    heading marks, table pipes and rules, emphasis, backticks or link targets."""
+    lines = []
+    for line in markdown.splitlines():
+        if _FENCE.match(line) or _TABLE_RULE.fullmatch(line):
+            continue
+        text = re.sub(r"^\s{0,3}#{1,6}\s+|^\s*>\s?", "", line)
+        if text.lstrip().startswith("|"):
+            text = " · ".join(cell.strip() for cell in text.strip().strip("|").split("|"))
+        lines.append(text)
+    text = "\n".join(lines)
+    for pattern, replacement in _INLINE:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
