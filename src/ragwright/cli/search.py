@@ -75,7 +75,9 @@ def _print_hit(rank: int, hit: Hit, terms: list[str]) -> None:
     breadcrumb = chunk.metadata.get("breadcrumb", "")
     where = escape(hit.source) + (f" [dim]›[/] {escape(breadcrumb)}" if breadcrumb else "")
     arms = "+".join(sorted(arm.value for arm in hit.arms))
-    score = f"score {hit.score:.3f} ({hit.scale.value})"
+    # Three decimals, or three digits for the tiny BM25 scores of a small collection.
+    value = f"{hit.score:.3f}" if hit.score == 0 or abs(hit.score) >= 0.001 else f"{hit.score:.2e}"
+    score = f"score {value} ({hit.scale.value})"
     console.print(
         f"[bold]{rank}.[/] [cyan]{where}[/]  [dim]{score} · {arms} · "
         f"chars {chunk.char_start}–{chunk.char_end}[/]"
