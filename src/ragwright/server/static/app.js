@@ -163,6 +163,11 @@ $("search-form").addEventListener("submit", async (event) => {
   }
 });
 
+// Three decimals, or three digits for the tiny BM25 scores of a small collection.
+function formatScore(score) {
+  return score === 0 || Math.abs(score) >= 0.001 ? score.toFixed(3) : score.toExponential(2);
+}
+
 function resultItem(hit, terms) {
   const item = element("li", undefined, "result");
   const head = element("div", undefined, "result-head");
@@ -172,7 +177,7 @@ function resultItem(hit, terms) {
     openDocument(hit.document_id, hit.char_start, hit.char_end, open));
   head.append(open);
   if (hit.breadcrumb) head.append(element("span", hit.breadcrumb, "breadcrumb"));
-  head.append(element("span", `score ${hit.score.toFixed(3)} (${hit.scale})`, "score"));
+  head.append(element("span", `score ${formatScore(hit.score)} (${hit.scale})`, "score"));
   const text = element("p", undefined, "snippet");
   appendHighlighted(text, snippet(plainText(hit.text)), terms);
   item.append(head, text);
