@@ -78,7 +78,10 @@ def test_strict_mode_fails_where_it_cannot_install(tmp_path: Path) -> None:
 @pytest.mark.parametrize("target", ["unit", "demo"])
 def test_make_test_and_make_demo_try_to_install_and_end_with_the_report(target: str) -> None:
     plan = subprocess.run(
-        ["make", "-n", "--no-print-directory", "-C", str(ROOT), target], capture_output=True, text=True, check=True
+        ["make", "-n", "--no-print-directory", "-C", str(ROOT), target],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.splitlines()
     assert any("install-system-packages.sh --if-possible" in line for line in plan)
     assert "install-system-packages.sh --report" in plan[-1]

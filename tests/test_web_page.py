@@ -337,7 +337,9 @@ def test_a_new_users_first_look_plain_snippets_honest_labels_and_a_phone(tmp_pat
         page.get_by_label("bm25").check()
         page.get_by_role("button", name="Search", exact=True).click()
         snippet = page.locator("#results li .snippet").first
-        expect(snippet).to_contain_text("Ferries leave every hour from the north pier, see the map.")
+        expect(snippet).to_contain_text(
+            "Ferries leave every hour from the north pier, see the map."
+        )
         shown = snippet.inner_text()
         assert not any(raw in shown for raw in ("```", "##", "|", "**", "`", "](")), shown
         assert "Pier to island · 25" in shown and "ferry --book" in shown
