@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from ragwright import Index
 from ragwright.cli import app
 from ragwright.errors import ConfigError, EmbeddingSpaceMismatch
-from ragwright.index import Index
 from ragwright.models import EmbeddingSpace
 from ragwright.pipeline.evaluate import (
     Aggregate,

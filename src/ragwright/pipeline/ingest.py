@@ -22,7 +22,13 @@ import numpy as np
 
 from ragwright.errors import EmbedderError, IngestLimitExceeded, RagwrightError
 from ragwright.models import Chunk, Document, ParsedDocument, document_id_for
-from ragwright.pipeline.discover import Candidate, Discovery, discover, source_path
+from ragwright.pipeline.discover import (
+    Candidate,
+    Discovery,
+    discover,
+    source_name,
+    source_path,
+)
 from ragwright.pipeline.documents import chunks_within_limit, document_from, failure_reason
 from ragwright.pipeline.parse_worker import ParseLimits, ParseWorker
 from ragwright.ports import Chunker, DocumentWrite, Embedder, IngestTarget, Parser, Vectors
@@ -35,6 +41,9 @@ class ParserLookup(Protocol):
     def parser_for(self, path: str | Path, head: bytes | None = None) -> Parser: ...
 
     def supports(self, path: str | Path) -> bool: ...
+
+    @property
+    def extensions(self) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +231,7 @@ class Ingestor:
         report = IngestReport(
             failed=[Failure(r.source, r.reason) for r in found.rejected if r.failed],
             skipped=[Failure(r.source, r.reason) for r in found.rejected if not r.failed],
+            warnings=self._nothing_to_read(paths, found),
         )
         known = self.store.fingerprints()
         writer = BatchWriter(self.store, self.embedder, report, options.embed_batch)
@@ -234,6 +244,19 @@ class Ingestor:
         if options.prune:
             self._prune(paths, found, known, report)
         return report
+
+    def _nothing_to_read(self, roots: Sequence[Path], found: Discovery) -> list[IngestWarning]:
+        """A warning for each folder given in which no file can be read."""
+        read = [Path(os.path.abspath(candidate.path)) for candidate in found.candidates]
+        kinds = ", ".join(self.parsers.extensions)
+        return [
+            IngestWarning(
+                source_name(root, self.base), f"no file here can be read; ragwright reads {kinds}"
+            )
+            for root in roots
+            if root.is_dir()
+            and not any(path.is_relative_to(os.path.abspath(root)) for path in read)
+        ]
 
     def _prepare(
         self,

@@ -100,7 +100,7 @@ class Retriever:
         if request.min_score is not None and QueryKind.VARIANTS in kinds:
             raise UnsupportedScale(
                 "min_score compares raw similarity scores, but a variant expander (multi-query) "
-                "fuses several rankings into one (scale 'rank'); drop min_score or the expander"
+                "fuses several rankings into one (scale 'fused'); drop min_score or the expander"
             )
         if query_vector is not None and QueryKind.DENSE in kinds:
             raise ConfigError(

@@ -131,7 +131,7 @@ class SearchRequest:
         if self.mode is SearchMode.HYBRID:
             raise UnsupportedScale(
                 "min_score compares raw similarity scores, but hybrid search returns a fused "
-                "ranking (scale 'rank'); use --mode vector or --mode bm25 with a threshold"
+                "ranking (scale 'fused'); use --mode vector or --mode bm25 with a threshold"
             )
 
     @property

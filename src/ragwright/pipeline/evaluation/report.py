@@ -11,7 +11,11 @@ from ragwright.errors import ConfigError
 from ragwright.evaluation import Qrels
 from ragwright.pipeline.evaluation.config import Chunking, EvalConfig, index_key
 from ragwright.pipeline.evaluation.dataset import EvalDataset
-from ragwright.pipeline.evaluation.index_cache import EvalIndex, IndexInfo, build_or_reuse_index
+from ragwright.pipeline.evaluation.index_cache import (
+    EvalIndex,
+    IndexInfo,
+    build_or_reuse_index,
+)
 from ragwright.pipeline.evaluation.progress import ProgressCallback
 from ragwright.pipeline.evaluation.scoring import (
     Latency,
