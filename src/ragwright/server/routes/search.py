@@ -15,7 +15,8 @@ from ragwright.errors import RagwrightError
 from ragwright.filters import parse_filter
 from ragwright.llms.settings import ENGINES, unknown_engine
 from ragwright.models import Answer
-from ragwright.pipeline.search_request import Fusion, SearchMode, SearchRequest
+from ragwright.pipeline import search_request
+from ragwright.pipeline.search_request import Fusion, SearchMode
 from ragwright.server.access_log import LOGGER
 from ragwright.server.problems import error_body, status_of
 from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadKey, SearchDefaults
@@ -35,8 +36,9 @@ FilterField = Field(
 )
 
 
-class SearchBody(BaseModel):
-    """A search; every field left out takes the server's ``[search]`` default."""
+class SearchRequest(BaseModel):
+    """A search; every field left out takes the server's ``[search]`` default. (The body of
+    the request; `search_request.SearchRequest` is the validated value it becomes.)"""
 
     model_config = ConfigDict(extra="forbid", use_enum_values=False)
 
@@ -55,7 +57,7 @@ class SearchBody(BaseModel):
         None, ge=0, le=MAX_TOP_K, description="Candidates each arm fetches for fusion."
     )
 
-    def request(self, defaults: SearchRequest) -> SearchRequest:
+    def request(self, defaults: search_request.SearchRequest) -> search_request.SearchRequest:
         """The request: these fields over the server's defaults."""
         fields = self.model_dump(exclude_none=True, exclude={"query", "filter"})
         return defaults.but(**fields, where=self.filter or None)
@@ -84,7 +86,7 @@ class AskRequest(BaseModel):
 
 @router.post("/search")
 def search(
-    body: SearchBody, index: IndexDep, defaults: SearchDefaults, _: ReadKey
+    body: SearchRequest, index: IndexDep, defaults: SearchDefaults, _: ReadKey
 ) -> dict[str, Any]:
     """Ranked chunks for a query: hybrid (BM25 and vectors fused), bm25 or vector."""
     request = body.request(defaults)
