@@ -18,7 +18,6 @@ from ragwright.embedders import create_embedder
 from ragwright.evaluation import BeirDataset, load_beir
 from ragwright.models import Chunk, Document
 from ragwright.pipeline.evaluation.dataset import corpus_documents
-from ragwright.pipeline.evaluation.index_cache import whole_document_chunks
 from ragwright.ports import DocumentWrite, Embedder, TokenCounter
 from ragwright.stores.sqlite import SQLiteStore
 
@@ -38,8 +37,6 @@ def documents(data: BeirDataset) -> list[Document]:
 
 
 def chunk_all(docs: list[Document], chunking: str, embedder: Embedder) -> list[list[Chunk]]:
-    if chunking == "document":
-        return [whole_document_chunks(d) for d in docs]
     counter = embedder if isinstance(embedder, TokenCounter) else None
     chunker = create_chunker(chunking, token_counter=counter)
     return [chunker.chunk(d) for d in docs]

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from _scifact_index import DATASET, documents, whole_document_chunks
+from _scifact_index import DATASET, documents
+from ragwright.chunkers import WholeDocumentChunker
 from ragwright.evaluation import evaluate, load_beir
 from ragwright.models import EmbeddingSpace
 from ragwright.ports import DocumentWrite
@@ -33,9 +34,9 @@ VARIANTS = {
 def build(directory: Path, tokenizer: str, stop_words: bool) -> SQLiteStore:
     store = SQLiteStore(directory, fts_tokenizer=tokenizer, stop_words=stop_words)
     store.bind_space(PLACEHOLDER_SPACE)
-    placeholder = np.ones((1, 1), dtype=np.float32)
+    placeholder, chunker = np.ones((1, 1), dtype=np.float32), WholeDocumentChunker()
     writes = [
-        DocumentWrite(document, whole_document_chunks(document), placeholder)
+        DocumentWrite(document, chunker.chunk(document), placeholder)
         for document in documents(load_beir(DATASET, "test"))
     ]
     for start in range(0, len(writes), 1000):

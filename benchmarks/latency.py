@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from _scifact_index import build_index, dataset
-from ragwright.pipeline.retrieval import Retriever, SearchMode
+from ragwright.pipeline.retrieval import Retriever, SearchMode, SearchRequest
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -56,13 +56,11 @@ def main() -> None:
             for text, vector in zip(texts, vectors, strict=True):
                 samples["numpy baseline"].append(timed(bare_numpy, vector))
                 for mode in SearchMode:
-                    search = retriever.search
+                    search, request = retriever.search, SearchRequest(mode=mode, top_k=10)
                     samples[f"{mode.value} retrieval"].append(
-                        timed(search, text, mode=mode, top_k=10, query_vector=vector)
+                        timed(search, text, request, query_vector=vector)
                     )
-                    samples[f"{mode.value} end-to-end"].append(
-                        timed(search, text, mode=mode, top_k=10)
-                    )
+                    samples[f"{mode.value} end-to-end"].append(timed(search, text, request))
         baseline = statistics.median(samples["numpy baseline"])
         print(f"SciFact: {len(data.corpus)} chunks, {len(texts)} queries x {args.rounds} rounds")
         print(f"{'measure':<22} {'p50 ms':>8} {'p95 ms':>8} {'p50/baseline':>13}")

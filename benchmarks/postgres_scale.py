@@ -40,7 +40,7 @@ import psycopg
 
 from ragwright.filters import Filter, eq
 from ragwright.models import Chunk, Document, Hit, chunk_id_for
-from ragwright.pipeline.retrieval import Retriever
+from ragwright.pipeline.retrieval import Retriever, SearchRequest
 from ragwright.ports import DocumentWrite
 from ragwright.stores.postgres import PostgresBackend
 from ragwright.stores.postgres.store import PostgresStore
@@ -299,9 +299,9 @@ def run(args: argparse.Namespace, url: str) -> None:
     bm25 = [timed(lambda t=t: store.keyword_search(t, 10))[0] for t in texts]
     bm25_filtered = [timed(lambda t=t: store.keyword_search(t, 10, selective))[0] for t in texts]
     bm25_common = [timed(lambda t=t: store.keyword_search(t, 10))[0] for t in common]
-    retriever = Retriever(store, embedder)
+    retriever, request = Retriever(store, embedder), SearchRequest(mode="hybrid", top_k=10)
     hybrid = [
-        timed(lambda t=t, v=v: retriever.search(t, mode="hybrid", top_k=10, query_vector=v))[0]
+        timed(lambda t=t, v=v: retriever.search(t, request, query_vector=v))[0]
         for t, v in zip(texts, vectors, strict=True)
     ]
     print(f"BM25 p50 {p50(bm25):.2f} ms (1% filter: {p50(bm25_filtered):.2f} ms; frequent "

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from _scifact_index import build_index, dataset
 from ragwright.evaluation import evaluate
-from ragwright.pipeline.retrieval import Fusion, Retriever, SearchMode
+from ragwright.pipeline.retrieval import Fusion, Retriever, SearchMode, SearchRequest
 
 
 def ranked_documents(hits: list, limit: int = 10) -> list[str]:
@@ -45,11 +45,10 @@ def main() -> None:
             ]
             fused = [(f"hybrid/{f.value}", SearchMode.HYBRID, f) for f in Fusion]
             for label, mode, fusion in arms + fused:
-                retriever = Retriever(store, embedder, fusion=fusion)
+                retriever = Retriever(store, embedder)
+                request = SearchRequest(mode=mode, top_k=depth, fusion=fusion)
                 run = {
-                    q: ranked_documents(
-                        retriever.search(data.queries[q], mode=mode, top_k=depth, query_vector=v)
-                    )
+                    q: ranked_documents(retriever.search(data.queries[q], request, query_vector=v))
                     for q, v in zip(query_ids, vectors, strict=True)
                 }
                 s = evaluate(run, data.qrels)

@@ -15,6 +15,7 @@ from ragwright.chunkers import (
     MarkdownHeadingChunker,
     ParagraphChunker,
     RecursiveChunker,
+    WholeDocumentChunker,
     create_chunker,
 )
 from ragwright.chunkers._spans import tile_sections
@@ -181,6 +182,18 @@ def test_ids_differ_between_documents_with_the_same_text() -> None:
     two = RecursiveChunker(50, 0).chunk(doc("same words here", source="b.txt"))
     assert texts(one) == texts(two)
     assert one[0].id != two[0].id
+
+
+class TestWholeDocumentChunker:
+    def test_one_trimmed_chunk_across_sections(self) -> None:
+        document = Document.from_text("a.md", "  # One\n\nfirst\n\n# Two\n\nsecond \n")
+        (chunk,) = create_chunker("document", token_counter=None).chunk(document)
+        assert chunk.text == "# One\n\nfirst\n\n# Two\n\nsecond"
+        assert document.content[chunk.char_start : chunk.char_end] == chunk.text
+        assert chunk.id == chunk_id_for(document.id, 2, chunk.text) and chunk.index == 0
+
+    def test_blank_documents_have_no_chunks(self) -> None:
+        assert WholeDocumentChunker().chunk(doc(" \n\t ")) == []
 
 
 # --- recursive ----------------------------------------------------------------------------------

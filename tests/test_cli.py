@@ -38,7 +38,7 @@ def test_search_json_is_stable_and_complete(index: Path) -> None:
     assert out["mode"] == "hybrid" and out["top_k"] == 2 and out["filter"] is None
     first = out["hits"][0]
     assert first["source"] == "docs/install.md" and first["rank"] == 1
-    assert first["scale"] == "rank" and first["arms"] == ["bm25", "vector"]
+    assert first["scale"] == "fused" and first["arms"] == ["bm25", "vector"]
     assert first["breadcrumb"] == "Install > Linux"
     assert set(first) >= {"score", "document_id", "chunk_id", "char_start", "char_end", "text"}
 
@@ -58,7 +58,7 @@ def test_bad_filter_is_a_clear_error_with_exit_code_2(index: Path) -> None:
 
 def test_min_score_on_hybrid_is_refused(index: Path) -> None:
     result = runner.invoke(app, ["search", "cats", "--min-score", "0.3"])
-    assert result.exit_code == 2 and "rank" in result.output
+    assert result.exit_code == 2 and "fused" in result.output
 
 
 def test_ask_citations_resolve_to_exact_spans(index: Path) -> None:
@@ -102,4 +102,4 @@ def test_error_messages_are_printed_verbatim_not_as_markup(index: Path) -> None:
     result = runner.invoke(app, ["docs", "show", "[/x]"])
     assert result.exit_code == 2 and "[/x]" in result.output
     huge = runner.invoke(app, ["search", "cats", "--top-k", "99999999999999999999"])
-    assert huge.exit_code == 2 and "top_k" in huge.output
+    assert huge.exit_code == 2 and "--top-k" in huge.output

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from ragwright import Index
 from ragwright.cli import app
-from ragwright.errors import ConfigError
+from ragwright.errors import ConfigError, EmbeddingSpaceMismatch
 from ragwright.models import EmbeddingSpace
 from ragwright.pipeline.evaluate import (
     Aggregate,
@@ -36,8 +37,9 @@ from ragwright.pipeline.evaluate import (
     run_file_paths,
     trec_lines,
 )
-from ragwright.pipeline.retrieval import Fusion, SearchMode
-from ragwright.ports import Vectors
+from ragwright.pipeline.evaluation.index_cache import keyword_only
+from ragwright.pipeline.search_request import Fusion, SearchMode, SearchRequest
+from ragwright.ports import TokenCounter, Vectors
 from ragwright.testing import HashingEmbedder
 
 runner = CliRunner()
@@ -147,8 +149,13 @@ def factory(embedder: CountingEmbedder) -> Any:
     return lambda spec: embedder
 
 
-def bm25(name: str = "bm25", **options: Any) -> EvalConfig:
-    return EvalConfig(name=name, mode=SearchMode.BM25, embedder="hashing:64", **options)
+def config(name: str = "default", **raw: Any) -> EvalConfig:
+    """A configuration on the 64-dimension hashing embedder, from TOML-shaped keys."""
+    return EvalConfig.from_mapping({"embedder": "hashing:64", **raw}, default_name=name)
+
+
+def bm25(name: str = "bm25", **raw: Any) -> EvalConfig:
+    return config(name, mode="bm25", **raw)
 
 
 def invoke_json(*args: str) -> Any:
@@ -188,11 +195,13 @@ def test_bm25_metrics_match_the_hand_computed_values(dataset: Path, tmp_path: Pa
     assert per_query["q2"] == pytest.approx(Q2_NDCG) and per_query["q4"] == 0.0
     assert all(run.latency_ms > 0 for run in result.runs)
     assert embedder.queries_embedded == 0  # BM25 needs no query vector
+    assert embedder.documents_embedded == 0  # nor document vectors
+    assert result.index.vectors is False
 
 
 def test_second_run_reuses_the_index_without_embedding(dataset: Path, tmp_path: Path) -> None:
     data, cache = load_dataset(dataset), tmp_path / "cache"
-    configs = [bm25("a"), bm25("b", top_k=5), EvalConfig(name="c", embedder="hashing:64")]
+    configs = [bm25("a"), bm25("b", top_k=5), config("c")]  # c needs vectors: all share them
     first = CountingEmbedder()
     report = run_evaluation(data, configs, cache_dir=cache, embedder_factory=factory(first))
     assert first.documents_embedded == 30  # once for three configs sharing one index
@@ -214,25 +223,25 @@ def test_an_interrupted_build_resumes_where_it_stopped(dataset: Path, tmp_path: 
                 raise RuntimeError("killed")
             return super().embed_documents(texts)
 
-    data, config = load_dataset(dataset), bm25()
+    data, hybrid = load_dataset(dataset), config()
     with pytest.raises(RuntimeError):
-        build_or_reuse_index(data, config, tmp_path, embedder=FailingEmbedder(), batch_size=8)
+        build_or_reuse_index(data, hybrid, tmp_path, embedder=FailingEmbedder(), batch_size=8)
     resumed = CountingEmbedder()
-    with build_or_reuse_index(data, config, tmp_path, embedder=resumed, batch_size=8) as index:
-        assert not index.info.reused and index.store.stats().documents == 30
+    with build_or_reuse_index(data, hybrid, tmp_path, embedder=resumed, batch_size=8) as index:
+        assert not index.info.reused and index.index.stats().documents == 30
     assert resumed.documents_embedded == 22
-    with build_or_reuse_index(data, config, tmp_path, embedder=CountingEmbedder()) as index:
+    with build_or_reuse_index(data, hybrid, tmp_path, embedder=CountingEmbedder()) as index:
         assert index.info.reused
 
 
 def test_a_cached_index_of_another_embedding_space_is_rebuilt(
     dataset: Path, tmp_path: Path
 ) -> None:
-    data, config = load_dataset(dataset), bm25()
-    build_or_reuse_index(data, config, tmp_path, embedder=CountingEmbedder(32)).close()
+    data, hybrid = load_dataset(dataset), config()
+    build_or_reuse_index(data, hybrid, tmp_path, embedder=CountingEmbedder(32)).close()
     other = CountingEmbedder(64)  # same spec in the config, different vectors
-    with build_or_reuse_index(data, config, tmp_path, embedder=other) as index:
-        assert not index.info.reused and index.store.space == other.space
+    with build_or_reuse_index(data, hybrid, tmp_path, embedder=other) as index:
+        assert not index.info.reused and index.index.stats().space == other.space
     assert other.documents_embedded == 30
 
 
@@ -240,13 +249,15 @@ def test_chunked_index_ranks_each_document_once_by_its_best_chunk(
     dataset: Path, tmp_path: Path
 ) -> None:
     chunking = Chunking("fixed", {"size": 24, "overlap": 0})
-    config = bm25(chunking=chunking)
-    embedder = CountingEmbedder()
     report = run_evaluation(
-        load_dataset(dataset), [config], cache_dir=tmp_path, embedder_factory=factory(embedder)
+        load_dataset(dataset),
+        [bm25(chunking=chunking)],
+        cache_dir=tmp_path,
+        embedder_factory=factory(CountingEmbedder()),
     )
     (result,) = report.results
-    assert embedder.documents_embedded > 30  # several chunks per document
+    with Index(result.index.directory) as index:
+        assert index.stats().chunks > 30  # several chunks per document
     for run in result.runs:
         assert len(run.ranked_ids) == len(set(run.ranked_ids))
     assert {run.query_id: run.ranked_ids[0] for run in result.runs}["q1"] == "d01"
@@ -266,8 +277,10 @@ def test_aggregation_by_best_chunk_or_by_sum() -> None:
 
 def test_index_key_depends_only_on_what_changes_the_index() -> None:
     base = index_key("corpus", EvalConfig())
-    assert base == index_key("corpus", EvalConfig(name="x", mode="bm25", top_k=5, rrf_k=10))
+    bm25_only = EvalConfig.from_mapping({"name": "x", "mode": "bm25", "top_k": 5, "rrf_k": 10})
+    assert base == index_key("corpus", bm25_only)
     assert base == index_key("corpus", EvalConfig(aggregate="sum"))
+    assert base != index_key("corpus", EvalConfig(), vectors=False)
     assert base != index_key("other", EvalConfig())
     assert base != index_key("corpus", EvalConfig(embedder="hashing"))
     assert base != index_key("corpus", EvalConfig(chunking=Chunking("document")))
@@ -283,11 +296,12 @@ def test_config_from_toml(tmp_path: Path) -> None:
         '[chunking]\nname = "recursive"\nsize = 400\noverlap = 40\n'
     )
     config = EvalConfig.from_toml(path)
-    assert config.name == "small-chunks" and config.mode is SearchMode.VECTOR
-    assert (config.top_k, config.rrf_k, config.aggregate) == (50, 20, Aggregate.SUM)
+    assert config.name == "small-chunks" and config.search.mode is SearchMode.VECTOR
+    assert (config.search.top_k, config.search.rrf_k, config.aggregate) == (50, 20, Aggregate.SUM)
     assert config.chunking == Chunking("recursive", {"size": 400, "overlap": 40})
     assert EvalConfig.from_mapping({"chunking": "recursive", "name": "d"}) == EvalConfig(name="d")
-    assert EvalConfig().fusion is Fusion.CONVEX  # the product's default
+    assert EvalConfig().search == SearchRequest(top_k=100)  # the product's defaults
+    assert EvalConfig().search.fusion is Fusion.CONVEX
     assert EvalConfig(chunking="Recursive").chunking == Chunking("recursive")
 
 
@@ -295,16 +309,16 @@ def test_config_from_toml(tmp_path: Path) -> None:
     ("raw", "message"),
     [
         ({"mode": "hybrid", "depth": 10, "colour": 1}, "unknown configuration keys colour, depth"),
-        ({"mode": "dense"}, "mode must be one of bm25, vector, hybrid"),
-        ({"top_k": 0}, "top_k must be a positive integer"),
+        ({"mode": "dense"}, "unknown search mode 'dense'; choose one of bm25, vector, hybrid"),
+        ({"top_k": 0}, "top_k must be between 1 and 100,000"),
         ({"rrf_k": True}, "rrf_k must be a positive integer"),
-        ({"fusion": "max"}, "fusion must be one of rrf, convex"),
+        ({"fusion": "max"}, "unknown fusion 'max'; choose one of rrf, convex"),
         ({"vector_weight": -1}, "vector_weight must be a number >= 0"),
-        ({"arm_depth": -5}, "arm_depth must be an integer >= 0"),
+        ({"arm_depth": -5}, "arm_depth must be an integer from 0"),
         ({"aggregate": "mean"}, "aggregate must be one of max, sum"),
         ({"chunking": "sentences"}, "unknown chunker 'sentences'"),
         ({"chunking": {"name": "recursive", "width": 3}}, "does not take width"),
-        ({"chunking": {"name": "document", "size": 3}}, "takes no options"),
+        ({"chunking": {"name": "document", "size": 3}}, "'document' does not take size"),
         ({"name": "has space"}, "must be letters, digits"),
     ],
 )
@@ -487,3 +501,113 @@ def test_cli_errors_exit_with_code_2(
     result = runner.invoke(app, ["eval", *make_args(str(dataset), str(tmp_path))])
     assert result.exit_code == 2
     assert message in " ".join(result.output.split())
+
+
+# -- one way to build and search ----------------------------------------------------------------
+
+#: Settings that rank differently from the defaults on the tiny dataset: RRF with a small k and
+#: the vector arm down-weighted (the hashing embedder's vectors are near noise here).
+FUSION_SETTINGS = 'fusion = "rrf"\nrrf_k = 2\nvector_weight = 0.25\narm_depth = 30\ntop_k = 10\n'
+CHUNKING = 'chunking = { name = "fixed", size = 40, overlap = 0 }\n'
+
+
+def search_ranking(index_dir: Path, query: str, *options: str) -> list[tuple[str, float]]:
+    """``ragwright search``'s hits as documents (best chunk each), as eval aggregates them;
+    JSON gives the scores back exactly."""
+    result = runner.invoke(app, ["search", query, "--index", str(index_dir), "--json", *options])
+    assert result.exit_code == 0, result.output
+    hits = json.loads(result.stdout)["hits"]
+    ranked = aggregate_hits((hit["source"], hit["score"]) for hit in hits)
+    return [(document.document_id, document.score) for document in ranked]
+
+
+def eval_rankings(dataset: Path, cache: Path, *configs: EvalConfig) -> list[dict[str, Any]]:
+    embedder = HashingEmbedder(64)  # its spec, recorded in the index, is what search reopens
+    report = run_evaluation(
+        load_dataset(dataset), configs, cache_dir=cache, embedder_factory=lambda _: embedder
+    )
+    return [
+        {run.query_id: [(d.document_id, d.score) for d in run.documents] for run in result.runs}
+        for result in report.results
+    ]
+
+
+def test_eval_and_search_return_the_same_ranking_with_the_same_settings(
+    dataset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An eval configuration and ``ragwright search`` under a ragwright.toml whose [search]
+    table holds the same keys rank every query alike on the index eval built; the fusion
+    settings change both rankings in the same way."""
+    cache = tmp_path / "cache"
+    tuned = EvalConfig.from_toml(
+        write_config(tmp_path, "tuned", FUSION_SETTINGS + CHUNKING + 'embedder = "hashing:64"\n')
+    )
+    plain = EvalConfig.from_toml(
+        write_config(tmp_path, "plain", "top_k = 10\n" + CHUNKING + 'embedder = "hashing:64"\n')
+    )
+    tuned_runs, plain_runs = eval_rankings(dataset, cache, tuned, plain)
+    (index_dir,) = cache.iterdir()  # one index, built by eval, opened by search as it is
+    settings = tmp_path / "ragwright.toml"
+    settings.write_text("[search]\n" + FUSION_SETTINGS)
+    monkeypatch.delenv("RAGWRIGHT_CONFIG", raising=False)
+    monkeypatch.chdir(tmp_path / "cache")  # no ragwright.toml here: search's own defaults
+    for query_id, text in load_dataset(dataset).queries.items():
+        tuned_search = search_ranking(index_dir, text, "--config", str(settings))
+        assert tuned_search == tuned_runs[query_id], query_id
+        assert search_ranking(index_dir, text) == plain_runs[query_id], query_id
+    assert tuned_runs != plain_runs  # the settings changed something, in both
+    # The flags are the same settings again, and win over the table.
+    flags = ["--fusion", "rrf", "--rrf-k", "2", "--vector-weight", "0.25", "--arm-depth", "30"]
+    assert search_ranking(index_dir, QUERIES["q3"], *flags) == tuned_runs["q3"]
+    overridden = search_ranking(index_dir, QUERIES["q3"], "--config", str(settings), "-k", "1")
+    assert overridden == tuned_runs["q3"][:1]
+
+
+def test_a_bm25_evaluation_embeds_nothing_and_reuses_vectors_when_cached(
+    dataset: Path, tmp_path: Path
+) -> None:
+    data, cache = load_dataset(dataset), tmp_path / "cache"
+    alone = CountingEmbedder()
+    first = run_evaluation(data, [bm25()], cache_dir=cache, embedder_factory=factory(alone))
+    assert alone.documents_embedded == alone.queries_embedded == 0
+    keyword_only = first.results[0].index
+    assert not keyword_only.vectors and not keyword_only.reused
+    with Index(keyword_only.directory) as index, pytest.raises(EmbeddingSpaceMismatch):
+        index.search("zorblax", mode="vector")  # refused, never ranked by empty vectors
+    hybrid = CountingEmbedder()
+    run_evaluation(data, [config()], cache_dir=cache, embedder_factory=factory(hybrid))
+    assert hybrid.documents_embedded == 30
+    again = CountingEmbedder()
+    second = run_evaluation(data, [bm25()], cache_dir=cache, embedder_factory=factory(again))
+    assert second.results[0].index.vectors and second.results[0].index.reused
+    assert again.documents_embedded == 0
+    assert second.results[0].metrics == first.results[0].metrics  # the same chunks, the same BM25
+
+
+def test_cli_prints_progress_lines_when_stderr_is_not_a_terminal(dataset: Path) -> None:
+    result = runner.invoke(app, ["eval", str(dataset), "--embedder", "hashing:64"])
+    assert result.exit_code == 0, result.output
+    assert "index recursive/hashing:64: 30/30 (100%)" in result.stderr
+    assert "query default: 8/8 (100%)" in result.stderr
+    assert "nDCG@10" in result.stdout
+
+
+def test_a_keyword_only_index_has_the_chunks_of_the_index_with_vectors(
+    dataset: Path, tmp_path: Path
+) -> None:
+    """The chunker counts tokens with the real embedder in both, so BM25 ranks the same chunks:
+    here a 4-token window cuts every record into several chunks."""
+    data, recursive = load_dataset(dataset), config()
+    embedder = HashingEmbedder(64, max_tokens=4)
+    assert isinstance(keyword_only(embedder), TokenCounter)
+    with (
+        build_or_reuse_index(data, recursive, tmp_path, embedder=embedder, vectors=False) as bare,
+        build_or_reuse_index(data, recursive, tmp_path, embedder=embedder, vectors=True) as full,
+    ):
+        assert not bare.info.vectors and full.info.vectors
+        assert bare.index.stats().chunks == full.index.stats().chunks > 60
+        for text in data.queries.values():
+            ids = [
+                [hit.chunk.id for hit in i.index.search(text, mode="bm25")] for i in (bare, full)
+            ]
+            assert ids[0] == ids[1]

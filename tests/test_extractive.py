@@ -110,3 +110,58 @@ def test_rows_under_a_header_in_the_chunk_are_read_with_it_and_headers_never_quo
         "Prices include tax.",
     }
     assert f"Item: Teapot; Price | EUR: 45 [{shown['| Teapot | 45 |'].number}]" in answer.text
+
+
+LOOSE = ExtractiveOptions(min_similarity=0.0, max_gap=2.0, max_sentences=10)
+
+
+def quotes(question: str, *documents: tuple[str, list[str]]) -> list[str]:
+    answer = ExtractiveAnswerer(HashingEmbedder(), LOOSE).answer(question, hits_for(*documents))
+    return [citation.quote for citation in answer.citations]
+
+
+def test_only_whole_prose_sentences_are_quoted_never_code_lists_or_headings() -> None:
+    """Issue 18, item 2: a code block's shell line matches a question best, word for word; a
+    sentence introducing a list ends in ':'; a question answers nothing; a line of a wrapped
+    paragraph is no sentence."""
+    text = (
+        "## Chunk ids\n\n"
+        "Examples:\n\n"
+        '```bash\nragwright ask "How are chunk ids computed?"   # extractive\n```\n\n'
+        "A chunk id is computed from the document id,\nits start offset and its text.\n\n"
+        "How are chunk ids computed?\n\n"
+        "The id is stable when:\n\n- the content is unchanged\n- the offset is the same"
+    )
+    quoted = quotes("How are chunk ids computed?", ("concepts.md", [text]))
+    assert quoted == [
+        "A chunk id is computed from the document id,\nits start offset and its text."
+    ]
+
+
+def test_a_chunk_that_starts_inside_a_sentence_or_a_code_block_quotes_neither() -> None:
+    first = "Ids are stable. The parser reads every file and"
+    second = "then writes chunk ids to the index.\n```\n\nChunk ids never change for the same text."
+    quoted = quotes("chunk ids", ("a.md", [first, second]))
+    assert "then writes chunk ids to the index." not in quoted
+    assert "Chunk ids never change for the same text." in quoted
+
+
+def test_the_section_whose_heading_matches_the_question_is_preferred() -> None:
+    from dataclasses import replace
+
+    hits = hits_for(
+        ("extras.md", ["Install the ragwright extra with pip."]),
+        ("quickstart.md", ["Run make to install ragwright from a checkout."]),
+    )
+    headings = [["rag-connector interop"], ["Quick start", "Install"]]
+    hits = [
+        replace(hit, chunk=replace(hit.chunk, metadata={"heading_path": path}))
+        for hit, path in zip(hits, headings, strict=True)
+    ]
+    options = ExtractiveOptions(min_similarity=0.0, max_sentences=1)
+    plain = ExtractiveAnswerer(HashingEmbedder(), replace(options, heading_weight=0.0))
+    assert plain.answer("How do I install ragwright?", hits).citations[0].source == "extras.md"
+    answer = ExtractiveAnswerer(HashingEmbedder(), options).answer(
+        "How do I install ragwright?", hits
+    )
+    assert answer.citations[0].source == "quickstart.md"

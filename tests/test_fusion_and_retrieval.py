@@ -9,7 +9,7 @@ from ragwright.errors import ConfigError, UnsupportedScale
 from ragwright.filters import parse_filter
 from ragwright.models import Arm, Chunk, Hit, Scale
 from ragwright.pipeline.fusion import convex_combination, reciprocal_rank_fusion
-from ragwright.pipeline.retrieval import Retriever, SearchMode, arm_depth
+from ragwright.pipeline.retrieval import Retriever, SearchMode, SearchRequest, arm_depth
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.store_contract import make_document
@@ -64,13 +64,13 @@ def retriever(tmp_path: Path) -> Retriever:
 
 @pytest.mark.parametrize("mode", list(SearchMode))
 def test_every_mode_finds_the_matching_chunk(retriever: Retriever, mode: SearchMode) -> None:
-    hits = retriever.search("how do I install the package", mode=mode, top_k=3)
+    hits = retriever.search("how do I install the package", SearchRequest(mode=mode, top_k=3))
     assert hits[0].chunk.text == "install the package with pip"
     assert len(hits) <= 3
 
 
 def test_hybrid_hits_say_which_arms_found_them(retriever: Retriever) -> None:
-    hits = retriever.search("hybrid search bm25", mode="hybrid", top_k=5)
+    hits = retriever.search("hybrid search bm25", SearchRequest(mode="hybrid", top_k=5))
     assert hits[0].arms == {Arm.BM25, Arm.VECTOR}
     assert all(h.scale is Scale.RANK for h in hits)
 
@@ -78,30 +78,34 @@ def test_hybrid_hits_say_which_arms_found_them(retriever: Retriever) -> None:
 def test_min_score_filters_raw_scales_and_is_refused_on_fused_ranks(
     retriever: Retriever,
 ) -> None:
-    all_hits = retriever.search("cats sleep", mode="vector", top_k=5)
-    kept = retriever.search("cats sleep", mode="vector", top_k=5, min_score=0.5)
+    all_hits = retriever.search("cats sleep", SearchRequest(mode="vector", top_k=5))
+    kept = retriever.search("cats sleep", SearchRequest(mode="vector", top_k=5, min_score=0.5))
     assert kept and all(h.score >= 0.5 for h in kept) and len(kept) < len(all_hits)
     with pytest.raises(UnsupportedScale, match="rank"):
-        retriever.search("cats", mode="hybrid", min_score=0.5)
+        retriever.search("cats", SearchRequest(mode="hybrid", min_score=0.5))
 
 
 def test_filters_reach_both_arms(retriever: Retriever) -> None:
     where = parse_filter('topic = "search"')
-    hits = retriever.search("install the package", mode="hybrid", top_k=5, where=where)
+    hits = retriever.search(
+        "install the package", SearchRequest(mode="hybrid", top_k=5, where=where)
+    )
     assert hits and {h.source for h in hits} == {"search.md"}
 
 
 def test_query_vector_skips_embedding(retriever: Retriever) -> None:
     vector = retriever.embedder.embed_query("cats sleep")
-    hits = retriever.search("ignored words", mode="vector", top_k=1, query_vector=vector)
+    hits = retriever.search(
+        "ignored words", SearchRequest(mode="vector", top_k=1), query_vector=vector
+    )
     assert hits[0].source == "cats.md"
 
 
 def test_bad_arguments_are_config_errors(retriever: Retriever) -> None:
     with pytest.raises(ConfigError, match="bm25, vector, hybrid"):
-        retriever.search("x", mode="semantic")
+        retriever.search("x", SearchRequest(mode="semantic"))
     with pytest.raises(ConfigError):
-        retriever.search("x", top_k=0)
+        retriever.search("x", SearchRequest(top_k=0))
     assert np.isfinite(retriever.embedder.embed_query("x")).all()
 
 
@@ -125,14 +129,22 @@ def test_convex_combination_uses_normalized_score_gaps() -> None:
     assert weighted[0].chunk.id == "c"
 
 
-def test_retriever_fusion_options(retriever: Retriever) -> None:
-    convex = Retriever(retriever.store, retriever.embedder, fusion="convex")
-    assert convex.search("install the package", top_k=2)[0].chunk.text.startswith("install")
-    depths: list[int] = []
-    shallow = Retriever(retriever.store, retriever.embedder, depth=lambda k: depths.append(k) or 1)
-    assert len(shallow.search("install the package", top_k=3)) <= 3 * 2
-    assert depths == [3]
-    with pytest.raises(ConfigError, match="rrf or convex"):
-        Retriever(retriever.store, retriever.embedder, fusion="max")
-    with pytest.raises(ConfigError):
-        Retriever(retriever.store, retriever.embedder, weights={Arm.BM25: -1.0})
+def test_the_request_carries_the_fusion_options(retriever: Retriever) -> None:
+    rrf = retriever.search("install the package", SearchRequest(top_k=2, fusion="rrf"))
+    assert rrf[0].chunk.text.startswith("install")
+    assert SearchRequest(top_k=3).depth == arm_depth(3)
+    assert SearchRequest(top_k=3, arm_depth=1).depth == 3  # never fewer than top_k
+    assert SearchRequest(top_k=3, arm_depth=7).depth == 7
+    # With the vector arm weighed 0, hybrid ranks BM25's candidates first, in BM25's order.
+    bm25_only = SearchRequest(top_k=3, fusion="rrf", vector_weight=0.0)
+    fused = retriever.search("install the package", bm25_only)
+    bm25 = retriever.search("install the package", SearchRequest(mode="bm25", top_k=3))
+    assert [hit.chunk.id for hit in fused][: len(bm25)] == [hit.chunk.id for hit in bm25]
+    with pytest.raises(ConfigError, match="rrf, convex"):
+        SearchRequest(fusion="max")
+    with pytest.raises(ConfigError, match="bm25_weight must be a number >= 0"):
+        SearchRequest(bm25_weight=-1.0)
+    with pytest.raises(ConfigError, match="rrf_k must be a positive integer"):
+        SearchRequest(rrf_k=0)
+    with pytest.raises(ConfigError, match="arm_depth"):
+        SearchRequest(arm_depth=-1)

@@ -16,12 +16,12 @@ EXPECTED = {
     "And", "Answer", "Arm", "BudgetExceeded", "Chunk", "ChunkingConfig", "Citation",
     "CircuitOpen", "Comparison", "ConfigError", "DatasetError", "Document", "DocumentInfo",
     "EmbedderError", "EmbeddingSpace", "EmbeddingSpaceMismatch", "Exists", "Filter",
-    "FilterSyntaxError", "Hit", "In", "Index", "IngestLimitExceeded", "IngestOptions",
+    "FilterSyntaxError", "Fusion", "Hit", "In", "Index", "IngestLimitExceeded", "IngestOptions",
     "IngestReport", "LLMError", "LLMResponseError", "LLMSettings", "MissingDependencyError",
     "Not", "OcrError", "Or", "ParseError", "ParseLimitExceeded", "ParsedDocument",
     "ParserOptions", "RagwrightError", "RegistryError", "RerankerError", "Scale", "SearchMode",
-    "Section", "StoreError", "UnknownCollection", "UnsupportedFilter", "UnsupportedScale",
-    "__version__", "parse_filter",
+    "SearchRequest", "Section", "StoreError", "UnknownCollection", "UnsupportedFilter",
+    "UnsupportedScale", "__version__", "parse_filter",
 }  # fmt: skip
 
 

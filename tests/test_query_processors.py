@@ -7,7 +7,7 @@ import pytest
 from ragwright.errors import ConfigError, RagwrightError, UnsupportedScale
 from ragwright.filters import Filter
 from ragwright.models import Hit, Scale
-from ragwright.pipeline.retrieval import Retriever
+from ragwright.pipeline.retrieval import Retriever, SearchRequest
 from ragwright.ports import LLM, Vectors
 from ragwright.query import (
     HyDE,
@@ -282,7 +282,9 @@ class RenamedHyDE(HyDE):
 def test_retriever_without_processors_searches_the_query_as_given(
     store: RecordingStore, embedder: RecordingEmbedder
 ) -> None:
-    hits, query = Retriever(store, embedder).search_with_notes("Cats SLEEP", mode="hybrid")
+    hits, query = Retriever(store, embedder).search_with_notes(
+        "Cats SLEEP", SearchRequest(mode="hybrid")
+    )
     assert (store.keyword_queries, embedder.queries) == (["Cats SLEEP"], ["Cats SLEEP"])
     assert query == ProcessedQuery.of("Cats SLEEP")
     assert hits[0].chunk.text == "cats sleep most of the day"
@@ -293,7 +295,9 @@ def test_hyde_changes_what_the_vector_arm_embeds(
 ) -> None:
     llm = ScriptedLLM("Cats sleep most of the day.")
     retriever = Retriever(store, embedder, query_processors=[HyDE(llm)])
-    hits, query = retriever.search_with_notes("how long do felines rest", mode="hybrid", top_k=3)
+    hits, query = retriever.search_with_notes(
+        "how long do felines rest", SearchRequest(mode="hybrid", top_k=3)
+    )
     assert embedder.queries == ["Cats sleep most of the day."]
     assert store.keyword_queries == ["how long do felines rest"]  # BM25 keeps the query
     assert hits[0].chunk.text == "cats sleep most of the day"
@@ -303,10 +307,10 @@ def test_hyde_changes_what_the_vector_arm_embeds(
 def test_synonyms_reach_bm25_only(store: RecordingStore, embedder: RecordingEmbedder) -> None:
     chain = QueryChain([Normalize(), Synonyms({"kitty": ["cats"]})])
     retriever = Retriever(store, embedder, query_processors=chain)
-    hits = retriever.search("KITTY", mode="bm25", top_k=3)
+    hits = retriever.search("KITTY", SearchRequest(mode="bm25", top_k=3))
     assert store.keyword_queries == ["kitty cats"]
     assert [h.chunk.text for h in hits] == ["cats sleep most of the day"]
-    retriever.search("KITTY", mode="vector", top_k=3)
+    retriever.search("KITTY", SearchRequest(mode="vector", top_k=3))
     assert embedder.queries == ["kitty"]
 
 
@@ -316,7 +320,7 @@ def test_multi_query_variants_are_retrieved_and_fused(
 ) -> None:
     llm = ScriptedLLM("1. do cats sleep\n2. install with pip")
     retriever = Retriever(store, embedder, query_processors=[MultiQuery(llm, n=2)])
-    hits, query = retriever.search_with_notes("feline naps", mode=mode, top_k=5)
+    hits, query = retriever.search_with_notes("feline naps", SearchRequest(mode=mode, top_k=5))
     assert query.variants == ("do cats sleep", "install with pip")
     assert store.keyword_queries == ["feline naps", "do cats sleep", "install with pip"]
     texts = [h.chunk.text for h in hits]
@@ -324,7 +328,7 @@ def test_multi_query_variants_are_retrieved_and_fused(
     assert "cats sleep most of the day" in texts
     assert "install the package with pip" in texts
     assert all(h.scale is Scale.RANK for h in hits)
-    assert Retriever(store, embedder).search("feline naps", mode="bm25") == []
+    assert Retriever(store, embedder).search("feline naps", SearchRequest(mode="bm25")) == []
 
 
 def test_a_failed_llm_does_not_fail_the_search(
@@ -332,7 +336,7 @@ def test_a_failed_llm_does_not_fail_the_search(
 ) -> None:
     llm = ScriptedLLM(RagwrightError("timeout"), RagwrightError("timeout"))
     retriever = Retriever(store, embedder, query_processors=[HyDE(llm), MultiQuery(llm)])
-    hits, query = retriever.search_with_notes("cats sleep", mode="hybrid", top_k=3)
+    hits, query = retriever.search_with_notes("cats sleep", SearchRequest(mode="hybrid", top_k=3))
     assert hits[0].chunk.text == "cats sleep most of the day"
     assert [n.acted for n in query.notes] == [False, False]
     assert embedder.queries == ["cats sleep"]
@@ -344,10 +348,10 @@ def test_retriever_refuses_arguments_the_chain_makes_meaningless(
     llm = ScriptedLLM()
     multi = Retriever(store, embedder, query_processors=[MultiQuery(llm)])
     with pytest.raises(UnsupportedScale, match="multi-query"):
-        multi.search("cats", mode="bm25", min_score=0.1)
+        multi.search("cats", SearchRequest(mode="bm25", min_score=0.1))
     hyde = Retriever(store, embedder, query_processors=[HyDE(llm)])
     with pytest.raises(ConfigError, match="query_vector"):
-        hyde.search("cats", mode="vector", query_vector=embedder.embed_query("cats"))
+        hyde.search("cats", SearchRequest(mode="vector"), query_vector=embedder.embed_query("cats"))
     with pytest.raises(ConfigError, match="'hyde' comes after"):
         Retriever(store, embedder, query_processors=[MultiQuery(llm), HyDE(llm)])
     assert not llm.calls

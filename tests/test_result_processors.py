@@ -74,7 +74,7 @@ def test_threshold_accepts_bm25_scores() -> None:
 
 def test_threshold_is_refused_on_a_fused_rank_scale_even_when_everything_would_pass() -> None:
     hits = [make_hit("a", 0.03, scale=Scale.RANK), make_hit("b", 0.02, scale=Scale.RANK)]
-    with pytest.raises(UnsupportedScale, match=r"'rank'.*top_n"):
+    with pytest.raises(UnsupportedScale, match=r"'fused'.*top_n"):
         SimilarityThreshold(0.0).process("q", hits)
 
 

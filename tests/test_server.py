@@ -12,7 +12,7 @@ from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
-from ragwright import Index
+from ragwright import Index, SearchRequest
 from ragwright.server import ServerSettings
 from ragwright.server.problems import ApiError
 from ragwright.server.uploads import check_filename
@@ -68,6 +68,22 @@ def test_search_modes_and_filters(client: httpx.Client) -> None:
     assert filtered.json()["filter"] == 'source = "docs/notes.txt"'
 
 
+def test_search_takes_the_fusion_settings_over_the_search_table(index: Index) -> None:
+    """A field left out takes the server's [search] default; a field sent wins over it, and the
+    result is what `Index.search` gives with the same request."""
+    tuned = SearchRequest(fusion="rrf", rrf_k=1, vector_weight=0.0, top_k=4)
+    defaults = ServerSettings(search=tuned)
+    with serve(index, defaults) as url, httpx.Client(base_url=url, timeout=30) as client:
+        response = client.post("/v1/search", json={"query": "install on linux"})
+        ids = [hit["chunk_id"] for hit in response.json()["hits"]]
+        assert ids == [hit.chunk.id for hit in index.search("install on linux", tuned)]
+        body = {"query": "install on linux", "fusion": "convex", "vector_weight": 1.0}
+        response = client.post("/v1/search", json=body)
+        ids = [hit["chunk_id"] for hit in response.json()["hits"]]
+        convex = tuned.but(fusion="convex", vector_weight=1.0)
+        assert ids == [hit.chunk.id for hit in index.search("install on linux", convex)]
+
+
 @pytest.mark.parametrize(
     "body",
     [
@@ -78,6 +94,11 @@ def test_search_modes_and_filters(client: httpx.Client) -> None:
         {"query": "install", "mode": "fuzzy"},
         {"query": "install", "unknown": 1},
         {"top_k": 3},
+        {"query": "install", "fusion": "max"},
+        {"query": "install", "rrf_k": 0},
+        {"query": "install", "bm25_weight": -1},
+        {"query": "install", "vector_weight": "heavy"},
+        {"query": "install", "arm_depth": -1},
     ],
 )
 def test_search_arguments_out_of_bounds_are_422(

@@ -247,7 +247,7 @@ def test_search_shows_the_header_with_a_continuing_row(
     assert runner.invoke(app, args).exit_code == 0
     result = runner.invoke(app, ["search", "gear-25", "--mode", "bm25", "--top-k", "1"])
     assert result.exit_code == 0, result.output
-    assert "Region | Product | Units | Revenue" in result.output
+    assert "Region · Product · Units · Revenue" in result.output  # the header, read as text
     assert "gear-25" in result.output
 
 

@@ -293,6 +293,83 @@ def test_the_api_docs_page_renders_offline(tmp_path: Path) -> None:
     assert requested and all(address.startswith(url) for address in requested), requested
 
 
+MARKDOWN_NOTE = """# Ferry guide
+
+## Timetable
+
+Ferries leave **every hour** from the `north pier`, see [the map](map.html).
+
+```bash
+ferry --book
+```
+
+| Route | Minutes |
+| --- | --- |
+| Pier to island | 25 |
+"""
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
+def test_a_new_users_first_look_plain_snippets_honest_labels_and_a_phone(tmp_path: Path) -> None:
+    """Issue 18, item 13: snippets read as text (no fences, heading marks, table pipes or
+    emphasis), the upload label does not undersell the formats, a failed upload is listed once,
+    Delete does not look like the primary action, and a phone shows every tab and statistic."""
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=TIMEOUT_MS)
+    note = tmp_path / "ferry.md"
+    note.write_text(MARKDOWN_NOTE, encoding="utf-8")
+    bad = tmp_path / "broken.txt"
+    bad.write_bytes(b"\x00\xff\x00" * 50)
+    with (
+        Index(tmp_path / "index", embedder=HashingEmbedder()) as index,
+        serve(index) as url,
+        sync_playwright() as playwright,
+    ):
+        assert index.ingest([note]).ok
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        page = browser.new_page(viewport={"width": 1100, "height": 800})
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(url)
+        page.get_by_role("searchbox", name="Query").fill("ferries pier island route")
+        page.get_by_label("bm25").check()
+        page.get_by_role("button", name="Search", exact=True).click()
+        snippet = page.locator("#results li .snippet").first
+        expect(snippet).to_contain_text(
+            "Ferries leave every hour from the north pier, see the map."
+        )
+        shown = snippet.inner_text()
+        assert not any(raw in shown for raw in ("```", "##", "|", "**", "`", "](")), shown
+        assert "Pier to island · 25" in shown and "ferry --book" in shown
+
+        page.get_by_role("tab", name="Documents").click()
+        label = page.locator('label[for="upload-files"]').inner_text()
+        assert all(kind in label for kind in ("PDF", "Word", "Excel", "CSV")), label
+        page.get_by_label("Files to add").set_input_files(bad)
+        page.get_by_role("button", name="Upload").click()
+        status = page.locator("#upload-status")
+        expect(status).to_contain_text("uploads/broken.txt failed")
+        assert status.inner_text().count("uploads/broken.txt") == 1, status.inner_text()
+        delete = page.get_by_role("button", name="Delete ferry.md")
+        upload = page.get_by_role("button", name="Upload")
+        style = "e => getComputedStyle(e).backgroundColor"
+        assert delete.evaluate(style) != upload.evaluate(style)
+
+        phone = browser.new_page(viewport={"width": 360, "height": 740})
+        phone.goto(url)
+        phone.get_by_role("tab", name="Statistics").click()
+        expect(phone.locator("#stats")).to_contain_text("Chunking")
+        for tab in ("Search", "Ask", "Documents", "Statistics"):
+            box = phone.get_by_role("tab", name=tab).bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 360, tab
+        assert phone.evaluate("document.documentElement.scrollWidth") <= 360
+        ARTIFACTS.mkdir(exist_ok=True)
+        phone.screenshot(path=str(ARTIFACTS / "web-page-phone-stats.png"), full_page=True)
+        browser.close()
+
+
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
 def test_the_collection_picker_scopes_search_and_documents(tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright

@@ -53,7 +53,7 @@ from ragwright.models import (
 )
 from ragwright.parsers.options import ParserOptions
 from ragwright.pipeline.ingest import IngestOptions, IngestReport
-from ragwright.pipeline.retrieval import SearchMode
+from ragwright.pipeline.search_request import Fusion, SearchMode, SearchRequest
 
 __version__ = "0.1.0"
 
@@ -77,6 +77,7 @@ __all__ = [
     "Exists",
     "Filter",
     "FilterSyntaxError",
+    "Fusion",
     "Hit",
     "In",
     "Index",
@@ -99,6 +100,7 @@ __all__ = [
     "RerankerError",
     "Scale",
     "SearchMode",
+    "SearchRequest",
     "Section",
     "StoreError",
     "UnknownCollection",

@@ -113,7 +113,7 @@ def _tokenize(expression: str) -> list[_Token]:
     while position < len(expression):
         match = _TOKEN.match(expression, position)
         if match is None:
-            raise FilterSyntaxError(expression, position, "unexpected character")
+            raise FilterSyntaxError(expression, position, _unexpected(expression[position]))
         kind = match.lastgroup or ""
         if kind != "ws":
             text = match.group()
@@ -123,6 +123,12 @@ def _tokenize(expression: str) -> list[_Token]:
         position = match.end()
     tokens.append(_Token("end", "", len(expression)))
     return tokens
+
+
+def _unexpected(character: str) -> str:
+    if character in "\"'":
+        return f"unterminated string: no closing {character} for the {character} opened"
+    return f"unexpected character {character!r}"
 
 
 def _unquote(text: str) -> str:

@@ -9,9 +9,11 @@ nothing but its location and name.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
@@ -39,13 +41,23 @@ from ragwright.models import (
 from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
 from ragwright.pipeline.extractive import ExtractiveOptions
-from ragwright.pipeline.ingest import IngestOptions, Ingestor, IngestReport, Progress
-from ragwright.pipeline.retrieval import Retriever, SearchMode
+from ragwright.pipeline.filter_fields import missing_fields_warning
+from ragwright.pipeline.ingest import (
+    IngestOptions,
+    Ingestor,
+    IngestReport,
+    Progress,
+    ingest_documents,
+)
+from ragwright.pipeline.retrieval import Retriever
+from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
 from ragwright.ports import (
     LLM,
+    Chunker,
     ChunkExport,
     ChunkLookup,
     Embedder,
+    IngestLock,
     LLMRecords,
     ResultProcessor,
     StoreBackend,
@@ -56,6 +68,7 @@ from ragwright.query.model import QueryProcessor
 from ragwright.stores import display_location, is_url, open_backend
 
 DEFAULT_INDEX_DIR = ".ragwright"
+SOURCE_BASE_SETTING = "source_base"
 
 
 @dataclass(frozen=True)
@@ -229,11 +242,21 @@ class Index:
 
     @property
     def source_base(self) -> Path:
-        """Sources are named relative to the folder that holds the index directory (to the
+        """The folder sources are named relative to (unless `ingest` is given ``base``): the one
+        recorded by `name_sources_from`, else the folder that holds the index directory (the
         working directory for an index in a database)."""
+        recorded = self._store.get_setting(SOURCE_BASE_SETTING)
+        if recorded:
+            return Path(recorded)
         if isinstance(self.location, Path):
             return self.location.resolve().parent
         return Path.cwd()
+
+    def name_sources_from(self, folder: str | Path) -> None:
+        """Record ``folder`` as `source_base`, so a source's name does not depend on where the
+        index lives nor on where a later run starts (``ragwright ingest`` records the folder it
+        runs in, or ``--root``, on an index's first run)."""
+        self._store.set_setting(SOURCE_BASE_SETTING, str(Path(folder).resolve()))
 
     @property
     def display_location(self) -> str:
@@ -263,6 +286,15 @@ class Index:
         """Every chunk page by page with its stored vector (exports and the connector)."""
         return self._store
 
+    def _ingest_lock(
+        self, waiting: Callable[[], None] | None = None
+    ) -> AbstractContextManager[None]:
+        """One ingest run at a time per collection, where the store can serialize them (see
+        `ragwright.ports.IngestLock`); elsewhere concurrent runs are correct, only slower."""
+        if isinstance(self._store, IngestLock):
+            return self._store.ingest_lock(waiting)
+        return nullcontext()
+
     @property
     def chunking(self) -> ChunkingConfig:
         recorded = self._store.get_setting("chunking")
@@ -278,25 +310,26 @@ class Index:
 
     def ingest(
         self,
-        paths: Sequence[str | Path],
+        paths: str | Path | Sequence[str | Path],
         *,
         chunking: ChunkingConfig | None = None,
         options: IngestOptions | None = None,
         parser_options: ParserOptions | None = None,
         progress: Callable[[Progress], None] | None = None,
         base: Path | None = None,
+        waiting: Callable[[], None] | None = None,
     ) -> IngestReport:
-        """Ingest files and folders. Unchanged files are skipped; changed ones replaced.
+        """Ingest files and folders (one path, or several). Unchanged files are skipped;
+        changed ones replaced.
 
         ``chunking`` and ``parser_options`` default to those of the last ingest; a file whose
         parser's options changed is read again. Sources are named relative to ``base`` when
         given (the HTTP server names uploads ``uploads/NAME`` this way), else relative to
-        `source_base`."""
+        `source_base`. One run at a time writes to an index: ``waiting`` is called when this
+        one must wait for another (see `ragwright.ports.IngestLock`)."""
         embedder = self._bound_embedder()
         chunking = chunking or self.chunking
-        token_counter = embedder if isinstance(embedder, TokenCounter) else None
-        chunker = create_chunker(chunking.name, token_counter=token_counter, **chunking.options)
-        self._store.set_setting("chunking", chunking.spec)
+        chunker = self._chunker(chunking, embedder)
         parser_options = parser_options or self.parser_options
         self._store.set_setting("parser_options", parser_options.spec)
         ingestor = Ingestor(
@@ -308,7 +341,40 @@ class Index:
             base=base or self.source_base,
             options=options,
         )
-        return ingestor.run([Path(p) for p in paths], progress)
+        listed = [paths] if isinstance(paths, str | Path) else paths
+        with self._ingest_lock(waiting):
+            return ingestor.run([Path(p) for p in listed], progress)
+
+    def ingest_documents(
+        self,
+        documents: Sequence[Document],
+        *,
+        chunking: ChunkingConfig | None = None,
+        options: IngestOptions | None = None,
+        progress: Callable[[Progress], None] | None = None,
+    ) -> IngestReport:
+        """Ingest documents that are already text (records of a dataset or an API rather than
+        files), chunked, embedded and written as `ingest` does files. Unchanged documents are
+        skipped; changed ones replaced. ``chunking`` defaults to that of the last ingest."""
+        embedder = self._bound_embedder()
+        chunking = chunking or self.chunking
+        chunker = self._chunker(chunking, embedder)
+        return ingest_documents(
+            self._store,
+            embedder,
+            documents,
+            chunker,
+            chunker_spec=chunking.spec,
+            options=options,
+            progress=progress,
+        )
+
+    def _chunker(self, chunking: ChunkingConfig, embedder: Embedder) -> Chunker:
+        """The chunker ``chunking`` names, recorded as the index's."""
+        token_counter = embedder if isinstance(embedder, TokenCounter) else None
+        chunker = create_chunker(chunking.name, token_counter=token_counter, **chunking.options)
+        self._store.set_setting("chunking", chunking.spec)
+        return chunker
 
     def ingest_dataset(
         self, folder: str | Path, *, progress: Callable[[Progress], None] | None = None
@@ -321,7 +387,8 @@ class Index:
             raise MissingDependencyError(
                 "ingesting a dataset", "pip install 'ragwright[rag-connector]'"
             ) from error
-        return ingest_dataset(Path(folder), self._store, self._bound_embedder(), progress)
+        with self._ingest_lock():
+            return ingest_dataset(Path(folder), self._store, self._bound_embedder(), progress)
 
     def _bound_embedder(self) -> Embedder:
         """The embedder, with its space recorded as the index's (or checked against it)."""
@@ -337,27 +404,28 @@ class Index:
     def search(
         self,
         query: str,
+        request: SearchRequest | None = None,
         *,
-        mode: SearchMode | str = SearchMode.HYBRID,
-        top_k: int = 10,
-        where: Filter | str | None = None,
-        min_score: float | None = None,
         processors: Sequence[ResultProcessor] = (),
         query_processors: Sequence[QueryProcessor] = (),
+        **options: Unpack[SearchOptions],
     ) -> list[Hit]:
-        """Search the index. ``where`` is a `Filter` or a filter expression; ``processors``
-        (see `ragwright.processors`) run in order on the hits, checked as a `ResultChain`;
-        ``query_processors`` (see `ragwright.query`) run in order on the query first."""
+        """Search the index as ``request`` says (see `SearchRequest`: mode, top_k, filter,
+        min_score, fusion, rrf_k, arm weights and depth); keyword ``options`` change those
+        fields of it, or of the defaults (``where`` is a `Filter` or a filter expression).
+        ``processors`` (see `ragwright.processors`) run in order on the hits, checked as a
+        `ResultChain`; ``query_processors`` (see `ragwright.query`) run in order on the query
+        first."""
         chain = ResultChain(processors)  # refuses a bad order before any work
-        where = _filter(where)
-        # Arguments are checked even when there is nothing to search.
-        Retriever.check(mode=mode, top_k=top_k, where=where, min_score=min_score)
+        # Made (and so checked) even when there is nothing to search.
+        request = (request or SearchRequest()).but(**options)
         if self._store.space is None or not query.strip():
             return []
-        embedder = self._checked_embedder() if mode != SearchMode.BM25 else self.embedder
+        embedder = self.embedder if request.mode is SearchMode.BM25 else self._checked_embedder()
         retriever = Retriever(self._store, embedder, query_processors=query_processors or None)
-        hits = retriever.search(query, mode=mode, top_k=top_k, where=where, min_score=min_score)
-        return chain.process(query, hits) if processors else hits
+        hits = retriever.search(query, request)
+        hits = chain.process(query, hits) if processors else hits
+        return [dataclasses.replace(hit, rank=rank) for rank, hit in enumerate(hits, start=1)]
 
     def ask(self, question: str, **options: Unpack[AskOptions]) -> Answer:
         """An answer with ``[n]`` citations resolved to exact spans: `ask_stream`'s final
@@ -433,6 +501,13 @@ class Index:
         )
         for item in answer_engine.stream(question, retrieve(question)):
             yield session.finish(item) if isinstance(item, Answer) else item
+
+    def filter_warning(self, where: Filter | str) -> str | None:
+        """Why a filter may match nothing: the fields it names that no chunk has (a misspelled
+        ``sorce``), with the fields the index has; None when every field exists."""
+        return missing_fields_warning(
+            self._store, parse_filter(where) if isinstance(where, str) else where
+        )
 
     def documents(self, where: Filter | str | None = None) -> list[DocumentInfo]:
         return self._store.list_documents(_filter(where))

@@ -139,11 +139,13 @@ class Scale(StrEnum):
 
     SIMILARITY = "similarity"  # cosine similarity in [-1, 1]
     BM25 = "bm25"  # BM25 relevance, >= 0, not comparable across queries
-    RANK = "rank"  # a fused ranking score: order only, never thresholded
+    FUSED = "fused"  # a fused (or reranked) ranking score: order only, never thresholded
+    #: The former name of `FUSED` (whose value was ``"rank"``, easily read as a position).
+    RANK = "fused"
 
     @property
     def thresholdable(self) -> bool:
-        return self is not Scale.RANK
+        return self is not Scale.FUSED
 
 
 class Arm(StrEnum):
@@ -155,7 +157,10 @@ class Arm(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """One retrieved chunk with its score, the scale of that score and the arms that found it."""
+    """One retrieved chunk with its score, the scale of that score and the arms that found it.
+
+    ``rank`` is the hit's position in the results `Index.search` returned, from 1 (0 for a hit
+    not yet ranked); ``arm_ranks`` are its positions in each arm's own ranking."""
 
     chunk: Chunk
     score: float
@@ -163,6 +168,12 @@ class Hit:
     arms: frozenset[Arm]
     source: str = ""
     arm_ranks: Mapping[Arm, int] = field(default_factory=dict)
+    rank: int = 0
+
+    @property
+    def text(self) -> str:
+        """The chunk's text: the exact span of its document."""
+        return self.chunk.text
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,8 @@ NotImplementedError. Depend on the narrowest port you use.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -238,6 +239,16 @@ class Store(
 
 
 @runtime_checkable
+class IngestLock(Protocol):
+    """A store that serializes ingest runs into one collection: a second run waits (calling
+    ``waiting`` first), then finds what the first wrote unchanged instead of redoing it."""
+
+    def ingest_lock(
+        self, waiting: Callable[[], None] | None = None
+    ) -> AbstractContextManager[None]: ...
+
+
+@runtime_checkable
 class CallLedger(Protocol):
     """Where every LLM call's usage and cost is recorded (the ledger wrapper's port)."""
 
@@ -375,7 +386,7 @@ class Reranker(Protocol):
     """Reorders retrieved hits by relevance to the query; keeps at most ``top_k`` of them.
 
     A reranked hit keeps its chunk, source, arms and arm ranks; its score is the reranker's and
-    its scale is `Scale.RANK`: cross-encoder logits and LLM positions are not cosine
+    its scale is `Scale.FUSED`: cross-encoder logits and LLM positions are not cosine
     similarities, so no similarity threshold may be applied to them."""
 
     def rerank(self, query: str, hits: list[Hit], top_k: int | None = None) -> list[Hit]: ...

@@ -1,8 +1,9 @@
 """Chunkers: split a document into chunks that are exact slices of its content.
 
-Every chunker keeps ``document.content[chunk.char_start:chunk.char_end] == chunk.text``, never
-crosses a section boundary (so each chunk has one breadcrumb), drops nothing but whitespace,
-and, given a ``token_counter``, keeps every chunk inside the embedder's token window.
+Every chunker keeps ``document.content[chunk.char_start:chunk.char_end] == chunk.text`` and drops
+nothing but whitespace. Every one but ``document`` (the whole document as one chunk) never
+crosses a section boundary (so each chunk has one breadcrumb) and, given a ``token_counter``,
+keeps every chunk inside the embedder's token window.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from ragwright.chunkers.fixed import FixedWindowChunker
 from ragwright.chunkers.markdown_heading import MarkdownHeadingChunker
 from ragwright.chunkers.paragraph import ParagraphChunker
 from ragwright.chunkers.recursive import RecursiveChunker
+from ragwright.chunkers.whole import WholeDocumentChunker
 from ragwright.errors import ConfigError
 from ragwright.ports import Chunker
 
@@ -24,6 +26,7 @@ __all__ = [
     "MarkdownHeadingChunker",
     "ParagraphChunker",
     "RecursiveChunker",
+    "WholeDocumentChunker",
     "create_chunker",
 ]
 
@@ -36,6 +39,7 @@ CHUNKERS: dict[str, type[Chunker]] = {
     "paragraph": ParagraphChunker,
     "markdown": MarkdownHeadingChunker,
     "fixed": FixedWindowChunker,
+    "document": WholeDocumentChunker,
 }
 
 

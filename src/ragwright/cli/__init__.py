@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
+from ragwright import __version__
 from ragwright.cli import (
     ask,
     collections,
@@ -11,6 +14,7 @@ from ragwright.cli import (
     docs,
     eval,
     ingest,
+    init,
     keys,
     mcp,
     migrate,
@@ -23,10 +27,30 @@ app = typer.Typer(
     name="ragwright",
     help="Turn documents into a searchable, citable knowledge base. Offline by default.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"ragwright {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", callback=_print_version, is_eager=True
+        ),
+    ] = False,
+) -> None:
+    """Turn documents into a searchable, citable knowledge base. Offline by default."""
+
+
+app.command()(init.init)
 app.command()(ingest.ingest)
 app.command()(search.search)
 app.command()(ask.ask)

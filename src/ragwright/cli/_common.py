@@ -18,8 +18,10 @@ from rich.markup import escape
 
 from ragwright.config import CONFIG_ENV
 from ragwright.errors import RagwrightError
+from ragwright.filters import Filter, parse_filter
 from ragwright.index import DEFAULT_INDEX_DIR, ChunkingConfig, Index
 from ragwright.models import DEFAULT_COLLECTION
+from ragwright.surface_limits import checked_text
 
 # Piped output (files, CI logs) gets a wide fixed width instead of Rich's 80 columns, so tables
 # and result lines are not wrapped mid-field.
@@ -106,6 +108,20 @@ def with_chunk_options(
     if overlap is not None:
         options["overlap"] = overlap
     return ChunkingConfig(name or current.name, options)
+
+
+def parse_where(expression: str | None) -> Filter | None:
+    """The ``--filter`` expression parsed, within the limits every surface applies."""
+    if not expression:  # --filter '' is no filter, as it always was
+        return None
+    return parse_filter(checked_text(expression, "filter expression"))
+
+
+def warn_if_filter_matched_nothing(kb: Index, where: Filter | None, found: int) -> None:
+    """On stderr, why a filter that matched nothing may have: a field no chunk has."""
+    warning = kb.filter_warning(where) if where is not None and not found else None
+    if warning:
+        errors.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
 
 
 def print_json(value: Any) -> None:

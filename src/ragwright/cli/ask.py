@@ -22,23 +22,28 @@ from ragwright.cli._common import (
     IndexOption,
     JsonOption,
     console,
+    parse_where,
     print_json,
     reports_errors,
+    warn_if_filter_matched_nothing,
 )
 from ragwright.cli.search import FilterOption
 from ragwright.config import load_config
-from ragwright.filters import parse_filter
 from ragwright.index import Index
 from ragwright.llms.settings import ENGINES, Budget, LLMSettings
 from ragwright.models import DEFAULT_COLLECTION, Answer, Citation
 from ragwright.shapes import answer_json
+from ragwright.surface_limits import MAX_ASK_TOP_K, checked_text
 
 
 @reports_errors
 def ask(
     question: Annotated[str, typer.Argument(help="The question.")],
     top_k: Annotated[
-        int, typer.Option("--top-k", "-k", help="Chunks to draw the answer from.", min=1)
+        int,
+        typer.Option(
+            "--top-k", "-k", help="Chunks to draw the answer from.", min=1, max=MAX_ASK_TOP_K
+        ),
     ] = 5,
     filter_expression: FilterOption = None,
     index: IndexOption = DEFAULT_INDEX,
@@ -83,15 +88,19 @@ def ask(
         max_llm_calls=max_llm_calls,
         max_tokens=max_tokens,
     )
-    where = parse_filter(filter_expression) if filter_expression else None
+    checked_text(question, "question")
+    where = parse_where(filter_expression)
     with Index(
         index, collection=collection, embedder=embedder, create=False, llm_settings=settings
     ) as kb:
         if json_output:
-            print_json(answer_json(question, kb.ask(question, top_k=top_k, where=where)))
-            return
-        answer = _show_stream(kb.ask_stream(question, top_k=top_k, where=where))
-    _show_sources(answer)
+            answer = kb.ask(question, top_k=top_k, where=where)
+            print_json(answer_json(question, answer))
+        else:
+            answer = _show_stream(kb.ask_stream(question, top_k=top_k, where=where))
+        warn_if_filter_matched_nothing(kb, where, len(answer.hits))
+    if not json_output:
+        _show_sources(answer)
 
 
 def _settings(
@@ -147,7 +156,8 @@ def _show_sources(answer: Answer) -> None:
 
 def _source_line(citation: Citation, breadcrumb: str) -> str:
     where = escape(citation.source) + (f" [dim]›[/] {escape(breadcrumb)}" if breadcrumb else "")
+    quote = " ".join(citation.quote.split())  # a sentence wrapped in its file, on one line
     return (
         f"  [bold][{citation.number}][/] [cyan]{where}[/] "
-        f"[dim]chars {citation.char_start}–{citation.char_end}[/]  “{escape(citation.quote)}”"
+        f"[dim]chars {citation.char_start}–{citation.char_end}[/]  “{escape(quote)}”"
     )

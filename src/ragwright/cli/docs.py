@@ -15,12 +15,13 @@ from ragwright.cli._common import (
     JsonOption,
     console,
     open_index,
+    parse_where,
     print_json,
     reports_errors,
+    warn_if_filter_matched_nothing,
 )
 from ragwright.cli.search import FilterOption
 from ragwright.errors import StoreError
-from ragwright.filters import parse_filter
 from ragwright.models import DEFAULT_COLLECTION
 from ragwright.shapes import document_info_json, document_json
 
@@ -39,9 +40,10 @@ def list_documents(
     json_output: JsonOption = False,
 ) -> None:
     """List documents, sorted by source."""
-    where = parse_filter(filter_expression) if filter_expression else None
+    where = parse_where(filter_expression)
     with open_index(index, collection=collection) as kb:
         documents = kb.documents(where)
+        warn_if_filter_matched_nothing(kb, where, len(documents))
     if json_output:
         print_json([document_info_json(d) for d in documents])
         return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,7 +24,6 @@ from rich.table import Table
 from ragwright.cli._common import JsonOption, console, errors, print_json, reports_errors
 from ragwright.errors import ConfigError
 from ragwright.pipeline.evaluate import (
-    Chunking,
     ConfigResult,
     EvalConfig,
     EvalProgress,
@@ -136,10 +136,9 @@ def _configs(files: Sequence[Path], overrides: dict[str, Any]) -> list[EvalConfi
         )
     if files:
         return [EvalConfig.from_toml(path) for path in files]
-    chunker = overrides.pop("chunker", None)
-    if chunker is None:
-        return [EvalConfig(**overrides)]  # the product's defaults
-    return [EvalConfig(chunking=Chunking(chunker), **overrides)]
+    if "chunker" in overrides:
+        overrides["chunking"] = overrides.pop("chunker")
+    return [EvalConfig.from_mapping(overrides)]  # the product's defaults, and the flags
 
 
 def _run_file_targets(path: Path | None, names: Sequence[str]) -> list[Path | None]:
@@ -156,7 +155,11 @@ def _run_file_targets(path: Path | None, names: Sequence[str]) -> list[Path | No
 
 @contextmanager
 def _progress_bars(enabled: bool) -> Iterator[ProgressCallback]:
-    """One bar per index built and per configuration queried, on stderr; silent when off."""
+    """One bar per index built and per configuration queried, on stderr; plain lines there
+    when stderr is not a terminal (a log, CI); silent when off."""
+    if enabled and not errors.is_terminal:
+        yield _progress_lines()
+        return
     bar = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -177,6 +180,35 @@ def _progress_bars(enabled: bool) -> Iterator[ProgressCallback]:
 
     with bar:
         yield update
+
+
+#: A progress line is printed at each tenth of the way (and at the end).
+_LINE_STEPS = 10
+
+
+def _progress_lines() -> ProgressCallback:
+    """Progress as lines: ``index recursive/minilm: 1,037/5,183 (20%), 74 s``."""
+    started: dict[tuple[str, str], float] = {}
+    printed: dict[tuple[str, str], int] = {}
+
+    def update(event: EvalProgress) -> None:
+        key = (event.stage.value, event.label)
+        started.setdefault(key, time.monotonic())
+        step = _LINE_STEPS if event.total <= 0 else event.done * _LINE_STEPS // event.total
+        if step <= printed.get(key, -1):
+            return
+        printed[key] = step
+        share = 100 if event.total <= 0 else event.done * 100 // event.total
+        elapsed = time.monotonic() - started[key]
+        errors.print(
+            f"{event.stage.value} {event.label}: {event.done:,}/{event.total:,} ({share}%), "
+            f"{elapsed:.0f} s",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+
+    return update
 
 
 # -- output -------------------------------------------------------------------------------------
@@ -208,13 +240,7 @@ def _result_json(
     config, metrics, latency = result.config, result.metrics, result.latency
     return {
         "name": config.name,
-        "mode": config.mode.value,
-        "top_k": config.top_k,
-        "fusion": config.fusion.value,
-        "rrf_k": config.rrf_k,
-        "bm25_weight": config.bm25_weight,
-        "vector_weight": config.vector_weight,
-        "arm_depth": config.arm_depth,
+        **config.search.settings(),
         "aggregate": config.aggregate.value,
         "chunking": {"name": config.chunking.name, "options": dict(config.chunking.options)},
         "embedder": config.embedder,
@@ -222,6 +248,7 @@ def _result_json(
             "key": result.index.key,
             "directory": str(result.index.directory),
             "reused": result.index.reused,
+            "vectors": result.index.vectors,
         },
         "metrics": {
             "ndcg_at_10": metrics.ndcg_at_10,
@@ -270,13 +297,18 @@ def _print_report(report: EvalReport, run_files: Sequence[Path | None]) -> None:
         table.add_row(label, *cells)
     if len(report.results) > 1:
         table.add_row("W/L/T vs first", *(_win_loss(v) for v in report.versus_first()))
-    table.add_row("mode", *(r.config.mode.value for r in report.results))
+    table.add_row("mode", *(r.config.search.mode.value for r in report.results))
     table.add_row("chunking", *(escape(r.config.chunking.name) for r in report.results))
-    table.add_row("index", *("reused" if r.index.reused else "built" for r in report.results))
+    table.add_row("index", *(_index_cell(r) for r in report.results))
     console.print(table)
     for result, run_file in zip(report.results, run_files, strict=True):
         if run_file is not None:
             console.print(f"run file {escape(result.config.name)}: {escape(str(run_file))}")
+
+
+def _index_cell(result: ConfigResult) -> str:
+    state = "reused" if result.index.reused else "built"
+    return state if result.index.vectors else f"{state}, no vectors"
 
 
 def _cell(value: float, spec: str, *, bold: bool) -> str:

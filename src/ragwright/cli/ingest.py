@@ -35,10 +35,12 @@ from ragwright.cli._common import (
     reports_errors,
     with_chunk_options,
 )
+from ragwright.cli._progress import LineProgress
 from ragwright.errors import ConfigError
+from ragwright.index import Index
 from ragwright.models import DEFAULT_COLLECTION
 from ragwright.parsers.options import ParserOptions
-from ragwright.pipeline.ingest import IngestOptions, IngestReport
+from ragwright.pipeline.ingest import Failure, IngestOptions, IngestReport
 from ragwright.pipeline.ingest import Progress as IngestProgress
 from ragwright.shapes import ingest_report_json
 
@@ -52,7 +54,11 @@ def ingest(
     collection: CollectionOption = DEFAULT_COLLECTION,
     embedder: EmbedderOption = None,
     chunker: Annotated[
-        str | None, typer.Option(help="recursive (default), paragraph, markdown or fixed.")
+        str | None,
+        typer.Option(
+            help="recursive (default), paragraph, markdown, fixed or document (one chunk "
+            "per document).",
+        ),
     ] = None,
     chunk_size: Annotated[
         int | None, typer.Option(help="Maximum characters per chunk.", min=1)
@@ -91,6 +97,15 @@ def ingest(
             "keeping their chunk ids and offsets.",
         ),
     ] = None,
+    root: Annotated[
+        Path | None,
+        typer.Option(
+            help="Name sources relative to this folder (default: the folder where the index's "
+            "first ingest ran).",
+            file_okay=False,
+            exists=True,
+        ),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Ingest files and folders (recursively). Unchanged files cost nothing; changed files
@@ -115,6 +130,7 @@ def ingest(
     fields = ParserOptions(tuple(text_field or ()), tuple(meta_field or ()))
     parser_options = fields if text_field or meta_field else None
     with open_index(index, embedder, create=True, collection=collection) as kb:
+        _name_sources(kb, root)
         chunking = with_chunk_options(kb.chunking, chunker, chunk_size, chunk_overlap)
         with _progress_bar(enabled=not json_output) as update:
             report = kb.ingest(
@@ -123,8 +139,21 @@ def ingest(
                 options=options,
                 parser_options=parser_options,
                 progress=update,
+                waiting=lambda: errors.print(
+                    f"waiting for another ingest into {escape(str(index))} to finish…"
+                ),
             )
     _finish(report, json_output)
+
+
+def _name_sources(kb: Index, root: Path | None) -> None:
+    """Sources are named relative to ``--root``, else to the folder the index's first ingest
+    ran in, whichever directory holds the index. An index filled before that was recorded
+    keeps naming sources relative to the folder holding it, as it did."""
+    if root is not None:
+        kb.name_sources_from(root)
+    elif kb.stats().documents == 0:
+        kb.name_sources_from(Path.cwd())
 
 
 def _ingest_dataset(
@@ -147,13 +176,29 @@ def _finish(report: IngestReport, json_output: bool) -> None:
 
 
 class _RateColumn(ProgressColumn):
+    """Files per second since the start. Rich's own speed looks at the last moments only, and
+    files finish in bursts (a batch written, a run of unchanged files), so it overstates."""
+
     def render(self, task: Task) -> Text:
-        return Text(f"{task.speed:.1f} files/s" if task.speed else "")
+        elapsed = task.elapsed
+        return Text(f"{task.completed / elapsed:.1f} files/s" if elapsed and task.completed else "")
 
 
 @contextmanager
 def _progress_bar(enabled: bool) -> Iterator[Callable[[IngestProgress], None]]:
-    """A progress bar on stderr with counts, rate and ETA; silent when output is JSON."""
+    """A progress bar on stderr with counts, rate and ETA; silent when output is JSON. Off a
+    terminal, progress lines instead of a bar."""
+    if enabled and not errors.is_terminal:
+        lines = LineProgress(errors)
+
+        def line(p: IngestProgress) -> None:
+            if p.files_done < p.files_total or not p.current:  # the last, after the last write
+                lines.update(
+                    "ingest", p.files_done, p.files_total, f"files · {p.chunks_written:,} chunks"
+                )
+
+        yield line
+        return
     bar = Progress(
         TextColumn("[bold]ingest"),
         BarColumn(),
@@ -179,9 +224,20 @@ def _progress_bar(enabled: bool) -> Iterator[Callable[[IngestProgress], None]]:
         yield update
 
 
+def _print_skipped(skipped: list[Failure]) -> None:
+    """One line per reason: a folder of images is one line, not hundreds."""
+    by_reason: dict[str, list[str]] = {}
+    for item in skipped:
+        by_reason.setdefault(item.reason, []).append(item.source)
+    for reason, sources in by_reason.items():
+        shown = ", ".join(sources[:3]) + (
+            f" and {len(sources) - 3:,} more" if len(sources) > 3 else ""
+        )
+        errors.print(f"[yellow]skipped[/] {escape(shown)}: {escape(reason)}", soft_wrap=True)
+
+
 def _print_report(report: IngestReport) -> None:
-    for skipped in report.skipped:
-        errors.print(f"[yellow]skipped[/] {escape(skipped.source)}: {escape(skipped.reason)}")
+    _print_skipped(report.skipped)
     for warning in report.warnings:
         errors.print(f"[yellow]warning[/] {escape(warning.source)}: {escape(warning.message)}")
     for failure in report.failed:

@@ -20,6 +20,18 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 NameArgument = Annotated[str, typer.Argument(help="A name for the key: letters, digits, - and _.")]
+# Keys belong to the configuration file `serve` reads, not to an index; --index (which every
+# index command takes) is accepted only to say so.
+NoIndexOption = Annotated[str | None, typer.Option("--index", hidden=True)]
+
+
+def _refuse_index(index: str | None) -> None:
+    if index is not None:
+        raise ConfigError(
+            "API keys are not stored in an index but in the configuration file that "
+            "`ragwright serve` reads (--config, $RAGWRIGHT_CONFIG or ./ragwright.toml); "
+            "drop --index, and pass --config FILE to choose the file"
+        )
 
 
 def _needs_server_extra(error: ImportError) -> MissingDependencyError:
@@ -42,8 +54,10 @@ def add(
         str, typer.Option(help="read (search, ask, fetch) or write (also upload and delete).")
     ] = "read",
     config: ConfigOption = None,
+    index: NoIndexOption = None,
 ) -> None:
     """Create a key and print it once: only its hash is stored."""
+    _refuse_index(index)
     try:
         from ragwright.server.keyfile import add_key
         from ragwright.server.keys import Scope
@@ -60,8 +74,9 @@ def add(
 
 @app.command("list")
 @reports_errors
-def list_keys(config: ConfigOption = None) -> None:
+def list_keys(config: ConfigOption = None, index: NoIndexOption = None) -> None:
     """The configured keys' names and scopes (never the keys)."""
+    _refuse_index(index)
     try:
         from ragwright.server.settings import ServerSettings
     except ImportError as error:
@@ -77,8 +92,9 @@ def list_keys(config: ConfigOption = None) -> None:
 
 @app.command("remove")
 @reports_errors
-def remove(name: NameArgument, config: ConfigOption = None) -> None:
+def remove(name: NameArgument, config: ConfigOption = None, index: NoIndexOption = None) -> None:
     """Remove a key; requests using it are refused from the server's next start."""
+    _refuse_index(index)
     try:
         from ragwright.server.keyfile import remove_key
     except ImportError as error:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -11,19 +11,23 @@ from rich.markup import escape
 from ragwright.cli._common import (
     DEFAULT_INDEX,
     CollectionOption,
+    ConfigOption,
     EmbedderOption,
     IndexOption,
     JsonOption,
     console,
     open_index,
+    parse_where,
     print_json,
     reports_errors,
+    warn_if_filter_matched_nothing,
 )
-from ragwright.filters import parse_filter
+from ragwright.config import load_config
 from ragwright.models import DEFAULT_COLLECTION, Hit
-from ragwright.pipeline.retrieval import SearchMode
+from ragwright.pipeline.search_request import Fusion, SearchMode, SearchRequest
 from ragwright.shapes import search_json
 from ragwright.stores.fts_query import query_terms
+from ragwright.surface_limits import MAX_TOP_K, checked_text
 
 FilterOption = Annotated[
     str | None,
@@ -39,24 +43,67 @@ SNIPPET_CHARS = 320
 @reports_errors
 def search(
     query: Annotated[str, typer.Argument(help="What to look for.")],
-    mode: Annotated[SearchMode, typer.Option(help="Retrieval mode.")] = SearchMode.HYBRID,
-    top_k: Annotated[int, typer.Option("--top-k", "-k", help="Number of results.", min=1)] = 10,
+    mode: Annotated[
+        SearchMode | None, typer.Option(help="Retrieval mode. [default: hybrid]")
+    ] = None,
+    top_k: Annotated[
+        int | None,
+        typer.Option(
+            "--top-k", "-k", help="Number of results. [default: 10]", min=1, max=MAX_TOP_K
+        ),
+    ] = None,
     filter_expression: FilterOption = None,
     min_score: Annotated[
         float | None,
         typer.Option(help="Drop hits scoring below this (vector or bm25 mode only)."),
     ] = None,
+    fusion: Annotated[
+        Fusion | None,
+        typer.Option(help="How hybrid search fuses its arms. [default: convex]"),
+    ] = None,
+    rrf_k: Annotated[
+        int | None, typer.Option("--rrf-k", help="The k of rrf fusion. [default: 60]", min=1)
+    ] = None,
+    bm25_weight: Annotated[
+        float | None, typer.Option(help="The BM25 arm's weight in fusion. [default: 1]", min=0)
+    ] = None,
+    vector_weight: Annotated[
+        float | None, typer.Option(help="The vector arm's weight in fusion. [default: 1]", min=0)
+    ] = None,
+    arm_depth: Annotated[
+        int | None,
+        typer.Option(
+            help="Candidates each arm fetches for fusion. [default: max(2 x top-k, 20)]", min=0
+        ),
+    ] = None,
     index: IndexOption = DEFAULT_INDEX,
     collection: CollectionOption = DEFAULT_COLLECTION,
     embedder: EmbedderOption = None,
+    config: ConfigOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Search the index: hybrid (BM25 and vectors fused) by default."""
-    where = parse_filter(filter_expression) if filter_expression else None
+    """Search the index: hybrid (BM25 and vectors fused) by default. The [search] table of
+    ragwright.toml sets the defaults of every option but the filter and min-score."""
+    checked_text(query)
+    where = parse_where(filter_expression)
+    flags: dict[str, Any] = {
+        "mode": mode,
+        "top_k": top_k,
+        "where": where,
+        "min_score": min_score,
+        "fusion": fusion,
+        "rrf_k": rrf_k,
+        "bm25_weight": bm25_weight,
+        "vector_weight": vector_weight,
+        "arm_depth": arm_depth,
+    }
+    defaults = SearchRequest.from_config(load_config(config))
+    request = defaults.but(**{key: value for key, value in flags.items() if value is not None})
     with open_index(index, embedder, collection=collection) as kb:
-        hits = kb.search(query, mode=mode, top_k=top_k, where=where, min_score=min_score)
+        hits = kb.search(query, request)
+        warn_if_filter_matched_nothing(kb, request.where, len(hits))
     if json_output:
-        print_json(search_json(query, mode, top_k, where, hits))
+        print_json(search_json(query, request.mode, request.top_k, request.where, hits))
         return
     if not hits:
         console.print("No results.")
@@ -71,11 +118,41 @@ def _print_hit(rank: int, hit: Hit, terms: list[str]) -> None:
     breadcrumb = chunk.metadata.get("breadcrumb", "")
     where = escape(hit.source) + (f" [dim]›[/] {escape(breadcrumb)}" if breadcrumb else "")
     arms = "+".join(sorted(arm.value for arm in hit.arms))
+    # Three decimals, or three digits for the tiny BM25 scores of a small collection.
+    value = f"{hit.score:.3f}" if hit.score == 0 or abs(hit.score) >= 0.001 else f"{hit.score:.2e}"
+    score = f"score {value} ({hit.scale.value})"
     console.print(
-        f"[bold]{rank}.[/] [cyan]{where}[/]  [dim]{hit.scale.value} {hit.score:.4f} · {arms} · "
+        f"[bold]{rank}.[/] [cyan]{where}[/]  [dim]{score} · {arms} · "
         f"chars {chunk.char_start}–{chunk.char_end}[/]"
     )
-    console.print("   " + highlight(snippet(chunk.indexed_text), terms), soft_wrap=True)
+    console.print("   " + highlight(snippet(plain_text(chunk.indexed_text)), terms), soft_wrap=True)
+
+
+_FENCE = re.compile(r"\s*(```|~~~)")
+_TABLE_RULE = re.compile(r"\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*")
+_INLINE = (
+    (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),  # [text](target)
+    (re.compile(r"(\*\*|__)(.+?)\1"), r"\2"),  # **strong**
+    (re.compile(r"(^|[^\w*])\*([^*\s][^*]*)\*"), r"\1\2"),  # *emphasis*
+    (re.compile(r"`([^`]*)`"), r"\1"),  # `code`
+)
+
+
+def plain_text(markdown: str) -> str:
+    """Markdown as the text a reader sees (as the web page's snippets): no code fences,
+    heading marks, table pipes and rules, emphasis, backticks or link targets."""
+    lines = []
+    for line in markdown.splitlines():
+        if _FENCE.match(line) or _TABLE_RULE.fullmatch(line):
+            continue
+        text = re.sub(r"^\s{0,3}#{1,6}\s+|^\s*>\s?", "", line)
+        if text.lstrip().startswith("|"):
+            text = " · ".join(cell.strip() for cell in text.strip().strip("|").split("|"))
+        lines.append(text)
+    text = "\n".join(lines)
+    for pattern, replacement in _INLINE:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from enum import StrEnum
 from typing import Annotated
 
@@ -19,6 +20,18 @@ from ragwright.config import load_config
 from ragwright.errors import MissingDependencyError
 from ragwright.llms.settings import LLMSettings
 from ragwright.models import DEFAULT_COLLECTION
+
+
+class LogFormat(StrEnum):
+    AUTO = "auto"
+    TEXT = "text"
+    JSON = "json"
+
+    def resolved(self, interactive: bool) -> str:
+        """``auto``: text lines for a person at a terminal, JSON lines for anything else."""
+        if self is LogFormat.AUTO:
+            return "text" if interactive else "json"
+        return self.value
 
 
 class LogLevel(StrEnum):
@@ -46,10 +59,14 @@ def serve(
     log_level: Annotated[
         LogLevel, typer.Option(help="warning hides the per-request lines.")
     ] = LogLevel.INFO,
+    log_format: Annotated[
+        LogFormat,
+        typer.Option(help="auto: text lines on a terminal, JSON lines otherwise (logs, pipes)."),
+    ] = LogFormat.AUTO,
 ) -> None:
     """Serve the HTTP API (/v1, OpenAPI at /docs) and the web page (/) over an index. With API
     keys configured (`ragwright keys add`) every /v1 request needs one; without, the server
-    listens on loopback only. Logs are JSON lines on stderr."""
+    listens on loopback only. Logs go to stderr: text on a terminal, else JSON lines."""
     try:
         from ragwright.server import ServerSettings, create_app, mcp_mount
         from ragwright.server.runner import announce, check_exposure, server_for
@@ -67,6 +84,7 @@ def serve(
         index, collection=collection, embedder=embedder, create=True, llm_settings=llm_settings
     ) as kb:
         app = create_app(kb, settings, mounts=mcp_mount(kb, host), host=host)
-        server = server_for(app, host, port, settings, log_level.value)
+        log_as = log_format.resolved(sys.stderr.isatty())
+        server = server_for(app, host, port, settings, log_level.value, log_as)
         announce(host, port, settings, kb.display_location)
         server.run()

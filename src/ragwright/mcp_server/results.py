@@ -50,7 +50,9 @@ class ChunkView(BaseModel):
 class HitView(ChunkView):
     rank: int = Field(description="1 for the best hit.")
     score: float
-    scale: str = Field(description="similarity, bm25 or rank (fused; order only).")
+    scale: str = Field(
+        description="similarity, bm25 or fused (a fused or reranked ordering; order only)."
+    )
     arms: list[str] = Field(description="The retrieval arms that found the chunk: bm25, vector.")
 
 

@@ -20,6 +20,7 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 from starlette.applications import Starlette
 
+from ragwright import __version__
 from ragwright.collection_pool import CollectionPool
 from ragwright.errors import RagwrightError
 from ragwright.filters import Filter, In, all_of, any_of, parse_filter
@@ -82,6 +83,7 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
     kb = _IndexHandle(index)
     server = MCPServer(
         name,
+        version=__version__,
         instructions="Search and cite a ragwright knowledge base. " + UNTRUSTED_NOTICE,
         log_level="WARNING",
     )

@@ -67,7 +67,7 @@ def discover(
     candidates: list[Candidate] = []
     rejected: list[Rejection] = []
     present: set[str] = set()
-    quietly_skipped: set[str] = set()
+    unsupported: set[str] = set()
     for root in paths:
         if not root.exists() and not root.is_symlink():
             rejected.append(Rejection(source_name(root, base), "no such file or directory"))
@@ -75,18 +75,26 @@ def discover(
         explicit = not root.is_dir() or (root.is_symlink() and not follow_symlinks)
         for path in _walk(root, follow_symlinks, rejected, base):
             source = source_name(path, base)
-            if source in present and not (explicit and source in quietly_skipped):
+            if source in present and not (explicit and source in unsupported):
                 continue
+            if source in unsupported:  # found in a folder, then named: reported as named
+                rejected = [r for r in rejected if r.source != source]
             present.add(source)
             problem = _problem(path, explicit, supports, max_file_size, follow_symlinks)
-            if problem == "":
-                quietly_skipped.add(source)  # an unsupported file inside a folder
+            if problem == "":  # an unsupported file inside a folder: skipped, not failed
+                unsupported.add(source)
+                rejected.append(Rejection(source, _no_parser(path), failed=False))
             elif problem is not None:
                 link_in_folder = not explicit and path.is_symlink()
                 rejected.append(Rejection(source, problem, failed=not link_in_folder))
             else:
                 candidates.append(Candidate(path, source, path.stat().st_size))
     return Discovery(candidates, rejected, present)
+
+
+def _no_parser(path: Path) -> str:
+    kind = f"{path.suffix.lower()} files" if path.suffix else "files without an extension"
+    return f"unsupported file type: no parser reads {kind}"
 
 
 def _problem(

@@ -3,17 +3,20 @@
 The flow, one function each::
 
     load_dataset(path, split)           corpus, judged queries, graded qrels, corpus sha256
-    EvalConfig.from_toml(file)          retrieval settings: mode, depth, RRF k, chunking, embedder
-    build_or_reuse_index(...)           an index under the cache directory, named by index_key()
-    run_queries(...)                    per query: documents ranked from chunk hits, latency in ms
+    EvalConfig.from_toml(file)          a SearchRequest ([search] keys), aggregation, chunking,
+                                        embedder
+    build_or_reuse_index(...)           an `Index` under the cache directory, named by
+                                        index_key(), filled by `Index.ingest_documents`
+    run_queries(...)                    per query `Index.search`: documents ranked from chunk
+                                        hits, latency in ms
     score_runs(...)                     mean metrics (ragwright.evaluation) and per-query nDCG@10
     run_evaluation(...)                 all of the above for several configs, sharing indexes
     write_run_file(...)                 a TREC run file: ``qid Q0 docid rank score run_name``
 
-Only the chunking and the embedder change an index, so configurations that differ in mode,
-depth, RRF k or aggregation are evaluated on the same index, built once and cached. This module
-is the composition root of evaluation: it resolves embedders and chunkers by registry name and
-opens the embedded `SQLiteStore` in the cache directory.
+Only the chunking and the embedder change an index (and whether it holds vectors: BM25-only
+configurations need none), so configurations that differ in mode, fusion, depth or aggregation
+are evaluated on the same index, built once and cached. Indexes are built and searched by the
+calls ``ragwright ingest`` and ``ragwright search`` make, so eval measures what ships.
 
 The code lives in `ragwright.pipeline.evaluation`, one module per step; this module
 re-exports the names the CLI and the tests use.

@@ -74,7 +74,7 @@ def _fuse(
         Hit(
             chunk=first_seen[cid].chunk,
             score=scores[cid],
-            scale=Scale.RANK,
+            scale=Scale.FUSED,
             arms=frozenset(arms[cid]),
             source=first_seen[cid].source,
             arm_ranks=MappingProxyType(ranks[cid]),

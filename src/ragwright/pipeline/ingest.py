@@ -4,11 +4,14 @@ A file whose bytes, parser and chunking are unchanged since the last run costs o
 nothing else. A changed file replaces exactly its own chunks, in one transaction. A file that
 fails is reported with its reason and the run goes on. Parsing runs in a worker process under a
 time and a memory limit per file (`ParseWorker`), so a pathological file is reported too.
+Documents that are already text (dataset records) take the same chunk → embed → write path
+through `ingest_documents`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +22,13 @@ import numpy as np
 
 from ragwright.errors import EmbedderError, IngestLimitExceeded, RagwrightError
 from ragwright.models import Chunk, Document, ParsedDocument, document_id_for
-from ragwright.pipeline.discover import Candidate, Discovery, discover, source_path
+from ragwright.pipeline.discover import (
+    Candidate,
+    Discovery,
+    discover,
+    source_name,
+    source_path,
+)
 from ragwright.pipeline.documents import chunks_within_limit, document_from, failure_reason
 from ragwright.pipeline.parse_worker import ParseLimits, ParseWorker
 from ragwright.ports import Chunker, DocumentWrite, Embedder, IngestTarget, Parser, Vectors
@@ -32,6 +41,9 @@ class ParserLookup(Protocol):
     def parser_for(self, path: str | Path, head: bytes | None = None) -> Parser: ...
 
     def supports(self, path: str | Path) -> bool: ...
+
+    @property
+    def extensions(self) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +231,7 @@ class Ingestor:
         report = IngestReport(
             failed=[Failure(r.source, r.reason) for r in found.rejected if r.failed],
             skipped=[Failure(r.source, r.reason) for r in found.rejected if not r.failed],
+            warnings=self._nothing_to_read(paths, found),
         )
         known = self.store.fingerprints()
         writer = BatchWriter(self.store, self.embedder, report, options.embed_batch)
@@ -231,6 +244,19 @@ class Ingestor:
         if options.prune:
             self._prune(paths, found, known, report)
         return report
+
+    def _nothing_to_read(self, roots: Sequence[Path], found: Discovery) -> list[IngestWarning]:
+        """A warning for each folder given in which no file can be read."""
+        read = [Path(os.path.abspath(candidate.path)) for candidate in found.candidates]
+        kinds = ", ".join(self.parsers.extensions)
+        return [
+            IngestWarning(
+                source_name(root, self.base), f"no file here can be read; ragwright reads {kinds}"
+            )
+            for root in roots
+            if root.is_dir()
+            and not any(path.is_relative_to(os.path.abspath(root)) for path in read)
+        ]
 
     def _prepare(
         self,
@@ -290,3 +316,48 @@ class Ingestor:
         vanished = [source for source in known if vanished_here(source)]
         self.store.delete_many([document_id_for(source) for source in vanished])
         report.removed.extend(sorted(vanished))
+
+
+def ingest_documents(
+    store: IngestTarget,
+    embedder: Embedder,
+    documents: Sequence[Document],
+    chunker: Chunker,
+    *,
+    chunker_spec: str,
+    options: IngestOptions | None = None,
+    progress: Callable[[Progress], None] | None = None,
+) -> IngestReport:
+    """Ingest documents that are already text (records of a dataset, say, not files): each is
+    chunked, embedded and written in batches as `Ingestor` writes files, and one whose content,
+    metadata and chunking are unchanged since the last run is skipped, so an interrupted run
+    resumes. A document that cannot be chunked or embedded is reported; the rest go on."""
+    options = options or IngestOptions()
+    report = IngestReport()
+    known = store.fingerprints()
+    writer = BatchWriter(store, embedder, report, options.embed_batch)
+
+    def prepare(document: Document) -> PendingDocument | None:
+        fingerprint = document_fingerprint(document, chunker_spec)
+        if known.get(document.source) == fingerprint:
+            report.unchanged.append(document.source)
+            return None
+        try:
+            chunks = chunks_within_limit(document, chunker, options.max_chunk_chars)
+        except RagwrightError as error:
+            report.failed.append(Failure(document.source, failure_reason(error)))
+            return None
+        return PendingDocument(document, chunks, fingerprint, document.source in known)
+
+    prepared = ((document.source, prepare(document)) for document in documents)
+    writer.write_all(prepared, len(documents), progress)
+    return report
+
+
+def document_fingerprint(document: Document, chunker_spec: str) -> str:
+    """What `ingest_documents` compares to skip a document: its content, its metadata and the
+    chunking."""
+    metadata = json.dumps(document.metadata, sort_keys=True, default=str)
+    digest = hashlib.sha256(f"{document.content_hash}\0{metadata}".encode())
+    digest.update(f"\0{INGEST_FORMAT}\0document\0{chunker_spec}".encode())
+    return digest.hexdigest()

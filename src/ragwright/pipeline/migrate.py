@@ -28,7 +28,7 @@ from ragwright.ports import (
 )
 
 #: Settings an index records beside its space (see `ragwright.Index`); copied as they are.
-INDEX_SETTINGS = ("embedder", "chunking", "parser_options", "source_root")
+INDEX_SETTINGS = ("embedder", "chunking", "parser_options", "source_base")
 #: Chunks written per target transaction (whole documents: a batch may run over).
 BATCH_CHUNKS = 512
 _PAGE = 1000

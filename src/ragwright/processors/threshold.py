@@ -32,7 +32,7 @@ class SimilarityThreshold:
         if any(not scale.thresholdable for scale in scales):
             raise UnsupportedScale(
                 f"threshold min_score={self.min_score:g} compares raw scores, but these hits "
-                "carry scale 'rank': a fused ranking whose values only order the hits. Apply "
+                "carry scale 'fused': a fused ranking whose values only order the hits. Apply "
                 "the threshold to a single arm (search mode 'vector' for cosine similarity), or "
                 "cut the fused list with top_n instead"
             )

@@ -5,7 +5,7 @@ Two adapters behind one port, `Reranker`, each also usable as a result processor
 - `CrossEncoderReranker`: an ONNX cross-encoder you supply (``from_folder(path)``);
 - `LLMListwiseReranker`: any `ragwright.ports.LLM`, asked for the order of numbered passages.
 
-Neither is part of the default offline configuration. Reranked hits are on `Scale.RANK`. See
+Neither is part of the default offline configuration. Reranked hits are on `Scale.FUSED`. See
 ``docs/rerankers.md``.
 """
 

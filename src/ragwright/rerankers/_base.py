@@ -29,9 +29,9 @@ def reranked(
     hits: Sequence[Hit], order: Sequence[int], scores: Sequence[float], top_k: int | None
 ) -> list[Hit]:
     """``hits`` taken in ``order`` (indexes into ``hits``) with ``scores[i]`` for the i-th
-    hit of the new order, on `Scale.RANK`, cut to ``top_k``."""
+    hit of the new order, on `Scale.FUSED`, cut to ``top_k``."""
     kept = order if top_k is None else order[:top_k]
     return [
-        dataclasses.replace(hits[index], score=float(scores[position]), scale=Scale.RANK)
+        dataclasses.replace(hits[index], score=float(scores[position]), scale=Scale.FUSED)
         for position, index in enumerate(kept)
     ]

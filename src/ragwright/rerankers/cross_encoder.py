@@ -123,7 +123,7 @@ class CrossEncoderReranker:
 
     def rerank(self, query: str, hits: list[Hit], top_k: int | None = None) -> list[Hit]:
         """``hits`` sorted by the model's score, highest first (ties keep their order), on
-        `Scale.RANK`, at most ``top_k`` of them."""
+        `Scale.FUSED`, at most ``top_k`` of them."""
         top_k = check_top_k(_OWNER, top_k)
         if not hits:
             return []

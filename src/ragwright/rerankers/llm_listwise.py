@@ -49,7 +49,7 @@ class LLMListwiseReranker:
 
     ``window`` passages go into one prompt, each cut to ``max_passage_chars``; ``step`` is how
     far the sliding window moves (see the module). Scores are ``1 / position`` (1, 0.5, …) on
-    `Scale.RANK`: an LLM gives an order, not a similarity.
+    `Scale.FUSED`: an LLM gives an order, not a similarity.
     """
 
     name: str = "llm_rerank"

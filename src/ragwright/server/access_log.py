@@ -1,6 +1,7 @@
-"""Structured logs: one JSON object per line on stderr, one line per request.
+"""Logs on stderr, one line per request: JSON objects for log collectors, or short text lines
+for a person at a terminal (``ragwright serve --log-format``).
 
-A request line has ``method``, ``path`` (without the query string), ``status``,
+A JSON request line has ``method``, ``path`` (without the query string), ``status``,
 ``duration_ms``, ``key`` (the API key's *name*, or null; never the key) and ``client``.
 """
 
@@ -34,15 +35,35 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(line, ensure_ascii=False, default=str)
 
 
-def logging_config(level: str = "info") -> dict[str, Any]:
-    """A `logging.config.dictConfig` for ragwright's and uvicorn's loggers, all as JSON."""
-    handler = {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}
-    logger = {"handlers": ["json"], "level": level.upper(), "propagate": False}
+class TextFormatter(logging.Formatter):
+    """A log record as a short line to read: ``12:03:04 GET /v1/search 200 12.5 ms key=bot``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        fields = getattr(record, "fields", {})
+        clock = datetime.fromtimestamp(record.created).strftime("%H:%M:%S")
+        level = "" if record.levelno == logging.INFO else f"{record.levelname.lower()}: "
+        line = f"{clock} {level}{record.getMessage()}"
+        if fields.get("event") == "request":
+            line += f" {fields['duration_ms']:.1f} ms"
+            line += f" key={fields['key']}" if fields.get("key") else ""
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return line
+
+
+FORMATTERS: dict[str, type[logging.Formatter]] = {"json": JsonFormatter, "text": TextFormatter}
+
+
+def logging_config(level: str = "info", log_format: str = "json") -> dict[str, Any]:
+    """A `logging.config.dictConfig` for ragwright's and uvicorn's loggers, all in one format:
+    ``json`` or ``text`` (see `FORMATTERS`)."""
+    handler = {"class": "logging.StreamHandler", "formatter": "main", "stream": "ext://sys.stderr"}
+    logger = {"handlers": ["main"], "level": level.upper(), "propagate": False}
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "formatters": {"json": {"()": JsonFormatter}},
-        "handlers": {"json": handler},
+        "formatters": {"main": {"()": FORMATTERS[log_format]}},
+        "handlers": {"main": handler},
         "loggers": {LOGGER: logger, "uvicorn": logger, "uvicorn.error": logger},
     }
 

@@ -1,4 +1,4 @@
-"""Running the application with uvicorn: the loopback rule, JSON logs, graceful shutdown.
+"""Running the application with uvicorn: the loopback rule, logs, graceful shutdown.
 
 Without API keys the server answers anyone who can reach it, so it then refuses to listen
 beyond loopback unless told ``insecure_no_auth``. On SIGINT/SIGTERM uvicorn stops accepting
@@ -38,14 +38,19 @@ def check_exposure(host: str, settings: ServerSettings, insecure_no_auth: bool) 
 
 
 def server_for(
-    app: FastAPI, host: str, port: int, settings: ServerSettings, log_level: str = "info"
+    app: FastAPI,
+    host: str,
+    port: int,
+    settings: ServerSettings,
+    log_level: str = "info",
+    log_format: str = "json",
 ) -> uvicorn.Server:
-    logging.config.dictConfig(logging_config(log_level))
+    logging.config.dictConfig(logging_config(log_level, log_format))
     config = uvicorn.Config(
         app,
         host=host,
         port=port,
-        log_config=None,  # configured above: JSON lines
+        log_config=None,  # configured above: JSON or text lines
         access_log=False,  # RequestLog writes one structured line per request instead
         timeout_graceful_shutdown=settings.shutdown_timeout,
         server_header=False,

@@ -12,16 +12,19 @@
     hash = "sha256:…"
     scope = "write"
 
-Every key is optional; a wrong value is a `ConfigError` naming the file and the key.
+``/v1/search`` takes its defaults from the ``[search]`` table (see
+`ragwright.pipeline.search_request`). Every key is optional; a wrong value is a `ConfigError`
+naming the file and the key.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ragwright.config import Config
 from ragwright.errors import ConfigError
+from ragwright.pipeline.search_request import SearchRequest
 from ragwright.server.keys import HASH_PREFIX, KEY_NAME, ApiKey, Scope
 
 KB = 1024
@@ -47,6 +50,8 @@ class ServerSettings:
     max_files: int = 100
     max_chunk_chars: int = 20_000
     shutdown_timeout: int = 60
+    #: What ``/v1/search`` does with the fields a request leaves out: the ``[search]`` table.
+    search: SearchRequest = field(default_factory=SearchRequest)
 
     @property
     def auth_required(self) -> bool:
@@ -68,7 +73,7 @@ class ServerSettings:
             else:
                 known = ", ".join(["keys", *_NUMBERS])
                 raise ConfigError(f"{where}: unknown setting {name!r}; known: {known}")
-        return cls(**values)
+        return cls(**values, search=SearchRequest.from_config(config))
 
 
 def _keys(table: object, where: str) -> tuple[ApiKey, ...]:

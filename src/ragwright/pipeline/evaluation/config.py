@@ -1,5 +1,9 @@
 """Evaluation configurations: the retrieval settings of one run, read from TOML, and the key
-of the index a configuration needs."""
+of the index a configuration needs.
+
+A configuration's search settings are a `SearchRequest`, with the keys of ragwright.toml's
+``[search]`` table, so what eval measures is what ``ragwright search`` runs with those settings.
+"""
 
 from __future__ import annotations
 
@@ -17,28 +21,20 @@ from typing import Any, TypeVar
 from ragwright.chunkers import DEFAULT_CHUNKER, create_chunker
 from ragwright.embedders import DEFAULT_EMBEDDER
 from ragwright.errors import ConfigError
-from ragwright.pipeline.fusion import DEFAULT_RRF_K
-from ragwright.pipeline.retrieval import DEFAULT_FUSION, Fusion, SearchMode
+from ragwright.index import ChunkingConfig
+from ragwright.pipeline.search_request import SETTING_KEYS, SearchMode, SearchRequest
 
 #: Bumped when the way BEIR records become documents and chunks changes: old caches go unused.
-EVAL_INDEX_FORMAT = "1"
-#: The chunking name meaning one chunk per document, the whole title and text (BEIR parity).
+EVAL_INDEX_FORMAT = "2"
+#: The chunker that makes one chunk per document, the whole title and text (BEIR parity).
 DOCUMENT_CHUNKING = "document"
+#: How many chunks a query retrieves unless a configuration says otherwise (Recall@100 needs
+#: 100 documents).
+EVAL_TOP_K = 100
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_CONFIG_KEYS = (
-    "name",
-    "mode",
-    "top_k",
-    "fusion",
-    "rrf_k",
-    "bm25_weight",
-    "vector_weight",
-    "arm_depth",
-    "aggregate",
-    "chunking",
-    "embedder",
-)
+_OWN_KEYS = ("name", "aggregate", "chunking", "embedder")
+_CONFIG_KEYS = ("name", *SETTING_KEYS, "aggregate", "chunking", "embedder")
 _Choice = TypeVar("_Choice", bound=StrEnum)
 
 
@@ -51,7 +47,7 @@ class Aggregate(StrEnum):
 
 @dataclass(frozen=True)
 class Chunking:
-    """A chunker by registry name with its options, or ``document``: one chunk per document."""
+    """A chunker by registry name with its options (``document``: one chunk per document)."""
 
     name: str = DOCUMENT_CHUNKING
     options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
@@ -61,11 +57,7 @@ class Chunking:
             raise ConfigError(f"a chunking name must be a string; got {self.name!r}")
         object.__setattr__(self, "name", self.name.strip().lower())
         object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
-        if self.name == DOCUMENT_CHUNKING:
-            if self.options:
-                raise ConfigError("the 'document' chunking takes no options")
-        else:
-            create_chunker(self.name, **self.options)  # unknown names and options fail here
+        create_chunker(self.name, **self.options)  # unknown names and options fail here
 
     def __hash__(self) -> int:
         return hash(self.spec)
@@ -73,23 +65,22 @@ class Chunking:
     @property
     def spec(self) -> str:
         """The chunking as JSON, in the format an index records (see `ragwright.index`)."""
-        return json.dumps({"name": self.name, "options": dict(self.options)}, sort_keys=True)
+        return self.config.spec
+
+    @property
+    def config(self) -> ChunkingConfig:
+        """The chunking as `Index.ingest_documents` takes it."""
+        return ChunkingConfig(self.name, dict(self.options))
 
 
 @dataclass(frozen=True)
 class EvalConfig:
-    """One retrieval configuration to evaluate. ``top_k`` is how many chunks each query
-    retrieves; they are aggregated into at most that many documents."""
+    """One retrieval configuration to evaluate: a search (``search.top_k`` is how many chunks
+    each query retrieves; they are aggregated into at most that many documents), how chunk
+    hits become documents, and the index it runs on (chunking and embedder)."""
 
     name: str = "default"
-    mode: SearchMode = SearchMode.HYBRID
-    top_k: int = 100
-    fusion: Fusion = DEFAULT_FUSION
-    rrf_k: int = DEFAULT_RRF_K
-    bm25_weight: float = 1.0
-    vector_weight: float = 1.0
-    #: Candidates each arm fetches in hybrid mode; 0 means the default, max(2·top_k, 20).
-    arm_depth: int = 0
+    search: SearchRequest = field(default_factory=lambda: SearchRequest(top_k=EVAL_TOP_K))
     aggregate: Aggregate = Aggregate.MAX
     # The product's defaults, so `ragwright eval` with no config measures what users get.
     chunking: Chunking = field(default_factory=lambda: Chunking(DEFAULT_CHUNKER))
@@ -101,37 +92,34 @@ class EvalConfig:
                 f"configuration name {self.name!r} must be letters, digits, '.', '_' or '-' "
                 "(it names the TREC run and its run file)"
             )
-        object.__setattr__(self, "mode", _choice(SearchMode, self.mode, "mode"))
+        if not isinstance(self.search, SearchRequest):
+            raise ConfigError(f"search must be a SearchRequest; got {self.search!r}")
         object.__setattr__(self, "aggregate", _choice(Aggregate, self.aggregate, "aggregate"))
-        object.__setattr__(self, "fusion", _choice(Fusion, self.fusion, "fusion"))
-        for key in ("bm25_weight", "vector_weight"):
-            weight = getattr(self, key)
-            if not isinstance(weight, int | float) or isinstance(weight, bool) or weight < 0:
-                raise ConfigError(f"{key} must be a number >= 0; got {weight!r}")
-        if not isinstance(self.arm_depth, int) or self.arm_depth < 0:
-            raise ConfigError(f"arm_depth must be an integer >= 0; got {self.arm_depth!r}")
-        for key in ("top_k", "rrf_k"):
-            value = getattr(self, key)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ConfigError(f"{key} must be a positive integer; got {value!r}")
         if not isinstance(self.embedder, str) or not self.embedder.strip():
             raise ConfigError(f"embedder must be a spec such as 'minilm'; got {self.embedder!r}")
         object.__setattr__(self, "embedder", self.embedder.strip())
         if not isinstance(self.chunking, Chunking):
             object.__setattr__(self, "chunking", _chunking(self.chunking))
 
+    @property
+    def needs_vectors(self) -> bool:
+        """Whether the configuration searches vectors (a BM25-only one needs none)."""
+        return self.search.mode is not SearchMode.BM25
+
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any], *, default_name: str = "default") -> EvalConfig:
-        """A configuration from TOML-shaped data; unknown keys are refused by name."""
+        """A configuration from TOML-shaped data: the ``[search]`` table's keys (``top_k``
+        defaulting to 100) and the evaluation's own; unknown keys are refused by name."""
         unknown = sorted(set(raw) - set(_CONFIG_KEYS))
         if unknown:
             raise ConfigError(
                 f"unknown configuration key{'s' if len(unknown) > 1 else ''} "
                 f"{', '.join(unknown)}; valid keys: {', '.join(_CONFIG_KEYS)}"
             )
-        values = {key: raw[key] for key in _CONFIG_KEYS if key in raw}
+        settings = {"top_k": EVAL_TOP_K, **{k: raw[k] for k in SETTING_KEYS if k in raw}}
+        values = {key: raw[key] for key in _OWN_KEYS if key in raw}
         values.setdefault("name", default_name)
-        return cls(**values)
+        return cls(search=SearchRequest(**settings), **values)
 
     @classmethod
     def from_toml(cls, path: str | Path) -> EvalConfig:
@@ -171,16 +159,17 @@ def _choice(kind: type[_Choice], value: object, key: str) -> _Choice:
     raise ConfigError(f"{key} must be one of {valid}; got {value!r}")
 
 
-def index_key(dataset_hash: str, config: EvalConfig) -> str:
-    """The cache key of the index a configuration needs: the corpus, the chunking and the
-    embedder (nothing else changes the index)."""
-    identity = json.dumps(
-        {
-            "format": EVAL_INDEX_FORMAT,
-            "corpus": dataset_hash,
-            "chunking": config.chunking.spec,
-            "embedder": config.embedder,
-        },
-        sort_keys=True,
-    )
-    return hashlib.sha256(identity.encode()).hexdigest()[:20]
+def index_key(dataset_hash: str, config: EvalConfig, *, vectors: bool = True) -> str:
+    """The cache key of the index a configuration needs: the corpus, the chunking, the
+    embedder (whose tokenizer bounds the chunks) and whether it holds vectors; nothing else
+    changes the index."""
+    identity: dict[str, object] = {
+        "format": EVAL_INDEX_FORMAT,
+        "corpus": dataset_hash,
+        "chunking": config.chunking.spec,
+        "embedder": config.embedder,
+    }
+    if not vectors:
+        identity["vectors"] = False
+    identity_json = json.dumps(identity, sort_keys=True)
+    return hashlib.sha256(identity_json.encode()).hexdigest()[:20]

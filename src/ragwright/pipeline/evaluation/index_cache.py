@@ -1,31 +1,43 @@
-"""The index cache: one index per corpus, chunking and embedder, built once and reused."""
+"""The index cache: one index per corpus, chunking and embedder, built once and reused.
+
+Each cached index is an ordinary `Index` in its own folder, filled by ingest's own path
+(`Index.ingest_documents`) and searched by `Index.search`, so what eval measures is what
+``ragwright ingest`` and ``ragwright search`` do. Beside the database, ``eval-index.json`` says
+what the index holds and whether its build finished; a build that did not is resumed, one in
+another embedding space (the model behind the spec changed) is deleted and rebuilt.
+
+A BM25-only evaluation needs no vectors: it runs on a complete index with vectors when the
+cache has one, and otherwise on a keyword-only index of its own (see `KeywordOnlyEmbedder`).
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
-from ragwright.chunkers import create_chunker
+import numpy as np
+
 from ragwright.embedders import create_embedder
 from ragwright.errors import ConfigError, EmbedderError
-from ragwright.evaluation import BeirDataset
-from ragwright.models import Chunk, Document, chunk_id_for
-from ragwright.pipeline.evaluation.config import DOCUMENT_CHUNKING, Chunking, EvalConfig, index_key
+from ragwright.index import Index
+from ragwright.models import EmbeddingSpace
+from ragwright.pipeline.evaluation.config import EvalConfig, index_key
 from ragwright.pipeline.evaluation.dataset import EvalDataset, corpus_documents
 from ragwright.pipeline.evaluation.progress import ProgressCallback, Stage, _report
-from ragwright.pipeline.ingest import BatchWriter, IngestReport, PendingDocument
-from ragwright.ports import Embedder, TokenCounter
-from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore
+from ragwright.pipeline.ingest import IngestOptions, IngestReport, Progress
+from ragwright.ports import Embedder, TokenCounter, Vectors
 
 #: The cache folder created inside a writable dataset folder.
 LOCAL_CACHE_NAME = ".ragwright-eval"
 #: Chunks embedded per call while building an index.
 EMBED_BATCH = 256
-
-_COMPLETE_SETTING = "eval_complete"
+#: What a cached index holds, beside its database.
+MANIFEST_NAME = "eval-index.json"
 
 
 def user_cache_dir() -> Path:
@@ -56,6 +68,8 @@ class IndexInfo:
     key: str
     directory: Path
     reused: bool
+    #: False for a keyword-only index (built for BM25-only configurations).
+    vectors: bool = True
 
 
 @dataclass
@@ -63,17 +77,64 @@ class EvalIndex:
     """An open evaluation index: close it (or use ``with``) when done."""
 
     info: IndexInfo
-    store: SQLiteStore
-    embedder: Embedder
+    index: Index
 
     def close(self) -> None:
-        self.store.close()
+        self.index.close()
 
     def __enter__(self) -> EvalIndex:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+class KeywordOnlyEmbedder:
+    """Stands in for ``embedder`` in an index that holds no vectors: its space is its own
+    (dimension 0, named for the embedder), so vector or hybrid search on the index fails with
+    `EmbeddingSpaceMismatch` instead of ranking by vectors that mean nothing, and the cache
+    never mistakes the index for one with vectors. It counts tokens as ``embedder`` does, so
+    the chunks are those of the index with vectors, and BM25 ranks the same on both."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.inner = embedder
+        inner = embedder.space
+        self.space = EmbeddingSpace(
+            model=f"keyword-only (no vectors; chunked for {inner.model})",
+            dimension=0,
+            normalized=False,
+            metric="none",
+            fingerprint=f"keyword-only:{inner.fingerprint}",
+        )
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        return np.zeros((len(texts), 0), dtype=np.float32)
+
+    def embed_query(self, text: str) -> Vectors:
+        raise EmbedderError("this evaluation index holds no vectors; it answers BM25 only")
+
+
+class _CountingKeywordOnlyEmbedder(KeywordOnlyEmbedder):
+    """`KeywordOnlyEmbedder` for an embedder that counts tokens (so chunkers see a counter)."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        assert isinstance(embedder, TokenCounter)
+        super().__init__(embedder)
+        self.counter: TokenCounter = embedder
+
+    @property
+    def max_tokens(self) -> int:
+        return self.counter.max_tokens
+
+    def count_tokens(self, text: str) -> int:
+        return self.counter.count_tokens(text)
+
+
+def keyword_only(embedder: Embedder) -> KeywordOnlyEmbedder:
+    """The stand-in for ``embedder`` in a keyword-only index."""
+    if isinstance(embedder, TokenCounter):
+        return _CountingKeywordOnlyEmbedder(embedder)
+    return KeywordOnlyEmbedder(embedder)
 
 
 def build_or_reuse_index(
@@ -84,28 +145,97 @@ def build_or_reuse_index(
     *,
     embedder: Embedder | None = None,
     batch_size: int = EMBED_BATCH,
+    vectors: bool | None = None,
 ) -> EvalIndex:
     """The index ``config`` needs, reused from the cache when complete, else built (resuming
     a build that was interrupted). ``embedder`` overrides resolving ``config.embedder``;
-    ``batch_size`` is how many chunks are embedded and written at a time."""
+    ``batch_size`` is how many chunks are embedded and written at a time. ``vectors`` (by
+    default, whether ``config`` searches vectors) False: a complete cached index with vectors
+    is used if there is one, else a keyword-only index, which embeds nothing."""
     embedder = embedder if embedder is not None else create_embedder(config.embedder)
-    key = index_key(dataset.corpus_sha256, config)
-    directory = _cache_root(dataset.path, cache_dir) / key
+    vectors = config.needs_vectors if vectors is None else vectors
+    root = _cache_root(dataset.path, cache_dir)
+    total = len(dataset.data.corpus)
     label = f"{config.chunking.name}/{config.embedder}"
-    store = _open_store(directory, embedder)
+    full = _CachedIndex(root, dataset, config, embedder, vectors=True)
+    cached = full if vectors or full.complete else _CachedIndex(root, dataset, config, embedder)
+    if cached.complete:
+        _report(progress, Stage.INDEX, label, total, total)
+        return EvalIndex(cached.info(reused=True), cached.open())
+    index = cached.start()
     try:
-        total = len(dataset.data.corpus)
-        if store.get_setting(_COMPLETE_SETTING) == "1":
-            _report(progress, Stage.INDEX, label, total, total)
-            return EvalIndex(IndexInfo(key, directory, reused=True), store, embedder)
-        _record_settings(store, config, embedder, key, dataset.corpus_sha256)
-        chunker = _chunker(config.chunking, embedder)
-        _fill(store, dataset.data, chunker, embedder, batch_size, progress, label)
-        store.set_setting(_COMPLETE_SETTING, "1")
+        _fill(index, dataset, config, batch_size, progress, label)
+        cached.finish()
     except BaseException:
-        store.close()
+        index.close()
         raise
-    return EvalIndex(IndexInfo(key, directory, reused=False), store, embedder)
+    return EvalIndex(cached.info(reused=False), index)
+
+
+class _CachedIndex:
+    """One index folder of the cache and its manifest."""
+
+    def __init__(
+        self,
+        root: Path,
+        dataset: EvalDataset,
+        config: EvalConfig,
+        embedder: Embedder,
+        *,
+        vectors: bool = False,
+    ) -> None:
+        self.key = index_key(dataset.corpus_sha256, config, vectors=vectors)
+        self.directory = root / self.key
+        self.vectors = vectors
+        self.embedder: Embedder = embedder if vectors else keyword_only(embedder)
+        self.manifest: dict[str, Any] = {
+            "key": self.key,
+            "corpus_sha256": dataset.corpus_sha256,
+            "chunking": json.loads(config.chunking.spec),
+            "embedder": config.embedder,
+            "space": asdict(embedder.space),
+            "vectors": vectors,
+        }
+
+    @property
+    def _path(self) -> Path:
+        return self.directory / MANIFEST_NAME
+
+    def _recorded(self) -> dict[str, Any] | None:
+        try:
+            recorded = json.loads(self._path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return recorded if isinstance(recorded, dict) else None
+
+    @property
+    def complete(self) -> bool:
+        recorded = self._recorded()
+        return recorded == {**self.manifest, "complete": True}
+
+    def info(self, *, reused: bool) -> IndexInfo:
+        return IndexInfo(self.key, self.directory, reused, self.vectors)
+
+    def open(self) -> Index:
+        return Index(self.directory, embedder=self.embedder, create=False)
+
+    def start(self) -> Index:
+        """The index to fill: the folder as it is when it holds this build, interrupted, else
+        a new one (what was there, of another embedding space or unknown, is deleted)."""
+        if self._recorded() != {**self.manifest, "complete": False} and self.directory.exists():
+            shutil.rmtree(self.directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._write(complete=False)
+        return Index(self.directory, embedder=self.embedder)
+
+    def finish(self) -> None:
+        self._write(complete=True)
+
+    def _write(self, *, complete: bool) -> None:
+        temporary = self._path.with_suffix(".tmp")
+        text = json.dumps({**self.manifest, "complete": complete}, indent=2, sort_keys=True)
+        temporary.write_text(text + "\n", encoding="utf-8")
+        temporary.replace(self._path)
 
 
 def _cache_root(dataset: Path, cache_dir: str | Path | None) -> Path:
@@ -120,70 +250,26 @@ def _cache_root(dataset: Path, cache_dir: str | Path | None) -> Path:
     return root
 
 
-def _open_store(directory: Path, embedder: Embedder) -> SQLiteStore:
-    """The store in ``directory``; a cached index of another embedding space (the model
-    behind the spec changed) is stale, and is deleted and rebuilt."""
-    store = SQLiteStore(directory)
-    recorded = store.space
-    if recorded is None or recorded.compatible_with(embedder.space):
-        return store
-    store.close()
-    if (directory / DATABASE_NAME).is_file():
-        shutil.rmtree(directory)
-    return SQLiteStore(directory)
-
-
-def _record_settings(
-    store: SQLiteStore, config: EvalConfig, embedder: Embedder, key: str, corpus_sha256: str
-) -> None:
-    store.bind_space(embedder.space)
-    spec = getattr(embedder, "spec", None)
-    store.set_setting("embedder", spec if isinstance(spec, str) else config.embedder)
-    store.set_setting("eval_key", key)
-    store.set_setting("eval_corpus_sha256", corpus_sha256)
-    store.set_setting("chunking", config.chunking.spec)  # the format `ragwright stats` reads
-
-
-def _chunker(chunking: Chunking, embedder: Embedder) -> Callable[[Document], list[Chunk]]:
-    if chunking.name == DOCUMENT_CHUNKING:
-        return whole_document_chunks
-    counter = embedder if isinstance(embedder, TokenCounter) else None
-    return create_chunker(chunking.name, token_counter=counter, **chunking.options).chunk
-
-
-def whole_document_chunks(document: Document) -> list[Chunk]:
-    """One chunk spanning the whole content (none for an empty document)."""
-    content = document.content
-    if not content.strip():
-        return []
-    chunk_id = chunk_id_for(document.id, 0, content)
-    return [Chunk(chunk_id, document.id, 0, content, 0, len(content))]
-
-
 def _fill(
-    store: SQLiteStore,
-    data: BeirDataset,
-    chunker: Callable[[Document], list[Chunk]],
-    embedder: Embedder,
+    index: Index,
+    dataset: EvalDataset,
+    config: EvalConfig,
     batch_size: int,
     progress: ProgressCallback | None,
     label: str,
 ) -> None:
-    """Write every corpus document not yet stored, embedding in batches of chunks as ingest
-    does (`BatchWriter`). A document the embedder refuses fails the build: an evaluation over
-    part of the corpus would measure something else."""
-    known = store.fingerprints()
-    total = len(data.corpus)
-    missing = [d for d in corpus_documents(data) if known.get(d.source) != d.content_hash]
-    done = total - len(missing)
-    _report(progress, Stage.INDEX, label, done, total)
-    report = IngestReport()
-    writer = BatchWriter(store, embedder, report, batch_size)
-    for document in missing:
-        writer.add(PendingDocument(document, chunker(document), document.content_hash, False))
-        _report(progress, Stage.INDEX, label, done + len(report.added), total)
-    writer.flush()
+    """Ingest every corpus document not yet stored. A document that cannot be indexed fails
+    the build: an evaluation over part of the corpus would measure something else."""
+
+    def ingested(event: Progress) -> None:
+        _report(progress, Stage.INDEX, label, event.files_done, event.files_total)
+
+    report: IngestReport = index.ingest_documents(
+        list(corpus_documents(dataset.data)),
+        chunking=config.chunking.config,
+        options=IngestOptions(embed_batch=batch_size),
+        progress=ingested if progress is not None else None,
+    )
     if report.failed:
         failure = report.failed[0]
         raise EmbedderError(f"cannot index {failure.source}: {failure.reason}")
-    _report(progress, Stage.INDEX, label, total, total)

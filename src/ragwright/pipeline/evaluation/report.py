@@ -9,9 +9,13 @@ from pathlib import Path
 from ragwright.embedders import create_embedder
 from ragwright.errors import ConfigError
 from ragwright.evaluation import Qrels
-from ragwright.pipeline.evaluation.config import EvalConfig, index_key
+from ragwright.pipeline.evaluation.config import Chunking, EvalConfig, index_key
 from ragwright.pipeline.evaluation.dataset import EvalDataset
-from ragwright.pipeline.evaluation.index_cache import EvalIndex, IndexInfo, build_or_reuse_index
+from ragwright.pipeline.evaluation.index_cache import (
+    EvalIndex,
+    IndexInfo,
+    build_or_reuse_index,
+)
 from ragwright.pipeline.evaluation.progress import ProgressCallback
 from ragwright.pipeline.evaluation.scoring import (
     Latency,
@@ -82,12 +86,14 @@ def run_evaluation(
     embedder_factory: EmbedderFactory = create_embedder,
 ) -> EvalReport:
     """Evaluate each configuration on the dataset's judged queries, in order. Configurations
-    with the same chunking and embedder share one index (and one embedder instance); an index
-    is closed after the last configuration that uses it."""
+    with the same chunking and embedder share one index (and one embedder instance), with
+    vectors unless all of them are BM25-only; an index is closed after the last configuration
+    that uses it."""
     if not configs:
         raise ConfigError("give at least one configuration to evaluate")
     _check_unique_names(configs)
-    keys = [index_key(dataset.corpus_sha256, config) for config in configs]
+    vectors = _vectors_needed(configs)
+    keys = [index_key(dataset.corpus_sha256, c, vectors=vectors[_index_of(c)]) for c in configs]
     last_use = {key: position for position, key in enumerate(keys)}
     embedders: dict[str, Embedder] = {}
     indexes: dict[str, EvalIndex] = {}
@@ -96,13 +102,17 @@ def run_evaluation(
         for position, (config, key) in enumerate(zip(configs, keys, strict=True)):
             if config.embedder not in embedders:
                 embedders[config.embedder] = embedder_factory(config.embedder)
-            embedder = embedders[config.embedder]
             if key not in indexes:
                 indexes[key] = build_or_reuse_index(
-                    dataset, config, cache_dir, progress, embedder=embedder
+                    dataset,
+                    config,
+                    cache_dir,
+                    progress,
+                    embedder=embedders[config.embedder],
+                    vectors=vectors[_index_of(config)],
                 )
             index = indexes[key]
-            runs = run_queries(index.store, embedder, dataset.queries, config, progress)
+            runs = run_queries(index.index, dataset.queries, config, progress)
             results.append(score_config(config, index.info, runs, dataset.qrels))
             if last_use[key] == position:
                 indexes.pop(key).close()
@@ -110,6 +120,21 @@ def run_evaluation(
         for still_open in indexes.values():
             still_open.close()
     return EvalReport(dataset, tuple(results))
+
+
+def _index_of(config: EvalConfig) -> tuple[Chunking, str]:
+    """What decides the chunks of a configuration's index."""
+    return config.chunking, config.embedder
+
+
+def _vectors_needed(configs: Sequence[EvalConfig]) -> dict[tuple[Chunking, str], bool]:
+    """For each index the configurations need, whether one of them searches vectors: BM25-only
+    configurations share the index with vectors of a configuration that needs it, and alone
+    get one without (nothing is embedded)."""
+    needed: dict[tuple[Chunking, str], bool] = {}
+    for config in configs:
+        needed[_index_of(config)] = needed.get(_index_of(config), False) or config.needs_vectors
+    return needed
 
 
 def _check_unique_names(configs: Sequence[EvalConfig]) -> None:

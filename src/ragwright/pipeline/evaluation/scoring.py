@@ -9,11 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragwright.evaluation import Qrels, evaluate, ndcg_at_k, recall_at_k
-from ragwright.models import Arm
+from ragwright.index import Index
 from ragwright.pipeline.evaluation.config import Aggregate, EvalConfig, _choice
 from ragwright.pipeline.evaluation.progress import ProgressCallback, Stage, _report
-from ragwright.pipeline.retrieval import Retriever, SearchableStore, arm_depth
-from ragwright.ports import Embedder
 
 # -- querying -----------------------------------------------------------------------------------
 
@@ -39,25 +37,18 @@ class QueryRun:
 
 
 def run_queries(
-    store: SearchableStore,
-    embedder: Embedder,
+    index: Index,
     queries: Mapping[str, str],
     config: EvalConfig,
     progress: ProgressCallback | None = None,
 ) -> list[QueryRun]:
-    """Retrieve for every query, in order. One untimed warm-up query first loads what the
-    first real query would otherwise pay for (the model session, the vector and BM25 caches)."""
-    retriever = Retriever(
-        store,
-        embedder,
-        fusion=config.fusion,
-        rrf_k=config.rrf_k,
-        weights={Arm.BM25: config.bm25_weight, Arm.VECTOR: config.vector_weight},
-        depth=(lambda _: config.arm_depth) if config.arm_depth else arm_depth,
-    )
+    """Retrieve for every query, in order, through `Index.search` with the configuration's
+    `SearchRequest`: the call ``ragwright search`` makes. One untimed warm-up query first loads
+    what the first real query would otherwise pay for (the model session, the vector and BM25
+    caches)."""
 
     def search(text: str) -> list[RankedDocument]:
-        hits = retriever.search(text, mode=config.mode, top_k=config.top_k)
+        hits = index.search(text, config.search)
         return aggregate_hits(((hit.source, hit.score) for hit in hits), config.aggregate)
 
     runs: list[QueryRun] = []

@@ -8,8 +8,10 @@ from fastapi import Depends, Request
 
 from ragwright.collection_pool import CollectionPool
 from ragwright.index import Index
+from ragwright.pipeline.search_request import SearchRequest
 from ragwright.server.auth import require
 from ragwright.server.keys import Scope
+from ragwright.server.settings import ServerSettings
 from ragwright.server.uploads import Uploader
 
 
@@ -20,12 +22,18 @@ def _index(request: Request) -> Index:
     return collections.get(request.path_params.get("collection"))
 
 
+def _search_defaults(request: Request) -> SearchRequest:
+    settings: ServerSettings = request.app.state.settings
+    return settings.search
+
+
 def _uploader(request: Request) -> Uploader:
     uploader: Uploader = request.app.state.uploader
     return uploader
 
 
 IndexDep = Annotated[Index, Depends(_index)]
+SearchDefaults = Annotated[SearchRequest, Depends(_search_defaults)]
 UploaderDep = Annotated[Uploader, Depends(_uploader)]
 #: The read-scope check; collection routes run it before looking the collection up, so a
 #: caller without a key learns nothing about which collections exist.

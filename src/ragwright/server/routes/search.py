@@ -15,15 +15,19 @@ from ragwright.errors import RagwrightError
 from ragwright.filters import parse_filter
 from ragwright.llms.settings import ENGINES, unknown_engine
 from ragwright.models import Answer
-from ragwright.pipeline.retrieval import SearchMode
+from ragwright.pipeline import search_request
+from ragwright.pipeline.search_request import Fusion, SearchMode
 from ragwright.server.access_log import LOGGER
 from ragwright.server.problems import error_body, status_of
-from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadKey
+from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadKey, SearchDefaults
 from ragwright.shapes import answer_json, search_json
 from ragwright.surface_limits import MAX_ASK_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K
 
 router = APIRouter(tags=["search"])
 log = logging.getLogger(LOGGER)
+#: Bounds of the fusion settings a request may set (larger values are mistakes, not tuning).
+MAX_RRF_K = 10_000
+MAX_WEIGHT = 1_000.0
 
 FilterField = Field(
     None,
@@ -33,15 +37,30 @@ FilterField = Field(
 
 
 class SearchRequest(BaseModel):
+    """A search; every field left out takes the server's ``[search]`` default. (The body of
+    the request; `search_request.SearchRequest` is the validated value it becomes.)"""
+
     model_config = ConfigDict(extra="forbid", use_enum_values=False)
 
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
-    mode: SearchMode = SearchMode.HYBRID
-    top_k: int = Field(10, ge=1, le=MAX_TOP_K)
+    mode: SearchMode | None = Field(None, description="bm25, vector or hybrid (the default).")
+    top_k: int | None = Field(None, ge=1, le=MAX_TOP_K, description="Results (default 10).")
     filter: str | None = FilterField
     min_score: float | None = Field(
         None, description="Drop hits scoring below this (bm25 or vector mode only)."
     )
+    fusion: Fusion | None = Field(None, description="How hybrid fuses its arms: convex or rrf.")
+    rrf_k: int | None = Field(None, ge=1, le=MAX_RRF_K, description="The k of rrf fusion.")
+    bm25_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT)
+    vector_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT)
+    arm_depth: int | None = Field(
+        None, ge=0, le=MAX_TOP_K, description="Candidates each arm fetches for fusion."
+    )
+
+    def request(self, defaults: search_request.SearchRequest) -> search_request.SearchRequest:
+        """The request: these fields over the server's defaults."""
+        fields = self.model_dump(exclude_none=True, exclude={"query", "filter"})
+        return defaults.but(**fields, where=self.filter or None)
 
 
 class AskRequest(BaseModel):
@@ -66,13 +85,14 @@ class AskRequest(BaseModel):
 
 
 @router.post("/search")
-def search(body: SearchRequest, index: IndexDep, _: ReadKey) -> dict[str, Any]:
+def search(
+    body: SearchRequest, index: IndexDep, defaults: SearchDefaults, _: ReadKey
+) -> dict[str, Any]:
     """Ranked chunks for a query: hybrid (BM25 and vectors fused), bm25 or vector."""
-    where = parse_filter(body.filter) if body.filter else None
-    hits = index.search(
-        body.query, mode=body.mode, top_k=body.top_k, where=where, min_score=body.min_score
-    )
-    return {**search_json(body.query, body.mode, body.top_k, where, hits), **UNTRUSTED}
+    request = body.request(defaults)
+    hits = index.search(body.query, request)
+    shape = search_json(body.query, request.mode, request.top_k, request.where, hits)
+    return {**shape, **UNTRUSTED}
 
 
 @router.post(

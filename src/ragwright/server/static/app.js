@@ -140,6 +140,28 @@ function appendHighlighted(parent, text, terms) {
   parent.append(text.slice(last));
 }
 
+// Markdown as the text a reader sees: no code fences, heading marks, table pipes, emphasis,
+// backticks or link targets. (The document viewer shows the stored text as it is.)
+const FENCE = /^\s*(```|~~~)/;
+const TABLE_RULE = /^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$/;
+
+function plainText(markdown) {
+  return markdown
+    .split("\n")
+    .filter((line) => !FENCE.test(line) && !TABLE_RULE.test(line))
+    .map((line) => {
+      const text = line.replace(/^\s{0,3}#{1,6}\s+/, "").replace(/^\s*>\s?/, "");
+      if (!/^\s*\|/.test(text)) return text;
+      const cells = text.trim().replace(/^\|/, "").replace(/\|$/, "").split("|");
+      return cells.map((cell) => cell.trim()).join(" · ");
+    })
+    .join("\n")
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/(\*\*|__)(.+?)\1/g, "$2")
+    .replace(/(^|[^\w*])\*([^*\s][^*]*)\*/g, "$1$2")
+    .replace(/`([^`]*)`/g, "$1");
+}
+
 function snippet(text, limit = 400) {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length <= limit ? flat : `${flat.slice(0, limit - 1)}…`;
@@ -167,6 +189,11 @@ $("search-form").addEventListener("submit", async (event) => {
   }
 });
 
+// Three decimals, or three digits for the tiny BM25 scores of a small collection.
+function formatScore(score) {
+  return score === 0 || Math.abs(score) >= 0.001 ? score.toFixed(3) : score.toExponential(2);
+}
+
 function resultItem(hit, terms) {
   const item = element("li", undefined, "result");
   const head = element("div", undefined, "result-head");
@@ -176,9 +203,9 @@ function resultItem(hit, terms) {
     openDocument(hit.document_id, hit.char_start, hit.char_end, open));
   head.append(open);
   if (hit.breadcrumb) head.append(element("span", hit.breadcrumb, "breadcrumb"));
-  head.append(element("span", `${hit.scale} ${hit.score.toFixed(4)}`, "score"));
+  head.append(element("span", `score ${formatScore(hit.score)} (${hit.scale})`, "score"));
   const text = element("p", undefined, "snippet");
-  appendHighlighted(text, snippet(hit.text), terms);
+  appendHighlighted(text, snippet(plainText(hit.text)), terms);
   item.append(head, text);
   return item;
 }
@@ -358,8 +385,13 @@ $("upload-form").addEventListener("submit", (event) => {
       status.textContent = `Error: ${(body.error && body.error.message) || request.status}`;
       return;
     }
-    const parts = body.documents.map((d) => `${d.source}: ${d.status}`);
-    for (const failed of body.failed || []) parts.push(`${failed.source} failed: ${failed.reason}`);
+    // A failed file is in both lists: say once that it failed, and why.
+    const reasons = new Map((body.failed || []).map((f) => [f.source, f.reason]));
+    const parts = body.documents.map((d) =>
+      reasons.has(d.source) ? `${d.source} failed: ${reasons.get(d.source)}` : `${d.source}: ${d.status}`);
+    for (const [source, reason] of reasons) {
+      if (!body.documents.some((d) => d.source === source)) parts.push(`${source} failed: ${reason}`);
+    }
     status.textContent = parts.join("; ");
     $("upload-form").reset();
     loadDocuments();
@@ -378,7 +410,7 @@ async function loadDocuments() {
       const view = element("button", d.source, "link source");
       view.type = "button";
       view.addEventListener("click", () => openDocument(d.id, 0, 0, view));
-      const remove = element("button", "Delete");
+      const remove = element("button", "Delete", "secondary");
       remove.type = "button";
       remove.setAttribute("aria-label", `Delete ${d.source}`);
       remove.addEventListener("click", () => deleteDocument(d));

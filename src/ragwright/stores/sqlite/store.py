@@ -11,12 +11,15 @@ them.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from ragwright.errors import StoreError
 from ragwright.models import EmbeddingSpace, StoreStats
 from ragwright.stores.fts_query import STOP_WORDS
 from ragwright.stores.fts_terms import FTS5Terms, settle_tokenizer
+from ragwright.stores.ingest_lock import ingest_lock
 from ragwright.stores.sqlite.chunks import SQLiteChunks
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.documents import SQLiteDocuments
@@ -92,6 +95,12 @@ class SQLiteStore(SQLiteWrites, SQLiteSearch, SQLiteDocuments, SQLiteChunks):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    def ingest_lock(
+        self, waiting: Callable[[], None] | None = None
+    ) -> AbstractContextManager[None]:
+        """This collection's ingest lock (a file lock in its directory, see `ingest_lock`)."""
+        return ingest_lock(self.directory, waiting)
 
     def stats(self) -> StoreStats:
         documents, characters = self._db.query(

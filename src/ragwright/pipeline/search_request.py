@@ -1,0 +1,195 @@
+"""`SearchRequest`: how to search, as one frozen value validated where it is made.
+
+Every surface builds one (the CLI from its flags over the ``[search]`` table, HTTP from the
+request body, eval from its configuration) and hands it down; the retriever and fusion take it
+as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the settings::
+
+    [search]
+    mode = "hybrid"          # bm25, vector or hybrid
+    top_k = 10               # chunks returned
+    fusion = "convex"        # how hybrid fuses its arms: convex (normalized scores) or rrf
+    rrf_k = 60               # the k of reciprocal-rank fusion
+    bm25_weight = 1.0        # each arm's weight in fusion
+    vector_weight = 1.0
+    arm_depth = 0            # candidates each arm fetches for fusion; 0: max(2·top_k, 20)
+
+An evaluation configuration (``ragwright eval --config``) uses the same keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import Any, TypedDict, TypeVar, Unpack
+
+from ragwright.config import Config
+from ragwright.errors import ConfigError, UnsupportedScale
+from ragwright.filters import Filter, parse_filter
+from ragwright.models import Arm
+from ragwright.pipeline.fusion import DEFAULT_RRF_K
+
+__all__ = [
+    "DEFAULT_FUSION",
+    "MAX_TOP_K",
+    "SETTING_KEYS",
+    "Fusion",
+    "SearchMode",
+    "SearchOptions",
+    "SearchRequest",
+    "arm_depth",
+]
+
+
+class SearchMode(StrEnum):
+    BM25 = "bm25"
+    VECTOR = "vector"
+    HYBRID = "hybrid"
+
+
+class Fusion(StrEnum):
+    RRF = "rrf"
+    CONVEX = "convex"
+
+
+#: Chosen on SciFact train (benchmarks/ablation.py): convex fusion beat RRF at every depth tried.
+DEFAULT_FUSION = Fusion.CONVEX
+#: The most hits one search returns; larger asks are configuration mistakes.
+MAX_TOP_K = 100_000
+#: The keys of the ``[search]`` table (and of an evaluation configuration's search settings).
+SETTING_KEYS = ("mode", "top_k", "fusion", "rrf_k", "bm25_weight", "vector_weight", "arm_depth")
+
+_Choice = TypeVar("_Choice", bound=StrEnum)
+
+
+def arm_depth(top_k: int) -> int:
+    """How many candidates each arm fetches before fusion, by default."""
+    return max(2 * top_k, 20)
+
+
+class SearchOptions(TypedDict, total=False):
+    """`SearchRequest`'s fields as keyword arguments (see `Index.search`)."""
+
+    mode: SearchMode | str
+    top_k: int
+    where: Filter | str | None
+    min_score: float | None
+    fusion: Fusion | str
+    rrf_k: int
+    bm25_weight: float
+    vector_weight: float
+    arm_depth: int
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """Everything about a search but the query text. Strings are accepted for the mode, the
+    fusion and the filter (an expression, see docs/filters.md) and turned into their types;
+    anything invalid is a `ConfigError` (a threshold on hybrid's rank scale: `UnsupportedScale`)
+    when the request is made, so nothing below checks again."""
+
+    mode: SearchMode = SearchMode.HYBRID
+    top_k: int = 10
+    where: Filter | None = None
+    #: Drop hits scoring below this; raw scores only (bm25 or vector mode).
+    min_score: float | None = None
+    fusion: Fusion = DEFAULT_FUSION
+    rrf_k: int = DEFAULT_RRF_K
+    bm25_weight: float = 1.0
+    vector_weight: float = 1.0
+    #: Candidates each arm fetches for fusion (hybrid or multi-query); 0: `arm_depth(top_k)`.
+    arm_depth: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mode", _choice(SearchMode, self.mode, "search mode"))
+        object.__setattr__(self, "fusion", _choice(Fusion, self.fusion, "fusion"))
+        if isinstance(self.where, str):
+            object.__setattr__(self, "where", parse_filter(self.where))
+        elif self.where is not None and not isinstance(self.where, Filter):
+            raise ConfigError(f"a filter must be an expression or a Filter; got {self.where!r}")
+        if not _integer(self.top_k) or not 1 <= self.top_k <= MAX_TOP_K:
+            raise ConfigError(f"top_k must be between 1 and {MAX_TOP_K:,}, got {self.top_k!r}")
+        if not _integer(self.rrf_k) or self.rrf_k < 1:
+            raise ConfigError(f"rrf_k must be a positive integer, got {self.rrf_k!r}")
+        if not _integer(self.arm_depth) or not 0 <= self.arm_depth <= MAX_TOP_K:
+            raise ConfigError(
+                f"arm_depth must be an integer from 0 (the default) to {MAX_TOP_K:,}, "
+                f"got {self.arm_depth!r}"
+            )
+        for key in ("bm25_weight", "vector_weight"):
+            weight = getattr(self, key)
+            if not _number(weight) or weight < 0:
+                raise ConfigError(f"{key} must be a number >= 0, got {weight!r}")
+            object.__setattr__(self, key, float(weight))
+        self._check_min_score()
+
+    def _check_min_score(self) -> None:
+        if self.min_score is None:
+            return
+        if not _number(self.min_score):
+            raise ConfigError(f"min_score must be a number, got {self.min_score!r}")
+        if self.mode is SearchMode.HYBRID:
+            raise UnsupportedScale(
+                "min_score compares raw similarity scores, but hybrid search returns a fused "
+                "ranking (scale 'fused'); use --mode vector or --mode bm25 with a threshold"
+            )
+
+    @property
+    def weights(self) -> Mapping[Arm, float]:
+        """Each arm's weight in fusion."""
+        return {Arm.BM25: self.bm25_weight, Arm.VECTOR: self.vector_weight}
+
+    @property
+    def depth(self) -> int:
+        """Candidates each arm fetches when rankings are fused (never fewer than top_k)."""
+        return max(self.arm_depth or arm_depth(self.top_k), self.top_k)
+
+    def but(self, **changes: Unpack[SearchOptions]) -> SearchRequest:
+        """This request with some fields changed (and the result validated)."""
+        fields: dict[str, Any] = dict(changes)  # strings become their types in __post_init__
+        return replace(self, **fields) if fields else self
+
+    def settings(self) -> dict[str, Any]:
+        """The `SETTING_KEYS` fields as TOML would spell them."""
+        return {key: _plain(getattr(self, key)) for key in SETTING_KEYS}
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, Any], *, where: str = "[search]") -> SearchRequest:
+        """A request from a ``[search]``-shaped table; unknown keys are refused by name."""
+        unknown = sorted(set(raw) - set(SETTING_KEYS))
+        if unknown:
+            raise ConfigError(
+                f"{where}: unknown setting{'s' if len(unknown) > 1 else ''} "
+                f"{', '.join(unknown)}; known: {', '.join(SETTING_KEYS)}"
+            )
+        try:
+            return cls(**raw)
+        except ConfigError as error:
+            raise ConfigError(f"{where}: {error}") from None
+
+    @classmethod
+    def from_config(cls, config: Config) -> SearchRequest:
+        """The defaults the ``[search]`` table of a configuration file sets."""
+        return cls.from_mapping(config.section("search"), where=f"{config.where} [search]")
+
+
+def _integer(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _plain(value: object) -> object:
+    return value.value if isinstance(value, StrEnum) else value
+
+
+def _choice(kind: type[_Choice], value: object, what: str) -> _Choice:
+    if isinstance(value, str):
+        try:
+            return kind(value.strip().lower())
+        except ValueError:
+            pass
+    valid = ", ".join(member.value for member in kind)
+    raise ConfigError(f"unknown {what} {value!r}; choose one of {valid}")
