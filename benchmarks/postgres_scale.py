@@ -270,6 +270,7 @@ def run(args: argparse.Namespace, url: str) -> None:
     vectors = embedder.embed_documents(texts)
     selective: Filter = eq("bucket", 7)
     truths = {i: exact.vector_search(v, 10) for i, v in enumerate(vectors)}
+    default_ef_search = backend.hnsw_ef_search
     for ef_search in (40, 100, 200, 400):
         backend.hnsw_ef_search = ef_search
         times, recalls = [], []
@@ -279,9 +280,9 @@ def run(args: argparse.Namespace, url: str) -> None:
             recalls.append(recall(hits, truths[i]))
         print(f"  HNSW ef_search {ef_search:>3}: p50 {p50(times):7.2f} ms, "
               f"recall@10 {np.mean(recalls):.3f}")  # fmt: skip
-    backend.hnsw_ef_search = 100
+    backend.hnsw_ef_search = default_ef_search
     compare(
-        "vector (HNSW, ef_search 100)",
+        f"vector (HNSW, ef_search {default_ef_search})",
         vectors,
         lambda q: store.vector_search(q, 10),
         lambda q: exact.vector_search(q, 10),
