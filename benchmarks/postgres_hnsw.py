@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 import psycopg
 
-from postgres_scale import Words, corpus, p50, recall, start_server, timed
+from postgres_scale import Words, corpus, on_server, p50, recall, timed
 from ragwright.models import EmbeddingSpace
 from ragwright.ports import DocumentWrite
 from ragwright.stores.postgres import PostgresBackend
@@ -37,8 +37,8 @@ from ragwright.stores.postgres.store import PostgresStore
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing.embedder import HashingEmbedder
 
-BUILDS = ((16, 64), (24, 128))
-EF_SEARCH = (40, 100, 200, 400)
+BUILDS = ((16, 64), (16, 128), (24, 128))
+EF_SEARCH = (40, 100, 200, 300, 400)
 WRITE_CHUNKS = 2000
 
 Vectors = npt.NDArray[np.float32]
@@ -195,16 +195,11 @@ def main() -> None:
         "--builds",
         type=_builds,
         default=BUILDS,
-        help="HNSW builds to measure, M:EF_CONSTRUCTION,… (default 16:64,24:128)",
+        help="HNSW builds to measure, M:EF_CONSTRUCTION,… (default 16:64,16:128,24:128)",
     )
     parser.add_argument("--url", help="an existing database (default: start a private server)")
     args = parser.parse_args()
-    server, url = (None, args.url) if args.url else start_server()
-    try:
-        measure(args, url)
-    finally:
-        if server is not None:
-            server.cleanup()
+    on_server(args.url, lambda url: measure(args, url))
 
 
 if __name__ == "__main__":

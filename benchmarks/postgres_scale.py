@@ -207,9 +207,14 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="per throughput run")
     args = parser.parse_args()
 
-    server, url = (None, args.url) if args.url else start_server()
+    on_server(args.url, lambda url: run(args, url))
+
+
+def on_server(url: str | None, work: Callable[[str], None]) -> None:
+    """``work(url)`` on the database ``url``, or on a private server started for it."""
+    server, url = (None, url) if url else start_server()
     try:
-        run(args, url)
+        work(url)
     finally:
         if server is not None:
             server.cleanup()

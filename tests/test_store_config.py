@@ -93,11 +93,11 @@ def test_a_directory_index_ignores_the_postgres_table(tmp_path: Path) -> None:
 
 
 def test_open_backend_passes_the_table_to_the_backend(tmp_path: Path, pg_url: str) -> None:
-    config = _config(tmp_path, "[store.postgres]\nhnsw_ef_search = 200\nexact_limit = 0\n")
+    config = _config(tmp_path, "[store.postgres]\nhnsw_ef_search = 250\nexact_limit = 0\n")
     backend = open_backend(pg_url, config)
     try:
         assert isinstance(backend, PostgresBackend)
-        assert (backend.hnsw_ef_search, backend.exact_limit) == (200, 0)
+        assert (backend.hnsw_ef_search, backend.exact_limit) == (250, 0)
         assert backend.hnsw_m == PostgresOptions().hnsw_m
     finally:
         backend.close()
