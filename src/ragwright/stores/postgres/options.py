@@ -7,7 +7,7 @@ them for an index opened by URL (``--index postgresql://…``):
     connect_timeout = 5.0        # seconds, per connection attempt
     hnsw_m = 16                  # HNSW graph degree, when a collection's index is built
     hnsw_ef_construction = 128   # HNSW build candidate list, likewise
-    hnsw_ef_search = 400         # HNSW search candidate list, per query (at least top_k)
+    hnsw_ef_search = 300         # HNSW search candidate list, per query (at least top_k)
     exact_limit = 20000          # candidate chunks up to which a vector search is exact
 
 Every key is optional; an unknown key or a wrong type or range is a `ConfigError` naming the
@@ -45,11 +45,13 @@ class PostgresOptions:
     retry_seconds: float = 10.0
     connect_timeout: float = 5.0
     hnsw_m: int = 16
-    #: With ``hnsw_ef_search`` 400, recall@10 against exact search is 0.98 on 100k synthetic
-    #: topical vectors and 1.000 on SciFact's MiniLM vectors (benchmarks/postgres_hnsw.py; 64
-    #: reached 0.95 on neither run, ``hnsw_m`` 24 costs twice the build for the same recall).
+    #: With ``hnsw_ef_search`` 300: recall@10 against exact search 0.968 on 100k synthetic
+    #: topical vectors (ef_search 200: 0.949-0.955, not reliably 0.95; 400: 0.98 and slower)
+    #: and 1.000 on SciFact's MiniLM vectors, see benchmarks/postgres_hnsw.py. With
+    #: ef_construction 64 no ef_search up to 400 reliably reached 0.95; ``hnsw_m`` 24 doubles
+    #: the build time for recall that 16 with ef_construction 128 also reaches.
     hnsw_ef_construction: int = 128
-    hnsw_ef_search: int = 400
+    hnsw_ef_search: int = 300
     exact_limit: int = 20_000
 
     @classmethod
