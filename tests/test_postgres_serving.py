@@ -4,14 +4,11 @@ the new documents as soon as each is committed."""
 
 from __future__ import annotations
 
-import os
-import queue
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
@@ -19,29 +16,11 @@ import pytest
 
 from ragwright import Index
 from ragwright.testing import HashingEmbedder
-from server_helpers import free_port, wait_for
+from server_helpers import serve_process
 
 pytestmark = pytest.mark.slow
 
 FILES = 40
-
-
-@contextmanager
-def serving(url: str, cwd: Path) -> Iterator[str]:
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGWRIGHT_")}
-    command = [sys.executable, "-m", "ragwright", "serve", "--index", url, "--port", str(port)]
-    server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
-    lines: queue.Queue[str] = queue.Queue()
-    stderr = server.stderr
-    assert stderr is not None
-    threading.Thread(target=lambda: [lines.put(line) for line in stderr], daemon=True).start()
-    try:
-        wait_for(lines, "Application startup complete")
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
 
 
 def test_two_servers_serve_readers_while_a_third_process_ingests(
@@ -76,7 +55,7 @@ def test_two_servers_serve_readers_while_a_third_process_ingests(
                     answered[0] += 1
 
     with ExitStack() as stack:
-        bases = [stack.enter_context(serving(pg_url, tmp_path)) for _ in range(2)]
+        bases = [stack.enter_context(serve_process(pg_url, tmp_path)) for _ in range(2)]
         readers = [threading.Thread(target=read, args=(b,)) for b in bases for _ in range(2)]
         for reader in readers:
             reader.start()
