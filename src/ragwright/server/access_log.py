@@ -1,7 +1,8 @@
 """Structured logs: one JSON object per line on stderr, one line per request.
 
 A request line has ``method``, ``path`` (without the query string), ``status``,
-``duration_ms``, ``key`` (the API key's *name*, or null; never the key) and ``client``.
+``duration_ms``, ``key`` (the API key's *name*, or null; never the key), ``client`` and
+``request_id``, which every response also carries in its ``X-Request-Id`` header.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -47,8 +49,15 @@ def logging_config(level: str = "info") -> dict[str, Any]:
     }
 
 
+def request_id_of(scope: Scope) -> str | None:
+    """The id `RequestLog` gave this request."""
+    request_id: str | None = scope.get("state", {}).get("request_id")
+    return request_id
+
+
 class RequestLog:
-    """Logs every HTTP request once it is answered (streamed answers: once the stream ends)."""
+    """Logs every HTTP request once it is answered (streamed answers: once the stream ends),
+    under a fresh request id that the response carries as ``X-Request-Id``."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -59,11 +68,15 @@ class RequestLog:
             return
         started = time.perf_counter()
         status = 500  # unless a response starts
+        request_id = uuid.uuid4().hex
+        scope.setdefault("state", {})["request_id"] = request_id
 
         async def record_status(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
+                headers = [*message.get("headers", ()), (b"x-request-id", request_id.encode())]
+                message = {**message, "headers": headers}
             await send(message)
 
         try:
@@ -78,5 +91,6 @@ class RequestLog:
                 "duration_ms": round((time.perf_counter() - started) * 1000, 2),
                 "key": scope.get("state", {}).get("key_name"),
                 "client": client[0] if client else None,
+                "request_id": request_id,
             }
             log.info("%s %s %s", scope["method"], scope["path"], status, extra={"fields": fields})
