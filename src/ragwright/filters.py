@@ -33,6 +33,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from ragwright._surrogates import first_surrogate
 from ragwright.errors import FilterSyntaxError
 
 Scalar = str | int | float | bool
@@ -117,6 +118,9 @@ class _Token:
 
 
 def _tokenize(expression: str) -> list[_Token]:
+    surrogate = first_surrogate(expression)
+    if surrogate is not None:
+        raise FilterSyntaxError(expression, surrogate, "a lone surrogate, which is not text")
     tokens: list[_Token] = []
     position = 0
     while position < len(expression):

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from enum import StrEnum
 from typing import Protocol
 
+from ragwright._surrogates import refuse_surrogates
 from ragwright.errors import ConfigError, UnsupportedScale
 from ragwright.filters import Filter
 from ragwright.models import Arm, Hit
@@ -123,6 +124,7 @@ class Retriever:
         """`search`, also returning the processed query: its ``notes`` say what each query
         processor did. Without processors the query comes back as given, with no notes."""
         mode = self.check(mode=mode, top_k=top_k, where=where, min_score=min_score)
+        refuse_surrogates(query, "the query")
         self._check_chain(min_score=min_score, query_vector=query_vector)
         processed = ProcessedQuery.of(query)
         if self.query_chain is not None:

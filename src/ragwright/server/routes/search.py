@@ -32,15 +32,21 @@ FilterField = Field(
 )
 
 
+# Numbers and booleans are strict: "10" or true is no top_k, and NaN or infinity no score.
+
+
 class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", use_enum_values=False)
 
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     mode: SearchMode = SearchMode.HYBRID
-    top_k: int = Field(10, ge=1, le=MAX_TOP_K)
+    top_k: int = Field(10, ge=1, le=MAX_TOP_K, strict=True)
     filter: str | None = FilterField
     min_score: float | None = Field(
-        None, description="Drop hits scoring below this (bm25 or vector mode only)."
+        None,
+        strict=True,
+        allow_inf_nan=False,
+        description="Drop hits scoring below this (bm25 or vector mode only).",
     )
 
 
@@ -48,9 +54,13 @@ class AskRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
-    top_k: int = Field(5, ge=1, le=MAX_ASK_TOP_K, description="Chunks to draw the answer from.")
+    top_k: int = Field(
+        5, ge=1, le=MAX_ASK_TOP_K, strict=True, description="Chunks to draw the answer from."
+    )
     filter: str | None = FilterField
-    stream: bool = Field(False, description="Answer as server-sent events (also chosen by Accept).")
+    stream: bool = Field(
+        False, strict=True, description="Answer as server-sent events (also chosen by Accept)."
+    )
     engine: str | None = Field(
         None,
         description=f"Answer engine: {', '.join(ENGINES)}. Default: the server's [llm] engine, "
