@@ -52,7 +52,11 @@ def child(path: Path, embedder: str) -> None:
         report = kb.ingest([path], options=options)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     failed = [f.reason for f in report.failed]
-    print(json.dumps({"before": before, "peak": peak, "chunks": report.chunks_written, "failed": failed}))
+    print(
+        json.dumps(
+            {"before": before, "peak": peak, "chunks": report.chunks_written, "failed": failed}
+        )
+    )
 
 
 def main() -> None:
