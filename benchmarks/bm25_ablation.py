@@ -19,7 +19,7 @@ from ragwright.evaluation import evaluate, load_beir
 from ragwright.models import EmbeddingSpace
 from ragwright.ports import DocumentWrite
 from ragwright.stores.sqlite import SQLiteStore
-from ragwright.stores.sqlite_schema import FTS_TOKENIZER
+from ragwright.stores.sqlite.schema import FTS_TOKENIZER
 
 PLACEHOLDER_SPACE = EmbeddingSpace("none", 1, True, "cosine", "bm25-ablation")
 VARIANTS = {

@@ -35,3 +35,7 @@ def _block_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     yield
+
+
+# The PostgreSQL server of the session and a fresh database per test (tests/pg_server.py).
+from pg_server import pg_server, pg_url  # noqa: E402, F401

@@ -143,7 +143,7 @@ def test_paging_is_keyed_so_a_deletion_between_pages_skips_nothing(tmp_path: Pat
         first = pipeline.list_chunks(limit=2)
         deleted = kb.document("docs/a.txt")
         assert deleted is not None
-        removed = {c.id for c in kb.store.chunks_of(deleted.id)}
+        removed = {c.id for c in kb.chunks_of(deleted.id)}
         assert kb.delete("docs/a.txt")
         seen = [c.chunk_id for c in first.items]
         cursor = first.next_cursor
@@ -156,7 +156,7 @@ def test_paging_is_keyed_so_a_deletion_between_pages_skips_nothing(tmp_path: Pat
 
 
 def test_store_reads_for_the_connector(connector: RagwrightConnector) -> None:
-    store = connector.index.store
+    store = connector.index.export
     page = store.chunk_page(None, 3)
     assert [c.id for c in page] == sorted(c.id for c in page)
     assert store.chunk_page(page[-1].id, 1)[0].id > page[-1].id

@@ -57,7 +57,7 @@ def test_sigkill_during_ingest_leaves_a_consistent_index(tmp_path: Path) -> None
         for info in kb.documents():  # every committed document is whole
             document = kb.document(info.id)
             assert document is not None
-            chunks = kb.store.chunks_of(info.id)
+            chunks = kb.chunks_of(info.id)
             assert [c.index for c in chunks] == list(range(len(chunks))) and len(chunks) >= 6
             assert chunks[-1].char_end == len(document.content.rstrip())
             assert kb.search(chunks[-1].text[:60], mode="bm25", top_k=50)
@@ -66,6 +66,6 @@ def test_sigkill_during_ingest_leaves_a_consistent_index(tmp_path: Path) -> None
         assert len(first.unchanged) == survivors and len(first.added) == FILES - survivors
         again = kb.ingest([corpus])
         assert len(again.unchanged) == FILES and again.chunks_written == 0
-        ids = [c.id for d in kb.documents() for c in kb.store.chunks_of(d.id)]
+        ids = [c.id for d in kb.documents() for c in kb.chunks_of(d.id)]
         assert len(ids) == len(set(ids))
         assert len(kb.documents()) == FILES

@@ -38,7 +38,7 @@ def assert_offsets_hold(kb: Index) -> int:
     for info in kb.documents():
         document = kb.document(info.id)
         assert document is not None
-        for chunk in kb.store.chunks_of(info.id):
+        for chunk in kb.chunks_of(info.id):
             assert document.content[chunk.char_start : chunk.char_end] == chunk.text
             checked += 1
     return checked
@@ -79,7 +79,7 @@ def test_build_reads_files_as_ingest_does_magic_bytes_and_the_same_chunks(
         stored = {
             (info.source, c.char_start, c.char_end, c.text)
             for info in kb.documents()
-            for c in kb.store.chunks_of(info.id)
+            for c in kb.chunks_of(info.id)
         }
     built = {
         (f"docs/{r.source_file}", r.char_start, r.char_end, r.text) for r in report.dataset.chunks
@@ -91,7 +91,7 @@ def test_export_then_ingest_keeps_chunk_ids_and_offsets(docs: Path, tmp_path: Pa
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
         kb.ingest([docs])
         exported = export_dataset(kb, tmp_path / "ds")
-        stored = {c.id: c for d in kb.documents() for c in kb.store.chunks_of(d.id)}
+        stored = {c.id: c for d in kb.documents() for c in kb.chunks_of(d.id)}
     assert read_dataset_folder(tmp_path / "ds").verified
     assert {r.chunk_id for r in exported.chunks} == set(stored)
     with Index(tmp_path / "copy", embedder=HashingEmbedder()) as copy:
@@ -100,7 +100,7 @@ def test_export_then_ingest_keeps_chunk_ids_and_offsets(docs: Path, tmp_path: Pa
         assert report.ok and len(report.added) == 2
         # The progress bar ends on what was written, not on the count before the last batch.
         assert (updates[-1].files_done, updates[-1].chunks_written) == (2, len(stored))
-        copied = {c.id: c for d in copy.documents() for c in copy.store.chunks_of(d.id)}
+        copied = {c.id: c for d in copy.documents() for c in copy.chunks_of(d.id)}
         assert assert_offsets_hold(copy) == len(stored)
         again = copy.ingest_dataset(tmp_path / "ds")
     assert again.chunks_written == 0 and sorted(again.unchanged) == sorted(report.added)
@@ -126,7 +126,7 @@ def test_the_bundled_frozen_chunk_set_keeps_its_ids(tmp_path: Path) -> None:
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
         report = kb.ingest_dataset(tmp_path / "ds")
         assert report.ok and report.chunks_written == len(chunks)
-        found = kb.store.get_chunks([c.chunk_id for c in chunks])
+        found = kb.chunks([c.chunk_id for c in chunks])
         assert len(found) == len(chunks)
         assert assert_offsets_hold(kb) == len(chunks)
         hits = kb.search("cancellation refund", mode="bm25", top_k=3)

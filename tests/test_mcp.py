@@ -87,7 +87,14 @@ def test_tools_are_listed_with_bounded_input_schemas_and_output_schemas(kb: Inde
             return (await client.list_tools()).tools
 
     tools = {tool.name: tool for tool in anyio.run(main)}
-    assert set(tools) == {"search", "ask", "get_chunk", "get_document", "list_sources"}
+    assert set(tools) == {
+        "search",
+        "ask",
+        "get_chunk",
+        "get_document",
+        "list_sources",
+        "list_collections",
+    }
     search = tools["search"].input_schema["properties"]
     assert search["query"]["maxLength"] == 4096
     assert (search["top_k"]["minimum"], search["top_k"]["maximum"]) == (1, 100)
@@ -275,7 +282,7 @@ def test_stdio_server_spawned_by_the_sdk_client(index_dir: Path) -> None:
             return tools, found, refused
 
     tools, found, refused = anyio.run(main)
-    assert len(tools.tools) == 5
+    assert len(tools.tools) == 6
     assert plain(found.structured_content["hits"][0]["source"]) == "docs/pets.txt"
     assert refused.is_error and "less than or equal to 100" in refused.content[0].text
 

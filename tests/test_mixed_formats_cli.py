@@ -88,7 +88,7 @@ def test_a_folder_of_every_format_ingests_reports_and_searches(
         for name in ("sales.xlsx", "sales.csv", "prices.pdf"):
             document = kb.document(f"docs/{name}")
             assert document is not None
-            chunks = kb.store.chunks_of(document.id)
+            chunks = kb.chunks_of(document.id)
             assert len(chunks) > 3  # the table really was split
             for chunk in chunks:
                 assert document.content[chunk.char_start : chunk.char_end] == chunk.text

@@ -20,8 +20,8 @@ EXPECTED = {
     "IngestReport", "LLMError", "LLMResponseError", "LLMSettings", "MissingDependencyError",
     "Not", "OcrError", "Or", "ParseError", "ParseLimitExceeded", "ParsedDocument",
     "ParserOptions", "RagwrightError", "RegistryError", "RerankerError", "Scale", "SearchMode",
-    "Section", "StoreError", "UnsupportedFilter", "UnsupportedScale", "__version__",
-    "parse_filter",
+    "Section", "StoreError", "UnknownCollection", "UnsupportedFilter", "UnsupportedScale",
+    "__version__", "parse_filter",
 }  # fmt: skip
 
 

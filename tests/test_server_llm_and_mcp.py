@@ -126,7 +126,7 @@ def test_stats_carry_the_llm_ledger_and_cache_as_the_cli_does(kb: Index) -> None
         asked = httpx.post(f"{url}/v1/ask", json={"question": QUESTION, "engine": "stuff"})
         assert asked.status_code == 200
         stats = httpx.get(f"{url}/v1/stats").json()
-    printed = CliRunner().invoke(cli, ["stats", "--index", str(kb.directory), "--json"])
+    printed = CliRunner().invoke(cli, ["stats", "--index", str(kb.location), "--json"])
     assert printed.exit_code == 0, printed.output
     expected = json.loads(printed.stdout)
     assert set(stats) - {"answers"} == set(expected)

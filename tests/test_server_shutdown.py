@@ -40,7 +40,7 @@ def reference(tmp_path: Path, data: bytes) -> tuple[str, list[tuple[int, int, st
         index.ingest([staging / "uploads" / "big.md"], base=staging)
         document = index.document("uploads/big.md")
         assert document is not None
-        chunks = index.store.chunks_of(document.id)
+        chunks = index.chunks_of(document.id)
         return document.content, [(c.char_start, c.char_end, c.text) for c in chunks]
 
 
@@ -101,10 +101,10 @@ def test_stop_during_upload_leaves_the_whole_document_or_none(
             assert document is not None
         if document is None:
             assert "status" not in outcome
-            assert index.stats().chunks == len(index.store.chunks_of(seed_id(index)))
+            assert index.stats().chunks == len(index.chunks_of(seed_id(index)))
             assert [d.source for d in index.documents()] == ["seed.md"]
         else:
-            chunks = index.store.chunks_of(document.id)
+            chunks = index.chunks_of(document.id)
             assert document.content == content
             assert [(c.char_start, c.char_end, c.text) for c in chunks] == spans
 

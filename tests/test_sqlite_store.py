@@ -12,7 +12,8 @@ import pytest
 
 from ragwright.errors import StoreError, UnsupportedFilter
 from ragwright.filters import eq, parse_filter
-from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore
+from ragwright.stores.sqlite import DATABASE_NAME, SQLiteBackend, SQLiteStore
+from ragwright.testing.backend_contract import BackendContract
 from ragwright.testing.store_contract import (
     SPACE,
     StoreContract,
@@ -151,3 +152,9 @@ def test_stop_words_can_be_kept_in_queries(tmp_path: Path) -> None:
     store.upsert(document, chunks, vectors_for("w.md", 1))
     assert [h.source for h in store.keyword_search("to be", 5)] == ["w.md"]
     assert SQLiteStore(tmp_path).keyword_search("to be", 5) == []
+
+
+class TestSQLiteBackend(BackendContract):
+    @pytest.fixture
+    def open_backend(self, tmp_path: Path) -> Callable[[], Any]:
+        return functools.partial(SQLiteBackend, tmp_path / "index")

@@ -291,3 +291,41 @@ def test_the_api_docs_page_renders_offline(tmp_path: Path) -> None:
         expect(page.locator(".opblock-summary-path", has_text="/v1/search")).to_be_visible()
         browser.close()
     assert requested and all(address.startswith(url) for address in requested), requested
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
+def test_the_collection_picker_scopes_search_and_documents(tmp_path: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=TIMEOUT_MS)
+    (tmp_path / "guide").mkdir()
+    (tmp_path / "guide" / "install.md").write_text("# Install\n\nRun pip install.", "utf-8")
+    (tmp_path / "papers").mkdir()
+    (tmp_path / "papers" / "orbit.md").write_text("# Orbits\n\nKepler's laws.", "utf-8")
+    with Index(tmp_path / "index", collection="papers", embedder=HashingEmbedder()) as papers:
+        assert papers.ingest([tmp_path / "papers"]).ok
+    with (
+        Index(tmp_path / "index", embedder=HashingEmbedder()) as index,
+        serve(index) as url,
+        sync_playwright() as playwright,
+    ):
+        assert index.ingest([tmp_path / "guide"]).ok
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        page = browser.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(url)
+        picker = page.get_by_label("Collection")
+        expect(picker).to_be_visible()
+        expect(picker).to_have_value("default")
+        page.get_by_role("searchbox", name="Query").fill("Kepler install")
+        page.get_by_role("button", name="Search", exact=True).click()
+        expect(page.locator("#results li").first).to_contain_text("guide/install.md")
+        picker.select_option("papers")
+        page.get_by_role("button", name="Search", exact=True).click()
+        expect(page.locator("#results li").first).to_contain_text("papers/orbit.md")
+        page.get_by_role("tab", name="Documents").click()
+        expect(page.locator("table.documents tbody")).to_contain_text("papers/orbit.md")
+        expect(page.locator("table.documents tbody")).not_to_contain_text("guide/install.md")
+        browser.close()

@@ -31,6 +31,7 @@ from ragwright.errors import (
     RegistryError,
     RerankerError,
     StoreError,
+    UnknownCollection,
     UnsupportedFilter,
     UnsupportedScale,
 )
@@ -100,6 +101,7 @@ __all__ = [
     "SearchMode",
     "Section",
     "StoreError",
+    "UnknownCollection",
     "UnsupportedFilter",
     "UnsupportedScale",
     "__version__",

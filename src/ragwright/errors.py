@@ -13,6 +13,7 @@ The tree::
     ├── DatasetError                a dataset folder that cannot be read or trusted (names the file)
     ├── StoreError                  the index cannot be opened, read or written
     │   ├── EmbeddingSpaceMismatch  the index was built with another embedding model
+    │   ├── UnknownCollection       the index has no collection of that name
     │   └── UnsupportedFilter       a filter this store cannot apply (never silently ignored)
     ├── FilterSyntaxError           a filter expression that does not parse (with position)
     ├── EmbedderError               the embedding model or service failed
@@ -92,6 +93,10 @@ class EmbeddingSpaceMismatch(StoreError):
         )
         self.index_space = index_space
         self.offered_space = offered_space
+
+
+class UnknownCollection(StoreError):
+    """The index has no collection of that name (the message says how to create it)."""
 
 
 class UnsupportedFilter(StoreError):

@@ -1,8 +1,10 @@
-"""`Index`: one directory holding a searchable, citable knowledge base.
+"""`Index`: a searchable, citable knowledge base, in a directory or a database.
 
-This is the composition root: it resolves the embedder, chunker and parsers by registry name,
-opens the store, and hands them to the pipeline. The index remembers its embedder and chunking
-settings, so reopening it needs nothing but its directory.
+This is the composition root: it opens the store by location (a directory, or a URL such as
+``postgresql://…``, see `ragwright.stores.open_backend`) and collection, resolves the embedder,
+chunker and parsers by registry name, and hands each pipeline step the narrow store port it
+uses. Each collection remembers its embedder and chunking settings, so reopening it needs
+nothing but its location and name.
 """
 
 from __future__ import annotations
@@ -22,17 +24,36 @@ from ragwright.filters import Filter, parse_filter
 from ragwright.llms import create_llm
 from ragwright.llms.session import LLM_WRAPPERS, LLMSession, open_session
 from ragwright.llms.settings import ENGINES, LLMSettings, unknown_engine
-from ragwright.models import Answer, Chunk, Document, DocumentInfo, Hit
+from ragwright.models import (
+    DEFAULT_COLLECTION,
+    Answer,
+    CacheStats,
+    Chunk,
+    Document,
+    DocumentInfo,
+    EmbeddingSpace,
+    Hit,
+    LedgerRow,
+    StoreStats,
+)
 from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
 from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.pipeline.ingest import IngestOptions, Ingestor, IngestReport, Progress
 from ragwright.pipeline.retrieval import Retriever, SearchMode
-from ragwright.ports import LLM, Embedder, ResultProcessor, TokenCounter
+from ragwright.ports import (
+    LLM,
+    ChunkExport,
+    ChunkLookup,
+    Embedder,
+    LLMRecords,
+    ResultProcessor,
+    StoreBackend,
+    TokenCounter,
+)
 from ragwright.processors.chain import ResultChain
 from ragwright.query.model import QueryProcessor
-from ragwright.stores.sqlite import SQLiteStore, StoreStats
-from ragwright.stores.sqlite_llm import CacheStats, LedgerRow, SQLiteLLMRecords
+from ragwright.stores import display_location, is_url, open_backend
 
 DEFAULT_INDEX_DIR = ".ragwright"
 
@@ -69,32 +90,40 @@ class AskOptions(TypedDict, total=False):
 
 
 class Index:
-    """A knowledge base in one directory: ingest files, search, and answer with citations."""
+    """A knowledge base: ingest files, search, and answer with citations. One collection of
+    the index at a location is open at a time (``collection``, by default ``default``)."""
 
     def __init__(
         self,
-        directory: str | Path = DEFAULT_INDEX_DIR,
+        location: str | Path = DEFAULT_INDEX_DIR,
         *,
+        collection: str = DEFAULT_COLLECTION,
         embedder: Embedder | str | None = None,
         create: bool = True,
-        keyword_cache: bool = True,
         llm: LLM | None = None,
         llm_settings: LLMSettings | None = None,
     ) -> None:
-        """Open or create the index in ``directory``. ``keyword_cache`` (see `SQLiteStore`)
-        pays off from the second query on; one-shot callers such as the CLI turn it off.
+        """Open or create the index at ``location``: a directory (the embedded SQLite store)
+        or a store URL such as ``postgresql://user@host/db``. ``create=False`` refuses to
+        create a missing index or collection.
 
         ``llm_settings`` (the ``[llm]`` table, see `LLMSettings`) choose the default answer
         engine, the model, budgets, prices and the response cache; ``llm`` is the model to use
         instead of the one they describe (created on first use otherwise)."""
-        self.directory = Path(directory)
-        self.store = SQLiteStore(self.directory, create=create, keyword_cache=keyword_cache)
+        self.location = location if is_url(location) else Path(location)
+        self.collection = collection
+        self._backend: StoreBackend = open_backend(self.location)
+        try:
+            self._store = self._backend.open(collection, create=create)
+        except BaseException:
+            self._backend.close()
+            raise
         self._embedder_choice = embedder
         self._embedder: Embedder | None = embedder if not isinstance(embedder, str | None) else None
         self.llm_settings = llm_settings or LLMSettings()
         self._llm_choice = llm
         self._llm = llm
-        self._llm_records: SQLiteLLMRecords | None = None
+        self._llm_records: LLMRecords | None = None
         # Requests on the HTTP server's (or a mounted MCP app's) threads may be the first to
         # need the embedder or the LLM together; each is made once.
         self._embedder_lock = threading.Lock()
@@ -109,7 +138,24 @@ class Index:
             close = getattr(made, "close", None)
             if made is not given and callable(close):
                 close()
-        self.store.close()
+        self._store.close()
+        self._backend.close()
+
+    def collections(self) -> list[str]:
+        """The collections of the index at this location."""
+        return self._backend.collections()
+
+    def open_collection(self, name: str) -> Index:
+        """Another collection of the same index, with this one's embedder choice and LLM;
+        `UnknownCollection` if it does not exist. The caller closes it."""
+        return Index(
+            self.location,
+            collection=name,
+            embedder=self._embedder_choice,
+            create=False,
+            llm=self._llm_choice,
+            llm_settings=self.llm_settings,
+        )
 
     def __enter__(self) -> Index:
         return self
@@ -127,14 +173,14 @@ class Index:
             if self._embedder is None:
                 spec = self._embedder_choice
                 if not isinstance(spec, str):
-                    spec = self.store.get_setting("embedder") or DEFAULT_EMBEDDER
+                    spec = self.embedder_spec or DEFAULT_EMBEDDER
                 self._embedder = create_embedder(spec)
             return self._embedder
 
     def _checked_embedder(self) -> Embedder:
         """The embedder, verified to match the space the index's vectors live in."""
         embedder = self.embedder
-        recorded = self.store.space
+        recorded = self._store.space
         if recorded is not None and not recorded.compatible_with(embedder.space):
             raise EmbeddingSpaceMismatch(recorded.describe(), embedder.space.describe())
         return embedder
@@ -149,11 +195,11 @@ class Index:
             return self._llm
 
     @property
-    def llm_records(self) -> SQLiteLLMRecords:
-        """The cost ledger and response cache in this index's database."""
+    def llm_records(self) -> LLMRecords:
+        """The cost ledger and response cache the index keeps (one for all its collections)."""
         with self._llm_lock:
             if self._llm_records is None:
-                self._llm_records = SQLiteLLMRecords(self.store.path)
+                self._llm_records = self._backend.llm_records()
             return self._llm_records
 
     def llm_session(self, scope: str = "request", llm: LLM | None = None) -> LLMSession:
@@ -183,18 +229,49 @@ class Index:
 
     @property
     def source_base(self) -> Path:
-        """Sources are named relative to the folder that holds the index directory."""
-        return self.directory.resolve().parent
+        """Sources are named relative to the folder that holds the index directory (to the
+        working directory for an index in a database)."""
+        if isinstance(self.location, Path):
+            return self.location.resolve().parent
+        return Path.cwd()
+
+    @property
+    def display_location(self) -> str:
+        """Where the index lives, as it may be shown (a URL's password masked)."""
+        return display_location(self.location)
+
+    @property
+    def embedder_spec(self) -> str | None:
+        """The embedder the collection was built with, as recorded (None before the first
+        ingest)."""
+        return self._store.get_setting("embedder")
+
+    @property
+    def space(self) -> EmbeddingSpace | None:
+        """The embedding space the collection's vectors live in (None before the first
+        ingest)."""
+        return self._store.space
+
+    @property
+    def chunk_lookup(self) -> ChunkLookup:
+        """Chunks by (document, index) position, for `NeighbourContext`; it also looks up
+        documents (`DocumentLookup`), so gaps between neighbours are filled from the text."""
+        return self._store
+
+    @property
+    def export(self) -> ChunkExport:
+        """Every chunk page by page with its stored vector (exports and the connector)."""
+        return self._store
 
     @property
     def chunking(self) -> ChunkingConfig:
-        recorded = self.store.get_setting("chunking")
+        recorded = self._store.get_setting("chunking")
         return ChunkingConfig.from_spec(recorded) if recorded else ChunkingConfig()
 
     @property
     def parser_options(self) -> ParserOptions:
         """The parser options of the last ingest (the defaults before the first)."""
-        recorded = self.store.get_setting("parser_options")
+        recorded = self._store.get_setting("parser_options")
         return ParserOptions.from_spec(recorded) if recorded else ParserOptions()
 
     # -- ingestion -------------------------------------------------------------------------
@@ -219,11 +296,11 @@ class Index:
         chunking = chunking or self.chunking
         token_counter = embedder if isinstance(embedder, TokenCounter) else None
         chunker = create_chunker(chunking.name, token_counter=token_counter, **chunking.options)
-        self.store.set_setting("chunking", chunking.spec)
+        self._store.set_setting("chunking", chunking.spec)
         parser_options = parser_options or self.parser_options
-        self.store.set_setting("parser_options", parser_options.spec)
+        self._store.set_setting("parser_options", parser_options.spec)
         ingestor = Ingestor(
-            self.store,
+            self._store,
             embedder,
             ParserRegistry.from_entry_points(options=parser_options),
             chunker,
@@ -244,15 +321,15 @@ class Index:
             raise MissingDependencyError(
                 "ingesting a dataset", "pip install 'ragwright[rag-connector]'"
             ) from error
-        return ingest_dataset(Path(folder), self.store, self._bound_embedder(), progress)
+        return ingest_dataset(Path(folder), self._store, self._bound_embedder(), progress)
 
     def _bound_embedder(self) -> Embedder:
         """The embedder, with its space recorded as the index's (or checked against it)."""
         embedder = self.embedder
-        self.store.bind_space(embedder.space)
+        self._store.bind_space(embedder.space)
         spec = getattr(embedder, "spec", None)
-        if isinstance(spec, str) and self.store.get_setting("embedder") is None:
-            self.store.set_setting("embedder", spec)
+        if isinstance(spec, str) and self._store.get_setting("embedder") is None:
+            self._store.set_setting("embedder", spec)
         return embedder
 
     # -- reading ---------------------------------------------------------------------------
@@ -275,10 +352,10 @@ class Index:
         where = _filter(where)
         # Arguments are checked even when there is nothing to search.
         Retriever.check(mode=mode, top_k=top_k, where=where, min_score=min_score)
-        if self.store.space is None or not query.strip():
+        if self._store.space is None or not query.strip():
             return []
         embedder = self._checked_embedder() if mode != SearchMode.BM25 else self.embedder
-        retriever = Retriever(self.store, embedder, query_processors=query_processors or None)
+        retriever = Retriever(self._store, embedder, query_processors=query_processors or None)
         hits = retriever.search(query, mode=mode, top_k=top_k, where=where, min_score=min_score)
         return chain.process(query, hits) if processors else hits
 
@@ -358,22 +435,30 @@ class Index:
             yield session.finish(item) if isinstance(item, Answer) else item
 
     def documents(self, where: Filter | str | None = None) -> list[DocumentInfo]:
-        return self.store.list_documents(_filter(where))
+        return self._store.list_documents(_filter(where))
 
     def document(self, id_or_source: str) -> Document | None:
         """A document by id or by source path."""
-        return self.store.get_document(id_or_source) or self.store.find_document(id_or_source)
+        return self._store.get_document(id_or_source) or self._store.find_document(id_or_source)
 
     def chunk(self, chunk_id: str) -> Chunk | None:
         """A chunk by its id."""
-        return self.store.get_chunks([chunk_id]).get(chunk_id)
+        return self._store.get_chunks([chunk_id]).get(chunk_id)
+
+    def chunks(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
+        """Chunks by id; unknown ids are absent."""
+        return self._store.get_chunks(chunk_ids)
+
+    def chunks_of(self, document_id: str) -> list[Chunk]:
+        """A document's chunks in order."""
+        return self._store.chunks_of(document_id)
 
     def delete(self, id_or_source: str) -> bool:
         document = self.document(id_or_source)
-        return document is not None and self.store.delete(document.id)
+        return document is not None and self._store.delete(document.id)
 
     def stats(self) -> StoreStats:
-        return self.store.stats()
+        return self._store.stats()
 
 
 def _filter(where: Filter | str | None) -> Filter | None:

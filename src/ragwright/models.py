@@ -7,11 +7,14 @@ stores, so that ``document.content[chunk.char_start:chunk.char_end] == chunk.tex
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
+
+from ragwright.errors import ConfigError
 
 Metadata = Mapping[str, Any]
 _EMPTY: Metadata = MappingProxyType({})
@@ -240,3 +243,49 @@ class EmbeddingSpace:
 
     def compatible_with(self, other: EmbeddingSpace) -> bool:
         return self == other
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    """Counts of one collection: its documents, chunks, characters and size on disk."""
+
+    documents: int
+    chunks: int
+    characters: int
+    database_bytes: int
+    space: EmbeddingSpace | None
+    schema_version: int
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerRow:
+    """The calls to one model: how many, their tokens, their estimated cost (None when no call
+    had a price; otherwise the sum over the calls that had one)."""
+
+    model: str
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class CacheStats:
+    entries: int
+    hits: int
+
+
+#: The collection an index opens when none is named.
+DEFAULT_COLLECTION = "default"
+_COLLECTION_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+
+
+def check_collection_name(name: str) -> str:
+    """``name`` if it can name a collection (lower-case letters, digits and ``_``, starting with
+    a letter, at most 40 characters: safe as a directory or SQL schema name everywhere)."""
+    if not isinstance(name, str) or _COLLECTION_NAME.fullmatch(name) is None:
+        raise ConfigError(
+            f"invalid collection name {name!r}: use 1-40 lower-case letters, digits or '_', "
+            "starting with a letter"
+        )
+    return name

@@ -15,13 +15,17 @@ import numpy.typing as npt
 
 from ragwright.filters import Filter
 from ragwright.models import (
+    DEFAULT_COLLECTION,
     Answer,
+    CacheStats,
     Chunk,
     Document,
     DocumentInfo,
     EmbeddingSpace,
     Hit,
+    LedgerRow,
     ParsedDocument,
+    StoreStats,
     Usage,
 )
 
@@ -116,19 +120,28 @@ class DocumentWrite:
     fingerprint: str = ""
 
 
+# -- stores: one port per consumer ----------------------------------------------------------
+#
+# Each caller depends on the capability it uses; a store implements all of them (`Store`), and
+# a backend (`StoreBackend`) opens one store per named collection. The conformance suite in
+# `ragwright.testing.store_contract` checks every one of them against every store.
+
+
 @runtime_checkable
-class DocumentStore(Protocol):
-    """Holds documents with their chunks and vectors; one write is one transaction."""
+class IngestTarget(Protocol):
+    """What ingestion needs of a store: what is there, and writes of whole documents."""
 
-    def upsert(self, document: Document, chunks: Sequence[Chunk], vectors: Vectors) -> None: ...
+    def fingerprints(self) -> dict[str, str]:
+        """Source → fingerprint of every stored document (what ingest compares to skip work)."""
+        ...
 
-    def delete(self, document_id: str) -> bool: ...
+    def write(self, batch: Sequence[DocumentWrite]) -> None:
+        """Insert or replace these documents (by id, or by source) in one transaction."""
+        ...
 
-    def get_document(self, document_id: str) -> Document | None: ...
-
-    def list_documents(self, where: Filter | None = None) -> list[DocumentInfo]: ...
-
-    def fingerprints(self) -> dict[str, str]: ...
+    def delete_many(self, document_ids: Sequence[str]) -> int:
+        """Delete these documents and everything derived from them; how many existed."""
+        ...
 
 
 @runtime_checkable
@@ -149,8 +162,135 @@ class DocumentLookup(Protocol):
 
 
 @runtime_checkable
+class DocumentCatalog(DocumentLookup, Protocol):
+    """Documents by id or source, listed, and deleted."""
+
+    def find_document(self, source: str) -> Document | None: ...
+
+    def list_documents(self, where: Filter | None = None) -> list[DocumentInfo]:
+        """Stored documents by source; with a filter, those having a chunk that matches."""
+        ...
+
+    def delete(self, document_id: str) -> bool: ...
+
+
+@runtime_checkable
 class ChunkLookup(Protocol):
-    def chunks_at(self, positions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], Chunk]: ...
+    def chunks_at(self, positions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], Chunk]:
+        """Chunks by (document id, index); negative indices count from the end; unknown
+        pairs are absent."""
+        ...
+
+
+@runtime_checkable
+class ChunkReader(Protocol):
+    """Chunks by id, and a document's chunks in order."""
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]: ...
+
+    def chunks_of(self, document_id: str) -> list[Chunk]: ...
+
+
+@runtime_checkable
+class ChunkExport(Protocol):
+    """Every chunk, page by page, with its stored vector: export and the connector."""
+
+    def chunk_page(self, after: str | None, limit: int) -> list[Chunk]:
+        """Up to ``limit`` chunks in chunk-id order after the id ``after`` (keyset paging)."""
+        ...
+
+    def chunk_vectors(self, chunk_ids: Sequence[str]) -> dict[str, Vectors]: ...
+
+
+@runtime_checkable
+class IndexSettings(Protocol):
+    """The index's recorded settings and its embedding space."""
+
+    def get_setting(self, key: str) -> str | None: ...
+
+    def set_setting(self, key: str, value: str) -> None: ...
+
+    @property
+    def space(self) -> EmbeddingSpace | None: ...
+
+    def bind_space(self, space: EmbeddingSpace) -> None:
+        """Record the space, or raise `EmbeddingSpaceMismatch` if another one is recorded."""
+        ...
+
+
+@runtime_checkable
+class Store(
+    IngestTarget,
+    VectorSearch,
+    KeywordSearch,
+    DocumentCatalog,
+    ChunkLookup,
+    ChunkReader,
+    ChunkExport,
+    IndexSettings,
+    Protocol,
+):
+    """One collection of an index: every capability above, plus counts and closing."""
+
+    def stats(self) -> StoreStats: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class CallLedger(Protocol):
+    """Where every LLM call's usage and cost is recorded (the ledger wrapper's port)."""
+
+    def record_call(self, scope: str, model: str, usage: Usage, cost: float | None) -> None: ...
+
+
+@runtime_checkable
+class ResponseCache(Protocol):
+    """LLM responses by request key (the cache wrapper's port)."""
+
+    def get_response(self, key: str) -> Completion | None: ...
+
+    def put_response(self, key: str, completion: Completion) -> None: ...
+
+
+@runtime_checkable
+class LLMRecords(CallLedger, ResponseCache, Protocol):
+    """The ledger and the response cache an index keeps, and the key its prompts' fences use."""
+
+    def ledger(self) -> list[LedgerRow]:
+        """The calls recorded, summed per model."""
+        ...
+
+    def cache_stats(self) -> CacheStats: ...
+
+    def clear_cache(self) -> int: ...
+
+    def boundary_key(self) -> bytes: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class StoreBackend(Protocol):
+    """Where an index lives (a directory, a database URL): its named collections, each a
+    `Store`, and its LLM records. Registered in the ``ragwright.stores`` entry-point group."""
+
+    @property
+    def location(self) -> str: ...
+
+    def open(self, collection: str = DEFAULT_COLLECTION, *, create: bool = True) -> Store:
+        """The collection's store; ``create=False`` raises `StoreError` if it does not exist."""
+        ...
+
+    def collections(self) -> list[str]: ...
+
+    def create_collection(self, name: str) -> None: ...
+
+    def drop_collection(self, name: str) -> bool: ...
+
+    def llm_records(self) -> LLMRecords: ...
+
+    def close(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)

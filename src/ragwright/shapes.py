@@ -11,11 +11,19 @@ from typing import Any
 
 from ragwright.filters import Filter, render_filter
 from ragwright.index import ChunkingConfig
-from ragwright.models import Answer, Chunk, Citation, Document, DocumentInfo, Hit
+from ragwright.models import (
+    Answer,
+    CacheStats,
+    Chunk,
+    Citation,
+    Document,
+    DocumentInfo,
+    Hit,
+    LedgerRow,
+    StoreStats,
+)
 from ragwright.pipeline.ingest import IngestReport
 from ragwright.pipeline.retrieval import SearchMode
-from ragwright.stores.sqlite import StoreStats
-from ragwright.stores.sqlite_llm import CacheStats, LedgerRow
 
 
 def search_json(

@@ -4,7 +4,20 @@ from __future__ import annotations
 
 import typer
 
-from ragwright.cli import ask, dataset, docs, eval, ingest, keys, mcp, search, serve, stats
+from ragwright.cli import (
+    ask,
+    collections,
+    dataset,
+    docs,
+    eval,
+    ingest,
+    keys,
+    mcp,
+    migrate,
+    search,
+    serve,
+    stats,
+)
 
 app = typer.Typer(
     name="ragwright",
@@ -24,6 +37,8 @@ app.command()(mcp.mcp)
 app.add_typer(dataset.app, name="dataset")
 app.command()(serve.serve)
 app.add_typer(keys.app, name="keys")
+app.add_typer(collections.app, name="collections")
+app.command("migrate")(migrate.migrate_index)
 
 
 def main() -> None:

@@ -21,6 +21,7 @@ from rich.text import Text
 from ragwright.config import CONFIG_ENV
 from ragwright.errors import RagwrightError
 from ragwright.index import DEFAULT_INDEX_DIR, ChunkingConfig, Index
+from ragwright.models import DEFAULT_COLLECTION
 
 #: C0 controls but tab, newline and carriage return (which Rich drops itself, and which ends
 #: lines of Windows text), DEL, and C1 controls: what a terminal acts on.
@@ -48,15 +49,24 @@ console = SafeConsole(highlight=False, width=None if sys.stdout.isatty() else 16
 errors = SafeConsole(stderr=True, highlight=False)
 
 IndexOption = Annotated[
-    Path,
+    str,
     typer.Option(
         "--index",
         envvar="RAGWRIGHT_INDEX",
-        help="Index directory.",
+        help="Index directory, or a store URL such as postgresql://user@host/db.",
         show_default=True,
     ),
 ]
-DEFAULT_INDEX = Path(DEFAULT_INDEX_DIR)
+DEFAULT_INDEX = DEFAULT_INDEX_DIR
+CollectionOption = Annotated[
+    str,
+    typer.Option(
+        "--collection",
+        envvar="RAGWRIGHT_COLLECTION",
+        help="Collection of the index (see `ragwright collections`).",
+        show_default=True,
+    ),
+]
 EmbedderOption = Annotated[
     str | None,
     typer.Option(
@@ -93,9 +103,14 @@ def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-def open_index(directory: Path, embedder: str | None = None, *, create: bool = False) -> Index:
-    # One command, one query: FTS5 answers directly faster than loading the in-memory cache.
-    return Index(directory, embedder=embedder, create=create, keyword_cache=False)
+def open_index(
+    location: str,
+    embedder: str | None = None,
+    *,
+    collection: str = DEFAULT_COLLECTION,
+    create: bool = False,
+) -> Index:
+    return Index(location, collection=collection, embedder=embedder, create=create)
 
 
 def with_chunk_options(

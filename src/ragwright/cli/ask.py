@@ -16,6 +16,7 @@ from rich.markup import escape
 
 from ragwright.cli._common import (
     DEFAULT_INDEX,
+    CollectionOption,
     ConfigOption,
     EmbedderOption,
     IndexOption,
@@ -29,7 +30,7 @@ from ragwright.config import load_config
 from ragwright.filters import parse_filter
 from ragwright.index import Index
 from ragwright.llms.settings import ENGINES, Budget, LLMSettings
-from ragwright.models import Answer, Citation
+from ragwright.models import DEFAULT_COLLECTION, Answer, Citation
 from ragwright.shapes import answer_json
 
 
@@ -41,6 +42,7 @@ def ask(
     ] = 5,
     filter_expression: FilterOption = None,
     index: IndexOption = DEFAULT_INDEX,
+    collection: CollectionOption = DEFAULT_COLLECTION,
     embedder: EmbedderOption = None,
     engine: Annotated[
         str | None,
@@ -83,7 +85,7 @@ def ask(
     )
     where = parse_filter(filter_expression) if filter_expression else None
     with Index(
-        index, embedder=embedder, create=False, keyword_cache=False, llm_settings=settings
+        index, collection=collection, embedder=embedder, create=False, llm_settings=settings
     ) as kb:
         if json_output:
             print_json(answer_json(question, kb.ask(question, top_k=top_k, where=where)))

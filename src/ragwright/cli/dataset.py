@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from ragwright.cli._common import (
     DEFAULT_INDEX,
+    CollectionOption,
     IndexOption,
     JsonOption,
     console,
@@ -21,6 +22,7 @@ from ragwright.cli._common import (
 )
 from ragwright.errors import MissingDependencyError
 from ragwright.index import ChunkingConfig
+from ragwright.models import DEFAULT_COLLECTION
 
 app = typer.Typer(
     help="Write rag-connector dataset folders (spec rag-connector-dataset 1.0).",
@@ -66,12 +68,13 @@ def build(
 def export(
     out: OutOption,
     index: IndexOption = DEFAULT_INDEX,
+    collection: CollectionOption = DEFAULT_COLLECTION,
     name: NameOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Write the index's chunks, as stored, into a dataset folder."""
     datasets = _datasets()
-    with open_index(index) as kb:
+    with open_index(index, collection=collection) as kb:
         dataset = datasets.export_dataset(kb, out, name=name)
     _print(dataset, json_output, documents=int(dataset.source_summary.get("source_count", 0)))
 

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from ragwright.cli._common import (
     DEFAULT_INDEX,
+    CollectionOption,
     IndexOption,
     JsonOption,
     console,
@@ -20,6 +21,7 @@ from ragwright.cli._common import (
 from ragwright.cli.search import FilterOption
 from ragwright.errors import StoreError
 from ragwright.filters import parse_filter
+from ragwright.models import DEFAULT_COLLECTION
 from ragwright.shapes import document_info_json, document_json
 
 app = typer.Typer(
@@ -33,11 +35,12 @@ DocumentArgument = Annotated[str, typer.Argument(help="Document id or source pat
 def list_documents(
     filter_expression: FilterOption = None,
     index: IndexOption = DEFAULT_INDEX,
+    collection: CollectionOption = DEFAULT_COLLECTION,
     json_output: JsonOption = False,
 ) -> None:
     """List documents, sorted by source."""
     where = parse_filter(filter_expression) if filter_expression else None
-    with open_index(index) as kb:
+    with open_index(index, collection=collection) as kb:
         documents = kb.documents(where)
     if json_output:
         print_json([document_info_json(d) for d in documents])
@@ -54,17 +57,18 @@ def list_documents(
 def show(
     document: DocumentArgument,
     index: IndexOption = DEFAULT_INDEX,
+    collection: CollectionOption = DEFAULT_COLLECTION,
     chunks: Annotated[bool, typer.Option(help="Also list the document's chunks.")] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Show a document's metadata, sections and text."""
-    with open_index(index) as kb:
+    with open_index(index, collection=collection) as kb:
         found = kb.document(document)
         if found is None:
             raise StoreError(
                 f"no document with id or source {document!r}; see `ragwright docs list`"
             )
-        chunk_list = kb.store.chunks_of(found.id) if chunks else []
+        chunk_list = kb.chunks_of(found.id) if chunks else []
     if json_output:
         print_json(document_json(found, chunk_list))
         return
@@ -84,9 +88,13 @@ def show(
 
 @app.command("delete")
 @reports_errors
-def delete(document: DocumentArgument, index: IndexOption = DEFAULT_INDEX) -> None:
+def delete(
+    document: DocumentArgument,
+    index: IndexOption = DEFAULT_INDEX,
+    collection: CollectionOption = DEFAULT_COLLECTION,
+) -> None:
     """Delete a document and its chunks (one transaction)."""
-    with open_index(index) as kb:
+    with open_index(index, collection=collection) as kb:
         if not kb.delete(document):
             raise StoreError(
                 f"no document with id or source {document!r}; see `ragwright docs list`"

@@ -24,6 +24,7 @@ from rich.text import Text
 
 from ragwright.cli._common import (
     DEFAULT_INDEX,
+    CollectionOption,
     EmbedderOption,
     IndexOption,
     JsonOption,
@@ -35,6 +36,7 @@ from ragwright.cli._common import (
     with_chunk_options,
 )
 from ragwright.errors import ConfigError
+from ragwright.models import DEFAULT_COLLECTION
 from ragwright.parsers.options import ParserOptions
 from ragwright.pipeline.ingest import IngestOptions, IngestReport
 from ragwright.pipeline.ingest import Progress as IngestProgress
@@ -47,6 +49,7 @@ MB = 1024 * 1024
 def ingest(
     paths: Annotated[list[Path] | None, typer.Argument(help="Files and folders to ingest.")] = None,
     index: IndexOption = DEFAULT_INDEX,
+    collection: CollectionOption = DEFAULT_COLLECTION,
     embedder: EmbedderOption = None,
     chunker: Annotated[
         str | None, typer.Option(help="recursive (default), paragraph, markdown or fixed.")
@@ -95,7 +98,7 @@ def ingest(
     if dataset is not None:
         if paths:
             raise ConfigError("give either PATHS or --dataset, not both")
-        _finish(_ingest_dataset(index, embedder, dataset, json_output), json_output)
+        _finish(_ingest_dataset(index, collection, embedder, dataset, json_output), json_output)
         return
     if not paths:
         raise ConfigError("nothing to ingest: give files or folders, or --dataset DIR")
@@ -111,7 +114,7 @@ def ingest(
     # Neither given: the index's recorded options stay (see Index.ingest).
     fields = ParserOptions(tuple(text_field or ()), tuple(meta_field or ()))
     parser_options = fields if text_field or meta_field else None
-    with open_index(index, embedder, create=True) as kb:
+    with open_index(index, embedder, create=True, collection=collection) as kb:
         chunking = with_chunk_options(kb.chunking, chunker, chunk_size, chunk_overlap)
         with _progress_bar(enabled=not json_output) as update:
             report = kb.ingest(
@@ -125,10 +128,10 @@ def ingest(
 
 
 def _ingest_dataset(
-    index: Path, embedder: str | None, dataset: Path, json_output: bool
+    index: str, collection: str, embedder: str | None, dataset: Path, json_output: bool
 ) -> IngestReport:
     with (
-        open_index(index, embedder, create=True) as kb,
+        open_index(index, embedder, create=True, collection=collection) as kb,
         _progress_bar(enabled=not json_output) as update,
     ):
         return kb.ingest_dataset(dataset, progress=update)

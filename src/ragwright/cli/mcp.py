@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ragwright.cli._common import (
     DEFAULT_INDEX,
+    CollectionOption,
     ConfigOption,
     EmbedderOption,
     IndexOption,
@@ -13,11 +14,13 @@ from ragwright.config import load_config
 from ragwright.errors import MissingDependencyError
 from ragwright.index import Index
 from ragwright.llms.settings import LLMSettings
+from ragwright.models import DEFAULT_COLLECTION
 
 
 @reports_errors
 def mcp(
     index: IndexOption = DEFAULT_INDEX,
+    collection: CollectionOption = DEFAULT_COLLECTION,
     embedder: EmbedderOption = None,
     config: ConfigOption = None,
 ) -> None:
@@ -29,5 +32,7 @@ def mcp(
     except ImportError as error:
         raise MissingDependencyError("ragwright mcp", "pip install 'ragwright[mcp]'") from error
     # A long-running server: the in-memory keyword cache pays off from the second query on.
-    with Index(index, embedder=embedder, create=False, llm_settings=llm_settings) as kb:
+    with Index(
+        index, collection=collection, embedder=embedder, create=False, llm_settings=llm_settings
+    ) as kb:
         build_server(kb).run("stdio")

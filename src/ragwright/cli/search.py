@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from ragwright.cli._common import (
     DEFAULT_INDEX,
+    CollectionOption,
     EmbedderOption,
     IndexOption,
     JsonOption,
@@ -19,7 +20,7 @@ from ragwright.cli._common import (
     reports_errors,
 )
 from ragwright.filters import parse_filter
-from ragwright.models import Hit
+from ragwright.models import DEFAULT_COLLECTION, Hit
 from ragwright.pipeline.retrieval import SearchMode
 from ragwright.shapes import search_json
 from ragwright.stores.fts_query import query_terms
@@ -46,12 +47,13 @@ def search(
         typer.Option(help="Drop hits scoring below this (vector or bm25 mode only)."),
     ] = None,
     index: IndexOption = DEFAULT_INDEX,
+    collection: CollectionOption = DEFAULT_COLLECTION,
     embedder: EmbedderOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Search the index: hybrid (BM25 and vectors fused) by default."""
     where = parse_filter(filter_expression) if filter_expression else None
-    with open_index(index, embedder) as kb:
+    with open_index(index, embedder, collection=collection) as kb:
         hits = kb.search(query, mode=mode, top_k=top_k, where=where, min_score=min_score)
     if json_output:
         print_json(search_json(query, mode, top_k, where, hits))

@@ -9,6 +9,7 @@ import typer
 
 from ragwright.cli._common import (
     DEFAULT_INDEX,
+    CollectionOption,
     ConfigOption,
     EmbedderOption,
     IndexOption,
@@ -17,6 +18,7 @@ from ragwright.cli._common import (
 from ragwright.config import load_config
 from ragwright.errors import MissingDependencyError
 from ragwright.llms.settings import LLMSettings
+from ragwright.models import DEFAULT_COLLECTION
 
 
 class LogLevel(StrEnum):
@@ -29,6 +31,7 @@ class LogLevel(StrEnum):
 @reports_errors
 def serve(
     index: IndexOption = DEFAULT_INDEX,
+    collection: CollectionOption = DEFAULT_COLLECTION,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on (0: any free port).")] = 8000,
     config: ConfigOption = None,
@@ -60,8 +63,10 @@ def serve(
     settings = ServerSettings.from_config(configuration)
     llm_settings = LLMSettings.from_config(configuration)
     check_exposure(host, settings, insecure_no_auth)
-    with Index(index, embedder=embedder, create=True, llm_settings=llm_settings) as kb:
+    with Index(
+        index, collection=collection, embedder=embedder, create=True, llm_settings=llm_settings
+    ) as kb:
         app = create_app(kb, settings, mounts=mcp_mount(kb, host), host=host)
         server = server_for(app, host, port, settings, log_level.value)
-        announce(host, port, settings, str(index))
+        announce(host, port, settings, kb.display_location)
         server.run()

@@ -7,6 +7,7 @@ from rich.table import Table
 
 from ragwright.cli._common import (
     DEFAULT_INDEX,
+    CollectionOption,
     IndexOption,
     JsonOption,
     console,
@@ -14,22 +15,27 @@ from ragwright.cli._common import (
     print_json,
     reports_errors,
 )
+from ragwright.models import DEFAULT_COLLECTION, LedgerRow
 from ragwright.shapes import llm_records_json, stats_json
-from ragwright.stores.sqlite_llm import LedgerRow
 
 
 @reports_errors
-def stats(index: IndexOption = DEFAULT_INDEX, json_output: JsonOption = False) -> None:
+def stats(
+    index: IndexOption = DEFAULT_INDEX,
+    collection: CollectionOption = DEFAULT_COLLECTION,
+    json_output: JsonOption = False,
+) -> None:
     """Show counts, size, embedding space and chunking of the index, and the LLM ledger:
     calls, tokens and estimated cost per model, and the response cache."""
-    with open_index(index) as kb:
+    with open_index(index, collection=collection) as kb:
         numbers = kb.stats()
-        embedder = kb.store.get_setting("embedder")
+        embedder = kb.embedder_spec
         chunking = kb.chunking
         ledger = kb.llm_ledger()
         cache = kb.llm_cache_stats()
+        location = kb.display_location
     result = stats_json(
-        numbers, index=str(index), embedder=embedder, chunking=chunking
+        numbers, index=location, embedder=embedder, chunking=chunking
     ) | llm_records_json(ledger, cache)
     if json_output:
         print_json(result)

@@ -74,19 +74,19 @@ class RagwrightConnector(RagPipeline):
     def list_chunks(self, *, cursor: str | None = None, limit: int = _PAGE_LIMIT) -> ChunkPage:
         """Pages in chunk-id order; the cursor is the last id of the page before."""
         limit = min(max(1, limit), _MAX_PAGE_LIMIT)  # fewer than asked is legal paging
-        chunks = self.index.store.chunk_page(cursor, limit + 1)  # one more says "more"
+        chunks = self.index.export.chunk_page(cursor, limit + 1)  # one more says "more"
         page = chunks[:limit]
         more = len(chunks) > limit
         return ChunkPage(items=self._records(page), next_cursor=page[-1].id if more else None)
 
     def get_chunks(self, chunk_ids: list[str]) -> dict[str, ChunkRecord]:
-        found = self.index.store.get_chunks(list(chunk_ids))
+        found = self.index.chunks(list(chunk_ids))
         return {record.chunk_id: record for record in self._records(list(found.values()))}
 
     def get_chunk_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
         if not ids:
             return {}
-        stored = self.index.store.chunk_vectors(list(ids))
+        stored = self.index.export.chunk_vectors(list(ids))
         return {chunk_id: vector.tolist() for chunk_id, vector in stored.items()}
 
     def _records(self, chunks: list[Chunk]) -> list[ChunkRecord]:
@@ -106,7 +106,7 @@ class RagwrightConnector(RagPipeline):
 
     def _space(self) -> EmbeddingSpace:
         """The space the index's vectors live in (the embedder's, before the first ingest)."""
-        return self.index.store.space or self.index.embedder.space
+        return self.index.space or self.index.embedder.space
 
     def describe_space(self) -> EmbeddingSpaceDescriptor:
         space = self._space()
@@ -151,7 +151,7 @@ class RagwrightConnector(RagPipeline):
             "settings": {
                 "search_mode": self.mode.value,
                 "retrieval_mode": self.retrieval_mode,
-                "embedder": self.index.store.get_setting("embedder") or self.embedder_spec,
+                "embedder": self.index.embedder_spec or self.embedder_spec,
                 "embedding_model": space.model,
                 "embedding_dimensions": space.dimension,
                 "embedding_fingerprint": space.fingerprint,

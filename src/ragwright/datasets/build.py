@@ -103,11 +103,18 @@ def export_dataset(index: Index, out: Path, *, name: str | None = None) -> Datas
     order)."""
     records: list[ChunkRecord] = []
     for info in index.documents():
-        chunks = index.store.chunks_of(info.id)
+        chunks = index.chunks_of(info.id)
         records.extend(chunk_record(c, info.source, info.content_hash) for c in chunks)
     return write_dataset(
         out,
         records,
-        name=name or index.directory.resolve().name,
+        name=name or _index_name(index),
         chunking=exported_chunking("ragwright"),
     )
+
+
+def _index_name(index: Index) -> str:
+    """A dataset's default name: the index directory's, or the database's for a URL."""
+    if isinstance(index.location, Path):
+        return index.location.resolve().name
+    return index.location.rstrip("/").rsplit("/", 1)[-1].split("?", 1)[0] or "index"

@@ -16,11 +16,10 @@ from ragwright.pipeline.ingest import (
     BatchWriter,
     Failure,
     IngestReport,
-    IngestTarget,
     PendingDocument,
     Progress,
 )
-from ragwright.ports import Embedder
+from ragwright.ports import Embedder, IngestTarget
 
 #: Chunks embedded and written per transaction.
 BATCH_CHUNKS = 256

@@ -2,7 +2,7 @@
 (model, messages, max_tokens, temperature, JSON mode, logprobs), so asking again costs nothing.
 
 Repeated evaluation runs and repeated questions are answered from the index's SQLite (see
-`ragwright.stores.sqlite_llm`). A cached completion comes back with ``cached`` set and usage
+`ragwright.ports.LLMRecords`). A cached completion comes back with ``cached`` set and usage
 ``Usage(cached_calls=1)``: it spent no tokens, so budgets and the ledger do not count it. A
 completion cut short by its token limit (``finish_reason == "length"``) is not stored: it may
 have been capped by a budget and would be wrong for a later, richer request.
@@ -14,19 +14,12 @@ import hashlib
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from typing import Protocol
 
 from ragwright.llms.wrapper import WrappedLLM
 from ragwright.models import Usage
-from ragwright.ports import LLM, ChatMessage, Completion
+from ragwright.ports import LLM, ChatMessage, Completion, ResponseCache
 
 CACHED = Usage(cached_calls=1)
-
-
-class ResponseStore(Protocol):
-    def get_response(self, key: str) -> Completion | None: ...
-
-    def put_response(self, key: str, completion: Completion) -> None: ...
 
 
 def cache_key(model: str, messages: Sequence[ChatMessage], **parameters: object) -> str:
@@ -47,7 +40,7 @@ class CachedLLM(WrappedLLM):
     """An `LLM` that answers repeated requests from a `ResponseStore`; ``hits`` counts the
     requests it answered."""
 
-    def __init__(self, llm: LLM, store: ResponseStore) -> None:
+    def __init__(self, llm: LLM, store: ResponseCache) -> None:
         super().__init__(llm)
         self.store = store
         self.hits = 0

@@ -1,20 +1,15 @@
 """The cost ledger: every LLM call that reached a server, with its tokens and estimated cost,
 recorded per model (prices per million tokens from ``[llm.prices]``; unknown price: no cost).
-Stored in the index's SQLite (see `ragwright.stores.sqlite_llm`); ``ragwright stats`` sums it."""
+Stored by the index's store (its `LLMRecords`); ``ragwright stats`` sums it."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Protocol
 
 from ragwright.llms.settings import Price
 from ragwright.llms.wrapper import WrappedLLM
 from ragwright.models import Usage
-from ragwright.ports import LLM, Completion
-
-
-class LedgerStore(Protocol):
-    def record_call(self, scope: str, model: str, usage: Usage, cost: float | None) -> None: ...
+from ragwright.ports import LLM, CallLedger, Completion
 
 
 def estimate_cost(prices: Mapping[str, Price], model: str, usage: Usage) -> float | None:
@@ -26,7 +21,7 @@ class LedgerLLM(WrappedLLM):
     """An `LLM` whose calls are written to a ledger, under ``scope`` (request, ingest, …)."""
 
     def __init__(
-        self, llm: LLM, store: LedgerStore, prices: Mapping[str, Price], scope: str = "request"
+        self, llm: LLM, store: CallLedger, prices: Mapping[str, Price], scope: str = "request"
     ) -> None:
         super().__init__(llm)
         self.store = store

@@ -15,11 +15,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from ragwright.llms.budget import BudgetedLLM, BudgetGuard
-from ragwright.llms.cache import CachedLLM, ResponseStore
-from ragwright.llms.ledger import LedgerLLM, LedgerStore, estimate_cost
+from ragwright.llms.cache import CachedLLM
+from ragwright.llms.ledger import LedgerLLM, estimate_cost
 from ragwright.llms.settings import Budget, Price
 from ragwright.models import Answer, Usage
-from ragwright.ports import LLM
+from ragwright.ports import LLM, CallLedger, ResponseCache
 
 #: The wrappers a session puts around a model; one of them is already some session's.
 LLM_WRAPPERS = (CachedLLM, BudgetedLLM, LedgerLLM)
@@ -55,8 +55,8 @@ def open_session(
     scope: str,
     budget: Budget,
     prices: Mapping[str, Price],
-    ledger: LedgerStore | None,
-    cache: ResponseStore | None,
+    ledger: CallLedger | None,
+    cache: ResponseCache | None,
 ) -> LLMSession:
     guard = BudgetGuard(budget, scope)
     inner: LLM = LedgerLLM(llm, ledger, prices, scope) if ledger is not None else llm

@@ -138,6 +138,11 @@ class SourcesResult(BaseModel):
     sources: list[SourceView]
 
 
+class CollectionsResult(BaseModel):
+    collections: list[str]
+    default: str
+
+
 def chunk_view(chunk: Chunk, source: str) -> ChunkView:
     return ChunkView(**_untrusted_fields(hit_chunk_json(chunk, source), "text", *AUTHORED))
 

@@ -20,6 +20,7 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 from starlette.applications import Starlette
 
+from ragwright.collection_pool import CollectionPool
 from ragwright.errors import RagwrightError
 from ragwright.filters import Filter, In, all_of, any_of, parse_filter
 from ragwright.index import Index
@@ -28,6 +29,7 @@ from ragwright.mcp_server.results import (
     UNTRUSTED_NOTICE,
     AskResult,
     ChunkResult,
+    CollectionsResult,
     DocumentResult,
     SearchResult,
     SourcesResult,
@@ -64,6 +66,14 @@ SourceIds = Annotated[
         f"{MAX_SOURCES}).",
     ),
 ]
+CollectionName = Annotated[
+    str | None,
+    Field(
+        pattern=r"^[a-z][a-z0-9_]{0,39}$",
+        description="Collection of the index to use (default: the one the server was started "
+        "on); list_collections names them.",
+    ),
+]
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 
 
@@ -85,9 +95,12 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
         mode: Literal["bm25", "vector", "hybrid"] = "hybrid",
         filter: FilterExpression = None,
         sources: SourceIds = None,
+        collection: CollectionName = None,
     ) -> SearchResult:
         with _tool_errors():
-            hits = kb.get().search(query, mode=mode, top_k=top_k, where=_where(filter, sources))
+            hits = kb.get(collection).search(
+                query, mode=mode, top_k=top_k, where=_where(filter, sources)
+            )
         return SearchResult(
             query=query,
             mode=mode,
@@ -117,11 +130,12 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
                 json_schema_extra={"enum": [*ENGINES, None]},
             ),
         ] = None,
+        collection: CollectionName = None,
     ) -> AskResult:
         if engine is not None and engine not in ENGINES:
             raise ToolError(unknown_engine(engine))
         with _tool_errors():
-            answer = kb.get().ask(
+            answer = kb.get(collection).ask(
                 question, top_k=top_k, where=_where(filter, sources), engine=engine
             )
         return ask_result(question, answer)
@@ -129,11 +143,12 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
     @server.tool(annotations=READ_ONLY, description=_describe("One chunk by its id."))
     def get_chunk(
         chunk_id: Annotated[str, Field(min_length=1, max_length=256)],
+        collection: CollectionName = None,
     ) -> ChunkResult:
         with _tool_errors():
-            index = kb.get()
+            index = kb.get(collection)
             chunk = index.chunk(chunk_id)
-            document = index.store.get_document(chunk.document_id) if chunk else None
+            document = index.document(chunk.document_id) if chunk else None
         if chunk is None or document is None:
             raise ToolError(f"no chunk with id {chunk_id!r}")
         return ChunkResult(chunk=chunk_view(chunk, document.source))
@@ -153,9 +168,10 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
             int, Field(ge=0, strict=True, description="Where the window starts.")
         ] = 0,
         max_chars: Annotated[int, Field(ge=1, le=MAX_DOCUMENT_CHARS, strict=True)] = 20_000,
+        collection: CollectionName = None,
     ) -> DocumentResult:
         with _tool_errors():
-            found = kb.get().document(document)
+            found = kb.get(collection).document(document)
         if found is None:
             raise ToolError(f"no document with id or source {document!r}")
         return document_result(found, char_start, max_chars)
@@ -165,13 +181,20 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
         filter: FilterExpression = None,
         offset: Annotated[int, Field(ge=0, strict=True)] = 0,
         limit: Annotated[int, Field(ge=1, le=MAX_LISTED_SOURCES, strict=True)] = 100,
+        collection: CollectionName = None,
     ) -> SourcesResult:
         with _tool_errors():
-            documents = kb.get().documents(filter)
+            documents = kb.get(collection).documents(filter)
         page = documents[offset : offset + limit]
         return SourcesResult(
             total=len(documents), offset=offset, sources=[source_view(d) for d in page]
         )
+
+    @server.tool(annotations=READ_ONLY, description="List the collections of the index.")
+    def list_collections() -> CollectionsResult:
+        with _tool_errors():
+            names = kb.get().collections()
+        return CollectionsResult(collections=names, default=kb.get().collection)
 
     return server
 
@@ -190,20 +213,23 @@ def streamable_http_app(
 
 
 class _IndexHandle:
-    """The index, opened on first use when given as a factory (once, under a lock)."""
+    """The index, opened on first use when given as a factory (once, under a lock), and its
+    other collections, opened when a tool call names them (see `CollectionPool`)."""
 
     def __init__(self, source: IndexSource) -> None:
         self._source = source
-        self._index: Index | None = source if isinstance(source, Index) else None
+        self._pool: CollectionPool | None = None
+        if isinstance(source, Index):
+            self._pool = CollectionPool(source)
         self._lock = threading.Lock()
 
-    def get(self) -> Index:
-        if self._index is None:
+    def get(self, collection: str | None = None) -> Index:
+        if self._pool is None:
             with self._lock:
-                if self._index is None:
+                if self._pool is None:
                     assert callable(self._source)
-                    self._index = self._source()
-        return self._index
+                    self._pool = CollectionPool(self._source())
+        return self._pool.get(collection)
 
 
 @contextmanager

@@ -22,7 +22,7 @@ from ragwright.models import Chunk, Document, ParsedDocument, document_id_for
 from ragwright.pipeline.discover import Candidate, Discovery, discover, source_path
 from ragwright.pipeline.documents import chunks_within_limit, document_from, failure_reason
 from ragwright.pipeline.parse_worker import ParseLimits, ParseWorker
-from ragwright.ports import Chunker, DocumentWrite, Embedder, Parser, Vectors
+from ragwright.ports import Chunker, DocumentWrite, Embedder, IngestTarget, Parser, Vectors
 
 # Bumped when the way files become chunks changes, so every file is re-read once.
 INGEST_FORMAT = "2"
@@ -32,16 +32,6 @@ class ParserLookup(Protocol):
     def parser_for(self, path: str | Path, head: bytes | None = None) -> Parser: ...
 
     def supports(self, path: str | Path) -> bool: ...
-
-
-class IngestTarget(Protocol):
-    """What ingestion needs of a store."""
-
-    def fingerprints(self) -> dict[str, str]: ...
-
-    def write(self, batch: Sequence[DocumentWrite]) -> None: ...
-
-    def delete_many(self, document_ids: Sequence[str]) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,8 @@
 """The HTTP application: the JSON API under ``/v1``, the web page at ``/``, OpenAPI at ``/docs``.
 
-`create_app` builds it around one open `Index`. Other ASGI applications (the MCP endpoint, say)
+`create_app` builds it around one open `Index`: the unscoped ``/v1/…`` routes serve its
+collection, and ``/v1/collections/{name}/…`` the same routes on another collection of the same
+index (opened on first use, see `CollectionPool`). Other ASGI applications (the MCP endpoint, say)
 are mounted with ``mounts={"/mcp": app}``: they sit behind the same body limit, request log,
 cross-site guard and read-scope key check, and a mounted Starlette application's lifespan runs
 with the server's.
@@ -9,11 +11,14 @@ with the server's.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
+from typing import Annotated
 
 import anyio
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
+from fastapi import Path as PathParameter
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
@@ -21,6 +26,7 @@ from starlette.applications import Starlette
 from starlette.types import ASGIApp, Scope
 
 import ragwright
+from ragwright.collection_pool import CollectionPool
 from ragwright.index import Index
 from ragwright.server.access_log import RequestLog
 from ragwright.server.auth import RequireKey
@@ -29,11 +35,15 @@ from ragwright.server.limits import BodyLimit
 from ragwright.server.origin import CrossSiteGuard, is_loopback
 from ragwright.server.problems import UnexpectedErrors, install_handlers
 from ragwright.server.routes import documents, meta, search
+from ragwright.server.routes._deps import read_key
 from ragwright.server.settings import ServerSettings
 from ragwright.server.uploads import Uploader
 
 STATIC = Path(__file__).parent / "static"
-UPLOAD_PATH = "/v1/documents"
+API = "/v1"
+#: The same routes, on a named collection of the index.
+COLLECTION_API = "/v1/collections/{collection}"
+_UPLOAD_PATH = re.compile(r"/v1(/collections/[^/]+)?/documents")
 #: Where the /docs and /redoc pages get their scripts and style sheets.
 DOCS_ASSETS = "/docs-assets"
 #: The page runs only its own script and talks only to this server: a policy that would stop
@@ -62,7 +72,8 @@ def create_app(
     # Resolve the embedder now, in one thread: `Index.embedder` creates it on first use, and
     # concurrent first requests would otherwise each build one (its model loads lazily, once).
     index.embedder  # noqa: B018
-    uploader = Uploader(index, settings)
+    uploader = Uploader(settings)
+    collections = CollectionPool(index)
     mounted = dict(mounts or {})
 
     @contextlib.asynccontextmanager
@@ -75,6 +86,7 @@ def create_app(
         # In-flight requests have finished (or timed out) by now; an ingest running in a
         # worker thread still holds the upload lock until its transaction commits.
         await anyio.to_thread.run_sync(_wait_for, uploader)
+        collections.close()
 
     # FastAPI's own /docs and /redoc pages load Swagger UI and ReDoc from public CDNs;
     # FastAPIOffline serves the same pages with those files from its package: no internet.
@@ -85,18 +97,21 @@ def create_app(
         lifespan=lifespan,
         static_url=DOCS_ASSETS,
     )
-    app.state.index = index
+    app.state.collections = collections
     app.state.settings = settings
     app.state.uploader = uploader
     install_handlers(app)
     for router in (search.router, documents.router, meta.router):
-        app.include_router(router)
+        app.include_router(router, prefix=API)
+        scoped = [Depends(read_key), Depends(_collection)]
+        app.include_router(router, prefix=COLLECTION_API, dependencies=scoped)
+    app.include_router(meta.index_router)
     for path, mounted_app in mounted.items():
         app.mount(path, RequireKey(mounted_app, settings, KeyScope.READ))
     _add_web_page(app)
 
     def body_limit(scope: Scope) -> int:
-        upload = scope["path"] == UPLOAD_PATH and scope["method"] == "POST"
+        upload = scope["method"] == "POST" and _UPLOAD_PATH.fullmatch(scope["path"]) is not None
         return settings.max_upload_bytes if upload else settings.max_request_bytes
 
     app.add_middleware(BodyLimit, limit_for=body_limit)
@@ -113,6 +128,16 @@ def _add_web_page(app: FastAPI) -> None:
     @app.get("/", include_in_schema=False)
     def web_page() -> FileResponse:
         return FileResponse(page, headers=PAGE_HEADERS)
+
+
+def _collection(
+    collection: Annotated[
+        str,
+        PathParameter(pattern=r"^[a-z][a-z0-9_]{0,39}$", description="A collection of the index."),
+    ],
+) -> None:
+    """Declares and checks the collection in ``/v1/collections/{collection}/…`` paths (the
+    index itself is looked up by the routes' `IndexDep`)."""
 
 
 def _wait_for(uploader: Uploader) -> None:

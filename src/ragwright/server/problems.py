@@ -27,6 +27,7 @@ from ragwright.errors import (
     ParseError,
     RagwrightError,
     RerankerError,
+    UnknownCollection,
     UnsupportedFilter,
     UnsupportedScale,
 )
@@ -40,6 +41,7 @@ ERROR_STATUS: tuple[tuple[type[RagwrightError], int, str], ...] = (
     (UnsupportedFilter, 400, "unsupported_filter"),
     (UnsupportedScale, 400, "unsupported_scale"),
     (EmbeddingSpaceMismatch, 409, "embedding_space_mismatch"),
+    (UnknownCollection, 404, "unknown_collection"),
     (IngestLimitExceeded, 413, "ingest_limit"),
     (ParseError, 422, "parse_error"),
     (BudgetExceeded, 429, "budget_exceeded"),

@@ -67,8 +67,8 @@ class Uploader:
     """Ingests uploads one request at a time: concurrent uploads queue here, while searches
     go on (the store gives readers a consistent snapshot during each write)."""
 
-    def __init__(self, index: Index, settings: ServerSettings) -> None:
-        self.index, self.settings = index, settings
+    def __init__(self, settings: ServerSettings) -> None:
+        self.settings = settings
         self.lock = threading.Lock()
 
     @property
@@ -96,7 +96,8 @@ class Uploader:
                     f"of {self.settings.max_file_bytes:,}"
                 )
 
-    def ingest(self, uploads: Sequence[Upload]) -> IngestReport:
+    def ingest(self, index: Index, uploads: Sequence[Upload]) -> IngestReport:
+        """Ingest ``uploads`` into ``index`` (one collection), one request at a time."""
         self.check(uploads)
         with tempfile.TemporaryDirectory(prefix="ragwright-upload-") as staging:
             folder = Path(staging) / UPLOAD_PREFIX
@@ -114,7 +115,7 @@ class Uploader:
                     ", ".join(names),
                     extra={"fields": {"event": "ingest.start", "sources": names}},
                 )
-                report = self.index.ingest(paths, options=self.options, base=Path(staging))
+                report = index.ingest(paths, options=self.options, base=Path(staging))
                 log.info(
                     "ingested %d chunks",
                     report.chunks_written,

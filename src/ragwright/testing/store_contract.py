@@ -9,8 +9,8 @@ each call, so a second process can open it too)::
         def open_store(self, tmp_path):
             return functools.partial(SQLiteStore, tmp_path / "index")
 
-The store must offer ``bind_space``, ``upsert``, ``delete``, ``get_document``,
-``list_documents``, ``chunks_of``, ``chunks_at``, ``vector_search`` and ``keyword_search``.
+The store must implement `ragwright.ports.Store` (every capability port), plus ``upsert``.
+A backend's collections are checked by `ragwright.testing.backend_contract.BackendContract`.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import pytest
 from ragwright.errors import EmbeddingSpaceMismatch, StoreError, UnsupportedFilter
 from ragwright.filters import Comparison, Filter, parse_filter
 from ragwright.models import Arm, Chunk, Document, EmbeddingSpace, Scale, chunk_id_for
+from ragwright.ports import DocumentWrite
 
 SPACE = EmbeddingSpace("contract-test", 4, True, "cosine", "contract-fingerprint")
 OTHER_SPACE = EmbeddingSpace("other-model", 4, True, "cosine", "other-fingerprint")
@@ -270,6 +271,81 @@ class StoreContract:
             document = loaded.get_document(info.id)
             for chunk in loaded.chunks_of(info.id):
                 assert document.content[chunk.char_start : chunk.char_end] == chunk.text
+
+    def test_chunks_by_id_and_by_document(self, loaded: Any) -> None:
+        a, a_chunks = make_document(*CORPUS[0])
+        found = loaded.get_chunks([a_chunks[1].id, "no-such-chunk", a_chunks[0].id])
+        assert set(found) == {a_chunks[0].id, a_chunks[1].id}
+        assert found[a_chunks[1].id].text == "alpha bananas are yellow"
+        assert found[a_chunks[1].id].metadata["year"] == 2019  # document metadata inherited
+        assert [c.index for c in loaded.chunks_of(a.id)] == [0, 1]
+        assert loaded.chunks_of("no-such-document") == []
+        assert loaded.get_chunks([]) == {}
+
+    def test_find_document_by_source(self, loaded: Any) -> None:
+        found = loaded.find_document("c.md")
+        assert found is not None and found.id == make_document(*CORPUS[2])[0].id
+        assert loaded.find_document("nowhere.md") is None
+
+    # -- export -----------------------------------------------------------------------------
+
+    def test_chunk_pages_cover_every_chunk_once_in_id_order(self, loaded: Any) -> None:
+        seen, after = [], None
+        while page := loaded.chunk_page(after, 4):
+            seen += [c.id for c in page]
+            after = page[-1].id
+        assert seen == sorted(seen) and len(seen) == len(set(seen)) == 6
+        assert loaded.chunk_page(seen[-1], 4) == []
+        assert loaded.chunk_page(None, 0) == []
+
+    def test_chunk_vectors_are_the_stored_vectors(self, loaded: Any) -> None:
+        _, chunks = make_document(*CORPUS[0])
+        found = loaded.chunk_vectors([c.id for c in chunks] + ["no-such-chunk"])
+        assert set(found) == {c.id for c in chunks}
+        expected = vectors_for("a.md", 2)
+        for chunk, vector in zip(chunks, expected, strict=True):
+            np.testing.assert_allclose(found[chunk.id], vector, rtol=1e-6)
+            assert found[chunk.id].dtype == np.float32
+
+    # -- ingest target, settings, counts ----------------------------------------------------
+
+    def test_fingerprints_name_every_source(self, loaded: Any) -> None:
+        document, chunks = make_document("f.md", ["foxtrot"])
+        loaded.write([DocumentWrite(document, chunks, vectors_for("f.md", 1), "fp-1")])
+        fingerprints = loaded.fingerprints()
+        assert fingerprints["f.md"] == "fp-1"
+        assert fingerprints["a.md"] == make_document(*CORPUS[0])[0].content_hash
+        assert len(fingerprints) == 6
+
+    def test_a_batch_is_written_whole_or_not_at_all(self, store: Any) -> None:
+        good, good_chunks = make_document("g.md", ["golf"])
+        bad, bad_chunks = make_document("h.md", ["hotel"])
+        batch = [
+            DocumentWrite(good, good_chunks, vectors_for("g.md", 1)),
+            DocumentWrite(bad, bad_chunks, np.full((1, 4), np.nan, dtype=np.float32)),
+        ]
+        with pytest.raises(StoreError):
+            store.write(batch)
+        assert store.list_documents() == []
+
+    def test_delete_many_counts_what_existed(self, loaded: Any) -> None:
+        ids = [make_document(*CORPUS[i])[0].id for i in (0, 3)]
+        assert loaded.delete_many([*ids, "no-such-id"]) == 2
+        assert loaded.delete_many([]) == 0
+        assert {d.source for d in loaded.list_documents()} == {"b.md", "c.md", "e.md"}
+
+    def test_settings_round_trip(self, store: Any) -> None:
+        assert store.get_setting("some_key") is None
+        store.set_setting("some_key", "one")
+        store.set_setting("some_key", "two")
+        assert store.get_setting("some_key") == "two"
+        assert store.space == SPACE
+
+    def test_stats_count_what_is_stored(self, loaded: Any) -> None:
+        stats = loaded.stats()
+        characters = sum(len(make_document(*c)[0].content) for c in CORPUS)
+        assert (stats.documents, stats.chunks, stats.characters) == (5, 6, characters)
+        assert stats.space == SPACE and stats.database_bytes > 0
 
     # -- other processes ----------------------------------------------------------------------
 

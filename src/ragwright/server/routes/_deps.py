@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from ragwright.collection_pool import CollectionPool
 from ragwright.index import Index
 from ragwright.server.auth import require
 from ragwright.server.keys import Scope
@@ -13,8 +14,10 @@ from ragwright.server.uploads import Uploader
 
 
 def _index(request: Request) -> Index:
-    index: Index = request.app.state.index
-    return index
+    """The collection the path names (``/v1/collections/{collection}/…``), else the one the
+    server was started on."""
+    collections: CollectionPool = request.app.state.collections
+    return collections.get(request.path_params.get("collection"))
 
 
 def _uploader(request: Request) -> Uploader:
@@ -24,7 +27,10 @@ def _uploader(request: Request) -> Uploader:
 
 IndexDep = Annotated[Index, Depends(_index)]
 UploaderDep = Annotated[Uploader, Depends(_uploader)]
-ReadKey = Annotated[str | None, Depends(require(Scope.READ))]
+#: The read-scope check; collection routes run it before looking the collection up, so a
+#: caller without a key learns nothing about which collections exist.
+read_key = require(Scope.READ)
+ReadKey = Annotated[str | None, Depends(read_key)]
 WriteKey = Annotated[str | None, Depends(require(Scope.WRITE))]
 
 #: Documents' text in responses is data from the indexed files, never instructions: every

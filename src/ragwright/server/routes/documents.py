@@ -15,7 +15,7 @@ from ragwright.server.uploads import Upload, uploaded_documents
 from ragwright.shapes import chunk_json, document_info_json, document_json, ingest_report_json
 from ragwright.surface_limits import MAX_QUERY_CHARS
 
-router = APIRouter(prefix="/v1", tags=["documents"])
+router = APIRouter(tags=["documents"])
 
 
 _MULTIPART_BODY = {
@@ -39,7 +39,7 @@ _MULTIPART_BODY = {
 
 
 @router.post("/documents", openapi_extra={"requestBody": _MULTIPART_BODY})
-async def upload(request: Request, uploader: UploaderDep, _: WriteKey) -> Any:
+async def upload(request: Request, index: IndexDep, uploader: UploaderDep, _: WriteKey) -> Any:
     """Ingest uploaded files as ``uploads/FILENAME``, with the same limits as ``ragwright
     ingest``. Re-uploading unchanged bytes changes nothing; changed bytes replace the document.
     A file that fails is reported in ``failed`` while the others are ingested; when every file
@@ -54,7 +54,7 @@ async def upload(request: Request, uploader: UploaderDep, _: WriteKey) -> Any:
         ]
         if len(uploads) != len(files):
             raise ApiError(422, "invalid_request", "the 'files' field must hold files")
-        report = await run_in_threadpool(uploader.ingest, uploads)
+        report = await run_in_threadpool(uploader.ingest, index, uploads)
     body = {**ingest_report_json(report), "documents": uploaded_documents(report)}
     if report.failed and len(report.failed) == len(uploads):
         reasons = "; ".join(f"{f.source}: {f.reason}" for f in report.failed)
@@ -83,7 +83,7 @@ def get_document(document: str, index: IndexDep, _: ReadKey) -> dict[str, Any]:
     found = index.document(document)
     if found is None:
         raise ApiError(404, "not_found", f"no document with id or source {document!r}")
-    return {**document_json(found, index.store.chunks_of(found.id)), **UNTRUSTED}
+    return {**document_json(found, index.chunks_of(found.id)), **UNTRUSTED}
 
 
 @router.delete("/documents/{document:path}")

@@ -1,4 +1,4 @@
-"""Index statistics and the health check."""
+"""Index statistics, the collections and the health check."""
 
 from __future__ import annotations
 
@@ -11,10 +11,13 @@ from ragwright.llms.settings import ENGINES
 from ragwright.server.routes._deps import IndexDep, ReadKey
 from ragwright.shapes import llm_records_json, stats_json
 
+#: Served for each collection (``/v1/stats``, ``/v1/collections/{collection}/stats``).
 router = APIRouter(tags=["index"])
+#: Served once: about the whole index and the server.
+index_router = APIRouter(tags=["index"])
 
 
-@router.get("/v1/stats")
+@router.get("/stats")
 def stats(index: IndexDep, _: ReadKey) -> dict[str, Any]:
     """Counts, size, embedding space and chunking of the index, the LLM ledger and response
     cache (as `ragwright stats --json`), and the answer engines ``/v1/ask`` offers (with the
@@ -24,8 +27,8 @@ def stats(index: IndexDep, _: ReadKey) -> dict[str, Any]:
     return (
         stats_json(
             index.stats(),
-            index=str(index.directory),
-            embedder=index.store.get_setting("embedder"),
+            index=index.display_location,
+            embedder=index.embedder_spec,
             chunking=index.chunking,
         )
         | llm_records_json(index.llm_ledger(), index.llm_cache_stats())
@@ -33,8 +36,14 @@ def stats(index: IndexDep, _: ReadKey) -> dict[str, Any]:
     )
 
 
-@router.get("/healthz")
+@index_router.get("/v1/collections")
+def collections(index: IndexDep, _: ReadKey) -> dict[str, Any]:
+    """The index's collections, and the one the unscoped ``/v1/…`` routes serve."""
+    return {"collections": index.collections(), "default": index.collection}
+
+
+@index_router.get("/healthz")
 def healthz(index: IndexDep) -> dict[str, Any]:
     """Liveness and readiness: the index answers a query. Needs no key."""
-    index.store.get_setting("schema_version")
+    index.embedder_spec  # noqa: B018 - a read of the store: it answers
     return {"status": "ok", "version": ragwright.__version__}

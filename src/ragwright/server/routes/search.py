@@ -22,7 +22,7 @@ from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadKey
 from ragwright.shapes import answer_json, search_json
 from ragwright.surface_limits import MAX_ASK_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K
 
-router = APIRouter(prefix="/v1", tags=["search"])
+router = APIRouter(tags=["search"])
 log = logging.getLogger(LOGGER)
 
 FilterField = Field(

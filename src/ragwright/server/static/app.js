@@ -36,6 +36,32 @@ async function api(path, options = {}) {
   return response.json();
 }
 
+// The collection the page works on: the server's default one unless the picker says
+// otherwise; every API path goes through `scoped`.
+let defaultCollection = null;
+
+function scoped(path) {
+  const chosen = $("collection").value;
+  if (!chosen || chosen === defaultCollection) return path;
+  return path.replace(/^\/v1\//, `/v1/collections/${encodeURIComponent(chosen)}/`);
+}
+
+async function loadCollections() {
+  try {
+    const { collections, default: fallback } = await api("/v1/collections");
+    defaultCollection = fallback;
+    const select = $("collection");
+    select.replaceChildren(...collections.map((name) => new Option(name, name)));
+    select.value = fallback;
+    $("collection-picker").hidden = collections.length < 2;
+  } catch (_) { /* no key yet: the picker stays hidden */ }
+}
+
+$("collection").addEventListener("change", () => {
+  $("results").replaceChildren();
+  refresh();
+});
+
 function postJson(path, body) {
   return api(path, {
     method: "POST",
@@ -54,7 +80,7 @@ $("key-form").addEventListener("submit", (event) => {
   const key = $("api-key").value.trim();
   if (key) sessionStorage.setItem(KEY_STORAGE, key);
   else sessionStorage.removeItem(KEY_STORAGE);
-  refresh();
+  loadCollections().then(refresh);
 });
 
 // -- tabs (WAI-ARIA tabs: arrow keys move between tabs) -----------------------------------
@@ -131,7 +157,7 @@ $("search-form").addEventListener("submit", async (event) => {
   results.replaceChildren();
   $("search-status").textContent = "Searching…";
   try {
-    const found = await postJson("/v1/search", body);
+    const found = await postJson(scoped("/v1/search"), body);
     const terms = queryTerms(query);
     for (const hit of found.hits) results.append(resultItem(hit, terms));
     const count = found.hits.length;
@@ -173,7 +199,7 @@ $("ask-form").addEventListener("submit", async (event) => {
   answer.setAttribute("aria-busy", "true");
   $("ask-status").textContent = "Answering…";
   try {
-    const response = await fetch("/v1/ask", {
+    const response = await fetch(scoped("/v1/ask"), {
       method: "POST",
       headers: { ...authHeaders(), "Content-Type": "application/json", Accept: "text/event-stream" },
       body: JSON.stringify(body),
@@ -279,7 +305,7 @@ async function openDocument(documentId, start, end, opener) {
   const viewer = $("viewer");
   const text = $("viewer-text");
   try {
-    const doc = await api(`/v1/documents/${encodeURIComponent(documentId)}`);
+    const doc = await api(scoped(`/v1/documents/${encodeURIComponent(documentId)}`));
     $("viewer-title").textContent = doc.source;
     $("viewer-span").textContent = `Characters ${start}–${end}`;
     const mark = element("mark", doc.content.slice(start, end), "cited");
@@ -315,7 +341,7 @@ $("upload-form").addEventListener("submit", (event) => {
   progress.value = 0;
   status.textContent = "Uploading…";
   const request = new XMLHttpRequest();
-  request.open("POST", "/v1/documents");
+  request.open("POST", scoped("/v1/documents"));
   for (const [name, value] of Object.entries(authHeaders())) request.setRequestHeader(name, value);
   request.responseType = "json";
   request.upload.addEventListener("progress", (e) => {
@@ -346,7 +372,7 @@ $("upload-form").addEventListener("submit", (event) => {
 
 async function loadDocuments() {
   try {
-    const { documents } = await api("/v1/documents");
+    const { documents } = await api(scoped("/v1/documents"));
     const rows = documents.map((d) => {
       const row = element("tr");
       const view = element("button", d.source, "link source");
@@ -373,7 +399,7 @@ async function loadDocuments() {
 async function deleteDocument(doc) {
   if (!confirm(`Delete ${doc.source} from the index?`)) return;
   try {
-    await api(`/v1/documents/${encodeURIComponent(doc.id)}`, { method: "DELETE" });
+    await api(scoped(`/v1/documents/${encodeURIComponent(doc.id)}`), { method: "DELETE" });
     $("upload-status").textContent = `Deleted ${doc.source}.`;
     loadDocuments();
   } catch (error) {
@@ -383,7 +409,7 @@ async function deleteDocument(doc) {
 
 async function loadStats() {
   try {
-    const stats = await api("/v1/stats");
+    const stats = await api(scoped("/v1/stats"));
     const space = stats.embedding_space;
     const rows = [
       ["Documents", stats.documents.toLocaleString()],
@@ -413,4 +439,4 @@ function refresh() {
 }
 
 if (sessionStorage.getItem(KEY_STORAGE)) $("api-key").value = sessionStorage.getItem(KEY_STORAGE);
-refresh();
+loadCollections().then(refresh);

@@ -18,12 +18,11 @@ import secrets
 import sqlite3
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragwright.errors import StoreError
-from ragwright.models import Usage
+from ragwright.models import CacheStats, LedgerRow, Usage
 from ragwright.ports import Completion, TokenLogprob
 
 _DDL = """
@@ -49,24 +48,6 @@ CREATE TABLE IF NOT EXISTS llm_cache (
     hits       INTEGER NOT NULL DEFAULT 0
 );
 """
-
-
-@dataclass(frozen=True, slots=True)
-class LedgerRow:
-    """The calls to one model: how many, their tokens, their estimated cost (None when no call
-    had a price; otherwise the sum over the calls that had one)."""
-
-    model: str
-    calls: int
-    prompt_tokens: int
-    completion_tokens: int
-    cost: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class CacheStats:
-    entries: int
-    hits: int
 
 
 class SQLiteLLMRecords:

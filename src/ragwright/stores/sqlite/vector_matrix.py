@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ragwright.stores.keyword_matrix import best_positions
+from ragwright.stores.sqlite.keyword_matrix import best_positions
 
 Floats = npt.NDArray[np.float32]
 RowIds = npt.NDArray[np.int64]

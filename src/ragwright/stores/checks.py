@@ -1,0 +1,27 @@
+"""Checks every store makes before writing a document, whatever it stores it in."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ragwright.errors import StoreError
+from ragwright.models import EmbeddingSpace
+from ragwright.ports import DocumentWrite
+
+
+def check_write(item: DocumentWrite, space: EmbeddingSpace) -> None:
+    """What every store checks before writing a document: its vectors have the space's shape
+    and are finite, and each chunk is an exact span of this document."""
+    document, chunks, vectors = item.document, item.chunks, item.vectors
+    if vectors.shape != (len(chunks), space.dimension):
+        raise StoreError(
+            f"{document.source}: {len(chunks)} chunks need vectors of shape "
+            f"({len(chunks)}, {space.dimension}), got {vectors.shape}"
+        )
+    if not np.isfinite(vectors).all():
+        raise StoreError(f"{document.source}: vectors contain NaN or infinity")
+    for chunk in chunks:
+        if chunk.document_id != document.id:
+            raise StoreError(f"chunk {chunk.id} belongs to another document")
+        if document.content[chunk.char_start : chunk.char_end] != chunk.text:
+            raise StoreError(f"chunk {chunk.id} is not an exact span of {document.source}")

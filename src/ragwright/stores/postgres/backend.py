@@ -1,0 +1,278 @@
+"""One PostgreSQL database as a ragwright index: a connection pool, its collections, retries.
+
+`PostgresBackend` is what the ``ragwright.stores`` entry point ``postgresql`` names: built from
+a URL, it owns one connection pool that every store it opens shares. Each collection is one
+PostgreSQL schema (``ragwright_<name>``, see `schema`); the LLM records of the index live in the
+schema ``ragwright``.
+
+Every operation runs as one transaction through `PostgresBackend.run`. A transient failure — the
+connection dropped, the server restarting, a deadlock or serialization failure, no connection
+free in time — rolls the transaction back and runs the whole of it again, with backoff, until
+``retry_seconds`` have passed; then a `StoreError` says the server is unreachable. A write is
+therefore either wholly applied or not at all, and writes are idempotent (a document replaces
+the one with its id or source), so running one again after an unknown outcome is safe.
+
+psycopg, psycopg-pool and pgvector are imported when a backend is built: without the
+``postgres`` extra, construction raises `MissingDependencyError` with the pip line.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+from ragwright.errors import ConfigError, MissingDependencyError, StoreError
+from ragwright.models import DEFAULT_COLLECTION
+from ragwright.stores.postgres.schema import INDEX_SCHEMA, collection_name, schema_name
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+    from psycopg_pool import ConnectionPool
+
+    from ragwright.stores.postgres.llm import PostgresLLMRecords
+    from ragwright.stores.postgres.store import PostgresStore
+
+T = TypeVar("T")
+INSTALL = "pip install 'ragwright[postgres]'"
+#: Two-key advisory locks (a key space apart from single-key ones) serialize schema changes.
+LOCK_NAMESPACE = 0x7277  # "rw"
+
+
+def _require_driver() -> None:
+    try:
+        import pgvector.psycopg  # noqa: F401
+        import psycopg  # noqa: F401
+        import psycopg_pool  # noqa: F401
+    except ImportError as error:
+        raise MissingDependencyError("the PostgreSQL store", INSTALL) from error
+
+
+def normalize_url(url: str) -> str:
+    """``postgres://`` and ``postgresql://`` URLs, as libpq reads them."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("postgresql", "postgres"):
+        raise ConfigError(f"not a PostgreSQL URL: {redact(url)} (expected postgresql://…)")
+    return urlunsplit(("postgresql", *parts[1:]))
+
+
+def redact(url: str) -> str:
+    """The URL without its password, for messages."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit((parts.scheme, netloc, *parts[2:]))
+
+
+class PostgresBackend:
+    """A ragwright index in one PostgreSQL database (with pgvector): its named collections.
+
+    HNSW parameters apply to the collections this backend opens: ``hnsw_m`` and
+    ``hnsw_ef_construction`` when a collection's vector index is built, ``hnsw_ef_search`` per
+    query. ``exact_limit`` is the number of candidate rows up to which a vector search is exact
+    (a small collection, or a selective filter) instead of going through the HNSW index."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        pool_size: int = 8,
+        retry_seconds: float = 10.0,
+        connect_timeout: float = 5.0,
+        hnsw_m: int = 16,
+        hnsw_ef_construction: int = 64,
+        hnsw_ef_search: int = 100,
+        exact_limit: int = 20_000,
+    ) -> None:
+        _require_driver()
+        from psycopg_pool import ConnectionPool
+
+        self.url = normalize_url(url)
+        self.display_url = redact(self.url)
+        for name, value in (("hnsw_m", hnsw_m), ("hnsw_ef_construction", hnsw_ef_construction),
+                            ("hnsw_ef_search", hnsw_ef_search)):  # fmt: skip
+            if not isinstance(value, int) or not 1 <= value <= 1000:
+                raise ConfigError(f"{name} must be an integer from 1 to 1000, not {value!r}")
+        self.hnsw_m = hnsw_m
+        self.hnsw_ef_construction = hnsw_ef_construction
+        self.hnsw_ef_search = hnsw_ef_search
+        self.exact_limit = exact_limit
+        self.retry_seconds = retry_seconds
+        self._connect_timeout = connect_timeout
+        self._ensure_pgvector()
+        self._pool: ConnectionPool[Connection[Any]] = ConnectionPool(
+            self.url,
+            min_size=1,
+            max_size=max(1, pool_size),
+            kwargs={
+                "autocommit": True,
+                "connect_timeout": max(1, round(connect_timeout)),
+                "application_name": "ragwright",
+            },
+            configure=_configure,
+            timeout=connect_timeout,
+            name="ragwright",
+            open=False,
+        )
+        self._pool.open(wait=False)
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def __enter__(self) -> PostgresBackend:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- collections --------------------------------------------------------------------------
+
+    @property
+    def location(self) -> str:
+        """The database's URL, its password masked."""
+        return self.display_url
+
+    def open(self, collection: str = DEFAULT_COLLECTION, *, create: bool = True) -> PostgresStore:
+        """The store of one collection; created (schema, tables) if missing and ``create``."""
+        from ragwright.stores.postgres.store import PostgresStore
+
+        return PostgresStore(self, collection, create=create)
+
+    def collections(self) -> list[str]:
+        """The collections of this index, by name."""
+        rows = self.run(
+            lambda conn: conn.execute(
+                "SELECT n.nspname FROM pg_namespace n "
+                "WHERE to_regclass(quote_ident(n.nspname) || '.settings') IS NOT NULL "
+                "ORDER BY n.nspname"
+            ).fetchall(),
+            "listing the collections",
+        )
+        names = [collection_name(str(row[0])) for row in rows]
+        found = sorted(name for name in names if name is not None)
+        return sorted(found, key=lambda name: name != DEFAULT_COLLECTION)  # default first
+
+    def create_collection(self, name: str) -> None:
+        """Create an empty collection; `ConfigError` if there is one by that name."""
+        schema_name(name)  # a bad name is refused first
+        if name in self.collections():
+            raise ConfigError(f"the collection {name!r} already exists in {self.display_url}")
+        self.open(name, create=True).close()
+
+    def drop_collection(self, name: str) -> bool:
+        """Delete a collection with everything in it. True when it existed."""
+        from psycopg import sql
+
+        schema = schema_name(name)
+        if name == DEFAULT_COLLECTION:
+            raise ConfigError("the default collection cannot be dropped")
+        if name not in self.collections():
+            return False
+
+        def drop(conn: Connection[Any]) -> bool:
+            lock_schema(conn, schema)
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+            return True
+
+        return self.run(drop, f"dropping the collection {name!r}")
+
+    def llm_records(self) -> PostgresLLMRecords:
+        """The index's LLM ledger and response cache (shared by its collections)."""
+        from ragwright.stores.postgres.llm import PostgresLLMRecords
+
+        return PostgresLLMRecords(self)
+
+    # -- transactions -------------------------------------------------------------------------
+
+    def run(self, work: Callable[[Connection[Any]], T], what: str) -> T:
+        """``work`` in one transaction on a pooled connection; run again from the start on a
+        transient failure until ``retry_seconds`` pass. ``what`` names it in errors."""
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        deadline = time.monotonic() + self.retry_seconds
+        delay = 0.05
+        while True:
+            try:
+                with self._pool.connection() as conn, conn.transaction():
+                    return work(conn)
+            except (psycopg.OperationalError, PoolTimeout) as error:
+                if time.monotonic() + delay > deadline:
+                    raise StoreError(
+                        f"{what} failed: the PostgreSQL server at {self.display_url} did not "
+                        f"answer for {self.retry_seconds:g} s ({_first_line(error)}); check that "
+                        "it is running and reachable"
+                    ) from error
+                self._pool.check()  # drop the pool's other connections to a lost server
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
+            except psycopg.Error as error:
+                raise StoreError(f"{what} failed: {_first_line(error)}") from error
+
+    def _ensure_pgvector(self) -> None:
+        """pgvector's extension in the database (the pool's connections need its types)."""
+        import psycopg
+
+        def ensure(conn: Connection[Any]) -> None:
+            if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+                return
+            conn.execute("SELECT pg_advisory_xact_lock(%s, 0)", (LOCK_NAMESPACE,))
+            try:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            except psycopg.errors.InsufficientPrivilege as error:
+                raise StoreError(
+                    f"the pgvector extension is not installed in {self.display_url} and this "
+                    "user may not install it: ask an administrator to run "
+                    "`CREATE EXTENSION vector` in the database"
+                ) from error
+            except psycopg.errors.FeatureNotSupported as error:
+                raise StoreError(f"pgvector is not available on this server: {error}") from error
+
+        deadline = time.monotonic() + self.retry_seconds
+        delay = 0.05
+        while True:
+            try:
+                with (
+                    psycopg.connect(
+                        self.url,
+                        autocommit=True,
+                        connect_timeout=max(1, round(self._connect_timeout)),
+                    ) as conn,
+                    conn.transaction(),
+                ):
+                    ensure(conn)
+                    return
+            except psycopg.OperationalError as error:
+                if time.monotonic() + delay > deadline:
+                    raise StoreError(
+                        f"cannot connect to PostgreSQL at {self.display_url}: {_first_line(error)}"
+                    ) from error
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
+            except psycopg.Error as error:
+                raise StoreError(
+                    f"cannot prepare {self.display_url} for ragwright: {_first_line(error)}"
+                ) from error
+
+
+def lock_schema(conn: Connection[Any], schema: str) -> None:
+    """Serialize changes to one schema's structure across processes (until commit)."""
+    conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (LOCK_NAMESPACE, schema))
+
+
+def _configure(conn: Connection[Any]) -> None:
+    from pgvector.psycopg import register_vector
+
+    register_vector(conn)
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+__all__ = ["INDEX_SCHEMA", "PostgresBackend"]

@@ -1,0 +1,85 @@
+"""`SQLiteBackend`: an index in one directory, one SQLite database per collection.
+
+The default collection is ``DIR/index.sqlite3`` (the layout of every index before collections
+existed, so those keep working); a named collection is ``DIR/collections/NAME/index.sqlite3``.
+The LLM ledger and response cache live in the default database.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from ragwright.errors import ConfigError, StoreError, UnknownCollection
+from ragwright.models import DEFAULT_COLLECTION, check_collection_name
+from ragwright.stores.sqlite.llm_records import SQLiteLLMRecords
+from ragwright.stores.sqlite.store import DATABASE_NAME, SQLiteStore
+
+COLLECTIONS_DIR = "collections"
+
+
+class SQLiteBackend:
+    """The collections of an index directory. ``store_options`` go to each `SQLiteStore`."""
+
+    def __init__(self, location: str | Path, **store_options: object) -> None:
+        self.directory = Path(location)
+        self._store_options = store_options
+
+    @property
+    def location(self) -> str:
+        return str(self.directory)
+
+    def open(self, collection: str = DEFAULT_COLLECTION, *, create: bool = True) -> SQLiteStore:
+        directory = self._directory(collection)
+        if not create and not (directory / DATABASE_NAME).is_file():
+            if collection == DEFAULT_COLLECTION:
+                raise StoreError(
+                    f"no index at {self.directory}; create one with `ragwright ingest PATH`"
+                )
+            raise UnknownCollection(
+                f"no collection {collection!r} in the index at {self.directory}; create it with "
+                f"`ragwright collections create {collection}`"
+            )
+        return SQLiteStore(directory, create=create, **self._store_options)  # type: ignore[arg-type]
+
+    def collections(self) -> list[str]:
+        """The collections that exist, the default one first when it does."""
+        names = []
+        if (self.directory / DATABASE_NAME).is_file():
+            names.append(DEFAULT_COLLECTION)
+        folder = self.directory / COLLECTIONS_DIR
+        if folder.is_dir():
+            names += sorted(
+                p.name
+                for p in folder.iterdir()
+                if p.name != DEFAULT_COLLECTION and (p / DATABASE_NAME).is_file()
+            )
+        return names
+
+    def create_collection(self, name: str) -> None:
+        if name in self.collections():
+            raise ConfigError(f"the collection {name!r} already exists")
+        self.open(name, create=True).close()
+
+    def drop_collection(self, name: str) -> bool:
+        """Delete a named collection with everything in it. The default collection holds the
+        index's own records and cannot be dropped (delete its documents instead)."""
+        if check_collection_name(name) == DEFAULT_COLLECTION:
+            raise ConfigError("the default collection cannot be dropped")
+        directory = self._directory(name)
+        if not (directory / DATABASE_NAME).is_file():
+            return False
+        shutil.rmtree(directory)
+        return True
+
+    def llm_records(self) -> SQLiteLLMRecords:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        return SQLiteLLMRecords(self.directory / DATABASE_NAME)
+
+    def close(self) -> None:
+        """Nothing to release: each store and the records hold their own connection."""
+
+    def _directory(self, collection: str) -> Path:
+        if check_collection_name(collection) == DEFAULT_COLLECTION:
+            return self.directory
+        return self.directory / COLLECTIONS_DIR / collection

@@ -1,0 +1,85 @@
+"""One SQLite connection shared by a store's threads: write transactions that bump the write
+generation other processes watch, read snapshots tagged with it, and errors as `StoreError`."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ragwright.errors import StoreError
+
+
+class Database:
+    """The connection to one index file (WAL mode). Safe to share between threads: every use
+    holds ``lock``, a re-entrant lock, so a snapshot and the reads inside it are one unit."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lock = threading.RLock()
+        self.connection = sqlite3.connect(
+            path, isolation_level=None, check_same_thread=False, timeout=30.0
+        )
+        self.connection.execute("PRAGMA journal_mode=WAL")
+        self.connection.execute("PRAGMA synchronous=NORMAL")
+        self.connection.execute("PRAGMA foreign_keys=ON")
+
+    def close(self) -> None:
+        with self.lock:
+            self.connection.close()
+
+    def query(self, sql: str, params: Sequence[object] = ()) -> list[Any]:
+        with self.lock:
+            try:
+                return self.connection.execute(sql, params).fetchall()
+            except sqlite3.DatabaseError as error:
+                raise StoreError(f"index query failed: {error}") from error
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction that also bumps the generation readers watch."""
+        with self.lock:
+            db = self.connection
+            try:
+                db.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as error:
+                raise StoreError(f"cannot write to the index at {self.path}: {error}") from error
+            try:
+                yield db
+                db.execute(
+                    "INSERT INTO meta(key, value) VALUES ('generation', '1') "
+                    "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+                )
+                db.execute("COMMIT")
+            except sqlite3.Error as error:
+                self._rollback()
+                raise StoreError(f"writing to the index failed: {error}") from error
+            except BaseException:
+                self._rollback()
+                raise
+
+    def _rollback(self) -> None:
+        # SQLite may already have rolled back by itself (e.g. on a full disk).
+        if self.connection.in_transaction:
+            self.connection.execute("ROLLBACK")
+
+    @contextmanager
+    def read_snapshot(self) -> Iterator[int]:
+        """A read transaction: everything read inside sees one committed state of the index,
+        tagged with its write generation. Hold ``lock`` around it."""
+        db = self.connection
+        try:
+            db.execute("BEGIN")
+            row = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        except sqlite3.Error as error:
+            raise StoreError(f"cannot read the index at {self.path}: {error}") from error
+        try:
+            yield int(row[0]) if row else 0
+        except sqlite3.Error as error:
+            raise StoreError(f"reading the index failed: {error}") from error
+        finally:
+            if db.in_transaction:
+                db.execute("COMMIT")

@@ -1,0 +1,126 @@
+"""`SQLiteStore`: one collection in one SQLite database, in WAL mode.
+
+Documents, chunks, vectors and the FTS5 BM25 index live in one database, so replacing or
+deleting a document is one transaction across all of them: a reader never sees half a document
+and a crashed or killed process loses nothing committed (with ``synchronous=NORMAL`` a power
+loss may lose the last commits, never consistency). Each capability's code lives in its own
+module (settings, writes, documents, chunks, search); this class opens the database and joins
+them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from ragwright.errors import StoreError
+from ragwright.models import EmbeddingSpace, StoreStats
+from ragwright.stores.fts_query import STOP_WORDS
+from ragwright.stores.fts_terms import FTS5Terms
+from ragwright.stores.sqlite.chunks import SQLiteChunks
+from ragwright.stores.sqlite.database import Database
+from ragwright.stores.sqlite.documents import SQLiteDocuments
+from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
+from ragwright.stores.sqlite.schema import (
+    FTS_TOKENIZER,
+    FTS_TOKENIZERS,
+    META_DDL,
+    SCHEMA_VERSION,
+    ddl,
+)
+from ragwright.stores.sqlite.search import SQLiteSearch
+from ragwright.stores.sqlite.vector_matrix import VectorMatrix
+from ragwright.stores.sqlite.writes import SQLiteWrites
+
+DATABASE_NAME = "index.sqlite3"
+
+
+class SQLiteStore(SQLiteWrites, SQLiteSearch, SQLiteDocuments, SQLiteChunks):
+    """Documents, chunks, vectors and BM25 in one SQLite file. Safe to share between threads."""
+
+    def __init__(
+        self,
+        directory: str | Path,
+        *,
+        create: bool = True,
+        keyword_cache: bool = True,
+        keyword_cache_after: int = 3,
+        fts_tokenizer: str | None = None,
+        stop_words: bool = True,
+    ) -> None:
+        """Open (or create) the index in ``directory``.
+
+        ``keyword_cache`` scores BM25 in memory from a snapshot of the FTS5 index (loaded on
+        the first keyword search, reloaded after any write): much faster for a process that
+        runs many queries. It is built once ``keyword_cache_after`` queries have seen the same
+        write generation; until then FTS5 answers.
+
+        ``fts_tokenizer`` (one of `FTS_TOKENIZERS`; Porter stemming by default) is fixed when
+        the index is created and recorded; ``stop_words`` drops English stop words from BM25
+        queries (both exist so their effect can be measured, see benchmarks/bm25_ablation.py)."""
+        self.directory = Path(directory)
+        self.path = self.directory / DATABASE_NAME
+        if not self.path.exists() and not create:
+            raise StoreError(
+                f"no index at {self.directory}; create one with `ragwright ingest PATH`"
+            )
+        self._space: EmbeddingSpace | None = None
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._db = Database(self.path)
+            self._db.connection.executescript(META_DDL)
+            tokenizer = self._fts_tokenizer(fts_tokenizer)
+            self._db.connection.executescript(ddl(tokenizer))
+            self._check_schema_version()
+            self.set_setting("fts_tokenizer", tokenizer)
+        except (sqlite3.Error, OSError) as error:
+            raise StoreError(f"cannot open the index at {self.path}: {error}") from error
+        self._matrix: VectorMatrix | None = None
+        self._matrix_generation = -1
+        self._keyword_cache = keyword_cache
+        self._keyword_cache_after = keyword_cache_after
+        self._keywords: KeywordMatrix | None = None
+        self._keywords_generation = -1
+        self._stale_generation, self._stale_queries = -1, 0
+        self._tokenizer = FTS5Terms(tokenizer)
+        self._stop_words = STOP_WORDS if stop_words else frozenset()
+
+    def close(self) -> None:
+        self._db.close()
+        self._tokenizer.close()
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def stats(self) -> StoreStats:
+        documents, characters = self._db.query(
+            "SELECT count(*), coalesce(sum(length(content)), 0) FROM documents"
+        )[0]
+        chunks = self._db.query("SELECT count(*) FROM chunks")[0][0]
+        size = sum(p.stat().st_size for p in self.directory.glob(DATABASE_NAME + "*"))
+        return StoreStats(documents, chunks, characters, size, self.space, SCHEMA_VERSION)
+
+    def _fts_tokenizer(self, requested: str | None) -> str:
+        recorded = self.get_setting("fts_tokenizer")
+        if recorded and requested and requested != recorded:
+            raise StoreError(
+                f"this index's BM25 tokenizer is {recorded!r}, not {requested!r}; it is fixed "
+                "when the index is created (re-index into a new directory to change it)"
+            )
+        chosen = recorded or requested or FTS_TOKENIZER
+        if chosen not in FTS_TOKENIZERS:
+            raise StoreError(f"unknown BM25 tokenizer {chosen!r}; choose one of {FTS_TOKENIZERS}")
+        return chosen
+
+    def _check_schema_version(self) -> None:
+        found = self.get_setting("schema_version")
+        if found is None:
+            self.set_setting("schema_version", str(SCHEMA_VERSION))
+        elif int(found) != SCHEMA_VERSION:
+            raise StoreError(
+                f"index schema version {found} is not supported by this ragwright "
+                f"(expects {SCHEMA_VERSION}); re-index into a new directory"
+            )
