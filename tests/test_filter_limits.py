@@ -3,6 +3,7 @@ where the limit was crossed, on every surface; filters at the limits run on the 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,8 +13,18 @@ import pytest
 from cli_helpers import ingest_sample_docs, runner
 from ragwright import Index
 from ragwright.cli import app
-from ragwright.errors import FilterSyntaxError
-from ragwright.filters import MAX_DEPTH, MAX_TERMS, MAX_VALUES, parse_filter
+from ragwright.errors import FilterSyntaxError, UnsupportedFilter
+from ragwright.filters import (
+    MAX_DEPTH,
+    MAX_TERMS,
+    MAX_VALUES,
+    Comparison,
+    Filter,
+    In,
+    Not,
+    Or,
+    parse_filter,
+)
 from ragwright.pipeline.retrieval import SearchMode
 from server_helpers import build_index, serve
 
@@ -105,3 +116,21 @@ def test_the_cli_reports_a_filter_past_a_limit_without_a_traceback(
     assert result.exit_code == 2
     assert f"nested more than {MAX_DEPTH} deep" in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        functools.reduce(lambda inner, _: Not(inner), range(40), Comparison("a", "=", 1)),
+        Or(tuple(Comparison("a", "=", i) for i in range(495))),
+        In("a", tuple(range(MAX_VALUES + 1))),
+    ],
+)
+def test_a_filter_built_past_the_limits_is_unsupported_not_a_store_failure(
+    index: Index, where: Filter
+) -> None:
+    for mode in SearchMode:
+        with pytest.raises(UnsupportedFilter, match="the filter"):
+            index.search("install", mode=mode, where=where)
+    with pytest.raises(UnsupportedFilter):
+        index.documents(where)

@@ -21,9 +21,7 @@ from ragwright.pipeline.retrieval import SearchMode
 from server_helpers import build_index, serve
 from test_mcp import call
 
-FUZZ = settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 TOKENS = [
     "(", ")", ",", "not", "and", "or", "in", "exists", "true", "false", "=", "!=", "<", "<=",
@@ -46,9 +44,7 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Index]:
 
 @FUZZ
 @given(expression=expressions)
-def test_filter_expressions_give_results_or_ragwright_errors(
-    index: Index, expression: str
-) -> None:
+def test_filter_expressions_give_results_or_ragwright_errors(index: Index, expression: str) -> None:
     try:
         where = parse_filter(expression)
         index.documents(where)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ragwright._surrogates import first_surrogate
-from ragwright.errors import FilterSyntaxError
+from ragwright.errors import FilterSyntaxError, UnsupportedFilter
 
 Scalar = str | int | float | bool
 ComparisonOp = Literal["=", "!=", "<", "<=", ">", ">="]
@@ -42,6 +42,9 @@ DOCUMENT_FIELDS = frozenset({"source", "document_id"})
 MAX_DEPTH = 12
 MAX_TERMS = 100
 MAX_VALUES = 1000
+#: How deep ``and``/``or``/``not`` nodes may nest in a filter built in Python: a parsed filter
+#: nests one deeper than its parentheses, and surfaces wrap it once more (MCP's ``sources``).
+MAX_NODE_DEPTH = MAX_DEPTH + 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +262,33 @@ class _Parser:
             self.at += 1
             return token.text == "true"
         raise self.fail('expected a value (a "string", a number, true or false)')
+
+
+def check_limits(node: Filter) -> Filter:
+    """``node``, or `UnsupportedFilter` when it nests deeper than `MAX_NODE_DEPTH` or has more
+    than `MAX_TERMS` conditions or `MAX_VALUES` values: what a store checks before compiling
+    a filter that may not come from `parse_filter`."""
+    terms = values = 0
+    pending: list[tuple[Filter, int]] = [(node, 0)]
+    while pending:
+        current, depth = pending.pop()
+        if depth > MAX_NODE_DEPTH:
+            raise UnsupportedFilter(f"the filter nests more than {MAX_NODE_DEPTH} deep")
+        match current:
+            case And(operands) | Or(operands):
+                pending.extend((o, depth + 1) for o in operands)
+            case Not(operand):
+                pending.append((operand, depth + 1))
+            case In(_, listed, _):
+                terms, values = terms + 1, values + len(listed)
+            case _:
+                terms, values = terms + 1, values + 1
+    if terms > MAX_TERMS or values > MAX_VALUES:
+        raise UnsupportedFilter(
+            f"the filter has {terms} conditions and {values} values; the limits are "
+            f"{MAX_TERMS} and {MAX_VALUES}"
+        )
+    return node
 
 
 def parse_filter(expression: str) -> Filter:
