@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 
 from ragwright import Index
 from ragwright.errors import RagwrightError
-from ragwright.filters import parse_filter
+from ragwright.filters import And, Filter, Not, Or, parse_filter
 from ragwright.pipeline.retrieval import SearchMode
 from server_helpers import build_index, serve
+from test_filters import leaves
 from test_mcp import call
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -49,6 +50,29 @@ def test_filter_expressions_give_results_or_ragwright_errors(index: Index, expre
         where = parse_filter(expression)
         index.documents(where)
         index.search("install", mode=SearchMode.BM25, where=where)
+    except RagwrightError:
+        pass
+
+
+trees = st.recursive(
+    leaves,
+    lambda inner: (
+        st.builds(Not, inner)
+        | st.lists(inner, min_size=1, max_size=4).map(lambda ops: And(tuple(ops)))
+        | st.lists(inner, min_size=1, max_size=4).map(lambda ops: Or(tuple(ops)))
+    ),
+    max_leaves=120,
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(where=trees)
+def test_filters_built_in_python_give_results_or_ragwright_errors(
+    index: Index, where: Filter
+) -> None:
+    try:
+        index.documents(where)
+        index.search("install", mode=SearchMode.VECTOR, where=where)
     except RagwrightError:
         pass
 
