@@ -63,7 +63,7 @@ def test_an_mcp_client_uses_the_tools_of_ragwright_serve_with_a_key(
     search, chunk, answer = result["search"], result["chunk"], result["answer"]
     assert not (search.is_error or chunk.is_error or answer.is_error)
     hit = search.structured_content["hits"][0]
-    assert hit["source"] == "docs/guide.md"
+    assert hit["source"] == {"kind": "untrusted_document_text", "text": "docs/guide.md"}
     assert chunk.structured_content["chunk"]["text"] == hit["text"]
     assert "pip install ragwright" in answer.structured_content["answer"]["text"]
     # The MCP tools and the HTTP API answer from the same index.
