@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import queue
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -118,6 +121,27 @@ def wait_for(lines: queue.Queue[str], marker: str) -> None:
         seen.append(line)
         if marker in line:
             return
+
+
+@contextmanager
+def serve_process(index: str, cwd: Path, *options: str) -> Iterator[str]:
+    """`ragwright serve --index INDEX` as a real process on a free loopback port, without the
+    caller's RAGWRIGHT_* environment; yields its base URL, then terminates it."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGWRIGHT_")}
+    command = [sys.executable, "-m", "ragwright", "serve", "--index", index,
+               "--port", str(port), *options]  # fmt: skip
+    server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
+    lines: queue.Queue[str] = queue.Queue()
+    stderr = server.stderr
+    assert stderr is not None
+    threading.Thread(target=lambda: [lines.put(line) for line in stderr], daemon=True).start()
+    try:
+        wait_for(lines, "Application startup complete")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
 
 
 @contextmanager

@@ -132,8 +132,9 @@ def test_mcp_tools_take_a_collection(two_collections: Path) -> None:
         listed = call(kb, "list_collections", {}).structured_content
         assert listed == {"collections": ["default", "papers"], "default": "default"}
         found = call(kb, "search", {"query": "Kepler", "mode": "bm25", "collection": "papers"})
-        assert [h["source"] for h in found.structured_content["hits"]] == ["papers/orbit.md"]
+        hits = found.structured_content["hits"]
+        assert [h["source"]["text"] for h in hits] == ["papers/orbit.md"]
         sources_listed = call(kb, "list_sources", {"collection": "papers"}).structured_content
-        assert [s["source"] for s in sources_listed["sources"]] == ["papers/orbit.md"]
+        assert [s["source"]["text"] for s in sources_listed["sources"]] == ["papers/orbit.md"]
         missing = call(kb, "search", {"query": "x", "collection": "nope"})
         assert missing.is_error and "collections create nope" in missing.content[0].text

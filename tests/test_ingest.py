@@ -166,6 +166,23 @@ def test_symlinks_are_refused_unless_followed(corpus: Path) -> None:
         assert followed.added == ["corpus/link.md"]
 
 
+def test_a_link_that_cannot_be_examined_is_reported_and_the_walk_goes_on(corpus: Path) -> None:
+    # stat() on these fails with ENAMETOOLONG (not ignored like a dangling link's ENOENT), as
+    # /proc/1/cwd fails with EACCES when walking from / without root.
+    os.symlink("x" * 300, corpus / "aaa.md")
+    os.symlink("x" * 300, corpus / "nested" / "folder")
+    with open_index(Path("index")) as kb:
+        quiet = kb.ingest([corpus])
+        assert len(quiet.added) == 3
+        links = {f.source for f in quiet.skipped if "link" in f.reason}
+        assert links == {"corpus/aaa.md", "corpus/nested/folder"}
+        followed = kb.ingest([corpus], options=IngestOptions(follow_symlinks=True))
+        assert {f.source: f.reason for f in followed.failed} == {
+            "corpus/aaa.md": "cannot be read: File name too long"
+        }
+        assert followed.unchanged == quiet.added
+
+
 def test_max_files_refuses_the_run_before_writing(corpus: Path) -> None:
     with open_index(Path("index")) as kb:
         with pytest.raises(IngestLimitExceeded, match="max-files"):

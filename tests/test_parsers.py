@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import random
 import subprocess
 import sys
 
@@ -11,6 +12,8 @@ import pytest
 from ragwright.errors import ParseError, RegistryError
 from ragwright.models import ParsedDocument, Section
 from ragwright.parsers import HtmlParser, MarkdownParser, ParserRegistry, TextParser
+from ragwright.parsers.csv import CsvParser
+from ragwright.parsers.json import JsonParser
 from ragwright.ports import Parser
 
 
@@ -47,10 +50,49 @@ class TestDecoding:
 
     def test_cp1252_fallback_keeps_smart_quotes_and_dashes(self) -> None:
         data = "café “quoted” — 10 €".encode("cp1252")
-        assert TextParser().parse(data, "a.txt").content == "café “quoted” — 10 €"
+        parsed = TextParser().parse(data, "a.txt")
+        assert parsed.content == "café “quoted” — 10 €"
+        assert parsed.warnings == (
+            "not valid UTF-8: read as cp1252, a guess; check the text, or save it as UTF-8",
+        )
 
     def test_bytes_undefined_in_cp1252_fall_back_to_latin1(self) -> None:
-        assert TextParser().parse(b"a\x81b\xe9", "a.txt").content == "a\x81bé"
+        parsed = TextParser().parse(b"a\x81b\xe9", "a.txt")
+        assert parsed.content == "a\x81bé"
+        assert "read as latin-1, a guess" in parsed.warnings[0]
+
+    @pytest.mark.parametrize(
+        ("parser", "name"),
+        [(TextParser(), "a.txt"), (MarkdownParser(), "a.md"), (CsvParser(), "a.csv")],
+    )
+    def test_utf8_and_declared_encodings_are_no_guess(self, parser: Parser, name: str) -> None:
+        assert parser.parse("naïve, “quoted”".encode(), name).warnings == ()
+        html = '<meta charset="windows-1252"><p>“x”</p>'.encode("cp1252")
+        assert HtmlParser().parse(html, "a.html").warnings == ()
+
+    @pytest.mark.parametrize(
+        ("parser", "name"),
+        [
+            (TextParser(), "notes.txt"),
+            (MarkdownParser(), "notes.md"),
+            (HtmlParser(), "notes.html"),
+            (CsvParser(), "notes.csv"),
+            (JsonParser(), "notes.json"),
+        ],
+    )
+    def test_every_text_format_warns_of_an_encoding_guess(self, parser: Parser, name: str) -> None:
+        text = '"caf\xe9 \x93quoted\x94"'.encode("latin-1")  # cp1252 bytes, not UTF-8
+        assert "read as cp1252, a guess" in parser.parse(text, name).warnings[0]
+
+    @pytest.mark.parametrize("seed", range(5))
+    def test_random_bytes_without_nul_are_binary(self, seed: int) -> None:
+        noise = random.Random(seed).randbytes(20_000).replace(b"\x00", b"\x01")
+        with pytest.raises(ParseError, match="binary data"):
+            TextParser().parse(noise, "noise.txt")
+
+    def test_text_with_some_escapes_is_still_text(self) -> None:
+        log = "\x1b[32mok\x1b[0m step done\x07\n" * 200  # a coloured log with bells
+        assert TextParser().parse(log.encode(), "build.log.txt").content == log
 
     def test_binary_data_is_a_parse_error_naming_the_file(self) -> None:
         png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00"

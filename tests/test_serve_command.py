@@ -3,11 +3,6 @@ through the streamable-HTTP endpoint at /mcp/ and a script through /v1, behind A
 
 from __future__ import annotations
 
-import os
-import queue
-import subprocess
-import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +15,7 @@ from mcp.client.streamable_http import create_mcp_http_client, streamable_http_c
 from typer.testing import CliRunner
 
 from ragwright.cli import app as cli
-from server_helpers import build_index, free_port, wait_for
+from server_helpers import build_index, serve_process
 
 pytestmark = pytest.mark.slow
 
@@ -39,21 +34,8 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
     build_index(tmp_path).close()
     config = tmp_path / "ragwright.toml"
     key = add_key(config, "assistant", "read")
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k != "RAGWRIGHT_CONFIG"}
-    command = [sys.executable, "-m", "ragwright", "serve", "--index", str(tmp_path / "index"),
-               "--port", str(port), "--config", str(config)]  # fmt: skip
-    server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
-    lines: queue.Queue[str] = queue.Queue()
-    stderr = server.stderr
-    assert stderr is not None
-    threading.Thread(target=lambda: [lines.put(line) for line in stderr], daemon=True).start()
-    try:
-        wait_for(lines, "Application startup complete")
-        yield f"http://127.0.0.1:{port}", key
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
+    with serve_process(str(tmp_path / "index"), tmp_path, "--config", str(config)) as url:
+        yield url, key
 
 
 async def use_mcp(url: str, key: str) -> dict[str, Any]:
@@ -81,7 +63,7 @@ def test_an_mcp_client_uses_the_tools_of_ragwright_serve_with_a_key(
     search, chunk, answer = result["search"], result["chunk"], result["answer"]
     assert not (search.is_error or chunk.is_error or answer.is_error)
     hit = search.structured_content["hits"][0]
-    assert hit["source"] == "docs/guide.md"
+    assert hit["source"] == {"kind": "untrusted_document_text", "text": "docs/guide.md"}
     assert chunk.structured_content["chunk"]["text"] == hit["text"]
     assert "pip install ragwright" in answer.structured_content["answer"]["text"]
     # The MCP tools and the HTTP API answer from the same index.

@@ -94,7 +94,7 @@ def test_mcp_tools_are_served_at_slash_mcp(kb: Index) -> None:
         names, found = anyio.run(main, f"{url}/mcp/")
     assert {"search", "ask", "get_chunk", "get_document", "list_sources"} <= names
     assert not found.is_error
-    assert found.structured_content["hits"][0]["source"] == "docs/guide.md"
+    assert found.structured_content["hits"][0]["source"]["text"] == "docs/guide.md"
 
 
 def test_mcp_at_slash_mcp_needs_a_key_when_keys_are_configured(kb: Index, tmp_path: Path) -> None:

@@ -108,7 +108,9 @@ class FilterSyntaxError(RagwrightError):
 
     def __init__(self, expression: str, position: int, reason: str) -> None:
         pointer = " " * position + "^"
-        super().__init__(f"{reason} at position {position}:\n  {expression}\n  {pointer}")
+        # Lone surrogates shown as U+FFFD (same length): the message must encode as UTF-8.
+        shown = "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in expression)
+        super().__init__(f"{reason} at position {position}:\n  {shown}\n  {pointer}")
         self.expression = expression
         self.position = position
 

@@ -14,6 +14,12 @@ than ``or``)::
     value      := STRING | NUMBER | "true" | "false"
     FIELD      := identifier with letters, digits, "_", "-", "." — or a "quoted string"
 
+Limits: parentheses and ``not`` nest at most `MAX_DEPTH` deep, a filter has at most `MAX_TERMS`
+predicates and `MAX_VALUES` literal values (each item of an ``in`` list counts). They sit well
+inside Python's recursion limit and SQLite's parser stack (about 25 nested groups), expression
+depth (1000) and bound variables (32766 in default builds); a longer filter is a
+`FilterSyntaxError` pointing at where it crossed the limit.
+
 ``source`` and ``document_id`` address the document itself; any other field is a metadata key.
 A comparison with a missing key is false, except ``!=`` and ``not in``, which are true (the
 document does not have that value). Ordering comparisons only match values of the same type
@@ -27,11 +33,18 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from ragwright.errors import FilterSyntaxError
+from ragwright._surrogates import first_surrogate
+from ragwright.errors import FilterSyntaxError, UnsupportedFilter
 
 Scalar = str | int | float | bool
 ComparisonOp = Literal["=", "!=", "<", "<=", ">", ">="]
 DOCUMENT_FIELDS = frozenset({"source", "document_id"})
+MAX_DEPTH = 12
+MAX_TERMS = 100
+MAX_VALUES = 1000
+#: How deep ``and``/``or``/``not`` nodes may nest in a filter built in Python: a parsed filter
+#: nests one deeper than its parentheses, and surfaces wrap it once more (MCP's ``sources``).
+MAX_NODE_DEPTH = MAX_DEPTH + 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +121,9 @@ class _Token:
 
 
 def _tokenize(expression: str) -> list[_Token]:
+    surrogate = first_surrogate(expression)
+    if surrogate is not None:
+        raise FilterSyntaxError(expression, surrogate, "a lone surrogate, which is not text")
     tokens: list[_Token] = []
     position = 0
     while position < len(expression):
@@ -140,6 +156,7 @@ class _Parser:
         self.expression = expression
         self.tokens = _tokenize(expression)
         self.at = 0
+        self.depth = self.terms = self.values = 0
 
     @property
     def current(self) -> _Token:
@@ -177,14 +194,28 @@ class _Parser:
             operands.append(self.unary())
         return operands[0] if len(operands) == 1 else And(tuple(operands))
 
+    def within(self, count: int, limit: int, reason: str) -> int:
+        """``count``, or a syntax error at the current token when it is past ``limit``."""
+        if count > limit:
+            raise self.fail(reason)
+        return count
+
     def unary(self) -> Filter:
-        if self.take("keyword", "not"):
-            return Not(self.unary())
-        if self.take("punct", "("):
-            node = self.or_expr()
-            self.expect("punct", ")", "')'")
+        if self.current.kind in ("keyword", "punct") and self.current.text in ("not", "("):
+            reason = f"nested more than {MAX_DEPTH} deep (parentheses and 'not')"
+            self.depth = self.within(self.depth + 1, MAX_DEPTH, reason)
+            node = self.nested()
+            self.depth -= 1
             return node
         return self.predicate()
+
+    def nested(self) -> Filter:
+        if self.take("keyword", "not"):
+            return Not(self.unary())
+        self.expect("punct", "(", "'('")
+        node = self.or_expr()
+        self.expect("punct", ")", "')'")
+        return node
 
     def field(self) -> str:
         token = self.take("word") or self.take("string")
@@ -193,6 +224,8 @@ class _Parser:
         return _unquote(token.text) if token.kind == "string" else token.text
 
     def predicate(self) -> Filter:
+        reason = f"more than {MAX_TERMS} conditions in one filter"
+        self.terms = self.within(self.terms + 1, MAX_TERMS, reason)
         name = self.field()
         if self.take("keyword", "exists"):
             return Exists(name)
@@ -216,6 +249,8 @@ class _Parser:
         return tuple(values)
 
     def value(self) -> Scalar:
+        reason = f"more than {MAX_VALUES} values in one filter (each in-list item counts)"
+        self.values = self.within(self.values + 1, MAX_VALUES, reason)
         token = self.current
         if token.kind == "string":
             self.at += 1
@@ -233,6 +268,33 @@ class _Parser:
             self.at += 1
             return token.text == "true"
         raise self.fail('expected a value (a "string", a number, true or false)')
+
+
+def check_limits(node: Filter) -> Filter:
+    """``node``, or `UnsupportedFilter` when it nests deeper than `MAX_NODE_DEPTH` or has more
+    than `MAX_TERMS` conditions or `MAX_VALUES` values: what a store checks before compiling
+    a filter that may not come from `parse_filter`."""
+    terms = values = 0
+    pending: list[tuple[Filter, int]] = [(node, 0)]
+    while pending:
+        current, depth = pending.pop()
+        if depth > MAX_NODE_DEPTH:
+            raise UnsupportedFilter(f"the filter nests more than {MAX_NODE_DEPTH} deep")
+        match current:
+            case And(operands) | Or(operands):
+                pending.extend((o, depth + 1) for o in operands)
+            case Not(operand):
+                pending.append((operand, depth + 1))
+            case In(_, listed, _):
+                terms, values = terms + 1, values + len(listed)
+            case _:
+                terms, values = terms + 1, values + 1
+    if terms > MAX_TERMS or values > MAX_VALUES:
+        raise UnsupportedFilter(
+            f"the filter has {terms} conditions and {values} values; the limits are "
+            f"{MAX_TERMS} and {MAX_VALUES}"
+        )
+    return node
 
 
 def parse_filter(expression: str) -> Filter:

@@ -11,7 +11,9 @@ instructions" into it. With hardening on (the default):
   under that key: as unguessable, and it changes whenever any source changes, but the same
   prompt gets the same token, so the response cache can answer a repeated question;
 - fence look-alikes in the source text ("END SOURCE", "BEGIN NOTE", …) and invisible characters
-  (zero-width and bidirectional controls, which can hide text from a human reviewer) are removed;
+  (controls, zero-width and bidirectional marks, soft hyphens, variation selectors, Unicode tag
+  characters, fillers: they hide text from a human reviewer, yet a model reads them) are
+  removed, and line or paragraph separators become plain newlines;
 - the system message says the fenced text is data and must never be obeyed, and the request
   after the sources says it again (instructions after the data are harder to override).
 
@@ -36,9 +38,20 @@ NOT_FOUND = "Not found in the sources."
 _FENCE_LOOKALIKE = re.compile(
     r"(?i)\b(?:begin|end|start|stop)[\s_\-:=*#<>]*(?:source|note|draft|answer|data)s?\b"
 )
-_INVISIBLE = re.compile(
-    "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\x00-\x08\x0b-\x1f\x7f]"
-)
+#: Characters a person does not see but a model reads, by class (one test each).
+INVISIBLE_CLASSES = {
+    "control": "\x00-\x08\x0b-\x1f\x7f-\x84\x86-\x9f",  # C0 but tab and newline, DEL, C1
+    "zero-width": "\u200b-\u200d\u2060-\u2064\ufeff\u180e\u034f",
+    "bidirectional": "\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069",
+    "deprecated format": "\u206a-\u206f\ufff9-\ufffb",
+    "soft hyphen": "\xad",
+    "variation selector": "\ufe00-\ufe0f\U000e0100-\U000e01ef",
+    "tag": "\U000e0000-\U000e007f",
+    "filler": "\u115f\u1160\u17b4\u17b5\u3164\uffa0\U0001d173-\U0001d17a",
+}
+_INVISIBLE = re.compile("[" + "".join(INVISIBLE_CLASSES.values()) + "]")
+#: Line and paragraph separators (and NEL) break lines for a model: plain newlines instead.
+_LINE_BREAKS = re.compile("[\x85\u2028\u2029]")
 _WHITESPACE = re.compile(r"\s+")
 REMOVED = "[fence-like text removed]"
 
@@ -82,8 +95,9 @@ def boundary(texts: Sequence[str], key: bytes | None = None) -> str:
 
 
 def sanitize(text: str) -> str:
-    """``text`` without invisible characters and fence look-alikes."""
-    return _FENCE_LOOKALIKE.sub(REMOVED, _INVISIBLE.sub("", text))
+    """``text`` without invisible characters and fence look-alikes, its line breaks plain
+    newlines (invisible characters go first, so none can hide a fence look-alike)."""
+    return _FENCE_LOOKALIKE.sub(REMOVED, _LINE_BREAKS.sub("\n", _INVISIBLE.sub("", text)))
 
 
 def untrusted_rule(token: str) -> str:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from enum import IntEnum
 from typing import Any
@@ -53,6 +54,10 @@ _NON_SPACE = re.compile(r"\S")
 class Boundaries:
     """Boundary positions within ``text[start:end]``, found lazily per level, searched by bisect.
 
+    Positions are kept in arrays of 32-bit integers (64-bit past 2**31 characters): a list of
+    Python ints would take 36 bytes each, and a huge single-line file has a word boundary every
+    few characters.
+
     Positions inside a table's units (see `ragwright.chunkers._tables`) are left out, so a
     table is cut only between rows; ``protected=False`` asks for them all, for the rare row too
     long for any chunk.
@@ -60,8 +65,8 @@ class Boundaries:
 
     def __init__(self, text: str, start: int, end: int) -> None:
         self.text, self.start, self.end = text, start, end
-        self._positions: dict[tuple[Level, bool], list[int]] = {}
-        self._word_starts: list[int] | None = None
+        self._positions: dict[tuple[Level, bool], array[int]] = {}
+        self._word_starts: array[int] | None = None
         self._tables: list[Table] | None = None
         self._units: Units | None = None
 
@@ -77,17 +82,21 @@ class Boundaries:
             self._units = Units(self.tables)
         return self._units
 
-    def positions(self, level: Level, protected: bool = True) -> list[int]:
+    def positions(self, level: Level, protected: bool = True) -> array[int]:
         found = self._positions.get((level, protected))
         if found is None:
             if protected and self.units:
-                found = [p for p in self.positions(level, False) if not self.units.inside(p)]
+                unprotected = self.positions(level, False)
+                found = self._offsets(p for p in unprotected if not self.units.inside(p))
             else:
                 pattern, at_end = _PATTERNS[level]
                 matches = pattern.finditer(self.text, self.start, self.end)
-                found = [m.end() if at_end else m.start() for m in matches]
+                found = self._offsets(m.end() if at_end else m.start() for m in matches)
             self._positions[(level, protected)] = found
         return found
+
+    def _offsets(self, positions: Iterable[int]) -> array[int]:
+        return array("i" if self.end < 2**31 else "q", positions)
 
     def last(self, level: Level, low: int, high: int, protected: bool = True) -> int | None:
         """The last boundary ``p`` with ``low <= p <= high``."""
@@ -105,7 +114,9 @@ class Boundaries:
         """The first position ``low <= p < high`` where a word begins after whitespace."""
         if self._word_starts is None:
             found = _WORD_START.finditer(self.text, self.start, self.end)
-            self._word_starts = [m.start() for m in found if not self.units.inside(m.start())]
+            self._word_starts = self._offsets(
+                m.start() for m in found if not self.units.inside(m.start())
+            )
         index = bisect_left(self._word_starts, low)
         if index < len(self._word_starts) and self._word_starts[index] < high:
             return self._word_starts[index]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Annotated, Any, ParamSpec, TypeVar
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
 from ragwright.config import CONFIG_ENV
 from ragwright.errors import RagwrightError
@@ -23,10 +25,30 @@ from ragwright.index import DEFAULT_INDEX_DIR, ChunkingConfig, Index
 from ragwright.models import DEFAULT_COLLECTION
 from ragwright.surface_limits import checked_text
 
+#: C0 controls but tab, newline and carriage return (which Rich drops itself, and which ends
+#: lines of Windows text), DEL, and C1 controls: what a terminal acts on.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with each control character shown as U+FFFD: an escape sequence in a document
+    cannot clear the screen, recolour it or set the window title. Replaced rather than
+    dropped, so that no markup tag can form where there was none."""
+    return _CONTROL.sub("\ufffd", text)
+
+
+class SafeConsole(Console):
+    """A Rich console that makes every string it prints `terminal_safe` (Rich's own styles
+    are added after, so they still work)."""
+
+    def render_str(self, text: str, *args: Any, **kwargs: Any) -> Text:
+        return super().render_str(terminal_safe(text), *args, **kwargs)
+
+
 # Piped output (files, CI logs) gets a wide fixed width instead of Rich's 80 columns, so tables
 # and result lines are not wrapped mid-field.
-console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-errors = Console(stderr=True, highlight=False)
+console = SafeConsole(highlight=False, width=None if sys.stdout.isatty() else 160)
+errors = SafeConsole(stderr=True, highlight=False)
 
 IndexOption = Annotated[
     str,

@@ -4,12 +4,13 @@ mounting under a web app. Named ``mcp_server`` so it is never confused with the 
 
 from __future__ import annotations
 
-from ragwright.mcp_server.results import UNTRUSTED_NOTICE, UntrustedText
+from ragwright.mcp_server.results import UNTRUSTED_NOTICE, UntrustedData, UntrustedText
 from ragwright.mcp_server.server import IndexSource, build_server, streamable_http_app
 
 __all__ = [
     "UNTRUSTED_NOTICE",
     "IndexSource",
+    "UntrustedData",
     "UntrustedText",
     "build_server",
     "streamable_http_app",

@@ -91,7 +91,9 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
     @server.tool(annotations=READ_ONLY, description=_describe("Search the knowledge base."))
     def search(
         query: Query,
-        top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K, description="Number of hits.")] = 10,
+        top_k: Annotated[
+            int, Field(ge=1, le=MAX_TOP_K, strict=True, description="Number of hits.")
+        ] = 10,
         mode: Literal["bm25", "vector", "hybrid"] = "hybrid",
         filter: FilterExpression = None,
         sources: SourceIds = None,
@@ -117,7 +119,8 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
     def ask(
         question: Query,
         top_k: Annotated[
-            int, Field(ge=1, le=MAX_ASK_TOP_K, description="Passages to answer from.")
+            int,
+            Field(ge=1, le=MAX_ASK_TOP_K, strict=True, description="Passages to answer from."),
         ] = 5,
         filter: FilterExpression = None,
         sources: SourceIds = None,
@@ -163,8 +166,10 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
         document: Annotated[
             str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="Id or source.")
         ],
-        char_start: Annotated[int, Field(ge=0, description="Where the window starts.")] = 0,
-        max_chars: Annotated[int, Field(ge=1, le=MAX_DOCUMENT_CHARS)] = 20_000,
+        char_start: Annotated[
+            int, Field(ge=0, strict=True, description="Where the window starts.")
+        ] = 0,
+        max_chars: Annotated[int, Field(ge=1, le=MAX_DOCUMENT_CHARS, strict=True)] = 20_000,
         collection: CollectionName = None,
     ) -> DocumentResult:
         with _tool_errors():
@@ -176,8 +181,8 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
     @server.tool(annotations=READ_ONLY, description="List the indexed documents by source.")
     def list_sources(
         filter: FilterExpression = None,
-        offset: Annotated[int, Field(ge=0)] = 0,
-        limit: Annotated[int, Field(ge=1, le=MAX_LISTED_SOURCES)] = 100,
+        offset: Annotated[int, Field(ge=0, strict=True)] = 0,
+        limit: Annotated[int, Field(ge=1, le=MAX_LISTED_SOURCES, strict=True)] = 100,
         collection: CollectionName = None,
     ) -> SourcesResult:
         with _tool_errors():

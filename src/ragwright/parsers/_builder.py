@@ -95,7 +95,9 @@ class TextBuilder:
         if self._length:
             self._owed = "\n\n"
 
-    def build(self, metadata: dict[str, Any], content_type: str) -> ParsedDocument:
+    def build(
+        self, metadata: dict[str, Any], content_type: str, warnings: tuple[str, ...] = ()
+    ) -> ParsedDocument:
         content = "".join(self._parts)
         sections = sections_from_headings(content, (mark.heading for mark in self._marks))
         marks = {mark.heading.offset: mark for mark in self._marks}
@@ -104,6 +106,7 @@ class TextBuilder:
             sections=tuple(_marked(section, marks.get(section.char_start)) for section in sections),
             metadata=metadata,
             content_type=content_type,
+            warnings=warnings,
         )
 
     def _block(self, text: str, separator: str) -> None:

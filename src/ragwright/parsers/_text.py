@@ -8,6 +8,7 @@ the user's text.
 from __future__ import annotations
 
 import codecs
+import re
 import unicodedata
 from collections.abc import Iterable
 from typing import Any, NamedTuple
@@ -15,8 +16,15 @@ from typing import Any, NamedTuple
 from ragwright.errors import ParseError
 from ragwright.models import ParsedDocument, Section
 
-#: How much of the file is checked for NUL bytes; text files never contain them.
+#: How much of the file is checked for NUL bytes and control characters: text has neither.
 BINARY_SNIFF_BYTES = 8192
+#: Text whose start has more than this share of control characters (and more than
+#: `MIN_CONTROLS` of them: a few stray bytes do not make a file binary) is taken for binary
+#: data. Random bytes decode to about 10% (cp1252) or 22% (latin-1); white space and ESC
+#: (coloured logs) do not count.
+MAX_CONTROL_SHARE = 0.05
+MIN_CONTROLS = 8
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f-\x9f]")
 
 # Longest first: the UTF-32-LE BOM starts with the UTF-16-LE one.
 _BOMS: tuple[tuple[bytes, str], ...] = (
@@ -32,23 +40,45 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
 _CP1252_ALIASES = frozenset({"ascii", "us-ascii", "iso-8859-1", "iso8859-1", "latin-1", "latin1"})
 
 
-def decode(data: bytes, source: str, declared: str | None = None) -> str:
+class Decoded(NamedTuple):
+    """Decoded text, and a warning when its encoding was a guess (not UTF-8, not declared)."""
+
+    text: str
+    warnings: tuple[str, ...] = ()
+
+
+def decode(data: bytes, source: str, declared: str | None = None) -> Decoded:
     """Decode file bytes: BOM, then a declared charset, then UTF-8, then cp1252, then latin-1.
 
-    Raises ``ParseError`` for binary data (NUL bytes near the start without a UTF-16/32 BOM).
+    Raises ``ParseError`` for binary data: NUL bytes near the start without a UTF-16/32 BOM, or
+    a start that decodes to more than `MAX_CONTROL_SHARE` control characters.
     """
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             # The BOM states the encoding; a stray bad sequence should not lose the whole file.
-            return data.decode(encoding, errors="replace")
+            return _checked(Decoded(data.decode(encoding, errors="replace")), source)
     if b"\x00" in data[:BINARY_SNIFF_BYTES]:
         raise ParseError(source, "looks like binary data (NUL bytes), not text")
-    for encoding in _candidates(declared):
+    candidates = _candidates(declared)
+    for encoding in [*candidates, "latin-1"]:  # latin-1 is total: every byte is a code point
         try:
-            return data.decode(encoding)
+            text = data.decode(encoding)
         except UnicodeDecodeError:
             continue
-    return data.decode("latin-1")  # total: every byte maps to a code point
+        if encoding in (candidates[0], "utf-8"):
+            return _checked(Decoded(text), source)
+        guess = f"not valid UTF-8: read as {encoding}, a guess; check the text, or save it as UTF-8"
+        return _checked(Decoded(text, (guess,)), source)
+    raise AssertionError("unreachable: latin-1 decodes any bytes")  # pragma: no cover
+
+
+def _checked(decoded: Decoded, source: str) -> Decoded:
+    sample = decoded.text[:BINARY_SNIFF_BYTES]
+    controls = len(_CONTROL.findall(sample))
+    if controls > max(MAX_CONTROL_SHARE * len(sample), MIN_CONTROLS):
+        share = f"{controls / len(sample):.0%}"
+        raise ParseError(source, f"looks like binary data ({share} control characters), not text")
+    return decoded
 
 
 def _candidates(declared: str | None) -> list[str]:
@@ -71,9 +101,10 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 
 
-def read_text(data: bytes, source: str, declared: str | None = None) -> str:
+def read_text(data: bytes, source: str, declared: str | None = None) -> Decoded:
     """Decode and normalize: the text a parser stores as ``content``."""
-    return normalize(decode(data, source, declared))
+    text, warnings = decode(data, source, declared)
+    return Decoded(normalize(text), warnings)
 
 
 def collapse_whitespace(text: str) -> str:
@@ -118,7 +149,11 @@ def first_title(headings: Iterable[Heading]) -> str | None:
 
 
 def headed_document(
-    content: str, headings: list[Heading], metadata: dict[str, Any], content_type: str
+    content: str,
+    headings: list[Heading],
+    metadata: dict[str, Any],
+    content_type: str,
+    warnings: tuple[str, ...] = (),
 ) -> ParsedDocument:
     """A parsed document whose sections follow its headings; the title is the metadata's
     own, else the first level-1 heading."""
@@ -130,4 +165,5 @@ def headed_document(
         sections=sections_from_headings(content, headings),
         metadata=metadata,
         content_type=content_type,
+        warnings=warnings,
     )

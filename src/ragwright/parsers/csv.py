@@ -34,7 +34,7 @@ class CsvParser:
     content_types: tuple[str, ...] = ("text/csv", "text/tab-separated-values")
 
     def parse(self, data: bytes, source: str) -> ParsedDocument:
-        text = decode(data, source)
+        text, warnings = decode(data, source)
         dialect = _dialect(text, tab=source.lower().endswith(".tsv"))
         builder = TextBuilder()
         try:
@@ -50,7 +50,7 @@ class CsvParser:
             "columns": len(columns),
             "delimiter": dialect.delimiter,
         }
-        return builder.build(metadata, "text/csv")
+        return builder.build(metadata, "text/csv", warnings)
 
 
 def _dialect(text: str, tab: bool) -> type[csv.Dialect] | csv.Dialect:

@@ -61,7 +61,8 @@ class HtmlParser:
     def parse(self, data: bytes, source: str) -> ParsedDocument:
         from selectolax.lexbor import LexborHTMLParser  # a dependency, but a heavy import
 
-        tree = LexborHTMLParser(read_text(data, source, declared_charset(data)))
+        text, warnings = read_text(data, source, declared_charset(data))
+        tree = LexborHTMLParser(text)
         content, headings = "", []
         for root in _content_roots(tree):
             writer = _Writer()
@@ -70,7 +71,7 @@ class HtmlParser:
             if content:
                 break
         metadata = _metadata(tree)
-        return headed_document(content, headings, metadata, "text/html")
+        return headed_document(content, headings, metadata, "text/html", warnings)
 
 
 def declared_charset(data: bytes) -> str | None:

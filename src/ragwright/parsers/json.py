@@ -46,11 +46,11 @@ class JsonParser:
         return self.options.spec
 
     def parse(self, data: bytes, source: str) -> ParsedDocument:
-        text = decode(data, source)
+        text, warnings = decode(data, source)
         builder = TextBuilder()
         if source.lower().endswith((".jsonl", ".ndjson")):
             count = self._write_records(builder, _lines(text, source))  # streamed, line by line
-            return builder.build({"records": count}, self.content_types[1])
+            return builder.build({"records": count}, self.content_types[1], warnings)
         records = _document(text, source)
         metadata: dict[str, Any] = {"records": len(records)}
         if len(records) == 1:
@@ -58,7 +58,7 @@ class JsonParser:
             self._write(builder, records[0])
         else:
             self._write_records(builder, iter(records))
-        return builder.build(metadata, self.content_types[0])
+        return builder.build(metadata, self.content_types[0], warnings)
 
     def _write_records(self, builder: TextBuilder, records: Iterator[Any]) -> int:
         """Each record as a section headed ``Record N``; returns the count."""

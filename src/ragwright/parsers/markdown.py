@@ -56,14 +56,14 @@ class MarkdownParser:
         return {**self.__dict__, "_md": None}
 
     def parse(self, data: bytes, source: str) -> ParsedDocument:
-        content = read_text(data, source)
+        content, warnings = read_text(data, source)
         metadata, body = _split_front_matter(content)
         if self._md is None:
             from markdown_it import MarkdownIt
 
             self._md = MarkdownIt("commonmark").enable(["table", "strikethrough"])
         headings = _headings(self._md.parse(body), _line_starts(content))
-        return headed_document(content, headings, metadata, "text/markdown")
+        return headed_document(content, headings, metadata, "text/markdown", warnings)
 
 
 def _split_front_matter(content: str) -> tuple[dict[str, Scalar], str]:

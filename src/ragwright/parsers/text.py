@@ -13,9 +13,10 @@ class TextParser:
     content_types: tuple[str, ...] = ("text/plain",)
 
     def parse(self, data: bytes, source: str) -> ParsedDocument:
-        content = read_text(data, source)
+        content, warnings = read_text(data, source)
         return ParsedDocument(
             content=content,
             sections=sections_from_headings(content, ()),
             content_type="text/plain",
+            warnings=warnings,
         )

@@ -2,7 +2,8 @@
 
 Folders are walked recursively in sorted order (so runs are reproducible), dot-directories and
 dot-files are skipped, symlinks are refused unless followed on purpose, and files over the size
-limit are reported rather than read.
+limit are reported rather than read. An entry that cannot be examined (a link the walk may not
+follow, a name the file system refuses) is reported, and the walk goes on.
 """
 
 from __future__ import annotations
@@ -69,10 +70,10 @@ def discover(
     present: set[str] = set()
     unsupported: set[str] = set()
     for root in paths:
-        if not root.exists() and not root.is_symlink():
+        if not os.path.lexists(root):
             rejected.append(Rejection(source_name(root, base), "no such file or directory"))
             continue
-        explicit = not root.is_dir() or (root.is_symlink() and not follow_symlinks)
+        explicit = not _is_folder(root, follow_symlinks)
         for path in _walk(root, follow_symlinks, rejected, base):
             source = source_name(path, base)
             if source in present and not (explicit and source in unsupported):
@@ -80,21 +81,43 @@ def discover(
             if source in unsupported:  # found in a folder, then named: reported as named
                 rejected = [r for r in rejected if r.source != source]
             present.add(source)
-            problem = _problem(path, explicit, supports, max_file_size, follow_symlinks)
+            try:
+                problem = _problem(path, explicit, supports, max_file_size, follow_symlinks)
+                size = path.stat().st_size if problem is None else 0
+            except OSError as error:
+                problem = f"cannot be read: {error.strerror or error}"
             if problem == "":  # an unsupported file inside a folder: skipped, not failed
                 unsupported.add(source)
                 rejected.append(Rejection(source, _no_parser(path), failed=False))
             elif problem is not None:
-                link_in_folder = not explicit and path.is_symlink()
-                rejected.append(Rejection(source, problem, failed=not link_in_folder))
+                refused_link = not (explicit or follow_symlinks) and _is_link(path)
+                rejected.append(Rejection(source, problem, failed=not refused_link))
             else:
-                candidates.append(Candidate(path, source, path.stat().st_size))
+                candidates.append(Candidate(path, source, size))
     return Discovery(candidates, rejected, present)
 
 
 def _no_parser(path: Path) -> str:
     kind = f"{path.suffix.lower()} files" if path.suffix else "files without an extension"
     return f"unsupported file type: no parser reads {kind}"
+
+
+def _is_link(path: Path) -> bool:
+    try:
+        return path.is_symlink()
+    except OSError:
+        return False
+
+
+def _is_folder(path: Path, follow_symlinks: bool) -> bool:
+    """Whether the walk goes into ``path``: a folder, and no link unless links are followed.
+    A path that cannot be examined is none: it is yielded as a file, and reported."""
+    if _is_link(path) and not follow_symlinks:
+        return False
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def _problem(
@@ -124,7 +147,7 @@ def _walk(
     base: Path,
     visited: set[Path] | None = None,
 ) -> Iterator[Path]:
-    if not root.is_dir() or (root.is_symlink() and not follow_symlinks):
+    if not _is_folder(root, follow_symlinks):
         yield root
         return
     visited = set() if visited is None else visited
@@ -141,7 +164,7 @@ def _walk(
     for entry in entries:
         if entry.name.startswith("."):
             continue
-        if entry.is_dir() and not (entry.is_symlink() and not follow_symlinks):
+        if _is_folder(entry, follow_symlinks):
             yield from _walk(entry, follow_symlinks, rejected, base, visited)
         else:
             yield entry

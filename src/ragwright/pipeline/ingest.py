@@ -184,9 +184,20 @@ class BatchWriter:
         self.report.chunks_written += start
 
     def _embed(self, texts: list[str]) -> Vectors:
-        if not texts:
-            return np.empty((0, self.embedder.space.dimension), dtype=np.float32)
-        return self.embedder.embed_documents(texts)
+        """Embedded in calls of at most ``batch_chunks`` texts, into one array: a huge
+        document's vectors are never held twice."""
+        dimension = self.embedder.space.dimension
+        vectors = np.empty((len(texts), dimension), dtype=np.float32)
+        for start in range(0, len(texts), self.batch_chunks):
+            batch = texts[start : start + self.batch_chunks]
+            embedded = np.asarray(self.embedder.embed_documents(batch))
+            if embedded.shape != (len(batch), dimension):
+                raise EmbedderError(
+                    f"the embedder returned vectors of shape {embedded.shape} for {len(batch)} "
+                    f"texts, not ({len(batch)}, {dimension})"
+                )
+            vectors[start : start + len(batch)] = embedded
+        return vectors
 
 
 class Ingestor:
@@ -266,13 +277,11 @@ class Ingestor:
         worker: ParseWorker,
     ) -> PendingDocument | None:
         try:
-            data = candidate.path.read_bytes()
-            parser = self.parsers.parser_for(candidate.path, data)
-            fingerprint = self._fingerprint(data, parser)
-            if known.get(candidate.source) == fingerprint:
+            read = self._read(candidate, known, worker)
+            if read is None:
                 report.unchanged.append(candidate.source)
                 return None
-            parsed = worker.parse(parser, data, candidate.source)
+            parsed, fingerprint = read
             document, chunks = self._chunk(parsed, candidate)
             report.warnings.extend(IngestWarning(candidate.source, w) for w in parsed.warnings)
         except (RagwrightError, OSError) as error:
@@ -283,6 +292,18 @@ class Ingestor:
             report.failed.append(Failure(candidate.source, reason))
             return None
         return PendingDocument(document, chunks, fingerprint, candidate.source in known)
+
+    def _read(
+        self, candidate: Candidate, known: dict[str, str], worker: ParseWorker
+    ) -> tuple[ParsedDocument, str] | None:
+        """The file parsed, and its fingerprint; None when it is unchanged since the last run.
+        Its bytes are let go on return, before chunking: a huge file is not held twice."""
+        data = candidate.path.read_bytes()
+        parser = self.parsers.parser_for(candidate.path, data)
+        fingerprint = self._fingerprint(data, parser)
+        if known.get(candidate.source) == fingerprint:
+            return None
+        return worker.parse(parser, data, candidate.source), fingerprint
 
     def _fingerprint(self, data: bytes, parser: Parser) -> str:
         """The file's bytes and everything that decides its chunks: the parser, its settings

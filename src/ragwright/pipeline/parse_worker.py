@@ -44,6 +44,9 @@ _READY = ("ready", None)
 #: How long a fresh interpreter may take to start and import the worker (a loaded machine).
 _STARTUP_SECONDS = 120.0
 _WORKER_MAIN = "from ragwright.pipeline.parse_worker import serve_socket; serve_socket"
+#: A parse that fails after taking the worker's peak address space past this share of its
+#: limit failed for want of memory, whatever the parser says (lxml: "unknown error").
+_NEAR_LIMIT = 0.9
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,7 +282,7 @@ def serve(connection: Connection) -> None:
             except Exception as error:
                 connection.send(("unloadable", f"{type(error).__name__}: {error}"))
                 continue
-        answer = _parse(parsers[key], data, source)
+        answer = _parse(parsers[key], data, source, memory_mb)
         del data
         try:
             connection.send(answer)
@@ -290,7 +293,17 @@ def serve(connection: Connection) -> None:
             connection.send(("failed", reason))
 
 
-def _parse(parser: Parser, data: bytes, source: str) -> tuple[str, object]:
+def _parse(parser: Parser, data: bytes, source: str, memory_mb: int | None) -> tuple[str, object]:
+    before = _peak_bytes() or 0
+    answer = _run(parser, data, source)
+    after = _peak_bytes() or 0
+    near_limit = memory_mb is not None and after >= _NEAR_LIMIT * memory_mb * MB
+    if answer[0] == "failed" and after > before and near_limit:
+        return "memory", None  # the parser turned a refused allocation into its own error
+    return answer
+
+
+def _run(parser: Parser, data: bytes, source: str) -> tuple[str, object]:
     try:
         document = parser.parse(data, source)
         # Metadata is often a read-only mapping proxy, which does not pickle.
@@ -303,6 +316,18 @@ def _parse(parser: Parser, data: bytes, source: str) -> tuple[str, object]:
         return "failed", str(error)
     except Exception as error:  # a parser bug must reach the report, not kill the worker
         return "failed", f"unexpected {type(error).__name__}: {error}"
+
+
+def _peak_bytes() -> int | None:
+    """This process's peak address space (Linux's VmPeak); None where it is not known."""
+    try:
+        with open("/proc/self/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"VmPeak:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
 
 
 def _limit_memory(limit: int) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol
 
+from ragwright._surrogates import refuse_surrogates
 from ragwright.errors import ConfigError, UnsupportedScale
 from ragwright.filters import Filter
 from ragwright.models import Hit
@@ -85,6 +86,7 @@ class Retriever:
     ) -> tuple[list[Hit], ProcessedQuery]:
         """`search`, also returning the processed query: its ``notes`` say what each query
         processor did. Without processors the query comes back as given, with no notes."""
+        refuse_surrogates(query, "the query")
         self._check_chain(request, query_vector=query_vector)
         processed = ProcessedQuery.of(query)
         if self.query_chain is not None:

@@ -1,8 +1,9 @@
 """Logs on stderr, one line per request: JSON objects for log collectors, or short text lines
 for a person at a terminal (``ragwright serve --log-format``).
 
-A JSON request line has ``method``, ``path`` (without the query string), ``status``,
-``duration_ms``, ``key`` (the API key's *name*, or null; never the key) and ``client``.
+A request line has ``method``, ``path`` (without the query string), ``status``,
+``duration_ms``, ``key`` (the API key's *name*, or null; never the key), ``client`` and
+``request_id``, which every response also carries in its ``X-Request-Id`` header.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -68,8 +70,15 @@ def logging_config(level: str = "info", log_format: str = "json") -> dict[str, A
     }
 
 
+def request_id_of(scope: Scope) -> str | None:
+    """The id `RequestLog` gave this request."""
+    request_id: str | None = scope.get("state", {}).get("request_id")
+    return request_id
+
+
 class RequestLog:
-    """Logs every HTTP request once it is answered (streamed answers: once the stream ends)."""
+    """Logs every HTTP request once it is answered (streamed answers: once the stream ends),
+    under a fresh request id that the response carries as ``X-Request-Id``."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -80,11 +89,15 @@ class RequestLog:
             return
         started = time.perf_counter()
         status = 500  # unless a response starts
+        request_id = uuid.uuid4().hex
+        scope.setdefault("state", {})["request_id"] = request_id
 
         async def record_status(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
+                headers = [*message.get("headers", ()), (b"x-request-id", request_id.encode())]
+                message = {**message, "headers": headers}
             await send(message)
 
         try:
@@ -99,5 +112,6 @@ class RequestLog:
                 "duration_ms": round((time.perf_counter() - started) * 1000, 2),
                 "key": scope.get("state", {}).get("key_name"),
                 "client": client[0] if client else None,
+                "request_id": request_id,
             }
             log.info("%s %s %s", scope["method"], scope["path"], status, extra={"fields": fields})

@@ -33,7 +33,7 @@ from ragwright.server.auth import RequireKey
 from ragwright.server.keys import Scope as KeyScope
 from ragwright.server.limits import BodyLimit
 from ragwright.server.origin import CrossSiteGuard, is_loopback
-from ragwright.server.problems import install_handlers
+from ragwright.server.problems import UnexpectedErrors, install_handlers
 from ragwright.server.routes import documents, meta, search
 from ragwright.server.routes._deps import read_key
 from ragwright.server.settings import ServerSettings
@@ -116,6 +116,7 @@ def create_app(
 
     app.add_middleware(BodyLimit, limit_for=body_limit)
     app.add_middleware(CrossSiteGuard, loopback=host is not None and is_loopback(host))
+    app.add_middleware(UnexpectedErrors)
     app.add_middleware(RequestLog)  # added last: outermost, so it sees every status
     return app
 

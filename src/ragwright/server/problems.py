@@ -1,8 +1,10 @@
 """Errors as HTTP answers: one JSON shape, ``{"error": {"code", "message", "status"}}``, for
-ragwright's typed errors, request validation, limits and authentication alike."""
+ragwright's typed errors, request validation, limits and authentication alike, and for any
+unexpected failure (`UnexpectedErrors`: a 500 ``internal_error`` with the request id)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -10,6 +12,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ragwright.errors import (
     BudgetExceeded,
@@ -28,6 +31,9 @@ from ragwright.errors import (
     UnsupportedFilter,
     UnsupportedScale,
 )
+from ragwright.server.access_log import LOGGER, request_id_of
+
+log = logging.getLogger(LOGGER)
 
 #: ragwright's errors, most specific first: (class, HTTP status, error code).
 ERROR_STATUS: tuple[tuple[type[RagwrightError], int, str], ...] = (
@@ -101,3 +107,36 @@ def install_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RagwrightError, ragwright_error)
     app.add_exception_handler(RequestValidationError, invalid_request)
     app.add_exception_handler(StarletteHTTPException, http_error)
+
+
+class UnexpectedErrors:
+    """Any exception no handler answered: logged with its traceback and the request id, and
+    answered as a 500 ``internal_error`` in the error shape, so the client gets JSON and
+    its keep-alive connection stays usable. Once a response has started nothing can be
+    sent, so the exception goes on up (the server closes that connection)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watch(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watch)
+        except Exception:
+            request_id = request_id_of(scope)
+            fields = {"event": "request.failed", "request_id": request_id}
+            log.exception("%s %s failed", scope["method"], scope["path"], extra={"fields": fields})
+            if started:
+                raise
+            message = f"unexpected error; the server's log has it under request id {request_id}"
+            body = error_body(500, "internal_error", message, request_id=request_id)
+            await JSONResponse(body, status_code=500)(scope, receive, send)

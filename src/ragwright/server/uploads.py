@@ -28,7 +28,8 @@ from ragwright.server.problems import ApiError
 from ragwright.server.settings import ServerSettings
 
 UPLOAD_PREFIX = "uploads"
-MAX_FILENAME_CHARS = 255
+#: What file systems allow in one name (NAME_MAX), counted in UTF-8 bytes.
+MAX_FILENAME_BYTES = 255
 log = logging.getLogger(LOGGER)
 
 
@@ -49,8 +50,8 @@ def check_filename(filename: str | None) -> str:
         problem = "is a path, not a file name"
     elif any(unicodedata.category(c).startswith("C") for c in name):
         problem = "contains control characters"
-    elif len(name) > MAX_FILENAME_CHARS:
-        problem = f"is longer than {MAX_FILENAME_CHARS} characters"
+    elif len(name.encode("utf-8")) > MAX_FILENAME_BYTES:
+        problem = f"is longer than {MAX_FILENAME_BYTES} bytes in UTF-8"
     elif name != name.strip():
         problem = "starts or ends with white space"
     if problem:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from ragwright._surrogates import refuse_surrogates
 from ragwright.errors import StoreError
 from ragwright.models import EmbeddingSpace
 from ragwright.ports import DocumentWrite, Vectors
@@ -12,8 +13,11 @@ from ragwright.ports import DocumentWrite, Vectors
 
 def check_write(item: DocumentWrite, space: EmbeddingSpace) -> None:
     """What every store checks before writing a document: its vectors have the space's shape
-    and are finite, and each chunk is an exact span of this document."""
+    and are finite, each chunk is an exact span of this document, and its text is valid
+    Unicode (no lone surrogate)."""
     document, chunks, vectors = item.document, item.chunks, item.vectors
+    refuse_surrogates(document.source, "a document's source")
+    refuse_surrogates(document.content, f"{document.source!r}: the content")
     if vectors.shape != (len(chunks), space.dimension):
         raise StoreError(
             f"{document.source}: {len(chunks)} chunks need vectors of shape "

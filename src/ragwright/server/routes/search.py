@@ -36,6 +36,9 @@ FilterField = Field(
 )
 
 
+# Numbers and booleans are strict: "10" or true is no top_k, and NaN or infinity no score.
+
+
 class SearchRequest(BaseModel):
     """A search; every field left out takes the server's ``[search]`` default. (The body of
     the request; `search_request.SearchRequest` is the validated value it becomes.)"""
@@ -44,17 +47,24 @@ class SearchRequest(BaseModel):
 
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     mode: SearchMode | None = Field(None, description="bm25, vector or hybrid (the default).")
-    top_k: int | None = Field(None, ge=1, le=MAX_TOP_K, description="Results (default 10).")
+    top_k: int | None = Field(
+        None, ge=1, le=MAX_TOP_K, strict=True, description="Results (default 10)."
+    )
     filter: str | None = FilterField
     min_score: float | None = Field(
-        None, description="Drop hits scoring below this (bm25 or vector mode only)."
+        None,
+        strict=True,
+        allow_inf_nan=False,
+        description="Drop hits scoring below this (bm25 or vector mode only).",
     )
     fusion: Fusion | None = Field(None, description="How hybrid fuses its arms: convex or rrf.")
-    rrf_k: int | None = Field(None, ge=1, le=MAX_RRF_K, description="The k of rrf fusion.")
-    bm25_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT)
-    vector_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT)
+    rrf_k: int | None = Field(
+        None, ge=1, le=MAX_RRF_K, strict=True, description="The k of rrf fusion."
+    )
+    bm25_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
+    vector_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
     arm_depth: int | None = Field(
-        None, ge=0, le=MAX_TOP_K, description="Candidates each arm fetches for fusion."
+        None, ge=0, le=MAX_TOP_K, strict=True, description="Candidates each arm fetches."
     )
 
     def request(self, defaults: search_request.SearchRequest) -> search_request.SearchRequest:
@@ -67,9 +77,13 @@ class AskRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
-    top_k: int = Field(5, ge=1, le=MAX_ASK_TOP_K, description="Chunks to draw the answer from.")
+    top_k: int = Field(
+        5, ge=1, le=MAX_ASK_TOP_K, strict=True, description="Chunks to draw the answer from."
+    )
     filter: str | None = FilterField
-    stream: bool = Field(False, description="Answer as server-sent events (also chosen by Accept).")
+    stream: bool = Field(
+        False, strict=True, description="Answer as server-sent events (also chosen by Accept)."
+    )
     engine: str | None = Field(
         None,
         description=f"Answer engine: {', '.join(ENGINES)}. Default: the server's [llm] engine, "

@@ -3,6 +3,7 @@ generation other processes watch, read snapshots tagged with it, and errors as `
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -10,7 +11,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ragwright.errors import StoreError
+from ragwright.errors import ConfigError, StoreError
+
+NOT_TEXT = "text with a lone surrogate cannot be stored or looked up (it is not valid Unicode)"
 
 
 class Database:
@@ -37,6 +40,8 @@ class Database:
                 return self.connection.execute(sql, params).fetchall()
             except sqlite3.DatabaseError as error:
                 raise StoreError(f"index query failed: {error}") from error
+            except UnicodeEncodeError as error:
+                raise ConfigError(NOT_TEXT) from error
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -57,6 +62,9 @@ class Database:
             except sqlite3.Error as error:
                 self._rollback()
                 raise StoreError(f"writing to the index failed: {error}") from error
+            except UnicodeEncodeError as error:
+                self._rollback()
+                raise ConfigError(NOT_TEXT) from error
             except BaseException:
                 self._rollback()
                 raise
@@ -80,6 +88,16 @@ class Database:
             yield int(row[0]) if row else 0
         except sqlite3.Error as error:
             raise StoreError(f"reading the index failed: {error}") from error
+        except UnicodeEncodeError as error:
+            raise ConfigError(NOT_TEXT) from error
         finally:
-            if db.in_transaction:
-                db.execute("COMMIT")
+            self._end_read()
+
+    def _end_read(self) -> None:
+        """End a read snapshot. Nothing was written, so there is nothing to lose; a failure
+        here (a damaged file) must not replace the error that is already on its way."""
+        for statement in ("COMMIT", "ROLLBACK"):
+            if not self.connection.in_transaction:
+                return
+            with contextlib.suppress(sqlite3.Error):
+                self.connection.execute(statement)

@@ -20,6 +20,7 @@ from ragwright.filters import (
     Not,
     Or,
     Scalar,
+    check_limits,
     render_filter,
 )
 
@@ -31,7 +32,7 @@ _ORDERING = {"<", "<=", ">", ">="}
 def compile_filter(node: Filter) -> tuple[str, Params]:
     """SQL condition text and its parameters, in order."""
     params: Params = []
-    return _compile(node, params), params
+    return _compile(check_limits(node), params), params
 
 
 def _compile(node: Filter, params: Params) -> str:
