@@ -4,6 +4,7 @@ server killed during an ingest)."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import random
@@ -356,7 +357,8 @@ def _kill(server: Any) -> None:
     postmaster = psutil.Process(server.get_pid())
     processes = [postmaster, *postmaster.children(recursive=True)]
     for process in processes:
-        process.kill()
+        with contextlib.suppress(psutil.NoSuchProcess):  # a child may exit as its parent dies
+            process.kill()
     psutil.wait_procs(processes, timeout=10)
 
 

@@ -107,3 +107,20 @@ def test_open_backend_passes_the_table_to_the_backend(tmp_path: Path, pg_url: st
         assert plain.hnsw_ef_search == PostgresOptions().hnsw_ef_search
     finally:
         plain.close()
+
+
+def test_the_cli_hands_the_store_its_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every command opens the index with ragwright.toml's [store.*] tables: a bad one is the
+    command's error (exit 2, naming the file and key), not ignored."""
+    from typer.testing import CliRunner
+
+    from ragwright.cli import app
+
+    (tmp_path / "ragwright.toml").write_text("[store.postgres]\nhnsw_ef_search = 0\n", "utf-8")
+    monkeypatch.delenv("RAGWRIGHT_CONFIG", raising=False)
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    for command in (["stats"], ["collections", "list"], ["docs", "list"]):
+        result = runner.invoke(app, [*command, "--index", NOWHERE])
+        assert result.exit_code == 2, (command, result.output)
+        assert "hnsw_ef_search" in result.stderr

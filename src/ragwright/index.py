@@ -20,6 +20,7 @@ from typing import Any, TypedDict, Unpack
 
 from ragwright.answers import create_engine
 from ragwright.chunkers import DEFAULT_CHUNKER, create_chunker
+from ragwright.config import Config
 from ragwright.embedders import DEFAULT_EMBEDDER, create_embedder
 from ragwright.errors import ConfigError, EmbeddingSpaceMismatch, MissingDependencyError
 from ragwright.filters import Filter, parse_filter
@@ -115,6 +116,7 @@ class Index:
         create: bool = True,
         llm: LLM | None = None,
         llm_settings: LLMSettings | None = None,
+        config: Config | None = None,
     ) -> None:
         """Open or create the index at ``location``: a directory (the embedded SQLite store)
         or a store URL such as ``postgresql://user@host/db``. ``create=False`` refuses to
@@ -122,10 +124,12 @@ class Index:
 
         ``llm_settings`` (the ``[llm]`` table, see `LLMSettings`) choose the default answer
         engine, the model, budgets, prices and the response cache; ``llm`` is the model to use
-        instead of the one they describe (created on first use otherwise)."""
+        instead of the one they describe (created on first use otherwise). ``config`` (a
+        ragwright.toml) gives the store its ``[store.NAME]`` settings, such as HNSW's."""
         self.location = location if is_url(location) else Path(location)
         self.collection = collection
-        self._backend: StoreBackend = open_backend(self.location)
+        self._config = config
+        self._backend: StoreBackend = open_backend(self.location, config)
         try:
             self._store = self._backend.open(collection, create=create)
         except BaseException:
@@ -168,6 +172,7 @@ class Index:
             create=False,
             llm=self._llm_choice,
             llm_settings=self.llm_settings,
+            config=self._config,
         )
 
     def __enter__(self) -> Index:

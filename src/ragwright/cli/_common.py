@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from ragwright.config import CONFIG_ENV
+from ragwright.config import CONFIG_ENV, load_config
 from ragwright.errors import RagwrightError
 from ragwright.filters import Filter, parse_filter
 from ragwright.index import DEFAULT_INDEX_DIR, ChunkingConfig, Index
@@ -112,7 +112,10 @@ def open_index(
     collection: str = DEFAULT_COLLECTION,
     create: bool = False,
 ) -> Index:
-    return Index(location, collection=collection, embedder=embedder, create=create)
+    # The configuration file (./ragwright.toml or $RAGWRIGHT_CONFIG) holds the store's settings.
+    return Index(
+        location, collection=collection, embedder=embedder, create=create, config=load_config()
+    )
 
 
 def with_chunk_options(

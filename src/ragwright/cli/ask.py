@@ -91,7 +91,12 @@ def ask(
     checked_text(question, "question")
     where = parse_where(filter_expression)
     with Index(
-        index, collection=collection, embedder=embedder, create=False, llm_settings=settings
+        index,
+        collection=collection,
+        embedder=embedder,
+        create=False,
+        llm_settings=settings,
+        config=load_config(config),
     ) as kb:
         if json_output:
             answer = kb.ask(question, top_k=top_k, where=where)

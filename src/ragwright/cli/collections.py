@@ -15,6 +15,7 @@ from ragwright.cli._common import (
     print_json,
     reports_errors,
 )
+from ragwright.config import load_config
 from ragwright.errors import StoreError
 from ragwright.models import check_collection_name
 from ragwright.stores import open_backend
@@ -28,7 +29,7 @@ NameArgument = Annotated[str, typer.Argument(help="Collection name (a-z, 0-9, _)
 @reports_errors
 def list_collections(index: IndexOption = DEFAULT_INDEX, json_output: JsonOption = False) -> None:
     """List the collections that exist."""
-    backend = open_backend(index)
+    backend = open_backend(index, load_config())
     try:
         names = backend.collections()
     finally:
@@ -45,7 +46,7 @@ def list_collections(index: IndexOption = DEFAULT_INDEX, json_output: JsonOption
 @reports_errors
 def create(name: NameArgument, index: IndexOption = DEFAULT_INDEX) -> None:
     """Create an empty collection; its embedder and chunking are fixed by its first ingest."""
-    backend = open_backend(index)
+    backend = open_backend(index, load_config())
     try:
         backend.create_collection(check_collection_name(name))
     finally:
@@ -64,7 +65,7 @@ def drop(
     check_collection_name(name)
     if not yes:
         typer.confirm(f"Drop the collection {name!r} and everything in it?", abort=True)
-    backend = open_backend(index)
+    backend = open_backend(index, load_config())
     try:
         dropped = backend.drop_collection(name)
     finally:

@@ -26,13 +26,19 @@ def mcp(
 ) -> None:
     """Run an MCP server on stdin/stdout with the tools search, ask, get_chunk, get_document
     and list_sources (see docs/mcp.md). Document text in results is marked untrusted."""
-    llm_settings = LLMSettings.from_config(load_config(config))
+    configuration = load_config(config)
+    llm_settings = LLMSettings.from_config(configuration)
     try:
         from ragwright.mcp_server import build_server
     except ImportError as error:
         raise MissingDependencyError("ragwright mcp", "pip install 'ragwright[mcp]'") from error
     # A long-running server: the in-memory keyword cache pays off from the second query on.
     with Index(
-        index, collection=collection, embedder=embedder, create=False, llm_settings=llm_settings
+        index,
+        collection=collection,
+        embedder=embedder,
+        create=False,
+        llm_settings=llm_settings,
+        config=configuration,
     ) as kb:
         build_server(kb).run("stdio")

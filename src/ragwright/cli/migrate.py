@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ragwright.cli._common import JsonOption, console, errors, print_json, reports_errors
+from ragwright.config import load_config
 from ragwright.models import DEFAULT_COLLECTION
 from ragwright.pipeline.migrate import MigrationProgress, MigrationReport, migrate
 from ragwright.ports import StoreBackend
@@ -33,9 +34,9 @@ def migrate_index(
     directory into postgresql://…: documents, chunk ids, offsets and vectors as stored, with
     no re-embedding. Re-running resumes; the copy is verified at the end."""
     reports: dict[str, MigrationReport] = {}
-    source_backend = open_backend(source)
+    source_backend = open_backend(source, load_config())
     try:
-        target_backend = open_backend(target)
+        target_backend = open_backend(target, load_config())
         try:
             names = collection or source_backend.collections()
             for name in names:

@@ -81,7 +81,12 @@ def serve(
     llm_settings = LLMSettings.from_config(configuration)
     check_exposure(host, settings, insecure_no_auth)
     with Index(
-        index, collection=collection, embedder=embedder, create=True, llm_settings=llm_settings
+        index,
+        collection=collection,
+        embedder=embedder,
+        create=True,
+        llm_settings=llm_settings,
+        config=configuration,
     ) as kb:
         app = create_app(kb, settings, mounts=mcp_mount(kb, host), host=host)
         log_as = log_format.resolved(sys.stderr.isatty())
