@@ -158,3 +158,15 @@ class TestSQLiteBackend(BackendContract):
     @pytest.fixture
     def open_backend(self, tmp_path: Path) -> Callable[[], Any]:
         return functools.partial(SQLiteBackend, tmp_path / "index")
+
+
+def test_a_new_index_is_private_to_its_owner(tmp_path: Path) -> None:
+    """Every local user could read every indexed document when the index was 0755/0644."""
+    with SQLiteStore(tmp_path / "private" / "index") as store:
+        store.bind_space(SPACE)
+        load_corpus(store)
+        assert store._db.connection.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+    directory = tmp_path / "private" / "index"
+    assert directory.stat().st_mode & 0o777 == 0o700
+    files = sorted(directory.glob(DATABASE_NAME + "*"))
+    assert files and all(f.stat().st_mode & 0o777 == 0o600 for f in files), files

@@ -79,10 +79,25 @@ def test_store_holds_only_tables_of_installed_stores(tmp_path: Path) -> None:
         open_backend(NOWHERE, _config(tmp_path, both))
 
 
-def test_a_store_without_settings_refuses_a_table(tmp_path: Path) -> None:
-    config = _config(tmp_path, "[store.sqlite]\nkeyword_cache = false\n")
-    with pytest.raises(ConfigError, match=r"the sqlite store takes no \[store\.sqlite\] settings"):
+@pytest.mark.parametrize(
+    ("table", "complaint"),
+    [
+        ("keyword_cache = false", "unknown key 'keyword_cache'"),
+        ('durability = "extra"', 'durability must be "normal" or "full"'),
+        ('private = "no"', "private must be true or false"),
+    ],
+)
+def test_the_sqlite_table_is_read_strictly(tmp_path: Path, table: str, complaint: str) -> None:
+    config = _config(tmp_path, f"[store.sqlite]\n{table}\n")
+    with pytest.raises(ConfigError, match=complaint):
         open_backend(tmp_path / "index", config)
+
+
+def test_the_sqlite_table_sets_durability_and_sharing(tmp_path: Path) -> None:
+    config = _config(tmp_path, '[store.sqlite]\ndurability = "full"\nprivate = false\n')
+    with open_backend(tmp_path / "shared", config).open() as store:  # type: ignore[attr-defined]
+        assert store._db.connection.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    assert (tmp_path / "shared").stat().st_mode & 0o077 != 0  # the umask's, not 0700
 
 
 def test_a_directory_index_ignores_the_postgres_table(tmp_path: Path) -> None:

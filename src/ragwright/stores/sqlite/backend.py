@@ -8,14 +8,21 @@ The LLM ledger and response cache live in the default database.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from ragwright.errors import ConfigError, StoreError, UnknownCollection
 from ragwright.models import DEFAULT_COLLECTION, check_collection_name
 from ragwright.stores.sqlite.llm_records import SQLiteLLMRecords
-from ragwright.stores.sqlite.store import DATABASE_NAME, SQLiteStore
+from ragwright.stores.sqlite.store import DATABASE_NAME, DURABILITY, SQLiteStore
 
 COLLECTIONS_DIR = "collections"
+#: The keys of ``[store.sqlite]``: what each value must be, and how to say so.
+_OPTIONS: dict[str, tuple[Callable[[object], bool], str]] = {
+    "durability": (lambda v: isinstance(v, str) and v in DURABILITY, '"normal" or "full"'),
+    "private": (lambda v: isinstance(v, bool), "true or false"),
+}
 
 
 class SQLiteBackend:
@@ -24,6 +31,18 @@ class SQLiteBackend:
     def __init__(self, location: str | Path, **store_options: object) -> None:
         self.directory = Path(location)
         self._store_options = store_options
+
+    @staticmethod
+    def options_from_table(table: Mapping[str, object], where: str) -> dict[str, Any]:
+        """The `SQLiteStore` options a ``[store.sqlite]`` table of ragwright.toml sets:
+        ``durability`` ("normal" or "full") and ``private`` (true or false)."""
+        for key, value in table.items():
+            if key not in _OPTIONS:
+                raise ConfigError(f"{where}: unknown key {key!r}; known: {', '.join(_OPTIONS)}")
+            allowed, expected = _OPTIONS[key]
+            if not allowed(value):
+                raise ConfigError(f"{where}: {key} must be {expected}, not {value!r}")
+        return dict(table)
 
     @property
     def location(self) -> str:

@@ -20,14 +20,14 @@ class Database:
     """The connection to one index file (WAL mode). Safe to share between threads: every use
     holds ``lock``, a re-entrant lock, so a snapshot and the reads inside it are one unit."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, synchronous: str = "NORMAL") -> None:
         self.path = path
         self.lock = threading.RLock()
         self.connection = sqlite3.connect(
             path, isolation_level=None, check_same_thread=False, timeout=30.0
         )
         self.connection.execute("PRAGMA journal_mode=WAL")
-        self.connection.execute("PRAGMA synchronous=NORMAL")
+        self.connection.execute(f"PRAGMA synchronous={synchronous}")  # NORMAL or FULL
         self.connection.execute("PRAGMA foreign_keys=ON")
 
     def close(self) -> None:

@@ -10,12 +10,13 @@ them.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-from ragwright.errors import StoreError
+from ragwright.errors import ConfigError, StoreError
 from ragwright.models import EmbeddingSpace, StoreStats
 from ragwright.stores.fts_query import STOP_WORDS
 from ragwright.stores.fts_terms import FTS5Terms, settle_tokenizer
@@ -48,6 +49,8 @@ class SQLiteStore(SQLiteWrites, SQLiteSearch, SQLiteDocuments, SQLiteChunks):
         keyword_cache_after: int = 3,
         fts_tokenizer: str | None = None,
         stop_words: bool = True,
+        durability: str = "normal",
+        private: bool = True,
     ) -> None:
         """Open (or create) the index in ``directory``.
 
@@ -58,7 +61,13 @@ class SQLiteStore(SQLiteWrites, SQLiteSearch, SQLiteDocuments, SQLiteChunks):
 
         ``fts_tokenizer`` (one of `FTS_TOKENIZERS`; Porter stemming by default) is fixed when
         the index is created and recorded; ``stop_words`` drops English stop words from BM25
-        queries (both exist so their effect can be measured, see benchmarks/bm25_ablation.py)."""
+        queries (both exist so their effect can be measured, see benchmarks/bm25_ablation.py).
+
+        ``durability`` (`DURABILITY`): ``normal`` survives a killed process with nothing
+        committed lost, but an OS crash or power loss may roll back the last commits;
+        ``full`` syncs every commit to disk, so those survive too (slower writes). ``private``
+        creates a new index directory readable by its owner only (0700) and its database file
+        0600; ``False`` leaves both to the umask, for an index shared between users."""
         self.directory = Path(directory)
         self.path = self.directory / DATABASE_NAME
         if not self.path.exists() and not create:
@@ -67,8 +76,8 @@ class SQLiteStore(SQLiteWrites, SQLiteSearch, SQLiteDocuments, SQLiteChunks):
             )
         self._space: EmbeddingSpace | None = None
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            self._db = Database(self.path)
+            _create_files(self.path, private)
+            self._db = Database(self.path, synchronous=durability_pragma(durability))
             self._db.connection.executescript(META_DDL)
             tokenizer = self._fts_tokenizer(fts_tokenizer)
             self._db.connection.executescript(ddl(tokenizer))
@@ -123,3 +132,27 @@ class SQLiteStore(SQLiteWrites, SQLiteSearch, SQLiteDocuments, SQLiteChunks):
                 f"index schema version {found} is not supported by this ragwright "
                 f"(expects {SCHEMA_VERSION}); re-index into a new directory"
             )
+
+
+#: ``durability`` setting → SQLite's ``synchronous`` pragma.
+DURABILITY = {"normal": "NORMAL", "full": "FULL"}
+
+
+def durability_pragma(durability: str) -> str:
+    if durability not in DURABILITY:
+        raise ConfigError(f"durability must be one of {', '.join(DURABILITY)}, not {durability!r}")
+    return DURABILITY[durability]
+
+
+def _create_files(path: Path, private: bool) -> None:
+    """The index directory and an empty database file, owner-only when ``private`` (SQLite
+    gives its WAL and shared-memory files the database file's permissions). Existing ones
+    keep theirs."""
+    if not private:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return
+    if not path.parent.exists():
+        path.parent.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+    if not path.exists():
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
