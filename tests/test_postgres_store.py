@@ -26,6 +26,7 @@ from ragwright.errors import (
     EmbeddingSpaceMismatch,
     MissingDependencyError,
     StoreError,
+    UnsupportedFilter,
 )
 from ragwright.filters import parse_filter
 from ragwright.index import Index
@@ -457,3 +458,24 @@ def test_an_index_opens_a_postgresql_url_through_the_entry_point(
         [hit] = kb.search("steamed tea", mode="bm25")
         assert hit.source.endswith("docs/tea.md")
         assert kb.search("green tea")[0].source == hit.source
+
+
+def test_a_filter_past_the_limits_is_unsupported_on_postgres(pg_url: str) -> None:
+    """The limits SQLite's compiler checks hold here too: a filter built in Python (not
+    parsed) past them is refused before any SQL, never a server error."""
+    from ragwright.filters import MAX_VALUES, Comparison, In, Or
+
+    store = connect(pg_url)
+    try:
+        store.bind_space(SPACE)
+        load_corpus(store)
+        for where in (
+            Or(tuple(Comparison("year", "=", i) for i in range(495))),
+            In("year", tuple(range(MAX_VALUES + 1))),
+        ):
+            with pytest.raises(UnsupportedFilter, match="the filter"):
+                store.vector_search(np.ones(4, dtype=np.float32), 3, where)
+            with pytest.raises(UnsupportedFilter, match="the filter"):
+                store.keyword_search("alpha", 3, where)
+    finally:
+        store.close()

@@ -34,6 +34,7 @@ from ragwright.filters import (
     Not,
     Or,
     Scalar,
+    check_limits,
     render_filter,
 )
 
@@ -55,7 +56,7 @@ class FilterCompiler:
         params: Params = []
         if node is None:
             return _TRUE, params
-        return self._compile(node, params), params
+        return self._compile(check_limits(node), params), params
 
     def _compile(self, node: Filter, params: Params) -> sql.Composable:
         match node:
