@@ -32,9 +32,6 @@ class CollectionPool:
                 self._opened[name] = self.default.open_collection(name)
             return self._opened[name]
 
-    def names(self) -> list[str]:
-        return self.default.collections()
-
     def close(self) -> None:
         with self._lock:
             for index in self._opened.values():

@@ -48,7 +48,7 @@ def create(name: NameArgument, index: IndexOption = DEFAULT_INDEX) -> None:
     """Create an empty collection; its embedder and chunking are fixed by its first ingest."""
     backend = open_backend(index, load_config())
     try:
-        backend.create_collection(check_collection_name(name))
+        backend.create_collection(name)
     finally:
         backend.close()
     console.print(f"created collection {escape(name)}")

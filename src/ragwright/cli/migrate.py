@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import asdict
 from typing import Annotated
 
 import typer
@@ -48,7 +49,7 @@ def migrate_index(
     finally:
         source_backend.close()
     if json_output:
-        print_json({name: _report_json(report) for name, report in reports.items()})
+        print_json({name: asdict(report) for name, report in reports.items()})
         return
     for name, report in reports.items():
         console.print(
@@ -73,15 +74,6 @@ def _migrate_collection(
             writing.close()
     finally:
         reading.close()
-
-
-def _report_json(report: MigrationReport) -> dict[str, int]:
-    return {
-        "documents": report.documents,
-        "chunks": report.chunks,
-        "copied": report.copied,
-        "skipped": report.skipped,
-    }
 
 
 @contextmanager

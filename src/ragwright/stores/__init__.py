@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from ragwright._plugins import plugins
 from ragwright.config import Config
@@ -83,9 +84,12 @@ def _options(config: Config, name: str, backend_class: Any, stores: set[str]) ->
     return options
 
 
-_PASSWORD = re.compile(r"(?P<head>://[^/@:]*:)[^/@]*@")
-
-
 def display_location(location: str | Path) -> str:
     """``location`` as it may be shown or logged: a URL's password is masked."""
-    return _PASSWORD.sub(r"\g<head>***@", str(location))
+    if not is_url(location):
+        return str(location)
+    parts = urlsplit(str(location))
+    if parts.password is None:
+        return str(location)
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit((parts.scheme, netloc, *parts[2:]))

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ragwright.errors import ConfigError, MissingDependencyError, StoreError
 from ragwright.models import DEFAULT_COLLECTION
+from ragwright.stores import display_location
 from ragwright.stores.postgres.options import PostgresOptions, check_hnsw
 from ragwright.stores.postgres.schema import INDEX_SCHEMA, collection_name, schema_name
 
@@ -55,17 +56,10 @@ def normalize_url(url: str) -> str:
     """``postgres://`` and ``postgresql://`` URLs, as libpq reads them."""
     parts = urlsplit(url)
     if parts.scheme not in ("postgresql", "postgres"):
-        raise ConfigError(f"not a PostgreSQL URL: {redact(url)} (expected postgresql://…)")
+        raise ConfigError(
+            f"not a PostgreSQL URL: {display_location(url)} (expected postgresql://…)"
+        )
     return urlunsplit(("postgresql", *parts[1:]))
-
-
-def redact(url: str) -> str:
-    """The URL without its password, for messages."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit((parts.scheme, netloc, *parts[2:]))
 
 
 class PostgresBackend:
@@ -92,7 +86,7 @@ class PostgresBackend:
         from psycopg_pool import ConnectionPool
 
         self.url = normalize_url(url)
-        self.display_url = redact(self.url)
+        self.display_url = display_location(self.url)
         for name, value in (("hnsw_m", hnsw_m), ("hnsw_ef_construction", hnsw_ef_construction),
                             ("hnsw_ef_search", hnsw_ef_search)):  # fmt: skip
             check_hnsw(name, value, "")
