@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ragwright.filters import Filter
+from ragwright.graph.model import ChunkFacts, GraphSnapshot
 from ragwright.models import (
     DEFAULT_COLLECTION,
     Answer,
@@ -302,6 +303,31 @@ class StoreBackend(Protocol):
     def llm_records(self) -> LLMRecords: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    """Finds entities and the relations between them in chunks (graph extraction).
+
+    ``id`` names the extractor, its model and its version (e.g. ``spacy:en_core_web_sm-3.8.0:1``)
+    and is part of every fact it produces: a changed id means the stored facts are stale.
+    Returns one `ChunkFacts` per chunk, in order; a chunk with nothing in it gets empty facts
+    (so it is known to be extracted). Offsets are into ``chunk.text``."""
+
+    @property
+    def id(self) -> str: ...
+
+    def extract(self, chunks: Sequence[Chunk]) -> list[ChunkFacts]: ...
+
+
+@runtime_checkable
+class GraphSource(Protocol):
+    """The entity graph as graph search reads it: a snapshot of entities, chunks and their
+    links at one version (cheap to ask for again while nothing changed)."""
+
+    def graph_version(self) -> str: ...
+
+    def graph_snapshot(self) -> GraphSnapshot: ...
 
 
 @dataclass(frozen=True, slots=True)
