@@ -15,12 +15,12 @@ from ragwright import errors
 EXPECTED = {
     "And", "Answer", "Arm", "BudgetExceeded", "Chunk", "ChunkingConfig", "Citation",
     "CircuitOpen", "Comparison", "ConfigError", "DatasetError", "Document", "DocumentInfo",
-    "EmbedderError", "EmbeddingSpace", "EmbeddingSpaceMismatch", "Exists", "Filter",
-    "FilterSyntaxError", "Fusion", "Hit", "In", "Index", "IngestLimitExceeded", "IngestOptions",
+    "EmbedderError", "EmbeddingSpace", "EmbeddingSpaceMismatch", "Exists", "ExtractionError", "Filter",
+    "FilterSyntaxError", "Fusion", "GraphError", "Hit", "In", "Index", "IngestLimitExceeded", "IngestOptions",
     "IngestReport", "LLMError", "LLMResponseError", "LLMSettings", "MissingDependencyError",
     "Not", "OcrError", "Or", "ParseError", "ParseLimitExceeded", "ParsedDocument",
     "ParserOptions", "RagwrightError", "RegistryError", "RerankerError", "Scale", "SearchMode",
-    "SearchRequest", "Section", "StoreError", "UnknownCollection", "UnsupportedFilter",
+    "SearchRequest", "Section", "StoreError", "UnknownCollection", "UnknownEntity", "UnsupportedFilter",
     "UnsupportedScale", "__version__", "parse_filter",
 }  # fmt: skip
 

@@ -22,7 +22,10 @@ The tree::
     ├── LLMError                    the language model's server failed or refused (names why)
     │   ├── LLMResponseError        the server answered something that is not a chat completion
     │   └── CircuitOpen             recent calls failed; calls are refused until a cool-down ends
-    └── BudgetExceeded              a call or token budget ran out (carries what was spent)
+    ├── BudgetExceeded              a call or token budget ran out (carries what was spent)
+    └── GraphError                  the entity graph cannot do what was asked
+        ├── UnknownEntity           no entity of that name is in the graph
+        └── ExtractionError         an extractor's facts do not fit their chunk (spans, names)
 
 Messages say what happened and what to do next. Backend failures raise; they never come back as
 empty results.
@@ -154,3 +157,16 @@ class BudgetExceeded(RagwrightError):
         super().__init__(f"{reason} (spent so far: {calls} LLM calls, {tokens} tokens)")
         self.calls = calls
         self.tokens = tokens
+
+
+class GraphError(RagwrightError):
+    """The entity graph cannot do what was asked."""
+
+
+class UnknownEntity(GraphError):
+    """No entity of that name (or key) is in the graph."""
+
+
+class ExtractionError(GraphError):
+    """An extractor returned facts that do not fit their chunk: a mention whose span is not
+    its text, a chunk it was not given. A bug in the extractor, never stored."""

@@ -22,8 +22,15 @@ from ragwright.answers import create_engine
 from ragwright.chunkers import DEFAULT_CHUNKER, create_chunker
 from ragwright.config import Config
 from ragwright.embedders import DEFAULT_EMBEDDER, create_embedder
-from ragwright.errors import ConfigError, EmbeddingSpaceMismatch, MissingDependencyError
+from ragwright.errors import (
+    ConfigError,
+    EmbeddingSpaceMismatch,
+    MissingDependencyError,
+    StoreError,
+)
 from ragwright.filters import Filter, parse_filter
+from ragwright.graph.records import EntityInfo, GraphStats
+from ragwright.graph.registry import create_extractor
 from ragwright.llms import create_llm
 from ragwright.llms.session import LLM_WRAPPERS, LLMSession, open_session
 from ragwright.llms.settings import ENGINES, LLMSettings, unknown_engine
@@ -43,6 +50,12 @@ from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
 from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.pipeline.filter_fields import missing_fields_warning
+from ragwright.pipeline.graph_build import (
+    GraphBuildReport,
+    GraphBuildTarget,
+    GraphProgress,
+    build_graph,
+)
 from ragwright.pipeline.ingest import (
     IngestOptions,
     Ingestor,
@@ -58,6 +71,11 @@ from ragwright.ports import (
     ChunkExport,
     ChunkLookup,
     Embedder,
+    EntityResolver,
+    Extractor,
+    FactTarget,
+    GraphReader,
+    GraphSource,
     IngestLock,
     LLMRecords,
     ResultProcessor,
@@ -323,9 +341,14 @@ class Index:
         progress: Callable[[Progress], None] | None = None,
         base: Path | None = None,
         waiting: Callable[[], None] | None = None,
+        extractor: Extractor | str | None = None,
     ) -> IngestReport:
         """Ingest files and folders (one path, or several). Unchanged files are skipped;
         changed ones replaced.
+
+        With an ``extractor`` (an `Extractor`, or a name such as ``spacy``), the graph facts of
+        every chunk written are written in the same transaction, and chunks stored earlier
+        without them are extracted after (`build_graph`), so the graph is complete.
 
         ``chunking`` and ``parser_options`` default to those of the last ingest; a file whose
         parser's options changed is read again. Sources are named relative to ``base`` when
@@ -333,6 +356,7 @@ class Index:
         `source_base`. One run at a time writes to an index: ``waiting`` is called when this
         one must wait for another (see `ragwright.ports.IngestLock`)."""
         embedder = self._bound_embedder()
+        graph_extractor = self._extractor(extractor)
         chunking = chunking or self.chunking
         chunker = self._chunker(chunking, embedder)
         parser_options = parser_options or self.parser_options
@@ -345,10 +369,13 @@ class Index:
             chunker_spec=chunking.spec,
             base=base or self.source_base,
             options=options,
+            extractor=graph_extractor,
         )
         listed = [paths] if isinstance(paths, str | Path) else paths
         with self._ingest_lock(waiting):
-            return ingestor.run([Path(p) for p in listed], progress)
+            report = ingestor.run([Path(p) for p in listed], progress)
+            self._complete_graph(graph_extractor, report)
+            return report
 
     def ingest_documents(
         self,
@@ -357,22 +384,90 @@ class Index:
         chunking: ChunkingConfig | None = None,
         options: IngestOptions | None = None,
         progress: Callable[[Progress], None] | None = None,
+        extractor: Extractor | str | None = None,
     ) -> IngestReport:
         """Ingest documents that are already text (records of a dataset or an API rather than
         files), chunked, embedded and written as `ingest` does files. Unchanged documents are
-        skipped; changed ones replaced. ``chunking`` defaults to that of the last ingest."""
+        skipped; changed ones replaced. ``chunking`` defaults to that of the last ingest;
+        ``extractor`` writes the graph as `ingest` does."""
         embedder = self._bound_embedder()
+        graph_extractor = self._extractor(extractor)
         chunking = chunking or self.chunking
         chunker = self._chunker(chunking, embedder)
-        return ingest_documents(
-            self._store,
-            embedder,
-            documents,
-            chunker,
-            chunker_spec=chunking.spec,
-            options=options,
-            progress=progress,
-        )
+        with self._ingest_lock():
+            report = ingest_documents(
+                self._store,
+                embedder,
+                documents,
+                chunker,
+                chunker_spec=chunking.spec,
+                options=options,
+                progress=progress,
+                extractor=graph_extractor,
+            )
+            self._complete_graph(graph_extractor, report)
+            return report
+
+    # -- the entity graph ------------------------------------------------------------------
+
+    def _extractor(self, extractor: Extractor | str | None) -> Extractor | None:
+        """The extractor given or named (checked before any work), and a store that can
+        hold what it finds."""
+        if extractor is None:
+            return None
+        self._graph_store()
+        return create_extractor(extractor) if isinstance(extractor, str) else extractor
+
+    def _complete_graph(self, extractor: Extractor | None, report: IngestReport) -> None:
+        """After an ingest with an extractor: extract what was stored before without facts
+        from it, and link near-duplicate entities."""
+        if extractor is not None:
+            built = build_graph(self._graph_store(), extractor)
+            report.chunks_extracted += built.chunks_extracted
+
+    def _graph_store(self) -> GraphBuildTarget:
+        store = self._store
+        if not all(
+            isinstance(store, port)
+            for port in (FactTarget, EntityResolver, GraphReader, GraphSource)
+        ):
+            raise StoreError(f"the store at {self.display_location} keeps no entity graph")
+        return store  # type: ignore[return-value]
+
+    def build_graph(
+        self,
+        extractor: Extractor | str = "spacy",
+        *,
+        progress: Callable[[GraphProgress], None] | None = None,
+    ) -> GraphBuildReport:
+        """Extract the graph facts of every chunk that has none from this extractor (its
+        ``id``), then link near-duplicate entities. Resumable: a killed build loses at most
+        the page it was extracting."""
+        chosen = self._extractor(extractor)
+        assert chosen is not None
+        with self._ingest_lock():
+            return build_graph(self._graph_store(), chosen, progress=progress)
+
+    def graph_stats(self) -> GraphStats:
+        return self._graph_store().graph_stats()
+
+    def entity(self, name: str, max_sites: int = 50) -> EntityInfo | None:
+        """An entity by name, with its aliases, synonyms, neighbours and the exact spans
+        that mention it; None when the graph has no such entity."""
+        return self._graph_store().describe_entity(name, max_sites)
+
+    def merge_entities(self, first: str, second: str) -> None:
+        """Record that two entities are one (graph search then treats them as one node)."""
+        self._graph_store().merge_entities(first, second)
+
+    def unmerge_entities(self, first: str, second: str) -> bool:
+        """Record that two entities are not one: undoes a merge or a synonym link."""
+        return self._graph_store().unmerge_entities(first, second)
+
+    @property
+    def graph(self) -> GraphSource:
+        """The entity graph as graph search reads it (a snapshot cached by version)."""
+        return self._graph_store()
 
     def _chunker(self, chunking: ChunkingConfig, embedder: Embedder) -> Chunker:
         """The chunker ``chunking`` names, recorded as the index's."""

@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from ragwright.filters import Filter
 from ragwright.graph.model import ChunkFacts, GraphSnapshot
+from ragwright.graph.records import EntityInfo, FactsWritten, GraphStats
 from ragwright.models import (
     DEFAULT_COLLECTION,
     Answer,
@@ -120,6 +121,9 @@ class DocumentWrite:
     vectors: Vectors
     #: What ingest compares to skip unchanged files; defaults to the content hash.
     fingerprint: str = ""
+    #: Graph facts for some of ``chunks`` (``ingest --graph``), stored in the same transaction;
+    #: a store without a graph refuses a write that carries any.
+    facts: Sequence[ChunkFacts] = ()
 
 
 # -- stores: one port per consumer ----------------------------------------------------------
@@ -318,6 +322,52 @@ class Extractor(Protocol):
     def id(self) -> str: ...
 
     def extract(self, chunks: Sequence[Chunk]) -> list[ChunkFacts]: ...
+
+
+@runtime_checkable
+class FactTarget(Protocol):
+    """What `graph build` needs of a store: the chunks still to extract, and a place to put
+    what was found in chunks that are already stored."""
+
+    def chunks_without_facts(self, extractor: str, after: str | None, limit: int) -> list[Chunk]:
+        """Up to ``limit`` chunks, in chunk-id order after the id ``after``, that have no facts
+        from ``extractor`` (none at all, or another extractor's)."""
+        ...
+
+    def write_facts(self, facts: Sequence[ChunkFacts]) -> FactsWritten:
+        """Store these facts in one transaction, each chunk's replacing whatever facts it had.
+        Facts for a chunk that is no longer stored are skipped (counted), never resurrected."""
+        ...
+
+
+@runtime_checkable
+class GraphReader(Protocol):
+    """The graph as people read it: counts, and one entity with its provenance."""
+
+    def graph_stats(self) -> GraphStats: ...
+
+    def describe_entity(self, name: str, max_sites: int = 50) -> EntityInfo | None:
+        """The entity ``name`` names (by its normalized key, through a merge too), with at
+        most ``max_sites`` mention sites; None when there is none."""
+        ...
+
+
+@runtime_checkable
+class EntityResolver(Protocol):
+    """Entity resolution's writes: soft synonym links (stage 2) and a user's recorded merges."""
+
+    def link_synonyms(self) -> int:
+        """Compute synonym links for the entities that have none computed yet; how many new."""
+        ...
+
+    def merge_entities(self, first: str, second: str) -> None:
+        """Record that two entities (by name) are one; `UnknownEntity` if either is missing."""
+        ...
+
+    def unmerge_entities(self, first: str, second: str) -> bool:
+        """Record that two entities are not one: undoes a merge, and drops (and keeps from
+        coming back) a synonym link between them. False when there was neither."""
+        ...
 
 
 @runtime_checkable

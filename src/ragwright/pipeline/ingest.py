@@ -21,6 +21,7 @@ from typing import Protocol
 import numpy as np
 
 from ragwright.errors import EmbedderError, IngestLimitExceeded, RagwrightError
+from ragwright.graph.model import ChunkFacts
 from ragwright.models import Chunk, Document, ParsedDocument, document_id_for
 from ragwright.pipeline.discover import (
     Candidate,
@@ -31,7 +32,15 @@ from ragwright.pipeline.discover import (
 )
 from ragwright.pipeline.documents import chunks_within_limit, document_from, failure_reason
 from ragwright.pipeline.parse_worker import ParseLimits, ParseWorker
-from ragwright.ports import Chunker, DocumentWrite, Embedder, IngestTarget, Parser, Vectors
+from ragwright.ports import (
+    Chunker,
+    DocumentWrite,
+    Embedder,
+    Extractor,
+    IngestTarget,
+    Parser,
+    Vectors,
+)
 
 # Bumped when the way files become chunks changes, so every file is re-read once.
 INGEST_FORMAT = "2"
@@ -89,6 +98,8 @@ class IngestReport:
     skipped: list[Failure] = field(default_factory=list)
     warnings: list[IngestWarning] = field(default_factory=list)
     chunks_written: int = 0
+    #: Chunks whose graph facts were written with them (``ingest --graph``).
+    chunks_extracted: int = 0
 
     @property
     def ok(self) -> bool:
@@ -116,15 +127,22 @@ class PendingDocument:
 class BatchWriter:
     """Embeds and writes documents in batches of about ``batch_chunks`` chunks, one store
     transaction per batch, recording each in ``report``. If a batch cannot be embedded, each of
-    its documents is tried alone, so one document the embedder refuses fails alone."""
+    its documents is tried alone, so one document the embedder refuses fails alone. With an
+    ``extractor``, each batch's graph facts are found and written with its chunks."""
 
     def __init__(
-        self, store: IngestTarget, embedder: Embedder, report: IngestReport, batch_chunks: int
+        self,
+        store: IngestTarget,
+        embedder: Embedder,
+        report: IngestReport,
+        batch_chunks: int,
+        extractor: Extractor | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.report = report
         self.batch_chunks = batch_chunks
+        self.extractor = extractor
         self._pending: list[PendingDocument] = []
         self._pending_chunks = 0
 
@@ -169,19 +187,34 @@ class BatchWriter:
             for item in pending:
                 self._write([item])
             return
+        facts = self._extract(pending)
         writes, start = [], 0
         for item in pending:
             end = start + len(item.chunks)
             writes.append(
-                DocumentWrite(item.document, item.chunks, vectors[start:end], item.fingerprint)
+                DocumentWrite(
+                    item.document,
+                    item.chunks,
+                    vectors[start:end],
+                    item.fingerprint,
+                    facts=[facts[chunk.id] for chunk in item.chunks if chunk.id in facts],
+                )
             )
             start = end
         self.store.write(writes)
+        self.report.chunks_extracted += len(facts)
         for item in pending:
             (self.report.updated if item.is_update else self.report.added).append(
                 item.document.source
             )
         self.report.chunks_written += start
+
+    def _extract(self, pending: list[PendingDocument]) -> dict[str, ChunkFacts]:
+        """The batch's graph facts by chunk id (none without an extractor)."""
+        if self.extractor is None:
+            return {}
+        chunks = [chunk for item in pending for chunk in item.chunks]
+        return {facts.chunk_id: facts for facts in self.extractor.extract(chunks)}
 
     def _embed(self, texts: list[str]) -> Vectors:
         """Embedded in calls of at most ``batch_chunks`` texts, into one array: a huge
@@ -213,8 +246,11 @@ class Ingestor:
         chunker_spec: str,
         base: Path,
         options: IngestOptions | None = None,
+        extractor: Extractor | None = None,
     ) -> None:
-        """``base`` is the folder sources are named relative to (see `source_name`)."""
+        """``base`` is the folder sources are named relative to (see `source_name`); with an
+        ``extractor`` the graph facts of every chunk written are written with it."""
+        self.extractor = extractor
         self.store = store
         self.embedder = embedder
         self.parsers = parsers
@@ -245,7 +281,7 @@ class Ingestor:
             warnings=self._nothing_to_read(paths, found),
         )
         known = self.store.fingerprints()
-        writer = BatchWriter(self.store, self.embedder, report, options.embed_batch)
+        writer = BatchWriter(self.store, self.embedder, report, options.embed_batch, self.extractor)
         with ParseWorker(options.parse_limits) as worker:
             prepared = (
                 (candidate.source, self._prepare(candidate, known, report, worker))
@@ -348,6 +384,7 @@ def ingest_documents(
     chunker_spec: str,
     options: IngestOptions | None = None,
     progress: Callable[[Progress], None] | None = None,
+    extractor: Extractor | None = None,
 ) -> IngestReport:
     """Ingest documents that are already text (records of a dataset, say, not files): each is
     chunked, embedded and written in batches as `Ingestor` writes files, and one whose content,
@@ -356,7 +393,7 @@ def ingest_documents(
     options = options or IngestOptions()
     report = IngestReport()
     known = store.fingerprints()
-    writer = BatchWriter(store, embedder, report, options.embed_batch)
+    writer = BatchWriter(store, embedder, report, options.embed_batch, extractor)
 
     def prepare(document: Document) -> PendingDocument | None:
         fingerprint = document_fingerprint(document, chunker_spec)

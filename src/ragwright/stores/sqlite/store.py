@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 
 from ragwright.errors import ConfigError, StoreError
+from ragwright.graph.model import GraphSnapshot
 from ragwright.models import EmbeddingSpace, StoreStats
 from ragwright.stores.fts_query import STOP_WORDS
 from ragwright.stores.fts_terms import FTS5Terms, settle_tokenizer
@@ -24,6 +26,10 @@ from ragwright.stores.ingest_lock import ingest_lock
 from ragwright.stores.sqlite.chunks import SQLiteChunks
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.documents import SQLiteDocuments
+from ragwright.stores.sqlite.graph_reads import SQLiteGraphReads
+from ragwright.stores.sqlite.graph_resolution import SQLiteEntityResolution
+from ragwright.stores.sqlite.graph_schema import GRAPH_DDL
+from ragwright.stores.sqlite.graph_writes import SQLiteGraphWrites
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
 from ragwright.stores.sqlite.schema import (
     META_DDL,
@@ -37,8 +43,17 @@ from ragwright.stores.sqlite.writes import SQLiteWrites
 DATABASE_NAME = "index.sqlite3"
 
 
-class SQLiteStore(SQLiteWrites, SQLiteSearch, SQLiteDocuments, SQLiteChunks):
-    """Documents, chunks, vectors and BM25 in one SQLite file. Safe to share between threads."""
+class SQLiteStore(
+    SQLiteWrites,
+    SQLiteSearch,
+    SQLiteDocuments,
+    SQLiteChunks,
+    SQLiteGraphWrites,
+    SQLiteGraphReads,
+    SQLiteEntityResolution,
+):
+    """Documents, chunks, vectors, BM25 and the entity graph in one SQLite file. Safe to
+    share between threads."""
 
     def __init__(
         self,
@@ -81,6 +96,7 @@ class SQLiteStore(SQLiteWrites, SQLiteSearch, SQLiteDocuments, SQLiteChunks):
             self._db.connection.executescript(META_DDL)
             tokenizer = self._fts_tokenizer(fts_tokenizer)
             self._db.connection.executescript(ddl(tokenizer))
+            self._db.connection.executescript(GRAPH_DDL)
             self._check_schema_version()
             self.set_setting("fts_tokenizer", tokenizer)
         except (sqlite3.Error, OSError) as error:
@@ -94,6 +110,8 @@ class SQLiteStore(SQLiteWrites, SQLiteSearch, SQLiteDocuments, SQLiteChunks):
         self._stale_generation, self._stale_queries = -1, 0
         self._tokenizer = FTS5Terms(tokenizer)
         self._stop_words = STOP_WORDS if stop_words else frozenset()
+        self._graph_lock = threading.Lock()
+        self._graph_cache: GraphSnapshot | None = None
 
     def close(self) -> None:
         self._db.close()

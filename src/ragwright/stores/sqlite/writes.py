@@ -1,5 +1,6 @@
-"""Writes: a batch of whole documents (each replacing its previous version) in one
-transaction, and deletes, which cascade to chunks, vectors and the BM25 index."""
+"""Writes: a batch of whole documents (each replacing its previous version) with their graph
+facts in one transaction, and deletes, which cascade to chunks, vectors, the BM25 index and
+the graph's evidence (whose triggers update the entities and edges)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ import numpy as np
 from ragwright.models import EmbeddingSpace
 from ragwright.ports import DocumentWrite
 from ragwright.stores.checks import check_write
+from ragwright.stores.graph_facts import write_fact_rows
 from ragwright.stores.rows import document_row, dump_json, sections_json
+from ragwright.stores.sqlite.graph_writes import insert_facts
 from ragwright.stores.sqlite.settings import SQLiteSettings
 from ragwright.stores.writes import SingleWrites, bound_space
 
@@ -25,8 +28,9 @@ class SQLiteWrites(SingleWrites, SQLiteSettings):
             return
         space = bound_space(self.space)
         rows = [_rows(item, space) for item in batch]
+        facts = [write_fact_rows(item) for item in batch]
         with self._db.transaction() as db:
-            for item, (document_row, chunk_rows) in zip(batch, rows, strict=True):
+            for item, (document_row, chunk_rows), fact_rows in zip(batch, rows, facts, strict=True):
                 db.execute(
                     "DELETE FROM documents WHERE id = ? OR source = ?",
                     (item.document.id, item.document.source),
@@ -41,6 +45,15 @@ class SQLiteWrites(SingleWrites, SQLiteSettings):
                     "metadata, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     chunk_rows,
                 )
+                if fact_rows:
+                    rowids = dict(
+                        db.execute(
+                            "SELECT id, rowid FROM chunks WHERE document_id = ?",
+                            (item.document.id,),
+                        ).fetchall()
+                    )
+                    for chunk_facts in fact_rows:
+                        insert_facts(db, rowids[chunk_facts.chunk_id], chunk_facts)
 
     def delete_many(self, document_ids: Iterable[str]) -> int:
         ids = list(document_ids)

@@ -1,0 +1,191 @@
+"""Entity resolution, stage 2: soft synonym links between near-duplicate entity keys.
+
+Stage 1 (`ragwright.graph.keys.entity_key`) only removes differences that never change what
+is named. What is left ("ibm" / "i.b.m.", "obama" / "barack obama", "microsoft" /
+"microsoft corporation", "tchaikovsky" / "tchaikovski") is *probably* the same entity, so it
+becomes a scored link the store keeps beside the entities, never a merge of their evidence: a
+wrong link costs graph search a little, and a user can undo it (`graph unmerge`).
+
+The score of a pair of keys is the best of four signals, each tried only on candidate pairs
+found through an index (never all pairs):
+
+- the same letters and digits once punctuation and spaces are gone (1.0);
+- one is the acronym of the other's words (0.95);
+- one's words are the other's last words, or equal once company suffixes go (0.9);
+- the Dice coefficient of their character trigrams (spelling variants).
+
+Keys whose numbers differ ("world war i" / "world war ii", "2019 election" / "2018 election")
+never link. The threshold was chosen on the labelled pairs in tests/data/entity_aliases.tsv
+(benchmarks/entity_resolution.py reports precision and recall there).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+
+#: Links scoring at least this are stored (precision and recall at it: see the module doc).
+SYNONYM_THRESHOLD = 0.8
+#: A trigram shared by more keys than this finds no candidates (too common to say anything,
+#: and it would make linking quadratic).
+_COMMON_GRAM = 2_000
+
+_WORD = re.compile(r"[^\W_]+")
+_NUMBER = re.compile(r"^(?:\d+(?:st|nd|rd|th)?|[ivxlcdm]+)$")
+_SMALL_WORDS = frozenset({"of", "the", "and", "for", "in", "on", "at", "a", "an", "&", "de"})
+#: A name starting with one of these is another place than its last words ("north korea").
+_QUALIFIERS = frozenset({"north", "south", "east", "west", "new", "upper", "lower", "greater"})
+_SUFFIXES = frozenset(
+    {"inc", "corp", "corporation", "co", "company", "ltd", "llc", "plc", "group", "gmbh",
+     "ag", "sa", "limited", "incorporated", "fc", "cf", "afc", "club", "university",
+     "college"}
+)  # fmt: skip
+
+Link = tuple[str, str, float]
+
+
+def words(key: str) -> list[str]:
+    """The key's words, a run of single letters joined into one ("j r r tolkien" ->
+    "jrr tolkien", "f.c." -> "fc")."""
+    joined: list[str] = []
+    run = ""
+    for word in _WORD.findall(key):
+        if len(word) == 1 and word.isalpha():
+            run += word
+            continue
+        if run:
+            joined.append(run)
+            run = ""
+        joined.append(word)
+    return [*joined, run] if run else joined
+
+
+def compact(key: str) -> str:
+    """The key's letters and digits alone ("i.b.m." -> "ibm")."""
+    return "".join(words(key))
+
+
+def similarity(a: str, b: str) -> float:
+    """How likely two entity keys name the same thing, in [0, 1]."""
+    if a == b:
+        return 1.0
+    words_a, words_b = words(a), words(b)
+    if not words_a or not words_b or _numbers(words_a) != _numbers(words_b):
+        return 0.0
+    if "".join(words_a) == "".join(words_b):
+        return 1.0
+    short, long = sorted((words_a, words_b), key=len)
+    score = 0.0
+    if len(short) == 1 and len(long) >= 2 and short[0] in _initials(long):
+        score = 0.95
+    if _tail_match(short, long):
+        score = max(score, 0.9)
+    return max(score, dice(_grams("".join(words_a)), _grams("".join(words_b))))
+
+
+def dice(a: Counter[str], b: Counter[str]) -> float:
+    total = sum(a.values()) + sum(b.values())
+    return 2 * sum((a & b).values()) / total if total else 0.0
+
+
+def synonym_links(
+    new_keys: Iterable[str], all_keys: Sequence[str], threshold: float = SYNONYM_THRESHOLD
+) -> list[Link]:
+    """Links scoring at least ``threshold`` between each new key and every key (new ones
+    included), each pair once, as ``(smaller key, larger key, score)``."""
+    index = _CandidateIndex(all_keys)
+    links: dict[tuple[str, str], float] = {}
+    for key in new_keys:
+        for other in index.candidates(key):
+            if other == key:
+                continue
+            pair = (key, other) if key < other else (other, key)
+            if pair in links:
+                continue
+            score = similarity(key, other)
+            if score >= threshold:
+                links[pair] = round(score, 6)
+    return sorted((a, b, score) for (a, b), score in links.items())
+
+
+class _CandidateIndex:
+    """Keys by the things a linked pair shares: letters, initials, last word, trigrams."""
+
+    def __init__(self, keys: Sequence[str]) -> None:
+        self.by_compact: dict[str, list[str]] = defaultdict(list)
+        self.by_initials: dict[str, list[str]] = defaultdict(list)
+        self.by_tail: dict[str, list[str]] = defaultdict(list)
+        self.by_gram: dict[str, list[str]] = defaultdict(list)
+        for key in keys:
+            found = words(key)
+            if not found:
+                continue
+            self.by_compact["".join(found)].append(key)
+            for initials in _initials(found):
+                self.by_initials[initials].append(key)
+            self.by_tail[_core(found)[-1]].append(key)
+            for gram in _grams("".join(found)):
+                self.by_gram[gram].append(key)
+
+    def candidates(self, key: str) -> set[str]:
+        found = words(key)
+        if not found:
+            return set()
+        joined = "".join(found)
+        out = set(self.by_compact.get(joined, ()))
+        out.update(self.by_initials.get(joined, ()))
+        for initials in _initials(found):
+            out.update(self.by_compact.get(initials, ()))
+        out.update(self.by_tail.get(_core(found)[-1], ()))
+        for gram in _grams(joined):
+            posting = self.by_gram.get(gram, ())
+            if len(posting) <= _COMMON_GRAM:
+                out.update(posting)
+        return out
+
+
+def _grams(text: str) -> Counter[str]:
+    padded = f"#{text}#"
+    return Counter(padded[i : i + 3] for i in range(len(padded) - 2))
+
+
+def _numbers(found: list[str]) -> list[str]:
+    """Digits anywhere, and a Roman numeral ending a longer name ("henry viii")."""
+    numbers = [w for w in found if w[0].isdigit()]
+    last = found[-1]
+    if len(found) > 1 and not last[0].isdigit() and _NUMBER.match(last):
+        numbers.append(last)
+    return numbers
+
+
+def _initials(found: list[str]) -> set[str]:
+    """The acronyms a phrase of several words may go by: with and without its small words."""
+    if len(found) < 2:
+        return set()
+    every = "".join(w[0] for w in found)
+    content = "".join(w[0] for w in found if w not in _SMALL_WORDS)
+    return {every, content} if len(content) >= 2 else {every}
+
+
+def _core(found: list[str]) -> list[str]:
+    """The words without trailing company suffixes ("microsoft corporation" -> "microsoft")."""
+    end = len(found)
+    while end > 1 and found[end - 1] in _SUFFIXES:
+        end -= 1
+    return found[:end]
+
+
+def _tail_match(short: list[str], long: list[str]) -> bool:
+    """The shorter phrase is the longer's last words ("obama" / "barack obama"), or both are
+    the same once company suffixes go; a lone small word never matches."""
+    short_core, long_core = _core(short), _core(long)
+    if short_core == long_core:
+        return True
+    if all(w in _SMALL_WORDS for w in short_core) or len(short_core) >= len(long_core):
+        return False
+    # "university of oxford" is not "oxford", "north korea" not "korea"; names of people
+    # (most of what this rule is for) have neither.
+    if long_core[0] in _QUALIFIERS or any(w in ("of", "the") for w in long_core):
+        return False
+    return long_core[-len(short_core) :] == short_core

@@ -1,0 +1,85 @@
+"""Entity resolution in the SQLite store: synonym links (stage 2) computed for entities that
+have none computed yet, and a user's merges and unmerges, recorded in order."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from ragwright.errors import ConfigError, UnknownEntity
+from ragwright.graph.synonyms import synonym_links
+from ragwright.stores.sqlite.database import Database
+from ragwright.stores.sqlite.graph_reads import stored_key
+from ragwright.stores.sqlite.graph_schema import BUMP_GRAPH_VERSION
+
+
+class SQLiteEntityResolution:
+    _db: Database
+
+    def link_synonyms(self) -> int:
+        with self._db.transaction() as db:
+            new = [r[0] for r in db.execute("SELECT key FROM graph_entities WHERE linked = 0")]
+            if not new:
+                return 0
+            every = [r[0] for r in db.execute("SELECT key FROM graph_entities")]
+            refused = _unmerged(db)
+            links = [link for link in synonym_links(new, every) if link[:2] not in refused]
+            before = db.total_changes
+            db.executemany(
+                "INSERT OR IGNORE INTO graph_synonyms(source, target, score) VALUES (?, ?, ?)",
+                links,
+            )
+            added = db.total_changes - before
+            db.execute("UPDATE graph_entities SET linked = 1 WHERE linked = 0")
+            db.execute(BUMP_GRAPH_VERSION)
+            return added
+
+    def merge_entities(self, first: str, second: str) -> None:
+        with self._db.transaction() as db:
+            source, target = _pair(db, first, second)
+            db.execute(
+                "INSERT INTO graph_decisions(source, target, decision) VALUES (?, ?, 'merge')",
+                (source, target),
+            )
+            db.execute(BUMP_GRAPH_VERSION)
+
+    def unmerge_entities(self, first: str, second: str) -> bool:
+        with self._db.transaction() as db:
+            source, target = _pair(db, first, second)
+            latest = db.execute(
+                "SELECT decision FROM graph_decisions WHERE source = ? AND target = ? "
+                "ORDER BY id DESC LIMIT 1",
+                (source, target),
+            ).fetchone()
+            linked = db.execute(
+                "DELETE FROM graph_synonyms WHERE source = ? AND target = ?", (source, target)
+            ).rowcount
+            db.execute(
+                "INSERT INTO graph_decisions(source, target, decision) VALUES (?, ?, 'unmerge')",
+                (source, target),
+            )
+            db.execute(BUMP_GRAPH_VERSION)
+            return bool(linked) or (latest is not None and latest[0] == "merge")
+
+
+def _pair(db: sqlite3.Connection, first: str, second: str) -> tuple[str, str]:
+    """The stored keys of two entities, in order; `UnknownEntity` for one that is not there."""
+    keys = []
+    for name in (first, second):
+        key = stored_key(db, name)
+        if key is None:
+            raise UnknownEntity(f"no entity {name!r} in the graph (see `ragwright graph stats`)")
+        keys.append(key)
+    if keys[0] == keys[1]:
+        raise ConfigError(f"{first!r} and {second!r} name the same entity already")
+    low, high = sorted(keys)
+    return low, high
+
+
+def _unmerged(db: sqlite3.Connection) -> set[tuple[str, str]]:
+    """Pairs whose latest decision is an unmerge: never linked again automatically."""
+    latest: dict[tuple[str, str], str] = {}
+    for source, target, decision in db.execute(
+        "SELECT source, target, decision FROM graph_decisions ORDER BY id"
+    ):
+        latest[(source, target)] = decision
+    return {pair for pair, decision in latest.items() if decision == "unmerge"}

@@ -1,0 +1,67 @@
+"""Graph facts in the SQLite store: written with their chunks (`insert_facts`, called inside
+the document write's transaction) or later for stored chunks (`graph build`); a chunk's
+delete takes its facts with it (foreign keys, ON DELETE CASCADE) and the aggregate triggers
+take them out of the entities and edges in the same transaction."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from ragwright.graph.model import ChunkFacts
+from ragwright.graph.records import FactsWritten
+from ragwright.models import Chunk
+from ragwright.stores.graph_facts import FactRows, fact_rows
+from ragwright.stores.rows import chunk_from_row
+from ragwright.stores.sqlite.database import Database
+from ragwright.stores.sqlite.rows import CHUNK_COLUMNS
+
+
+def insert_facts(db: sqlite3.Connection, chunk_rowid: int, rows: FactRows) -> FactsWritten:
+    """Replace the facts of one stored chunk with ``rows`` (inside the caller's transaction)."""
+    for table in ("graph_mentions", "graph_relations", "graph_extractions"):
+        db.execute(f"DELETE FROM {table} WHERE chunk_rowid = ?", (chunk_rowid,))
+    db.execute(
+        "INSERT INTO graph_extractions(chunk_rowid, extractor) VALUES (?, ?)",
+        (chunk_rowid, rows.extractor),
+    )
+    db.executemany(
+        "INSERT INTO graph_mentions(chunk_rowid, extractor, char_start, char_end, text, key, "
+        "label) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(chunk_rowid, rows.extractor, *mention) for mention in rows.mentions],
+    )
+    db.executemany(
+        "INSERT INTO graph_relations(chunk_rowid, extractor, source, target, label, weight) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        [(chunk_rowid, rows.extractor, *relation) for relation in rows.relations],
+    )
+    return FactsWritten(1, len(rows.mentions), len(rows.relations), rows.unresolved)
+
+
+class SQLiteGraphWrites:
+    _db: Database
+
+    def chunks_without_facts(self, extractor: str, after: str | None, limit: int) -> list[Chunk]:
+        rows = self._db.query(
+            f"SELECT {CHUNK_COLUMNS} FROM chunks c "
+            "LEFT JOIN graph_extractions g ON g.chunk_rowid = c.rowid "
+            "WHERE c.id > ? AND (g.extractor IS NULL OR g.extractor != ?) "
+            "ORDER BY c.id LIMIT ?",
+            (after or "", extractor, max(0, limit)),
+        )
+        return [chunk_from_row(row) for row in rows]
+
+    def write_facts(self, facts: Sequence[ChunkFacts]) -> FactsWritten:
+        written = FactsWritten()
+        if not facts:
+            return written
+        with self._db.transaction() as db:
+            for item in facts:
+                found = db.execute(
+                    "SELECT rowid, text FROM chunks WHERE id = ?", (item.chunk_id,)
+                ).fetchone()
+                if found is None:  # deleted since it was read: its facts go with it
+                    written += FactsWritten(skipped=1)
+                    continue
+                written += insert_facts(db, found[0], fact_rows(item, found[1]))
+        return written
