@@ -49,7 +49,9 @@ def _document(source: str) -> Document:
 def _edge(snapshot: Any, first: str, second: str) -> float:
     keys = list(snapshot.entity_keys)
     a, b = sorted((keys.index(first), keys.index(second)))
-    for s, t, w in zip(snapshot.edge_source, snapshot.edge_target, snapshot.edge_weight):
+    for s, t, w in zip(
+        snapshot.edge_source, snapshot.edge_target, snapshot.edge_weight, strict=True
+    ):
         if (s, t) == (a, b):
             return float(w)
     return 0.0
@@ -112,7 +114,7 @@ class GraphContract:
         assert after.version != before.version
         assert "paris" not in after.entity_keys  # orphaned: gone
         assert "angela merkel" in after.entity_keys  # still named in obama.md
-        assert graph.describe_entity("Angela Merkel").mentions == 1  # type: ignore[union-attr]
+        assert graph.describe_entity("Angela Merkel").mentions == 1
         assert _edge(after, "angela merkel", "berlin") == merkel_berlin
         assert graph.graph_stats().extracted == {EXTRACTOR.id: 4}
 
@@ -136,7 +138,7 @@ class GraphContract:
         graph.write([graph_write("paris.md", ["Emmanuel Macron visited Lyon."])])
         keys = set(graph.graph_snapshot().entity_keys)
         assert {"emmanuel macron", "lyon"} <= keys and "paris" not in keys
-        assert graph.describe_entity("Angela Merkel").mentions == 1  # type: ignore[union-attr]
+        assert graph.describe_entity("Angela Merkel").mentions == 1
 
     def test_a_write_without_facts_leaves_its_chunks_unextracted(self, graph: Any) -> None:
         graph.write([graph_write("paris.md", ["Angela Merkel visited Rome."], extractor=None)])
@@ -230,12 +232,12 @@ class GraphContract:
         info = graph.describe_entity("IBM")
         assert [(s.key, s.weight) for s in info.synonyms] == [("i.b.m", 1.0)]
         assert graph.unmerge_entities("IBM", "I.B.M.") is True
-        assert graph.describe_entity("IBM").synonyms == ()  # type: ignore[union-attr]
+        assert graph.describe_entity("IBM").synonyms == ()
         # an entity that comes back is linked again, but never to one a user separated
         graph.delete(_document("ibm.md").id)
         load_graph(graph, {"ibm.md": GRAPH_CORPUS["ibm.md"]})
         graph.link_synonyms()
-        assert graph.describe_entity("IBM").synonyms == ()  # type: ignore[union-attr]
+        assert graph.describe_entity("IBM").synonyms == ()
 
     def test_links_go_with_their_entities(self, graph: Any) -> None:
         graph.link_synonyms()

@@ -13,6 +13,7 @@ from ragwright.models import DEFAULT_COLLECTION, EmbeddingSpace
 from ragwright.stores.fts_terms import settle_tokenizer
 from ragwright.stores.postgres.backend import lock_schema
 from ragwright.stores.postgres.database import SchemaDatabase
+from ragwright.stores.postgres.graph_schema import ensure_graph_schema
 from ragwright.stores.postgres.schema import (
     HNSW_MAX_DIMENSION,
     SCHEMA_VERSION,
@@ -120,6 +121,7 @@ def open_schema(
             f"ragwright does not support (expects {SCHEMA_VERSION}); re-index into a new "
             "collection"
         )
+    ensure_graph_schema(db, conn)
     recorded = db.setting(conn, "fts_tokenizer")
     chosen = settle_tokenizer(recorded, requested, "collection", "a new one")
     if recorded is None:

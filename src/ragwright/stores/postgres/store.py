@@ -20,8 +20,10 @@ opens the collection and joins them.
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
+from ragwright.graph.model import GraphSnapshot
 from ragwright.models import DEFAULT_COLLECTION, EmbeddingSpace, StoreStats
 from ragwright.stores.fts_query import STOP_WORDS
 from ragwright.stores.fts_terms import FTS5Terms
@@ -29,6 +31,9 @@ from ragwright.stores.postgres.chunks import PostgresChunks
 from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.documents import PostgresDocuments
 from ragwright.stores.postgres.filters import FilterCompiler
+from ragwright.stores.postgres.graph_reads import PostgresGraphReads
+from ragwright.stores.postgres.graph_resolution import PostgresEntityResolution
+from ragwright.stores.postgres.graph_writes import PostgresGraphWrites
 from ragwright.stores.postgres.keyword_search import PostgresKeywordSearch
 from ragwright.stores.postgres.schema import SCHEMA_VERSION, schema_name
 from ragwright.stores.postgres.settings import open_schema
@@ -40,7 +45,14 @@ if TYPE_CHECKING:
 
 
 class PostgresStore(
-    PostgresWrites, PostgresVectorSearch, PostgresKeywordSearch, PostgresDocuments, PostgresChunks
+    PostgresWrites,
+    PostgresVectorSearch,
+    PostgresKeywordSearch,
+    PostgresDocuments,
+    PostgresChunks,
+    PostgresGraphWrites,
+    PostgresGraphReads,
+    PostgresEntityResolution,
 ):
     """One collection of a PostgreSQL index. Safe to share between threads (every call takes
     a pooled connection for one transaction). Open it with `PostgresBackend.open`."""
@@ -68,6 +80,8 @@ class PostgresStore(
             f"opening the collection {collection!r}",
         )
         self._terms = FTS5Terms(tokenizer)
+        self._graph_lock = threading.Lock()
+        self._graph_cache: GraphSnapshot | None = None
 
     def close(self) -> None:
         self._terms.close()

@@ -1,6 +1,6 @@
-"""Writes: a batch of whole documents in one transaction (binary COPY of documents, chunks
-and BM25 postings, each document replacing any stored one with its id or source, the BM25
-counters moved with them), and deletes."""
+"""Writes: a batch of whole documents in one transaction (binary COPY of documents, chunks,
+BM25 postings and graph facts, each document replacing any stored one with its id or source,
+the BM25 counters and the graph version moved with them), and deletes."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from ragwright.models import Chunk, EmbeddingSpace
 from ragwright.ports import DocumentWrite
 from ragwright.stores.checks import check_write
 from ragwright.stores.fts_terms import FTS5Terms
+from ragwright.stores.graph_facts import FactRows, write_fact_rows
+from ragwright.stores.postgres.graph_writes import bump_graph_version, copy_facts, had_facts
 from ragwright.stores.postgres.rows import jsonb
 from ragwright.stores.postgres.schema import STAT_SLOTS
 from ragwright.stores.postgres.settings import PostgresSettings
@@ -61,6 +63,7 @@ class _Rows:
     chunks: list[_Row]
     postings: list[_Row]
     tokens: int
+    facts: list[FactRows]
 
 
 class PostgresWrites(SingleWrites, PostgresSettings):
@@ -88,8 +91,11 @@ class PostgresWrites(SingleWrites, PostgresSettings):
 
         def work(conn: Connection[Any]) -> int:
             conn.execute(_LOCK_KEYS, (ids,))
+            graph_changed = had_facts(self._db, conn, ids)
             documents, chunks, tokens = self._delete(conn, ids)
             self._count(conn, -chunks, -tokens)
+            if graph_changed:
+                bump_graph_version(self._db, conn)
             return documents
 
         return self._db.run(work, "deleting documents")
@@ -125,7 +131,7 @@ class PostgresWrites(SingleWrites, PostgresSettings):
                 jsonb(document.metadata, document.source),
                 jsonb(sections_json(document), document.source),
             )
-            prepared.append(_Rows(row, chunk_rows, posting_rows, tokens))
+            prepared.append(_Rows(row, chunk_rows, posting_rows, tokens, write_fact_rows(item)))
         return prepared
 
     def _write(
@@ -140,14 +146,19 @@ class PostgresWrites(SingleWrites, PostgresSettings):
             )
         ]
         removed_chunks = removed_tokens = 0
+        graph_changed = bool(old) and had_facts(self._db, conn, old)
         if old:
             _, removed_chunks, removed_tokens = self._delete(conn, old)
         self._copy(conn, "documents", _DOCUMENT_COPY, [r.document for r in rows])
         self._copy(conn, "chunks", _CHUNK_COPY, [c for r in rows for c in r.chunks])
         self._copy(conn, "postings", _POSTING_COPY, [p for r in rows for p in r.postings])
+        facts = [(str(r.document[0]), f) for r in rows for f in _last_facts(r.facts)]
+        copy_facts(conn, self._copy, facts)
         added_chunks = sum(len(r.chunks) for r in rows)
         added_tokens = sum(r.tokens for r in rows)
         self._count(conn, added_chunks - removed_chunks, added_tokens - removed_tokens)
+        if graph_changed or facts:
+            bump_graph_version(self._db, conn)
 
     def _delete(self, conn: Connection[Any], ids: list[str]) -> tuple[int, int, int]:
         """Delete these documents with their chunks and postings: how many (documents,
@@ -210,6 +221,11 @@ def _last_of_each(batch: Sequence[DocumentWrite]) -> list[DocumentWrite]:
         ids.add(item.document.id)
         sources.add(item.document.source)
     return kept[::-1]
+
+
+def _last_facts(facts: list[FactRows]) -> list[FactRows]:
+    """One chunk's facts given twice in a write: the later replace the earlier."""
+    return list({rows.chunk_id: rows for rows in facts}.values())
 
 
 def _indexed_text(chunk: Chunk, metadata: dict[str, Any]) -> str:

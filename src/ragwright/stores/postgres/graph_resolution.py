@@ -1,0 +1,122 @@
+"""Entity resolution in the PostgreSQL store: synonym links for keys not linked yet (stale
+links and marks of vanished keys cleared first), and recorded merges and unmerges. One
+linker at a time per collection (an advisory lock), so two never link the same keys twice."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ragwright.errors import ConfigError, UnknownEntity
+from ragwright.graph.synonyms import synonym_links
+from ragwright.stores.graph_snapshot import current_merges
+from ragwright.stores.postgres.database import SchemaDatabase
+from ragwright.stores.postgres.graph_reads import stored_key
+from ragwright.stores.postgres.graph_writes import bump_graph_version
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+
+_LINK_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 7))"
+
+
+class PostgresEntityResolution:
+    _db: SchemaDatabase
+
+    def link_synonyms(self) -> int:
+        def work(conn: Connection[Any]) -> int:
+            sql = self._db.sql
+            conn.execute(_LINK_LOCK, (self._db.schema,))
+            alive = "(SELECT DISTINCT key FROM {s}.graph_mentions)"
+            conn.execute(sql(f"DELETE FROM {{s}}.graph_linked WHERE key NOT IN {alive}"))
+            conn.execute(
+                sql(f"DELETE FROM {{s}}.graph_synonyms WHERE source NOT IN {alive} "
+                    f"OR target NOT IN {alive}")
+            )  # fmt: skip
+            every = [r[0] for r in conn.execute(sql(f"SELECT key FROM {alive} k ORDER BY key"))]
+            new = [
+                r[0]
+                for r in conn.execute(
+                    sql(f"SELECT key FROM {alive} k WHERE key NOT IN "
+                        "(SELECT key FROM {s}.graph_linked) ORDER BY key")
+                )
+            ]  # fmt: skip
+            if not new:
+                return 0
+            refused = _unmerged(self._db, conn)
+            links = [link for link in synonym_links(new, every) if link[:2] not in refused]
+            added = 0
+            with conn.cursor() as cursor:
+                for link in links:
+                    cursor.execute(
+                        sql("INSERT INTO {s}.graph_synonyms VALUES (%s, %s, %s) "
+                            "ON CONFLICT DO NOTHING"),
+                        link,
+                    )  # fmt: skip
+                    added += cursor.rowcount
+                cursor.executemany(
+                    sql("INSERT INTO {s}.graph_linked VALUES (%s) ON CONFLICT DO NOTHING"),
+                    [(key,) for key in new],
+                )
+            bump_graph_version(self._db, conn)
+            return added
+
+        return self._db.run(work, "linking synonyms")
+
+    def merge_entities(self, first: str, second: str) -> None:
+        def work(conn: Connection[Any]) -> None:
+            source, target = _pair(self._db, conn, first, second)
+            conn.execute(
+                self._db.sql("INSERT INTO {s}.graph_decisions (source, target, decision) "
+                             "VALUES (%s, %s, 'merge')"),
+                (source, target),
+            )  # fmt: skip
+            bump_graph_version(self._db, conn)
+
+        self._db.run(work, "merging entities")
+
+    def unmerge_entities(self, first: str, second: str) -> bool:
+        def work(conn: Connection[Any]) -> bool:
+            sql = self._db.sql
+            source, target = _pair(self._db, conn, first, second)
+            merged = (source, target) in current_merges(
+                conn.execute(
+                    sql("SELECT source, target, decision FROM {s}.graph_decisions "
+                        "WHERE source = %s AND target = %s ORDER BY id"),
+                    (source, target),
+                ).fetchall()
+            )  # fmt: skip
+            linked = conn.execute(
+                sql("DELETE FROM {s}.graph_synonyms WHERE source = %s AND target = %s"),
+                (source, target),
+            ).rowcount
+            conn.execute(
+                sql("INSERT INTO {s}.graph_decisions (source, target, decision) "
+                    "VALUES (%s, %s, 'unmerge')"),
+                (source, target),
+            )  # fmt: skip
+            bump_graph_version(self._db, conn)
+            return merged or linked > 0
+
+        return self._db.run(work, "unmerging entities")
+
+
+def _pair(db: SchemaDatabase, conn: Connection[Any], first: str, second: str) -> tuple[str, str]:
+    keys = []
+    for name in (first, second):
+        key = stored_key(db, conn, name)
+        if key is None:
+            raise UnknownEntity(f"no entity {name!r} in the graph (see `ragwright graph stats`)")
+        keys.append(key)
+    if keys[0] == keys[1]:
+        raise ConfigError(f"{first!r} and {second!r} name the same entity already")
+    low, high = sorted(keys)
+    return low, high
+
+
+def _unmerged(db: SchemaDatabase, conn: Connection[Any]) -> set[tuple[str, str]]:
+    latest: dict[tuple[str, str], str] = {}
+    for source, target, decision in conn.execute(
+        db.sql("SELECT source, target, decision FROM {s}.graph_decisions ORDER BY id")
+    ):
+        latest[(source, target)] = decision
+    return {pair for pair, decision in latest.items() if decision == "unmerge"}

@@ -1,0 +1,99 @@
+"""The entity graph's tables in a PostgreSQL collection: a feature block of its own, created
+(under the schema lock, in the opening transaction) when a collection made before the graph
+existed is opened, so the upgrade is additive and atomic; the schema version is untouched.
+
+Only the evidence is stored, as in the SQLite store, each row belonging to one chunk (foreign
+key, ON DELETE CASCADE, so a document's replace or delete takes its facts in the same
+transaction). Entities and edges are *derived on read* here (GROUP BY over the evidence,
+exact by construction): materializing them would make concurrent writers of the same entity
+queue on, or deadlock over, its aggregate row, and PostgreSQL groups fast enough that the
+snapshot, cached by graph version, is the only reader that scans.
+
+- ``graph_extractions``, ``graph_mentions``, ``graph_relations``: the evidence (weights in
+  millionths, like SQLite's), each with its chunk's ``document_id`` (distribution column);
+- ``graph_synonyms``: soft links between keys (read only where both keys are entities now);
+  ``graph_linked``: the keys whose links were computed;
+- ``graph_decisions``: the user's merges and unmerges, in order;
+- ``settings.graph_version``: bumped in the transaction of every fact change.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ragwright.stores.postgres.backend import lock_schema
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+
+    from ragwright.stores.postgres.database import SchemaDatabase
+
+GRAPH_DDL = """
+CREATE TABLE IF NOT EXISTS {s}.graph_extractions (
+    chunk_id    text COLLATE "C" PRIMARY KEY REFERENCES {s}.chunks(id) ON DELETE CASCADE,
+    document_id text COLLATE "C" NOT NULL,
+    extractor   text COLLATE "C" NOT NULL
+);
+CREATE INDEX IF NOT EXISTS graph_extractions_document ON {s}.graph_extractions (document_id);
+
+CREATE TABLE IF NOT EXISTS {s}.graph_mentions (
+    chunk_id    text COLLATE "C" NOT NULL REFERENCES {s}.chunks(id) ON DELETE CASCADE,
+    document_id text COLLATE "C" NOT NULL,
+    extractor   text COLLATE "C" NOT NULL,
+    char_start  integer NOT NULL,
+    char_end    integer NOT NULL,
+    text        text COLLATE "C" NOT NULL,
+    key         text COLLATE "C" NOT NULL,
+    label       text COLLATE "C" NOT NULL,
+    PRIMARY KEY (chunk_id, char_start, char_end, key)
+);
+CREATE INDEX IF NOT EXISTS graph_mentions_key ON {s}.graph_mentions (key);
+
+CREATE TABLE IF NOT EXISTS {s}.graph_relations (
+    chunk_id    text COLLATE "C" NOT NULL REFERENCES {s}.chunks(id) ON DELETE CASCADE,
+    document_id text COLLATE "C" NOT NULL,
+    extractor   text COLLATE "C" NOT NULL,
+    source      text COLLATE "C" NOT NULL,
+    target      text COLLATE "C" NOT NULL,
+    label       text COLLATE "C" NOT NULL,
+    weight      bigint NOT NULL CHECK (weight > 0)
+);
+CREATE INDEX IF NOT EXISTS graph_relations_chunk ON {s}.graph_relations (chunk_id);
+CREATE INDEX IF NOT EXISTS graph_relations_source ON {s}.graph_relations (source);
+CREATE INDEX IF NOT EXISTS graph_relations_target ON {s}.graph_relations (target);
+
+CREATE TABLE IF NOT EXISTS {s}.graph_synonyms (
+    source text COLLATE "C" NOT NULL,
+    target text COLLATE "C" NOT NULL,
+    score  double precision NOT NULL,
+    PRIMARY KEY (source, target)
+);
+CREATE INDEX IF NOT EXISTS graph_synonyms_target ON {s}.graph_synonyms (target);
+
+CREATE TABLE IF NOT EXISTS {s}.graph_linked (
+    key text COLLATE "C" PRIMARY KEY
+);
+
+CREATE TABLE IF NOT EXISTS {s}.graph_decisions (
+    id         bigserial PRIMARY KEY,
+    source     text COLLATE "C" NOT NULL,
+    target     text COLLATE "C" NOT NULL,
+    decision   text NOT NULL CHECK (decision IN ('merge', 'unmerge')),
+    decided_at timestamptz NOT NULL DEFAULT now()
+);
+"""
+
+BUMP_GRAPH_VERSION = (
+    "INSERT INTO {s}.settings VALUES ('graph_version', '1') ON CONFLICT (key) "
+    "DO UPDATE SET value = ({s}.settings.value::bigint + 1)::text"
+)
+
+
+def ensure_graph_schema(db: SchemaDatabase, conn: Connection[Any]) -> None:
+    """Add the graph's tables to the collection if it has none yet (in ``conn``'s
+    transaction, under the schema lock, so concurrent openers do it once)."""
+    found = conn.execute("SELECT to_regclass(%s)", (f"{db.schema}.graph_decisions",)).fetchone()
+    if found is not None and found[0] is not None:
+        return
+    lock_schema(conn, db.schema)
+    conn.execute(db.sql(GRAPH_DDL))
