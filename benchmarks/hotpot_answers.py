@@ -1,0 +1,73 @@
+"""HotpotQA dev500: how often the extractive answer holds the gold answer string.
+
+    nice .venv/bin/python benchmarks/hotpot_answers.py --cache-dir /tmp/quality-hotpot [--limit N]
+
+For each of the 420 questions whose answer is not yes/no, ``Index.search`` (the default
+hybrid search, top 5, as ``ragwright ask`` uses) feeds the extractive engine, and the answer
+text is checked for the gold answer (case-folded, whitespace-normalized). The index is the
+eval index cache of ``ragwright eval`` (default configuration), so embeddings are computed
+once: pass the same ``--cache-dir`` as to ``ragwright eval``. Beside the answer rate it prints
+how often the gold answer is anywhere in the top-5 chunks (the ceiling for a quoting engine)
+and the abstention rate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ragwright.answers import create_engine
+from ragwright.models import Answer
+from ragwright.pipeline.evaluate import EvalConfig, build_or_reuse_index, load_dataset
+
+DATASET = Path("/work/shared/datasets/hotpotqa-dev500")
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def gold_answers(dataset: Path) -> dict[str, list[str]]:
+    """Question id to its answer strings, for the questions not answered yes or no."""
+    answers: dict[str, list[str]] = {}
+    for line in (dataset / "queries.jsonl").read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        golds = [_flat(a) for a in row["metadata"]["answers"]]
+        if not any(g in ("yes", "no") for g in golds):
+            answers[row["_id"]] = golds
+    return answers
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--dataset", type=Path, default=DATASET)
+    parser.add_argument("--cache-dir", type=Path, required=True)
+    parser.add_argument("--top-k", type=int, default=5)
+    parser.add_argument("--limit", type=int, default=None)
+    args = parser.parse_args()
+    data = load_dataset(args.dataset, "test")
+    golds = gold_answers(args.dataset)
+    query_ids = [q for q in data.query_ids if q in golds][: args.limit]
+    config = EvalConfig()
+    contains = in_context = abstained = 0
+    with build_or_reuse_index(data, config, args.cache_dir) as cached:
+        index = cached.index
+        engine = create_engine("extractive", embedder=index.embedder)
+        for query_id in query_ids:
+            question = data.data.queries[query_id]
+            hits = index.search(question, top_k=args.top_k)
+            answer = [a for a in engine.stream(question, hits) if isinstance(a, Answer)][0]
+            text, context = _flat(answer.text), _flat(" ".join(h.text for h in hits))
+            contains += any(g in text for g in golds[query_id])
+            in_context += any(g in context for g in golds[query_id])
+            abstained += not answer.found
+    n = len(query_ids)
+    print(f"HotpotQA dev500: {n} non-yes/no questions, answers from the top {args.top_k} hits")
+    print(f"answer contains the gold answer  {contains / n:.3f} ({contains}/{n})")
+    print(f"gold answer in the top-k chunks  {in_context / n:.3f} ({in_context}/{n})")
+    print(f"abstained                        {abstained / n:.3f} ({abstained}/{n})")
+
+
+if __name__ == "__main__":
+    main()
