@@ -13,15 +13,16 @@ import ragwright
 from ragwright import errors
 
 EXPECTED = {
-    "And", "Answer", "Arm", "BudgetExceeded", "Chunk", "ChunkingConfig", "Citation",
-    "CircuitOpen", "Comparison", "ConfigError", "DatasetError", "Document", "DocumentInfo",
-    "EmbedderError", "EmbeddingSpace", "EmbeddingSpaceMismatch", "Exists", "ExtractionError", "Filter",
-    "FilterSyntaxError", "Fusion", "GraphError", "Hit", "In", "Index", "IngestLimitExceeded", "IngestOptions",
-    "IngestReport", "LLMError", "LLMResponseError", "LLMSettings", "MissingDependencyError",
-    "Not", "OcrError", "Or", "ParseError", "ParseLimitExceeded", "ParsedDocument",
-    "ParserOptions", "RagwrightError", "RegistryError", "RerankerError", "Scale", "SearchMode",
-    "SearchRequest", "Section", "StoreError", "UnknownCollection", "UnknownEntity", "UnsupportedFilter",
-    "UnsupportedScale", "__version__", "parse_filter",
+    "And", "Answer", "Arm", "BudgetExceeded", "Chunk", "ChunkingConfig", "CircuitOpen",
+    "Citation", "Comparison", "ConfigError", "DatasetError", "Document", "DocumentInfo",
+    "EmbedderError", "EmbeddingSpace", "EmbeddingSpaceMismatch", "Exists", "ExtractionError",
+    "Filter", "FilterSyntaxError", "Fusion", "GraphError", "Hit", "In", "Index",
+    "IngestLimitExceeded", "IngestOptions", "IngestReport", "LLMError", "LLMResponseError",
+    "LLMSettings", "MissingDependencyError", "Not", "OcrError", "Or", "ParseError",
+    "ParseLimitExceeded", "ParsedDocument", "ParserOptions", "RagwrightError", "RegistryError",
+    "RerankerError", "Scale", "SearchMode", "SearchRequest", "Section", "StoreError",
+    "UnknownCollection", "UnknownEntity", "UnsupportedFilter", "UnsupportedScale",
+    "parse_filter", "__version__",
 }  # fmt: skip
 
 

@@ -30,7 +30,7 @@ from ragwright.errors import (
 )
 from ragwright.filters import Filter, parse_filter
 from ragwright.graph.records import EntityInfo, GraphStats
-from ragwright.graph.registry import create_extractor
+from ragwright.graph.registry import DEFAULT_EXTRACTOR, create_extractor
 from ragwright.llms import create_llm
 from ragwright.llms.session import LLM_WRAPPERS, LLMSession, open_session
 from ragwright.llms.settings import ENGINES, LLMSettings, unknown_engine
@@ -88,6 +88,7 @@ from ragwright.stores import display_location, is_url, open_backend
 
 DEFAULT_INDEX_DIR = ".ragwright"
 SOURCE_BASE_SETTING = "source_base"
+EXTRACTOR_SETTING = "graph_extractor"
 
 
 @dataclass(frozen=True)
@@ -416,7 +417,17 @@ class Index:
         if extractor is None:
             return None
         self._graph_store()
-        return create_extractor(extractor) if isinstance(extractor, str) else extractor
+        if not isinstance(extractor, str):
+            return extractor
+        made = create_extractor(extractor)
+        self._store.set_setting(EXTRACTOR_SETTING, extractor)
+        return made
+
+    @property
+    def graph_extractor(self) -> str:
+        """The extractor `build_graph` uses when given none: the last one named, else the
+        offline default (spaCy)."""
+        return self._store.get_setting(EXTRACTOR_SETTING) or DEFAULT_EXTRACTOR
 
     def _complete_graph(self, extractor: Extractor | None, report: IngestReport) -> None:
         """After an ingest with an extractor: extract what was stored before without facts
@@ -436,14 +447,14 @@ class Index:
 
     def build_graph(
         self,
-        extractor: Extractor | str = "spacy",
+        extractor: Extractor | str | None = None,
         *,
         progress: Callable[[GraphProgress], None] | None = None,
     ) -> GraphBuildReport:
         """Extract the graph facts of every chunk that has none from this extractor (its
         ``id``), then link near-duplicate entities. Resumable: a killed build loses at most
         the page it was extracting."""
-        chosen = self._extractor(extractor)
+        chosen = self._extractor(extractor or self.graph_extractor)
         assert chosen is not None
         with self._ingest_lock():
             return build_graph(self._graph_store(), chosen, progress=progress)

@@ -144,6 +144,7 @@ def ingest_report_json(report: IngestReport) -> dict[str, Any]:
         "skipped": [{"source": f.source, "reason": f.reason} for f in report.skipped],
         "warnings": [{"source": w.source, "message": w.message} for w in report.warnings],
         "chunks_written": report.chunks_written,
+        "chunks_extracted": report.chunks_extracted,
     }
 
 

@@ -13,6 +13,7 @@ from ragwright.cli import (
     dataset,
     docs,
     eval,
+    graph,
     ingest,
     init,
     keys,
@@ -63,6 +64,7 @@ app.command()(serve.serve)
 app.add_typer(keys.app, name="keys")
 app.add_typer(collections.app, name="collections")
 app.command("migrate")(migrate.migrate_index)
+app.add_typer(graph.app, name="graph")
 
 
 def main() -> None:

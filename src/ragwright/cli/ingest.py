@@ -36,6 +36,7 @@ from ragwright.cli._common import (
     with_chunk_options,
 )
 from ragwright.cli._progress import LineProgress
+from ragwright.cli.graph import ExtractorOption
 from ragwright.errors import ConfigError
 from ragwright.index import Index
 from ragwright.models import DEFAULT_COLLECTION
@@ -106,10 +107,21 @@ def ingest(
             exists=True,
         ),
     ] = None,
+    graph: Annotated[
+        bool,
+        typer.Option(
+            "--graph",
+            help="Extract the entity graph too, written with each document's chunks (and "
+            "for chunks ingested earlier without it).",
+        ),
+    ] = False,
+    extractor: ExtractorOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Ingest files and folders (recursively). Unchanged files cost nothing; changed files
     replace their chunks; a file that fails is reported and the rest go on."""
+    if extractor is not None and not graph:
+        raise ConfigError("--extractor chooses the graph's extractor: give --graph too")
     if dataset is not None:
         if paths:
             raise ConfigError("give either PATHS or --dataset, not both")
@@ -132,6 +144,7 @@ def ingest(
     with open_index(index, embedder, create=True, collection=collection) as kb:
         _name_sources(kb, root)
         chunking = with_chunk_options(kb.chunking, chunker, chunk_size, chunk_overlap)
+        chosen = (extractor or kb.graph_extractor) if graph else None
         with _progress_bar(enabled=not json_output) as update:
             report = kb.ingest(
                 paths,
@@ -142,6 +155,7 @@ def ingest(
                 waiting=lambda: errors.print(
                     f"waiting for another ingest into {escape(str(index))} to finish…"
                 ),
+                extractor=chosen,
             )
     _finish(report, json_output)
 
@@ -243,8 +257,11 @@ def _print_report(report: IngestReport) -> None:
     for failure in report.failed:
         errors.print(f"[red]failed[/] {escape(failure.source)}: {escape(failure.reason)}")
     table = Table(show_header=True, header_style="bold", box=None)
-    for name in ("added", "updated", "unchanged", "removed", "failed", "chunks written"):
+    names = ["added", "updated", "unchanged", "removed", "failed", "chunks written"]
+    names += ["chunks extracted"] if report.chunks_extracted else []
+    for name in names:
         table.add_column(name, justify="right")
+    extracted = [str(report.chunks_extracted)] if report.chunks_extracted else []
     table.add_row(
         str(len(report.added)),
         str(len(report.updated)),
@@ -252,5 +269,6 @@ def _print_report(report: IngestReport) -> None:
         str(len(report.removed)),
         str(len(report.failed)),
         str(report.chunks_written),
+        *extracted,
     )
     console.print(table)

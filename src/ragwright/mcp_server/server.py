@@ -1,4 +1,4 @@
-"""The MCP server: ragwright's search, answers and documents as five read-only tools.
+"""The MCP server: ragwright's search, answers, documents and entity graph as read-only tools.
 
 Built on the SDK's high-level `MCPServer` rather than the low-level `Server`: each tool is a
 typed function whose annotations become its input schema (bounds included) and whose return
@@ -88,7 +88,7 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
         log_level="WARNING",
     )
 
-    @server.tool(annotations=READ_ONLY, description=_describe("Search the knowledge base."))
+    @server.tool(annotations=READ_ONLY, description=describe("Search the knowledge base."))
     def search(
         query: Query,
         top_k: Annotated[
@@ -99,7 +99,7 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
         sources: SourceIds = None,
         collection: CollectionName = None,
     ) -> SearchResult:
-        with _tool_errors():
+        with tool_errors():
             hits = kb.get(collection).search(
                 query, mode=mode, top_k=top_k, where=_where(filter, sources)
             )
@@ -111,7 +111,7 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
 
     @server.tool(
         annotations=READ_ONLY,
-        description=_describe(
+        description=describe(
             "Answer a question from the knowledge base, with [n] citations "
             "that point at exact character spans of the sources."
         ),
@@ -136,18 +136,18 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
     ) -> AskResult:
         if engine is not None and engine not in ENGINES:
             raise ToolError(unknown_engine(engine))
-        with _tool_errors():
+        with tool_errors():
             answer = kb.get(collection).ask(
                 question, top_k=top_k, where=_where(filter, sources), engine=engine
             )
         return ask_result(question, answer)
 
-    @server.tool(annotations=READ_ONLY, description=_describe("One chunk by its id."))
+    @server.tool(annotations=READ_ONLY, description=describe("One chunk by its id."))
     def get_chunk(
         chunk_id: Annotated[str, Field(min_length=1, max_length=256)],
         collection: CollectionName = None,
     ) -> ChunkResult:
-        with _tool_errors():
+        with tool_errors():
             index = kb.get(collection)
             chunk = index.chunk(chunk_id)
             document = index.document(chunk.document_id) if chunk else None
@@ -157,7 +157,7 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
 
     @server.tool(
         annotations=READ_ONLY,
-        description=_describe(
+        description=describe(
             "A document's text by document id or source path, a window of "
             f"at most {MAX_DOCUMENT_CHARS:,} characters at a time."
         ),
@@ -172,7 +172,7 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
         max_chars: Annotated[int, Field(ge=1, le=MAX_DOCUMENT_CHARS, strict=True)] = 20_000,
         collection: CollectionName = None,
     ) -> DocumentResult:
-        with _tool_errors():
+        with tool_errors():
             found = kb.get(collection).document(document)
         if found is None:
             raise ToolError(f"no document with id or source {document!r}")
@@ -185,7 +185,7 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
         limit: Annotated[int, Field(ge=1, le=MAX_LISTED_SOURCES, strict=True)] = 100,
         collection: CollectionName = None,
     ) -> SourcesResult:
-        with _tool_errors():
+        with tool_errors():
             documents = kb.get(collection).documents(filter)
         page = documents[offset : offset + limit]
         return SourcesResult(
@@ -194,10 +194,14 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
 
     @server.tool(annotations=READ_ONLY, description="List the collections of the index.")
     def list_collections() -> CollectionsResult:
-        with _tool_errors():
+        with tool_errors():
             names = kb.get().collections()
         return CollectionsResult(collections=names, default=kb.get().collection)
 
+    # Imported here: the graph tools use this module's shared field types and helpers.
+    from ragwright.mcp_server.graph_tools import register_graph_tools
+
+    register_graph_tools(server, kb.get)
     return server
 
 
@@ -235,7 +239,7 @@ class _IndexHandle:
 
 
 @contextmanager
-def _tool_errors() -> Iterator[None]:
+def tool_errors() -> Iterator[None]:
     """ragwright's own errors become tool errors with their message (bad filters, a missing
     index, an embedding-space mismatch); anything else stays an unexpected failure."""
     try:
@@ -256,5 +260,5 @@ def _where(expression: str | None, sources: list[str] | None) -> Filter | None:
     return parts[0] if len(parts) == 1 else all_of(*parts)
 
 
-def _describe(what: str) -> str:
+def describe(what: str) -> str:
     return f"{what} {UNTRUSTED_NOTICE}"

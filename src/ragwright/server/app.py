@@ -34,7 +34,7 @@ from ragwright.server.keys import Scope as KeyScope
 from ragwright.server.limits import BodyLimit
 from ragwright.server.origin import CrossSiteGuard, is_loopback
 from ragwright.server.problems import UnexpectedErrors, install_handlers
-from ragwright.server.routes import documents, meta, search
+from ragwright.server.routes import documents, graph, meta, search
 from ragwright.server.routes._deps import read_key
 from ragwright.server.settings import ServerSettings
 from ragwright.server.uploads import Uploader
@@ -101,7 +101,7 @@ def create_app(
     app.state.settings = settings
     app.state.uploader = uploader
     install_handlers(app)
-    for router in (search.router, documents.router, meta.router):
+    for router in (search.router, documents.router, graph.router, meta.router):
         app.include_router(router, prefix=API)
         scoped = [Depends(read_key), Depends(_collection)]
         app.include_router(router, prefix=COLLECTION_API, dependencies=scoped)
