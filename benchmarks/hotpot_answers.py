@@ -2,8 +2,8 @@
 
     nice .venv/bin/python benchmarks/hotpot_answers.py --cache-dir /tmp/quality-hotpot [--limit N]
 
-For each of the 420 questions whose answer is not yes/no, ``Index.search`` (the default
-hybrid search, top 5, as ``ragwright ask`` uses) feeds the extractive engine, and the answer
+For each of the 420 questions whose answer is not yes/no, ``Index.ask`` (the default hybrid
+search, top 5, and the extractive engine: what ``ragwright ask`` runs) answers, and the answer
 text is checked for the gold answer (case-folded, whitespace-normalized). The index is the
 eval index cache of ``ragwright eval`` (default configuration), so embeddings are computed
 once: pass the same ``--cache-dir`` as to ``ragwright eval``. Beside the answer rate it prints
@@ -17,8 +17,6 @@ import argparse
 import json
 from pathlib import Path
 
-from ragwright.answers import create_engine
-from ragwright.models import Answer
 from ragwright.pipeline.evaluate import EvalConfig, build_or_reuse_index, load_dataset
 
 DATASET = Path("/work/shared/datasets/hotpotqa-dev500")
@@ -52,13 +50,9 @@ def main() -> None:
     config = EvalConfig()
     contains = in_context = abstained = 0
     with build_or_reuse_index(data, config, args.cache_dir) as cached:
-        index = cached.index
-        engine = create_engine("extractive", embedder=index.embedder)
         for query_id in query_ids:
-            question = data.data.queries[query_id]
-            hits = index.search(question, top_k=args.top_k)
-            answer = [a for a in engine.stream(question, hits) if isinstance(a, Answer)][0]
-            text, context = _flat(answer.text), _flat(" ".join(h.text for h in hits))
+            answer = cached.index.ask(data.data.queries[query_id], top_k=args.top_k)
+            text, context = _flat(answer.text), _flat(" ".join(h.text for h in answer.hits))
             contains += any(g in text for g in golds[query_id])
             in_context += any(g in context for g in golds[query_id])
             abstained += not answer.found
