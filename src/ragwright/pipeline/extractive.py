@@ -226,10 +226,14 @@ def _spans(
     return sorted([*rows, *prose])
 
 
-#: Words that say nothing about which passage answers a question ("how long", "how many").
+#: Words that say nothing about which passage answers a question: function words and the
+#: frame of a question ("how long", "what type", "in common").
 _QUESTION_WORDS = frozenset(
     "a an and are can do does how i in is it its of on or the to what when where which who why "
-    "with my me you your be by for from this that there much many long often get need".split()
+    "with my me you your be by for from this that there much many long often get need did "
+    "have has had was were been being both more most other than then into over after before "
+    "between whom whose also not same common type kind all any each some such only own so "
+    "very just they them their his her he she we us our got".split()
 )
 
 
@@ -237,7 +241,7 @@ def _words(text: str) -> set[str]:
     """Content words, crudely stemmed: a plural's ``s`` dropped, then the first five letters
     (``installing`` and ``install`` agree, and so do ``meals`` and ``meal``)."""
     found = re.findall(r"[a-z0-9]+", text.lower())
-    return {_stem(word) for word in found if word not in _QUESTION_WORDS}
+    return {_stem(word) for word in found if len(word) > 1 and word not in _QUESTION_WORDS}
 
 
 def _stem(word: str) -> str:
