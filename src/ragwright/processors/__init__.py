@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ragwright.ports import DocumentLookup
 from ragwright.processors.chain import ChainResult, ResultChain, Step
+from ragwright.processors.compress import ContextCompressor
 from ragwright.processors.dedupe import DedupeByKey
 from ragwright.processors.mmr import MMR
 from ragwright.processors.neighbours import NeighbourContext, stitch
@@ -21,6 +22,7 @@ __all__ = [
     "MMR",
     "RESULT_PROCESSORS",
     "ChainResult",
+    "ContextCompressor",
     "DedupeByKey",
     "DocumentLookup",
     "LongContextReorder",
