@@ -13,6 +13,7 @@ from ragwright.processors.compress import ContextCompressor
 from ragwright.processors.dedupe import DedupeByKey
 from ragwright.processors.mmr import MMR
 from ragwright.processors.neighbours import NeighbourContext, stitch
+from ragwright.processors.parent_section import ParentSection
 from ragwright.processors.registry import RESULT_PROCESSORS, create_result_processor
 from ragwright.processors.reorder import LongContextReorder
 from ragwright.processors.threshold import SimilarityThreshold
@@ -27,6 +28,7 @@ __all__ = [
     "DocumentLookup",
     "LongContextReorder",
     "NeighbourContext",
+    "ParentSection",
     "ResultChain",
     "SimilarityThreshold",
     "Step",
