@@ -2,13 +2,14 @@
 
     nice .venv/bin/python benchmarks/hotpot_answers.py --cache-dir /tmp/quality-hotpot [--limit N]
 
-For each of the 420 questions whose answer is not yes/no, ``Index.search`` (the default
-hybrid search, top 5, as ``ragwright ask`` uses) feeds the extractive engine, and the answer
+For each of the 420 questions whose answer is not yes/no, ``Index.ask`` (the default hybrid
+search, top 5, and the extractive engine: what ``ragwright ask`` runs) answers, and the answer
 text is checked for the gold answer (case-folded, whitespace-normalized). The index is the
 eval index cache of ``ragwright eval`` (default configuration), so embeddings are computed
 once: pass the same ``--cache-dir`` as to ``ragwright eval``. Beside the answer rate it prints
 how often the gold answer is anywhere in the top-5 chunks (the ceiling for a quoting engine)
-and the abstention rate.
+and the abstention rate. ``--variant SENTENCES:GAP`` (repeatable) measures other
+``max_sentences`` / ``max_gap`` settings of the extractive engine beside the default.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ import argparse
 import json
 from pathlib import Path
 
-from ragwright.answers import create_engine
-from ragwright.models import Answer
+from ragwright import Index
 from ragwright.pipeline.evaluate import EvalConfig, build_or_reuse_index, load_dataset
+from ragwright.pipeline.evaluation.dataset import EvalDataset
+from ragwright.pipeline.extractive import ExtractiveOptions
 
 DATASET = Path("/work/shared/datasets/hotpotqa-dev500")
 
@@ -45,28 +47,44 @@ def main() -> None:
     parser.add_argument("--cache-dir", type=Path, required=True)
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--variant", action="append", default=[], metavar="SENTENCES:GAP")
     args = parser.parse_args()
+    variants = {"default": ExtractiveOptions()}
+    for variant in args.variant:
+        sentences, gap = variant.split(":")
+        variants[variant] = ExtractiveOptions(max_sentences=int(sentences), max_gap=float(gap))
     data = load_dataset(args.dataset, "test")
     golds = gold_answers(args.dataset)
     query_ids = [q for q in data.query_ids if q in golds][: args.limit]
-    config = EvalConfig()
-    contains = in_context = abstained = 0
-    with build_or_reuse_index(data, config, args.cache_dir) as cached:
-        index = cached.index
-        engine = create_engine("extractive", embedder=index.embedder)
-        for query_id in query_ids:
-            question = data.data.queries[query_id]
-            hits = index.search(question, top_k=args.top_k)
-            answer = [a for a in engine.stream(question, hits) if isinstance(a, Answer)][0]
-            text, context = _flat(answer.text), _flat(" ".join(h.text for h in hits))
-            contains += any(g in text for g in golds[query_id])
-            in_context += any(g in context for g in golds[query_id])
-            abstained += not answer.found
+    print(f"HotpotQA dev500: {len(query_ids)} non-yes/no questions, top {args.top_k} hits")
+    with build_or_reuse_index(data, EvalConfig(), args.cache_dir) as cached:
+        for name, options in variants.items():
+            _measure(name, cached.index, data, golds, query_ids, args.top_k, options)
+
+
+def _measure(
+    name: str,
+    index: Index,
+    data: EvalDataset,
+    golds: dict[str, list[str]],
+    query_ids: list[str],
+    top_k: int,
+    options: ExtractiveOptions,
+) -> None:
+    contains = in_context = abstained = words = 0
+    for query_id in query_ids:
+        answer = index.ask(data.data.queries[query_id], top_k=top_k, options=options)
+        text, context = _flat(answer.text), _flat(" ".join(h.text for h in answer.hits))
+        contains += any(g in text for g in golds[query_id])
+        in_context += any(g in context for g in golds[query_id])
+        abstained += not answer.found
+        words += len(text.split())
     n = len(query_ids)
-    print(f"HotpotQA dev500: {n} non-yes/no questions, answers from the top {args.top_k} hits")
-    print(f"answer contains the gold answer  {contains / n:.3f} ({contains}/{n})")
-    print(f"gold answer in the top-k chunks  {in_context / n:.3f} ({in_context}/{n})")
-    print(f"abstained                        {abstained / n:.3f} ({abstained}/{n})")
+    print(
+        f"{name:<10} answer holds the gold answer {contains / n:.3f} ({contains}/{n}); "
+        f"gold in the top-{top_k} chunks {in_context / n:.3f}; abstained {abstained / n:.3f} "
+        f"({abstained}); {words / n:.1f} words per answer"
+    )
 
 
 if __name__ == "__main__":

@@ -553,6 +553,8 @@ def test_registry_builds_each_processor_by_name(tmp_path: Path) -> None:
         "neighbours": create_result_processor("neighbours", store=store, before=0, after=2),
         "dedupe": create_result_processor("dedupe", key="source"),
         "reorder": create_result_processor("reorder"),
+        "compress": create_result_processor("compress", embedder=embedder, max_sentences=1),
+        "parent_section": create_result_processor("parent_section", documents=store),
     }
     assert set(built) == set(RESULT_PROCESSORS)
     for name, processor in built.items():
@@ -575,7 +577,7 @@ def test_registry_names_the_valid_choices_when_a_name_or_option_is_wrong() -> No
 
 def test_the_package_exports_exactly_its_curated_names() -> None:
     assert set(ragwright.processors.__all__) == {
-        "MMR", "RESULT_PROCESSORS", "ChainResult", "DedupeByKey", "DocumentLookup",
-        "LongContextReorder", "NeighbourContext", "ResultChain", "SimilarityThreshold", "Step",
-        "TopN", "create_result_processor", "stitch",
+        "MMR", "RESULT_PROCESSORS", "ChainResult", "ContextCompressor", "DedupeByKey",
+        "DocumentLookup", "LongContextReorder", "NeighbourContext", "ParentSection",
+        "ResultChain", "SimilarityThreshold", "Step", "TopN", "create_result_processor", "stitch",
     }  # fmt: skip

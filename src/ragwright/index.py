@@ -597,9 +597,10 @@ class Index:
             )
 
         if name == "extractive":
-            yield from create_engine(name, embedder=self.embedder, options=options).stream(
-                question, retrieve(question)
+            extractive = create_engine(
+                name, embedder=self.embedder, options=options, documents=self._store
             )
+            yield from extractive.stream(question, retrieve(question))
             return
         session = session or self.llm_session("request", llm)
 

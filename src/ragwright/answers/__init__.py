@@ -25,7 +25,7 @@ from ragwright.errors import ConfigError
 from ragwright.llms.settings import ENGINES, unknown_engine
 from ragwright.models import Hit
 from ragwright.pipeline.extractive import ExtractiveOptions
-from ragwright.ports import LLM, AnswerEngine, Embedder
+from ragwright.ports import LLM, AnswerEngine, DocumentLookup, Embedder
 
 LLM_ENGINES = tuple(name for name in ENGINES if name != "extractive")
 
@@ -39,14 +39,16 @@ def create_engine(
     max_tokens: int = 800,
     options: ExtractiveOptions | None = None,
     boundary_key: bytes | None = None,
+    documents: DocumentLookup | None = None,
 ) -> AnswerEngine:
     """The engine ``name``, given what it needs: an embedder (extractive), an LLM (the others)
-    and, for FLARE, a retrieval function. ``boundary_key`` keys the prompts' fence tokens (see
+    and, for FLARE, a retrieval function. ``documents`` lets the extractive engine prefer the
+    newer of two disagreeing sources. ``boundary_key`` keys the prompts' fence tokens (see
     `ragwright.answers.prompt`); without it they are random per request."""
     if name == "extractive":
         if embedder is None:
             raise ConfigError("the extractive engine needs an embedder")
-        return ExtractiveEngine(embedder, options)
+        return ExtractiveEngine(embedder, options, documents)
     if name not in LLM_ENGINES:
         raise ConfigError(unknown_engine(name))
     if llm is None:

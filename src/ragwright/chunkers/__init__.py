@@ -15,6 +15,7 @@ from ragwright.chunkers.fixed import FixedWindowChunker
 from ragwright.chunkers.markdown_heading import MarkdownHeadingChunker
 from ragwright.chunkers.paragraph import ParagraphChunker
 from ragwright.chunkers.recursive import RecursiveChunker
+from ragwright.chunkers.sentence import SentenceChunker
 from ragwright.chunkers.whole import WholeDocumentChunker
 from ragwright.errors import ConfigError
 from ragwright.ports import Chunker
@@ -26,6 +27,7 @@ __all__ = [
     "MarkdownHeadingChunker",
     "ParagraphChunker",
     "RecursiveChunker",
+    "SentenceChunker",
     "WholeDocumentChunker",
     "create_chunker",
 ]
@@ -37,6 +39,7 @@ DEFAULT_CHUNKER = "recursive"
 CHUNKERS: dict[str, type[Chunker]] = {
     "recursive": RecursiveChunker,
     "paragraph": ParagraphChunker,
+    "sentence": SentenceChunker,
     "markdown": MarkdownHeadingChunker,
     "fixed": FixedWindowChunker,
     "document": WholeDocumentChunker,

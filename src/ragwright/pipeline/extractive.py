@@ -11,6 +11,14 @@ block, a heading, a list introduction ending in ``:``, a question or a fragment 
 line. A sentence whose section heading shares words with the question is preferred: "How do I
 install it?" is answered from the section "Install".
 
+It abstains, too, when the retrieved chunks lack too many of the question's content words (see
+``min_coverage``): the passages then speak of something else, however close in meaning.
+
+When two quoted sentences from different documents say the same kind of thing and one document
+supersedes the other (it says so by title, or its metadata date is later: see
+`ragwright.pipeline.recency`), the newer one's sentence is quoted instead of the older's, and
+the answer says which source it preferred and why.
+
 A table row is quoted with its column names (``Region: East; Revenue: 87.75``), read from the
 table's header in the chunk or the header the chunk carries (``table_header``), and is scored
 that way too: a row alone says nothing, and a question names columns. Its citation still
@@ -28,7 +36,8 @@ import numpy.typing as npt
 from ragwright.chunkers._tables import row_with_header, rows_with_headers
 from ragwright.models import TABLE_HEADER, Answer, Citation, Hit
 from ragwright.pipeline.prose import prose_sentences
-from ragwright.ports import Embedder
+from ragwright.pipeline.recency import SourceFacts, Strength, overrides
+from ragwright.ports import DocumentLookup, Embedder
 
 NOT_FOUND = "Not found in the sources."
 Floats = npt.NDArray[np.float32]
@@ -57,26 +66,47 @@ class ExtractiveOptions:
     #: Added to a sentence's score when its section heading has all the question's words
     #: (in proportion when it has some): the section a question names is the place to quote.
     heading_weight: float = 0.15
+    #: Share of the question's content words the retrieved chunks (with their headings) must
+    #: hold, else the answer is "not found": they are about something else.
+    min_coverage: float = 0.6
+    #: Two sentences of different documents this similar say the same kind of thing; where
+    #: one document says it supersedes the other (or the newer sentence says what changed),
+    #: only the newer one's is quoted.
+    conflict_similarity: float = 0.5
+    #: As similar as this, a sentence of a document with a later date alone replaces the
+    #: older's (a near paraphrase with other values: a revised copy).
+    paraphrase_similarity: float = 0.8
 
 
 class ExtractiveAnswerer:
-    def __init__(self, embedder: Embedder, options: ExtractiveOptions | None = None) -> None:
+    """``documents`` (optional) looks up the documents of the hits for their dates and what
+    they say they supersede; without it, disagreeing sources are quoted side by side."""
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        options: ExtractiveOptions | None = None,
+        documents: DocumentLookup | None = None,
+    ) -> None:
         self.embedder = embedder
         self.options = options or ExtractiveOptions()
+        self.documents = documents
 
     def answer(self, question: str, hits: list[Hit]) -> Answer:
         candidates = self._candidates(hits)
-        if not candidates:
+        words = _words(question)
+        if not candidates or _coverage(words, hits) < self.options.min_coverage:
             return Answer(NOT_FOUND, (), tuple(hits), found=False)
         query = self.embedder.embed_query(question).reshape(-1)
         vectors = self.embedder.embed_documents([c.shown for c in candidates])
         scores = vectors @ query
-        words = _words(question)
         bonus = [self.options.heading_weight * _heading_match(words, c.hit) for c in candidates]
-        chosen = self._choose(candidates, scores, scores + np.array(bonus, np.float32), vectors)
+        ranking = scores + np.array(bonus, np.float32)
+        chosen = self._choose(candidates, scores, ranking, vectors)
         if not chosen:
             return Answer(NOT_FOUND, (), tuple(hits), found=False)
-        return _compose(chosen, hits)
+        chosen, notes = self._prefer_newer(chosen, candidates, scores, ranking, vectors)
+        return _compose([candidates[i] for i in chosen], hits, notes)
 
     def _candidates(self, hits: list[Hit]) -> list[_Candidate]:
         candidates, seen = [], set()
@@ -99,7 +129,7 @@ class ExtractiveAnswerer:
 
     def _choose(
         self, candidates: list[_Candidate], scores: Floats, ranking: Floats, vectors: Floats
-    ) -> list[_Candidate]:
+    ) -> list[int]:
         """The best sentences by ``ranking`` (similarity and heading bonus) within the gap of
         the best, each similar enough to the question itself, skipping near-repeats."""
         options = self.options
@@ -114,7 +144,72 @@ class ExtractiveAnswerer:
                 break
             if all(float(vectors[i] @ vectors[j]) < options.max_redundancy for j in chosen):
                 chosen.append(i)
-        return [candidates[i] for i in chosen]
+        return chosen
+
+    def _prefer_newer(
+        self,
+        chosen: list[int],
+        candidates: list[_Candidate],
+        scores: Floats,
+        ranking: Floats,
+        vectors: Floats,
+    ) -> tuple[list[int], list[str]]:
+        """``chosen`` with each sentence that a superseding document contradicts replaced by
+        that document's closest relevant sentence (dropped when that one is already quoted),
+        and a note for each source preferred."""
+        documents = {c.hit.chunk.document_id for c in candidates}
+        if self.documents is None or len(documents) < 2:
+            return chosen, []
+        facts = self._facts(documents)
+        result: list[int] = []
+        notes: dict[tuple[str, str], str] = {}
+        for i in chosen:
+            for _ in range(len(documents)):  # newer, then newer still: each step a new source
+                newer = self._newer_rival(i, candidates, scores, ranking, vectors, facts)
+                if newer is None:
+                    break
+                j, why = newer
+                pair = (candidates[j].hit.chunk.document_id, candidates[i].hit.chunk.document_id)
+                notes.setdefault(pair, why)
+                i = j
+            if i not in result:
+                result.append(i)
+        return result, [f"The sources disagree; this quotes {why}." for why in notes.values()]
+
+    def _newer_rival(
+        self,
+        i: int,
+        candidates: list[_Candidate],
+        scores: Floats,
+        ranking: Floats,
+        vectors: Floats,
+        facts: dict[str, SourceFacts],
+    ) -> tuple[int, str] | None:
+        """The best-ranked sentence, about as relevant, of a document superseding candidate
+        ``i``'s that says the same kind of thing, with the reason; None if there is none."""
+        options, own = self.options, candidates[i].hit.chunk.document_id
+        best: tuple[int, str] | None = None
+        for j, rival in enumerate(candidates):
+            other = rival.hit.chunk.document_id
+            # The rival must answer the question about as well: within the gap of the quote.
+            if other == own or ranking[j] < ranking[i] - options.max_gap:
+                continue
+            similarity = float(vectors[i] @ vectors[j])
+            if similarity < options.conflict_similarity or other not in facts or own not in facts:
+                continue
+            precedence = overrides(facts[other], facts[own], rival.text)
+            if precedence is None or (
+                precedence.strength is Strength.DATED and similarity < options.paraphrase_similarity
+            ):
+                continue
+            if best is None or ranking[j] > ranking[best[0]]:
+                best = (j, precedence.reason)
+        return best
+
+    def _facts(self, document_ids: set[str]) -> dict[str, SourceFacts]:
+        assert self.documents is not None
+        found = {d: self.documents.get_document(d) for d in sorted(document_ids)}
+        return {d: SourceFacts.of(document) for d, document in found.items() if document}
 
 
 def _spans(
@@ -131,17 +226,40 @@ def _spans(
     return sorted([*rows, *prose])
 
 
-#: Words that say nothing about which section answers a question.
+#: Words that say nothing about which passage answers a question: function words and the
+#: frame of a question ("how long", "what type", "in common").
 _QUESTION_WORDS = frozenset(
-    "a an and are can do does how i in is it of on or the to what when where which who why "
-    "with my me you your be by for from this that there".split()
+    "a an and are can do does how i in is it its of on or the to what when where which who why "
+    "with my me you your be by for from this that there much many long often get need did "
+    "have has had was were been being both more most other than then into over after before "
+    "between whom whose also not same common type kind all any each some such only own so "
+    "very just they them their his her he she we us our got".split()
 )
 
 
 def _words(text: str) -> set[str]:
-    """Content words, crudely stemmed (``installing`` and ``install`` agree)."""
+    """Content words, crudely stemmed: a plural's ``s`` dropped, then the first five letters
+    (``installing`` and ``install`` agree, and so do ``meals`` and ``meal``)."""
     found = re.findall(r"[a-z0-9]+", text.lower())
-    return {word[:5] for word in found if word not in _QUESTION_WORDS}
+    return {_stem(word) for word in found if len(word) > 1 and word not in _QUESTION_WORDS}
+
+
+def _stem(word: str) -> str:
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    return word[:5]
+
+
+def _coverage(question: set[str], hits: list[Hit]) -> float:
+    """The share of the question's content words found in the hits' text and headings."""
+    if not question:
+        return 1.0
+    found: set[str] = set()
+    for hit in hits:
+        path = hit.chunk.metadata.get("heading_path")
+        headings = " ".join(str(h) for h in path) if isinstance(path, list) else ""
+        found |= _words(f"{hit.chunk.indexed_text} {headings}")
+    return len(question & found) / len(question)
 
 
 def _heading_match(question: set[str], hit: Hit) -> float:
@@ -153,7 +271,7 @@ def _heading_match(question: set[str], hit: Hit) -> float:
     return 2 * len(question & heading) / (len(question) + len(heading)) if heading else 0.0
 
 
-def _compose(chosen: list[_Candidate], hits: list[Hit]) -> Answer:
+def _compose(chosen: list[_Candidate], hits: list[Hit], notes: list[str]) -> Answer:
     parts, citations = [], []
     for number, candidate in enumerate(chosen, start=1):  # one number per quoted span
         chunk = candidate.hit.chunk
@@ -169,4 +287,4 @@ def _compose(chosen: list[_Candidate], hits: list[Hit]) -> Answer:
                 quote=candidate.text,
             )
         )
-    return Answer(" ".join(parts), tuple(citations), tuple(hits), found=True)
+    return Answer(" ".join([*parts, *notes]), tuple(citations), tuple(hits), found=True)

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from ragwright.ports import DocumentLookup
 from ragwright.processors.chain import ChainResult, ResultChain, Step
+from ragwright.processors.compress import ContextCompressor
 from ragwright.processors.dedupe import DedupeByKey
 from ragwright.processors.mmr import MMR
 from ragwright.processors.neighbours import NeighbourContext, stitch
+from ragwright.processors.parent_section import ParentSection
 from ragwright.processors.registry import RESULT_PROCESSORS, create_result_processor
 from ragwright.processors.reorder import LongContextReorder
 from ragwright.processors.threshold import SimilarityThreshold
@@ -21,10 +23,12 @@ __all__ = [
     "MMR",
     "RESULT_PROCESSORS",
     "ChainResult",
+    "ContextCompressor",
     "DedupeByKey",
     "DocumentLookup",
     "LongContextReorder",
     "NeighbourContext",
+    "ParentSection",
     "ResultChain",
     "SimilarityThreshold",
     "Step",

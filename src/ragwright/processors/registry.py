@@ -1,9 +1,9 @@
 """Result processors by registry name, for configuration files.
 
 Options are the processor's constructor arguments; dependencies that are not data (the
-``embedder`` of ``mmr``, the ``store`` of ``neighbours``) are passed the same way by whoever
-builds the pipeline. An unknown name or option is a `~ragwright.errors.ConfigError` that lists
-the valid ones.
+``embedder`` of ``mmr`` and ``compress``, the ``store`` of ``neighbours``, the ``documents``
+of ``parent_section``) are passed the same way by whoever builds the pipeline. An unknown name
+or option is a `~ragwright.errors.ConfigError` that lists the valid ones.
 """
 
 from __future__ import annotations
@@ -14,9 +14,11 @@ from types import MappingProxyType
 
 from ragwright.errors import ConfigError, RegistryError
 from ragwright.ports import ResultProcessor
+from ragwright.processors.compress import ContextCompressor
 from ragwright.processors.dedupe import DedupeByKey
 from ragwright.processors.mmr import MMR
 from ragwright.processors.neighbours import NeighbourContext
+from ragwright.processors.parent_section import ParentSection
 from ragwright.processors.reorder import LongContextReorder
 from ragwright.processors.threshold import SimilarityThreshold
 from ragwright.processors.top_n import TopN
@@ -29,6 +31,8 @@ RESULT_PROCESSORS: Mapping[str, Callable[..., ResultProcessor]] = MappingProxyTy
         "neighbours": NeighbourContext,
         "dedupe": DedupeByKey,
         "reorder": LongContextReorder,
+        "compress": ContextCompressor,
+        "parent_section": ParentSection,
     }
 )
 
