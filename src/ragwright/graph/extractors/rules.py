@@ -24,7 +24,7 @@ RULES_VERSION = 1
 
 _QUOTED = re.compile(r"[\"“]([^\"“”\n]{2,80}?)[\"”]")
 _WORD = r"[A-Z][\w'’-]*"
-_PARTICLE = r"(?:of|the|de|da|del|der|di|du|la|le|van|von|and|for|on)"
+_PARTICLE = r"(?:of|the|de|da|del|der|di|du|la|le|van|von)"
 _CAPITALIZED = re.compile(rf"\b{_WORD}(?:[ \t]+(?:{_PARTICLE}[ \t]+)*{_WORD})*")
 _SENTENCE_END = re.compile(r"[.!?](?=\s+[\"“(]?[A-Z0-9])")
 _ACRONYM = re.compile(r"^[A-Z][A-Z0-9&]{1,7}$")
