@@ -116,24 +116,16 @@ def header(title: str) -> str:
     return f"{title:<44} " + " ".join(f"{name:>7}" for name, _ in COLUMNS)
 
 
-def grid(index: Index, data: EvalDataset, base: EvalConfig) -> None:
-    """Tune on the dev questions: each knob around the defaults, one at a time."""
-    print(header("dev (questions 0-199), graph settings"))
-    print(row("hybrid", score(index, data, base, DEV)))
-    choices = {
-        "graph_weight": [0.5, 1.0, 2.0],
-        "graph_damping": [0.3, 0.5, 0.7, 0.85],
-        "graph_seed_hits": [1, 3, 5, 10],
-        "graph_query_weight": [0.0, 0.3, 0.5, 0.8, 1.0],
-        "graph_specificity": [0.0, 0.5, 1.0, 1.5],
-        "graph_relation_weight": [0.0, 0.5, 1.0],
-        "rrf_k": [10, 30, 60],
-    }
-    for key, values in choices.items():
-        for value in values:
-            search = base.search.but(mode="graph", **{key: value})  # type: ignore[misc]
-            metrics = score(index, data, replace(base, search=search), DEV)
-            print(row(f"graph {key}={value}", metrics), flush=True)
+def grid(index: Index, data: EvalDataset, base: EvalConfig, trials: Sequence[str]) -> None:
+    """Tune on the dev questions: each trial is space-separated KEY=VALUE graph settings."""
+    print(header("dev (questions 0-199)"))
+    print(row("hybrid", score(index, data, base, DEV)), flush=True)
+    for trial in trials:
+        overrides = dict(_setting(item) for item in trial.split())
+        search = base.search.but(mode="graph", **overrides)  # type: ignore[arg-type]
+        print(
+            row(f"graph {trial}", score(index, data, replace(base, search=search), DEV)), flush=True
+        )
 
 
 def main() -> None:
@@ -141,7 +133,9 @@ def main() -> None:
     parser.add_argument("--dataset", type=Path, default=DATASET)
     parser.add_argument("--cache-dir", type=Path, required=True)
     parser.add_argument("--extractor", default="spacy", help="spacy, spacy:noun-chunks, rules")
-    parser.add_argument("--grid", action="store_true", help="tune on the dev questions")
+    parser.add_argument(
+        "--grid", nargs="+", metavar="TRIAL", help="tune on the dev questions: 'KEY=V KEY=V' each"
+    )
     parser.add_argument(
         "--set", nargs="*", default=[], metavar="KEY=VALUE", help="graph settings to report"
     )
@@ -163,7 +157,7 @@ def main() -> None:
     )
     with Index(directory, embedder=QueryVectorCache(embedder), create=False, graph=graph) as index:
         if args.grid:
-            grid(index, data, base)
+            grid(index, data, base, args.grid)
             return
         overrides = dict(_setting(item) for item in args.set)
         search = base.search.but(mode="graph", **overrides)  # type: ignore[arg-type]
@@ -185,7 +179,7 @@ def main() -> None:
 def _setting(item: str) -> tuple[str, float | int]:
     key, _, value = item.partition("=")
     number = float(value)
-    return key, int(number) if key == "graph_seed_hits" else number
+    return key, int(number) if key in ("graph_seed_hits", "rrf_k", "arm_depth") else number
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ filters, co-occurrence relations, the registry and the missing-extra fallback.""
 
 from __future__ import annotations
 
+import itertools
 import sys
 
 import pytest
@@ -84,7 +85,7 @@ def test_spacy_noun_chunks_are_an_id_of_their_own_and_never_overlap_entities() -
     assert nouns
     for found in facts:
         spans = sorted((m.start, m.end) for m in found.mentions)
-        assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False))
+        assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
 
 
 def test_the_registry_knows_both_and_refuses_unknown_names() -> None:
