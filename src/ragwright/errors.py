@@ -14,7 +14,8 @@ The tree::
     ├── StoreError                  the index cannot be opened, read or written
     │   ├── EmbeddingSpaceMismatch  the index was built with another embedding model
     │   ├── UnknownCollection       the index has no collection of that name
-    │   └── UnsupportedFilter       a filter this store cannot apply (never silently ignored)
+    │   ├── UnsupportedFilter       a filter this store cannot apply (never silently ignored)
+    │   └── GraphNotBuilt           graph search on an index without an entity graph
     ├── FilterSyntaxError           a filter expression that does not parse (with position)
     ├── EmbedderError               the embedding model or service failed
     ├── RerankerError               the reranking model failed to load or run
@@ -104,6 +105,11 @@ class UnknownCollection(StoreError):
 
 class UnsupportedFilter(StoreError):
     """A filter the store cannot apply. Raised instead of ignoring the filter."""
+
+
+class GraphNotBuilt(StoreError):
+    """Graph search asked of an index (or a store) with no entity graph, or an empty one:
+    the message says to run ``ragwright graph build``."""
 
 
 class FilterSyntaxError(RagwrightError):

@@ -40,6 +40,13 @@ def recall_at_k(ranked: Sequence[str], judged: Mapping[str, int], k: int = 10) -
     return len(relevant.intersection(ranked[:k])) / len(relevant)
 
 
+def all_support_at_k(ranked: Sequence[str], judged: Mapping[str, int], k: int = 10) -> float:
+    """1 when every relevant document is in the top ``k`` (a multi-hop question's supporting
+    passages all retrieved), else 0; 0 for a query with none."""
+    relevant = {doc for doc, grade in judged.items() if grade > 0}
+    return 1.0 if relevant and relevant.issubset(ranked[:k]) else 0.0
+
+
 def mrr_at_k(ranked: Sequence[str], judged: Mapping[str, int], k: int = 10) -> float:
     for i, doc in enumerate(ranked[:k]):
         if judged.get(doc, 0) > 0:

@@ -31,6 +31,7 @@ from ragwright.errors import (
 from ragwright.filters import Filter, parse_filter
 from ragwright.graph.records import EntityInfo, GraphStats
 from ragwright.graph.registry import DEFAULT_EXTRACTOR, create_extractor
+from ragwright.graph.search import GraphSearch
 from ragwright.llms import create_llm
 from ragwright.llms.session import LLM_WRAPPERS, LLMSession, open_session
 from ragwright.llms.settings import ENGINES, LLMSettings, unknown_engine
@@ -56,6 +57,7 @@ from ragwright.pipeline.graph_build import (
     GraphProgress,
     build_graph,
 )
+from ragwright.pipeline.graph_retrieval import GraphRetriever
 from ragwright.pipeline.ingest import (
     IngestOptions,
     Ingestor,
@@ -136,6 +138,7 @@ class Index:
         llm: LLM | None = None,
         llm_settings: LLMSettings | None = None,
         config: Config | None = None,
+        graph: GraphSource | None = None,
     ) -> None:
         """Open or create the index at ``location``: a directory (the embedded SQLite store)
         or a store URL such as ``postgresql://user@host/db``. ``create=False`` refuses to
@@ -144,7 +147,9 @@ class Index:
         ``llm_settings`` (the ``[llm]`` table, see `LLMSettings`) choose the default answer
         engine, the model, budgets, prices and the response cache; ``llm`` is the model to use
         instead of the one they describe (created on first use otherwise). ``config`` (a
-        ragwright.toml) gives the store its ``[store.NAME]`` settings, such as HNSW's."""
+        ragwright.toml) gives the store its ``[store.NAME]`` settings, such as HNSW's.
+        ``graph`` is the entity graph ``mode="graph"`` searches instead of the store's (one
+        built outside the store, such as a `ragwright.graph.snapshot.MemoryGraph`)."""
         self.location = location if is_url(location) else Path(location)
         self.collection = collection
         self._config = config
@@ -164,6 +169,9 @@ class Index:
         # need the embedder or the LLM together; each is made once.
         self._embedder_lock = threading.Lock()
         self._llm_lock = threading.Lock()
+        store_graph = self._store if isinstance(self._store, GraphSource) else None
+        self._graph: GraphSource | None = graph if graph is not None else store_graph
+        self._graph_search = GraphSearch()  # caches the walk's matrices by graph version
 
     def close(self) -> None:
         if self._llm_records is not None:
@@ -530,11 +538,18 @@ class Index:
         chain = ResultChain(processors)  # refuses a bad order before any work
         # Made (and so checked) even when there is nothing to search.
         request = (request or SearchRequest()).but(**options)
+        graph_mode = request.mode is SearchMode.GRAPH
+        graph = GraphRetriever(self._graph, self._store, self._graph_search) if graph_mode else None
+        if graph is not None:
+            graph.check()  # no graph is an error, even where there is nothing to search
         if self._store.space is None or not query.strip():
             return []
         embedder = self.embedder if request.mode is SearchMode.BM25 else self._checked_embedder()
         retriever = Retriever(self._store, embedder, query_processors=query_processors or None)
-        hits = retriever.search(query, request)
+        if graph is not None:
+            hits = graph.search(retriever, query, request)
+        else:
+            hits = retriever.search(query, request)
         hits = chain.process(query, hits) if processors else hits
         return [dataclasses.replace(hit, rank=rank) for rank, hit in enumerate(hits, start=1)]
 

@@ -153,6 +153,8 @@ class Arm(StrEnum):
 
     BM25 = "bm25"
     VECTOR = "vector"
+    #: Personalized PageRank over the entity graph (``--mode graph``, fused with hybrid).
+    GRAPH = "graph"
 
 
 @dataclass(frozen=True, slots=True)

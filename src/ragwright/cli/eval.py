@@ -44,10 +44,20 @@ _ROWS: tuple[_Row, ...] = (
     ("Recall@10", lambda r: r.metrics.recall_at_10, ".4f", True),
     ("Recall@100", lambda r: r.metrics.recall_at_100, ".4f", True),
     ("MRR@10", lambda r: r.metrics.mrr_at_10, ".4f", True),
+    ("Recall@2", lambda r: r.metrics.recall_at_2, ".4f", True),
+    ("Recall@5", lambda r: r.metrics.recall_at_5, ".4f", True),
+    ("All-support@2", lambda r: r.metrics.all_support_at_2, ".4f", True),
+    ("All-support@5", lambda r: r.metrics.all_support_at_5, ".4f", True),
+    ("All-support@10", lambda r: r.metrics.all_support_at_10, ".4f", True),
     ("Hit rate@10", lambda r: r.metrics.hit_rate_at_10, ".4f", True),
     ("latency p50 ms", lambda r: r.latency.p50, ".1f", False),
     ("latency p95 ms", lambda r: r.latency.p95, ".1f", False),
     ("latency p99 ms", lambda r: r.latency.p99, ".1f", False),
+)
+
+#: Rows shown only for datasets with several relevant documents per query (multi-hop).
+_MULTI_HOP_ROWS = frozenset(
+    {"Recall@2", "Recall@5", "All-support@2", "All-support@5", "All-support@10"}
 )
 
 
@@ -256,6 +266,12 @@ def _result_json(
             "recall_at_100": metrics.recall_at_100,
             "mrr_at_10": metrics.mrr_at_10,
             "hit_rate_at_10": metrics.hit_rate_at_10,
+            "recall_at_2": metrics.recall_at_2,
+            "recall_at_5": metrics.recall_at_5,
+            "all_support_at_2": metrics.all_support_at_2,
+            "all_support_at_5": metrics.all_support_at_5,
+            "all_support_at_10": metrics.all_support_at_10,
+            "multi_relevant_queries": metrics.multi_relevant_queries,
             "queries": metrics.queries,
         },
         "latency_ms": {
@@ -290,7 +306,10 @@ def _print_report(report: EvalReport, run_files: Sequence[Path | None]) -> None:
     table.add_column("")
     for result in report.results:
         table.add_column(escape(result.config.name), justify="right")
+    multi_hop = any(r.metrics.multi_relevant_queries for r in report.results)
     for label, value, spec, higher_is_better in _ROWS:
+        if not multi_hop and label in _MULTI_HOP_ROWS:
+            continue
         values = [value(result) for result in report.results]
         best = max(values) if higher_is_better else min(values)
         cells = [_cell(v, spec, bold=len(values) > 1 and v == best) for v in values]

@@ -24,5 +24,6 @@ def entity_key(surface: str) -> str:
     text = _EDGE_PUNCTUATION.sub("", text)
     text = _POSSESSIVE.sub("", text)
     text = _EDGE_PUNCTUATION.sub("", text)
-    stripped = _LEADING_ARTICLE.sub("", text)
+    # Punctuation the article hid ('the "Titanic"') goes too.
+    stripped = _EDGE_PUNCTUATION.sub("", _LEADING_ARTICLE.sub("", text))
     return stripped or text

@@ -13,6 +13,8 @@ from ragwright.ports import Extractor
 
 GROUP = "ragwright.extractors"
 DEFAULT_EXTRACTOR = "spacy"
+#: What `default_extractor` falls back to when the ``graph`` extra is missing (no dependency).
+FALLBACK_EXTRACTOR = "rules"
 #: The extra each built-in extractor needs, for the message when it is missing.
 EXTRAS = {"spacy": "graph", "llm": "llm"}
 
@@ -22,6 +24,7 @@ def extractor_names() -> list[str]:
 
 
 def create_extractor(spec: str = DEFAULT_EXTRACTOR) -> Extractor:
+    """The `Extractor` a spec names; `MissingDependencyError` when its extra is missing."""
     name, _, argument = spec.strip().partition(":")
     registry = _registry()
     if name not in registry:
@@ -41,6 +44,14 @@ def create_extractor(spec: str = DEFAULT_EXTRACTOR) -> Extractor:
     if not isinstance(extractor, Extractor):
         raise RegistryError(f"the extractor {name!r} ({registry[name].value}) is not an Extractor")
     return extractor
+
+
+def default_extractor() -> Extractor:
+    """spaCy when the ``graph`` extra is installed, else the dependency-free rules."""
+    try:
+        return create_extractor(DEFAULT_EXTRACTOR)
+    except MissingDependencyError:
+        return create_extractor(FALLBACK_EXTRACTOR)
 
 
 def _install_line(name: str) -> str:

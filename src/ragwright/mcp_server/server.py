@@ -94,7 +94,10 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
         top_k: Annotated[
             int, Field(ge=1, le=MAX_TOP_K, strict=True, description="Number of hits.")
         ] = 10,
-        mode: Literal["bm25", "vector", "hybrid"] = "hybrid",
+        mode: Annotated[
+            Literal["bm25", "vector", "hybrid", "graph"],
+            Field(description="graph: hybrid fused with entity-graph search (needs a graph)."),
+        ] = "hybrid",
         filter: FilterExpression = None,
         sources: SourceIds = None,
         collection: CollectionName = None,

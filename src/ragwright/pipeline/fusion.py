@@ -32,6 +32,42 @@ def reciprocal_rank_fusion(
     return _fuse(rankings, weights, lambda ranking: lambda rank, hit: 1.0 / (k + rank))
 
 
+def fuse_ranked_lists(
+    rankings: Sequence[tuple[Sequence[Hit], float]], *, k: int = DEFAULT_RRF_K
+) -> list[Hit]:
+    """Reciprocal-rank fusion of whole ranked lists, each with its weight: a hit adds
+    ``weight / (k + rank)`` once per list, whatever arms found it (an already fused hybrid
+    ranking counts as one list, beside the graph's). Hits keep the union of their arms and
+    each arm's best rank; best first, ties broken by the best rank in any list, then by id."""
+    scores: dict[str, float] = {}
+    best: dict[str, int] = {}
+    first_seen: dict[str, Hit] = {}
+    arms: dict[str, set[Arm]] = {}
+    ranks: dict[str, dict[Arm, int]] = {}
+    for ranking, weight in rankings:
+        for rank, hit in enumerate(ranking, start=1):
+            chunk_id = hit.chunk.id
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (k + rank)
+            best[chunk_id] = min(rank, best.get(chunk_id, rank))
+            first_seen.setdefault(chunk_id, hit)
+            arms.setdefault(chunk_id, set()).update(hit.arms)
+            arm_ranks = ranks.setdefault(chunk_id, {})
+            for arm, arm_rank in hit.arm_ranks.items():
+                arm_ranks[arm] = min(arm_rank, arm_ranks.get(arm, arm_rank))
+    order = sorted(scores, key=lambda cid: (-scores[cid], best[cid], cid))
+    return [
+        Hit(
+            chunk=first_seen[cid].chunk,
+            score=scores[cid],
+            scale=Scale.FUSED,
+            arms=frozenset(arms[cid]),
+            source=first_seen[cid].source,
+            arm_ranks=MappingProxyType(ranks[cid]),
+        )
+        for cid in order
+    ]
+
+
 def convex_combination(
     rankings: Sequence[Sequence[Hit]], *, weights: Mapping[Arm, float] | None = None
 ) -> list[Hit]:

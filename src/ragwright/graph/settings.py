@@ -1,0 +1,50 @@
+"""`GraphSettings`: how graph search seeds, walks and fuses; the ``graph_*`` keys of the
+``[search]`` table (see `ragwright.pipeline.search_request`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ragwright.errors import ConfigError
+
+
+@dataclass(frozen=True, slots=True)
+class GraphSettings:
+    """Graph search's knobs, validated when made. Defaults tuned on HotpotQA dev questions
+    0–199 (benchmarks/graph_hotpotqa.py); see docs/graph-search.md."""
+
+    #: The graph ranking's weight against the hybrid ranking's 1 in rank fusion.
+    weight: float = 1.0
+    #: The walk's probability of following a link rather than restarting at the seeds.
+    damping: float = 0.5
+    #: How many top hybrid hits lend their entities to the seeds.
+    seed_hits: int = 5
+    #: The share of seed mass on the entities the query names (the rest: the hits' entities).
+    query_weight: float = 0.5
+    #: Node specificity: an entity's seed weight is divided by (chunks mentioning it) ** this.
+    specificity: float = 1.0
+    #: Factors on entity–entity relation edges and synonym links in the walk (0: ignored).
+    relation_weight: float = 1.0
+    synonym_weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("weight", "specificity", "relation_weight", "synonym_weight"):
+            _check(name, getattr(self, name), low=0.0)
+        _check("damping", self.damping, low=0.0, high=1.0, open_high=True)
+        _check("query_weight", self.query_weight, low=0.0, high=1.0)
+        if not isinstance(self.seed_hits, int) or isinstance(self.seed_hits, bool):
+            raise ConfigError(f"graph_seed_hits must be an integer, got {self.seed_hits!r}")
+        if not 0 <= self.seed_hits <= 1000:
+            raise ConfigError(f"graph_seed_hits must be from 0 to 1000, got {self.seed_hits}")
+
+
+def _check(
+    name: str, value: object, *, low: float, high: float | None = None, open_high: bool = False
+) -> None:
+    if not isinstance(value, int | float) or isinstance(value, bool) or value != value:
+        raise ConfigError(f"graph_{name} must be a number, got {value!r}")
+    too_high = high is not None and (value >= high if open_high else value > high)
+    if value < low or too_high:
+        bound = f"below {high}" if open_high else f"at most {high}"
+        limit = f"from {low}" + (f", {bound}" if high is not None else "")
+        raise ConfigError(f"graph_{name} must be {limit}; got {value!r}")

@@ -1,0 +1,112 @@
+"""Graph mode: the hybrid ranking fused by rank with graph search's.
+
+Hybrid search runs first (its processors, filter and fusion as the request says), to
+``request.depth`` candidates; its top hits lend their entities to the walk's seeds (see
+`ragwright.graph.search`). The graph ranking's chunks come from the store through
+`ChunkReader` (their documents' sources through `DocumentLookup`, only for those that make
+the final cut), and the two rankings are fused with `fuse_ranked_lists` (weights 1 and
+``graph_weight``, the request's ``rrf_k``). Graph scores never meet similarity scores: only
+ranks are fused, and only chunks are ranked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from types import MappingProxyType
+from typing import Protocol
+
+from ragwright.errors import GraphNotBuilt
+from ragwright.filters import Filter
+from ragwright.graph.model import GraphSnapshot
+from ragwright.graph.search import GraphSearch
+from ragwright.models import Arm, Hit, Scale
+from ragwright.pipeline.fusion import fuse_ranked_lists
+from ragwright.pipeline.retrieval import Retriever
+from ragwright.pipeline.search_request import SearchMode, SearchRequest
+from ragwright.ports import ChunkReader, DocumentLookup, GraphSource
+
+BUILD_HINT = "run `ragwright graph build` first (or ingest with --graph)"
+
+
+class ProvenanceReader(ChunkReader, DocumentLookup, Protocol):
+    """Where graph hits' chunks and their documents' sources are read."""
+
+
+class GraphRetriever:
+    """Runs graph-mode searches: hybrid through a `Retriever`, the walk over ``graph``."""
+
+    def __init__(
+        self, graph: GraphSource | None, reader: ProvenanceReader, search: GraphSearch
+    ) -> None:
+        self.graph = graph
+        self.reader = reader
+        self.graph_search = search
+
+    def check(self) -> GraphSnapshot:
+        """The graph's snapshot; `GraphNotBuilt` when there is no graph or it is empty."""
+        if self.graph is None:
+            raise GraphNotBuilt(f"this index has no entity graph; {BUILD_HINT}")
+        snapshot = self.graph.graph_snapshot()
+        if snapshot.chunk_count == 0:
+            raise GraphNotBuilt(f"the index's entity graph is empty; {BUILD_HINT}")
+        return snapshot
+
+    def search(self, retriever: Retriever, query: str, request: SearchRequest) -> list[Hit]:
+        snapshot = self.check()
+        depth = request.depth
+        hybrid = retriever.search(
+            query, request.but(mode=SearchMode.HYBRID, top_k=depth, arm_depth=depth)
+        )
+        ranked = self.graph_search.rank(
+            query, [hit.chunk.id for hit in hybrid], snapshot, request.graph, depth
+        )
+        graph_hits = self._graph_hits(ranked, hybrid, request.where)
+        fused = fuse_ranked_lists(
+            [(hybrid, 1.0), (graph_hits, request.graph.weight)], k=request.rrf_k
+        )
+        return self._with_sources(fused[: request.top_k])
+
+    def _graph_hits(
+        self, ranked: Sequence[tuple[str, float]], hybrid: Sequence[Hit], where: Filter | None
+    ) -> list[Hit]:
+        """The graph ranking as hits (scale fused: a walk score is no similarity). With a
+        filter, only chunks hybrid search returned under it can be trusted to pass it, so the
+        graph then reorders and adds nothing the filter was not applied to."""
+        known = {hit.chunk.id: hit for hit in hybrid}
+        missing = [] if where is not None else [cid for cid, _ in ranked if cid not in known]
+        fetched = self.reader.get_chunks(missing) if missing else {}
+        hits: list[Hit] = []
+        for chunk_id, score in ranked:
+            chunk = known[chunk_id].chunk if chunk_id in known else fetched.get(chunk_id)
+            if chunk is None:
+                continue  # deleted since the snapshot, or filtered out
+            source = known[chunk_id].source if chunk_id in known else ""
+            rank = len(hits) + 1
+            hits.append(
+                Hit(
+                    chunk,
+                    score,
+                    Scale.FUSED,
+                    frozenset({Arm.GRAPH}),
+                    source=source,
+                    arm_ranks=MappingProxyType({Arm.GRAPH: rank}),
+                )
+            )
+        return hits
+
+    def _with_sources(self, hits: Iterable[Hit]) -> list[Hit]:
+        """Hits found by the graph alone, given their documents' sources."""
+        hits = list(hits)
+        sources: dict[str, str] = {}
+        for hit in hits:
+            document_id = hit.chunk.document_id
+            if not hit.source and document_id not in sources:
+                document = self.reader.get_document(document_id)
+                sources[document_id] = document.source if document is not None else ""
+        return [
+            dataclasses.replace(hit, source=sources[hit.chunk.document_id])
+            if not hit.source
+            else hit
+            for hit in hits
+        ]

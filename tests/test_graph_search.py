@@ -1,0 +1,170 @@
+"""Graph search: a bridging chunk that plain search misses is found through the entities of
+the top hit, fused with hybrid by rank; the settings, the typed errors without a graph, and a
+filter that the graph cannot widen."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragwright import GraphNotBuilt, Index
+from ragwright.errors import ConfigError, MissingDependencyError, UnsupportedScale
+from ragwright.graph.extractors.rules import RuleExtractor
+from ragwright.graph.model import ChunkFacts
+from ragwright.graph.ppr import build_walk_graph, personalized_pagerank
+from ragwright.graph.search import GraphSearch, GraphSettings
+from ragwright.graph.snapshot import MemoryGraph, build_snapshot
+from ragwright.models import Arm, Chunk, Document, Hit, Scale
+from ragwright.pipeline.fusion import fuse_ranked_lists
+from ragwright.pipeline.search_request import SearchRequest
+from ragwright.testing import HashingEmbedder
+
+QUERY = "Which waterway passes the hometown of Ada Quill?"
+FIRST_HOP = "Ada Quill was born in Brennick, where she wrote her first novel."
+BRIDGE = "Brennick lies on the Sollen, known for its stone bridges and its mills."
+DISTRACTORS = [
+    f"the waterway festival passes the hometown of many painters, year {i}." for i in range(8)
+]
+UNRELATED = "Mount Orrin is climbed each spring by the Tessel club."
+
+
+def documents() -> list[Document]:
+    texts = {"first.txt": FIRST_HOP, "bridge.txt": BRIDGE, "unrelated.txt": UNRELATED}
+    texts |= {f"distractor-{i}.txt": text for i, text in enumerate(DISTRACTORS)}
+    return [Document.from_text(source, text) for source, text in texts.items()]
+
+
+def stored_chunks(index: Index) -> list[Chunk]:
+    chunks, after = [], None
+    while page := index.export.chunk_page(after, 100):
+        chunks += page
+        after = page[-1].id
+    return chunks
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    location = tmp_path_factory.mktemp("graph") / "kb"
+    with Index(location, embedder=HashingEmbedder()) as index:
+        assert index.ingest_documents(documents()).ok
+    return location
+
+
+@pytest.fixture(scope="module")
+def facts(folder: Path) -> list[ChunkFacts]:
+    with Index(folder, embedder=HashingEmbedder()) as index:
+        return RuleExtractor().extract(stored_chunks(index))
+
+
+@pytest.fixture
+def kb(folder: Path, facts: list[ChunkFacts]) -> Iterator[Index]:
+    with Index(folder, embedder=HashingEmbedder(), graph=MemoryGraph(facts)) as index:
+        yield index
+
+
+def sources(hits: list[Hit]) -> list[str]:
+    return [hit.source for hit in hits]
+
+
+def test_the_walk_reaches_the_bridge_only_through_the_first_hops_entities(
+    facts: list[ChunkFacts],
+) -> None:
+    snapshot = build_snapshot(facts)
+    text_of = {chunk_id: chunk_id for chunk_id in snapshot.chunk_ids}
+    first = next(f.chunk_id for f in facts if any(m.key == "ada quill" for m in f.mentions))
+    bridge = next(f.chunk_id for f in facts if any(m.key == "sollen" for m in f.mentions))
+    unrelated = next(f.chunk_id for f in facts if any(m.key == "mount orrin" for m in f.mentions))
+    ranked = GraphSearch().rank(QUERY, [first], snapshot, GraphSettings(), depth=10)
+    order = [chunk_id for chunk_id, _ in ranked]
+    assert order[:2] == [first, bridge] and unrelated not in order
+    assert set(order) <= set(text_of)
+    # With nothing to start from (no named entity, no hit), the walk ranks nothing.
+    assert GraphSearch().rank("what is it?", [], snapshot, GraphSettings(), depth=10) == []
+
+
+def test_pagerank_conserves_mass_and_restarts_at_the_seeds(facts: list[ChunkFacts]) -> None:
+    snapshot = build_snapshot(facts)
+    graph = build_walk_graph(snapshot, relation_weight=1.0, synonym_weight=1.0)
+    seeds = np.zeros(graph.entities + graph.chunks, dtype=np.float32)
+    seeds[snapshot.entity_keys.index("ada quill")] = 1.0
+    scores = personalized_pagerank(graph, seeds, damping=0.5)
+    assert scores.sum() == pytest.approx(1.0, abs=1e-4)
+    assert int(np.argmax(scores)) == snapshot.entity_keys.index("ada quill")
+    assert not personalized_pagerank(graph, seeds * 0, damping=0.5).any()
+
+
+def test_graph_mode_finds_the_bridge_that_hybrid_misses(kb: Index) -> None:
+    hybrid = kb.search(QUERY, top_k=3)
+    assert sources(hybrid)[0] == "first.txt" and "bridge.txt" not in sources(hybrid)
+    # Each ranking three deep, so the bridge can come from nowhere but the graph.
+    graph = kb.search(QUERY, top_k=3, mode="graph", arm_depth=3)
+    assert sources(graph)[:2] == ["first.txt", "bridge.txt"]
+    first, bridge = graph[0], graph[1]
+    assert Arm.GRAPH in first.arms and first.arms & {Arm.BM25, Arm.VECTOR}
+    assert bridge.arms == {Arm.GRAPH} and bridge.arm_ranks[Arm.GRAPH] == 2
+    assert all(hit.scale is Scale.FUSED for hit in graph)
+    assert [hit.rank for hit in graph] == [1, 2, 3]
+    assert bridge.chunk.text == BRIDGE  # the provenance chunk, read from the store
+
+
+def test_a_filter_is_never_widened_by_the_graph(kb: Index) -> None:
+    hits = kb.search(QUERY, top_k=5, mode="graph", where='source != "bridge.txt"')
+    assert hits and "bridge.txt" not in sources(hits)
+
+
+def test_fusion_by_rank_lifts_what_both_rankings_found(kb: Index) -> None:
+    def hit(chunk_id: str, arms: set[Arm], rank: int) -> Hit:
+        chunk = Chunk(chunk_id, "doc", 0, "x", 0, 1)
+        return Hit(chunk, 0.9, Scale.FUSED, frozenset(arms), f"{chunk_id}.md",
+                   arm_ranks={arm: rank for arm in arms})  # fmt: skip
+
+    hybrid = [hit("a", {Arm.BM25, Arm.VECTOR}, 1), hit("b", {Arm.BM25}, 2)]
+    graph = [hit("b", {Arm.GRAPH}, 1), hit("c", {Arm.GRAPH}, 2)]
+    fused = fuse_ranked_lists([(hybrid, 1.0), (graph, 1.0)], k=60)
+    assert [h.chunk.id for h in fused] == ["b", "a", "c"]
+    assert fused[0].score == pytest.approx(1 / 62 + 1 / 61)
+    assert fused[0].arms == {Arm.BM25, Arm.GRAPH}
+    assert dict(fused[0].arm_ranks) == {Arm.BM25: 2, Arm.GRAPH: 1}
+    assert fused[2].arms == {Arm.GRAPH}
+    # A small graph weight leaves the hybrid order alone: rank, never score, decides.
+    light = fuse_ranked_lists([(hybrid, 1.0), (graph, 0.01)], k=60)
+    assert [h.chunk.id for h in light] == ["a", "b", "c"]
+
+
+def test_without_a_graph_graph_mode_is_a_typed_error_naming_the_build_command(
+    folder: Path,
+) -> None:
+    with Index(folder, embedder=HashingEmbedder()) as plain:
+        assert plain.search(QUERY, top_k=3)  # other modes are unaffected
+        with pytest.raises(GraphNotBuilt, match="ragwright graph build"):
+            plain.search(QUERY, mode="graph")
+    with Index(folder, embedder=HashingEmbedder(), graph=MemoryGraph()) as empty:
+        with pytest.raises(GraphNotBuilt, match="empty; run `ragwright graph build`"):
+            empty.search(QUERY, mode="graph")
+
+
+def test_graph_settings_are_search_settings_validated_when_made() -> None:
+    request = SearchRequest.from_mapping(
+        {"mode": "graph", "graph_damping": 0.7, "graph_seed_hits": 2}
+    )
+    assert request.graph == GraphSettings(damping=0.7, seed_hits=2)
+    assert request.settings()["graph_damping"] == 0.7
+    for bad in ({"graph_damping": 1.0}, {"graph_query_weight": 1.5}, {"graph_seed_hits": 2.5},
+                {"graph_weight": -1}, {"graph_specificity": "high"}):  # fmt: skip
+        with pytest.raises(ConfigError, match="graph_"):
+            SearchRequest.from_mapping(bad)
+    with pytest.raises(UnsupportedScale):
+        SearchRequest(mode="graph", min_score=0.5)
+
+
+def test_graph_search_without_scipy_names_the_extra(
+    facts: list[ChunkFacts], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "scipy", None)
+    with pytest.raises(MissingDependencyError, match=r"ragwright\[graph\]"):
+        build_walk_graph(build_snapshot(facts), relation_weight=1.0, synonym_weight=1.0)
