@@ -15,7 +15,8 @@ from ragwright import errors
 EXPECTED = {
     "And", "Answer", "Arm", "BudgetExceeded", "Chunk", "ChunkingConfig", "Citation",
     "CircuitOpen", "Comparison", "ConfigError", "DatasetError", "Document", "DocumentInfo",
-    "EmbedderError", "EmbeddingSpace", "EmbeddingSpaceMismatch", "Exists", "Filter",
+    "EmbedderError", "EmbeddingSpace", "EmbeddingSpaceMismatch", "Exists",
+    "ExtractionBudgetExceeded", "Filter",
     "FilterSyntaxError", "Fusion", "Hit", "In", "Index", "IngestLimitExceeded", "IngestOptions",
     "IngestReport", "LLMError", "LLMResponseError", "LLMSettings", "MissingDependencyError",
     "Not", "OcrError", "Or", "ParseError", "ParseLimitExceeded", "ParsedDocument",

@@ -70,6 +70,8 @@ from ragwright.stores import display_location, is_url, open_backend
 
 DEFAULT_INDEX_DIR = ".ragwright"
 SOURCE_BASE_SETTING = "source_base"
+#: LLM session scopes that draw on the ingest budget.
+INGEST_SCOPES = ("ingest", "graph")
 
 
 @dataclass(frozen=True)
@@ -222,9 +224,12 @@ class Index:
 
     def llm_session(self, scope: str = "request", llm: LLM | None = None) -> LLMSession:
         """A budgeted, ledgered, cached LLM for one request (or one ingest run: ``scope=
-        "ingest"``). Hand ``session.llm`` to every component of that scope."""
+        "ingest"``, or a graph extraction run: ``"graph"``, which draws on the ingest budget
+        and is recorded in the ledger as ``graph``). Hand ``session.llm`` to every component
+        of that scope."""
         settings = self.llm_settings
-        budget = settings.ingest_budget if scope == "ingest" else settings.request_budget
+        ingest = scope in INGEST_SCOPES
+        budget = settings.ingest_budget if ingest else settings.request_budget
         return open_session(
             llm or self.llm,
             scope=scope,
