@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
 from ragwright.answers import create_engine
+from ragwright.answers.graph_context import GraphContext
+from ragwright.answers.settings import AnswerSettings
 from ragwright.chunkers import DEFAULT_CHUNKER, create_chunker
 from ragwright.config import Config
 from ragwright.embedders import DEFAULT_EMBEDDER, create_embedder
@@ -58,6 +60,7 @@ from ragwright.ports import (
     ChunkExport,
     ChunkLookup,
     Embedder,
+    GraphSource,
     IngestLock,
     LLMRecords,
     ResultProcessor,
@@ -103,6 +106,7 @@ class AskOptions(TypedDict, total=False):
     session: LLMSession | None
     query_processors: Sequence[QueryProcessor]
     processors: Sequence[ResultProcessor]
+    graph_context: bool | None
 
 
 class Index:
@@ -119,6 +123,7 @@ class Index:
         llm: LLM | None = None,
         llm_settings: LLMSettings | None = None,
         config: Config | None = None,
+        graph: GraphSource | None = None,
     ) -> None:
         """Open or create the index at ``location``: a directory (the embedded SQLite store)
         or a store URL such as ``postgresql://user@host/db``. ``create=False`` refuses to
@@ -127,7 +132,11 @@ class Index:
         ``llm_settings`` (the ``[llm]`` table, see `LLMSettings`) choose the default answer
         engine, the model, budgets, prices and the response cache; ``llm`` is the model to use
         instead of the one they describe (created on first use otherwise). ``config`` (a
-        ragwright.toml) gives the store its ``[store.NAME]`` settings, such as HNSW's."""
+        ragwright.toml) gives the store its ``[store.NAME]`` settings, such as HNSW's, and the
+        answer engines their ``[answer]`` settings (see `AnswerSettings`). ``graph`` is the
+        entity graph answers take graph context from, instead of the store's."""
+        self.answer_settings = AnswerSettings.from_config(config or Config())
+        self._graph = graph
         self.location = location if is_url(location) else Path(location)
         self.collection = collection
         self._config = config
@@ -175,7 +184,7 @@ class Index:
             llm=self._llm_choice,
             llm_settings=self.llm_settings,
             config=self._config,
-        )
+        )  # not the graph given: that one is this collection's
 
     def __enter__(self) -> Index:
         return self
@@ -459,6 +468,7 @@ class Index:
         session: LLMSession | None = None,
         query_processors: Sequence[QueryProcessor] = (),
         processors: Sequence[ResultProcessor] = (),
+        graph_context: bool | None = None,
     ) -> Iterator[str | Answer]:
         """The answer as it is written: pieces of text, then the final `Answer`, whose ``text``
         is the pieces joined and whose ``[n]`` citations resolve to exact spans. The extractive
@@ -473,7 +483,12 @@ class Index:
         components draw on it too: build HyDE, multi-query or the LLM reranker on
         ``session.llm`` and pass them as ``query_processors`` / ``processors``, which every
         retrieval of the request (FLARE's included) runs. The answer's usage and cost then
-        cover all of their calls."""
+        cover all of their calls.
+
+        ``graph_context`` (default: ``[answer] graph_context``) gives an LLM engine the
+        entities the hits mention and the relations among them, from the index's entity graph
+        (see `ragwright.answers.graph_context`); the extractive engine ignores the setting and
+        refuses an explicit True."""
         name = engine or self.llm_settings.engine
         if name not in ENGINES:
             raise ConfigError(unknown_engine(name))
@@ -496,10 +511,14 @@ class Index:
             )
 
         if name == "extractive":
+            if graph_context:
+                raise ConfigError("graph context is for the LLM engines (--engine stuff, …)")
             yield from create_engine(name, embedder=self.embedder, options=options).stream(
                 question, retrieve(question)
             )
             return
+        use_graph = self.answer_settings.graph_context if graph_context is None else graph_context
+        graph = self._graph_context() if use_graph else None
         session = session or self.llm_session("request", llm)
 
         answer_engine = create_engine(
@@ -508,9 +527,28 @@ class Index:
             retrieve=retrieve,
             max_tokens=self.llm_settings.max_answer_tokens,
             boundary_key=self.llm_records.boundary_key(),
+            graph=graph,
         )
+        empty = graph is not None and graph.graph.graph_snapshot().entity_count == 0
         for item in answer_engine.stream(question, retrieve(question)):
-            yield session.finish(item) if isinstance(item, Answer) else item
+            if isinstance(item, Answer):
+                item = session.finish(item)
+                if empty:
+                    note = "graph context: the index's entity graph is empty (build it first)"
+                    item = dataclasses.replace(item, warnings=(*item.warnings, note))
+            yield item
+
+    def _graph_context(self) -> GraphContext:
+        """The graph context over the collection's entity graph; a `ConfigError` where the
+        store keeps none."""
+        if self._graph is not None:
+            return GraphContext(self._graph, self.answer_settings.graph)
+        if not isinstance(self._store, GraphSource):
+            raise ConfigError(
+                f"the index at {self.display_location} keeps no entity graph, so an answer "
+                "cannot get graph context: turn graph context off, or use a store with a graph"
+            )
+        return GraphContext(self._store, self.answer_settings.graph)
 
     def filter_warning(self, where: Filter | str) -> str | None:
         """Why a filter may match nothing: the fields it names that no chunk has (a misspelled
