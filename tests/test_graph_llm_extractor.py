@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from clock_helpers import ManualClock, settled
 from ragwright import Index
 from ragwright.config import Config
 from ragwright.errors import BudgetExceeded, ConfigError, ExtractionBudgetExceeded
@@ -27,6 +28,8 @@ from ragwright.graph.extractors.llm_settings import LLMExtractionSettings
 from ragwright.graph.extractors.ontology import Ontology
 from ragwright.graph.keys import entity_key
 from ragwright.graph.model import ChunkFacts
+from ragwright.llms.openai import OpenAIChat
+from ragwright.llms.rate_limit import WINDOW, RateLimit, RateLimiter
 from ragwright.llms.settings import Budget, LLMSettings, Price
 from ragwright.models import Chunk
 from ragwright.ports import Extractor
@@ -358,3 +361,32 @@ def test_the_graph_llm_table_configures_the_ontology_and_pace() -> None:
 def test_the_extractor_is_registered_where_plugins_register() -> None:
     [entry] = [e for e in entry_points(group="ragwright.extractors") if e.name == "llm"]
     assert entry.load() is LLMExtractor
+
+
+def test_a_concurrent_extraction_keeps_to_the_shared_rate_limit(tmp_path: Path) -> None:
+    clock = ManualClock()
+    arrivals: list[float] = []
+
+    def counting(body: dict[str, Any]) -> Reply:
+        arrivals.append(clock())
+        return naming_responder(body)
+
+    limiter = RateLimiter(RateLimit(requests_per_minute=2), clock=clock, sleep=clock.sleep)
+    with OpenAIServer(counting) as server:
+        llm = OpenAIChat("test-model", base_url=server.url, rate_limiter=limiter)
+        with open_index(tmp_path, server) as built:
+            chunks = all_chunks(built)
+        with Index(tmp_path / "kb", llm=llm) as kb:
+            results: list[list[ChunkFacts]] = []
+            run = threading.Thread(target=lambda: results.append(extractor(kb).extract(chunks)))
+            run.start()
+            # Four workers, two requests a minute: two go, the other chunks' calls wait.
+            settled(lambda: clock.sleeping == 3)
+            assert len(arrivals) == 2
+            clock.advance(WINDOW)
+            settled(lambda: clock.sleeping == 1)
+            assert len(arrivals) == 4
+            clock.advance(WINDOW)
+            run.join()
+    assert len(results[0]) == 5
+    assert arrivals == [0.0, 0.0, WINDOW, WINDOW, 2 * WINDOW]
