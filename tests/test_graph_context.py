@@ -5,6 +5,7 @@ with a graph snapshot built by hand over the chunks of a real index."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -229,3 +230,14 @@ def test_the_answer_table_configures_graph_context() -> None:
 
 def test_a_fixed_graph_is_a_graph_source() -> None:
     assert isinstance(FixedGraph(snapshot({})), GraphSource)
+
+
+def test_a_new_graph_version_is_read_afresh(kb: Index) -> None:
+    curie, paris = chunk_of(kb, CURIE), chunk_of(kb, "Paris")
+    graph = FixedGraph(snapshot({"Marie Curie": [curie]}))
+    context = GraphContext(graph)
+    sources = numbered(hits_for(kb, paris))
+    assert context.section(sources) == ""
+    changed = snapshot({"Paris": [paris], "Marie Curie": [curie]})
+    graph.snapshot = dataclasses.replace(changed, version="v2")
+    assert "- Paris [1]" in context.section(sources)

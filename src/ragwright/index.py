@@ -137,6 +137,7 @@ class Index:
         entity graph answers take graph context from, instead of the store's."""
         self.answer_settings = AnswerSettings.from_config(config or Config())
         self._graph = graph
+        self._graph_context_made: GraphContext | None = None  # kept: it indexes the snapshot
         self.location = location if is_url(location) else Path(location)
         self.collection = collection
         self._config = config
@@ -541,14 +542,16 @@ class Index:
     def _graph_context(self) -> GraphContext:
         """The graph context over the collection's entity graph; a `ConfigError` where the
         store keeps none."""
-        if self._graph is not None:
-            return GraphContext(self._graph, self.answer_settings.graph)
-        if not isinstance(self._store, GraphSource):
-            raise ConfigError(
-                f"the index at {self.display_location} keeps no entity graph, so an answer "
-                "cannot get graph context: turn graph context off, or use a store with a graph"
-            )
-        return GraphContext(self._store, self.answer_settings.graph)
+        if self._graph_context_made is None:
+            graph = self._graph if self._graph is not None else self._store
+            if not isinstance(graph, GraphSource):
+                raise ConfigError(
+                    f"the index at {self.display_location} keeps no entity graph, so an answer "
+                    "cannot get graph context: turn graph context off, or use a store with a "
+                    "graph"
+                )
+            self._graph_context_made = GraphContext(graph, self.answer_settings.graph)
+        return self._graph_context_made
 
     def filter_warning(self, where: Filter | str) -> str | None:
         """Why a filter may match nothing: the fields it names that no chunk has (a misspelled

@@ -54,6 +54,9 @@ class GraphContext:
     def __init__(self, graph: GraphSource, options: GraphContextOptions | None = None) -> None:
         self.graph = graph
         self.options = options or GraphContextOptions()
+        # Chunk id -> chunk index of the last snapshot, by its version (built once per version:
+        # a graph of 100k chunks takes milliseconds to index).
+        self._positions: tuple[str, dict[str, int]] = ("", {})
 
     def notes(self, sources: Sequence[Source]) -> list[tuple[str, str]]:
         """``[("graph", text)]`` for the prompt's notes, or nothing when the sources mention
@@ -63,7 +66,7 @@ class GraphContext:
 
     def section(self, sources: Sequence[Source]) -> str:
         snapshot = self.graph.graph_snapshot()
-        mentioned = _mentioned_by(snapshot, sources)
+        mentioned = _mentioned_by(snapshot, self._chunk_positions(snapshot), sources)
         if not mentioned:
             return ""
         budget = self.options.max_tokens * CHARS_PER_TOKEN
@@ -90,10 +93,18 @@ class GraphContext:
                 lines.append(line)
         return "\n".join(lines) if chosen else ""
 
+    def _chunk_positions(self, snapshot: GraphSnapshot) -> dict[str, int]:
+        version, positions = self._positions
+        if version != snapshot.version or not version:
+            positions = {chunk_id: i for i, chunk_id in enumerate(snapshot.chunk_ids)}
+            self._positions = (snapshot.version, positions)
+        return positions
 
-def _mentioned_by(snapshot: GraphSnapshot, sources: Sequence[Source]) -> dict[int, set[int]]:
+
+def _mentioned_by(
+    snapshot: GraphSnapshot, position: Mapping[str, int], sources: Sequence[Source]
+) -> dict[int, set[int]]:
     """Entity index -> the numbers of the sources whose chunks mention it."""
-    position = {chunk_id: i for i, chunk_id in enumerate(snapshot.chunk_ids)}
     mentioned: dict[int, set[int]] = defaultdict(set)
     for source in sources:
         chunk = position.get(source.hit.chunk.id)
