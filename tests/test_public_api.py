@@ -15,7 +15,7 @@ from ragwright import errors
 EXPECTED = {
     "And", "Answer", "Arm", "BudgetExceeded", "Chunk", "ChunkingConfig", "CircuitOpen",
     "Citation", "Comparison", "ConfigError", "DatasetError", "Document", "DocumentInfo",
-    "EmbedderError", "EmbeddingSpace", "EmbeddingSpaceMismatch", "Exists", "ExtractionError",
+    "EmbedderError", "EmbeddingSpace", "EmbeddingSpaceMismatch", "Exists", "ExtractionBudgetExceeded", "ExtractionError",
     "Filter", "FilterSyntaxError", "Fusion", "GraphError", "Hit", "In", "Index",
     "IngestLimitExceeded", "IngestOptions", "IngestReport", "LLMError", "LLMResponseError",
     "LLMSettings", "MissingDependencyError", "Not", "OcrError", "Or", "ParseError",

@@ -24,6 +24,7 @@ The tree::
     │   ├── LLMResponseError        the server answered something that is not a chat completion
     │   └── CircuitOpen             recent calls failed; calls are refused until a cool-down ends
     ├── BudgetExceeded              a call or token budget ran out (carries what was spent)
+    │   └── ExtractionBudgetExceeded    ... during graph extraction (carries the facts found)
     └── GraphError                  the entity graph cannot do what was asked
         ├── UnknownEntity           no entity of that name is in the graph
         └── ExtractionError         an extractor's facts do not fit their chunk (spans, names)
@@ -33,6 +34,12 @@ empty results.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ragwright.graph.model import ChunkFacts
 
 
 class RagwrightError(Exception):
@@ -161,8 +168,23 @@ class BudgetExceeded(RagwrightError):
 
     def __init__(self, reason: str, *, calls: int = 0, tokens: int = 0) -> None:
         super().__init__(f"{reason} (spent so far: {calls} LLM calls, {tokens} tokens)")
+        self.reason = reason
         self.calls = calls
         self.tokens = tokens
+
+
+class ExtractionBudgetExceeded(BudgetExceeded):
+    """The budget ran out during graph extraction. ``facts`` are those of the chunks extracted
+    before it did, in input order: write them, and a later run (with more budget) goes on
+    from there; the response cache answers again whatever was asked already."""
+
+    def __init__(self, cause: BudgetExceeded, facts: Sequence[ChunkFacts], total: int) -> None:
+        super().__init__(
+            f"graph extraction stopped after {len(facts)} of {total} chunks: {cause.reason}",
+            calls=cause.calls,
+            tokens=cause.tokens,
+        )
+        self.facts = tuple(facts)
 
 
 class GraphError(RagwrightError):

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
 from ragwright.answers import create_engine
+from ragwright.answers.graph_context import GraphContext
+from ragwright.answers.settings import AnswerSettings
 from ragwright.chunkers import DEFAULT_CHUNKER, create_chunker
 from ragwright.config import Config
 from ragwright.embedders import DEFAULT_EMBEDDER, create_embedder
@@ -91,6 +93,8 @@ from ragwright.stores import display_location, is_url, open_backend
 DEFAULT_INDEX_DIR = ".ragwright"
 SOURCE_BASE_SETTING = "source_base"
 EXTRACTOR_SETTING = "graph_extractor"
+#: LLM session scopes that draw on the ingest budget.
+INGEST_SCOPES = ("ingest", "graph")
 
 
 @dataclass(frozen=True)
@@ -122,6 +126,7 @@ class AskOptions(TypedDict, total=False):
     session: LLMSession | None
     query_processors: Sequence[QueryProcessor]
     processors: Sequence[ResultProcessor]
+    graph_context: bool | None
 
 
 class Index:
@@ -147,9 +152,12 @@ class Index:
         ``llm_settings`` (the ``[llm]`` table, see `LLMSettings`) choose the default answer
         engine, the model, budgets, prices and the response cache; ``llm`` is the model to use
         instead of the one they describe (created on first use otherwise). ``config`` (a
-        ragwright.toml) gives the store its ``[store.NAME]`` settings, such as HNSW's.
-        ``graph`` is the entity graph ``mode="graph"`` searches instead of the store's (one
-        built outside the store, such as a `ragwright.graph.snapshot.MemoryGraph`)."""
+        ragwright.toml) gives the store its ``[store.NAME]`` settings, such as HNSW's, and the
+        answer engines their ``[answer]`` settings (see `AnswerSettings`). ``graph`` is the
+        entity graph ``mode="graph"`` searches and answers take graph context from, instead of
+        the store's (one built outside the store, such as a `ragwright.graph.snapshot.MemoryGraph`)."""
+        self.answer_settings = AnswerSettings.from_config(config or Config())
+        self._graph_context_made: GraphContext | None = None  # kept: it indexes the snapshot
         self.location = location if is_url(location) else Path(location)
         self.collection = collection
         self._config = config
@@ -200,7 +208,7 @@ class Index:
             llm=self._llm_choice,
             llm_settings=self.llm_settings,
             config=self._config,
-        )
+        )  # not the graph given: that one is this collection's
 
     def __enter__(self) -> Index:
         return self
@@ -249,9 +257,12 @@ class Index:
 
     def llm_session(self, scope: str = "request", llm: LLM | None = None) -> LLMSession:
         """A budgeted, ledgered, cached LLM for one request (or one ingest run: ``scope=
-        "ingest"``). Hand ``session.llm`` to every component of that scope."""
+        "ingest"``, or a graph extraction run: ``"graph"``, which draws on the ingest budget
+        and is recorded in the ledger as ``graph``). Hand ``session.llm`` to every component
+        of that scope."""
         settings = self.llm_settings
-        budget = settings.ingest_budget if scope == "ingest" else settings.request_budget
+        ingest = scope in INGEST_SCOPES
+        budget = settings.ingest_budget if ingest else settings.request_budget
         return open_session(
             llm or self.llm,
             scope=scope,
@@ -575,6 +586,7 @@ class Index:
         session: LLMSession | None = None,
         query_processors: Sequence[QueryProcessor] = (),
         processors: Sequence[ResultProcessor] = (),
+        graph_context: bool | None = None,
     ) -> Iterator[str | Answer]:
         """The answer as it is written: pieces of text, then the final `Answer`, whose ``text``
         is the pieces joined and whose ``[n]`` citations resolve to exact spans. The extractive
@@ -589,7 +601,12 @@ class Index:
         components draw on it too: build HyDE, multi-query or the LLM reranker on
         ``session.llm`` and pass them as ``query_processors`` / ``processors``, which every
         retrieval of the request (FLARE's included) runs. The answer's usage and cost then
-        cover all of their calls."""
+        cover all of their calls.
+
+        ``graph_context`` (default: ``[answer] graph_context``) gives an LLM engine the
+        entities the hits mention and the relations among them, from the index's entity graph
+        (see `ragwright.answers.graph_context`); the extractive engine ignores the setting and
+        refuses an explicit True."""
         name = engine or self.llm_settings.engine
         if name not in ENGINES:
             raise ConfigError(unknown_engine(name))
@@ -612,11 +629,15 @@ class Index:
             )
 
         if name == "extractive":
+            if graph_context:
+                raise ConfigError("graph context is for the LLM engines (--engine stuff, …)")
             extractive = create_engine(
                 name, embedder=self.embedder, options=options, documents=self._store
             )
             yield from extractive.stream(question, retrieve(question))
             return
+        use_graph = self.answer_settings.graph_context if graph_context is None else graph_context
+        graph = self._graph_context() if use_graph else None
         session = session or self.llm_session("request", llm)
 
         answer_engine = create_engine(
@@ -625,9 +646,30 @@ class Index:
             retrieve=retrieve,
             max_tokens=self.llm_settings.max_answer_tokens,
             boundary_key=self.llm_records.boundary_key(),
+            graph=graph,
         )
+        empty = graph is not None and graph.graph.graph_snapshot().entity_count == 0
         for item in answer_engine.stream(question, retrieve(question)):
-            yield session.finish(item) if isinstance(item, Answer) else item
+            if isinstance(item, Answer):
+                item = session.finish(item)
+                if empty:
+                    note = "graph context: the index's entity graph is empty (build it first)"
+                    item = dataclasses.replace(item, warnings=(*item.warnings, note))
+            yield item
+
+    def _graph_context(self) -> GraphContext:
+        """The graph context over the collection's entity graph; a `ConfigError` where the
+        store keeps none."""
+        if self._graph_context_made is None:
+            graph = self._graph if self._graph is not None else self._store
+            if not isinstance(graph, GraphSource):
+                raise ConfigError(
+                    f"the index at {self.display_location} keeps no entity graph, so an answer "
+                    "cannot get graph context: turn graph context off, or use a store with a "
+                    "graph"
+                )
+            self._graph_context_made = GraphContext(graph, self.answer_settings.graph)
+        return self._graph_context_made
 
     def filter_warning(self, where: Filter | str) -> str | None:
         """Why a filter may match nothing: the fields it names that no chunk has (a misspelled

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 from ragwright.answers.extractive import ExtractiveEngine
 from ragwright.answers.flare import FlareEngine
+from ragwright.answers.graph_context import GraphContext
 from ragwright.answers.map_reduce import MapReduceEngine
 from ragwright.answers.prompt import NOT_FOUND
 from ragwright.answers.refine import RefineEngine
@@ -40,28 +41,33 @@ def create_engine(
     options: ExtractiveOptions | None = None,
     boundary_key: bytes | None = None,
     documents: DocumentLookup | None = None,
+    graph: GraphContext | None = None,
 ) -> AnswerEngine:
     """The engine ``name``, given what it needs: an embedder (extractive), an LLM (the others)
     and, for FLARE, a retrieval function. ``documents`` lets the extractive engine prefer the
     newer of two disagreeing sources. ``boundary_key`` keys the prompts' fence tokens (see
-    `ragwright.answers.prompt`); without it they are random per request."""
+    `ragwright.answers.prompt`); without it they are random per request. ``graph`` gives an
+    LLM engine the entities and relations of the hits (see `ragwright.answers.graph_context`);
+    the extractive engine, which writes nothing, takes none."""
     if name == "extractive":
         if embedder is None:
             raise ConfigError("the extractive engine needs an embedder")
+        if graph is not None:
+            raise ConfigError("graph context is for the LLM engines; extractive quotes the hits")
         return ExtractiveEngine(embedder, options, documents)
     if name not in LLM_ENGINES:
         raise ConfigError(unknown_engine(name))
     if llm is None:
         raise ConfigError(f"the {name} engine needs an LLM (--llm/--model or [llm] model)")
     if name == "stuff":
-        return StuffEngine(llm, max_tokens=max_tokens, key=boundary_key)
+        return StuffEngine(llm, max_tokens=max_tokens, key=boundary_key, graph=graph)
     if name == "map-reduce":
-        return MapReduceEngine(llm, max_tokens=max_tokens, key=boundary_key)
+        return MapReduceEngine(llm, max_tokens=max_tokens, key=boundary_key, graph=graph)
     if name == "refine":
-        return RefineEngine(llm, max_tokens=max_tokens, key=boundary_key)
+        return RefineEngine(llm, max_tokens=max_tokens, key=boundary_key, graph=graph)
     if retrieve is None:
         raise ConfigError("the flare engine needs a retrieval function")
-    return FlareEngine(llm, retrieve, max_tokens=max_tokens, key=boundary_key)
+    return FlareEngine(llm, retrieve, max_tokens=max_tokens, key=boundary_key, graph=graph)
 
 
 __all__ = [

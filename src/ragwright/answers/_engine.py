@@ -1,5 +1,6 @@
 """What the LLM answer engines share: the model, the answer's token limit, the hardened
-prompter, and the not-found answer (with no LLM call) when retrieval found nothing."""
+prompter, the graph context (when asked for), and the not-found answer (with no LLM call)
+when retrieval found nothing."""
 
 from __future__ import annotations
 
@@ -7,30 +8,44 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 
 from ragwright.answers._compose import not_found, written
+from ragwright.answers.graph_context import GraphContext
 from ragwright.answers.prompt import Prompter, Source, numbered
 from ragwright.errors import ConfigError
 from ragwright.models import Answer, Hit
 from ragwright.ports import LLM, ChatMessage
 
+#: Notes for a prompt: ``(kind, text)`` pairs, fenced like sources (see `Prompter.messages`).
+Notes = Sequence[tuple[str, str]]
+
 
 class LLMEngine(ABC):
-    """Base of the stuff, map-reduce, refine and FLARE engines: `stream` numbers the hits and
-    hands them to the engine's `answer`."""
+    """Base of the stuff, map-reduce, refine and FLARE engines: `stream` numbers the hits,
+    builds their graph context (with ``graph``) and hands both to the engine's `answer`, which
+    puts the context in every prompt that sees all the sources."""
 
     name: str
 
     def __init__(
-        self, llm: LLM, *, max_tokens: int = 800, harden: bool = True, key: bytes | None = None
+        self,
+        llm: LLM,
+        *,
+        max_tokens: int = 800,
+        harden: bool = True,
+        key: bytes | None = None,
+        graph: GraphContext | None = None,
     ) -> None:
         self.llm = llm
         self.max_tokens = max_tokens
         self.prompter = Prompter(harden=harden, key=key)
+        self.graph = graph
 
     def stream(self, question: str, hits: Sequence[Hit]) -> Iterator[str | Answer]:
         if not hits:
             yield from not_found(hits, self.name, self.llm.model)
             return
-        yield from self.answer(question, numbered(hits))
+        sources = numbered(hits)
+        context = self.graph.notes(sources) if self.graph is not None else []
+        yield from self.answer(question, sources, context)
 
     def _written(
         self,
@@ -55,8 +70,11 @@ class LLMEngine(ABC):
         return size
 
     @abstractmethod
-    def answer(self, question: str, sources: Sequence[Source]) -> Iterator[str | Answer]:
-        """Pieces of the answer from ``sources`` (never empty), then the `Answer`."""
+    def answer(
+        self, question: str, sources: Sequence[Source], context: Notes = ()
+    ) -> Iterator[str | Answer]:
+        """Pieces of the answer from ``sources`` (never empty) and their ``context`` (the
+        graph section's notes, if any), then the `Answer`."""
 
 
 def in_groups(sources: Sequence[Source], size: int) -> list[Sequence[Source]]:

@@ -21,8 +21,9 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 
 from ragwright.answers._compose import compose
-from ragwright.answers._engine import LLMEngine
+from ragwright.answers._engine import LLMEngine, Notes
 from ragwright.answers.citations import strip_unknown
+from ragwright.answers.graph_context import GraphContext
 from ragwright.answers.prompt import Source, numbered
 from ragwright.answers.stuff import answer_messages
 from ragwright.models import Answer, Hit
@@ -56,16 +57,19 @@ class FlareEngine(LLMEngine):
         max_sources: int = 12,
         harden: bool = True,
         key: bytes | None = None,
+        graph: GraphContext | None = None,
     ) -> None:
-        super().__init__(llm, max_tokens=max_tokens, harden=harden, key=key)
+        super().__init__(llm, max_tokens=max_tokens, harden=harden, key=key, graph=graph)
         self.retrieve = retrieve
         self.min_logprob = math.log(threshold)
         self.max_queries = max_queries
         self.max_sources = max_sources
 
-    def answer(self, question: str, sources: Sequence[Source]) -> Iterator[str | Answer]:
+    def answer(
+        self, question: str, sources: Sequence[Source], context: Notes = ()
+    ) -> Iterator[str | Answer]:
         hits = [source.hit for source in sources]
-        messages = answer_messages(self.prompter, question, sources)
+        messages = answer_messages(self.prompter, question, sources, context)
         draft = self.llm.chat(messages, max_tokens=self.max_tokens, logprobs=True)
         queries, how = self._uncertain(question, draft, sources)
         more = self._retrieve(queries, hits)
@@ -77,7 +81,7 @@ class FlareEngine(LLMEngine):
             )
         if more:
             wider = numbered([*hits, *more])
-            messages = answer_messages(self.prompter, question, wider)
+            messages = answer_messages(self.prompter, question, wider, context)
             yield from self._written(messages, wider, notes)
             return
         text, removed = strip_unknown(draft.text, (s.number for s in sources))

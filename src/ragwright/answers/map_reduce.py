@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from ragwright.answers._compose import not_found
-from ragwright.answers._engine import LLMEngine, in_groups
+from ragwright.answers._engine import LLMEngine, Notes, in_groups
 from ragwright.answers.citations import listed_markers, strip_unknown
+from ragwright.answers.graph_context import GraphContext
 from ragwright.answers.prompt import CITE_RULES, NOT_FOUND, Source
 from ragwright.models import Answer
 from ragwright.ports import LLM
@@ -43,12 +44,15 @@ class MapReduceEngine(LLMEngine):
         sources_per_call: int = 1,
         harden: bool = True,
         key: bytes | None = None,
+        graph: GraphContext | None = None,
     ) -> None:
         self.sources_per_call = self._group_size("sources_per_call", sources_per_call)
-        super().__init__(llm, max_tokens=max_tokens, harden=harden, key=key)
+        super().__init__(llm, max_tokens=max_tokens, harden=harden, key=key, graph=graph)
         self.map_max_tokens = map_max_tokens
 
-    def answer(self, question: str, sources: Sequence[Source]) -> Iterator[str | Answer]:
+    def answer(
+        self, question: str, sources: Sequence[Source], context: Notes = ()
+    ) -> Iterator[str | Answer]:
         notes, removed = [], []
         for group in in_groups(sources, self.sources_per_call):
             note, dropped = self._map(question, group)
@@ -58,6 +62,8 @@ class MapReduceEngine(LLMEngine):
         if not notes:
             yield from not_found([s.hit for s in sources], self.name, self.llm.model)
             return
+        # The graph context goes to the reduce step only: it cites sources across groups.
+        notes += context
         messages = self.prompter.messages(REDUCE_TASK, question, (), REDUCE_REQUEST, notes=notes)
         warnings = []
         if removed:

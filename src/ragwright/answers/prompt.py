@@ -10,10 +10,10 @@ instructions" into it. With hardening on (the default):
   keeps a random 256-bit one in its database) it is the HMAC-SHA256 of the prompt's content
   under that key: as unguessable, and it changes whenever any source changes, but the same
   prompt gets the same token, so the response cache can answer a repeated question;
-- fence look-alikes in the source text ("END SOURCE", "BEGIN NOTE", …) and invisible characters
-  (controls, zero-width and bidirectional marks, soft hyphens, variation selectors, Unicode tag
-  characters, fillers: they hide text from a human reviewer, yet a model reads them) are
-  removed, and line or paragraph separators become plain newlines;
+- fence look-alikes in the source text ("END SOURCE", "BEGIN NOTE", "END GRAPH", …) and
+  invisible characters (controls, zero-width and bidirectional marks, soft hyphens,
+  variation selectors, Unicode tag characters, fillers: they hide text from a human reviewer,
+  yet a model reads them) are removed, and line or paragraph separators become plain newlines;
 - the system message says the fenced text is data and must never be obeyed, and the request
   after the sources says it again (instructions after the data are harder to override).
 
@@ -36,7 +36,7 @@ from ragwright.ports import ChatMessage
 NOT_FOUND = "Not found in the sources."
 
 _FENCE_LOOKALIKE = re.compile(
-    r"(?i)\b(?:begin|end|start|stop)[\s_\-:=*#<>]*(?:source|note|draft|answer|data)s?\b"
+    r"(?i)\b(?:begin|end|start|stop)[\s_\-:=*#<>]*(?:source|note|draft|answer|data|graph)s?\b"
 )
 #: Characters a person does not see but a model reads, by class (one test each).
 INVISIBLE_CLASSES = {

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from ragwright.answers._engine import LLMEngine, in_groups
+from ragwright.answers._engine import LLMEngine, Notes, in_groups
 from ragwright.answers.citations import listed_markers, strip_unknown
+from ragwright.answers.graph_context import GraphContext
 from ragwright.answers.prompt import CITE_RULES, NOT_FOUND, Source
 from ragwright.answers.stuff import answer_messages
 from ragwright.models import Answer
@@ -33,11 +34,14 @@ class RefineEngine(LLMEngine):
         sources_per_step: int = 1,
         harden: bool = True,
         key: bytes | None = None,
+        graph: GraphContext | None = None,
     ) -> None:
         self.sources_per_step = self._group_size("sources_per_step", sources_per_step)
-        super().__init__(llm, max_tokens=max_tokens, harden=harden, key=key)
+        super().__init__(llm, max_tokens=max_tokens, harden=harden, key=key, graph=graph)
 
-    def answer(self, question: str, sources: Sequence[Source]) -> Iterator[str | Answer]:
+    def answer(
+        self, question: str, sources: Sequence[Source], context: Notes = ()
+    ) -> Iterator[str | Answer]:
         *steps, last = in_groups(sources, self.sources_per_step)
         draft, removed = "", list[int]()
         read: list[Source] = []
@@ -51,10 +55,14 @@ class RefineEngine(LLMEngine):
         if removed:
             listed = listed_markers(removed)
             warnings.append(f"earlier steps dropped citations of unread sources: {listed}")
-        yield from self._written(self._messages(question, draft, last), sources, warnings)
+        # The graph context goes to the last step only: it cites sources of every step.
+        final = self._messages(question, draft, last, context)
+        yield from self._written(final, sources, warnings)
 
-    def _messages(self, question: str, draft: str, group: Sequence[Source]) -> list[ChatMessage]:
+    def _messages(
+        self, question: str, draft: str, group: Sequence[Source], context: Notes = ()
+    ) -> list[ChatMessage]:
         if not draft:
-            return answer_messages(self.prompter, question, group)
-        notes = [("draft", draft)]
+            return answer_messages(self.prompter, question, group, context)
+        notes = [("draft", draft), *context]
         return self.prompter.messages(REFINE_TASK, question, group, REFINE_REQUEST, notes=notes)

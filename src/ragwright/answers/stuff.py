@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from ragwright.answers._engine import LLMEngine
+from ragwright.answers._engine import LLMEngine, Notes
 from ragwright.answers.prompt import CITE_RULES, Prompter, Source
 from ragwright.models import Answer
 from ragwright.ports import ChatMessage
@@ -14,14 +14,16 @@ REQUEST = "Answer the question from the sources above, concisely, citing them as
 
 
 def answer_messages(
-    prompter: Prompter, question: str, sources: Sequence[Source]
+    prompter: Prompter, question: str, sources: Sequence[Source], context: Notes = ()
 ) -> list[ChatMessage]:
-    return prompter.messages(TASK, question, sources, REQUEST)
+    return prompter.messages(TASK, question, sources, REQUEST, notes=context)
 
 
 class StuffEngine(LLMEngine):
     name = "stuff"
 
-    def answer(self, question: str, sources: Sequence[Source]) -> Iterator[str | Answer]:
-        messages = answer_messages(self.prompter, question, sources)
+    def answer(
+        self, question: str, sources: Sequence[Source], context: Notes = ()
+    ) -> Iterator[str | Answer]:
+        messages = answer_messages(self.prompter, question, sources, context)
         yield from self._written(messages, sources)

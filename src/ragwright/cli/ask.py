@@ -73,6 +73,14 @@ def ask(
     max_tokens: Annotated[
         int | None, typer.Option("--max-tokens", help="Token budget of this question.", min=1)
     ] = None,
+    graph_context: Annotated[
+        bool | None,
+        typer.Option(
+            "--graph-context/--no-graph-context",
+            help="Give the LLM the entities and relations of the chunks, from the index's "
+            "entity graph. Default: [answer] graph_context, else off.",
+        ),
+    ] = None,
     config: ConfigOption = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -99,10 +107,11 @@ def ask(
         config=load_config(config),
     ) as kb:
         if json_output:
-            answer = kb.ask(question, top_k=top_k, where=where)
+            answer = kb.ask(question, top_k=top_k, where=where, graph_context=graph_context)
             print_json(answer_json(question, answer))
         else:
-            answer = _show_stream(kb.ask_stream(question, top_k=top_k, where=where))
+            stream = kb.ask_stream(question, top_k=top_k, where=where, graph_context=graph_context)
+            answer = _show_stream(stream)
         warn_if_filter_matched_nothing(kb, where, len(answer.hits))
     if not json_output:
         _show_sources(answer)

@@ -4,7 +4,9 @@ Providers are found by name in the ``ragwright.llms`` entry-point group, the doo
 plugin uses too. ``openai`` (`OpenAIChat`) speaks to any OpenAI-compatible server. A provider's
 entry point names a class with a ``from_settings(LLMSettings)`` classmethod.
 
-Around a provider: `BudgetedLLM` (call and token limits shared by every component of a
+Every provider is rate limited (`ragwright.llms.rate_limit`): the OpenAI adapter limits each
+attempt itself; `create_llm` wraps any other provider in `RateLimitedLLM`. Around that, per
+scope: `BudgetedLLM` (call and token limits shared by every component of a
 request or ingest run), `CachedLLM` (the response cache) and `LedgerLLM` (the cost ledger).
 """
 
@@ -14,6 +16,7 @@ from importlib.metadata import EntryPoint
 
 from ragwright._plugins import plugins
 from ragwright.errors import ConfigError, RegistryError
+from ragwright.llms.rate_limit import RateLimit, RateLimitedLLM, shared_limiter
 from ragwright.llms.settings import LLMSettings
 from ragwright.ports import LLM
 
@@ -44,7 +47,11 @@ def create_llm(settings: LLMSettings) -> LLM:
     llm = factory.from_settings(settings)
     if not isinstance(llm, LLM):
         raise RegistryError(f"the LLM provider {entry.name!r} ({entry.value}) is not an LLM")
-    return llm
+    if getattr(llm, "rate_limiter", None) is not None:
+        return llm  # it limits its own requests (the OpenAI adapter: every attempt)
+    limit = RateLimit(settings.requests_per_minute, settings.tokens_per_minute)
+    limiter = shared_limiter(settings.provider, settings.base_url, settings.model, limit)
+    return RateLimitedLLM(llm, limiter)
 
 
 def _registry() -> dict[str, EntryPoint]:

@@ -7,6 +7,11 @@ other errors raise `LLMError` with the server's own message, and a reply that is
 completion raises `LLMResponseError`. A `CircuitBreaker` counts failed attempts (5xx, timeouts,
 unreachable server) and, once open, refuses calls at once with `CircuitOpen`.
 
+With a `RateLimiter` (`from_settings` takes the process's shared one, see
+`ragwright.llms.rate_limit`) every attempt, a retry included, waits for its turn, and a 429
+pauses the limiter for the wait the server asked (or the backoff), so every thread calling the
+same provider waits, not only the one that was refused.
+
 Streaming uses server-sent events (``"stream": true``; ``data: {...}`` lines, ``data: [DONE]``
 at the end) and asks for the usage in the last chunk (``stream_options.include_usage``). A
 stream is retried only until its first byte arrives: text already shown cannot be taken back.
@@ -26,6 +31,13 @@ from typing import TYPE_CHECKING, Any
 from ragwright._http import Backoff, describe_failure, open_client, retryable_status
 from ragwright.errors import ConfigError, LLMError, LLMResponseError
 from ragwright.llms.breaker import CircuitBreaker
+from ragwright.llms.rate_limit import (
+    Grant,
+    RateLimit,
+    RateLimiter,
+    estimated_tokens,
+    shared_limiter,
+)
 from ragwright.models import Usage
 from ragwright.ports import ChatMessage, Completion, TokenLogprob
 
@@ -61,6 +73,7 @@ class OpenAIChat:
         retry_backoff: float = 0.5,
         breaker: CircuitBreaker | None = None,
         backoff: Backoff | None = None,
+        rate_limiter: RateLimiter | None = None,
     ) -> None:
         if not model.strip():
             raise ConfigError("the openai LLM needs a model name (--model or [llm] model)")
@@ -78,6 +91,7 @@ class OpenAIChat:
         self._max_retries = max_retries
         self._backoff = backoff or Backoff(retry_backoff, random.Random())
         self.breaker = breaker or CircuitBreaker(self._base_url)
+        self.rate_limiter = rate_limiter
         self._client: httpx.Client | None = None
         self._lock = threading.Lock()
 
@@ -97,6 +111,12 @@ class OpenAIChat:
                 settings.base_url,
                 failures=settings.breaker_failures,
                 cooldown=settings.breaker_cooldown,
+            ),
+            rate_limiter=shared_limiter(
+                settings.provider,
+                settings.base_url,
+                settings.model,
+                RateLimit(settings.requests_per_minute, settings.tokens_per_minute),
             ),
         )
 
@@ -121,8 +141,11 @@ class OpenAIChat:
             payload["response_format"] = {"type": "json_object"}
         if logprobs:
             payload["logprobs"] = True
-        response = self._send(payload, stream=False)
-        return self._completion(response, messages)
+        response, grant = self._send(payload, messages, stream=False)
+        completion = self._completion(response, messages)
+        if grant is not None:
+            grant.settle(completion.usage.total_tokens)
+        return completion
 
     def stream(
         self, messages: Sequence[ChatMessage], *, max_tokens: int = 512, temperature: float = 0.0
@@ -132,7 +155,7 @@ class OpenAIChat:
         payload = self._payload(messages, max_tokens, temperature)
         payload["stream"] = True
         payload["stream_options"] = {"include_usage": True}
-        response = self._send(payload, stream=True)
+        response, grant = self._send(payload, messages, stream=True)
         pieces: list[str] = []
         finish_reason: str | None = None
         usage: Usage | None = None
@@ -169,9 +192,10 @@ class OpenAIChat:
             response.close()
         self.breaker.succeeded()
         text = "".join(pieces)
-        yield Completion(
-            text, model, usage or _estimated_usage(messages, text), finish_reason, None
-        )
+        usage = usage or _estimated_usage(messages, text)
+        if grant is not None:
+            grant.settle(usage.total_tokens)
+        yield Completion(text, model, usage, finish_reason, None)
 
     def close(self) -> None:
         with self._lock:
@@ -197,16 +221,21 @@ class OpenAIChat:
             "temperature": temperature,
         }
 
-    def _send(self, payload: dict[str, Any], *, stream: bool) -> httpx.Response:
-        """The response to ``payload`` with a success status, after retries. With ``stream``
+    def _send(
+        self, payload: dict[str, Any], messages: Sequence[ChatMessage], *, stream: bool
+    ) -> tuple[httpx.Response, Grant | None]:
+        """The response to ``payload`` with a success status, after retries, and the rate
+        limiter's grant for it (settled by the caller once the usage is known). With ``stream``
         its body is unread and the caller closes it; otherwise it is read (a body that times
         out or breaks off is retried like a failed connection)."""
         import httpx
 
         client = self._http()
+        tokens = estimated_tokens(messages, int(payload["max_tokens"]))
         for attempt in range(self._max_retries + 1):
             last = attempt == self._max_retries
             self.breaker.before_call()
+            grant = self.rate_limiter.acquire(tokens) if self.rate_limiter else None
             request = client.build_request("POST", self._url, json=payload)
             try:
                 response = client.send(request, stream=stream)
@@ -220,7 +249,9 @@ class OpenAIChat:
                 self._backoff.wait(attempt)
                 continue
             if response.is_success:
-                return response
+                return response, grant
+            if grant is not None:
+                grant.settle(0)  # a refused request spent no tokens
             if stream:
                 try:
                     response.read()
@@ -232,12 +263,20 @@ class OpenAIChat:
                 if response.status_code != 429:  # a rate limit is no outage
                     self.breaker.failed()
                 if not last:
-                    self._backoff.wait(attempt, response.headers)
+                    self._wait(attempt, response)
                     continue
             else:
                 self.breaker.succeeded()  # the server is up; the request is what failed
             raise LLMError(describe_failure(self._url, response, attempt + 1, self._model))
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _wait(self, attempt: int, response: httpx.Response) -> None:
+        """Waits before retrying a refused request; a 429 makes every caller of the shared
+        limiter wait (the next `RateLimiter.acquire` sits the pause out)."""
+        if response.status_code == 429 and self.rate_limiter is not None:
+            self.rate_limiter.pause(self._backoff.delay(attempt, response.headers))
+        else:
+            self._backoff.wait(attempt, response.headers)
 
     def _completion(self, response: httpx.Response, messages: Sequence[ChatMessage]) -> Completion:
         try:

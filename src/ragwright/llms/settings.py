@@ -16,6 +16,8 @@
     breaker_cooldown = 30.0             # seconds before a trial call is let through
     max_answer_tokens = 800
     cache = true                        # the response cache in the index (false: opt out)
+    requests_per_minute = 500           # client-side limits shared by every caller in the
+    tokens_per_minute = 200000          # process (absent: unlimited); see llms/rate_limit.py
 
     [llm.budget]                        # absent: unlimited
     request_calls = 20
@@ -37,6 +39,8 @@ from ragwright.config import Config
 from ragwright.errors import ConfigError
 from ragwright.models import Usage
 
+#: Keys whose default is None but whose value is a positive integer.
+_OPTIONAL_COUNTS = frozenset({"requests_per_minute", "tokens_per_minute"})
 ENGINES = ("extractive", "stuff", "map-reduce", "refine", "flare")
 _CHOICES = "choose from " + ", ".join(ENGINES)
 
@@ -81,6 +85,8 @@ class LLMSettings:
     breaker_cooldown: float = 30.0
     max_answer_tokens: int = 800
     cache: bool = True
+    requests_per_minute: int | None = None
+    tokens_per_minute: int | None = None
     request_budget: Budget = Budget()
     ingest_budget: Budget = Budget()
     prices: dict[str, Price] = field(default_factory=dict)
@@ -100,7 +106,10 @@ class LLMSettings:
                 raise ConfigError(
                     f"{where}: unknown key {key!r}; known: {', '.join(sorted(known))}"
                 )
-            values[key] = _checked(key, value, getattr(cls(), key), where)
+            if key in _OPTIONAL_COUNTS:
+                values[key] = _count(key, value, where)
+            else:
+                values[key] = _checked(key, value, getattr(cls(), key), where)
         if values.get("engine", "extractive") not in ENGINES:
             raise ConfigError(f"{where}: {unknown_engine(values['engine'])}")
         settings = cls(**values)
@@ -141,6 +150,12 @@ def _checked(key: str, value: object, default: object, where: str) -> object:
         ok = isinstance(value, str)
     if not ok:
         raise ConfigError(f"{where}: {key} = {value!r} has the wrong type or sign")
+    return value
+
+
+def _count(key: str, value: object, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{where}: {key} must be an integer >= 1 (leave it out: unlimited)")
     return value
 
 

@@ -135,13 +135,24 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
                 json_schema_extra={"enum": [*ENGINES, None]},
             ),
         ] = None,
+        graph_context: Annotated[
+            bool | None,
+            Field(
+                description="Give an LLM engine the entities and relations of the passages, "
+                "from the index's entity graph. Default: the server's [answer] graph_context."
+            ),
+        ] = None,
         collection: CollectionName = None,
     ) -> AskResult:
         if engine is not None and engine not in ENGINES:
             raise ToolError(unknown_engine(engine))
         with tool_errors():
             answer = kb.get(collection).ask(
-                question, top_k=top_k, where=_where(filter, sources), engine=engine
+                question,
+                top_k=top_k,
+                where=_where(filter, sources),
+                engine=engine,
+                graph_context=graph_context,
             )
         return ask_result(question, answer)
 

@@ -101,6 +101,12 @@ class AskRequest(BaseModel):
         description=f"Answer engine: {', '.join(ENGINES)}. Default: the server's [llm] engine, "
         "else extractive (offline).",
     )
+    graph_context: bool | None = Field(
+        None,
+        strict=True,
+        description="Give an LLM engine the entities and relations of the chunks, from the "
+        "index's entity graph. Default: the server's [answer] graph_context.",
+    )
 
     @field_validator("engine")
     @classmethod
@@ -135,7 +141,7 @@ def ask(
     events (``delta`` pieces, one ``answer``, then ``done``) when ``stream`` is true or the
     request accepts ``text/event-stream``."""
     where = parse_filter(body.filter) if body.filter else None
-    options: dict[str, Any] = {"engine": body.engine}
+    options: dict[str, Any] = {"engine": body.engine, "graph_context": body.graph_context}
     if not (body.stream or "text/event-stream" in accept):
         answer = index.ask(body.question, top_k=body.top_k, where=where, **options)
         return {**answer_json(body.question, answer), **UNTRUSTED}
