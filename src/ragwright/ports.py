@@ -289,8 +289,12 @@ class StoreBackend(Protocol):
     @property
     def location(self) -> str: ...
 
-    def open(self, collection: str = DEFAULT_COLLECTION, *, create: bool = True) -> Store:
-        """The collection's store; ``create=False`` raises `StoreError` if it does not exist."""
+    def open(
+        self, collection: str = DEFAULT_COLLECTION, *, create: bool = True, read_only: bool = False
+    ) -> Store:
+        """The collection's store; ``create=False`` raises `StoreError` if it does not exist.
+        ``read_only``: the caller only reads, so nothing is created, upgraded or written
+        (how strictly the store refuses writes is the store's; see its documentation)."""
         ...
 
     def collections(self) -> list[str]: ...

@@ -137,11 +137,15 @@ class PostgresBackend:
         """The database's URL, its password masked."""
         return self.display_url
 
-    def open(self, collection: str = DEFAULT_COLLECTION, *, create: bool = True) -> PostgresStore:
-        """The store of one collection; created (schema, tables) if missing and ``create``."""
+    def open(
+        self, collection: str = DEFAULT_COLLECTION, *, create: bool = True, read_only: bool = False
+    ) -> PostgresStore:
+        """The store of one collection; created (schema, tables) if missing and ``create``.
+        ``read_only`` creates nothing; what a reader may write is the database role's
+        business here (grant it SELECT only to make reads read-only for the server too)."""
         from ragwright.stores.postgres.store import PostgresStore
 
-        return PostgresStore(self, collection, create=create)
+        return PostgresStore(self, collection, create=create and not read_only)
 
     def collections(self) -> list[str]:
         """The collections of this index, by name."""

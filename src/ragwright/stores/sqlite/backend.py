@@ -48,9 +48,11 @@ class SQLiteBackend:
     def location(self) -> str:
         return str(self.directory)
 
-    def open(self, collection: str = DEFAULT_COLLECTION, *, create: bool = True) -> SQLiteStore:
+    def open(
+        self, collection: str = DEFAULT_COLLECTION, *, create: bool = True, read_only: bool = False
+    ) -> SQLiteStore:
         directory = self._directory(collection)
-        if not create and not (directory / DATABASE_NAME).is_file():
+        if (read_only or not create) and not (directory / DATABASE_NAME).is_file():
             if collection == DEFAULT_COLLECTION:
                 raise StoreError(
                     f"no index at {self.directory}; create one with `ragwright ingest PATH`"
@@ -59,7 +61,8 @@ class SQLiteBackend:
                 f"no collection {collection!r} in the index at {self.directory}; create it with "
                 f"`ragwright collections create {collection}`"
             )
-        return SQLiteStore(directory, create=create, **self._store_options)  # type: ignore[arg-type]
+        options: dict[str, Any] = {**self._store_options, "create": create, "read_only": read_only}
+        return SQLiteStore(directory, **options)
 
     def collections(self) -> list[str]:
         """The collections that exist, the default one first when it does."""
