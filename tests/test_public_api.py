@@ -20,7 +20,8 @@ EXPECTED = {
     "IngestLimitExceeded", "IngestOptions",
     "IngestReport", "LLMError", "LLMResponseError", "LLMSettings", "MissingDependencyError",
     "Not", "OcrError", "Or", "ParseError", "ParseLimitExceeded", "ParsedDocument",
-    "ParserOptions", "RagwrightError", "RegistryError", "RerankerError", "Scale", "SearchMode",
+    "ParserOptions", "RagwrightError", "RegistryError", "RepairRefused", "RerankerError",
+    "Scale", "SearchMode",
     "SearchRequest", "Section", "StoreError", "UnknownCollection", "UnsupportedFilter",
     "UnsupportedScale", "__version__", "parse_filter",
 }  # fmt: skip

@@ -13,6 +13,7 @@ The tree::
     ├── DatasetError                a dataset folder that cannot be read or trusted (names the file)
     ├── StoreError                  the index cannot be opened, read or written
     │   ├── IndexDamaged            a damaged file or not a ragwright index (message names `check`)
+    │   ├── RepairRefused           `repair` cannot rebuild what `check` found (says what to do)
     │   ├── IndexTooNew             the index was created by a newer ragwright (a newer schema)
     │   ├── EmbeddingSpaceMismatch  the index was built with another embedding model
     │   ├── UnknownCollection       the index has no collection of that name
@@ -96,6 +97,21 @@ class IndexDamaged(StoreError):
         )
         self.location = location
         self.reason = reason
+
+
+class RepairRefused(StoreError):
+    """`ragwright repair` found damage it cannot rebuild from the stored text (a damaged table
+    page, chunks whose offsets no longer fit their document, vectors of the wrong size)."""
+
+    def __init__(self, location: str, problems: list[str]) -> None:
+        super().__init__(
+            f"`ragwright repair` cannot fix the index at {location}: {'; '.join(problems)}. It "
+            "rebuilds only what is derived from the stored text (the keyword index). Re-ingest "
+            "the sources into a new index (`ragwright ingest PATH --index NEW_DIR`), or copy "
+            "what is still readable into one with `ragwright migrate OLD NEW`."
+        )
+        self.location = location
+        self.problems = problems
 
 
 class IndexTooNew(StoreError):

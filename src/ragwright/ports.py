@@ -24,8 +24,10 @@ from ragwright.models import (
     DocumentInfo,
     EmbeddingSpace,
     Hit,
+    IndexReport,
     LedgerRow,
     ParsedDocument,
+    RepairReport,
     StoreStats,
     Usage,
 )
@@ -306,6 +308,24 @@ class StoreBackend(Protocol):
     def llm_records(self) -> LLMRecords: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class IndexCheck(Protocol):
+    """A backend that examines a collection without trusting it (`ragwright check`): it
+    opens even a damaged one, reads only, and reports what it found instead of raising."""
+
+    def check(self, collection: str = DEFAULT_COLLECTION, *, quick: bool = False) -> IndexReport:
+        """``quick`` trades the full consistency check of the storage for a faster one."""
+        ...
+
+
+@runtime_checkable
+class IndexRepair(Protocol):
+    """A backend that rebuilds what is derived from a collection's stored text (`ragwright
+    repair`), and refuses with `RepairRefused` what it cannot rebuild."""
+
+    def repair(self, collection: str = DEFAULT_COLLECTION) -> RepairReport: ...
 
 
 @dataclass(frozen=True, slots=True)

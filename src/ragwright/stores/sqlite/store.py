@@ -121,6 +121,13 @@ class SQLiteStore(SQLiteWrites, SQLiteSearch, SQLiteDocuments, SQLiteChunks):
         """This collection's ingest lock (a file lock in its directory, see `ingest_lock`)."""
         return ingest_lock(self.directory, waiting)
 
+    def rebuild_keyword_index(self) -> None:
+        """Build the FTS5 index again from the indexed text of every chunk (FTS5's own
+        ``rebuild``), in one write transaction: the write generation it bumps makes every
+        process reload its in-memory vector and keyword caches too."""
+        with self._db.transaction() as db:
+            db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+
     def stats(self) -> StoreStats:
         documents, characters = self._db.query(
             "SELECT count(*), coalesce(sum(length(content)), 0) FROM documents"
