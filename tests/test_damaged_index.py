@@ -113,9 +113,13 @@ def test_each_damage_is_a_typed_error_and_a_read_writes_nothing(tmp_path: Path, 
     _, error, message = DAMAGE[kind]
     for read_only in (True, False):
         with pytest.raises(error, match=message):
-            with Index(tmp_path / "index", create=False, read_only=read_only) as index:
-                index.search("install", mode=SearchMode.HYBRID)
+            search_in(tmp_path / "index", read_only)
     assert database.read_bytes() == before
+
+
+def search_in(location: Path, read_only: bool) -> None:
+    with Index(location, create=False, read_only=read_only) as index:
+        index.search("install", mode=SearchMode.HYBRID)
 
 
 READ_COMMANDS = [
