@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from ragwright.errors import ConfigError, MissingDependencyError, StoreError
-from ragwright.models import DEFAULT_COLLECTION
+from ragwright.models import DEFAULT_COLLECTION, IndexReport
 from ragwright.stores import display_location
 from ragwright.stores.postgres.options import PostgresOptions, check_hnsw
 from ragwright.stores.postgres.schema import INDEX_SCHEMA, collection_name, schema_name
@@ -146,6 +146,17 @@ class PostgresBackend:
         from ragwright.stores.postgres.store import PostgresStore
 
         return PostgresStore(self, collection, create=create and not read_only)
+
+    def check(self, collection: str = DEFAULT_COLLECTION, *, quick: bool = False) -> IndexReport:
+        """Counts, orphans, offsets and vectors of one collection (see `check_schema`);
+        ``quick`` changes nothing here (PostgreSQL checks its own storage)."""
+        from ragwright.stores.postgres.check import check_schema
+        from ragwright.stores.postgres.database import SchemaDatabase
+
+        if collection not in self.collections():
+            self.open(collection, create=False).close()  # says what is missing
+        findings, counts = check_schema(SchemaDatabase(self, schema_name(collection)))
+        return IndexReport(self.location, collection, tuple(findings), counts)
 
     def collections(self) -> list[str]:
         """The collections of this index, by name."""
