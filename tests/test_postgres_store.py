@@ -479,3 +479,42 @@ def test_a_filter_past_the_limits_is_unsupported_on_postgres(pg_url: str) -> Non
                 store.keyword_search("alpha", 3, where)
     finally:
         store.close()
+
+
+def test_check_finds_bad_offsets_and_repair_is_not_offered(pg_url: str, tmp_path: Path) -> None:
+    import json
+
+    from cli_helpers import runner
+    from ragwright.cli import app
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    rows = "\n".join(f"Town{i},{1000 + i}" for i in range(80))
+    (docs / "cities.csv").write_text(f"City,Population\n{rows}\n", encoding="utf-8")
+    (docs / "notes.md").write_text("# Notes\n\nInstall it with the package manager.\n")
+    with Index(pg_url, embedder=HashingEmbedder()) as kb:
+        assert kb.ingest([docs]).ok
+    result = runner.invoke(app, ["check", "--index", pg_url, "--json"])
+    assert result.exit_code == 0, result.output
+    [report] = json.loads(result.stdout)
+    assert [f["name"] for f in report["findings"] if f["ok"]] == [
+        "schema", "postings", "orphans", "offsets", "vectors"
+    ]  # fmt: skip
+    assert report["counts"]["documents"] == 2 and report["counts"]["chunks"] > 2
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE ragwright_default.chunks SET char_end = char_end + 1 "
+            "WHERE id = (SELECT min(id) FROM ragwright_default.chunks)"
+        )
+        conn.execute(
+            "DELETE FROM ragwright_default.postings "
+            "WHERE chunk_id = (SELECT max(id) FROM ragwright_default.chunks)"
+        )
+    result = runner.invoke(app, ["check", "--index", pg_url, "--json"])
+    assert result.exit_code == 1
+    [report] = json.loads(result.stdout)
+    failed = {f["name"] for f in report["findings"] if not f["ok"]}
+    assert failed == {"offsets", "postings"}
+    assert report["counts"]["bad_offsets"] == 1 and report["counts"]["unindexed_chunks"] == 1
+    result = runner.invoke(app, ["repair", "--index", pg_url])
+    assert result.exit_code == 2 and "does not support `ragwright repair`" in result.stderr

@@ -204,8 +204,12 @@ def test_an_index_with_the_first_triggers_upgrades_them(tmp_path: Path) -> None:
     with sqlite3.connect(database) as db:  # as schema 1 first created them
         db.executescript(
             "DROP TRIGGER chunks_fts_add; DROP TRIGGER chunks_fts_remove;"
+            "DROP TABLE chunks_fts; DROP VIEW chunks_indexed;"
+            "CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='chunks', "
+            "content_rowid='rowid');"
             "CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN "
             "INSERT INTO chunks_fts(rowid, text) VALUES (new.rowid, new.text); END;"
+            "UPDATE meta SET value = '1' WHERE key = 'schema_version';"
         )
     SQLiteStore(tmp_path).close()
     with sqlite3.connect(database) as db:

@@ -12,6 +12,9 @@ The tree::
     ├── IngestLimitExceeded         a safety limit refused a file or a batch (size, count, symlink)
     ├── DatasetError                a dataset folder that cannot be read or trusted (names the file)
     ├── StoreError                  the index cannot be opened, read or written
+    │   ├── IndexDamaged            a damaged file or not a ragwright index (message names `check`)
+    │   ├── RepairRefused           `repair` cannot rebuild what `check` found (says what to do)
+    │   ├── IndexTooNew             the index was created by a newer ragwright (a newer schema)
     │   ├── EmbeddingSpaceMismatch  the index was built with another embedding model
     │   ├── UnknownCollection       the index has no collection of that name
     │   ├── UnsupportedFilter       a filter this store cannot apply (never silently ignored)
@@ -90,6 +93,48 @@ class DatasetError(RagwrightError):
 
 class StoreError(RagwrightError):
     """The index cannot be opened, read or written."""
+
+
+class IndexDamaged(StoreError):
+    """The index file is damaged (a corrupt page, a truncated or 0-byte file) or is not a
+    ragwright index at all. The message names the file and what SQLite found, and sends the
+    user to `ragwright check`, which says what can be repaired."""
+
+    def __init__(self, location: str, reason: str) -> None:
+        super().__init__(
+            f"the index at {location} is damaged or is not a ragwright index ({reason}). "
+            "Run `ragwright check` to see what is wrong and whether `ragwright repair` can fix "
+            "it; otherwise re-ingest from the sources into a new index."
+        )
+        self.location = location
+        self.reason = reason
+
+
+class RepairRefused(StoreError):
+    """`ragwright repair` found damage it cannot rebuild from the stored text (a damaged table
+    page, chunks whose offsets no longer fit their document, vectors of the wrong size)."""
+
+    def __init__(self, location: str, problems: list[str]) -> None:
+        super().__init__(
+            f"`ragwright repair` cannot fix the index at {location}: {'; '.join(problems)}. It "
+            "rebuilds only what is derived from the stored text (the keyword index). Re-ingest "
+            "the sources into a new index (`ragwright ingest PATH --index NEW_DIR`), or copy "
+            "what is still readable into one with `ragwright migrate OLD NEW`."
+        )
+        self.location = location
+        self.problems = problems
+
+
+class IndexTooNew(StoreError):
+    """The index was created by a newer ragwright (its schema version is above this one's)."""
+
+    def __init__(self, location: str, found: int, supported: int) -> None:
+        super().__init__(
+            f"the index at {location} was created by a newer ragwright (schema version {found}; "
+            f"this one reads versions up to {supported}): upgrade ragwright to open it"
+        )
+        self.location = location
+        self.found = found
 
 
 class EmbeddingSpaceMismatch(StoreError):

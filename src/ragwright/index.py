@@ -140,6 +140,7 @@ class Index:
         collection: str = DEFAULT_COLLECTION,
         embedder: Embedder | str | None = None,
         create: bool = True,
+        read_only: bool = False,
         llm: LLM | None = None,
         llm_settings: LLMSettings | None = None,
         config: Config | None = None,
@@ -147,7 +148,8 @@ class Index:
     ) -> None:
         """Open or create the index at ``location``: a directory (the embedded SQLite store)
         or a store URL such as ``postgresql://user@host/db``. ``create=False`` refuses to
-        create a missing index or collection.
+        create a missing index or collection; ``read_only`` opens it for reading only (for
+        the embedded store, SQLite's read-only mode: nothing in the file is ever written).
 
         ``llm_settings`` (the ``[llm]`` table, see `LLMSettings`) choose the default answer
         engine, the model, budgets, prices and the response cache; ``llm`` is the model to use
@@ -160,10 +162,11 @@ class Index:
         self._graph_context_made: GraphContext | None = None  # kept: it indexes the snapshot
         self.location = location if is_url(location) else Path(location)
         self.collection = collection
+        self.read_only = read_only
         self._config = config
         self._backend: StoreBackend = open_backend(self.location, config)
         try:
-            self._store = self._backend.open(collection, create=create)
+            self._store = self._backend.open(collection, create=create, read_only=read_only)
         except BaseException:
             self._backend.close()
             raise
@@ -205,6 +208,7 @@ class Index:
             collection=name,
             embedder=self._embedder_choice,
             create=False,
+            read_only=self.read_only,
             llm=self._llm_choice,
             llm_settings=self.llm_settings,
             config=self._config,

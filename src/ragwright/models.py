@@ -271,6 +271,48 @@ class StoreStats:
 
 
 @dataclass(frozen=True, slots=True)
+class Finding:
+    """One thing `ragwright check` examined: ``name`` (``file``, ``sqlite_integrity``,
+    ``schema``, ``fts_integrity``, ``fts_rows``, ``orphans``, ``offsets``, ``vectors``), whether
+    it is sound, what was found, and whether `ragwright repair` can fix it when it is not."""
+
+    name: str
+    ok: bool
+    detail: str
+    repairable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class IndexReport:
+    """What `ragwright check` found in one collection; ``counts`` holds the row counts it
+    took (documents, chunks, keyword-index rows, orphans, bad offsets and vectors)."""
+
+    location: str
+    collection: str
+    findings: tuple[Finding, ...]
+    counts: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
+
+    @property
+    def ok(self) -> bool:
+        return all(f.ok for f in self.findings)
+
+    @property
+    def repairable(self) -> bool:
+        """Something is wrong, and all of it can be rebuilt by `ragwright repair`."""
+        return not self.ok and all(f.ok or f.repairable for f in self.findings)
+
+
+@dataclass(frozen=True, slots=True)
+class RepairReport:
+    """What `ragwright repair` did (``actions``, none when the check found nothing to fix),
+    with the check before and after."""
+
+    before: IndexReport
+    after: IndexReport
+    actions: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class LedgerRow:
     """The calls to one model: how many, their tokens, their estimated cost (None when no call
     had a price; otherwise the sum over the calls that had one)."""

@@ -26,8 +26,10 @@ from ragwright.models import (
     DocumentInfo,
     EmbeddingSpace,
     Hit,
+    IndexReport,
     LedgerRow,
     ParsedDocument,
+    RepairReport,
     StoreStats,
     Usage,
 )
@@ -294,8 +296,12 @@ class StoreBackend(Protocol):
     @property
     def location(self) -> str: ...
 
-    def open(self, collection: str = DEFAULT_COLLECTION, *, create: bool = True) -> Store:
-        """The collection's store; ``create=False`` raises `StoreError` if it does not exist."""
+    def open(
+        self, collection: str = DEFAULT_COLLECTION, *, create: bool = True, read_only: bool = False
+    ) -> Store:
+        """The collection's store; ``create=False`` raises `StoreError` if it does not exist.
+        ``read_only``: the caller only reads, so nothing is created, upgraded or written
+        (how strictly the store refuses writes is the store's; see its documentation)."""
         ...
 
     def collections(self) -> list[str]: ...
@@ -337,6 +343,15 @@ class FactTarget(Protocol):
     def write_facts(self, facts: Sequence[ChunkFacts]) -> FactsWritten:
         """Store these facts in one transaction, each chunk's replacing whatever facts it had.
         Facts for a chunk that is no longer stored are skipped (counted), never resurrected."""
+
+
+@runtime_checkable
+class IndexCheck(Protocol):
+    """A backend that examines a collection without trusting it (`ragwright check`): it
+    opens even a damaged one, reads only, and reports what it found instead of raising."""
+
+    def check(self, collection: str = DEFAULT_COLLECTION, *, quick: bool = False) -> IndexReport:
+        """``quick`` trades the full consistency check of the storage for a faster one."""
         ...
 
 
@@ -378,6 +393,14 @@ class GraphSource(Protocol):
     def graph_version(self) -> str: ...
 
     def graph_snapshot(self) -> GraphSnapshot: ...
+
+
+@runtime_checkable
+class IndexRepair(Protocol):
+    """A backend that rebuilds what is derived from a collection's stored text (`ragwright
+    repair`), and refuses with `RepairRefused` what it cannot rebuild."""
+
+    def repair(self, collection: str = DEFAULT_COLLECTION) -> RepairReport: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ import typer
 from ragwright import __version__
 from ragwright.cli import (
     ask,
+    check,
     collections,
     dataset,
     docs,
@@ -65,6 +66,8 @@ app.add_typer(keys.app, name="keys")
 app.add_typer(collections.app, name="collections")
 app.command("migrate")(migrate.migrate_index)
 app.add_typer(graph.app, name="graph")
+app.command()(check.check)
+app.command()(check.repair)
 
 
 def main() -> None:

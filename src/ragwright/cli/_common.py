@@ -111,10 +111,18 @@ def open_index(
     *,
     collection: str = DEFAULT_COLLECTION,
     create: bool = False,
+    read_only: bool = False,
 ) -> Index:
+    """The index at ``location``; ``read_only`` for a command that only reads (SQLite opens the
+    file read-only, so a damaged or foreign file is never written)."""
     # The configuration file (./ragwright.toml or $RAGWRIGHT_CONFIG) holds the store's settings.
     return Index(
-        location, collection=collection, embedder=embedder, create=create, config=load_config()
+        location,
+        collection=collection,
+        embedder=embedder,
+        create=create,
+        read_only=read_only,
+        config=load_config(),
     )
 
 

@@ -103,6 +103,7 @@ def ask(
         collection=collection,
         embedder=embedder,
         create=False,
+        read_only=True,  # the LLM ledger and cache keep their own connection and tables
         llm_settings=settings,
         config=load_config(config),
     ) as kb:

@@ -74,7 +74,7 @@ def export(
 ) -> None:
     """Write the index's chunks, as stored, into a dataset folder."""
     datasets = _datasets()
-    with open_index(index, collection=collection) as kb:
+    with open_index(index, collection=collection, read_only=True) as kb:
         dataset = datasets.export_dataset(kb, out, name=name)
     _print(dataset, json_output, documents=int(dataset.source_summary.get("source_count", 0)))
 

@@ -41,7 +41,7 @@ def list_documents(
 ) -> None:
     """List documents, sorted by source."""
     where = parse_where(filter_expression)
-    with open_index(index, collection=collection) as kb:
+    with open_index(index, collection=collection, read_only=True) as kb:
         documents = kb.documents(where)
         warn_if_filter_matched_nothing(kb, where, len(documents))
     if json_output:
@@ -64,7 +64,7 @@ def show(
     json_output: JsonOption = False,
 ) -> None:
     """Show a document's metadata, sections and text."""
-    with open_index(index, collection=collection) as kb:
+    with open_index(index, collection=collection, read_only=True) as kb:
         found = kb.document(document)
         if found is None:
             raise StoreError(

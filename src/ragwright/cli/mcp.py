@@ -38,6 +38,7 @@ def mcp(
         collection=collection,
         embedder=embedder,
         create=False,
+        read_only=True,  # every tool reads
         llm_settings=llm_settings,
         config=configuration,
     ) as kb:

@@ -62,7 +62,7 @@ def migrate_index(
 def _migrate_collection(
     source: StoreBackend, target: StoreBackend, name: str, *, show: bool
 ) -> MigrationReport:
-    reading = source.open(name, create=False)
+    reading = source.open(name, create=False, read_only=True)
     try:
         if name != DEFAULT_COLLECTION and name not in target.collections():
             target.create_collection(name)

@@ -99,7 +99,7 @@ def search(
     }
     defaults = SearchRequest.from_config(load_config(config))
     request = defaults.but(**{key: value for key, value in flags.items() if value is not None})
-    with open_index(index, embedder, collection=collection) as kb:
+    with open_index(index, embedder, collection=collection, read_only=True) as kb:
         hits = kb.search(query, request)
         warn_if_filter_matched_nothing(kb, request.where, len(hits))
     if json_output:

@@ -27,7 +27,7 @@ def stats(
 ) -> None:
     """Show counts, size, embedding space and chunking of the index, and the LLM ledger:
     calls, tokens and estimated cost per model, and the response cache."""
-    with open_index(index, collection=collection) as kb:
+    with open_index(index, collection=collection, read_only=True) as kb:
         numbers = kb.stats()
         embedder = kb.embedder_spec
         chunking = kb.chunking

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from ragwright.errors import ConfigError, MissingDependencyError, StoreError
-from ragwright.models import DEFAULT_COLLECTION
+from ragwright.models import DEFAULT_COLLECTION, IndexReport
 from ragwright.stores import display_location
 from ragwright.stores.postgres.options import PostgresOptions, check_hnsw
 from ragwright.stores.postgres.schema import INDEX_SCHEMA, collection_name, schema_name
@@ -137,11 +137,26 @@ class PostgresBackend:
         """The database's URL, its password masked."""
         return self.display_url
 
-    def open(self, collection: str = DEFAULT_COLLECTION, *, create: bool = True) -> PostgresStore:
-        """The store of one collection; created (schema, tables) if missing and ``create``."""
+    def open(
+        self, collection: str = DEFAULT_COLLECTION, *, create: bool = True, read_only: bool = False
+    ) -> PostgresStore:
+        """The store of one collection; created (schema, tables) if missing and ``create``.
+        ``read_only`` creates nothing; what a reader may write is the database role's
+        business here (grant it SELECT only to make reads read-only for the server too)."""
         from ragwright.stores.postgres.store import PostgresStore
 
-        return PostgresStore(self, collection, create=create)
+        return PostgresStore(self, collection, create=create and not read_only)
+
+    def check(self, collection: str = DEFAULT_COLLECTION, *, quick: bool = False) -> IndexReport:
+        """Counts, orphans, offsets and vectors of one collection (see `check_schema`);
+        ``quick`` changes nothing here (PostgreSQL checks its own storage)."""
+        from ragwright.stores.postgres.check import check_schema
+        from ragwright.stores.postgres.database import SchemaDatabase
+
+        if collection not in self.collections():
+            self.open(collection, create=False).close()  # says what is missing
+        findings, counts = check_schema(SchemaDatabase(self, schema_name(collection)))
+        return IndexReport(self.location, collection, tuple(findings), counts)
 
     def collections(self) -> list[str]:
         """The collections of this index, by name."""

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from psycopg import sql
 
-from ragwright.errors import EmbeddingSpaceMismatch, StoreError, UnknownCollection
+from ragwright.errors import EmbeddingSpaceMismatch, IndexTooNew, StoreError, UnknownCollection
 from ragwright.models import DEFAULT_COLLECTION, EmbeddingSpace
 from ragwright.stores.fts_terms import settle_tokenizer
 from ragwright.stores.postgres.backend import lock_schema
@@ -115,6 +115,8 @@ def open_schema(
             (str(SCHEMA_VERSION),),
         )  # fmt: skip
     version = db.setting(conn, "schema_version")
+    if version is not None and version.isdigit() and int(version) > SCHEMA_VERSION:
+        raise IndexTooNew(db.backend.display_url, int(version), SCHEMA_VERSION)
     if version is None or int(version) != SCHEMA_VERSION:
         raise StoreError(
             f"collection {collection!r} has schema version {version}, which this "

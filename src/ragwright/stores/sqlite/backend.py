@@ -12,9 +12,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ragwright.errors import ConfigError, StoreError, UnknownCollection
-from ragwright.models import DEFAULT_COLLECTION, check_collection_name
+from ragwright.errors import ConfigError, RepairRefused, StoreError, UnknownCollection
+from ragwright.models import (
+    DEFAULT_COLLECTION,
+    IndexReport,
+    RepairReport,
+    check_collection_name,
+)
+from ragwright.stores.sqlite.check import check_file
 from ragwright.stores.sqlite.llm_records import SQLiteLLMRecords
+from ragwright.stores.sqlite.schema import SCHEMA_VERSION
 from ragwright.stores.sqlite.store import DATABASE_NAME, DURABILITY, SQLiteStore
 
 COLLECTIONS_DIR = "collections"
@@ -48,18 +55,38 @@ class SQLiteBackend:
     def location(self) -> str:
         return str(self.directory)
 
-    def open(self, collection: str = DEFAULT_COLLECTION, *, create: bool = True) -> SQLiteStore:
+    def open(
+        self, collection: str = DEFAULT_COLLECTION, *, create: bool = True, read_only: bool = False
+    ) -> SQLiteStore:
         directory = self._directory(collection)
-        if not create and not (directory / DATABASE_NAME).is_file():
-            if collection == DEFAULT_COLLECTION:
-                raise StoreError(
-                    f"no index at {self.directory}; create one with `ragwright ingest PATH`"
-                )
-            raise UnknownCollection(
-                f"no collection {collection!r} in the index at {self.directory}; create it with "
-                f"`ragwright collections create {collection}`"
-            )
-        return SQLiteStore(directory, create=create, **self._store_options)  # type: ignore[arg-type]
+        if read_only or not create:
+            self._existing(collection)
+        options: dict[str, Any] = {**self._store_options, "create": create, "read_only": read_only}
+        return SQLiteStore(directory, **options)
+
+    def check(self, collection: str = DEFAULT_COLLECTION, *, quick: bool = False) -> IndexReport:
+        """What is wrong with the collection's file, if anything (see `check_file`)."""
+        findings, counts = check_file(self._existing(collection), quick=quick)
+        return IndexReport(self.location, collection, tuple(findings), counts)
+
+    def repair(self, collection: str = DEFAULT_COLLECTION) -> RepairReport:
+        """Rebuild what `check` found wrong when all of it is derived from the stored text
+        (the keyword index; an older schema is upgraded on the way); `RepairRefused` when
+        anything else is wrong, before anything is written."""
+        before = self.check(collection)
+        if before.ok:
+            return RepairReport(before, before, ())
+        refused = [f"{f.name}: {f.detail}" for f in before.findings if not (f.ok or f.repairable)]
+        if refused:
+            raise RepairRefused(str(self._existing(collection)), refused)
+        actions = []
+        with self.open(collection, create=False) as store:  # a writer upgrades an old schema
+            version = before.counts.get("schema_version", SCHEMA_VERSION)
+            if version < SCHEMA_VERSION:
+                actions.append(f"upgraded the schema from version {version} to {SCHEMA_VERSION}")
+            store.rebuild_keyword_index()
+        actions.append("rebuilt the keyword index (FTS5) from the stored chunk text")
+        return RepairReport(before, self.check(collection), tuple(actions))
 
     def collections(self) -> list[str]:
         """The collections that exist, the default one first when it does."""
@@ -97,6 +124,19 @@ class SQLiteBackend:
 
     def close(self) -> None:
         """Nothing to release: each store and the records hold their own connection."""
+
+    def _existing(self, collection: str) -> Path:
+        """The database file of a collection that exists (`UnknownCollection` otherwise)."""
+        path = self._directory(collection) / DATABASE_NAME
+        if path.is_file():
+            return path
+        if collection == DEFAULT_COLLECTION:
+            where = self.directory
+            raise StoreError(f"no index at {where}; create one with `ragwright ingest PATH`")
+        raise UnknownCollection(
+            f"no collection {collection!r} in the index at {self.directory}; create it with "
+            f"`ragwright collections create {collection}`"
+        )
 
     def _directory(self, collection: str) -> Path:
         if check_collection_name(collection) == DEFAULT_COLLECTION:

@@ -1,5 +1,6 @@
 """One SQLite connection shared by a store's threads: write transactions that bump the write
-generation other processes watch, read snapshots tagged with it, and errors as `StoreError`."""
+generation other processes watch, read snapshots tagged with it, and errors as `StoreError`
+(`IndexDamaged` when SQLite finds the file corrupt or not a database)."""
 
 from __future__ import annotations
 
@@ -11,24 +12,52 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ragwright.errors import ConfigError, StoreError
+from ragwright.errors import ConfigError, IndexDamaged, StoreError
 
 NOT_TEXT = "text with a lone surrogate cannot be stored or looked up (it is not valid Unicode)"
+#: SQLite's primary result codes for a damaged file: SQLITE_CORRUPT and SQLITE_NOTADB.
+_DAMAGE_CODES = (11, 26)
+
+
+def store_error(error: sqlite3.Error, path: Path, what: str) -> StoreError:
+    """``error`` as ragwright's error: `IndexDamaged` when SQLite found the file damaged or
+    not a database (the message sends the user to `ragwright check`), else `StoreError`."""
+    code = getattr(error, "sqlite_errorcode", 0) & 0xFF
+    if code in _DAMAGE_CODES:
+        return IndexDamaged(str(path), str(error))
+    return StoreError(f"{what}: {error}")
 
 
 class Database:
     """The connection to one index file (WAL mode). Safe to share between threads: every use
     holds ``lock``, a re-entrant lock, so a snapshot and the reads inside it are one unit."""
 
-    def __init__(self, path: Path, *, synchronous: str = "NORMAL") -> None:
+    def __init__(self, path: Path, *, synchronous: str = "NORMAL", read_only: bool = False) -> None:
+        """Open ``path``; ``read_only`` opens it with SQLite's ``mode=ro``, so nothing this
+        connection does can write the file (a damaged or foreign file stays as it was)."""
         self.path = path
+        self.read_only = read_only
         self.lock = threading.RLock()
-        self.connection = sqlite3.connect(
-            path, isolation_level=None, check_same_thread=False, timeout=30.0
-        )
-        self.connection.execute("PRAGMA journal_mode=WAL")
-        self.connection.execute(f"PRAGMA synchronous={synchronous}")  # NORMAL or FULL
-        self.connection.execute("PRAGMA foreign_keys=ON")
+        target = f"{path.resolve().as_uri()}?mode=ro" if read_only else str(path)
+        try:
+            self.connection = sqlite3.connect(
+                target, uri=read_only, isolation_level=None, check_same_thread=False, timeout=30.0
+            )
+        except sqlite3.Error as error:
+            raise store_error(error, path, f"cannot open the index at {path}") from error
+        try:
+            if not read_only:  # a read-only connection uses the mode the file records
+                self.connection.execute("PRAGMA journal_mode=WAL")
+            self.connection.execute(f"PRAGMA synchronous={synchronous}")  # NORMAL or FULL
+            self.connection.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.Error as error:
+            self.connection.close()
+            raise store_error(error, path, f"cannot open the index at {path}") from error
+
+    def names(self) -> set[str]:
+        """The names of the tables, views and triggers in the file (none: an empty file)."""
+        rows = self.query("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")
+        return {str(row[0]) for row in rows}
 
     def close(self) -> None:
         with self.lock:
@@ -39,7 +68,7 @@ class Database:
             try:
                 return self.connection.execute(sql, params).fetchall()
             except sqlite3.DatabaseError as error:
-                raise StoreError(f"index query failed: {error}") from error
+                raise store_error(error, self.path, "index query failed") from error
             except UnicodeEncodeError as error:
                 raise ConfigError(NOT_TEXT) from error
 
@@ -51,7 +80,8 @@ class Database:
             try:
                 db.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as error:
-                raise StoreError(f"cannot write to the index at {self.path}: {error}") from error
+                what = f"cannot write to the index at {self.path}"
+                raise store_error(error, self.path, what) from error
             try:
                 yield db
                 db.execute(
@@ -61,7 +91,7 @@ class Database:
                 db.execute("COMMIT")
             except sqlite3.Error as error:
                 self._rollback()
-                raise StoreError(f"writing to the index failed: {error}") from error
+                raise store_error(error, self.path, "writing to the index failed") from error
             except UnicodeEncodeError as error:
                 self._rollback()
                 raise ConfigError(NOT_TEXT) from error
@@ -72,7 +102,8 @@ class Database:
     def _rollback(self) -> None:
         # SQLite may already have rolled back by itself (e.g. on a full disk).
         if self.connection.in_transaction:
-            self.connection.execute("ROLLBACK")
+            with contextlib.suppress(sqlite3.Error):  # a damaged file: keep the first error
+                self.connection.execute("ROLLBACK")
 
     @contextmanager
     def read_snapshot(self) -> Iterator[int]:
@@ -83,11 +114,13 @@ class Database:
             db.execute("BEGIN")
             row = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
         except sqlite3.Error as error:
-            raise StoreError(f"cannot read the index at {self.path}: {error}") from error
+            self._end_read()
+            what = f"cannot read the index at {self.path}"
+            raise store_error(error, self.path, what) from error
         try:
             yield int(row[0]) if row else 0
         except sqlite3.Error as error:
-            raise StoreError(f"reading the index failed: {error}") from error
+            raise store_error(error, self.path, "reading the index failed") from error
         except UnicodeEncodeError as error:
             raise ConfigError(NOT_TEXT) from error
         finally:

@@ -6,14 +6,23 @@
   fingerprint used to skip unchanged files, metadata as JSON.
 - ``chunks``: exact spans of a document with their vector (float32 little-endian BLOB) and
   metadata (document metadata merged with structural metadata such as the breadcrumb).
-- ``chunks_fts``: an FTS5 index over chunk text (external content, kept in step by triggers,
-  so a document's replace or delete is one transaction across all tables). A chunk that
-  continues a table is indexed with the table's header before its text.
+- ``chunks_indexed``: a view of each chunk's indexed text (`Chunk.indexed_text`: a chunk that
+  continues a table after the table's header), which is what ``chunks_fts`` indexes.
+- ``chunks_fts``: an FTS5 index over that text, external content read from the view and kept
+  in step by triggers, so a document's replace or delete is one transaction across all
+  tables, and SQLite's own ``integrity-check`` and ``rebuild`` see the text that was indexed.
+
+Creating the schema and each upgrade is one transaction (`create`, `upgrade`): a process killed
+halfway leaves no schema or the whole one, never tables without their index.
 """
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+
+SCHEMA_VERSION = 2
 
 #: English stemming (Porter) over Unicode words with diacritics folded. On SciFact it adds
 #: +0.030 nDCG@10 on train and +0.017 on test over no stemming (benchmarks/bm25_ablation.py).
@@ -21,14 +30,21 @@ FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
 #: The tokenizer settings an index may be created with (spliced into DDL, so never free text).
 FTS_TOKENIZERS = (FTS_TOKENIZER, "unicode61 remove_diacritics 2")
 
-META_DDL = """
+#: Every table, view and trigger of a complete schema (what `check` and a read-only open ask).
+REQUIRED = frozenset(
+    {"meta", "documents", "chunks", "chunks_indexed", "chunks_fts", "chunks_fts_add"}
+    | {"chunks_fts_remove"}
+)
+#: What a version-1 schema holds (read as it is; the first write upgrades it).
+REQUIRED_V1 = frozenset(("meta", "documents", "chunks", "chunks_fts"))
+
+_META = """
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
-);
-"""
+)"""
 
-_DDL = """
+_DOCUMENTS = """
 CREATE TABLE IF NOT EXISTS documents (
     id           TEXT PRIMARY KEY,
     source       TEXT NOT NULL UNIQUE,
@@ -38,8 +54,9 @@ CREATE TABLE IF NOT EXISTS documents (
     metadata     TEXT NOT NULL DEFAULT '{}',
     sections     TEXT NOT NULL DEFAULT '[]',
     updated_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-);
+)"""
 
+_CHUNKS = """
 CREATE TABLE IF NOT EXISTS chunks (
     rowid       INTEGER PRIMARY KEY,
     id          TEXT NOT NULL UNIQUE,
@@ -51,39 +68,102 @@ CREATE TABLE IF NOT EXISTS chunks (
     metadata    TEXT NOT NULL DEFAULT '{}',
     vector      BLOB NOT NULL,
     UNIQUE (document_id, idx)
-);
+)"""
 
+
+def _indexed_text(row: str) -> str:
+    """`Chunk.indexed_text` in SQL, for the chunk ``row`` (``new``, ``old`` or a table)."""
+    header = f"json_extract({row}.metadata, '$.table_header')"
+    return f"iif({header} <> '', {header} || char(10), '') || {row}.text"
+
+
+#: The indexed text, one place for FTS5 to read it from (its external content).
+_VIEW = f"""
+CREATE VIEW IF NOT EXISTS chunks_indexed(chunk_rowid, text) AS
+    SELECT c.rowid, {_indexed_text("c")} FROM chunks c"""
+
+_FTS = """
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    text, content='chunks', content_rowid='rowid', tokenize='{tokenizer}'
-);
+    text, content='chunks_indexed', content_rowid='chunk_rowid', tokenize='{tokenizer}'
+)"""
 
--- A chunk is indexed as `Chunk.indexed_text`: after the header of the table it continues (if
--- any), so a table row is found by its column names. Replaces schema 1's first triggers, which
--- indexed the text alone; the upgrade is one transaction, so no write slips between the two.
-BEGIN;
-DROP TRIGGER IF EXISTS chunks_fts_insert;
-DROP TRIGGER IF EXISTS chunks_fts_delete;
-
+_TRIGGERS = (
+    f"""
 CREATE TRIGGER IF NOT EXISTS chunks_fts_add AFTER INSERT ON chunks BEGIN
-    INSERT INTO chunks_fts(rowid, text) VALUES (
-        new.rowid,
-        coalesce(json_extract(new.metadata, '$.table_header') || char(10), '') || new.text
-    );
-END;
-
+    INSERT INTO chunks_fts(rowid, text) VALUES (new.rowid, {_indexed_text("new")});
+END""",
+    f"""
 CREATE TRIGGER IF NOT EXISTS chunks_fts_remove AFTER DELETE ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES (
-        'delete',
-        old.rowid,
-        coalesce(json_extract(old.metadata, '$.table_header') || char(10), '') || old.text
-    );
-END;
-COMMIT;
-"""
+    INSERT INTO chunks_fts(chunks_fts, rowid, text)
+        VALUES ('delete', old.rowid, {_indexed_text("old")});
+END""",
+)
+
+#: Version 1 read FTS5's content from ``chunks.text`` while indexing header + text, so SQLite's
+#: ``integrity-check`` called a healthy index malformed and ``rebuild`` dropped the headers.
+#: Its two generations of triggers go; the index is built again from the view, in place.
+_UPGRADE_FROM_1 = (
+    "DROP TRIGGER IF EXISTS chunks_fts_insert",
+    "DROP TRIGGER IF EXISTS chunks_fts_delete",
+    "DROP TRIGGER IF EXISTS chunks_fts_add",
+    "DROP TRIGGER IF EXISTS chunks_fts_remove",
+    "DROP TABLE IF EXISTS chunks_fts",
+    _VIEW,
+    _FTS,
+    *_TRIGGERS,
+    "INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')",
+)
 
 
-def ddl(tokenizer: str) -> str:
-    """The schema, with the FTS5 index using ``tokenizer`` (one of `FTS_TOKENIZERS`)."""
+def _checked(tokenizer: str) -> str:
     if tokenizer not in FTS_TOKENIZERS:
         raise ValueError(f"unknown FTS5 tokenizer {tokenizer!r}")
-    return _DDL.replace("{tokenizer}", tokenizer)
+    return tokenizer
+
+
+def create_statements(tokenizer: str) -> list[str]:
+    """The statements that create a complete schema whose FTS5 index uses ``tokenizer``
+    (each ``IF NOT EXISTS``: two processes creating one index at once both succeed)."""
+    fts = _FTS.replace("{tokenizer}", _checked(tokenizer))
+    return [_META, _DOCUMENTS, _CHUNKS, _VIEW, fts, *_TRIGGERS]
+
+
+def create(db: sqlite3.Connection, tokenizer: str) -> None:
+    """Create the schema and record its version and tokenizer: one transaction."""
+    with _transaction(db):
+        for statement in create_statements(tokenizer):
+            db.execute(statement)
+        for key, value in (("schema_version", str(SCHEMA_VERSION)), ("fts_tokenizer", tokenizer)):
+            db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+
+def upgrade(db: sqlite3.Connection, tokenizer: str) -> bool:
+    """Bring an older schema to `SCHEMA_VERSION` in one transaction; False if another process
+    did it first (the version is read again inside the transaction)."""
+    steps = [s.replace("{tokenizer}", _checked(tokenizer)) for s in _UPGRADE_FROM_1]
+    with _transaction(db):
+        if recorded_version(db) != 1:
+            return False
+        for statement in steps:
+            db.execute(statement)
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+    return True
+
+
+def recorded_version(db: sqlite3.Connection) -> int | None:
+    row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return int(row[0]) if row else None
+
+
+@contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """A write transaction (DDL included: SQLite rolls schema changes back like any other)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            with suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+        raise

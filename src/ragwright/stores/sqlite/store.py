@@ -11,17 +11,16 @@ them.
 from __future__ import annotations
 
 import os
-import sqlite3
 import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-from ragwright.errors import ConfigError, StoreError
+from ragwright.errors import ConfigError, IndexDamaged, StoreError
 from ragwright.graph.model import GraphSnapshot
 from ragwright.models import EmbeddingSpace, StoreStats
 from ragwright.stores.fts_query import STOP_WORDS
-from ragwright.stores.fts_terms import FTS5Terms, settle_tokenizer
+from ragwright.stores.fts_terms import FTS5Terms
 from ragwright.stores.ingest_lock import ingest_lock
 from ragwright.stores.sqlite.chunks import SQLiteChunks
 from ragwright.stores.sqlite.database import Database
@@ -31,11 +30,8 @@ from ragwright.stores.sqlite.graph_resolution import SQLiteEntityResolution
 from ragwright.stores.sqlite.graph_schema import GRAPH_DDL
 from ragwright.stores.sqlite.graph_writes import SQLiteGraphWrites
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
-from ragwright.stores.sqlite.schema import (
-    META_DDL,
-    SCHEMA_VERSION,
-    ddl,
-)
+from ragwright.stores.sqlite.opening import EMPTY_FILE, settle_schema
+from ragwright.stores.sqlite.schema import SCHEMA_VERSION
 from ragwright.stores.sqlite.search import SQLiteSearch
 from ragwright.stores.sqlite.vector_matrix import VectorMatrix
 from ragwright.stores.sqlite.writes import SQLiteWrites
@@ -66,6 +62,7 @@ class SQLiteStore(
         stop_words: bool = True,
         durability: str = "normal",
         private: bool = True,
+        read_only: bool = False,
     ) -> None:
         """Open (or create) the index in ``directory``.
 
@@ -82,25 +79,39 @@ class SQLiteStore(
         committed lost, but an OS crash or power loss may roll back the last commits;
         ``full`` syncs every commit to disk, so those survive too (slower writes). ``private``
         creates a new index directory readable by its owner only (0700) and its database file
-        0600; ``False`` leaves both to the umask, for an index shared between users."""
+        0600; ``False`` leaves both to the umask, for an index shared between users.
+
+        ``read_only`` opens the file with SQLite's ``mode=ro``: nothing is created, upgraded or
+        written (a write is a `StoreError`), so a damaged or foreign file stays as it was. An
+        empty file is initialized only when ``create`` and not ``read_only``; otherwise it,
+        like a damaged file or one that is not an index, is `IndexDamaged`, and a schema from a
+        newer ragwright is `IndexTooNew`."""
         self.directory = Path(directory)
         self.path = self.directory / DATABASE_NAME
-        if not self.path.exists() and not create:
+        if not self.path.exists() and (read_only or not create):
             raise StoreError(
                 f"no index at {self.directory}; create one with `ragwright ingest PATH`"
             )
+        if (read_only or not create) and self.path.stat().st_size == 0:
+            # Not even SQLite's header: opening it for writing would write one.
+            raise IndexDamaged(str(self.path), EMPTY_FILE)
         self._space: EmbeddingSpace | None = None
+        synchronous = durability_pragma(durability)
         try:
-            _create_files(self.path, private)
-            self._db = Database(self.path, synchronous=durability_pragma(durability))
-            self._db.connection.executescript(META_DDL)
-            tokenizer = self._fts_tokenizer(fts_tokenizer)
-            self._db.connection.executescript(ddl(tokenizer))
-            self._db.connection.executescript(GRAPH_DDL)
-            self._check_schema_version()
-            self.set_setting("fts_tokenizer", tokenizer)
-        except (sqlite3.Error, OSError) as error:
+            if not read_only:
+                _create_files(self.path, private)
+        except OSError as error:
             raise StoreError(f"cannot open the index at {self.path}: {error}") from error
+        self._db = Database(self.path, synchronous=synchronous, read_only=read_only)
+        try:
+            tokenizer = settle_schema(self._db, fts_tokenizer, create=create)
+            if not read_only:  # indexes from before the tokenizer was recorded
+                self.set_setting("fts_tokenizer", tokenizer)
+                with self._db.lock:  # the graph's feature block: IF NOT EXISTS, one transaction
+                    self._db.connection.executescript(GRAPH_DDL)
+        except BaseException:
+            self._db.close()
+            raise
         self._matrix: VectorMatrix | None = None
         self._matrix_generation = -1
         self._keyword_cache = keyword_cache
@@ -129,27 +140,21 @@ class SQLiteStore(
         """This collection's ingest lock (a file lock in its directory, see `ingest_lock`)."""
         return ingest_lock(self.directory, waiting)
 
+    def rebuild_keyword_index(self) -> None:
+        """Build the FTS5 index again from the indexed text of every chunk (FTS5's own
+        ``rebuild``), in one write transaction: the write generation it bumps makes every
+        process reload its in-memory vector and keyword caches too."""
+        with self._db.transaction() as db:
+            db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+
     def stats(self) -> StoreStats:
         documents, characters = self._db.query(
             "SELECT count(*), coalesce(sum(length(content)), 0) FROM documents"
         )[0]
         chunks = self._db.query("SELECT count(*) FROM chunks")[0][0]
         size = sum(p.stat().st_size for p in self.directory.glob(DATABASE_NAME + "*"))
-        return StoreStats(documents, chunks, characters, size, self.space, SCHEMA_VERSION)
-
-    def _fts_tokenizer(self, requested: str | None) -> str:
-        recorded = self.get_setting("fts_tokenizer")
-        return settle_tokenizer(recorded, requested, "index", "a new directory")
-
-    def _check_schema_version(self) -> None:
-        found = self.get_setting("schema_version")
-        if found is None:
-            self.set_setting("schema_version", str(SCHEMA_VERSION))
-        elif int(found) != SCHEMA_VERSION:
-            raise StoreError(
-                f"index schema version {found} is not supported by this ragwright "
-                f"(expects {SCHEMA_VERSION}); re-index into a new directory"
-            )
+        version = int(self.get_setting("schema_version") or SCHEMA_VERSION)
+        return StoreStats(documents, chunks, characters, size, self.space, version)
 
 
 #: ``durability`` setting → SQLite's ``synchronous`` pragma.

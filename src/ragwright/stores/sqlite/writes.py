@@ -5,11 +5,10 @@ the graph's evidence (whose triggers update the entities and edges)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ragwright.models import EmbeddingSpace
 from ragwright.ports import DocumentWrite
 from ragwright.stores.checks import check_write
 from ragwright.stores.graph_facts import write_fact_rows
@@ -23,14 +22,17 @@ _Row = tuple[object, ...]
 
 class SQLiteWrites(SingleWrites, SQLiteSettings):
     def write(self, batch: Sequence[DocumentWrite]) -> None:
-        """Insert or replace several documents in one transaction."""
+        """Insert or replace several documents in one transaction. Each chunk's row (its
+        vector as bytes, its metadata as JSON) is made as SQLite asks for it, so a huge
+        document's rows are never all in memory beside its chunks and vectors."""
         if not batch:
             return
         space = bound_space(self.space)
-        rows = [_rows(item, space) for item in batch]
+        for item in batch:
+            check_write(item, space)
         facts = [write_fact_rows(item) for item in batch]
         with self._db.transaction() as db:
-            for item, (document_row, chunk_rows), fact_rows in zip(batch, rows, facts, strict=True):
+            for item, fact_rows in zip(batch, facts, strict=True):
                 db.execute(
                     "DELETE FROM documents WHERE id = ? OR source = ?",
                     (item.document.id, item.document.source),
@@ -38,12 +40,12 @@ class SQLiteWrites(SingleWrites, SQLiteSettings):
                 db.execute(
                     "INSERT INTO documents(id, source, content, content_hash, fingerprint, "
                     "metadata, sections) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    document_row,
+                    _document_row(item),
                 )
                 db.executemany(
                     "INSERT INTO chunks(id, document_id, idx, text, char_start, char_end, "
                     "metadata, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    chunk_rows,
+                    _chunk_rows(item),
                 )
                 if fact_rows:
                     rowids = dict(
@@ -63,28 +65,24 @@ class SQLiteWrites(SingleWrites, SQLiteSettings):
             return sum(db.execute("DELETE FROM documents WHERE id = ?", (i,)).rowcount for i in ids)
 
 
-def _rows(item: DocumentWrite, space: EmbeddingSpace) -> tuple[_Row, list[_Row]]:
-    """The document's row and its chunks' rows, checked: vectors of the space's shape and
-    finite, chunks that are exact spans of this document."""
-    document, chunks, vectors = item.document, item.chunks, item.vectors
-    check_write(item, space)
-    row = document_row(
-        item, dump_json(document.metadata, document.source), json.dumps(sections_json(document))
-    )
-    as_float32 = np.ascontiguousarray(vectors, dtype="<f4")
-    chunk_rows: list[_Row] = []
-    for chunk, vector in zip(chunks, as_float32, strict=True):
-        metadata = {**document.metadata, **chunk.metadata}
-        chunk_rows.append(
-            (
-                chunk.id,
-                chunk.document_id,
-                chunk.index,
-                chunk.text,
-                chunk.char_start,
-                chunk.char_end,
-                dump_json(metadata, document.source),
-                vector.tobytes(),
-            )
+def _document_row(item: DocumentWrite) -> _Row:
+    document = item.document
+    metadata = dump_json(document.metadata, document.source)
+    return document_row(item, metadata, json.dumps(sections_json(document)))
+
+
+def _chunk_rows(item: DocumentWrite) -> Iterator[_Row]:
+    """The rows of the chunks of a checked write (vectors of the space's shape, finite)."""
+    document = item.document
+    as_float32 = np.ascontiguousarray(item.vectors, dtype="<f4")
+    for chunk, vector in zip(item.chunks, as_float32, strict=True):
+        yield (
+            chunk.id,
+            chunk.document_id,
+            chunk.index,
+            chunk.text,
+            chunk.char_start,
+            chunk.char_end,
+            dump_json({**document.metadata, **chunk.metadata}, document.source),
+            vector.tobytes(),
         )
-    return row, chunk_rows
