@@ -9,6 +9,9 @@
 - ``chunks_fts``: an FTS5 index over chunk text (external content, kept in step by triggers,
   so a document's replace or delete is one transaction across all tables). A chunk that
   continues a table is indexed with the table's header before its text.
+- ``chunk_changes``: every chunk row added or removed, in order (additive feature block
+  `CHANGES_DDL`): the derived caches beside the database file (`derived`) read it to catch up
+  with the writes since they were built instead of rebuilding.
 """
 
 from __future__ import annotations
@@ -81,9 +84,38 @@ END;
 COMMIT;
 """
 
+#: The text FTS5 indexes for a chunk row (as the triggers above write it): what a cache that
+#: tokenizes rows itself (`cache_kinds`) must index too.
+FTS_TEXT = "coalesce(json_extract(metadata, '$.table_header') || char(10), '') || text"
+
 
 def ddl(tokenizer: str) -> str:
     """The schema, with the FTS5 index using ``tokenizer`` (one of `FTS_TOKENIZERS`)."""
     if tokenizer not in FTS_TOKENIZERS:
         raise ValueError(f"unknown FTS5 tokenizer {tokenizer!r}")
     return _DDL.replace("{tokenizer}", tokenizer)
+
+
+#: Feature "chunk_changes" (additive; touches no existing table): a log of chunk rows added and
+#: removed, written by triggers in the writer's transaction. A derived cache records the last
+#: ``seq`` it has seen and replays what follows: a row id SQLite reuses after deleting the
+#: highest row shows up as a removal then an addition, which comparing row ids could not tell.
+#: AUTOINCREMENT: a sequence number is never reused.
+CHANGES_DDL = """
+BEGIN;
+CREATE TABLE IF NOT EXISTS chunk_changes (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    chunk_rowid INTEGER NOT NULL,
+    added       INTEGER NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS chunk_changes_add AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunk_changes(chunk_rowid, added) VALUES (new.rowid, 1);
+END;
+CREATE TRIGGER IF NOT EXISTS chunk_changes_remove AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunk_changes(chunk_rowid, added) VALUES (old.rowid, 0);
+END;
+CREATE TRIGGER IF NOT EXISTS chunk_changes_update AFTER UPDATE ON chunks BEGIN
+    INSERT INTO chunk_changes(chunk_rowid, added) VALUES (old.rowid, 0), (new.rowid, 1);
+END;
+COMMIT;
+"""

@@ -11,6 +11,7 @@ them.
 from __future__ import annotations
 
 import os
+import secrets
 import sqlite3
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -21,11 +22,13 @@ from ragwright.models import EmbeddingSpace, StoreStats
 from ragwright.stores.fts_query import STOP_WORDS
 from ragwright.stores.fts_terms import FTS5Terms, settle_tokenizer
 from ragwright.stores.ingest_lock import ingest_lock
+from ragwright.stores.sqlite.caches import DerivedCache
 from ragwright.stores.sqlite.chunks import SQLiteChunks
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.documents import SQLiteDocuments
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
 from ragwright.stores.sqlite.schema import (
+    CHANGES_DDL,
     META_DDL,
     SCHEMA_VERSION,
     ddl,
@@ -46,7 +49,7 @@ class SQLiteStore(SQLiteWrites, SQLiteSearch, SQLiteDocuments, SQLiteChunks):
         *,
         create: bool = True,
         keyword_cache: bool = True,
-        keyword_cache_after: int = 3,
+        background: bool = True,
         fts_tokenizer: str | None = None,
         stop_words: bool = True,
         durability: str = "normal",
@@ -54,10 +57,13 @@ class SQLiteStore(SQLiteWrites, SQLiteSearch, SQLiteDocuments, SQLiteChunks):
     ) -> None:
         """Open (or create) the index in ``directory``.
 
-        ``keyword_cache`` scores BM25 in memory from a snapshot of the FTS5 index (loaded on
-        the first keyword search, reloaded after any write): much faster for a process that
-        runs many queries. It is built once ``keyword_cache_after`` queries have seen the same
-        write generation; until then FTS5 answers.
+        ``keyword_cache`` scores BM25 in numpy from compact postings of the FTS5 index, kept
+        in a derived file beside the database (``index.sqlite3.bm25``) and caught up with
+        later writes: much faster than FTS5's own ``bm25()``. ``background`` builds it in a
+        background thread while FTS5 answers (``False``: in the query that needs it, for
+        tests and batch jobs). The vector matrix is a derived file too
+        (``index.sqlite3.vectors``), built by the first vector search. Deleting either file
+        loses nothing: it is rebuilt.
 
         ``fts_tokenizer`` (one of `FTS_TOKENIZERS`; Porter stemming by default) is fixed when
         the index is created and recorded; ``stop_words`` drops English stop words from BM25
@@ -81,17 +87,16 @@ class SQLiteStore(SQLiteWrites, SQLiteSearch, SQLiteDocuments, SQLiteChunks):
             self._db.connection.executescript(META_DDL)
             tokenizer = self._fts_tokenizer(fts_tokenizer)
             self._db.connection.executescript(ddl(tokenizer))
+            self._db.connection.executescript(CHANGES_DDL)
             self._check_schema_version()
             self.set_setting("fts_tokenizer", tokenizer)
+            self._cache_key = self._derived_cache_key()
         except (sqlite3.Error, OSError) as error:
             raise StoreError(f"cannot open the index at {self.path}: {error}") from error
-        self._matrix: VectorMatrix | None = None
-        self._matrix_generation = -1
         self._keyword_cache = keyword_cache
-        self._keyword_cache_after = keyword_cache_after
-        self._keywords: KeywordMatrix | None = None
-        self._keywords_generation = -1
-        self._stale_generation, self._stale_queries = -1, 0
+        self._background = background
+        self._vectors: DerivedCache[VectorMatrix] | None = None
+        self._keywords: DerivedCache[KeywordMatrix] | None = None
         self._tokenizer = FTS5Terms(tokenizer)
         self._stop_words = STOP_WORDS if stop_words else frozenset()
 
@@ -122,6 +127,15 @@ class SQLiteStore(SQLiteWrites, SQLiteSearch, SQLiteDocuments, SQLiteChunks):
     def _fts_tokenizer(self, requested: str | None) -> str:
         recorded = self.get_setting("fts_tokenizer")
         return settle_tokenizer(recorded, requested, "index", "a new directory")
+
+    def _derived_cache_key(self) -> str:
+        """This index's identity in its derived files: a file from another index (a copied
+        directory, a restored database) never passes for this one's."""
+        key = self.get_setting("derived_cache_key")
+        if key is None:
+            key = secrets.token_hex(16)
+            self.set_setting("derived_cache_key", key)
+        return key
 
     def _check_schema_version(self) -> None:
         found = self.get_setting("schema_version")
