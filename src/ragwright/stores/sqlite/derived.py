@@ -55,7 +55,7 @@ def write_arrays(
     """Write ``arrays`` and ``meta`` to ``path`` atomically (owner-only, like the database)."""
     layout: dict[str, dict[str, object]] = {}
     contiguous = {name: np.ascontiguousarray(a) for name, a in arrays.items()}
-    offset = 0
+    offset = end = 0
     for name, array in contiguous.items():
         layout[name] = {
             "dtype": array.dtype.str,
@@ -63,7 +63,8 @@ def write_arrays(
             "offset": offset,
             "checksum": checksum(array),
         }
-        offset = _aligned(offset + array.nbytes)
+        end = offset + array.nbytes
+        offset = _aligned(end)
     header = json.dumps({"meta": dict(meta), "arrays": layout}).encode()
     start = _aligned(_PREFIX + len(header))
     temporary = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
@@ -74,7 +75,7 @@ def write_arrays(
             for name, array in contiguous.items():
                 out.seek(start + int(layout[name]["offset"]))  # type: ignore[call-overload]
                 out.write(array.reshape(-1).view(np.uint8).data)
-            out.truncate(start + offset)
+            out.truncate(start + end)  # no padding after the last array
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):
