@@ -233,34 +233,34 @@ def _postings(db: sqlite3.Connection, schema: str, table: str, rowids: RowIds) -
         f"USING fts5vocab({schema}, {table}, instance)"
     )
     terms: list[bytes] = []
-    term_ids, docs, counts = [], [], []
+    term_ids, slot_parts, counts = [], [], []
     for batch in _term_batches(db, vocabulary):
         first = len(terms)
         terms += [term.encode() for term, _ in batch]
         parsed = [np.fromstring(text, dtype=np.int64, sep=",") for _, text in batch]
         sizes = np.fromiter((p.size for p in parsed), dtype=np.int64, count=len(parsed))
-        instance_term = np.repeat(np.arange(first, len(terms), dtype=np.int64), sizes)
+        instance_term = np.repeat(np.arange(first, len(terms), dtype=np.int32), sizes)
         instance_doc = np.concatenate(parsed)
         # Instances come in (term, doc) order: a run of one (term, doc) is one posting.
         starts = np.flatnonzero(
             np.concatenate([[True], (np.diff(instance_doc) != 0) | (np.diff(instance_term) != 0)])
         )
         term_ids.append(instance_term[starts])
-        docs.append(instance_doc[starts])
+        slot_parts.append(np.searchsorted(rowids, instance_doc[starts]).astype(np.int32))
         counts.append(np.diff(np.append(starts, instance_doc.size)).astype(np.int32))
-    term_id = np.concatenate(term_ids) if term_ids else np.empty(0, dtype=np.int64)
-    doc = np.concatenate(docs) if docs else np.empty(0, dtype=np.int64)
+    term_id = np.concatenate(term_ids) if term_ids else np.empty(0, dtype=np.int32)
+    slots = np.concatenate(slot_parts) if slot_parts else np.empty(0, dtype=np.int32)
     tf = np.concatenate(counts) if counts else np.empty(0, dtype=np.int32)
-    if any(a > b for a, b in itertools.pairwise(terms)):  # not memcmp order
+    del term_ids, slot_parts, counts
+    if any(a > b for a, b in itertools.pairwise(terms)):  # not in memcmp order
         order = sorted(range(len(terms)), key=terms.__getitem__)
-        rank = np.empty(len(terms), dtype=np.int64)
-        rank[np.array(order, dtype=np.int64)] = np.arange(len(terms))
+        rank = np.empty(len(terms), dtype=np.int32)
+        rank[np.array(order, dtype=np.int64)] = np.arange(len(terms), dtype=np.int32)
         terms = [terms[i] for i in order]
         term_id = rank[term_id]
-        by_term = np.lexsort((doc, term_id))
-        term_id, doc, tf = term_id[by_term], doc[by_term], tf[by_term]
+        by_term = np.lexsort((slots, term_id))
+        term_id, slots, tf = term_id[by_term], slots[by_term], tf[by_term]
     indptr = np.searchsorted(term_id, np.arange(len(terms) + 1)).astype(np.int64)
-    slots = np.searchsorted(rowids, doc).astype(np.int32)
     return Postings(TermTable.of(terms), indptr, slots, tf)
 
 

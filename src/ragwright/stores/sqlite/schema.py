@@ -117,5 +117,51 @@ END;
 CREATE TRIGGER IF NOT EXISTS chunk_changes_update AFTER UPDATE ON chunks BEGIN
     INSERT INTO chunk_changes(chunk_rowid, added) VALUES (old.rowid, 0), (new.rowid, 1);
 END;
+INSERT OR REPLACE INTO meta(key, value) VALUES ('feature_chunk_changes', '1');
 COMMIT;
 """
+
+#: Feature "chunk_fields" (additive): each chunk's top-level scalar metadata values as
+#: (key, value, chunk row) rows with an index, kept by triggers in the writer's transaction,
+#: so an equality, ``in`` or range filter reads the matching rows instead of parsing every
+#: chunk's JSON (`filters`). Values keep their JSON type (true/false as 1/0, as json_extract
+#: gives them); lists, objects and nulls are not indexed (they never equal a literal), nor is
+#: NaN (SQLite stores it as NULL, and no filter can name it). Created
+#: on an existing index, it is filled from the chunks in the same transaction.
+FIELDS_DDL = """
+BEGIN;
+CREATE TABLE IF NOT EXISTS chunk_fields (
+    key         TEXT NOT NULL,
+    value       NOT NULL,  -- no type: no affinity, each value keeps its JSON type
+    chunk_rowid INTEGER NOT NULL,
+    PRIMARY KEY (key, value, chunk_rowid)
+) WITHOUT ROWID;
+INSERT OR IGNORE INTO chunk_fields(key, value, chunk_rowid)
+    SELECT j.key, j.value, c.rowid FROM chunks c, json_each(c.metadata) j
+    WHERE j.type IN ('text', 'integer', 'real', 'true', 'false') AND j.value IS NOT NULL;
+CREATE TRIGGER IF NOT EXISTS chunk_fields_add AFTER INSERT ON chunks BEGIN
+    INSERT OR IGNORE INTO chunk_fields(key, value, chunk_rowid)
+        SELECT j.key, j.value, new.rowid FROM json_each(new.metadata) j
+        WHERE j.type IN ('text', 'integer', 'real', 'true', 'false') AND j.value IS NOT NULL;
+END;
+CREATE TRIGGER IF NOT EXISTS chunk_fields_remove AFTER DELETE ON chunks BEGIN
+    DELETE FROM chunk_fields WHERE (key, value, chunk_rowid) IN (
+        SELECT j.key, j.value, old.rowid FROM json_each(old.metadata) j
+        WHERE j.type IN ('text', 'integer', 'real', 'true', 'false') AND j.value IS NOT NULL
+    );
+END;
+CREATE TRIGGER IF NOT EXISTS chunk_fields_update AFTER UPDATE OF metadata ON chunks BEGIN
+    DELETE FROM chunk_fields WHERE chunk_rowid = old.rowid AND (key, value) IN (
+        SELECT j.key, j.value FROM json_each(old.metadata) j
+    );
+    INSERT OR IGNORE INTO chunk_fields(key, value, chunk_rowid)
+        SELECT j.key, j.value, new.rowid FROM json_each(new.metadata) j
+        WHERE j.type IN ('text', 'integer', 'real', 'true', 'false') AND j.value IS NOT NULL;
+END;
+INSERT OR REPLACE INTO meta(key, value) VALUES ('feature_chunk_fields', '1');
+COMMIT;
+"""
+
+#: The additive features, each applied once in its own transaction: meta flag → DDL. An
+#: index that has the flag has the feature; one without gets it at its next open.
+FEATURES = {"feature_chunk_changes": CHANGES_DDL, "feature_chunk_fields": FIELDS_DDL}

@@ -20,7 +20,7 @@ from ragwright.stores.rows import hit_from_row
 from ragwright.stores.sqlite.cache_kinds import keyword_kind, vector_kind
 from ragwright.stores.sqlite.caches import DerivedCache
 from ragwright.stores.sqlite.documents import condition_for
-from ragwright.stores.sqlite.filters import compile_filter
+from ragwright.stores.sqlite.filters import compile_filter, matching_rowids_query
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
 from ragwright.stores.sqlite.rows import CHUNK_COLUMNS, ROWID
 from ragwright.stores.sqlite.settings import SQLiteSettings
@@ -95,9 +95,16 @@ class SQLiteSearch(SQLiteSettings):
         return [(r[0], float(r[1])) for r in rows]
 
     def _matching_rowids(self, where: Filter) -> npt.NDArray[np.int64]:
-        condition, params = compile_filter(where)
-        rows = self._db.query(f"SELECT c.rowid FROM chunks c WHERE {condition}", params)
-        return np.array([r[0] for r in rows], dtype=np.int64)
+        """The row ids the filter keeps, ascending; from the indexed metadata alone when the
+        filter needs nothing else (the chunks' pages are never read)."""
+        direct = matching_rowids_query(where)
+        if direct is None:
+            condition, params = compile_filter(where)
+            sql = f"SELECT c.rowid FROM chunks c WHERE {condition}"
+        else:
+            sql, params = direct
+        rows = self._db.query(sql, params)
+        return np.unique(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)))
 
     def _hits(self, scored: list[tuple[int, float]], scale: Scale, arm: Arm) -> list[Hit]:
         if not scored:

@@ -28,7 +28,7 @@ from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.documents import SQLiteDocuments
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
 from ragwright.stores.sqlite.schema import (
-    CHANGES_DDL,
+    FEATURES,
     META_DDL,
     SCHEMA_VERSION,
     ddl,
@@ -87,7 +87,7 @@ class SQLiteStore(SQLiteWrites, SQLiteSearch, SQLiteDocuments, SQLiteChunks):
             self._db.connection.executescript(META_DDL)
             tokenizer = self._fts_tokenizer(fts_tokenizer)
             self._db.connection.executescript(ddl(tokenizer))
-            self._db.connection.executescript(CHANGES_DDL)
+            self._add_features()
             self._check_schema_version()
             self.set_setting("fts_tokenizer", tokenizer)
             self._cache_key = self._derived_cache_key()
@@ -127,6 +127,13 @@ class SQLiteStore(SQLiteWrites, SQLiteSearch, SQLiteDocuments, SQLiteChunks):
     def _fts_tokenizer(self, requested: str | None) -> str:
         recorded = self.get_setting("fts_tokenizer")
         return settle_tokenizer(recorded, requested, "index", "a new directory")
+
+    def _add_features(self) -> None:
+        """The additive schema features this index lacks, each in one transaction (an index
+        that has them all is not written to: opening never waits for a writer)."""
+        for flag, script in FEATURES.items():
+            if self.get_setting(flag) is None:
+                self._db.connection.executescript(script)
 
     def _derived_cache_key(self) -> str:
         """This index's identity in its derived files: a file from another index (a copied
