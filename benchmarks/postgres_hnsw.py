@@ -47,7 +47,8 @@ import numpy as np
 import numpy.typing as npt
 import psycopg
 
-from postgres_scale import Words, corpus, on_server, p50, recall, timed
+from _synthetic import Words, corpus
+from postgres_scale import on_server, p50, recall, timed
 from ragwright.models import EmbeddingSpace
 from ragwright.ports import DocumentWrite
 from ragwright.stores.postgres import PostgresBackend

@@ -28,7 +28,7 @@ class TestSQLiteStore(StoreContract):
 
     @pytest.fixture
     def open_store(self, tmp_path: Path) -> Callable[[], Any]:
-        return functools.partial(SQLiteStore, tmp_path / "index", keyword_cache_after=1)
+        return functools.partial(SQLiteStore, tmp_path / "index", background=False)
 
 
 class TestSQLiteStoreScoringInFTS5(StoreContract):
@@ -48,7 +48,7 @@ WORDS = (
 
 def test_cached_bm25_equals_fts5_bm25(tmp_path: Path) -> None:
     rng = random.Random(7)
-    store = SQLiteStore(tmp_path, keyword_cache_after=1)
+    store = SQLiteStore(tmp_path, background=False)
     store.bind_space(SPACE)
     for i in range(300):
         texts = [" ".join(rng.choices(WORDS, k=rng.randint(1, 40))) for _ in range(2)]

@@ -3,6 +3,12 @@
 Values and metadata paths are always bound parameters; nothing from a filter is ever spliced
 into the SQL text. Every compiled condition evaluates to 0 or 1, never NULL, so ``not`` means
 exactly the complement.
+
+Equality, ``in`` and ordering on a metadata key read the indexed ``chunk_fields`` table (the
+chunk's scalar values, see `schema.FIELDS_DDL`), so a selective filter costs time in
+proportion to the rows it matches; ``exists`` (true for lists, objects and nulls too) reads the
+JSON. `matching_rowids_query` goes further for a filter made only of such tests: it never
+touches the chunks table at all.
 """
 
 from __future__ import annotations
@@ -29,24 +35,25 @@ Params = list[object]
 _ORDERING = {"<", "<=", ">", ">="}
 
 
-def compile_filter(node: Filter) -> tuple[str, Params]:
-    """SQL condition text and its parameters, in order."""
+def compile_filter(node: Filter, *, indexed: bool = True) -> tuple[str, Params]:
+    """SQL condition text and its parameters, in order. ``indexed=False`` reads every test
+    from the chunks' JSON (the reference the indexed form is tested against)."""
     params: Params = []
-    return _compile(check_limits(node), params), params
+    return _compile(check_limits(node), params, indexed), params
 
 
-def _compile(node: Filter, params: Params) -> str:
+def _compile(node: Filter, params: Params, indexed: bool) -> str:
     match node:
         case And(operands):
-            return "(" + " AND ".join(_compile(o, params) for o in operands) + ")"
+            return "(" + " AND ".join(_compile(o, params, indexed) for o in operands) + ")"
         case Or(operands):
-            return "(" + " OR ".join(_compile(o, params) for o in operands) + ")"
+            return "(" + " OR ".join(_compile(o, params, indexed) for o in operands) + ")"
         case Not(operand):
-            return f"(NOT {_compile(operand, params)})"
+            return f"(NOT {_compile(operand, params, indexed)})"
         case Comparison(field, op, value):
-            return _comparison(field, op, value, params)
+            return _comparison(field, op, value, params, indexed)
         case In(field, values, negated):
-            return _membership(field, values, negated, params)
+            return _membership(field, values, negated, params, indexed)
         case Exists(field):
             return _exists(field, params)
     raise UnsupportedFilter(f"unknown filter node {node!r}")
@@ -92,9 +99,9 @@ def _type_guard(field: str, value: Scalar, params: Params) -> str:
     return f"json_type(c.metadata, ?) IN {types}"
 
 
-def _comparison(field: str, op: str, value: Scalar, params: Params) -> str:
+def _comparison(field: str, op: str, value: Scalar, params: Params, indexed: bool) -> str:
     if op == "!=":
-        return f"(NOT {_comparison(field, '=', value, params)})"
+        return f"(NOT {_comparison(field, '=', value, params, indexed)})"
     if op != "=" and op not in _ORDERING:
         rendered = render_filter(Comparison(field, op, value))  # type: ignore[arg-type]
         raise UnsupportedFilter(f"operator {op!r} in {rendered}")
@@ -103,25 +110,85 @@ def _comparison(field: str, op: str, value: Scalar, params: Params) -> str:
             raise UnsupportedFilter(f"{field} is text; compare it with a string")
         params.append(_bind(value))
         return _document_condition(field, f"{op} ?")
+    if indexed:
+        return f"(c.rowid IN ({_field_rows(field, op, value, params)}))"
     guard = _scalar_guard(field, params) if op == "=" else _type_guard(field, value, params)
     params.append(_json_path(field))
     params.append(_bind(value))
     return f"coalesce(({guard}) AND json_extract(c.metadata, ?) {op} ?, 0)"
 
 
-def _membership(field: str, values: tuple[Scalar, ...], negated: bool, params: Params) -> str:
+def _field_rows(field: str, op: str, value: Scalar, params: Params) -> str:
+    """The rows whose scalar value of ``field`` compares ``op`` to ``value``. Ordering
+    compares numbers with numbers and text with text: SQLite orders every number before
+    every text, so a bound on the other side ('' for text, any number below) keeps the index
+    range within one type."""
+    _json_path(field)  # the same keys are refused as the JSON path would refuse
+    if op != "=" and isinstance(value, bool):
+        raise UnsupportedFilter(f"ordering on a boolean is not supported ({field})")
+    params += [field, _bind(value)]
+    select = "SELECT chunk_rowid FROM chunk_fields WHERE key = ? AND value"
+    if op == "=":
+        return f"{select} = ?"
+    if isinstance(value, str):
+        return f"{select} {op} ? AND typeof(value) = 'text'"
+    return f"{select} {op} ? AND typeof(value) IN ('integer', 'real')"
+
+
+def _membership(
+    field: str, values: tuple[Scalar, ...], negated: bool, params: Params, indexed: bool
+) -> str:
     if not values:
         return "1" if negated else "0"
     marks = ", ".join("?" for _ in values)
     if field in DOCUMENT_FIELDS:
         params.extend(_bind(v) for v in values)
         inside = _document_condition(field, f"IN ({marks})")
+    elif indexed:
+        inside = f"(c.rowid IN ({_field_members(field, values, params)}))"
     else:
         guard = _scalar_guard(field, params)
         params.append(_json_path(field))
         params.extend(_bind(v) for v in values)
         inside = f"coalesce(({guard}) AND json_extract(c.metadata, ?) IN ({marks}), 0)"
     return f"(NOT {inside})" if negated else inside
+
+
+def _field_members(field: str, values: tuple[Scalar, ...], params: Params) -> str:
+    _json_path(field)
+    params.append(field)
+    params.extend(_bind(v) for v in values)
+    marks = ", ".join("?" for _ in values)
+    return f"SELECT chunk_rowid FROM chunk_fields WHERE key = ? AND value IN ({marks})"
+
+
+def matching_rowids_query(node: Filter) -> tuple[str, Params] | None:
+    """A query of the row ids matching ``node`` from ``chunk_fields`` alone, when ``node``
+    is a metadata equality, ``in`` or ordering test, or one ``and``/``or`` of them (None when
+    it needs the chunks table; deeper trees take the general path, whose SQL nests less)."""
+    params: Params = []
+    query = _rows_only(check_limits(node), params, nested=False)
+    return None if query is None else (query, params)
+
+
+def _rows_only(node: Filter, params: Params, nested: bool) -> str | None:
+    match node:
+        case And(operands) | Or(operands) if operands and not nested:
+            parts = []
+            for operand in operands:
+                part = _rows_only(operand, params, nested=True)
+                if part is None:
+                    return None
+                parts.append(f"SELECT * FROM ({part})")
+            joiner = " INTERSECT " if isinstance(node, And) else " UNION "
+            return joiner.join(parts)
+        case Comparison(field, op, value) if field not in DOCUMENT_FIELDS and op != "!=":
+            if op != "=" and op not in _ORDERING:
+                return None
+            return _field_rows(field, op, value, params)
+        case In(field, values, negated) if field not in DOCUMENT_FIELDS and values and not negated:
+            return _field_members(field, values, params)
+    return None
 
 
 def _exists(field: str, params: Params) -> str:

@@ -143,6 +143,7 @@ CREATE TRIGGER IF NOT EXISTS graph_version_remove AFTER DELETE ON graph_extracti
     INSERT INTO meta(key, value) VALUES ('graph_version', '1')
         ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1;
 END;
+INSERT OR REPLACE INTO meta(key, value) VALUES ('feature_graph', '1');
 COMMIT;
 """
 

@@ -1,11 +1,15 @@
-"""FTS5's BM25, scored in numpy from a snapshot of the FTS5 index: a derived, rebuildable cache.
+"""FTS5's BM25, scored in numpy from compact postings: a derived, rebuildable cache.
 
 SQLite's ``bm25()`` must score every row that matches any query term; a natural-language query
-matches about half of a corpus, so a query costs milliseconds. This cache reads the FTS5 index
-once (term → documents with term frequency, and document lengths), precomputes each posting's
-BM25 contribution with FTS5's own formula and constants, and answers a query with a few numpy
-additions. FTS5 stays the source of truth: the terms come from FTS5's tokenizer, and the scores
-equal ``-bm25(chunks_fts)`` (a test holds the two to each other).
+matches about half of a corpus, so a query costs milliseconds. This cache holds the FTS5 index
+as postings: for each term, the slots (`row_slots`) of the rows it occurs in and how often
+(CSR arrays, no Python object per posting), each row's length in tokens, and answers a query
+with a few numpy operations. FTS5 stays the source of truth: the terms come from FTS5's
+tokenizer, and the scores equal ``-bm25(chunks_fts)`` (a test holds the two to each other).
+
+Term frequencies are kept rather than BM25 weights, because every write changes the row count,
+the document frequencies and the average length each weight depends on: so rows added later
+are one more segment of postings, removed rows are masked, and nothing already built changes.
 
 FTS5's formula (fts5_aux.c): for each query term with ``n`` matching rows out of ``N``,
 ``idf = log((N - n + 0.5) / (n + 0.5))`` (floored at 1e-6), and a row with ``tf`` occurrences
@@ -15,99 +19,257 @@ and ``dl`` tokens scores ``idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / av
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import sqlite3
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from ragwright.stores.sqlite.row_slots import RowIds, RowSlots, Slots
+
 K1 = 1.2
 B = 0.75
 _MIN_IDF = 1e-6
+#: Terms read per batch while building (bounds the memory of one batch's doc id text).
+_TERMS_PER_BATCH = 2000
 
 Floats = npt.NDArray[np.float64]
-RowIds = npt.NDArray[np.int64]
+Ints = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class TermTable:
+    """Sorted terms as one UTF-8 blob and offsets (memory-mappable; looked up by bisection,
+    so opening a cache builds no dictionary of a million strings)."""
+
+    blob: npt.NDArray[np.uint8]
+    offsets: Ints  # term i is blob[offsets[i]:offsets[i + 1]]
+
+    @classmethod
+    def of(cls, terms: Sequence[bytes]) -> TermTable:
+        lengths = np.fromiter((len(t) for t in terms), dtype=np.int64, count=len(terms))
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        return cls(np.frombuffer(b"".join(terms), dtype=np.uint8), offsets)
+
+    def __len__(self) -> int:
+        return int(self.offsets.shape[0]) - 1
+
+    def __getitem__(self, index: int) -> bytes:
+        return self.blob[self.offsets[index] : self.offsets[index + 1]].tobytes()
+
+    def index(self, term: bytes) -> int | None:
+        found = bisect.bisect_left(self, term)
+        return found if found < len(self) and self[found] == term else None
+
+    def all(self) -> list[bytes]:
+        return [self[i] for i in range(len(self))]
+
+
+@dataclass(frozen=True)
+class Postings:
+    """One segment: the rows of term i are ``slots[indptr[i]:indptr[i + 1]]``."""
+
+    terms: TermTable
+    indptr: Ints
+    slots: npt.NDArray[np.int32]
+    tf: npt.NDArray[np.int32]
+
+    def of(self, term: bytes) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]] | None:
+        index = self.terms.index(term)
+        if index is None:
+            return None
+        start, end = int(self.indptr[index]), int(self.indptr[index + 1])
+        return self.slots[start:end], self.tf[start:end]
+
+    @property
+    def size(self) -> int:
+        return int(self.slots.shape[0])
 
 
 @dataclass(frozen=True)
 class KeywordMatrix:
-    rowids: RowIds  # ascending; position i of a score vector is row id rowids[i]
-    terms: dict[str, int]
-    indptr: npt.NDArray[np.int64]  # postings of term t: indptr[t] .. indptr[t + 1]
-    positions: npt.NDArray[np.int32]
-    weights: Floats
+    rows: RowSlots
+    lengths: npt.NDArray[np.int32]  # slot → tokens
+    segments: tuple[Postings, ...]
+    total_length: int  # tokens of the live rows
 
     @classmethod
-    def load(cls, db: sqlite3.Connection) -> KeywordMatrix:
-        """Read the FTS5 index of ``chunks_fts`` (call inside one read transaction)."""
-        db.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_instances "
-            "USING fts5vocab(main, chunks_fts, instance)"
-        )
-        sizes = db.execute("SELECT id, sz FROM chunks_fts_docsize ORDER BY id").fetchall()
-        rowids = np.fromiter((r[0] for r in sizes), dtype=np.int64, count=len(sizes))
-        lengths = np.fromiter((_varint(r[1]) for r in sizes), dtype=np.float64, count=len(sizes))
-        postings = db.execute(
-            "SELECT term, doc, count(*) FROM temp.chunks_instances GROUP BY term, doc"
-        ).fetchall()
-        return cls._build(rowids, lengths, postings)
-
-    @classmethod
-    def _build(
-        cls, rowids: RowIds, lengths: npt.NDArray[np.float64], postings: list[tuple[str, int, int]]
+    def load(
+        cls, db: sqlite3.Connection, schema: str = "main", table: str = "chunks_fts"
     ) -> KeywordMatrix:
-        count = len(rowids)
-        docs = np.fromiter((p[1] for p in postings), dtype=np.int64, count=len(postings))
-        tf = np.fromiter((p[2] for p in postings), dtype=np.float64, count=len(postings))
-        positions = np.searchsorted(rowids, docs).astype(np.int32)
-        terms: dict[str, int] = {}
-        starts: list[int] = []
-        for i, (term, _, _) in enumerate(postings):  # postings come grouped by term
-            if term not in terms:
-                terms[term] = len(starts)
-                starts.append(i)
-        indptr = np.array([*starts, len(postings)], dtype=np.int64)
-        document_frequency = np.diff(indptr).astype(np.float64)
-        idf = np.log((count - document_frequency + 0.5) / (document_frequency + 0.5))
-        idf = np.maximum(idf, _MIN_IDF)
-        average = float(lengths.sum()) / count if count else 1.0
-        norm = K1 * (1 - B + B * lengths[positions] / max(average, 1e-9))
-        per_posting_idf = np.repeat(idf, np.diff(indptr))
-        weights = per_posting_idf * tf * (K1 + 1) / (tf + norm)
-        return cls(rowids, terms, indptr, positions, weights)
+        """Read the FTS5 index ``schema.table`` (call inside one read transaction)."""
+        rowids, lengths = _row_lengths(db, schema, table)
+        segment = _postings(db, schema, table, rowids)
+        return cls(RowSlots.of(rowids), lengths, (segment,), int(lengths.sum()))
+
+    def extended(self, removed: RowIds, added: KeywordMatrix) -> KeywordMatrix:
+        """This cache with ``removed`` rows masked and the rows of ``added`` (a cache of just
+        the new rows) appended as one more segment."""
+        first = len(self.rows)
+        gone = self.rows.slots_of(removed)
+        rows = self.rows.changed(removed, added.rows.rowids)
+        shifted = tuple(
+            Postings(s.terms, s.indptr, s.slots + np.int32(first), s.tf) for s in added.segments
+        )
+        total = self.total_length - int(self.lengths[gone].sum()) + added.total_length
+        lengths = np.concatenate([self.lengths, added.lengths])
+        return KeywordMatrix(rows, lengths, self.segments + shifted, total)
+
+    @property
+    def postings(self) -> int:
+        return sum(s.size for s in self.segments)
 
     def top_k(
-        self, terms: dict[str, int], k: int, allowed: npt.NDArray[np.intp] | None = None
+        self, terms: dict[str, int], k: int, allowed: Slots | None = None
     ) -> list[tuple[int, float]]:
         """(row id, BM25 score) of the k best rows matching any term, best first. ``terms``
-        maps each query term to its count in the query."""
-        scores = np.zeros(len(self.rowids), dtype=np.float64)
-        matched = np.zeros(len(self.rowids), dtype=bool)
-        for term, count in terms.items():
-            index = self.terms.get(term)
-            if index is None:
-                continue
-            start, end = self.indptr[index], self.indptr[index + 1]
-            scores[self.positions[start:end]] += count * self.weights[start:end]
-            matched[self.positions[start:end]] = True
-        if allowed is not None:
-            keep = np.zeros(len(self.rowids), dtype=bool)
-            keep[allowed] = True
-            matched &= keep
-        candidates = np.flatnonzero(matched)
-        if candidates.size == 0 or k <= 0:
+        maps each query term to its count in the query; ``allowed`` limits the rows."""
+        size = len(self.rows)
+        count = self.rows.live_count
+        if count == 0 or k <= 0:
             return []
-        best = best_positions(scores[candidates], self.rowids[candidates], k)
-        return [(int(self.rowids[candidates[i]]), float(scores[candidates[i]])) for i in best]
+        live = self.rows.live
+        if allowed is not None:
+            live = np.zeros(size, dtype=bool)
+            live[allowed] = True
+        scores = np.zeros(size, dtype=np.float64)
+        matched = np.zeros(size, dtype=bool)
+        average = max(self.total_length / count, 1e-9)
+        for term, repeat in terms.items():
+            slots, tf = self._term(term.encode())
+            if slots.size == 0:
+                continue
+            alive = self.rows.live[slots]
+            slots, tf = slots[alive], tf[alive]
+            frequency = np.float64(slots.size)  # matching live rows: FTS5's n
+            if frequency == 0:
+                continue
+            idf = np.maximum(np.log((count - frequency + 0.5) / (frequency + 0.5)), _MIN_IDF)
+            weight = tf.astype(np.float64)
+            norm = K1 * (1 - B + B * self.lengths[slots] / average)
+            scores[slots] += repeat * (idf * weight * (K1 + 1) / (weight + norm))
+            matched[slots] = True
+        candidates = np.flatnonzero(matched & live)
+        if candidates.size == 0:
+            return []
+        rowids = self.rows.rowids[candidates]
+        best = best_positions(scores[candidates], rowids, k)
+        return [(int(rowids[i]), float(scores[candidates[i]])) for i in best]
 
-    def positions_of(self, rowids: RowIds) -> npt.NDArray[np.intp]:
-        if len(self.rowids) == 0 or rowids.size == 0:
-            return np.empty(0, dtype=np.intp)
-        found = np.searchsorted(self.rowids, rowids)
-        found = found[found < len(self.rowids)]
-        return found[np.isin(self.rowids[found], rowids)]
+    def _term(self, term: bytes) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+        found = [p for p in (s.of(term) for s in self.segments) if p is not None]
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            return np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int32)
+        return np.concatenate([f[0] for f in found]), np.concatenate([f[1] for f in found])
+
+    def compacted(self) -> KeywordMatrix:
+        """One segment over the live rows only (slots renumbered in row id order)."""
+        keep = self.rows.sorted_slots
+        renumber = np.full(len(self.rows), -1, dtype=np.int64)
+        renumber[keep] = np.arange(keep.size)
+        terms = sorted({t for s in self.segments for t in s.terms.all()})
+        table = TermTable.of(terms)
+        term_ids, slots, tfs = [], [], []
+        for segment in self.segments:
+            mapping = np.array([table.index(t) for t in segment.terms.all()], dtype=np.int64)
+            term_ids.append(np.repeat(mapping, np.diff(segment.indptr)))
+            slots.append(renumber[segment.slots])
+            tfs.append(segment.tf)
+        term_id, slot, tf = np.concatenate(term_ids), np.concatenate(slots), np.concatenate(tfs)
+        kept = slot >= 0
+        term_id, slot, tf = term_id[kept], slot[kept], tf[kept]
+        order = np.lexsort((slot, term_id))
+        indptr = np.searchsorted(term_id[order], np.arange(len(table) + 1)).astype(np.int64)
+        segment = Postings(table, indptr, slot[order].astype(np.int32), tf[order])
+        rowids = self.rows.rowids[keep]
+        return KeywordMatrix(RowSlots.of(rowids), self.lengths[keep], (segment,), self.total_length)
+
+    def arrays(self) -> dict[str, npt.NDArray[Any]]:
+        """The arrays of a one-segment cache, for `derived.write_arrays`."""
+        (segment,) = self.segments
+        return {
+            "rowids": self.rows.rowids,
+            "live": self.rows.live,
+            "lengths": self.lengths,
+            "term_blob": segment.terms.blob,
+            "term_offsets": segment.terms.offsets,
+            "indptr": segment.indptr,
+            "slots": segment.slots,
+            "tf": segment.tf,
+        }
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, npt.NDArray[Any]]) -> KeywordMatrix:
+        rows = RowSlots.of(np.asarray(arrays["rowids"]), np.asarray(arrays["live"]))
+        terms = TermTable(arrays["term_blob"], arrays["term_offsets"])
+        segment = Postings(terms, arrays["indptr"], arrays["slots"], arrays["tf"])
+        lengths = arrays["lengths"]
+        total = int(lengths[rows.sorted_slots].sum())
+        return cls(rows, lengths, (segment,), total)
+
+
+def _row_lengths(
+    db: sqlite3.Connection, schema: str, table: str
+) -> tuple[RowIds, npt.NDArray[np.int32]]:
+    sizes = db.execute(f"SELECT id, sz FROM {schema}.{table}_docsize ORDER BY id").fetchall()
+    rowids = np.fromiter((r[0] for r in sizes), dtype=np.int64, count=len(sizes))
+    lengths = np.fromiter((_varint(r[1]) for r in sizes), dtype=np.int32, count=len(sizes))
+    return rowids, lengths
+
+
+def _postings(db: sqlite3.Connection, schema: str, table: str, rowids: RowIds) -> Postings:
+    """The postings of an FTS5 index, read term by term as doc id lists that SQLite joins
+    into text (one Python string per term, parsed by numpy: no object per posting)."""
+    vocabulary = f"{table}_instances"
+    db.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocabulary} "
+        f"USING fts5vocab({schema}, {table}, instance)"
+    )
+    terms: list[bytes] = []
+    term_ids, slot_parts, counts = [], [], []
+    for batch in _term_batches(db, vocabulary):
+        first = len(terms)
+        terms += [term.encode() for term, _ in batch]
+        parsed = [np.fromstring(text, dtype=np.int64, sep=",") for _, text in batch]
+        sizes = np.fromiter((p.size for p in parsed), dtype=np.int64, count=len(parsed))
+        instance_term = np.repeat(np.arange(first, len(terms), dtype=np.int32), sizes)
+        instance_doc = np.concatenate(parsed)
+        # Instances come in (term, doc) order: a run of one (term, doc) is one posting.
+        starts = np.flatnonzero(
+            np.concatenate([[True], (np.diff(instance_doc) != 0) | (np.diff(instance_term) != 0)])
+        )
+        term_ids.append(instance_term[starts])
+        slot_parts.append(np.searchsorted(rowids, instance_doc[starts]).astype(np.int32))
+        counts.append(np.diff(np.append(starts, instance_doc.size)).astype(np.int32))
+    term_id = np.concatenate(term_ids) if term_ids else np.empty(0, dtype=np.int32)
+    slots = np.concatenate(slot_parts) if slot_parts else np.empty(0, dtype=np.int32)
+    tf = np.concatenate(counts) if counts else np.empty(0, dtype=np.int32)
+    del term_ids, slot_parts, counts
+    if any(a > b for a, b in itertools.pairwise(terms)):  # not in memcmp order
+        order = sorted(range(len(terms)), key=terms.__getitem__)
+        rank = np.empty(len(terms), dtype=np.int32)
+        rank[np.array(order, dtype=np.int64)] = np.arange(len(terms), dtype=np.int32)
+        terms = [terms[i] for i in order]
+        term_id = rank[term_id]
+        by_term = np.lexsort((slots, term_id))
+        term_id, slots, tf = term_id[by_term], slots[by_term], tf[by_term]
+    indptr = np.searchsorted(term_id, np.arange(len(terms) + 1)).astype(np.int64)
+    return Postings(TermTable.of(terms), indptr, slots, tf)
+
+
+def _term_batches(db: sqlite3.Connection, vocabulary: str) -> Iterator[list[tuple[str, str]]]:
+    cursor = db.execute(
+        f"SELECT term, group_concat(doc) FROM temp.{vocabulary} GROUP BY term ORDER BY term"
+    )
+    while batch := cursor.fetchmany(_TERMS_PER_BATCH):
+        yield batch
 
 
 def best_positions(

@@ -11,6 +11,9 @@
 - ``chunks_fts``: an FTS5 index over that text, external content read from the view and kept
   in step by triggers, so a document's replace or delete is one transaction across all
   tables, and SQLite's own ``integrity-check`` and ``rebuild`` see the text that was indexed.
+- ``chunk_changes``: every chunk row added or removed, in order (additive feature block
+  `CHANGES_DDL`): the derived caches beside the database file (`derived`) read it to catch up
+  with the writes since they were built instead of rebuilding.
 
 Creating the schema and each upgrade is one transaction (`create`, `upgrade`): a process killed
 halfway leaves no schema or the whole one, never tables without their index.
@@ -21,6 +24,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+
+from ragwright.stores.sqlite.graph_schema import GRAPH_DDL
 
 SCHEMA_VERSION = 2
 
@@ -114,6 +119,10 @@ _UPGRADE_FROM_1 = (
     "INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')",
 )
 
+#: The text FTS5 indexes for a chunk row (as the triggers above write it): what a cache that
+#: tokenizes rows itself (`cache_kinds`) must index too.
+FTS_TEXT = "coalesce(json_extract(metadata, '$.table_header') || char(10), '') || text"
+
 
 def _checked(tokenizer: str) -> str:
     if tokenizer not in FTS_TOKENIZERS:
@@ -167,3 +176,76 @@ def _transaction(db: sqlite3.Connection) -> Iterator[None]:
             with suppress(sqlite3.Error):
                 db.execute("ROLLBACK")
         raise
+#: Feature "chunk_changes" (additive; touches no existing table): a log of chunk rows added and
+#: removed, written by triggers in the writer's transaction. A derived cache records the last
+#: ``seq`` it has seen and replays what follows: a row id SQLite reuses after deleting the
+#: highest row shows up as a removal then an addition, which comparing row ids could not tell.
+#: AUTOINCREMENT: a sequence number is never reused.
+CHANGES_DDL = """
+BEGIN;
+CREATE TABLE IF NOT EXISTS chunk_changes (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    chunk_rowid INTEGER NOT NULL,
+    added       INTEGER NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS chunk_changes_add AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunk_changes(chunk_rowid, added) VALUES (new.rowid, 1);
+END;
+CREATE TRIGGER IF NOT EXISTS chunk_changes_remove AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunk_changes(chunk_rowid, added) VALUES (old.rowid, 0);
+END;
+CREATE TRIGGER IF NOT EXISTS chunk_changes_update AFTER UPDATE ON chunks BEGIN
+    INSERT INTO chunk_changes(chunk_rowid, added) VALUES (old.rowid, 0), (new.rowid, 1);
+END;
+INSERT OR REPLACE INTO meta(key, value) VALUES ('feature_chunk_changes', '1');
+COMMIT;
+"""
+
+#: Feature "chunk_fields" (additive): each chunk's top-level scalar metadata values as
+#: (key, value, chunk row) rows with an index, kept by triggers in the writer's transaction,
+#: so an equality, ``in`` or range filter reads the matching rows instead of parsing every
+#: chunk's JSON (`filters`). Values keep their JSON type (true/false as 1/0, as json_extract
+#: gives them); lists, objects and nulls are not indexed (they never equal a literal), nor is
+#: NaN (SQLite stores it as NULL, and no filter can name it). Created
+#: on an existing index, it is filled from the chunks in the same transaction.
+FIELDS_DDL = """
+BEGIN;
+CREATE TABLE IF NOT EXISTS chunk_fields (
+    key         TEXT NOT NULL,
+    value       NOT NULL,  -- no type: no affinity, each value keeps its JSON type
+    chunk_rowid INTEGER NOT NULL,
+    PRIMARY KEY (key, value, chunk_rowid)
+) WITHOUT ROWID;
+INSERT OR IGNORE INTO chunk_fields(key, value, chunk_rowid)
+    SELECT j.key, j.value, c.rowid FROM chunks c, json_each(c.metadata) j
+    WHERE j.type IN ('text', 'integer', 'real', 'true', 'false') AND j.value IS NOT NULL;
+CREATE TRIGGER IF NOT EXISTS chunk_fields_add AFTER INSERT ON chunks BEGIN
+    INSERT OR IGNORE INTO chunk_fields(key, value, chunk_rowid)
+        SELECT j.key, j.value, new.rowid FROM json_each(new.metadata) j
+        WHERE j.type IN ('text', 'integer', 'real', 'true', 'false') AND j.value IS NOT NULL;
+END;
+CREATE TRIGGER IF NOT EXISTS chunk_fields_remove AFTER DELETE ON chunks BEGIN
+    DELETE FROM chunk_fields WHERE (key, value, chunk_rowid) IN (
+        SELECT j.key, j.value, old.rowid FROM json_each(old.metadata) j
+        WHERE j.type IN ('text', 'integer', 'real', 'true', 'false') AND j.value IS NOT NULL
+    );
+END;
+CREATE TRIGGER IF NOT EXISTS chunk_fields_update AFTER UPDATE OF metadata ON chunks BEGIN
+    DELETE FROM chunk_fields WHERE chunk_rowid = old.rowid AND (key, value) IN (
+        SELECT j.key, j.value FROM json_each(old.metadata) j
+    );
+    INSERT OR IGNORE INTO chunk_fields(key, value, chunk_rowid)
+        SELECT j.key, j.value, new.rowid FROM json_each(new.metadata) j
+        WHERE j.type IN ('text', 'integer', 'real', 'true', 'false') AND j.value IS NOT NULL;
+END;
+INSERT OR REPLACE INTO meta(key, value) VALUES ('feature_chunk_fields', '1');
+COMMIT;
+"""
+
+#: The additive features, each applied once in its own transaction: meta flag → DDL. An
+#: index that has the flag has the feature; one without gets it at its next open.
+FEATURES = {
+    "feature_chunk_changes": CHANGES_DDL,
+    "feature_chunk_fields": FIELDS_DDL,
+    "feature_graph": GRAPH_DDL,  # the entity graph (graph_schema)
+}

@@ -1,11 +1,15 @@
-"""Search: exact cosine top-k in numpy over a cached vector matrix, and BM25 from FTS5 (or
-its in-memory cache, `KeywordMatrix`), both with filters applied inside SQLite first."""
+"""Search: exact cosine top-k in numpy over the derived vector matrix, and BM25 from the
+derived postings (`KeywordMatrix`, FTS5 itself while those are built), both with filters
+applied inside SQLite first."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
+from ragwright.errors import StoreError
 from ragwright.filters import Filter
 from ragwright.models import Arm, EmbeddingSpace, Hit, Scale
 from ragwright.ports import Vectors
@@ -13,8 +17,10 @@ from ragwright.stores.checks import query_vector
 from ragwright.stores.fts_query import match_expression, query_terms
 from ragwright.stores.fts_terms import FTS5Terms
 from ragwright.stores.rows import hit_from_row
+from ragwright.stores.sqlite.cache_kinds import keyword_kind, vector_kind
+from ragwright.stores.sqlite.caches import DerivedCache
 from ragwright.stores.sqlite.documents import condition_for
-from ragwright.stores.sqlite.filters import compile_filter
+from ragwright.stores.sqlite.filters import compile_filter, matching_rowids_query
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
 from ragwright.stores.sqlite.rows import CHUNK_COLUMNS, ROWID
 from ragwright.stores.sqlite.settings import SQLiteSettings
@@ -22,17 +28,15 @@ from ragwright.stores.sqlite.vector_matrix import VectorMatrix
 
 
 class SQLiteSearch(SQLiteSettings):
-    """Both retrieval arms. The caches are rebuilt when the write generation shows that any
+    """Both retrieval arms. The caches catch up when the write generation shows that any
     process wrote; ranking, filtering and reading rows happen in one read snapshot."""
 
-    _matrix: VectorMatrix | None
-    _matrix_generation: int
+    path: Path
     _keyword_cache: bool
-    _keyword_cache_after: int
-    _keywords: KeywordMatrix | None
-    _keywords_generation: int
-    _stale_generation: int
-    _stale_queries: int
+    _background: bool
+    _cache_key: str
+    _vectors: DerivedCache[VectorMatrix] | None
+    _keywords: DerivedCache[KeywordMatrix] | None
     _tokenizer: FTS5Terms
     _stop_words: frozenset[str]
 
@@ -48,10 +52,10 @@ class SQLiteSearch(SQLiteSettings):
         # can never pair a ranked row id with another chunk or a stale filter result.
         with self._db.lock, self._db.read_snapshot() as generation:
             matrix = self._current_matrix(space, generation)
-            positions = None
+            slots = None
             if where is not None:
-                positions = matrix.positions_of(self._matching_rowids(where))
-            scored = matrix.top_k(vector, top_k, positions)
+                slots = matrix.rows.slots_of(self._matching_rowids(where))
+            scored = matrix.top_k(vector, top_k, slots)
             return self._hits(scored, Scale.SIMILARITY, Arm.VECTOR)
 
     def keyword_search(self, query: str, top_k: int, where: Filter | None = None) -> list[Hit]:
@@ -66,10 +70,16 @@ class SQLiteSearch(SQLiteSettings):
             else:
                 allowed = None
                 if where is not None:
-                    allowed = keywords.positions_of(self._matching_rowids(where))
+                    allowed = keywords.rows.slots_of(self._matching_rowids(where))
                 terms = self._tokenizer.terms(" ".join(words))
                 scored = keywords.top_k(terms, top_k, allowed)
             return self._hits(scored, Scale.BM25, Arm.BM25)
+
+    def wait_for_caches(self) -> None:
+        """Wait until the caches being built in the background are ready (tests, benchmarks)."""
+        for cache in (self._keywords, self._vectors):
+            if cache is not None:
+                cache.wait()
 
     def _fts5_search(
         self, words: list[str], top_k: int, where: Filter | None
@@ -85,9 +95,16 @@ class SQLiteSearch(SQLiteSettings):
         return [(r[0], float(r[1])) for r in rows]
 
     def _matching_rowids(self, where: Filter) -> npt.NDArray[np.int64]:
-        condition, params = compile_filter(where)
-        rows = self._db.query(f"SELECT c.rowid FROM chunks c WHERE {condition}", params)
-        return np.array([r[0] for r in rows], dtype=np.int64)
+        """The row ids the filter keeps, ascending; from the indexed metadata alone when the
+        filter needs nothing else (the chunks' pages are never read)."""
+        direct = matching_rowids_query(where)
+        if direct is None:
+            condition, params = compile_filter(where)
+            sql = f"SELECT c.rowid FROM chunks c WHERE {condition}"
+        else:
+            sql, params = direct
+        rows = self._db.query(sql, params)
+        return np.unique(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)))
 
     def _hits(self, scored: list[tuple[int, float]], scale: Scale, arm: Arm) -> list[Hit]:
         if not scored:
@@ -107,31 +124,24 @@ class SQLiteSearch(SQLiteSettings):
         return hits
 
     def _current_matrix(self, space: EmbeddingSpace, generation: int) -> VectorMatrix:
-        """The cached vector matrix; reloaded when any process has written since. Call inside
-        a read snapshot tagged with ``generation``."""
-        if self._matrix is None or generation != self._matrix_generation:
-            rows = self._db.connection.execute("SELECT rowid, vector FROM chunks").fetchall()
-            self._matrix = VectorMatrix.from_rows(
-                rows, space.dimension, normalize=not space.normalized
-            )
-            self._matrix_generation = generation
-        return self._matrix
+        """The vector matrix as of ``generation`` (call inside a read snapshot tagged with
+        it): from its file beside the database, caught up with the writes since."""
+        if self._vectors is None:
+            kind = vector_kind(space)
+            self._vectors = DerivedCache(self.path, kind, self._cache_key, background=False)
+        matrix = self._vectors.current(self._db.connection, generation)
+        if matrix is None:  # a kind without a fallback is built in the query: never here
+            raise StoreError(f"the vector cache of {self.path} could not be built")
+        return matrix
 
     def _current_keywords(self, generation: int) -> KeywordMatrix | None:
-        """The in-memory BM25 postings for ``generation``, or None to ask FTS5 directly.
-
-        Loading the postings costs about as much as a few hundred FTS5 queries, so after a
-        write the first queries go to FTS5 and the cache is rebuilt only once the same
-        generation has been queried a few times (a write-heavy phase never pays for it)."""
+        """The BM25 postings as of ``generation``, or None to ask FTS5 directly (no cache, or
+        it is being built in the background: a query never waits for it)."""
         if not self._keyword_cache:
             return None
-        if self._keywords is not None and generation == self._keywords_generation:
-            return self._keywords
-        if generation != self._stale_generation:
-            self._stale_generation, self._stale_queries = generation, 0
-        self._stale_queries += 1
-        if self._stale_queries < self._keyword_cache_after:
-            return None
-        self._keywords = KeywordMatrix.load(self._db.connection)
-        self._keywords_generation = generation
-        return self._keywords
+        if self._keywords is None:
+            kind = keyword_kind(self._tokenizer.tokenizer)
+            self._keywords = DerivedCache(
+                self.path, kind, self._cache_key, background=self._background
+            )
+        return self._keywords.current(self._db.connection, generation)

@@ -11,6 +11,7 @@ them.
 from __future__ import annotations
 
 import os
+import secrets
 import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -22,16 +23,16 @@ from ragwright.models import EmbeddingSpace, StoreStats
 from ragwright.stores.fts_query import STOP_WORDS
 from ragwright.stores.fts_terms import FTS5Terms
 from ragwright.stores.ingest_lock import ingest_lock
+from ragwright.stores.sqlite.caches import DerivedCache
 from ragwright.stores.sqlite.chunks import SQLiteChunks
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.documents import SQLiteDocuments
 from ragwright.stores.sqlite.graph_reads import SQLiteGraphReads
 from ragwright.stores.sqlite.graph_resolution import SQLiteEntityResolution
-from ragwright.stores.sqlite.graph_schema import GRAPH_DDL
 from ragwright.stores.sqlite.graph_writes import SQLiteGraphWrites
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
 from ragwright.stores.sqlite.opening import EMPTY_FILE, settle_schema
-from ragwright.stores.sqlite.schema import SCHEMA_VERSION
+from ragwright.stores.sqlite.schema import FEATURES, SCHEMA_VERSION
 from ragwright.stores.sqlite.search import SQLiteSearch
 from ragwright.stores.sqlite.vector_matrix import VectorMatrix
 from ragwright.stores.sqlite.writes import SQLiteWrites
@@ -57,7 +58,7 @@ class SQLiteStore(
         *,
         create: bool = True,
         keyword_cache: bool = True,
-        keyword_cache_after: int = 3,
+        background: bool = True,
         fts_tokenizer: str | None = None,
         stop_words: bool = True,
         durability: str = "normal",
@@ -66,10 +67,13 @@ class SQLiteStore(
     ) -> None:
         """Open (or create) the index in ``directory``.
 
-        ``keyword_cache`` scores BM25 in memory from a snapshot of the FTS5 index (loaded on
-        the first keyword search, reloaded after any write): much faster for a process that
-        runs many queries. It is built once ``keyword_cache_after`` queries have seen the same
-        write generation; until then FTS5 answers.
+        ``keyword_cache`` scores BM25 in numpy from compact postings of the FTS5 index, kept
+        in a derived file beside the database (``index.sqlite3.bm25``) and caught up with
+        later writes: much faster than FTS5's own ``bm25()``. ``background`` builds it in a
+        background thread while FTS5 answers (``False``: in the query that needs it, for
+        tests and batch jobs). The vector matrix is a derived file too
+        (``index.sqlite3.vectors``), built by the first vector search. Deleting either file
+        loses nothing: it is rebuilt.
 
         ``fts_tokenizer`` (one of `FTS_TOKENIZERS`; Porter stemming by default) is fixed when
         the index is created and recorded; ``stop_words`` drops English stop words from BM25
@@ -107,18 +111,17 @@ class SQLiteStore(
             tokenizer = settle_schema(self._db, fts_tokenizer, create=create)
             if not read_only:  # indexes from before the tokenizer was recorded
                 self.set_setting("fts_tokenizer", tokenizer)
-                with self._db.lock:  # the graph's feature block: IF NOT EXISTS, one transaction
-                    self._db.connection.executescript(GRAPH_DDL)
+                self._add_features()
+            self._cache_key = self._derived_cache_key(read_only)
         except BaseException:
             self._db.close()
             raise
         self._matrix: VectorMatrix | None = None
         self._matrix_generation = -1
         self._keyword_cache = keyword_cache
-        self._keyword_cache_after = keyword_cache_after
-        self._keywords: KeywordMatrix | None = None
-        self._keywords_generation = -1
-        self._stale_generation, self._stale_queries = -1, 0
+        self._background = background
+        self._vectors: DerivedCache[VectorMatrix] | None = None
+        self._keywords: DerivedCache[KeywordMatrix] | None = None
         self._tokenizer = FTS5Terms(tokenizer)
         self._stop_words = STOP_WORDS if stop_words else frozenset()
         self._graph_lock = threading.Lock()
@@ -155,6 +158,26 @@ class SQLiteStore(
         size = sum(p.stat().st_size for p in self.directory.glob(DATABASE_NAME + "*"))
         version = int(self.get_setting("schema_version") or SCHEMA_VERSION)
         return StoreStats(documents, chunks, characters, size, self.space, version)
+
+    def _add_features(self) -> None:
+        """The additive schema features this index lacks, each in one transaction (an index
+        that has them all is not written to: opening never waits for a writer)."""
+        for flag, script in FEATURES.items():
+            if self.get_setting(flag) is None:
+                with self._db.lock:
+                    self._db.connection.executescript(script)
+
+    def _derived_cache_key(self, read_only: bool) -> str:
+        """This index's identity in its derived files: a file from another index (a copied
+        directory, a restored database) never passes for this one's. A read-only open of an
+        index that has none yet gets one for this process only (it writes nothing)."""
+        key = self.get_setting("derived_cache_key")
+        if key is None and read_only:
+            return secrets.token_hex(16)
+        if key is None:
+            key = secrets.token_hex(16)
+            self.set_setting("derived_cache_key", key)
+        return key
 
 
 #: ``durability`` setting → SQLite's ``synchronous`` pragma.

@@ -1,75 +1,127 @@
-"""Exact nearest-neighbour search over an in-memory matrix of unit vectors.
+"""Exact nearest-neighbour search over a matrix of unit vectors: a derived cache.
 
-The store is the source of truth; this is a derived cache. Rows are kept in ascending row id
-order so that a filter's matching row ids map to matrix rows with one ``searchsorted``.
+The store is the source of truth. The matrix is one block per batch of rows the cache has
+seen (the first build, memory-mapped from its file, then the rows added since), with removed
+rows masked: a write never copies the blocks already built. Row slots are `row_slots`'.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ragwright.stores.sqlite.keyword_matrix import best_positions
+from ragwright.stores.sqlite.row_slots import RowIds, RowSlots, Slots
 
 Floats = npt.NDArray[np.float32]
-RowIds = npt.NDArray[np.int64]
+#: Rows read per fetch while building (bounds the memory of the row tuples in flight).
+_ROWS_PER_FETCH = 20_000
 
 
 @dataclass(frozen=True)
 class VectorMatrix:
-    rowids: RowIds
-    matrix: Floats
+    rows: RowSlots
+    blocks: tuple[Floats, ...]  # slots in order: block 0's rows, then block 1's, …
 
     @classmethod
-    def empty(cls, dimension: int) -> VectorMatrix:
-        return cls(np.empty(0, dtype=np.int64), np.empty((0, dimension), dtype=np.float32))
-
-    @classmethod
-    def from_rows(
-        cls, rows: list[tuple[int, bytes]], dimension: int, *, normalize: bool = False
+    def load(
+        cls,
+        db: sqlite3.Connection,
+        dimension: int,
+        *,
+        normalize: bool,
+        rowids: RowIds | None = None,
     ) -> VectorMatrix:
-        """The matrix of stored vectors; ``normalize`` makes rows unit length (for a space
-        whose embedder does not normalize, so that scores are cosine similarities)."""
-        if not rows:
-            return cls.empty(dimension)
-        rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        blob = b"".join(r[1] for r in rows)
-        matrix = np.frombuffer(blob, dtype="<f4").reshape(len(rows), dimension)
-        order = np.argsort(rowids, kind="stable")
-        ordered = np.ascontiguousarray(matrix[order], dtype=np.float32)
+        """The stored vectors (of ``rowids`` only, if given) in row id order; ``normalize``
+        makes rows unit length (for a space whose embedder does not normalize, so that
+        scores are cosine similarities). Call inside one read transaction."""
+        if rowids is None:
+            count = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            cursor = db.execute("SELECT rowid, vector FROM chunks ORDER BY rowid")
+        else:
+            count = int(rowids.size)
+            cursor = db.execute(
+                "SELECT rowid, vector FROM chunks WHERE rowid IN (SELECT value FROM json_each(?)) "
+                "ORDER BY rowid",
+                (json_ids(rowids),),
+            )
+        ids = np.empty(count, dtype=np.int64)
+        matrix = np.empty((count, dimension), dtype=np.float32)
+        filled = 0
+        while batch := cursor.fetchmany(_ROWS_PER_FETCH):
+            end = filled + len(batch)
+            ids[filled:end] = [r[0] for r in batch]
+            matrix[filled:end] = np.frombuffer(b"".join(r[1] for r in batch), dtype="<f4").reshape(
+                len(batch), dimension
+            )
+            filled = end
+        ids, matrix = ids[:filled], matrix[:filled]
         if normalize:
-            norms = np.linalg.norm(ordered, axis=1, keepdims=True)
-            ordered = ordered / np.maximum(norms, np.float32(1e-12))
-        return cls(rowids[order], ordered)
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            matrix = matrix / np.maximum(norms, np.float32(1e-12))
+        return cls(RowSlots.of(ids), (np.ascontiguousarray(matrix, dtype=np.float32),))
+
+    def extended(self, removed: RowIds, added: VectorMatrix) -> VectorMatrix:
+        """This matrix with ``removed`` rows masked and the rows of ``added`` appended."""
+        return VectorMatrix(
+            self.rows.changed(removed, added.rows.rowids), self.blocks + added.blocks
+        )
+
+    def compacted(self) -> VectorMatrix:
+        """One block of the live rows, in row id order."""
+        keep = self.rows.sorted_slots
+        return VectorMatrix(RowSlots.of(self.rows.rowids[keep]), (self._rows(keep),))
 
     def __len__(self) -> int:
-        return int(self.rowids.shape[0])
+        return self.rows.live_count
 
-    def positions_of(self, rowids: RowIds) -> npt.NDArray[np.intp]:
-        """Matrix rows of the given row ids; ids not in the matrix are dropped."""
-        if len(self) == 0 or rowids.size == 0:
-            return np.empty(0, dtype=np.intp)
-        positions = np.searchsorted(self.rowids, rowids)
-        positions = positions[positions < len(self)]
-        return positions[np.isin(self.rowids[positions], rowids)]
-
-    def top_k(
-        self, query: Floats, k: int, positions: npt.NDArray[np.intp] | None = None
-    ) -> list[tuple[int, float]]:
-        """(row id, cosine similarity) of the k best rows, best first."""
-        if positions is None:
-            scores = self.matrix @ query
-            candidates = self.rowids
-        elif positions.size * 4 > len(self):  # a broad filter: one product, then pick rows
-            scores = (self.matrix @ query)[positions]
-            candidates = self.rowids[positions]
+    def top_k(self, query: Floats, k: int, slots: Slots | None = None) -> list[tuple[int, float]]:
+        """(row id, cosine similarity) of the k best live rows (of ``slots`` if given)."""
+        if slots is None:
+            scores = self._scores(query)
+            if self.rows.dead_count:
+                slots = self.rows.sorted_slots
+                scores = scores[slots]
+        elif slots.size * 4 > len(self.rows):  # a broad filter: one product, then pick rows
+            scores = self._scores(query)[slots]
         else:  # a selective filter: multiply only the rows it allows
-            scores = self.matrix[positions] @ query
-            candidates = self.rowids[positions]
-        n = int(scores.shape[0])
-        if n == 0 or k <= 0:
+            scores = self._rows(slots) @ query
+        candidates = self.rows.rowids if slots is None else self.rows.rowids[slots]
+        if scores.shape[0] == 0 or k <= 0:
             return []
         best = best_positions(scores, candidates, k)
         return [(int(candidates[i]), float(scores[i])) for i in best]
+
+    def _scores(self, query: Floats) -> Floats:
+        if len(self.blocks) == 1:
+            return self.blocks[0] @ query
+        return np.concatenate([block @ query for block in self.blocks])
+
+    def _rows(self, slots: Slots) -> Floats:
+        if len(self.blocks) == 1:
+            return self.blocks[0][slots]
+        starts = np.cumsum([0] + [b.shape[0] for b in self.blocks])
+        parts = []
+        for block, start, end in zip(self.blocks, starts, starts[1:], strict=False):
+            inside = slots[(slots >= start) & (slots < end)]
+            parts.append(block[inside - start])
+        return np.concatenate(parts)
+
+    def arrays(self) -> dict[str, npt.NDArray[Any]]:
+        """The arrays of a one-block matrix, for `derived.write_arrays`."""
+        (matrix,) = self.blocks
+        return {"rowids": self.rows.rowids, "live": self.rows.live, "matrix": matrix}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, npt.NDArray[Any]]) -> VectorMatrix:
+        rows = RowSlots.of(np.asarray(arrays["rowids"]), np.asarray(arrays["live"]))
+        return cls(rows, (arrays["matrix"],))
+
+
+def json_ids(rowids: RowIds) -> str:
+    """Row ids as a JSON array: one bound parameter however many there are."""
+    return "[" + ",".join(map(str, rowids.tolist())) + "]"

@@ -1,0 +1,241 @@
+"""The SQLite store at scale, on a synthetic collection (made-up words, clustered vectors).
+
+    .venv/bin/python benchmarks/scale.py --chunks 100000 --index /tmp/scale-100k
+    .venv/bin/python benchmarks/scale.py --chunks 1000000 --index /tmp/scale-1m   # long
+
+The collection is written once (and reused when ``--index`` already holds one: writing a
+million chunks takes minutes). Texts are 60–150 words of `_synthetic.Words` (topics with
+Zipf-like vocabularies); vectors are a Gaussian mixture (one centre per topic plus noise,
+normalized), because hashing-embedder vectors of random words have no structure and
+embedding a million texts in Python would dominate the run. Each phase runs in a fresh
+process, so its open cost and memory are its own:
+
+- write: chunks per second (documents of 10 chunks, ``--batch`` chunks per transaction),
+  file size, the writer's peak RSS;
+- cold: open + first hybrid query with no derived files (the vector matrix is built in the
+  query; BM25 comes from FTS5 while its cache builds in the background), then how long the
+  background build takes;
+- warm: open + first hybrid query with the derived files, serving RSS after all queries;
+  p50/p95 of vector, bm25 and hybrid (the `Retriever`'s, query vector given) search, and of
+  vector and hybrid search with a 1%- and a 10%-selective metadata filter; numpy exact top-10
+  over the same (memory-mapped) matrix, interleaved, as the floor for exact vector search.
+
+The machine may be shared: read the ratios beside the times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from _synthetic import BUCKETS, CHUNKS_PER_DOCUMENT, Words, bulk_documents
+from ragwright.filters import Filter, eq, parse_filter
+from ragwright.models import Chunk, Document, EmbeddingSpace
+from ragwright.pipeline.retrieval import Retriever, SearchMode, SearchRequest
+from ragwright.ports import DocumentWrite
+from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore
+from ragwright.stores.sqlite.cache_kinds import KEYWORDS_SUFFIX, VECTORS_SUFFIX
+from ragwright.testing.embedder import HashingEmbedder
+
+DIMENSION = 384
+TOPICS = 200
+SPREAD = 0.6  # noise around a topic's centre, relative to the centre's unit length
+
+
+def clustered(topic: np.ndarray, rng: np.random.Generator, centres: np.ndarray) -> np.ndarray:
+    vectors = centres[topic] + rng.normal(
+        scale=SPREAD / np.sqrt(DIMENSION), size=(topic.size, DIMENSION)
+    )
+    return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+
+
+def centres() -> np.ndarray:
+    raw = np.random.default_rng(0).normal(size=(TOPICS, DIMENSION))
+    return raw / np.linalg.norm(raw, axis=1, keepdims=True)
+
+
+def space() -> EmbeddingSpace:
+    return HashingEmbedder(DIMENSION).space  # the store only checks shape and identity
+
+
+def peak_rss_gb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+
+def current_rss_gb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 2**20
+    return float("nan")
+
+
+def write(directory: Path, chunks: int, batch: int) -> dict[str, Any]:
+    words = Words(20_000, topics=TOPICS, seed=1)
+    rng, middle = np.random.default_rng(1), centres()
+    store = SQLiteStore(directory)
+    store.bind_space(space())
+    writing, written, pending = 0.0, 0, []
+    source = bulk_documents(chunks, words, (60, 150))
+
+    def flush(group: list[tuple[Document, list[Chunk], int]]) -> float:
+        topics = np.array([t for _, cs, t in group for _ in cs])
+        vectors = clustered(topics, rng, middle)
+        writes, offset = [], 0
+        for document, pieces, _ in group:
+            writes.append(DocumentWrite(document, pieces, vectors[offset : offset + len(pieces)]))
+            offset += len(pieces)
+        started = time.perf_counter()
+        store.write(writes)
+        return time.perf_counter() - started
+
+    for document, pieces, topic in source:
+        pending.append((document, pieces, topic))
+        if len(pending) * CHUNKS_PER_DOCUMENT >= batch:
+            writing += flush(pending)
+            written += len(pending) * CHUNKS_PER_DOCUMENT
+            pending = []
+            if written % (batch * 50) == 0:
+                print(f"  … {written} chunks written", file=sys.stderr, flush=True)
+    if pending:
+        writing += flush(pending)
+        written += len(pending) * CHUNKS_PER_DOCUMENT
+    store.close()
+    size = sum(p.stat().st_size for p in directory.glob(DATABASE_NAME + "*"))
+    return {
+        "chunks": written,
+        "chunks_per_s": written / writing,
+        "file_gb": size / 2**30,
+        "writer_peak_rss_gb": peak_rss_gb(),
+    }
+
+
+def queries(count: int) -> Iterator[tuple[str, np.ndarray]]:
+    words = Words(20_000, topics=TOPICS, seed=1)
+    rng, middle = np.random.default_rng(2), centres()
+    pick = random.Random(3)
+    for _ in range(count):
+        topic = pick.randrange(TOPICS)
+        yield words.text(pick.randint(3, 8), topic), clustered(np.array([topic]), rng, middle)[0]
+
+
+def timed(call: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    call()
+    return (time.perf_counter() - started) * 1000
+
+
+def serve(directory: Path, count: int, cold: bool) -> dict[str, Any]:
+    if cold:
+        for suffix in (KEYWORDS_SUFFIX, VECTORS_SUFFIX):
+            (directory / (DATABASE_NAME + suffix)).unlink(missing_ok=True)
+    asked = list(queries(count))
+    started = time.perf_counter()
+    store = SQLiteStore(directory, create=False)
+    retriever = Retriever(store, HashingEmbedder(DIMENSION))
+    text, vector = asked[0]
+    retriever.search(text, SearchRequest(mode=SearchMode.HYBRID, top_k=10), query_vector=vector)
+    result: dict[str, Any] = {"open_first_hybrid_s": time.perf_counter() - started}
+    result["first_bm25_ms"] = timed(lambda: store.keyword_search(asked[1][0], 10))
+    if cold:
+        started = time.perf_counter()
+        store.wait_for_caches()
+        result["keyword_cache_background_build_s"] = time.perf_counter() - started
+        result["peak_rss_gb"] = peak_rss_gb()
+        return result
+    one = eq("bucket", 7)
+    ten = parse_filter(" or ".join(f"bucket = {b}" for b in range(0, BUCKETS, 10)))
+    matrix = store._vectors._built.value.blocks[0]  # type: ignore[union-attr]  # the floor's matrix
+
+    def numpy_exact(v: np.ndarray) -> object:
+        scores = matrix @ v
+        best = np.argpartition(-scores, 9)[:10]
+        return best[np.argsort(-scores[best])]
+
+    def request(mode: SearchMode, where: Filter | None = None) -> SearchRequest:
+        return SearchRequest(mode=mode, top_k=10, where=where)
+
+    runs: dict[str, Callable[[str, np.ndarray], object]] = {
+        "numpy exact": lambda t, v: numpy_exact(v),
+        "vector": lambda t, v: store.vector_search(v, 10),
+        "bm25": lambda t, v: store.keyword_search(t, 10),
+        "hybrid": lambda t, v: retriever.search(t, request(SearchMode.HYBRID), query_vector=v),
+        "vector 1%": lambda t, v: store.vector_search(v, 10, one),
+        "hybrid 1%": lambda t, v: retriever.search(
+            t, request(SearchMode.HYBRID, one), query_vector=v
+        ),
+        "vector 10%": lambda t, v: store.vector_search(v, 10, ten),
+        "hybrid 10%": lambda t, v: retriever.search(
+            t, request(SearchMode.HYBRID, ten), query_vector=v
+        ),
+    }
+    samples: dict[str, list[float]] = {name: [] for name in runs}
+    for text, vector in asked:
+        for name, run in runs.items():
+            samples[name].append(timed(lambda r=run, t=text, v=vector: r(t, v)))
+    for name, values in samples.items():
+        result[f"{name} p50_ms"] = float(np.percentile(values, 50))
+        result[f"{name} p95_ms"] = float(np.percentile(values, 95))
+    result["serving_rss_gb"] = current_rss_gb()
+    result["serving_peak_rss_gb"] = peak_rss_gb()
+    return result
+
+
+def phase(name: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Run one phase in a fresh process and return what it measured."""
+    command = [sys.executable, __file__, "--phase", name, "--index", str(args.index)]
+    command += [
+        "--chunks",
+        str(args.chunks),
+        "--queries",
+        str(args.queries),
+        "--batch",
+        str(args.batch),
+    ]
+    done = subprocess.run(command, check=True, capture_output=True, text=True)
+    sys.stderr.write(done.stderr)
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--chunks", type=int, default=100_000)
+    parser.add_argument("--index", type=Path, required=True)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--batch", type=int, default=1000)
+    parser.add_argument("--phase", choices=["write", "cold", "warm"])
+    args = parser.parse_args()
+    if args.phase == "write":
+        print(json.dumps(write(args.index, args.chunks, args.batch)))
+        return
+    if args.phase in ("cold", "warm"):
+        print(json.dumps(serve(args.index, args.queries, cold=args.phase == "cold")))
+        return
+    if not (args.index / DATABASE_NAME).is_file():
+        report("write", phase("write", args))
+    report("cold (no derived files)", phase("cold", args))
+    report("warm (derived files)", phase("warm", args))
+
+
+def report(title: str, figures: dict[str, Any]) -> None:
+    print(f"== {title}")
+    floor = figures.get("numpy exact p50_ms")
+    for key, value in figures.items():
+        ratio = f"   ({value / floor:.1f}x numpy exact)" if floor and key.endswith("p50_ms") else ""
+        print(
+            f"{key:<38} {value:10.3f}{ratio}" if isinstance(value, float) else f"{key:<38} {value}"
+        )
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,60 @@
+"""The store's two derived caches: BM25 postings and the vector matrix, and how each is built
+from the database (all of it, or just the rows added since the cache was built)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from ragwright.models import EmbeddingSpace
+from ragwright.stores.sqlite.caches import CacheKind
+from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
+from ragwright.stores.sqlite.row_slots import RowIds
+from ragwright.stores.sqlite.schema import FTS_TEXT, FTS_TOKENIZERS
+from ragwright.stores.sqlite.vector_matrix import VectorMatrix, json_ids
+
+KEYWORDS_SUFFIX = ".bm25"
+VECTORS_SUFFIX = ".vectors"
+
+
+def keyword_kind(tokenizer: str) -> CacheKind[KeywordMatrix]:
+    if tokenizer not in FTS_TOKENIZERS:  # spliced into DDL, so never free text
+        raise ValueError(f"unknown FTS5 tokenizer {tokenizer!r}")
+
+    def delta(db: sqlite3.Connection, added: RowIds) -> KeywordMatrix:
+        """The postings of just these rows: their text, as FTS5 indexes it, run through a
+        temporary FTS5 table with the same tokenizer (the main index cannot be read by row)."""
+        db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.added_fts "
+            f"USING fts5(text, tokenize='{tokenizer}')"
+        )
+        db.execute("DELETE FROM temp.added_fts")
+        try:
+            db.execute(
+                f"INSERT INTO temp.added_fts(rowid, text) SELECT rowid, {FTS_TEXT} FROM chunks "
+                "WHERE rowid IN (SELECT value FROM json_each(?))",
+                (json_ids(added),),
+            )
+            return KeywordMatrix.load(db, "temp", "added_fts")
+        finally:
+            db.execute("DELETE FROM temp.added_fts")
+
+    return CacheKind(
+        suffix=KEYWORDS_SUFFIX,
+        signature={"tokenizer": tokenizer},
+        build=KeywordMatrix.load,
+        delta=delta,
+        from_arrays=KeywordMatrix.from_arrays,
+        has_fallback=True,
+    )
+
+
+def vector_kind(space: EmbeddingSpace) -> CacheKind[VectorMatrix]:
+    dimension, normalize = space.dimension, not space.normalized
+    return CacheKind(
+        suffix=VECTORS_SUFFIX,
+        signature={"dimension": dimension, "normalize": normalize, "model": space.model},
+        build=lambda db: VectorMatrix.load(db, dimension, normalize=normalize),
+        delta=lambda db, added: VectorMatrix.load(db, dimension, normalize=normalize, rowids=added),
+        from_arrays=VectorMatrix.from_arrays,
+        has_fallback=False,
+    )

@@ -1,0 +1,201 @@
+"""Derived caches kept current: loaded from their file beside the database, caught up with
+the writes since by replaying ``chunk_changes``, rebuilt when they cannot be trusted.
+
+A cache file records the index it belongs to (a random key the index keeps in ``meta``), what
+it was built with (the kind's signature: tokenizer, dimension) and the last change ``seq`` it
+covers. Anything that does not match, a file from the future of a restored database or one
+that fails its checksum is ignored and rebuilt; deleting the file only costs the rebuild.
+
+A kind that has a fallback (BM25: FTS5 answers) is built in a background thread with its own
+connection, so a query never waits for it; one without (vectors) is built in the query.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, Protocol, Self, TypeVar
+
+import numpy.typing as npt
+
+from ragwright.stores.sqlite import derived
+from ragwright.stores.sqlite.row_slots import RowIds, RowSlots, changes_since, last_change
+
+log = logging.getLogger(__name__)
+
+#: Changes a query replays itself; beyond, a kind with a fallback catches up in the background.
+REPLAY_IN_QUERY = 20_000
+
+
+class Derivable(Protocol):
+    @property
+    def rows(self) -> RowSlots: ...
+
+    def extended(self, removed: RowIds, added: Self) -> Self: ...
+
+    def compacted(self) -> Self: ...
+
+    def arrays(self) -> dict[str, npt.NDArray[Any]]: ...
+
+
+T = TypeVar("T", bound=Derivable)
+
+
+@dataclass(frozen=True)
+class CacheKind(Generic[T]):
+    """How to build one kind of cache from the database."""
+
+    suffix: str  # the file is DATABASE + suffix
+    signature: dict[str, object]
+    build: Callable[[sqlite3.Connection], T]  # everything, in one read transaction
+    delta: Callable[[sqlite3.Connection, RowIds], T]  # just these rows
+    from_arrays: Callable[[dict[str, npt.NDArray[Any]]], T]
+    has_fallback: bool
+
+
+@dataclass(frozen=True)
+class _Built(Generic[T]):
+    value: T
+    generation: int
+    seq: int
+    unsaved: int  # changes applied since the file was written
+
+
+class DerivedCache(Generic[T]):
+    """One derived cache of one store. Call `current` holding the store's database lock,
+    inside the read snapshot it should reflect."""
+
+    def __init__(self, database: Path, kind: CacheKind[T], key: str, *, background: bool) -> None:
+        self.path = database.with_name(database.name + kind.suffix)
+        self._database = database
+        self._kind = kind
+        self._meta = {"key": key, "kind": kind.suffix, **kind.signature}
+        self._background = background and kind.has_fallback
+        self._built: _Built[T] | None = None
+        self._ready: _Built[T] | None = None  # handed over by the background thread
+        self._worker: threading.Thread | None = None
+        self._handover = threading.Lock()
+
+    def current(self, db: sqlite3.Connection, generation: int) -> T | None:
+        """The cache as of ``generation``, or None while it is being built elsewhere (the
+        caller uses its fallback)."""
+        built = self._built
+        if built is not None and built.generation == generation:
+            return built.value
+        with self._handover:
+            if self._ready is not None:
+                built, self._ready = self._ready, None
+        if built is None:
+            built = self._from_file(db)
+        last = last_change(db)
+        if built is not None and (built.seq > last or last - built.seq > self._replay_limit(built)):
+            built = None  # from another state of the index, or too far behind to replay here
+        if built is None:
+            if self._background:
+                self._start_worker()
+                return None
+            built = self._rebuilt(db, generation)
+        built = self._caught_up(db, built, generation)
+        self._built = built
+        if built.unsaved > _compaction_threshold(built.value) and not self._working():
+            if self._background:
+                self._start_worker()
+            else:
+                self._built = self._saved(db, built, built.value.compacted())
+        return self._built.value
+
+    def wait(self) -> None:
+        """Wait for a background build (for tests and benchmarks)."""
+        worker = self._worker
+        if worker is not None:
+            worker.join()
+
+    def _replay_limit(self, built: _Built[T]) -> int:
+        """Beyond this many changes a rebuild is cheaper, or (with a fallback) not for a query."""
+        if self._background:
+            return REPLAY_IN_QUERY
+        return max(REPLAY_IN_QUERY, built.value.rows.live_count)
+
+    def _caught_up(self, db: sqlite3.Connection, built: _Built[T], generation: int) -> _Built[T]:
+        changes = changes_since(db, built.seq)
+        value = built.value
+        if changes.size:
+            added = self._kind.delta(db, changes.added)
+            value = value.extended(changes.removed, added)
+        return _Built(value, generation, changes.until, built.unsaved + changes.size)
+
+    def _rebuilt(self, db: sqlite3.Connection, generation: int) -> _Built[T]:
+        seq = last_change(db)
+        value = self._kind.build(db)
+        return self._saved(db, _Built(value, generation, seq, 0), value)
+
+    def _saved(self, db: sqlite3.Connection, built: _Built[T], value: T) -> _Built[T]:
+        try:
+            derived.write_arrays(self.path, {**self._meta, "seq": built.seq}, value.arrays())
+        except OSError as error:  # a read-only directory: the cache lives in memory only
+            log.warning("cannot write the derived cache %s: %s", self.path, error)
+            return _Built(value, built.generation, built.seq, built.unsaved)
+        return _Built(value, built.generation, built.seq, 0)
+
+    def _from_file(self, db: sqlite3.Connection) -> _Built[T] | None:
+        found = derived.read_arrays(self.path)
+        if found is None:
+            return None
+        meta, arrays = found
+        seq = meta.pop("seq", None)
+        if meta != self._meta or not isinstance(seq, int):
+            return None
+        try:
+            value = self._kind.from_arrays(arrays)
+        except (KeyError, ValueError, IndexError):
+            return None
+        return _Built(value, -1, seq, 0)
+
+    def _working(self) -> bool:
+        return self._worker is not None and self._worker.is_alive()
+
+    def _start_worker(self) -> None:
+        if self._working():
+            return
+        start = self._built
+        self._worker = threading.Thread(
+            target=self._work, args=(start,), name=f"ragwright {self._kind.suffix}", daemon=True
+        )
+        self._worker.start()
+
+    def _work(self, start: _Built[T] | None) -> None:
+        """Bring the cache up to date on a connection of its own, save it, hand it over."""
+        try:
+            db = sqlite3.connect(f"file:{self._database}?mode=ro", uri=True, timeout=30.0)
+        except sqlite3.Error as error:
+            log.warning("cannot open %s to build a cache: %s", self._database, error)
+            return
+        try:
+            db.execute("BEGIN")
+            row = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+            generation = int(row[0]) if row else 0
+            built = start or self._from_file(db)
+            if built is not None and built.seq > last_change(db):
+                built = None
+            if built is None:
+                built = self._rebuilt(db, generation)
+            else:
+                built = self._caught_up(db, built, generation)
+                if built.unsaved:
+                    built = self._saved(db, built, built.value.compacted())
+            with self._handover:
+                self._ready = built
+        except (sqlite3.Error, OSError, ValueError) as error:  # the query path keeps FTS5
+            log.warning("building the derived cache %s failed: %s", self.path, error)
+        finally:
+            db.close()
+
+
+def _compaction_threshold(value: Derivable) -> int:
+    """Changes after which the cache is rewritten as one block: a tenth of its rows, so a
+    growing index is rewritten a logarithmic number of times."""
+    return max(1000, value.rows.live_count // 10)

@@ -1,0 +1,121 @@
+"""Derived cache files beside the index database: named arrays in one file, memory-mapped.
+
+A derived file is never the source of truth: deleting it loses nothing (the store rebuilds it
+from the database), and a file that fails any check is treated as absent, never trusted. One
+file holds a JSON header (what it was built from: the write generation and the last change
+``seq`` it saw, plus each array's dtype, shape, offset and checksum) and the arrays, each at an
+aligned offset so `numpy.memmap` can map it without copying::
+
+    MAGIC (8 bytes) | header length (8 bytes, little-endian) | header JSON | padding | arrays
+
+Writers write a private temporary file and rename it over the old one, so a reader sees a
+whole old file or a whole new one. The checksum (a 64-bit sum and xor of the data's words) is
+verified on load: it costs one pass over the data, about as much as one exact vector search,
+and catches truncation, zeroed pages and flipped bits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+MAGIC = b"RGWDRV1\n"
+_ALIGN = 64
+_PREFIX = len(MAGIC) + 8
+
+
+def _aligned(offset: int) -> int:
+    return -(-offset // _ALIGN) * _ALIGN
+
+
+def checksum(array: npt.NDArray[Any]) -> str:
+    """Sum and xor of the array's bytes as 64-bit words (the tail zero-padded)."""
+    raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+    whole = raw.size // 8 * 8
+    words = raw[:whole].view(np.uint64)
+    tail = np.zeros(8, dtype=np.uint8)
+    tail[: raw.size - whole] = raw[whole:]
+    total = int(np.add.reduce(words, dtype=np.uint64)) if words.size else 0
+    mixed = int(np.bitwise_xor.reduce(words)) if words.size else 0
+    last = int(tail.view(np.uint64)[0])
+    return f"{(total + last) % 2**64:016x}{mixed ^ last:016x}-{raw.size}"
+
+
+def write_arrays(
+    path: Path, meta: Mapping[str, object], arrays: Mapping[str, npt.NDArray[Any]]
+) -> None:
+    """Write ``arrays`` and ``meta`` to ``path`` atomically (owner-only, like the database)."""
+    layout: dict[str, dict[str, object]] = {}
+    contiguous = {name: np.ascontiguousarray(a) for name, a in arrays.items()}
+    offset = end = 0
+    for name, array in contiguous.items():
+        layout[name] = {
+            "dtype": array.dtype.str,
+            "shape": list(array.shape),
+            "offset": offset,
+            "checksum": checksum(array),
+        }
+        end = offset + array.nbytes
+        offset = _aligned(end)
+    header = json.dumps({"meta": dict(meta), "arrays": layout}).encode()
+    start = _aligned(_PREFIX + len(header))
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    descriptor = os.open(temporary, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
+    try:
+        with os.fdopen(descriptor, "wb") as out:
+            out.write(MAGIC + len(header).to_bytes(8, "little") + header)
+            for name, array in contiguous.items():
+                out.seek(start + int(layout[name]["offset"]))  # type: ignore[call-overload]
+                out.write(array.reshape(-1).view(np.uint8).data)
+            out.truncate(start + end)  # no padding after the last array
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def read_arrays(path: Path) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]] | None:
+    """The meta and read-only memory-mapped arrays of ``path``; None when it is missing or
+    fails a check (magic, sizes, checksums): the caller rebuilds it."""
+    try:
+        with open(path, "rb") as source:
+            prefix = source.read(_PREFIX)
+            if len(prefix) != _PREFIX or prefix[: len(MAGIC)] != MAGIC:
+                return None
+            size = int.from_bytes(prefix[len(MAGIC) :], "little")
+            header = json.loads(source.read(size))
+        total = path.stat().st_size
+        start = _aligned(_PREFIX + size)
+        arrays: dict[str, npt.NDArray[Any]] = {}
+        for name, spec in header["arrays"].items():
+            dtype = np.dtype(spec["dtype"])
+            shape = tuple(int(n) for n in spec["shape"])
+            offset = start + int(spec["offset"])
+            nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+            if offset + nbytes > total:
+                return None
+            array = (
+                np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape)
+                if nbytes
+                else np.empty(shape, dtype=dtype)
+            )
+            if checksum(array) != spec["checksum"]:
+                return None
+            arrays[name] = array
+        return dict(header["meta"]), arrays
+    except (OSError, ValueError, KeyError, TypeError):  # absent, truncated or not ours
+        return None
+
+
+def remove(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()

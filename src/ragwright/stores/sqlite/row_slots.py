@@ -1,0 +1,104 @@
+"""Row slots of a derived cache, and the chunk changes it replays to catch up with writes.
+
+A cache keeps one slot per chunk row it has seen, in the order it saw them: the first build
+in row id order, then each batch of added rows appended. A removed row's slot is masked dead,
+never reused, so the arrays already built (and memory-mapped) never move; a cache with too
+many dead slots is rebuilt instead. `RowSlots` maps row ids to their live slots.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+RowIds = npt.NDArray[np.int64]
+Slots = npt.NDArray[np.intp]
+
+
+@dataclass(frozen=True)
+class RowSlots:
+    rowids: RowIds  # slot → row id
+    live: npt.NDArray[np.bool_]  # slot → still in the index
+    sorted_rowids: RowIds  # the live row ids, ascending
+    sorted_slots: Slots  # their slots
+
+    @classmethod
+    def of(cls, rowids: RowIds, live: npt.NDArray[np.bool_] | None = None) -> RowSlots:
+        alive = np.ones(rowids.shape[0], dtype=bool) if live is None else np.asarray(live)
+        slots = np.flatnonzero(alive)
+        order = np.argsort(rowids[slots], kind="stable")  # already sorted: linear time
+        return cls(rowids, alive, rowids[slots][order], slots[order])
+
+    def __len__(self) -> int:
+        return int(self.rowids.shape[0])
+
+    @property
+    def live_count(self) -> int:
+        return int(self.sorted_rowids.shape[0])
+
+    @property
+    def dead_count(self) -> int:
+        return len(self) - self.live_count
+
+    def slots_of(self, rowids: RowIds) -> Slots:
+        """Live slots of these row ids; ids not in the cache are dropped."""
+        if self.live_count == 0 or rowids.size == 0:
+            return np.empty(0, dtype=np.intp)
+        found = np.searchsorted(self.sorted_rowids, rowids)
+        found = found[found < self.live_count]
+        found = found[np.isin(self.sorted_rowids[found], rowids)]
+        return np.sort(self.sorted_slots[found])
+
+    def changed(self, removed: RowIds, added: RowIds) -> RowSlots:
+        """These slots with ``removed`` rows masked and ``added`` rows appended."""
+        live = np.array(self.live, dtype=bool)
+        live[self.slots_of(removed)] = False
+        rowids = np.concatenate([self.rowids, added.astype(np.int64)])
+        return RowSlots.of(rowids, np.concatenate([live, np.ones(added.size, dtype=bool)]))
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What happened to chunk rows after ``since``, up to ``until`` (a change ``seq``): rows
+    removed (slots to mask) and rows added (to read), net of rows added and removed again."""
+
+    removed: RowIds
+    added: RowIds
+    until: int
+
+    @property
+    def size(self) -> int:
+        return int(self.removed.size + self.added.size)
+
+
+def last_change(db: sqlite3.Connection) -> int:
+    row = db.execute("SELECT coalesce(max(seq), 0) FROM chunk_changes").fetchone()
+    return int(row[0])
+
+
+def changes_since(db: sqlite3.Connection, since: int) -> Changes:
+    """The net changes after ``since`` (call inside the read snapshot the cache serves)."""
+    rows = db.execute(
+        "SELECT seq, chunk_rowid, added FROM chunk_changes WHERE seq > ? ORDER BY seq", (since,)
+    ).fetchall()
+    removed: list[int] = []
+    added: dict[int, None] = {}
+    for _, rowid, was_added in rows:
+        if was_added:
+            added[rowid] = None
+        elif rowid in added:
+            del added[rowid]  # added and removed again since: nothing to do
+        else:
+            removed.append(rowid)
+    until = int(rows[-1][0]) if rows else since
+    return Changes(
+        np.array(removed, dtype=np.int64), np.array(sorted(added), dtype=np.int64), until
+    )
+
+
+def pending_changes(db: sqlite3.Connection, since: int) -> int:
+    """How many changes follow ``since`` (an upper bound of `changes_since(...).size`)."""
+    return last_change(db) - since

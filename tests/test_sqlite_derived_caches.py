@@ -1,0 +1,186 @@
+"""The SQLite store's derived files (BM25 postings, vector matrix): never the source of truth.
+
+Every test compares what a store with its caches answers against what the database alone
+answers (FTS5's own bm25(), a matrix read afresh), through writes, deletes, reused row ids,
+deleted, corrupted and foreign cache files.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore
+from ragwright.stores.sqlite.cache_kinds import KEYWORDS_SUFFIX, VECTORS_SUFFIX
+from ragwright.testing.store_contract import SPACE, make_document, vectors_for
+
+WORDS = (
+    "cell cells protein proteins increase running runner café gene genes expression mouse "
+    "mice tumour growth factor signal zebrafish covid_19 the of and risk patients trial dose"
+).split()
+
+
+def write_documents(store: SQLiteStore, rng: random.Random, names: range) -> None:
+    for i in names:
+        texts = [" ".join(rng.choices(WORDS, k=rng.randint(1, 30))) for _ in range(3)]
+        document, chunks = make_document(f"doc{i}.md", texts, {"n": i % 5})
+        store.upsert(document, chunks, vectors_for(f"doc{i}.md", len(chunks)))
+
+
+def keyword_answers(store: SQLiteStore, queries: list[str]) -> list[list[tuple[str, float]]]:
+    return [[(h.chunk.id, round(h.score, 6)) for h in store.keyword_search(q, 12)] for q in queries]
+
+
+def vector_answers(store: SQLiteStore, queries: np.ndarray) -> list[list[tuple[str, float]]]:
+    return [[(h.chunk.id, round(h.score, 5)) for h in store.vector_search(q, 12)] for q in queries]
+
+
+def truth(directory: Path, queries: list[str], vectors: np.ndarray) -> tuple[object, object]:
+    """What the database alone answers: FTS5's bm25(), and a vector matrix read afresh."""
+    (directory / (DATABASE_NAME + VECTORS_SUFFIX)).unlink(missing_ok=True)
+    plain = SQLiteStore(directory, keyword_cache=False)
+    try:
+        return keyword_answers(plain, queries), vector_answers(plain, vectors)
+    finally:
+        plain.close()
+
+
+def cache_file(directory: Path, suffix: str) -> Path:
+    return directory / (DATABASE_NAME + suffix)
+
+
+@pytest.fixture
+def queries() -> list[str]:
+    rng = random.Random(3)
+    return [" ".join(rng.choices(WORDS, k=rng.randint(1, 5))) for _ in range(25)]
+
+
+@pytest.fixture
+def vectors() -> np.ndarray:
+    return np.random.default_rng(5).normal(size=(10, SPACE.dimension)).astype(np.float32)
+
+
+def test_caches_follow_every_write_and_delete_with_the_database(
+    tmp_path: Path, queries: list[str], vectors: np.ndarray
+) -> None:
+    rng = random.Random(11)
+    store = SQLiteStore(tmp_path, background=False)
+    store.bind_space(SPACE)
+    write_documents(store, rng, range(40))
+    for step in range(6):
+        cached = keyword_answers(store, queries), vector_answers(store, vectors)
+        assert cached == truth(tmp_path, queries, vectors), step
+        listed = store.list_documents()
+        for info in rng.sample(listed, 5):  # the last document too: SQLite reuses its row ids
+            store.delete(info.id)
+        store.delete(max(listed, key=lambda d: d.source).id)
+        write_documents(store, rng, range(100 + step * 10, 106 + step * 10))
+        write_documents(store, rng, range(0, 3))  # replaced documents: new text, same source
+    store.close()
+
+
+def test_deleted_cache_files_are_rebuilt_with_the_same_answers(
+    tmp_path: Path, queries: list[str], vectors: np.ndarray
+) -> None:
+    store = SQLiteStore(tmp_path, background=False)
+    store.bind_space(SPACE)
+    write_documents(store, random.Random(1), range(60))
+    before = keyword_answers(store, queries), vector_answers(store, vectors)
+    store.close()
+    for suffix in (KEYWORDS_SUFFIX, VECTORS_SUFFIX):
+        assert cache_file(tmp_path, suffix).stat().st_size > 0
+        cache_file(tmp_path, suffix).unlink()
+    reopened = SQLiteStore(tmp_path, background=False)
+    assert (keyword_answers(reopened, queries), vector_answers(reopened, vectors)) == before
+    assert all(cache_file(tmp_path, s).is_file() for s in (KEYWORDS_SUFFIX, VECTORS_SUFFIX))
+
+
+@pytest.mark.parametrize("suffix", [KEYWORDS_SUFFIX, VECTORS_SUFFIX])
+@pytest.mark.parametrize("damage", ["flip", "truncate", "garbage"])
+def test_a_damaged_cache_file_is_detected_and_rebuilt(
+    tmp_path: Path, queries: list[str], vectors: np.ndarray, suffix: str, damage: str
+) -> None:
+    store = SQLiteStore(tmp_path, background=False)
+    store.bind_space(SPACE)
+    write_documents(store, random.Random(2), range(50))
+    before = keyword_answers(store, queries), vector_answers(store, vectors)
+    store.close()
+    path = cache_file(tmp_path, suffix)
+    data = bytearray(path.read_bytes())
+    if damage == "flip":
+        data[-7] ^= 0x10  # one bit of the last array
+    elif damage == "truncate":
+        data = data[: len(data) // 2]
+    else:
+        data = bytearray(b"not a cache" * 10)
+    path.write_bytes(bytes(data))
+    reopened = SQLiteStore(tmp_path, background=False)
+    assert (keyword_answers(reopened, queries), vector_answers(reopened, vectors)) == before
+    assert path.read_bytes() != bytes(data)  # rewritten, not trusted
+
+
+def test_a_stale_or_foreign_cache_file_is_never_trusted(
+    tmp_path: Path, queries: list[str], vectors: np.ndarray
+) -> None:
+    rng = random.Random(4)
+    other = SQLiteStore(tmp_path / "other", background=False)
+    other.bind_space(SPACE)
+    write_documents(other, rng, range(30))
+    keyword_answers(other, queries)
+    vector_answers(other, vectors)
+    store = SQLiteStore(tmp_path / "index", background=False)
+    store.bind_space(SPACE)
+    write_documents(store, rng, range(30))
+    keyword_answers(store, queries)
+    vector_answers(store, vectors)
+    old = {
+        s: cache_file(tmp_path / "index", s).read_bytes() for s in (KEYWORDS_SUFFIX, VECTORS_SUFFIX)
+    }
+    store.delete(store.list_documents()[0].id)
+    write_documents(store, rng, range(30, 45))
+    expected = truth(tmp_path / "index", queries, vectors)
+    store.close()
+    for suffix, content in old.items():  # a file from before the last writes: caught up
+        cache_file(tmp_path / "index", suffix).write_bytes(content)
+    stale = SQLiteStore(tmp_path / "index", background=False)
+    assert (keyword_answers(stale, queries), vector_answers(stale, vectors)) == expected
+    stale.close()
+    for suffix in (KEYWORDS_SUFFIX, VECTORS_SUFFIX):  # another index's files: ignored
+        shutil.copy(cache_file(tmp_path / "other", suffix), cache_file(tmp_path / "index", suffix))
+    foreign = SQLiteStore(tmp_path / "index", background=False)
+    assert (keyword_answers(foreign, queries), vector_answers(foreign, vectors)) == expected
+
+
+def test_fts5_answers_while_the_keyword_cache_is_built_in_the_background(
+    tmp_path: Path, queries: list[str]
+) -> None:
+    store = SQLiteStore(tmp_path)
+    store.bind_space(SPACE)
+    write_documents(store, random.Random(6), range(80))
+    plain = SQLiteStore(tmp_path, keyword_cache=False)
+    expected = keyword_answers(plain, queries)
+    assert keyword_answers(store, queries[:1]) == expected[:1]  # FTS5, or the cache if fast
+    store.wait_for_caches()
+    assert cache_file(tmp_path, KEYWORDS_SUFFIX).is_file()
+    assert keyword_answers(store, queries) == expected
+    write_documents(store, random.Random(7), range(80, 90))  # caught up in the query
+    assert keyword_answers(store, queries) == keyword_answers(plain, queries)
+
+
+def test_many_changes_compact_the_cache_into_a_new_file(tmp_path: Path, queries: list[str]) -> None:
+    store = SQLiteStore(tmp_path, background=False)
+    store.bind_space(SPACE)
+    rng = random.Random(8)
+    write_documents(store, rng, range(20))
+    keyword_answers(store, queries)
+    first = cache_file(tmp_path, KEYWORDS_SUFFIX).read_bytes()
+    write_documents(store, rng, range(20, 420))  # 1,200 chunk rows: past the threshold
+    plain = SQLiteStore(tmp_path, keyword_cache=False)
+    assert keyword_answers(store, queries) == keyword_answers(plain, queries)
+    assert cache_file(tmp_path, KEYWORDS_SUFFIX).read_bytes() != first
+    reopened = SQLiteStore(tmp_path, background=False)
+    assert keyword_answers(reopened, queries) == keyword_answers(plain, queries)
