@@ -11,7 +11,8 @@ interchangeable behind the store ports:
   otherwise (`vector_search`); keyword search is FTS5's BM25 computed in SQL, scores equal to
   the SQLite store's (`keyword_search`);
 - results are ordered by score, best first, then by chunk id; every search is one statement,
-  so ranking, filtering and reading the rows see one snapshot.
+  so ranking, filtering and reading the rows see one snapshot;
+- ingest runs into one collection are serialized by an advisory lock (`ingest_lock`).
 
 Each capability's code lives in its own module (settings, writes, documents, chunks, vector
 and keyword search), all running their statements through one `SchemaDatabase`; this class
@@ -20,6 +21,8 @@ opens the collection and joins them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from ragwright.models import DEFAULT_COLLECTION, EmbeddingSpace, StoreStats
@@ -29,6 +32,7 @@ from ragwright.stores.postgres.chunks import PostgresChunks
 from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.documents import PostgresDocuments
 from ragwright.stores.postgres.filters import FilterCompiler
+from ragwright.stores.postgres.ingest_lock import ingest_lock
 from ragwright.stores.postgres.keyword_search import PostgresKeywordSearch
 from ragwright.stores.postgres.schema import SCHEMA_VERSION, schema_name
 from ragwright.stores.postgres.settings import open_schema
@@ -68,6 +72,12 @@ class PostgresStore(
             f"opening the collection {collection!r}",
         )
         self._terms = FTS5Terms(tokenizer)
+
+    def ingest_lock(
+        self, waiting: Callable[[], None] | None = None
+    ) -> AbstractContextManager[None]:
+        """This collection's ingest lock (an advisory lock on the server, see `ingest_lock`)."""
+        return ingest_lock(self.backend, self.schema, waiting)
 
     def close(self) -> None:
         self._terms.close()
