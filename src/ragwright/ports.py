@@ -250,6 +250,15 @@ class IngestLock(Protocol):
 
 
 @runtime_checkable
+class CollectionIdentity(Protocol):
+    """A store that can tell whether the collection it opened is still the one its name
+    names: False once that collection was dropped, by any process (and perhaps created again
+    under the same name), so a long-lived holder (`ragwright.collection_pool`) reopens it."""
+
+    def is_current(self) -> bool: ...
+
+
+@runtime_checkable
 class CallLedger(Protocol):
     """Where every LLM call's usage and cost is recorded (the ledger wrapper's port)."""
 

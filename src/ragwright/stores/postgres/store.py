@@ -72,6 +72,16 @@ class PostgresStore(
             f"opening the collection {collection!r}",
         )
         self._terms = FTS5Terms(tokenizer)
+        self._schema_oid = self._current_oid()
+
+    def is_current(self) -> bool:
+        """Whether this collection's schema is still the one it opened (a dropped collection's
+        schema is gone; one created again is a new schema, with a new oid)."""
+        return self._current_oid() == self._schema_oid
+
+    def _current_oid(self) -> int | None:
+        rows = self._db.query("SELECT oid FROM pg_namespace WHERE nspname = %s", (self.schema,))
+        return int(rows[0][0]) if rows else None
 
     def ingest_lock(
         self, waiting: Callable[[], None] | None = None

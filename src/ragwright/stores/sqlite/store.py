@@ -94,6 +94,13 @@ class SQLiteStore(SQLiteWrites, SQLiteSearch, SQLiteDocuments, SQLiteChunks):
         self._stale_generation, self._stale_queries = -1, 0
         self._tokenizer = FTS5Terms(tokenizer)
         self._stop_words = STOP_WORDS if stop_words else frozenset()
+        self._file = _file_identity(self.path)
+
+    def is_current(self) -> bool:
+        """Whether the database file at this store's path is still the one it opened (a
+        dropped collection's directory is deleted; one created again has a new file). The
+        open connection keeps the old file's inode allocated, so a new file cannot reuse it."""
+        return _file_identity(self.path) == self._file
 
     def close(self) -> None:
         self._db.close()
@@ -156,3 +163,11 @@ def _create_files(path: Path, private: bool) -> None:
         path.parent.mkdir(mode=0o700, exist_ok=True)
     if not path.exists():
         os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
