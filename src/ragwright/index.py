@@ -74,6 +74,7 @@ from ragwright.ports import (
     Chunker,
     ChunkExport,
     ChunkLookup,
+    CollectionIdentity,
     Embedder,
     EntityResolver,
     Extractor,
@@ -199,6 +200,12 @@ class Index:
     def collections(self) -> list[str]:
         """The collections of the index at this location."""
         return self._backend.collections()
+
+    def is_current(self) -> bool:
+        """False once this collection was dropped (perhaps created again) by any process,
+        where the store can tell (`ragwright.ports.CollectionIdentity`): open it again by
+        name then. A long-running server's `CollectionPool` asks before each request."""
+        return not isinstance(self._store, CollectionIdentity) or self._store.is_current()
 
     def open_collection(self, name: str) -> Index:
         """Another collection of the same index, with this one's embedder choice and LLM;

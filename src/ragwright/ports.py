@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -256,6 +257,15 @@ class IngestLock(Protocol):
 
 
 @runtime_checkable
+class CollectionIdentity(Protocol):
+    """A store that can tell whether the collection it opened is still the one its name
+    names: False once that collection was dropped, by any process (and perhaps created again
+    under the same name), so a long-lived holder (`ragwright.collection_pool`) reopens it."""
+
+    def is_current(self) -> bool: ...
+
+
+@runtime_checkable
 class CallLedger(Protocol):
     """Where every LLM call's usage and cost is recorded (the ledger wrapper's port)."""
 
@@ -286,6 +296,53 @@ class LLMRecords(CallLedger, ResponseCache, Protocol):
     def boundary_key(self) -> bytes: ...
 
     def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedCall:
+    """One row of the LLM ledger: one call that reached a server (``at`` is timezone-aware)."""
+
+    at: datetime
+    scope: str
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class CachedResponse:
+    """One entry of the LLM response cache, with when it was made and how often it was reused."""
+
+    key: str
+    completion: Completion
+    created_at: datetime
+    hits: int
+
+
+@runtime_checkable
+class LLMRecordsCopy(Protocol):
+    """An index's LLM records as rows, read out of one store and added to another's
+    (`ragwright migrate`, `ragwright.pipeline.migrate_llm`)."""
+
+    def recorded_calls(self) -> list[RecordedCall]: ...
+
+    def cached_responses(self) -> list[CachedResponse]: ...
+
+    def stored_boundary_key(self) -> bytes | None:
+        """The fence-token key if one was made (unlike `LLMRecords.boundary_key`, never
+        makes one)."""
+        ...
+
+    def add_records(
+        self,
+        calls: Sequence[RecordedCall],
+        responses: Sequence[CachedResponse],
+        boundary_key: bytes | None,
+    ) -> None:
+        """Add ``calls``, the ``responses`` whose keys are not cached yet, and the
+        ``boundary_key`` unless there is one already; all in one transaction."""
+        ...
 
 
 @runtime_checkable

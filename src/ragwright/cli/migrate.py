@@ -15,7 +15,8 @@ from ragwright.cli._common import JsonOption, console, errors, print_json, repor
 from ragwright.config import load_config
 from ragwright.models import DEFAULT_COLLECTION
 from ragwright.pipeline.migrate import MigrationProgress, MigrationReport, migrate
-from ragwright.ports import StoreBackend
+from ragwright.pipeline.migrate_llm import LLMRecordsReport, migrate_llm_records
+from ragwright.ports import LLMRecordsCopy, StoreBackend
 from ragwright.stores import display_location, open_backend
 
 Location = Annotated[str, typer.Argument(help="Index directory or store URL.")]
@@ -33,7 +34,8 @@ def migrate_index(
 ) -> None:
     """Copy an index (every collection, or those named) from SOURCE to TARGET, e.g. a
     directory into postgresql://…: documents, chunk ids, offsets and vectors as stored, with
-    no re-embedding. Re-running resumes; the copy is verified at the end."""
+    no re-embedding; then the index's LLM ledger and response cache. Re-running resumes;
+    the copy is verified at the end."""
     reports: dict[str, MigrationReport] = {}
     source_backend = open_backend(source, load_config())
     try:
@@ -44,12 +46,18 @@ def migrate_index(
                 reports[name] = _migrate_collection(
                     source_backend, target_backend, name, show=not json_output
                 )
+            llm = _migrate_llm_records(source_backend, target_backend)
         finally:
             target_backend.close()
     finally:
         source_backend.close()
     if json_output:
-        print_json({name: asdict(report) for name, report in reports.items()})
+        print_json(
+            {
+                "collections": {name: asdict(report) for name, report in reports.items()},
+                "llm_records": {"skipped": llm} if isinstance(llm, str) else asdict(llm),
+            }
+        )
         return
     for name, report in reports.items():
         console.print(
@@ -57,6 +65,33 @@ def migrate_index(
             f"{escape(display_location(target))} (verified; {report.copied} copied, "
             f"{report.skipped} already there)"
         )
+    console.print(f"LLM records: {escape(_describe(llm))}")
+
+
+def _migrate_llm_records(source: StoreBackend, target: StoreBackend) -> LLMRecordsReport | str:
+    """The index's LLM ledger, response cache and fence key copied; or why they were not."""
+    reading, writing = source.llm_records(), target.llm_records()
+    try:
+        if not isinstance(reading, LLMRecordsCopy):
+            return f"not copied: {source.location} cannot export them"
+        if not isinstance(writing, LLMRecordsCopy):
+            return f"not copied: {target.location} cannot import them"
+        return migrate_llm_records(reading, writing)
+    finally:
+        reading.close()
+        writing.close()
+
+
+def _describe(llm: LLMRecordsReport | str) -> str:
+    if isinstance(llm, str):
+        return llm
+    key = {"copied": "fence key copied", "same": "same fence key", "none": "no fence key yet",
+           "kept the target's": "the target's own fence key kept (cached answers made with "
+           "the source's key will not be found)"}[llm.boundary_key]  # fmt: skip
+    return (
+        f"{llm.calls_copied} ledger calls and {llm.responses_copied} cached responses copied "
+        f"({llm.calls_present} and {llm.responses_present} already there); {key}"
+    )
 
 
 def _migrate_collection(

@@ -248,20 +248,29 @@ class PostgresBackend:
             except psycopg.errors.FeatureNotSupported as error:
                 raise StoreError(f"pgvector is not available on this server: {error}") from error
 
+        try:
+            with self.connect() as conn, conn.transaction():
+                ensure(conn)
+        except psycopg.Error as error:
+            raise StoreError(
+                f"cannot prepare {self.display_url} for ragwright: {_first_line(error)}"
+            ) from error
+
+    def connect(self) -> Connection[Any]:
+        """A connection of its own (autocommit, outside the pool), for what holds one for
+        long; a failure to connect is retried as `run` retries, then a `StoreError`."""
+        import psycopg
+
         deadline = time.monotonic() + self.retry_seconds
         delay = 0.05
         while True:
             try:
-                with (
-                    psycopg.connect(
-                        self.url,
-                        autocommit=True,
-                        connect_timeout=max(1, round(self._connect_timeout)),
-                    ) as conn,
-                    conn.transaction(),
-                ):
-                    ensure(conn)
-                    return
+                return psycopg.connect(
+                    self.url,
+                    autocommit=True,
+                    connect_timeout=max(1, round(self._connect_timeout)),
+                    application_name="ragwright",
+                )
             except psycopg.OperationalError as error:
                 if time.monotonic() + delay > deadline:
                     raise StoreError(
@@ -269,10 +278,6 @@ class PostgresBackend:
                     ) from error
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)
-            except psycopg.Error as error:
-                raise StoreError(
-                    f"cannot prepare {self.display_url} for ragwright: {_first_line(error)}"
-                ) from error
 
 
 def lock_schema(conn: Connection[Any], schema: str) -> None:

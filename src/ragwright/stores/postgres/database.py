@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from psycopg.sql import SQL, Composed, Identifier
 
+from ragwright.errors import StoreError, UnknownCollection
+from ragwright.stores.postgres.schema import collection_name
+
 if TYPE_CHECKING:
     from psycopg import Connection
 
@@ -35,8 +38,19 @@ class SchemaDatabase:
         return statement
 
     def run(self, work: Callable[[Connection[Any]], T], what: str) -> T:
-        """``work`` in one transaction; ``what`` names it in errors."""
-        return self.backend.run(work, what)
+        """``work`` in one transaction; ``what`` names it in errors. `UnknownCollection` if
+        the schema is gone (the collection was dropped, perhaps by another process)."""
+        from psycopg import errors
+
+        try:
+            return self.backend.run(work, what)
+        except StoreError as error:
+            if not isinstance(error.__cause__, errors.UndefinedTable | errors.InvalidSchemaName):
+                raise
+            raise UnknownCollection(
+                f"{what} failed: the collection {collection_name(self.schema)!r} was dropped "
+                "meanwhile"
+            ) from error
 
     def query(self, statement: str | Composed, params: Sequence[object] = ()) -> list[Any]:
         """The rows of one statement (``str``: composed by `sql`)."""

@@ -8,13 +8,14 @@ are created on the first write, so reading an index never changes it.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from ragwright.models import CacheStats, LedgerRow, Usage
-from ragwright.ports import Completion
+from ragwright.ports import CachedResponse, Completion, RecordedCall
 from ragwright.stores.postgres.backend import lock_schema
 from ragwright.stores.postgres.schema import INDEX_SCHEMA
 from ragwright.stores.sqlite.llm_records import _completion, _plain
@@ -123,7 +124,62 @@ class PostgresLLMRecords:
             self._boundary_key = bytes(rows[0][0])
         return self._boundary_key
 
+    # -- copying (ragwright migrate) ------------------------------------------------------------
+
+    def recorded_calls(self) -> list[RecordedCall]:
+        rows = self._read(
+            "SELECT at, scope, model, prompt_tokens, completion_tokens, cost "
+            "FROM {s}.llm_calls ORDER BY id"
+        )
+        return [RecordedCall(a, s, m, int(p), int(c), o) for a, s, m, p, c, o in rows]
+
+    def cached_responses(self) -> list[CachedResponse]:
+        rows = self._read(
+            "SELECT key, completion, created_at, hits FROM {s}.llm_cache ORDER BY key"
+        )
+        return [CachedResponse(k, _completion(c), t, int(h)) for k, c, t, h in rows]
+
+    def stored_boundary_key(self) -> bytes | None:
+        rows = self._read("SELECT value FROM {s}.llm_keys WHERE name = 'boundary'")
+        return bytes(rows[0][0]) if rows else None
+
+    def add_records(
+        self,
+        calls: Sequence[RecordedCall],
+        responses: Sequence[CachedResponse],
+        boundary_key: bytes | None,
+    ) -> None:
+        def add(conn: Connection[Any]) -> None:
+            if not self._ready:
+                self._create(conn)
+            with conn.cursor() as cursor:
+                cursor.executemany(
+                    self._sql("INSERT INTO {s}.llm_calls (at, scope, model, prompt_tokens, "
+                              "completion_tokens, cost) VALUES (%s, %s, %s, %s, %s, %s)"),
+                    [(c.at, c.scope, c.model, c.prompt_tokens, c.completion_tokens, c.cost)
+                     for c in calls],
+                )  # fmt: skip
+                cursor.executemany(
+                    self._sql("INSERT INTO {s}.llm_cache (key, model, completion, created_at, "
+                              "hits) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (key) DO NOTHING"),
+                    [(r.key, r.completion.model, Jsonb(_plain(r.completion)), r.created_at,
+                      r.hits) for r in responses],
+                )  # fmt: skip
+            if boundary_key is not None:
+                conn.execute(
+                    self._sql("INSERT INTO {s}.llm_keys (name, value) VALUES ('boundary', %s) "
+                              "ON CONFLICT DO NOTHING"),
+                    (boundary_key,),
+                )  # fmt: skip
+
+        self.backend.run(add, "copying the LLM records")
+        self._ready = True
+        self._boundary_key = None  # read again: the stored key may be the one just added
+
     # -- plumbing -----------------------------------------------------------------------------
+
+    def _sql(self, statement: str) -> sql.Composed:
+        return sql.SQL(statement).format(s=self._schema)
 
     def _write(self, statement: str, params: tuple[object, ...]) -> int:
         """Runs ``statement``, creating the tables first if need be; returns its row count."""

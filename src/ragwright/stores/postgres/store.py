@@ -11,7 +11,8 @@ interchangeable behind the store ports:
   otherwise (`vector_search`); keyword search is FTS5's BM25 computed in SQL, scores equal to
   the SQLite store's (`keyword_search`);
 - results are ordered by score, best first, then by chunk id; every search is one statement,
-  so ranking, filtering and reading the rows see one snapshot.
+  so ranking, filtering and reading the rows see one snapshot;
+- ingest runs into one collection are serialized by an advisory lock (`ingest_lock`).
 
 Each capability's code lives in its own module (settings, writes, documents, chunks, vector
 and keyword search), all running their statements through one `SchemaDatabase`; this class
@@ -21,6 +22,8 @@ opens the collection and joins them.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from ragwright.graph.model import GraphSnapshot
@@ -34,6 +37,7 @@ from ragwright.stores.postgres.filters import FilterCompiler
 from ragwright.stores.postgres.graph_reads import PostgresGraphReads
 from ragwright.stores.postgres.graph_resolution import PostgresEntityResolution
 from ragwright.stores.postgres.graph_writes import PostgresGraphWrites
+from ragwright.stores.postgres.ingest_lock import ingest_lock
 from ragwright.stores.postgres.keyword_search import PostgresKeywordSearch
 from ragwright.stores.postgres.schema import SCHEMA_VERSION, schema_name
 from ragwright.stores.postgres.settings import open_schema
@@ -82,6 +86,22 @@ class PostgresStore(
         self._terms = FTS5Terms(tokenizer)
         self._graph_lock = threading.Lock()
         self._graph_cache: GraphSnapshot | None = None
+        self._schema_oid = self._current_oid()
+
+    def is_current(self) -> bool:
+        """Whether this collection's schema is still the one it opened (a dropped collection's
+        schema is gone; one created again is a new schema, with a new oid)."""
+        return self._current_oid() == self._schema_oid
+
+    def _current_oid(self) -> int | None:
+        rows = self._db.query("SELECT oid FROM pg_namespace WHERE nspname = %s", (self.schema,))
+        return int(rows[0][0]) if rows else None
+
+    def ingest_lock(
+        self, waiting: Callable[[], None] | None = None
+    ) -> AbstractContextManager[None]:
+        """This collection's ingest lock (an advisory lock on the server, see `ingest_lock`)."""
+        return ingest_lock(self.backend, self.schema, waiting)
 
     def close(self) -> None:
         self._terms.close()

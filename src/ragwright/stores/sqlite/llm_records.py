@@ -18,12 +18,13 @@ import secrets
 import sqlite3
 import threading
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ragwright.errors import StoreError
 from ragwright.models import CacheStats, LedgerRow, Usage
-from ragwright.ports import Completion, TokenLogprob
+from ragwright.ports import CachedResponse, Completion, RecordedCall, TokenLogprob
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS llm_calls (
@@ -126,6 +127,63 @@ class SQLiteLLMRecords:
             self._boundary_key = bytes(rows[0][0])
         return self._boundary_key
 
+    # -- copying (ragwright migrate) ------------------------------------------------------------
+
+    def recorded_calls(self) -> list[RecordedCall]:
+        rows = self._read(
+            "SELECT at, scope, model, prompt_tokens, completion_tokens, cost FROM llm_calls "
+            "ORDER BY id",
+            table="llm_calls",
+        )
+        return [RecordedCall(_time(a), s, m, int(p), int(c), o) for a, s, m, p, c, o in rows]
+
+    def cached_responses(self) -> list[CachedResponse]:
+        rows = self._read(
+            "SELECT key, completion, created_at, hits FROM llm_cache ORDER BY key",
+            table="llm_cache",
+        )
+        return [
+            CachedResponse(k, _completion(json.loads(c)), _time(t), int(h)) for k, c, t, h in rows
+        ]
+
+    def stored_boundary_key(self) -> bytes | None:
+        rows = self._read("SELECT value FROM llm_keys WHERE name = 'boundary'", (), "llm_keys")
+        return bytes(rows[0][0]) if rows else None
+
+    def add_records(
+        self,
+        calls: Sequence[RecordedCall],
+        responses: Sequence[CachedResponse],
+        boundary_key: bytes | None,
+    ) -> None:
+        with self._lock:
+            try:
+                if not self._ready:
+                    self._db.executescript(_DDL)
+                    self._ready = True
+                with self._db:  # one transaction
+                    self._db.execute("BEGIN IMMEDIATE")
+                    self._db.executemany(
+                        "INSERT INTO llm_calls(at, scope, model, prompt_tokens, "
+                        "completion_tokens, cost) VALUES (?, ?, ?, ?, ?, ?)",
+                        [(_text(c.at), c.scope, c.model, c.prompt_tokens, c.completion_tokens,
+                          c.cost) for c in calls],
+                    )  # fmt: skip
+                    self._db.executemany(
+                        "INSERT OR IGNORE INTO llm_cache(key, model, completion, created_at, "
+                        "hits) VALUES (?, ?, ?, ?, ?)",
+                        [(r.key, r.completion.model, json.dumps(_plain(r.completion),
+                          ensure_ascii=False), _text(r.created_at), r.hits) for r in responses],
+                    )  # fmt: skip
+                    if boundary_key is not None:
+                        self._db.execute(
+                            "INSERT OR IGNORE INTO llm_keys(name, value) VALUES ('boundary', ?)",
+                            (boundary_key,),
+                        )
+            except sqlite3.Error as error:
+                raise StoreError(f"cannot write the LLM records in {self.path}: {error}") from error
+        self._boundary_key = None  # read again: the stored key may be the one just added
+
     # -- plumbing -----------------------------------------------------------------------------
 
     def _write(self, sql: str, params: Sequence[object]) -> int:
@@ -177,3 +235,14 @@ def _completion(raw: dict[str, Any]) -> Completion:
         finish_reason=raw.get("finish_reason"),
         logprobs=None if logprobs is None else tuple(TokenLogprob(t, p) for t, p in logprobs),
     )
+
+
+def _time(text: str) -> datetime:
+    """A stored time (UTC, ``…T…Z``, as SQLite's ``strftime`` writes it) as an aware datetime."""
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _text(moment: datetime) -> str:
+    """An aware datetime as a stored time (UTC, microseconds kept)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -126,6 +126,13 @@ class SQLiteStore(
         self._stop_words = STOP_WORDS if stop_words else frozenset()
         self._graph_lock = threading.Lock()
         self._graph_cache: GraphSnapshot | None = None
+        self._file = _file_identity(self.path)
+
+    def is_current(self) -> bool:
+        """Whether the database file at this store's path is still the one it opened (a
+        dropped collection's directory is deleted; one created again has a new file). The
+        open connection keeps the old file's inode allocated, so a new file cannot reuse it."""
+        return _file_identity(self.path) == self._file
 
     def close(self) -> None:
         self._db.close()
@@ -202,3 +209,11 @@ def _create_files(path: Path, private: bool) -> None:
         path.parent.mkdir(mode=0o700, exist_ok=True)
     if not path.exists():
         os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
