@@ -30,6 +30,7 @@ from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.documents import PostgresDocuments
 from ragwright.stores.postgres.filters import FilterCompiler
 from ragwright.stores.postgres.keyword_search import PostgresKeywordSearch
+from ragwright.stores.postgres.moves import PostgresMoves
 from ragwright.stores.postgres.schema import SCHEMA_VERSION, schema_name
 from ragwright.stores.postgres.settings import open_schema
 from ragwright.stores.postgres.vector_search import PostgresVectorSearch
@@ -40,7 +41,12 @@ if TYPE_CHECKING:
 
 
 class PostgresStore(
-    PostgresWrites, PostgresVectorSearch, PostgresKeywordSearch, PostgresDocuments, PostgresChunks
+    PostgresWrites,
+    PostgresMoves,
+    PostgresVectorSearch,
+    PostgresKeywordSearch,
+    PostgresDocuments,
+    PostgresChunks,
 ):
     """One collection of a PostgreSQL index. Safe to share between threads (every call takes
     a pooled connection for one transaction). Open it with `PostgresBackend.open`."""

@@ -25,6 +25,7 @@ from ragwright.stores.sqlite.chunks import SQLiteChunks
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.documents import SQLiteDocuments
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
+from ragwright.stores.sqlite.moves import SQLiteMoves
 from ragwright.stores.sqlite.schema import (
     META_DDL,
     SCHEMA_VERSION,
@@ -37,7 +38,7 @@ from ragwright.stores.sqlite.writes import SQLiteWrites
 DATABASE_NAME = "index.sqlite3"
 
 
-class SQLiteStore(SQLiteWrites, SQLiteSearch, SQLiteDocuments, SQLiteChunks):
+class SQLiteStore(SQLiteWrites, SQLiteMoves, SQLiteSearch, SQLiteDocuments, SQLiteChunks):
     """Documents, chunks, vectors and BM25 in one SQLite file. Safe to share between threads."""
 
     def __init__(
