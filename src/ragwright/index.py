@@ -43,6 +43,7 @@ from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
 from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.pipeline.filter_fields import missing_fields_warning
+from ragwright.pipeline.folder_sync import FolderSync
 from ragwright.pipeline.ingest import (
     IngestOptions,
     Ingestor,
@@ -57,6 +58,7 @@ from ragwright.ports import (
     Chunker,
     ChunkExport,
     ChunkLookup,
+    DocumentMove,
     Embedder,
     IngestLock,
     LLMRecords,
@@ -332,12 +334,51 @@ class Index:
         given (the HTTP server names uploads ``uploads/NAME`` this way), else relative to
         `source_base`. One run at a time writes to an index: ``waiting`` is called when this
         one must wait for another (see `ragwright.ports.IngestLock`)."""
+        ingestor = self._ingestor(chunking, options, parser_options, base)
+        listed = [paths] if isinstance(paths, str | Path) else paths
+        with self._ingest_lock(waiting):
+            return ingestor.run([Path(p) for p in listed], progress)
+
+    def folder_sync(
+        self,
+        roots: Sequence[str | Path],
+        *,
+        chunking: ChunkingConfig | None = None,
+        options: IngestOptions | None = None,
+        parser_options: ParserOptions | None = None,
+    ) -> FolderSync:
+        """What keeps this collection equal to the files under ``roots``, pass by pass (see
+        `FolderSync`; `Watcher` drives it from file-system events). Files are read as `ingest`
+        reads them (the same options, the same source names); a renamed or moved file is
+        re-keyed without re-embedding where the store can (`DocumentMove`). Use it as a
+        context manager; each pass takes the collection's ingest lock."""
+        ingestor = self._ingestor(chunking, options, parser_options, None)
+        mover = self._store if isinstance(self._store, DocumentMove) else None
+        ignore = [self.location] if isinstance(self.location, Path) else []
+        return FolderSync(
+            ingestor,
+            self._store,
+            mover,
+            [Path(root) for root in roots],
+            lock=self._ingest_lock,
+            ignore=ignore,
+        )
+
+    def _ingestor(
+        self,
+        chunking: ChunkingConfig | None,
+        options: IngestOptions | None,
+        parser_options: ParserOptions | None,
+        base: Path | None,
+    ) -> Ingestor:
+        """An ingestor over this collection, its settings (the last ingest's, unless given)
+        recorded as the collection's."""
         embedder = self._bound_embedder()
         chunking = chunking or self.chunking
         chunker = self._chunker(chunking, embedder)
         parser_options = parser_options or self.parser_options
         self._store.set_setting("parser_options", parser_options.spec)
-        ingestor = Ingestor(
+        return Ingestor(
             self._store,
             embedder,
             ParserRegistry.from_entry_points(options=parser_options),
@@ -346,9 +387,6 @@ class Index:
             base=base or self.source_base,
             options=options,
         )
-        listed = [paths] if isinstance(paths, str | Path) else paths
-        with self._ingest_lock(waiting):
-            return ingestor.run([Path(p) for p in listed], progress)
 
     def ingest_documents(
         self,
