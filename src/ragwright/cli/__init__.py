@@ -21,6 +21,7 @@ from ragwright.cli import (
     search,
     serve,
     stats,
+    watch,
 )
 
 app = typer.Typer(
@@ -63,6 +64,7 @@ app.command()(serve.serve)
 app.add_typer(keys.app, name="keys")
 app.add_typer(collections.app, name="collections")
 app.command("migrate")(migrate.migrate_index)
+app.command()(watch.watch)
 
 
 def main() -> None:
