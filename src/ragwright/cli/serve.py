@@ -97,14 +97,17 @@ def serve(
     settings = ServerSettings.from_config(configuration)
     llm_settings = LLMSettings.from_config(configuration)
     check_exposure(host, settings, insecure_no_auth)
-    with Index(
-        index,
-        collection=collection,
-        embedder=embedder,
-        create=True,
-        llm_settings=llm_settings,
-        config=configuration,
-    ) as kb, ExitStack() as stack:
+    with (
+        Index(
+            index,
+            collection=collection,
+            embedder=embedder,
+            create=True,
+            llm_settings=llm_settings,
+            config=configuration,
+        ) as kb,
+        ExitStack() as stack,
+    ):
         status = None
         if watch:
             name_sources(kb, None)
@@ -112,9 +115,7 @@ def serve(
             status = stack.enter_context(
                 watching(kb, watch, IngestOptions(), watch_settings, threading.Event())
             )
-        app = create_app(
-            kb, settings, mounts=mcp_mount(kb, host), host=host, sync_status=status
-        )
+        app = create_app(kb, settings, mounts=mcp_mount(kb, host), host=host, sync_status=status)
         log_as = log_format.resolved(sys.stderr.isatty())
         server = server_for(app, host, port, settings, log_level.value, log_as)
         announce(host, port, settings, kb.display_location)

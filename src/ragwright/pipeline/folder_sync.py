@@ -58,7 +58,7 @@ class SyncReport:
     unchanged: int = 0
     hashed: int = 0
     failed: list[Failure] = field(default_factory=list)
-    #: Sources synced without failing (their earlier failures are over).
+    #: Sources synced without failing, or gone (their earlier failures are over).
     succeeded: list[str] = field(default_factory=list)
     complete: bool = True
 
@@ -134,10 +134,21 @@ class FolderSync:
             candidates, gone = self._list(scoped, known, report, whole)
             candidates = [c for c in candidates if Path(os.path.abspath(c.path)) not in skipped]
             changed = self._changed(candidates, known, report, trust_stat, started)
-            changed = self._moves(changed, gone, report, started)
+            changed = self._moves(changed, gone, known, report, started)
             self._write(changed, known, report, started)
             self._delete(gone, report)
+        self._forget_vanished_failures(report)
         return report
+
+    def _forget_vanished_failures(self, report: SyncReport) -> None:
+        """A file that failed because it vanished while being read is no failure: the event
+        of its removal (or the next walk) deals with it."""
+        base = self.ingestor.base
+        vanished = {
+            f.source for f in report.failed if not os.path.lexists(source_path(f.source, base))
+        }
+        report.failed = [f for f in report.failed if f.source not in vanished]
+        report.succeeded.extend(sorted(vanished))
 
     # -- listing ----------------------------------------------------------------------------
 
@@ -239,6 +250,7 @@ class FolderSync:
         self,
         changed: list[tuple[Candidate, str]],
         gone: set[str],
+        known: dict[str, str],
         report: SyncReport,
         started: int,
     ) -> list[tuple[Candidate, str]]:
@@ -246,10 +258,9 @@ class FolderSync:
         found at a new path); the changed files left to ingest."""
         if self.mover is None or not gone:
             return changed
-        fingerprints = self.ingestor.store.fingerprints()
         vanished: dict[tuple[str, str], list[str]] = {}
         for source in sorted(gone):
-            key = (fingerprints.get(source, ""), Path(source).suffix.lower())
+            key = (known.get(source, ""), Path(source).suffix.lower())
             vanished.setdefault(key, []).append(source)
         left = []
         for candidate, fingerprint in changed:

@@ -54,33 +54,41 @@ def _look(path: Path) -> _Look:
 
 
 class Settling:
-    """Changed paths waiting to settle: each is ready once ``debounce`` seconds passed since
-    it was last named and its size and time are those of the previous look."""
+    """Changed paths waiting to settle. They are synced together once no event at all came
+    for ``debounce`` seconds (so both halves of a rename, which may arrive in two batches of
+    events, are in one pass and the move is seen), each only if its size and time are those of
+    the previous look (a file still being written waits for another interval). Under events
+    that never pause, a path is synced anyway ``patience`` seconds after it was first named."""
 
-    def __init__(self, debounce: float) -> None:
+    def __init__(self, debounce: float, patience: float | None = None) -> None:
         self.debounce = debounce
-        self._paths: dict[Path, tuple[float, _Look]] = {}
+        self.patience = patience if patience is not None else max(20 * debounce, 2.0)
+        self._paths: dict[Path, tuple[float, float, _Look]] = {}  # first named, due, look
+        self._last_event = float("-inf")
 
     def __len__(self) -> int:
         return len(self._paths)
 
     def note(self, path: Path, now: float) -> None:
-        self._paths[path] = (now + self.debounce, _look(path))
+        first = self._paths[path][0] if path in self._paths else now
+        self._paths[path] = (first, now + self.debounce, _look(path))
+        self._last_event = max(self._last_event, now)
 
     def waiting(self) -> set[Path]:
         return set(self._paths)
 
     def ready(self, now: float) -> list[Path]:
+        quiet = now - self._last_event >= self.debounce
         ready = []
-        for path, (due, look) in list(self._paths.items()):
-            if due > now:
+        for path, (first, due, look) in list(self._paths.items()):
+            if due > now or not (quiet or now - first >= self.patience):
                 continue
             current = _look(path)
             if current == look:
                 ready.append(path)
                 del self._paths[path]
             else:  # still being written: look again after another interval
-                self._paths[path] = (now + self.debounce, current)
+                self._paths[path] = (first, now + self.debounce, current)
         return ready
 
 
