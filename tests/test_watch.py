@@ -4,13 +4,14 @@ for, and only events or complete walks delete."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import subprocess
+import sys
 import time
 from collections import Counter
 from pathlib import Path
-
-import pytest
 
 from ragwright import Index
 from ragwright.pipeline.watch import Settling
@@ -184,7 +185,31 @@ def test_a_missing_watched_folder_deletes_nothing(tmp_path: Path) -> None:
         assert list(index_state(kb)) == ["docs/a.md"]
 
 
-@pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX permissions")
+#: Run in a process of its own which, under root, first gives up the capabilities that let
+#: root read any folder (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH), so a folder's mode stops it.
+PARTIAL_WALK = """
+import ctypes, json, os, sys
+from pathlib import Path
+
+if os.geteuid() == 0:
+    libc = ctypes.CDLL(None, use_errno=True)
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = (ctypes.c_uint32 * 6)()  # (effective, permitted, inheritable) x 2 words
+    assert libc.capget(header, data) == 0, ctypes.get_errno()
+    for word in (0, 1):  # effective and permitted, low word
+        data[word] &= ~((1 << 1) | (1 << 2))
+    assert libc.capset(header, data) == 0, ctypes.get_errno()
+
+from ragwright import Index
+kb, docs = Path(sys.argv[1]), Path(sys.argv[2])
+with Index(kb) as index, index.folder_sync([docs]) as sync:
+    partial = sync.reconcile()
+    stored = sorted(d.source for d in index.documents())
+    by_event = sync.sync([docs / "outside.md"])
+print(json.dumps([partial.complete, partial.removed, stored, by_event.removed]))
+"""
+
+
 def test_a_partial_walk_deletes_nothing_but_events_do(tmp_path: Path) -> None:
     """A folder the walk cannot list makes the walk partial: the documents of files under it
     (and of files gone elsewhere) stay until a complete walk or an event says otherwise."""
@@ -194,26 +219,23 @@ def test_a_partial_walk_deletes_nothing_but_events_do(tmp_path: Path) -> None:
     (docs / "outside.md").write_text("outside it\n", "utf-8")
     with Index(tmp_path / "kb", embedder=CountingEmbedder()) as kb:
         kb.ingest([docs])
-        (docs / "outside.md").unlink()
-        with kb.folder_sync([docs]) as sync:
-            if not unlistable(docs / "locked"):
-                pytest.skip("this user can list any folder (root); see the subprocess test")
-            try:
-                partial = sync.reconcile()
-            finally:
-                (docs / "locked").chmod(0o755)
-            assert partial.complete is False and partial.removed == []
-            assert sorted(index_state(kb)) == ["docs/locked/inside.md", "docs/outside.md"]
-            by_event = sync.sync([docs / "outside.md"])
-            assert by_event.removed == ["docs/outside.md"]
-            assert sync.reconcile().complete is True
-
-
-def unlistable(folder: Path) -> bool:
-    folder.chmod(0)
+    (docs / "outside.md").unlink()
+    (docs / "locked").chmod(0)
     try:
-        os.listdir(folder)
-    except PermissionError:
-        return True
-    folder.chmod(0o755)
-    return False
+        result = subprocess.run(
+            [sys.executable, "-c", PARTIAL_WALK, str(tmp_path / "kb"), str(docs)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        (docs / "locked").chmod(0o755)
+    assert result.returncode == 0, result.stderr
+    complete, removed, stored, removed_by_event = json.loads(result.stdout)
+    assert (complete, removed) == (False, [])
+    assert stored == ["docs/locked/inside.md", "docs/outside.md"]
+    assert removed_by_event == ["docs/outside.md"]
+    with Index(tmp_path / "kb") as kb, kb.folder_sync([docs]) as sync:
+        assert sync.reconcile().complete is True
+        assert list(index_state(kb)) == ["docs/locked/inside.md"]

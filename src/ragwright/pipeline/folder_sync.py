@@ -143,9 +143,11 @@ class FolderSync:
     def _forget_vanished_failures(self, report: SyncReport) -> None:
         """A file that failed because it vanished while being read is no failure: the event
         of its removal (or the next walk) deals with it."""
-        base = self.ingestor.base
+        base, roots = self.ingestor.base, {str(root) for root in self.roots}
         vanished = {
-            f.source for f in report.failed if not os.path.lexists(source_path(f.source, base))
+            f.source
+            for f in report.failed
+            if f.source not in roots and not os.path.lexists(source_path(f.source, base))
         }
         report.failed = [f for f in report.failed if f.source not in vanished]
         report.succeeded.extend(sorted(vanished))
