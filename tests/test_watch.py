@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from ragwright import Index
+from ragwright.pipeline.folder_sync import within
 from ragwright.pipeline.watch import Settling
 from watch_helpers import CountingEmbedder, fresh_state, index_state, settled, wait_for, watching
 
@@ -239,3 +240,12 @@ def test_a_partial_walk_deletes_nothing_but_events_do(tmp_path: Path) -> None:
     with Index(tmp_path / "kb") as kb, kb.folder_sync([docs]) as sync:
         assert sync.reconcile().complete is True
         assert list(index_state(kb)) == ["docs/locked/inside.md"]
+
+
+def test_sources_within_a_scope_are_found_by_name() -> None:
+    sources = sorted(["a.md", "a/b.md", "a/c/d.md", "a-b.md", "ab.md", "/abs/x.md", "b.md"])
+    assert within(sources, "a") == ["a/b.md", "a/c/d.md"]
+    assert within(sources, "a/c") == ["a/c/d.md"]
+    assert within(sources, "a.md") == ["a.md"]
+    assert within(sources, ".") == [s for s in sources if s != "/abs/x.md"]  # the base itself
+    assert within(sources, "/abs") == ["/abs/x.md"]

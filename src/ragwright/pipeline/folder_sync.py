@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import time
+from bisect import bisect_left
 from collections.abc import Callable, Collection, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from ragwright.errors import IngestLimitExceeded, RagwrightError
 from ragwright.models import document_id_for
-from ragwright.pipeline.discover import Candidate, discover, source_path
+from ragwright.pipeline.discover import Candidate, discover, source_name, source_path
 from ragwright.pipeline.documents import failure_reason
 from ragwright.pipeline.ingest import Failure, Ingestor, IngestReport
 from ragwright.pipeline.parse_worker import ParseWorker
@@ -161,7 +162,7 @@ class FolderSync:
         ingestor, options = self.ingestor, self.ingestor.options
         candidates: dict[str, Candidate] = {}
         gone: set[str] = set()
-        by_path = {Path(os.path.abspath(source_path(s, ingestor.base))): s for s in known}
+        stored, seen = sorted(known), sorted(self._seen)
         for scope in scopes:
             if scope in self.roots and not scope.is_dir():
                 # An unmounted drive or a folder renamed away is no proof its files are gone.
@@ -183,19 +184,35 @@ class FolderSync:
             if not found.complete:
                 report.complete = False
                 continue
+            named = source_name(scope, ingestor.base)
             gone.update(
                 source
-                for path, source in by_path.items()
-                if (path == scope or path.is_relative_to(scope))
-                and source not in found.present
-                and not os.path.lexists(path)
+                for source in within(stored, named)
+                if source not in found.present
+                and not os.path.lexists(source_path(source, ingestor.base))
             )
+            self._forget_gone(seen, named, found.present, report)
         if whole and len(candidates) > options.max_files:
             raise IngestLimitExceeded(
                 f"{len(candidates):,} files under the watched folders, over the --max-files "
                 f"limit of {options.max_files:,}; raise the limit or watch a narrower path"
             )
         return list(candidates.values()), gone
+
+    def _forget_gone(
+        self, seen: list[str], scope: str, present: set[str], report: SyncReport
+    ) -> None:
+        """Forget the files seen under ``scope`` (a source name) that are gone: one that
+        failed and was never stored fails no more."""
+        base = self.ingestor.base
+        for source in within(seen, scope):
+            if (
+                source in self._seen
+                and source not in present
+                and not os.path.lexists(source_path(source, base))
+            ):
+                del self._seen[source]
+                report.succeeded.append(source)
 
     # -- change detection -------------------------------------------------------------------
 
@@ -324,3 +341,20 @@ class FolderSync:
         for source in vanished:
             self._seen.pop(source, None)
         report.removed.extend(vanished)
+
+
+def within(sources: list[str], scope: str) -> list[str]:
+    """The sources of ``sources`` (sorted) at or under the source name ``scope``: found by
+    bisection, so a pass over a few paths costs little in a large collection."""
+    if scope == ".":  # the base folder itself: every source named relative to it
+        return [s for s in sources if not Path(s).is_absolute()]
+    found = []
+    at = bisect_left(sources, scope)
+    if at < len(sources) and sources[at] == scope:
+        found.append(scope)
+    prefix = scope.rstrip("/") + "/"
+    at = bisect_left(sources, prefix)
+    while at < len(sources) and sources[at].startswith(prefix):
+        found.append(sources[at])
+        at += 1
+    return found
