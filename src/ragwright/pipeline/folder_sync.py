@@ -88,7 +88,11 @@ class FolderSync:
         self.mover = mover
         self.roots = [Path(os.path.abspath(root)) for root in roots]
         self.lock = lock
-        self.ignore = [Path(os.path.abspath(path)) for path in ignore]
+        self.ignore = [
+            path
+            for path in (Path(os.path.abspath(p)) for p in ignore)
+            if any(path == root or path.is_relative_to(root) for root in self.roots)
+        ]
         self._seen: dict[str, Seen] = {}
         self._worker: ParseWorker | None = None
 
@@ -133,7 +137,8 @@ class FolderSync:
         with self.lock():
             known = self.ingestor.store.fingerprints()
             candidates, gone = self._list(scoped, known, report, whole)
-            candidates = [c for c in candidates if Path(os.path.abspath(c.path)) not in skipped]
+            if skipped:
+                candidates = [c for c in candidates if Path(os.path.abspath(c.path)) not in skipped]
             changed = self._changed(candidates, known, report, trust_stat, started)
             changed = self._moves(changed, gone, known, report, started)
             self._write(changed, known, report, started)
@@ -178,7 +183,8 @@ class FolderSync:
                 named=False,
             )
             for candidate in found.candidates:
-                if self.watched(candidate.path):
+                # The walk skips dot-entries itself; an ignored folder may sit inside the scope.
+                if not self.ignore or self.watched(candidate.path):
                     candidates.setdefault(candidate.source, candidate)
             report.failed.extend(Failure(r.source, r.reason) for r in found.rejected if r.failed)
             if not found.complete:

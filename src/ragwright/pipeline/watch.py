@@ -151,8 +151,9 @@ class Watcher:
 
 
 def _events(roots: list[Path], debounce_ms: int, stop: threading.Event) -> Iterator[set[str]]:
-    """The paths each batch of file-system events named; an empty batch at least every half
-    debounce interval, so waiting paths and the schedule are looked at without events."""
+    """The paths each batch of file-system events named; an empty batch at least every 50 ms
+    (a quarter of the debounce when shorter), so waiting paths and the schedule are looked at
+    without events."""
     try:
         from watchfiles import watch
     except ImportError as error:
@@ -168,7 +169,7 @@ def _events(roots: list[Path], debounce_ms: int, stop: threading.Event) -> Itera
         debounce=debounce_ms,
         step=min(50, debounce_ms),
         stop_event=stop,
-        rust_timeout=max(10, debounce_ms // 2),
+        rust_timeout=max(10, min(50, debounce_ms // 4)),
         yield_on_timeout=True,
         ignore_permission_denied=True,
     )
