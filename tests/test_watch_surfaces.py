@@ -1,6 +1,6 @@
 """The watch on its surfaces: `ragwright serve --watch` keeps the served index current and
-reports at ``GET /v1/sync`` (a server without ``--watch`` answers 404); `ragwright watch`
-refuses what it cannot watch with a typed error."""
+reports at ``GET /v1/sync`` (a server without ``--watch`` reports watching nothing);
+`ragwright watch` refuses what it cannot watch with a typed error."""
 
 from __future__ import annotations
 
@@ -42,11 +42,12 @@ def test_serve_watch_makes_a_saved_file_searchable_and_reports_failures(tmp_path
         assert wait_for(lambda: httpx.get(f"{url}/v1/sync").json()["failures"] == [])
 
 
-def test_a_server_without_watch_answers_404_for_sync(tmp_path: Path) -> None:
+def test_a_server_without_watch_reports_watching_nothing(tmp_path: Path) -> None:
     with build_index(tmp_path) as index, serve(index) as url:
         response = httpx.get(f"{url}/v1/sync")
-    assert response.status_code == 404
-    assert response.json()["error"]["code"] == "not_watching"
+    assert response.status_code == 200
+    status = response.json()
+    assert (status["watching"], status["running"], status["last_sync"]) == ([], False, None)
 
 
 def test_watch_refuses_a_path_that_is_not_a_folder(tmp_path: Path) -> None:

@@ -167,7 +167,7 @@ def _events(roots: list[Path], debounce_ms: int, stop: threading.Event) -> Itera
         *roots,
         watch_filter=None,  # FolderSync.watched decides (dot-entries, the index's directory)
         debounce=debounce_ms,
-        step=min(50, debounce_ms),
+        step=min(20, debounce_ms),
         stop_event=stop,
         rust_timeout=max(10, min(50, debounce_ms // 4)),
         yield_on_timeout=True,

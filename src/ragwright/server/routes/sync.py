@@ -7,7 +7,6 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from ragwright.pipeline.sync_status import SyncStatus
-from ragwright.server.problems import ApiError
 from ragwright.server.routes._deps import ReadKey
 from ragwright.shapes import sync_status_json
 
@@ -18,8 +17,11 @@ router = APIRouter(tags=["index"])
 @router.get("/v1/sync")
 def sync_status(request: Request, _: ReadKey) -> dict[str, Any]:
     """When the watched folders were last synced, what is pending, and the files that fail
-    with their reasons. 404 ``not_watching`` unless the server was started with ``--watch``."""
-    status: SyncStatus | None = request.app.state.sync_status
-    if status is None:
-        raise ApiError(404, "not_watching", "this server watches no folder: start it with --watch")
+    with their reasons. A server started without ``--watch`` watches nothing: ``watching`` is
+    empty and ``running`` false (not an error, so a page can ask any server)."""
+    status: SyncStatus = request.app.state.sync_status or IDLE
     return sync_status_json(status.snapshot())
+
+
+#: The status of a server that watches nothing.
+IDLE = SyncStatus(())

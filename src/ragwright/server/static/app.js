@@ -469,6 +469,7 @@ function describeAnswers(answers) {
 async function loadSync() {
   try {
     const sync = await api("/v1/sync");
+    if (!sync.watching.length) return;  // this server watches no folder
     const when = sync.last_sync ? new Date(sync.last_sync).toLocaleTimeString() : "not yet";
     const failing = sync.failures.length ? ` · ${sync.failures.length} failing` : "";
     const error = sync.error ? ` · error: ${sync.error}` : "";
@@ -477,7 +478,7 @@ async function loadSync() {
     $("sync-status").hidden = false;
     setTimeout(loadSync, 5000);
   } catch (_) {
-    $("sync-status").hidden = true;  // 404: this server watches no folder
+    $("sync-status").hidden = true;
   }
 }
 
