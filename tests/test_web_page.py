@@ -10,6 +10,9 @@ import pytest
 
 from ragwright import Index
 from ragwright.llms.settings import ENGINES, LLMSettings
+from ragwright.pipeline.folder_sync import SyncReport
+from ragwright.pipeline.ingest import Failure
+from ragwright.pipeline.sync_status import SyncStatus
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.openai_server import OpenAIServer, Reply, quoting_responder
 from server_helpers import model_breaking_mid_stream, serve
@@ -54,6 +57,8 @@ def test_upload_search_ask_and_open_a_citation_in_a_browser(tmp_path: Path) -> N
     upload.write_text(DOCUMENT, encoding="utf-8")
     question = "Where do quokkas live?"
     page_errors: list[str] = []
+    sync_status = SyncStatus(("notes",))  # as `serve --watch notes` reports it
+    sync_status.record(SyncReport(failed=[Failure("notes/x.txt", "binary")]), reconcile=True)
     with (
         OpenAIServer(quoting_responder) as model,
         Index(
@@ -61,7 +66,7 @@ def test_upload_search_ask_and_open_a_citation_in_a_browser(tmp_path: Path) -> N
             embedder=HashingEmbedder(),
             llm_settings=LLMSettings(model="test-model", base_url=model.url, retry_backoff=0.0),
         ) as index,
-        serve(index) as url,
+        serve(index, sync_status=sync_status) as url,
         sync_playwright() as playwright,
     ):
         browser = playwright.chromium.launch(
@@ -75,6 +80,7 @@ def test_upload_search_ask_and_open_a_citation_in_a_browser(tmp_path: Path) -> N
             lambda m: page_errors.append(m.text) if m.type == "error" else None,
         )
         page.goto(url)
+        expect(page.locator("#sync-status")).to_contain_text("0 pending · 1 failing")
 
         # Upload through the page, with its progress bar.
         page.get_by_role("tab", name="Documents").click()

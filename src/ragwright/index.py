@@ -60,6 +60,7 @@ from ragwright.pipeline.graph_build import (
     build_graph,
 )
 from ragwright.pipeline.graph_retrieval import GraphRetriever
+from ragwright.pipeline.folder_sync import FolderSync
 from ragwright.pipeline.ingest import (
     IngestOptions,
     Ingestor,
@@ -75,6 +76,7 @@ from ragwright.ports import (
     ChunkExport,
     ChunkLookup,
     CollectionIdentity,
+    DocumentMove,
     Embedder,
     EntityResolver,
     Extractor,
@@ -386,13 +388,55 @@ class Index:
         given (the HTTP server names uploads ``uploads/NAME`` this way), else relative to
         `source_base`. One run at a time writes to an index: ``waiting`` is called when this
         one must wait for another (see `ragwright.ports.IngestLock`)."""
-        embedder = self._bound_embedder()
         graph_extractor = self._extractor(extractor)
+        ingestor = self._ingestor(chunking, options, parser_options, base, graph_extractor)
+        listed = [paths] if isinstance(paths, str | Path) else paths
+        with self._ingest_lock(waiting):
+            report = ingestor.run([Path(p) for p in listed], progress)
+            self._complete_graph(graph_extractor, report)
+            return report
+
+    def folder_sync(
+        self,
+        roots: Sequence[str | Path],
+        *,
+        chunking: ChunkingConfig | None = None,
+        options: IngestOptions | None = None,
+        parser_options: ParserOptions | None = None,
+    ) -> FolderSync:
+        """What keeps this collection equal to the files under ``roots``, pass by pass (see
+        `FolderSync`; `Watcher` drives it from file-system events). Files are read as `ingest`
+        reads them (the same options, the same source names); a renamed or moved file is
+        re-keyed without re-embedding where the store can (`DocumentMove`). Use it as a
+        context manager; each pass takes the collection's ingest lock."""
+        ingestor = self._ingestor(chunking, options, parser_options, None, None)
+        mover = self._store if isinstance(self._store, DocumentMove) else None
+        ignore = [self.location] if isinstance(self.location, Path) else []
+        return FolderSync(
+            ingestor,
+            self._store,
+            mover,
+            [Path(root) for root in roots],
+            lock=self._ingest_lock,
+            ignore=ignore,
+        )
+
+    def _ingestor(
+        self,
+        chunking: ChunkingConfig | None,
+        options: IngestOptions | None,
+        parser_options: ParserOptions | None,
+        base: Path | None,
+        graph_extractor: Extractor | None,
+    ) -> Ingestor:
+        """An ingestor over this collection, its settings (the last ingest's, unless given)
+        recorded as the collection's; with ``graph_extractor``, it writes graph facts too."""
+        embedder = self._bound_embedder()
         chunking = chunking or self.chunking
         chunker = self._chunker(chunking, embedder)
         parser_options = parser_options or self.parser_options
         self._store.set_setting("parser_options", parser_options.spec)
-        ingestor = Ingestor(
+        return Ingestor(
             self._store,
             embedder,
             ParserRegistry.from_entry_points(options=parser_options),
@@ -402,11 +446,6 @@ class Index:
             options=options,
             extractor=graph_extractor,
         )
-        listed = [paths] if isinstance(paths, str | Path) else paths
-        with self._ingest_lock(waiting):
-            report = ingestor.run([Path(p) for p in listed], progress)
-            self._complete_graph(graph_extractor, report)
-            return report
 
     def ingest_documents(
         self,

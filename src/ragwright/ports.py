@@ -154,6 +154,21 @@ class IngestTarget(Protocol):
 
 
 @runtime_checkable
+class DocumentMove(Protocol):
+    """What the folder watcher needs to follow a renamed or moved file: the stored document
+    re-keyed to its new source without re-parsing or re-embedding anything."""
+
+    def move_document(self, document_id: str, moved: Document, chunks: Sequence[Chunk]) -> bool:
+        """Re-key the stored document ``document_id`` as ``moved`` (its new id, source and
+        metadata, the same content and sections) with ``chunks``: the stored chunks re-keyed
+        (same count, indices, spans and text; the new ids). Their vectors and keyword index
+        entries stay, and any other document stored at ``moved``'s id or source is replaced,
+        all in one transaction. False when ``document_id`` is not stored; `StoreError` when
+        the content or chunks are not the stored ones, or the source does not change."""
+        ...
+
+
+@runtime_checkable
 class VectorSearch(Protocol):
     def vector_search(
         self, query: Vectors, top_k: int, where: Filter | None = None

@@ -7,6 +7,7 @@ One definition per shape, so a hit printed by ``ragwright search --json`` and on
 from __future__ import annotations
 
 from dataclasses import asdict
+from datetime import UTC, datetime
 from typing import Any
 
 from ragwright.filters import Filter, render_filter
@@ -24,6 +25,7 @@ from ragwright.models import (
 )
 from ragwright.pipeline.ingest import IngestReport
 from ragwright.pipeline.retrieval import SearchMode
+from ragwright.pipeline.sync_status import SyncSnapshot
 
 
 def search_json(
@@ -187,3 +189,31 @@ def llm_json(answer: Answer) -> dict[str, Any]:
         "unsupported": list(answer.unsupported),
         "warnings": list(answer.warnings),
     }
+
+
+def sync_status_json(status: SyncSnapshot) -> dict[str, Any]:
+    """A folder watch's status (``GET /v1/sync``): times as ISO 8601 UTC (None before the
+    first), counts since the watch started, and each failing file with its reason."""
+    return {
+        "watching": list(status.roots),
+        "running": status.running,
+        "started_at": _iso(status.started_at),
+        "last_sync": _iso(status.last_sync),
+        "last_reconcile": _iso(status.last_reconcile),
+        "reconcile_complete": status.reconcile_complete,
+        "pending": status.pending,
+        "totals": {
+            "added": status.added,
+            "updated": status.updated,
+            "moved": status.moved,
+            "removed": status.removed,
+        },
+        "failures": [{"source": f.source, "reason": f.reason} for f in status.failures],
+        "error": status.error,
+    }
+
+
+def _iso(timestamp: float | None) -> str | None:
+    if timestamp is None:
+        return None
+    return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="milliseconds")

@@ -23,6 +23,7 @@ from ragwright.cli import (
     search,
     serve,
     stats,
+    watch,
 )
 
 app = typer.Typer(
@@ -68,6 +69,7 @@ app.command("migrate")(migrate.migrate_index)
 app.add_typer(graph.app, name="graph")
 app.command()(check.check)
 app.command()(check.repair)
+app.command()(watch.watch)
 
 
 def main() -> None:

@@ -142,7 +142,7 @@ def ingest(
     fields = ParserOptions(tuple(text_field or ()), tuple(meta_field or ()))
     parser_options = fields if text_field or meta_field else None
     with open_index(index, embedder, create=True, collection=collection) as kb:
-        _name_sources(kb, root)
+        name_sources(kb, root)
         chunking = with_chunk_options(kb.chunking, chunker, chunk_size, chunk_overlap)
         chosen = (extractor or kb.graph_extractor) if graph else None
         with _progress_bar(enabled=not json_output) as update:
@@ -160,7 +160,7 @@ def ingest(
     _finish(report, json_output)
 
 
-def _name_sources(kb: Index, root: Path | None) -> None:
+def name_sources(kb: Index, root: Path | None) -> None:
     """Sources are named relative to ``--root``, else to the folder the index's first ingest
     ran in, whichever directory holds the index. An index filled before that was recorded
     keeps naming sources relative to the folder holding it, as it did."""

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import sys
+import threading
+from contextlib import ExitStack
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -16,10 +19,14 @@ from ragwright.cli._common import (
     IndexOption,
     reports_errors,
 )
+from ragwright.cli.ingest import name_sources
+from ragwright.cli.watch import DebounceOption, ReconcileOption, watching
 from ragwright.config import load_config
 from ragwright.errors import MissingDependencyError
 from ragwright.llms.settings import LLMSettings
 from ragwright.models import DEFAULT_COLLECTION
+from ragwright.pipeline.ingest import IngestOptions
+from ragwright.pipeline.watch import WatchOptions
 
 
 class LogFormat(StrEnum):
@@ -63,6 +70,16 @@ def serve(
         LogFormat,
         typer.Option(help="auto: text lines on a terminal, JSON lines otherwise (logs, pipes)."),
     ] = LogFormat.AUTO,
+    watch: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--watch",
+            help="Keep the index equal to this folder while serving (as `ragwright watch`; "
+            "status at /v1/sync); repeatable.",
+        ),
+    ] = None,
+    debounce: DebounceOption = 500,
+    reconcile_every: ReconcileOption = 300.0,
 ) -> None:
     """Serve the HTTP API (/v1, OpenAPI at /docs) and the web page (/) over an index. With API
     keys configured (`ragwright keys add`) every /v1 request needs one; without, the server
@@ -80,15 +97,25 @@ def serve(
     settings = ServerSettings.from_config(configuration)
     llm_settings = LLMSettings.from_config(configuration)
     check_exposure(host, settings, insecure_no_auth)
-    with Index(
-        index,
-        collection=collection,
-        embedder=embedder,
-        create=True,
-        llm_settings=llm_settings,
-        config=configuration,
-    ) as kb:
-        app = create_app(kb, settings, mounts=mcp_mount(kb, host), host=host)
+    with (
+        Index(
+            index,
+            collection=collection,
+            embedder=embedder,
+            create=True,
+            llm_settings=llm_settings,
+            config=configuration,
+        ) as kb,
+        ExitStack() as stack,
+    ):
+        status = None
+        if watch:
+            name_sources(kb, None)
+            watch_settings = WatchOptions(debounce, reconcile_every)
+            status = stack.enter_context(
+                watching(kb, watch, IngestOptions(), watch_settings, threading.Event())
+            )
+        app = create_app(kb, settings, mounts=mcp_mount(kb, host), host=host, sync_status=status)
         log_as = log_format.resolved(sys.stderr.isatty())
         server = server_for(app, host, port, settings, log_level.value, log_as)
         announce(host, port, settings, kb.display_location)

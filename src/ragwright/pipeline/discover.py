@@ -19,6 +19,8 @@ class Candidate:
     path: Path
     source: str
     size: int
+    #: The modification time seen when the file was found (what the watcher compares).
+    mtime_ns: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +30,9 @@ class Rejection:
     #: False for a file met inside a folder and left alone on purpose (a symbolic link);
     #: True for a file that should have been read (named explicitly, too large, ...).
     failed: bool = True
+    #: True when the entry could not be examined at all (a folder that cannot be listed, a
+    #: file that cannot be stat-ed): the walk saw less than is there.
+    unexamined: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +41,12 @@ class Discovery:
     rejected: list[Rejection]
     #: Sources under the walked roots that exist but were not candidates (skipped or refused).
     present: set[str]
+
+    @property
+    def complete(self) -> bool:
+        """Whether every entry under the roots was examined: only then may a file missing
+        from the walk be taken for deleted."""
+        return not any(r.unexamined for r in self.rejected)
 
 
 def source_name(path: Path, base: Path) -> str:
@@ -62,18 +73,22 @@ def discover(
     supports: Callable[[Path], bool],
     max_file_size: int,
     follow_symlinks: bool = False,
+    named: bool = True,
 ) -> Discovery:
     """Walk ``paths``. Files named explicitly are always candidates (an unsupported one is a
-    rejection); files found in folders are candidates only when a parser supports them."""
+    rejection); files found in folders are candidates only when a parser supports them.
+    ``named=False`` treats files in ``paths`` as found in a folder (the watcher's changed
+    files: an unsupported one is skipped, not failed)."""
     candidates: list[Candidate] = []
     rejected: list[Rejection] = []
     present: set[str] = set()
     unsupported: set[str] = set()
     for root in paths:
         if not os.path.lexists(root):
-            rejected.append(Rejection(source_name(root, base), "no such file or directory"))
+            missing = Rejection(source_name(root, base), "no such file or directory", True, True)
+            rejected.append(missing)
             continue
-        explicit = not _is_folder(root, follow_symlinks)
+        explicit = named and not _is_folder(root, follow_symlinks)
         for path in _walk(root, follow_symlinks, rejected, base):
             source = source_name(path, base)
             if source in present and not (explicit and source in unsupported):
@@ -83,17 +98,19 @@ def discover(
             present.add(source)
             try:
                 problem = _problem(path, explicit, supports, max_file_size, follow_symlinks)
-                size = path.stat().st_size if problem is None else 0
+                found = path.stat() if problem is None else None
             except OSError as error:
                 problem = f"cannot be read: {error.strerror or error}"
+                rejected.append(Rejection(source, problem, unexamined=True))
+                continue
             if problem == "":  # an unsupported file inside a folder: skipped, not failed
                 unsupported.add(source)
                 rejected.append(Rejection(source, _no_parser(path), failed=False))
             elif problem is not None:
                 refused_link = not (explicit or follow_symlinks) and _is_link(path)
                 rejected.append(Rejection(source, problem, failed=not refused_link))
-            else:
-                candidates.append(Candidate(path, source, size))
+            elif found is not None:
+                candidates.append(Candidate(path, source, found.st_size, found.st_mtime_ns))
     return Discovery(candidates, rejected, present)
 
 
@@ -159,7 +176,7 @@ def _walk(
         entries = sorted(root.iterdir(), key=lambda p: p.name)
     except OSError as error:  # an unreadable folder is reported; the walk goes on
         reason = f"cannot list the folder: {error.strerror or error}"
-        rejected.append(Rejection(source_name(root, base), reason))
+        rejected.append(Rejection(source_name(root, base), reason, unexamined=True))
         return
     for entry in entries:
         if entry.name.startswith("."):

@@ -31,6 +31,19 @@ def document_from(parsed: ParsedDocument, candidate: Candidate) -> Document:
     )
 
 
+def moved_document(stored: Document, candidate: Candidate) -> Document:
+    """A stored document as `document_from` would make it from ``candidate``: the same bytes
+    at another path (so the same parser, content and sections; only the id, source and file
+    name differ). Kept beside `document_from` so that the two always agree."""
+    return Document(
+        id=document_id_for(candidate.source),
+        source=candidate.source,
+        content=stored.content,
+        metadata=MappingProxyType({**stored.metadata, "filename": candidate.path.name}),
+        sections=stored.sections,
+    )
+
+
 def chunks_within_limit(document: Document, chunker: Chunker, max_chunk_chars: int) -> list[Chunk]:
     """The document's chunks; `IngestLimitExceeded` if one is longer than ``max_chunk_chars``
     (a file that yields a giant chunk is refused rather than stored unsearchably)."""

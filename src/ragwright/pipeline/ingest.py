@@ -30,7 +30,12 @@ from ragwright.pipeline.discover import (
     source_name,
     source_path,
 )
-from ragwright.pipeline.documents import chunks_within_limit, document_from, failure_reason
+from ragwright.pipeline.documents import (
+    chunks_within_limit,
+    document_from,
+    failure_reason,
+    moved_document,
+)
 from ragwright.pipeline.parse_worker import ParseLimits, ParseWorker
 from ragwright.ports import (
     Chunker,
@@ -281,16 +286,42 @@ class Ingestor:
             warnings=self._nothing_to_read(paths, found),
         )
         known = self.store.fingerprints()
-        writer = BatchWriter(self.store, self.embedder, report, options.embed_batch, self.extractor)
         with ParseWorker(options.parse_limits) as worker:
-            prepared = (
-                (candidate.source, self._prepare(candidate, known, report, worker))
-                for candidate in found.candidates
-            )
-            writer.write_all(prepared, len(found.candidates), progress)
+            self.ingest_found(found.candidates, known, report, worker, progress)
         if options.prune:
             self._prune(paths, found, known, report)
         return report
+
+    def ingest_found(
+        self,
+        candidates: Sequence[Candidate],
+        known: dict[str, str],
+        report: IngestReport,
+        worker: ParseWorker,
+        progress: Callable[[Progress], None] | None = None,
+    ) -> None:
+        """Read, chunk, embed and write files already discovered, recording each in
+        ``report``; one whose fingerprint is ``known`` for its source is unchanged."""
+        writer = BatchWriter(
+            self.store, self.embedder, report, self.options.embed_batch, self.extractor
+        )
+        prepared = (
+            (candidate.source, self._prepare(candidate, known, report, worker))
+            for candidate in candidates
+        )
+        writer.write_all(prepared, len(candidates), progress)
+
+    def fingerprint(self, path: Path) -> str:
+        """What a file's stored fingerprint would be, from one read of it: compared with the
+        stored one, it tells an unchanged (touched) or moved file without parsing it."""
+        data = path.read_bytes()
+        return self._fingerprint(data, self.parsers.parser_for(path, data))
+
+    def moved(self, stored: Document, candidate: Candidate) -> tuple[Document, list[Chunk]]:
+        """The stored document as ingesting it from ``candidate`` (the same bytes at another
+        path) would make it, and its chunks, without reading the file again."""
+        document = moved_document(stored, candidate)
+        return document, chunks_within_limit(document, self.chunker, self.options.max_chunk_chars)
 
     def _nothing_to_read(self, roots: Sequence[Path], found: Discovery) -> list[IngestWarning]:
         """A warning for each folder given in which no file can be read."""

@@ -28,13 +28,14 @@ from starlette.types import ASGIApp, Scope
 import ragwright
 from ragwright.collection_pool import CollectionPool
 from ragwright.index import Index
+from ragwright.pipeline.sync_status import SyncStatus
 from ragwright.server.access_log import RequestLog
 from ragwright.server.auth import RequireKey
 from ragwright.server.keys import Scope as KeyScope
 from ragwright.server.limits import BodyLimit
 from ragwright.server.origin import CrossSiteGuard, is_loopback
 from ragwright.server.problems import UnexpectedErrors, install_handlers
-from ragwright.server.routes import documents, graph, meta, search
+from ragwright.server.routes import documents, graph, meta, search, sync
 from ragwright.server.routes._deps import read_key
 from ragwright.server.settings import ServerSettings
 from ragwright.server.uploads import Uploader
@@ -63,11 +64,13 @@ def create_app(
     *,
     mounts: Mapping[str, ASGIApp] | None = None,
     host: str | None = None,
+    sync_status: SyncStatus | None = None,
 ) -> FastAPI:
     """The application serving ``index``. The caller owns the index: the app closes nothing,
     but on shutdown it waits for an upload in progress to commit first. ``host`` is the
     interface it will listen on: on loopback, requests must name a loopback ``Host`` (see
-    `ragwright.server.origin`)."""
+    `ragwright.server.origin`). ``sync_status`` is that of the folder watch feeding the index
+    (`ragwright serve --watch`), served at ``/v1/sync``."""
     settings = settings or ServerSettings()
     # Resolve the embedder now, in one thread: `Index.embedder` creates it on first use, and
     # concurrent first requests would otherwise each build one (its model loads lazily, once).
@@ -100,12 +103,14 @@ def create_app(
     app.state.collections = collections
     app.state.settings = settings
     app.state.uploader = uploader
+    app.state.sync_status = sync_status
     install_handlers(app)
     for router in (search.router, documents.router, graph.router, meta.router):
         app.include_router(router, prefix=API)
         scoped = [Depends(read_key), Depends(_collection)]
         app.include_router(router, prefix=COLLECTION_API, dependencies=scoped)
     app.include_router(meta.index_router)
+    app.include_router(sync.router)
     for path, mounted_app in mounted.items():
         app.mount(path, RequireKey(mounted_app, settings, KeyScope.READ))
     _add_web_page(app)

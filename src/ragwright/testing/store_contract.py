@@ -15,6 +15,7 @@ A backend's collections are checked by `ragwright.testing.backend_contract.Backe
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import threading
 import time
@@ -26,7 +27,15 @@ import pytest
 
 from ragwright.errors import EmbeddingSpaceMismatch, StoreError, UnsupportedFilter
 from ragwright.filters import Comparison, Filter, parse_filter
-from ragwright.models import Arm, Chunk, Document, EmbeddingSpace, Scale, chunk_id_for
+from ragwright.models import (
+    Arm,
+    Chunk,
+    Document,
+    EmbeddingSpace,
+    Scale,
+    chunk_id_for,
+    document_id_for,
+)
 from ragwright.ports import DocumentWrite
 
 SPACE = EmbeddingSpace("contract-test", 4, True, "cosine", "contract-fingerprint")
@@ -88,6 +97,20 @@ def load_corpus(store: Any) -> dict[str, Document]:
         store.upsert(document, chunks, vectors_for(source, len(chunks)))
         documents[source] = document
     return documents
+
+
+def rekeyed(
+    document: Document, chunks: list[Chunk], source: str, metadata: dict[str, Any]
+) -> tuple[Document, list[Chunk]]:
+    """``document`` at another source with ``metadata``, and ``chunks`` re-keyed to it: what
+    `DocumentMove.move_document` takes."""
+    moved = Document(document_id_for(source), source, document.content, metadata)
+    return moved, [
+        dataclasses.replace(
+            c, id=chunk_id_for(moved.id, c.char_start, c.text), document_id=moved.id
+        )
+        for c in chunks
+    ]
 
 
 def _sources(hits: list[Any]) -> list[str]:
@@ -333,6 +356,64 @@ class StoreContract:
         assert loaded.delete_many([*ids, "no-such-id"]) == 2
         assert loaded.delete_many([]) == 0
         assert {d.source for d in loaded.list_documents()} == {"b.md", "c.md", "e.md"}
+
+    # -- moves (`DocumentMove`) ------------------------------------------------------------
+
+    def test_move_rekeys_a_document_and_keeps_its_vectors(self, loaded: Any) -> None:
+        old, old_chunks = make_document(*CORPUS[0])
+        moved, chunks = rekeyed(old, old_chunks, "sub/a.md", {"year": 2019, "moved": True})
+        before = loaded.chunk_vectors([c.id for c in old_chunks])
+        fingerprint = loaded.fingerprints()["a.md"]
+        assert loaded.move_document(old.id, moved, chunks) is True
+        assert loaded.get_document(old.id) is None and loaded.find_document("a.md") is None
+        stored = loaded.get_document(moved.id)
+        assert stored is not None
+        assert (stored.source, stored.content) == ("sub/a.md", old.content)
+        assert dict(stored.metadata) == {"year": 2019, "moved": True}
+        assert [c.id for c in loaded.chunks_of(moved.id)] == [c.id for c in chunks]
+        assert loaded.chunks_at([(moved.id, 1)])[(moved.id, 1)].metadata["moved"] is True
+        after = loaded.chunk_vectors([c.id for c in chunks])
+        for old_chunk, chunk in zip(old_chunks, chunks, strict=True):
+            np.testing.assert_array_equal(after[chunk.id], before[old_chunk.id])
+        assert loaded.chunk_vectors([c.id for c in old_chunks]) == {}
+        assert _sources(loaded.keyword_search("bananas", 5)) == ["sub/a.md"]
+        assert _sources(loaded.vector_search(vectors_for("a.md", 1)[0], 1)) == ["sub/a.md"]
+        assert _sources(loaded.keyword_search("alpha", 5, parse_filter("moved = true"))) == [
+            "sub/a.md",
+            "sub/a.md",
+        ]
+        fingerprints = loaded.fingerprints()
+        assert "a.md" not in fingerprints and fingerprints["sub/a.md"] == fingerprint
+        assert loaded.stats().chunks == 6
+
+    def test_move_onto_a_stored_source_replaces_it(self, loaded: Any) -> None:
+        old, old_chunks = make_document(*CORPUS[0])
+        moved, chunks = rekeyed(old, old_chunks, "b.md", {})
+        assert loaded.move_document(old.id, moved, chunks) is True
+        assert {d.source: d.chunk_count for d in loaded.list_documents()} == {
+            "b.md": 2,
+            "c.md": 1,
+            "d.md": 1,
+            "e.md": 1,
+        }
+        assert loaded.keyword_search("ripen", 5) == []
+        assert _sources(loaded.keyword_search("bananas", 5)) == ["b.md"]
+        assert loaded.stats().chunks == 5
+
+    def test_move_refuses_what_is_not_the_stored_document(self, loaded: Any) -> None:
+        old, old_chunks = make_document(*CORPUS[0])
+        other, other_chunks = make_document("z.md", ["alpha apples grow on trees", "changed"])
+        before = loaded.list_documents()
+        with pytest.raises(StoreError):
+            loaded.move_document(old.id, other, other_chunks)
+        moved, chunks = rekeyed(old, old_chunks, "z.md", {})
+        with pytest.raises(StoreError):
+            loaded.move_document(old.id, moved, chunks[:1])
+        same, same_chunks = rekeyed(old, old_chunks, "a.md", {})
+        with pytest.raises(StoreError):
+            loaded.move_document(old.id, same, same_chunks)
+        assert loaded.list_documents() == before
+        assert loaded.move_document("no-such-id", moved, chunks) is False
 
     def test_settings_round_trip(self, store: Any) -> None:
         assert store.get_setting("some_key") is None

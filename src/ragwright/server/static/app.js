@@ -81,6 +81,7 @@ $("key-form").addEventListener("submit", (event) => {
   if (key) sessionStorage.setItem(KEY_STORAGE, key);
   else sessionStorage.removeItem(KEY_STORAGE);
   loadCollections().then(refresh);
+loadSync();
 });
 
 // -- tabs (WAI-ARIA tabs: arrow keys move between tabs) -----------------------------------
@@ -464,6 +465,23 @@ function describeAnswers(answers) {
   return answers.model ? `${answers.default_engine} (LLM: ${answers.model})` : answers.default_engine;
 }
 
+// The folder watch's status line (a server started with --watch); hidden otherwise.
+async function loadSync() {
+  try {
+    const sync = await api("/v1/sync");
+    if (!sync.watching.length) return;  // this server watches no folder
+    const when = sync.last_sync ? new Date(sync.last_sync).toLocaleTimeString() : "not yet";
+    const failing = sync.failures.length ? ` · ${sync.failures.length} failing` : "";
+    const error = sync.error ? ` · error: ${sync.error}` : "";
+    $("sync-status").textContent = `Synced ${when} · ${sync.pending} pending${failing}${error}`;
+    $("sync-status").title = sync.failures.map((f) => `${f.source}: ${f.reason}`).join("\n");
+    $("sync-status").hidden = false;
+    setTimeout(loadSync, 5000);
+  } catch (_) {
+    $("sync-status").hidden = true;
+  }
+}
+
 // The key field shows itself when the server refuses a request without a key.
 function refresh() {
   loadStats();
@@ -472,3 +490,4 @@ function refresh() {
 
 if (sessionStorage.getItem(KEY_STORAGE)) $("api-key").value = sessionStorage.getItem(KEY_STORAGE);
 loadCollections().then(refresh);
+loadSync();

@@ -39,6 +39,7 @@ from ragwright.stores.postgres.graph_resolution import PostgresEntityResolution
 from ragwright.stores.postgres.graph_writes import PostgresGraphWrites
 from ragwright.stores.postgres.ingest_lock import ingest_lock
 from ragwright.stores.postgres.keyword_search import PostgresKeywordSearch
+from ragwright.stores.postgres.moves import PostgresMoves
 from ragwright.stores.postgres.schema import SCHEMA_VERSION, schema_name
 from ragwright.stores.postgres.settings import open_schema
 from ragwright.stores.postgres.vector_search import PostgresVectorSearch
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
 
 class PostgresStore(
     PostgresWrites,
+    PostgresMoves,
     PostgresVectorSearch,
     PostgresKeywordSearch,
     PostgresDocuments,

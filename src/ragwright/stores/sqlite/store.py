@@ -31,6 +31,7 @@ from ragwright.stores.sqlite.graph_reads import SQLiteGraphReads
 from ragwright.stores.sqlite.graph_resolution import SQLiteEntityResolution
 from ragwright.stores.sqlite.graph_writes import SQLiteGraphWrites
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
+from ragwright.stores.sqlite.moves import SQLiteMoves
 from ragwright.stores.sqlite.opening import EMPTY_FILE, settle_schema
 from ragwright.stores.sqlite.schema import FEATURES, SCHEMA_VERSION
 from ragwright.stores.sqlite.search import SQLiteSearch
@@ -42,6 +43,7 @@ DATABASE_NAME = "index.sqlite3"
 
 class SQLiteStore(
     SQLiteWrites,
+    SQLiteMoves,
     SQLiteSearch,
     SQLiteDocuments,
     SQLiteChunks,
