@@ -53,6 +53,7 @@ from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
 from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.pipeline.filter_fields import missing_fields_warning
+from ragwright.pipeline.folder_sync import FolderSync
 from ragwright.pipeline.graph_build import (
     GraphBuildReport,
     GraphBuildTarget,
@@ -60,7 +61,6 @@ from ragwright.pipeline.graph_build import (
     build_graph,
 )
 from ragwright.pipeline.graph_retrieval import GraphRetriever
-from ragwright.pipeline.folder_sync import FolderSync
 from ragwright.pipeline.ingest import (
     IngestOptions,
     Ingestor,
@@ -160,7 +160,8 @@ class Index:
         ragwright.toml) gives the store its ``[store.NAME]`` settings, such as HNSW's, and the
         answer engines their ``[answer]`` settings (see `AnswerSettings`). ``graph`` is the
         entity graph ``mode="graph"`` searches and answers take graph context from, instead of
-        the store's (one built outside the store, such as a `ragwright.graph.snapshot.MemoryGraph`)."""
+        the store's (one built outside the store, such as a
+        `ragwright.graph.snapshot.MemoryGraph`)."""
         self.answer_settings = AnswerSettings.from_config(config or Config())
         self._graph_context_made: GraphContext | None = None  # kept: it indexes the snapshot
         self.location = location if is_url(location) else Path(location)
