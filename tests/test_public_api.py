@@ -16,7 +16,7 @@ EXPECTED = {
     "And", "Answer", "Arm", "BudgetExceeded", "Chunk", "ChunkingConfig", "CircuitOpen", "Citation",
     "Comparison", "ConfigError", "DatasetError", "Document", "DocumentInfo", "EmbedderError",
     "EmbeddingSpace", "EmbeddingSpaceMismatch", "Exists", "ExtractionBudgetExceeded",
-    "ExtractionError", "Filter", "FilterSyntaxError", "Fusion", "GraphError", "Hit", "In", "Index",
+    "ExtractionError", "Filter", "FilterSyntaxError", "Fusion", "GraphError", "GraphNotBuilt", "Hit", "In", "Index",
     "IndexDamaged", "IndexTooNew", "IngestLimitExceeded", "IngestOptions", "IngestReport",
     "LLMError", "LLMResponseError", "LLMSettings", "MissingDependencyError", "Not", "OcrError",
     "Or", "parse_filter", "ParsedDocument", "ParseError", "ParseLimitExceeded", "ParserOptions",
