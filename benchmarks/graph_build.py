@@ -6,7 +6,8 @@ HotpotQA dev500's paragraphs, in one process (the machine is noisy: read the rat
 
 1. plain ingest (chunk, embed, write) into a fresh index: chunks/s;
 2. `graph build` over that index: chunks/s, and the extractor alone on the same chunks
-   (what is left is the store's share: checks, evidence rows, triggers, synonym links);
+   (what is left is the store's share: checks, evidence rows, triggers, synonym links),
+   and synonym linking alone over the same keys;
 3. ingest with the graph (facts written in the chunks' transaction) into another index;
 4. the database size per chunk with and without the graph (after a WAL checkpoint), and the
    graph snapshot's first (SQL + numpy) and cached read.
@@ -26,6 +27,7 @@ from pathlib import Path
 
 from ragwright import Document, Index
 from ragwright.graph.registry import create_extractor
+from ragwright.graph.synonyms import synonym_links
 from ragwright.stores.sqlite.store import DATABASE_NAME
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "hotpotqa-dev500"
@@ -78,6 +80,8 @@ def main() -> None:
             graph_bytes = database_bytes(plain_dir)
             snapshot, first_s = timed(lambda: kb.graph.graph_snapshot())
             _, cached_s = timed(lambda: kb.graph.graph_snapshot())
+            keys = list(snapshot.entity_keys)
+            _, link_s = timed(lambda: synonym_links(keys, keys))
         with Index(graph_dir, embedder=args.embedder) as kb:
             with_graph, together_s = timed(
                 lambda: kb.ingest_documents(docs, extractor=args.extractor)
@@ -93,6 +97,7 @@ def main() -> None:
         ("plain ingest", plain_s),
         ("graph build (after ingest)", build_s),
         ("  extractor alone", extract_s),
+        ("  synonym linking alone", link_s),
         ("ingest with the graph", together_s),
     ]
     for name, seconds in rows:
