@@ -443,5 +443,5 @@ def test_upload_body_is_the_cli_report(client: httpx.Client) -> None:
     response = upload(client, ("guide.md", GUIDE.encode()))
     assert set(response.json()) == {
         "added", "updated", "unchanged", "removed", "failed", "skipped", "warnings",
-        "chunks_written", "documents",
+        "chunks_written", "chunks_extracted", "documents",
     }  # fmt: skip

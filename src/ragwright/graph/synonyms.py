@@ -21,15 +21,17 @@ never link. The threshold was chosen on the labelled pairs in tests/data/entity_
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 #: Links scoring at least this are stored (precision and recall at it: see the module doc).
 SYNONYM_THRESHOLD = 0.8
-#: A trigram shared by more keys than this finds no candidates (too common to say anything,
-#: and it would make linking quadratic).
-_COMMON_GRAM = 2_000
+#: A last word shared by more keys than this ("county", "river") finds no candidates by it:
+#: it says little, and comparing all of them with each other would make linking quadratic.
+_COMMON_TAIL = 100
 
 _WORD = re.compile(r"[^\W_]+")
 _NUMBER = re.compile(r"^(?:\d+(?:st|nd|rd|th)?|[ivxlcdm]+)$")
@@ -70,23 +72,37 @@ def similarity(a: str, b: str) -> float:
     """How likely two entity keys name the same thing, in [0, 1]."""
     if a == b:
         return 1.0
-    words_a, words_b = words(a), words(b)
-    if not words_a or not words_b or _numbers(words_a) != _numbers(words_b):
+    words_a, grams_a, numbers_a = _features(a)
+    words_b, grams_b, numbers_b = _features(b)
+    if not words_a or not words_b or numbers_a != numbers_b:
         return 0.0
     if "".join(words_a) == "".join(words_b):
         return 1.0
-    short, long = sorted((words_a, words_b), key=len)
+    short, long = sorted((list(words_a), list(words_b)), key=len)
     score = 0.0
     if len(short) == 1 and len(long) >= 2 and short[0] in _initials(long):
         score = 0.95
     if _tail_match(short, long):
         score = max(score, 0.9)
-    return max(score, dice(_grams("".join(words_a)), _grams("".join(words_b))))
+    return max(score, dice(grams_a, grams_b))
 
 
-def dice(a: Counter[str], b: Counter[str]) -> float:
-    total = sum(a.values()) + sum(b.values())
-    return 2 * sum((a & b).values()) / total if total else 0.0
+def dice(a: frozenset[str], b: frozenset[str]) -> float:
+    """The Dice coefficient of two trigram sets (`_gram_set`: repeats numbered)."""
+    total = len(a) + len(b)
+    return 2 * len(a & b) / total if total else 0.0
+
+
+@lru_cache(maxsize=1 << 17)
+def _features(key: str) -> tuple[tuple[str, ...], frozenset[str], tuple[str, ...]]:
+    """A key's words, trigram set and numbers, computed once per key (linking compares each
+    key with many candidates)."""
+    found = words(key)
+    return (
+        tuple(found),
+        frozenset(_gram_set("".join(found))),
+        tuple(_numbers(found) if found else ()),
+    )
 
 
 def synonym_links(
@@ -94,7 +110,7 @@ def synonym_links(
 ) -> list[Link]:
     """Links scoring at least ``threshold`` between each new key and every key (new ones
     included), each pair once, as ``(smaller key, larger key, score)``."""
-    index = _CandidateIndex(all_keys)
+    index = _CandidateIndex(all_keys, threshold)
     links: dict[tuple[str, str], float] = {}
     for key in new_keys:
         for other in index.candidates(key):
@@ -110,13 +126,21 @@ def synonym_links(
 
 
 class _CandidateIndex:
-    """Keys by the things a linked pair shares: letters, initials, last word, trigrams."""
+    """Keys by the things a linked pair shares: letters, initials, last word, and for the
+    trigram signal a *prefix* of each key's trigrams (prefix filtering: in one global order,
+    rarest first, two keys whose Dice can reach `SYNONYM_THRESHOLD` share a trigram among the
+    first few of each, so only those are indexed and probed, and common trigrams such as
+    "#jo" find nothing they need not)."""
 
-    def __init__(self, keys: Sequence[str]) -> None:
+    def __init__(self, keys: Sequence[str], threshold: float) -> None:
         self.by_compact: dict[str, list[str]] = defaultdict(list)
         self.by_initials: dict[str, list[str]] = defaultdict(list)
         self.by_tail: dict[str, list[str]] = defaultdict(list)
         self.by_gram: dict[str, list[str]] = defaultdict(list)
+        # overlap >= alpha * size on both sides when dice >= threshold
+        self.alpha = threshold / (2 - threshold) if threshold > 0 else 0.0
+        grams = {key: _features(key)[1] for key in keys}
+        self.frequency: Counter[str] = Counter(g for found in grams.values() for g in found)
         for key in keys:
             found = words(key)
             if not found:
@@ -125,8 +149,13 @@ class _CandidateIndex:
             for initials in _initials(found):
                 self.by_initials[initials].append(key)
             self.by_tail[_core(found)[-1]].append(key)
-            for gram in _grams("".join(found)):
+            for gram in self._prefix(grams[key]):
                 self.by_gram[gram].append(key)
+
+    def _prefix(self, grams: frozenset[str] | set[str]) -> list[str]:
+        ordered = sorted(grams, key=lambda g: (self.frequency.get(g, 0), g))
+        keep = len(ordered) - math.ceil(self.alpha * len(ordered) - 1e-9) + 1
+        return ordered[: max(1, keep)]
 
     def candidates(self, key: str) -> set[str]:
         found = words(key)
@@ -137,17 +166,24 @@ class _CandidateIndex:
         out.update(self.by_initials.get(joined, ()))
         for initials in _initials(found):
             out.update(self.by_compact.get(initials, ()))
-        out.update(self.by_tail.get(_core(found)[-1], ()))
-        for gram in _grams(joined):
-            posting = self.by_gram.get(gram, ())
-            if len(posting) <= _COMMON_GRAM:
-                out.update(posting)
+        tail = self.by_tail.get(_core(found)[-1], ())
+        if len(tail) <= _COMMON_TAIL:
+            out.update(tail)
+        for gram in self._prefix(set(_features(key)[1])):
+            out.update(self.by_gram.get(gram, ()))
         return out
 
 
 def _grams(text: str) -> Counter[str]:
     padded = f"#{text}#"
     return Counter(padded[i : i + 3] for i in range(len(padded) - 2))
+
+
+def _gram_set(text: str) -> set[str]:
+    """The trigrams as a set, a repeated one numbered ("ana", "ana2"), so set overlap is the
+    multiset overlap Dice counts."""
+    return {f"{gram}{n}" if n > 1 else gram for gram, count in _grams(text).items()
+            for n in range(1, count + 1)}  # fmt: skip
 
 
 def _numbers(found: list[str]) -> list[str]:
