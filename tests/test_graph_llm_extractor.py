@@ -31,7 +31,7 @@ from ragwright.graph.model import ChunkFacts
 from ragwright.llms.openai import OpenAIChat
 from ragwright.llms.rate_limit import WINDOW, RateLimit, RateLimiter
 from ragwright.llms.settings import Budget, LLMSettings, Price
-from ragwright.models import Chunk
+from ragwright.models import Chunk, Usage
 from ragwright.ports import Extractor
 from ragwright.stores.sqlite import DATABASE_NAME
 from ragwright.testing import HashingEmbedder
@@ -171,6 +171,8 @@ def test_the_ledger_records_every_call_and_its_cost_under_the_graph_scope(
     expected = n * (100 * 1.0 + 20 * 4.0) / 1e6
     assert row.cost == pytest.approx(expected)
     assert llm_extractor.report.cost == pytest.approx(expected)
+    assert llm_extractor.cost == llm_extractor.report.cost
+    assert llm_extractor.usage == Usage(n, 100 * n, 20 * n)
     with sqlite3.connect(tmp_path / "kb" / DATABASE_NAME) as db:
         scopes = db.execute("SELECT scope, COUNT(*) FROM llm_calls GROUP BY scope").fetchall()
     assert scopes == [("graph", n)]

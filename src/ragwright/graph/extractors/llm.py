@@ -30,7 +30,7 @@ from ragwright.graph.extractors.ontology import Ontology
 from ragwright.graph.model import ChunkFacts
 from ragwright.llms.session import LLMSession
 from ragwright.llms.settings import Price
-from ragwright.models import Chunk, Hit, Scale
+from ragwright.models import Chunk, Hit, Scale, Usage
 from ragwright.ports import LLM, ChatMessage, Extractor
 
 #: Part of the extractor's id and of every prompt: a new version re-extracts, never mixes.
@@ -110,6 +110,15 @@ class LLMExtractor:
     def report(self) -> ExtractionReport:
         """Everything this extractor did so far, summed over its `extract` calls."""
         return self._tally.report
+
+    @property
+    def usage(self) -> Usage:
+        """The report's usage (what a graph build reports of any extractor that has one)."""
+        return self.report.usage
+
+    @property
+    def cost(self) -> float | None:
+        return self.report.cost
 
     def messages(self, chunk: Chunk) -> list[ChatMessage]:
         """The prompt for one chunk."""
