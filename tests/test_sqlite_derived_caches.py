@@ -171,15 +171,21 @@ def test_fts5_answers_while_the_keyword_cache_is_built_in_the_background(
     assert keyword_answers(store, queries) == keyword_answers(plain, queries)
 
 
-def test_many_changes_compact_the_cache_into_a_new_file(tmp_path: Path, queries: list[str]) -> None:
-    store = SQLiteStore(tmp_path, background=False)
+@pytest.mark.parametrize("background", [False, True])
+def test_many_changes_compact_the_cache_into_a_new_file(
+    tmp_path: Path, queries: list[str], background: bool
+) -> None:
+    store = SQLiteStore(tmp_path, background=background)
     store.bind_space(SPACE)
     rng = random.Random(8)
     write_documents(store, rng, range(20))
     keyword_answers(store, queries)
+    store.wait_for_caches()
     first = cache_file(tmp_path, KEYWORDS_SUFFIX).read_bytes()
     write_documents(store, rng, range(20, 420))  # 1,200 chunk rows: past the threshold
     plain = SQLiteStore(tmp_path, keyword_cache=False)
+    assert keyword_answers(store, queries) == keyword_answers(plain, queries)
+    store.wait_for_caches()  # in the background: compacted by the worker
     assert keyword_answers(store, queries) == keyword_answers(plain, queries)
     assert cache_file(tmp_path, KEYWORDS_SUFFIX).read_bytes() != first
     reopened = SQLiteStore(tmp_path, background=False)

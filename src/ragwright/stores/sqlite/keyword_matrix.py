@@ -20,11 +20,12 @@ and ``dl`` tokens scores ``idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / av
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import math
 import sqlite3
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,8 @@ B = 0.75
 _MIN_IDF = 1e-6
 #: Terms read per batch while building (bounds the memory of one batch's doc id text).
 _TERMS_PER_BATCH = 2000
+#: Terms whose postings a cache remembers (their slices: no copy of the postings).
+_TERMS_REMEMBERED = 50_000
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
@@ -97,6 +100,9 @@ class KeywordMatrix:
     lengths: npt.NDArray[np.int32]  # slot → tokens
     segments: tuple[Postings, ...]
     total_length: int  # tokens of the live rows
+    _looked_up: dict[bytes, tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def load(
@@ -139,20 +145,17 @@ class KeywordMatrix:
             live[allowed] = True
         scores = np.zeros(size, dtype=np.float64)
         matched = np.zeros(size, dtype=bool)
-        average = max(self.total_length / count, 1e-9)
         for term, repeat in terms.items():
             slots, tf = self._term(term.encode())
-            if slots.size == 0:
-                continue
-            alive = self.rows.live[slots]
-            slots, tf = slots[alive], tf[alive]
+            if self.rows.dead_count and slots.size:
+                alive = self.rows.live[slots]
+                slots, tf = slots[alive], tf[alive]
             frequency = np.float64(slots.size)  # matching live rows: FTS5's n
             if frequency == 0:
                 continue
             idf = np.maximum(np.log((count - frequency + 0.5) / (frequency + 0.5)), _MIN_IDF)
             weight = tf.astype(np.float64)
-            norm = K1 * (1 - B + B * self.lengths[slots] / average)
-            scores[slots] += repeat * (idf * weight * (K1 + 1) / (weight + norm))
+            scores[slots] += repeat * (idf * weight * (K1 + 1) / (weight + self._norms[slots]))
             matched[slots] = True
         candidates = np.flatnonzero(matched & live)
         if candidates.size == 0:
@@ -161,7 +164,24 @@ class KeywordMatrix:
         best = best_positions(scores[candidates], rowids, k)
         return [(int(rowids[i]), float(scores[candidates[i]])) for i in best]
 
+    @functools.cached_property
+    def _norms(self) -> Floats:
+        """Each slot's BM25 length normalization, ``k1 * (1 - b + b * dl / avgdl)``: fixed for
+        this state of the index, so computed once rather than per posting and query."""
+        average = max(self.total_length / max(self.rows.live_count, 1), 1e-9)
+        return np.asarray(K1 * (1 - B + B * self.lengths / average), dtype=np.float64)
+
     def _term(self, term: bytes) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+        """The postings of a term across the segments (remembered: a term table lookup is a
+        bisection in Python, and queries repeat their words)."""
+        found = self._looked_up.get(term)
+        if found is None:
+            if len(self._looked_up) >= _TERMS_REMEMBERED:
+                self._looked_up.clear()
+            found = self._looked_up[term] = self._find(term)
+        return found
+
+    def _find(self, term: bytes) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
         found = [p for p in (s.of(term) for s in self.segments) if p is not None]
         if len(found) == 1:
             return found[0]

@@ -164,7 +164,7 @@ class SQLiteStore(
             "SELECT count(*), coalesce(sum(length(content)), 0) FROM documents"
         )[0]
         chunks = self._db.query("SELECT count(*) FROM chunks")[0][0]
-        size = sum(p.stat().st_size for p in self.directory.glob(DATABASE_NAME + "*"))
+        size = sum(_size(p) for p in self.directory.glob(DATABASE_NAME + "*"))
         version = int(self.get_setting("schema_version") or SCHEMA_VERSION)
         return StoreStats(documents, chunks, characters, size, self.space, version)
 
@@ -197,6 +197,14 @@ def durability_pragma(durability: str) -> str:
     if durability not in DURABILITY:
         raise ConfigError(f"durability must be one of {', '.join(DURABILITY)}, not {durability!r}")
     return DURABILITY[durability]
+
+
+def _size(path: Path) -> int:
+    """A file's size; 0 for one gone since it was listed (a derived file being replaced)."""
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
 
 
 def _create_files(path: Path, private: bool) -> None:
