@@ -454,7 +454,7 @@ class TestCreateChunker:
         assert create_chunker("markdown", token_counter=counter).token_counter is counter  # type: ignore[attr-defined]
 
     def test_unknown_name_lists_the_valid_ones(self) -> None:
-        with pytest.raises(ConfigError, match="recursive, paragraph, markdown, fixed"):
+        with pytest.raises(ConfigError, match="recursive, paragraph, sentence, markdown, fixed"):
             create_chunker("semantic")
 
     def test_unknown_option_names_the_valid_ones(self) -> None:
