@@ -121,7 +121,7 @@ _UPGRADE_FROM_1 = (
 
 #: The text FTS5 indexes for a chunk row (as the triggers above write it): what a cache that
 #: tokenizes rows itself (`cache_kinds`) must index too.
-FTS_TEXT = "coalesce(json_extract(metadata, '$.table_header') || char(10), '') || text"
+FTS_TEXT = _indexed_text("chunks")
 
 
 def _checked(tokenizer: str) -> str:
