@@ -31,6 +31,8 @@ from ragwright.errors import (
     StoreError,
 )
 from ragwright.filters import Filter, parse_filter
+from ragwright.graph.extractors.llm import LLMExtractor
+from ragwright.graph.extractors.llm_settings import LLMExtractionSettings
 from ragwright.graph.records import EntityInfo, GraphStats
 from ragwright.graph.registry import DEFAULT_EXTRACTOR, create_extractor
 from ragwright.graph.search import GraphSearch
@@ -96,6 +98,8 @@ from ragwright.stores import display_location, is_url, open_backend
 DEFAULT_INDEX_DIR = ".ragwright"
 SOURCE_BASE_SETTING = "source_base"
 EXTRACTOR_SETTING = "graph_extractor"
+#: The extractor that needs the index's LLM session, so the index makes it (not the registry).
+LLM_EXTRACTOR = "llm"
 #: LLM session scopes that draw on the ingest budget.
 INGEST_SCOPES = ("ingest", "graph")
 
@@ -489,9 +493,17 @@ class Index:
         self._graph_store()
         if not isinstance(extractor, str):
             return extractor
-        made = create_extractor(extractor)
+        made = self._llm_extractor() if extractor == LLM_EXTRACTOR else create_extractor(extractor)
         self._store.set_setting(EXTRACTOR_SETTING, extractor)
         return made
+
+    def _llm_extractor(self) -> Extractor:
+        """The LLM extractor over this index's model, drawing on the ingest budget (scope
+        ``graph``), configured by ``[graph.llm]``, its prompts keyed by the index's boundary
+        key so a re-run is answered from the response cache."""
+        settings = LLMExtractionSettings.from_config(self._config or Config())
+        session = self.llm_session("graph")
+        return LLMExtractor.from_session(session, settings, key=self.llm_records.boundary_key())
 
     @property
     def graph_extractor(self) -> str:

@@ -16,7 +16,7 @@ DEFAULT_EXTRACTOR = "spacy"
 #: What `default_extractor` falls back to when the ``graph`` extra is missing (no dependency).
 FALLBACK_EXTRACTOR = "rules"
 #: The extra each built-in extractor needs, for the message when it is missing.
-EXTRAS = {"spacy": "graph", "llm": "llm"}
+EXTRAS = {"spacy": "graph"}
 
 
 def extractor_names() -> list[str]:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from ragwright.errors import ExtractionBudgetExceeded
 from ragwright.graph.records import FactsWritten, GraphStats
 from ragwright.models import Usage
 from ragwright.ports import EntityResolver, Extractor, FactTarget, GraphReader, GraphSource
@@ -60,7 +61,12 @@ def build_graph(
         progress(GraphProgress(0, total))
     after: str | None = None
     while chunks := target.chunks_without_facts(extractor.id, after, page):
-        report.written += target.write_facts(extractor.extract(chunks))
+        try:
+            facts = extractor.extract(chunks)
+        except ExtractionBudgetExceeded as stopped:
+            target.write_facts(stopped.facts)  # what the budget paid for is kept
+            raise
+        report.written += target.write_facts(facts)
         report.chunks_extracted += len(chunks)
         after = chunks[-1].id
         if progress is not None:
