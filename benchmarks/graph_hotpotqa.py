@@ -179,7 +179,12 @@ def main() -> None:
 def _setting(item: str) -> tuple[str, float | int]:
     key, _, value = item.partition("=")
     number = float(value)
-    return key, int(number) if key in ("graph_seed_hits", "rrf_k", "arm_depth") else number
+    return key, int(number) if key in (
+        "graph_seed_hits",
+        "graph_rrf_k",
+        "rrf_k",
+        "arm_depth",
+    ) else number
 
 
 if __name__ == "__main__":
