@@ -93,6 +93,12 @@ EXPECTED_BM25 = {
     "recall_at_100": (1 + 0.5 + 1 + 0 + 4) / 8,
     "mrr_at_10": (1 + 1 + 0.5 + 0 + 4) / 8,
     "hit_rate_at_10": 7 / 8,
+    "recall_at_2": (1 + 0.5 + 1 + 0 + 4) / 8,
+    "recall_at_5": (1 + 0.5 + 1 + 0 + 4) / 8,
+    "all_support_at_2": 6 / 8,  # q2 lacks d03, q4 finds nothing
+    "all_support_at_5": 6 / 8,
+    "all_support_at_10": 6 / 8,
+    "multi_relevant_queries": 1,  # q2
     "queries": 8,
 }
 

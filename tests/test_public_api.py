@@ -16,7 +16,7 @@ EXPECTED = {
     "And", "Answer", "Arm", "BudgetExceeded", "Chunk", "ChunkingConfig", "Citation",
     "CircuitOpen", "Comparison", "ConfigError", "DatasetError", "Document", "DocumentInfo",
     "EmbedderError", "EmbeddingSpace", "EmbeddingSpaceMismatch", "Exists", "Filter",
-    "FilterSyntaxError", "Fusion", "Hit", "In", "Index", "IngestLimitExceeded", "IngestOptions",
+    "FilterSyntaxError", "Fusion", "GraphNotBuilt", "Hit", "In", "Index", "IngestLimitExceeded", "IngestOptions",
     "IngestReport", "LLMError", "LLMResponseError", "LLMSettings", "MissingDependencyError",
     "Not", "OcrError", "Or", "ParseError", "ParseLimitExceeded", "ParsedDocument",
     "ParserOptions", "RagwrightError", "RegistryError", "RerankerError", "Scale", "SearchMode",
