@@ -164,7 +164,8 @@ def main() -> None:
         graph_config = replace(base, name="graph", search=search)
         shown = {k: v for k, v in search.settings().items() if k.startswith("graph_")}
         print(f"graph settings: {json.dumps(shown)}, rrf_k {search.rrf_k}")
-        for title, part in (("dev 0-199", DEV), ("test 200-499", TEST), ("all 500", slice(None))):
+        parts = [("dev 0-199", DEV), ("test 200-499", TEST), ("all", slice(None))]
+        for title, part in parts[2:] if args.all_only else parts:
             print(header(f"{title} ({len(data.query_ids[part])} questions)"))
             hybrid = score(index, data, base, part)
             graphed = score(index, data, graph_config, part)
@@ -179,7 +180,12 @@ def main() -> None:
 def _setting(item: str) -> tuple[str, float | int]:
     key, _, value = item.partition("=")
     number = float(value)
-    return key, int(number) if key in ("graph_seed_hits", "rrf_k", "arm_depth") else number
+    return key, int(number) if key in (
+        "graph_seed_hits",
+        "graph_rrf_k",
+        "rrf_k",
+        "arm_depth",
+    ) else number
 
 
 if __name__ == "__main__":

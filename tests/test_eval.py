@@ -38,7 +38,7 @@ from ragwright.pipeline.evaluate import (
     trec_lines,
 )
 from ragwright.pipeline.evaluation.index_cache import keyword_only
-from ragwright.pipeline.search_request import Fusion, SearchMode, SearchRequest
+from ragwright.pipeline.search_request import GRAPH_KEYS, Fusion, SearchMode, SearchRequest
 from ragwright.ports import TokenCounter, Vectors
 from ragwright.testing import HashingEmbedder
 
@@ -93,6 +93,12 @@ EXPECTED_BM25 = {
     "recall_at_100": (1 + 0.5 + 1 + 0 + 4) / 8,
     "mrr_at_10": (1 + 1 + 0.5 + 0 + 4) / 8,
     "hit_rate_at_10": 7 / 8,
+    "recall_at_2": (1 + 0.5 + 1 + 0 + 4) / 8,
+    "recall_at_5": (1 + 0.5 + 1 + 0 + 4) / 8,
+    "all_support_at_2": 6 / 8,  # q2 lacks d03, q4 finds nothing
+    "all_support_at_5": 6 / 8,
+    "all_support_at_10": 6 / 8,
+    "multi_relevant_queries": 1,  # q2
     "queries": 8,
 }
 
@@ -389,7 +395,7 @@ def test_cli_json_is_complete(dataset: Path) -> None:
     (config,) = out["configs"]
     assert set(config) == {
         "name", "mode", "top_k", "fusion", "rrf_k", "bm25_weight", "vector_weight", "arm_depth",
-        "aggregate", "chunking", "embedder", "index",
+        *GRAPH_KEYS, "aggregate", "chunking", "embedder", "index",
         "metrics", "latency_ms", "versus_first", "run_file", "per_query",
     }  # fmt: skip
     assert (config["name"], config["mode"], config["top_k"]) == ("default", "bm25", 100)

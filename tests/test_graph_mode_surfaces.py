@@ -68,9 +68,9 @@ def test_http_graph_mode_answers_with_graph_hits_and_409_without_a_graph(
         assert any("graph" in hit["arms"] for hit in found["hits"])
         bad = client.post("/v1/search", json={**body, "graph_damping": 1.5})
         assert bad.status_code == 422
-    with Index(folder, embedder=HashingEmbedder()) as plain:
-        with serve(plain) as url, httpx.Client(base_url=url, timeout=30) as client:
-            refused = client.post("/v1/search", json=body)
+    plain = Index(folder, embedder=HashingEmbedder())
+    with plain, serve(plain) as url, httpx.Client(base_url=url, timeout=30) as client:
+        refused = client.post("/v1/search", json=body)
     assert refused.status_code == 409
     assert refused.json()["error"]["code"] == "graph_not_built"
     assert "ragwright graph build" in refused.json()["error"]["message"]

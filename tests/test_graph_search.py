@@ -141,9 +141,9 @@ def test_without_a_graph_graph_mode_is_a_typed_error_naming_the_build_command(
         assert plain.search(QUERY, top_k=3)  # other modes are unaffected
         with pytest.raises(GraphNotBuilt, match="ragwright graph build"):
             plain.search(QUERY, mode="graph")
-    with Index(folder, embedder=HashingEmbedder(), graph=MemoryGraph()) as empty:
-        with pytest.raises(GraphNotBuilt, match="empty; run `ragwright graph build`"):
-            empty.search(QUERY, mode="graph")
+    empty = Index(folder, embedder=HashingEmbedder(), graph=MemoryGraph())
+    with empty, pytest.raises(GraphNotBuilt, match="empty; run `ragwright graph build`"):
+        empty.search(QUERY, mode="graph")
 
 
 def test_graph_settings_are_search_settings_validated_when_made() -> None:

@@ -44,9 +44,7 @@ def test_entities_chunks_and_mentions_aggregate_by_key_and_chunk() -> None:
 
 def test_edges_sum_their_evidence_up_to_the_cap_and_ignore_unknown_entities() -> None:
     snapshot = build_snapshot(FACTS)
-    edges = list(
-        zip(snapshot.edge_source.tolist(), snapshot.edge_target.tolist(), strict=True)
-    )
+    edges = list(zip(snapshot.edge_source.tolist(), snapshot.edge_target.tolist(), strict=True))
     assert edges == [(0, 1), (0, 2)]  # "ghost" is no entity: no evidence
     many = [facts(f"c{i}", ["A", "B"], [("a", "b", 1.0)]) for i in range(10)]
     assert build_snapshot(many).edge_weight.tolist() == [EDGE_WEIGHT_CAP]

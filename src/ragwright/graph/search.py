@@ -1,11 +1,14 @@
 """Graph search: rank chunks by personalized PageRank from the entities a query brings up.
 
-The seeds are two distributions over entities, mixed by ``query_weight``: the entities the
-query names (`ragwright.graph.linking`), and those mentioned by the top ``seed_hits`` hybrid
-hits (each hit weighted by 1/rank and by how often it names each entity). Either is scaled by
-node specificity, ``1 / chunks_mentioning(entity) ** specificity``, so an entity named in half
-the corpus ("American") seeds little. The walk (`ragwright.graph.ppr`) then spreads the seeds
-over entities and chunks; chunks rank by the mass they hold. Only chunk ids and their order
+The seeds: the top ``seed_hits`` hybrid hits' chunks themselves (``chunk_seed_weight`` of the
+mass, each hit weighted by 1/rank), and the rest on entities, mixed by ``query_weight``: the
+entities the query names (`ragwright.graph.linking`) and those the hits mention (weighted by
+1/rank and by how often the hit names each). Entity seeds are scaled by node specificity,
+``1 / chunks_mentioning(entity) ** specificity``, so an entity named in half the corpus
+("American") seeds little. Seeding the hits' chunks keeps the walk's top near hybrid's top;
+their entities carry it one hop further, to the chunks a multi-hop question also needs. The
+walk (`ragwright.graph.ppr`) then spreads the seeds over entities and chunks; chunks rank by
+the mass they hold. Only chunk ids and their order
 leave this module: the caller fuses the ranking with the hybrid one by rank, and nothing the
 graph derives (names, scores) enters the chunk ranking as text or as similarity.
 """
@@ -72,10 +75,14 @@ class GraphSearch:
         linked = list(link_query(query, snapshot, self._entities, self.query_extractor))
         named[linked] = 1.0
         named *= specificity
-        from_hits = self._hit_entities(seed_chunks[: settings.seed_hits], snapshot, graph)
-        from_hits *= specificity
-        mix = _mixed(named, from_hits, settings.query_weight)
-        return np.concatenate([mix, np.zeros(graph.chunks, dtype=np.float32)])
+        hits = seed_chunks[: settings.seed_hits]
+        from_hits = self._hit_entities(hits, snapshot, graph) * specificity
+        query_part, hits_part = _mixed(named, from_hits, settings.query_weight)
+        entities = query_part + hits_part
+        on_chunks, on_entities = _mixed(
+            self._hit_chunks(hits, snapshot, graph), entities, settings.chunk_seed_weight
+        )
+        return np.concatenate([on_entities, on_chunks])  # the walk's node order
 
     def _hit_entities(
         self, chunk_ids: Sequence[str], snapshot: GraphSnapshot, graph: WalkGraph
@@ -89,6 +96,17 @@ class GraphSearch:
                 weights[entities.indices] += entities.data / rank
         return weights
 
+    def _hit_chunks(
+        self, chunk_ids: Sequence[str], snapshot: GraphSnapshot, graph: WalkGraph
+    ) -> Scores:
+        rows = self._chunk_rows(snapshot)
+        weights = np.zeros(graph.chunks, dtype=np.float32)
+        for rank, chunk_id in enumerate(chunk_ids, start=1):
+            row = rows.get(chunk_id)
+            if row is not None:
+                weights[row] += 1.0 / rank
+        return weights
+
     def _chunk_rows(self, snapshot: GraphSnapshot) -> Mapping[str, int]:
         with self._rows_lock:
             if self._rows_version != snapshot.version:
@@ -97,13 +115,15 @@ class GraphSearch:
             return self._rows
 
 
-def _mixed(named: Scores, from_hits: Scores, query_weight: float) -> Scores:
-    """``query_weight`` of the mass on the named entities, the rest on the hits' entities
+def _mixed(first: Scores, second: Scores, share: float) -> tuple[Scores, Scores]:
+    """Both scaled so that ``share`` of their mass is on ``first`` and the rest on ``second``
     (all of it on one side when the other is empty)."""
-    named_total, hits_total = float(named.sum()), float(from_hits.sum())
-    if named_total <= 0 or hits_total <= 0:
-        return named + from_hits
-    return query_weight * named / named_total + (1 - query_weight) * from_hits / hits_total
+    first_total, second_total = float(first.sum()), float(second.sum())
+    if first_total > 0:
+        first = first / first_total * (share if second_total > 0 else 1.0)
+    if second_total > 0:
+        second = second / second_total * ((1 - share) if first_total > 0 else 1.0)
+    return first, second
 
 
 def _top(scores: Scores, chunk_ids: Sequence[str], depth: int) -> list[tuple[str, float]]:

@@ -15,12 +15,17 @@ class GraphSettings:
 
     #: The graph ranking's weight against the hybrid ranking's 1 in rank fusion.
     weight: float = 1.0
+    #: The k of that reciprocal-rank fusion (small: the top ranks of each list count most).
+    rrf_k: int = 10
     #: The walk's probability of following a link rather than restarting at the seeds.
     damping: float = 0.5
-    #: How many top hybrid hits lend their entities to the seeds.
-    seed_hits: int = 5
-    #: The share of seed mass on the entities the query names (the rest: the hits' entities).
-    query_weight: float = 0.5
+    #: How many top hybrid hits seed the walk (their chunks and their entities).
+    seed_hits: int = 2
+    #: The share of seed mass on those hits' chunks themselves (the rest: on entities).
+    chunk_seed_weight: float = 0.6
+    #: Of the entity seed mass, the share on the entities the query names (the rest: the
+    #: hits' entities).
+    query_weight: float = 0.1
     #: Node specificity: an entity's seed weight is divided by (chunks mentioning it) ** this.
     specificity: float = 1.0
     #: Factors on entity–entity relation edges and synonym links in the walk (0: ignored).
@@ -32,6 +37,9 @@ class GraphSettings:
             _check(name, getattr(self, name), low=0.0)
         _check("damping", self.damping, low=0.0, high=1.0, open_high=True)
         _check("query_weight", self.query_weight, low=0.0, high=1.0)
+        _check("chunk_seed_weight", self.chunk_seed_weight, low=0.0, high=1.0)
+        if not isinstance(self.rrf_k, int) or isinstance(self.rrf_k, bool) or self.rrf_k < 1:
+            raise ConfigError(f"graph_rrf_k must be a positive integer, got {self.rrf_k!r}")
         if not isinstance(self.seed_hits, int) or isinstance(self.seed_hits, bool):
             raise ConfigError(f"graph_seed_hits must be an integer, got {self.seed_hits!r}")
         if not 0 <= self.seed_hits <= 1000:

@@ -5,7 +5,7 @@ Hybrid search runs first (its processors, filter and fusion as the request says)
 `ragwright.graph.search`). The graph ranking's chunks come from the store through
 `ChunkReader` (their documents' sources through `DocumentLookup`, only for those that make
 the final cut), and the two rankings are fused with `fuse_ranked_lists` (weights 1 and
-``graph_weight``, the request's ``rrf_k``). Graph scores never meet similarity scores: only
+``graph_weight``, with ``graph_rrf_k``). Graph scores never meet similarity scores: only
 ranks are fused, and only chunks are ranked.
 """
 
@@ -63,7 +63,7 @@ class GraphRetriever:
         )
         graph_hits = self._graph_hits(ranked, hybrid, request.where)
         fused = fuse_ranked_lists(
-            [(hybrid, 1.0), (graph_hits, request.graph.weight)], k=request.rrf_k
+            [(hybrid, 1.0), (graph_hits, request.graph.weight)], k=request.graph.rrf_k
         )
         return self._with_sources(fused[: request.top_k])
 

@@ -12,11 +12,13 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
     bm25_weight = 1.0        # each arm's weight in fusion
     vector_weight = 1.0
     arm_depth = 0            # candidates each arm fetches for fusion; 0: max(2·top_k, 20)
-    # mode = "graph": hybrid, fused by rank with personalized PageRank over the entity graph
-    graph_weight = 1.0       # the graph ranking's weight against hybrid's 1 (rrf_k applies)
+    # mode = "graph": hybrid fused by rank with personalized PageRank over the entity graph
+    graph_weight = 1.0       # the graph ranking's weight against hybrid's 1 in rank fusion
+    graph_rrf_k = 10         # the k of that fusion
     graph_damping = 0.5      # the walk's probability of following a link
-    graph_seed_hits = 5      # top hybrid hits whose entities seed the walk
-    graph_query_weight = 0.5 # share of the seed on the entities the query names
+    graph_seed_hits = 2      # top hybrid hits that seed the walk
+    graph_chunk_seed_weight = 0.6  # share of the seed on those hits' chunks (rest: entities)
+    graph_query_weight = 0.1 # share of the entity seed on the entities the query names
     graph_specificity = 1.0  # entity seed weight / (chunks mentioning it) ** this
     graph_relation_weight = 1.0  # factor on entity-entity relation edges (0: off)
     graph_synonym_weight = 1.0   # factor on synonym links (0: off)
@@ -70,8 +72,10 @@ MAX_TOP_K = 100_000
 #: The graph settings' keys (`GraphSettings` fields, prefixed).
 GRAPH_KEYS = (
     "graph_weight",
+    "graph_rrf_k",
     "graph_damping",
     "graph_seed_hits",
+    "graph_chunk_seed_weight",
     "graph_query_weight",
     "graph_specificity",
     "graph_relation_weight",
@@ -113,8 +117,10 @@ class SearchOptions(TypedDict, total=False):
     vector_weight: float
     arm_depth: int
     graph_weight: float
+    graph_rrf_k: int
     graph_damping: float
     graph_seed_hits: int
+    graph_chunk_seed_weight: float
     graph_query_weight: float
     graph_specificity: float
     graph_relation_weight: float
@@ -141,8 +147,10 @@ class SearchRequest:
     arm_depth: int = 0
     #: Graph mode's settings (see `GraphSettings`, whose fields these are, prefixed).
     graph_weight: float = _GRAPH.weight
+    graph_rrf_k: int = _GRAPH.rrf_k
     graph_damping: float = _GRAPH.damping
     graph_seed_hits: int = _GRAPH.seed_hits
+    graph_chunk_seed_weight: float = _GRAPH.chunk_seed_weight
     graph_query_weight: float = _GRAPH.query_weight
     graph_specificity: float = _GRAPH.specificity
     graph_relation_weight: float = _GRAPH.relation_weight
