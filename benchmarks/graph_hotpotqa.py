@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from ragwright.graph.registry import create_extractor
 from ragwright.graph.model import ChunkFacts, Mention, Relation
+from ragwright.graph.registry import create_extractor
 from ragwright.graph.snapshot import MemoryGraph
 from ragwright.index import Index
 from ragwright.pipeline.evaluation.config import EvalConfig

@@ -176,6 +176,8 @@ def _transaction(db: sqlite3.Connection) -> Iterator[None]:
             with suppress(sqlite3.Error):
                 db.execute("ROLLBACK")
         raise
+
+
 #: Feature "chunk_changes" (additive; touches no existing table): a log of chunk rows added and
 #: removed, written by triggers in the writer's transaction. A derived cache records the last
 #: ``seq`` it has seen and replays what follows: a row id SQLite reuses after deleting the
