@@ -139,6 +139,9 @@ def main() -> None:
     parser.add_argument(
         "--set", nargs="*", default=[], metavar="KEY=VALUE", help="graph settings to report"
     )
+    parser.add_argument(
+        "--all-only", action="store_true", help="report all questions only, not the two halves"
+    )
     args = parser.parse_args()
     data = load_dataset(args.dataset)
     base = EvalConfig(name="hybrid")
