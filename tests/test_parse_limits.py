@@ -306,3 +306,12 @@ def test_every_built_in_parser_travels_to_the_worker() -> None:
         if extension in SAMPLES:  # the copy parses as the original does
             data = SAMPLES[extension]
             assert copy.parse(data, "f") == parser.parse(data, "f"), extension
+
+
+def test_a_new_parser_is_never_taken_for_an_earlier_one_whose_id_it_reuses() -> None:
+    """The worker keeps each parser it was sent by id; a parser garbage-collected after use
+    must not let the next one, given its id, be parsed as the first."""
+    with ParseWorker(ParseLimits(timeout=60, memory_mb=400)) as worker:
+        for _ in range(20):  # temporaries: CPython reuses a freed object's id at once
+            assert worker.parse(TextParser(), b"plain words", "a.txt").content == "plain words"
+            assert worker.parse(PidParser(), b"", "b.pid").content.startswith("parsed by")

@@ -216,7 +216,7 @@ def test_an_index_with_the_first_triggers_upgrades_them(tmp_path: Path) -> None:
         triggers = {
             row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
         }
-    assert triggers == {"chunks_fts_add", "chunks_fts_remove"}
+    assert {t for t in triggers if "fts" in t} == {"chunks_fts_add", "chunks_fts_remove"}
 
 
 @pytest.mark.parametrize(

@@ -103,6 +103,9 @@ class ParseWorker:
         self._connection: Connection | None = None
         self._sent: set[int] = set()  # ids of the parsers the current worker holds
         self._pickled: dict[int, bytes | None] = {}  # None: runs in this process
+        # The parsers those ids are of, kept alive: a parser collected while its id is a key
+        # here could have its id reused by another, which would then be sent as the first.
+        self._parsers: dict[int, Parser] = {}
 
     def __enter__(self) -> ParseWorker:
         return self
@@ -184,6 +187,7 @@ class ParseWorker:
     def _pickle(self, parser: Parser) -> bytes | None:
         key = id(parser)
         if key not in self._pickled:
+            self._parsers[key] = parser
             try:
                 self._pickled[key] = pickle.dumps(parser)
             except Exception as error:  # any pickling failure means: run it here

@@ -131,8 +131,8 @@ def _field_rows(field: str, op: str, value: Scalar, params: Params) -> str:
     if op == "=":
         return f"{select} = ?"
     if isinstance(value, str):
-        return f"{select} {op} ? AND typeof(value) = 'text'"
-    return f"{select} {op} ? AND typeof(value) IN ('integer', 'real')"
+        return f"{select} {op} ? AND kind = 'text'"
+    return f"{select} {op} ? AND kind IN ('integer', 'real')"  # not true/false (1/0)
 
 
 def _membership(

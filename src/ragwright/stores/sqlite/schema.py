@@ -207,23 +207,25 @@ COMMIT;
 #: (key, value, chunk row) rows with an index, kept by triggers in the writer's transaction,
 #: so an equality, ``in`` or range filter reads the matching rows instead of parsing every
 #: chunk's JSON (`filters`). Values keep their JSON type (true/false as 1/0, as json_extract
-#: gives them); lists, objects and nulls are not indexed (they never equal a literal), nor is
-#: NaN (SQLite stores it as NULL, and no filter can name it). Created
-#: on an existing index, it is filled from the chunks in the same transaction.
+#: gives them; ``kind``, the json_type, keeps them apart from numbers when ordering); lists,
+#: objects and nulls are not indexed (they never equal a literal), nor is NaN (SQLite stores
+#: it as NULL, and no filter can name it). Created on an existing index, it is filled from the
+#: chunks in the same transaction.
 FIELDS_DDL = """
 BEGIN;
 CREATE TABLE IF NOT EXISTS chunk_fields (
     key         TEXT NOT NULL,
     value       NOT NULL,  -- no type: no affinity, each value keeps its JSON type
     chunk_rowid INTEGER NOT NULL,
+    kind        TEXT NOT NULL,  -- json_type: 'true'/'false' apart from the numbers 1/0
     PRIMARY KEY (key, value, chunk_rowid)
 ) WITHOUT ROWID;
-INSERT OR IGNORE INTO chunk_fields(key, value, chunk_rowid)
-    SELECT j.key, j.value, c.rowid FROM chunks c, json_each(c.metadata) j
+INSERT OR IGNORE INTO chunk_fields(key, value, chunk_rowid, kind)
+    SELECT j.key, j.value, c.rowid, j.type FROM chunks c, json_each(c.metadata) j
     WHERE j.type IN ('text', 'integer', 'real', 'true', 'false') AND j.value IS NOT NULL;
 CREATE TRIGGER IF NOT EXISTS chunk_fields_add AFTER INSERT ON chunks BEGIN
-    INSERT OR IGNORE INTO chunk_fields(key, value, chunk_rowid)
-        SELECT j.key, j.value, new.rowid FROM json_each(new.metadata) j
+    INSERT OR IGNORE INTO chunk_fields(key, value, chunk_rowid, kind)
+        SELECT j.key, j.value, new.rowid, j.type FROM json_each(new.metadata) j
         WHERE j.type IN ('text', 'integer', 'real', 'true', 'false') AND j.value IS NOT NULL;
 END;
 CREATE TRIGGER IF NOT EXISTS chunk_fields_remove AFTER DELETE ON chunks BEGIN
@@ -236,8 +238,8 @@ CREATE TRIGGER IF NOT EXISTS chunk_fields_update AFTER UPDATE OF metadata ON chu
     DELETE FROM chunk_fields WHERE chunk_rowid = old.rowid AND (key, value) IN (
         SELECT j.key, j.value FROM json_each(old.metadata) j
     );
-    INSERT OR IGNORE INTO chunk_fields(key, value, chunk_rowid)
-        SELECT j.key, j.value, new.rowid FROM json_each(new.metadata) j
+    INSERT OR IGNORE INTO chunk_fields(key, value, chunk_rowid, kind)
+        SELECT j.key, j.value, new.rowid, j.type FROM json_each(new.metadata) j
         WHERE j.type IN ('text', 'integer', 'real', 'true', 'false') AND j.value IS NOT NULL;
 END;
 INSERT OR REPLACE INTO meta(key, value) VALUES ('feature_chunk_fields', '1');
