@@ -34,7 +34,6 @@ The machine may be shared: read the ratios beside the times.
 from __future__ import annotations
 
 import argparse
-import itertools
 import random
 import statistics
 import sys
@@ -49,16 +48,15 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from _synthetic import CHUNKS_PER_DOCUMENT, Words, corpus
 from ragwright.filters import Filter, eq
-from ragwright.models import Chunk, Document, Hit, chunk_id_for
+from ragwright.models import Chunk, Document, Hit
 from ragwright.pipeline.retrieval import Retriever, SearchRequest
 from ragwright.ports import DocumentWrite
 from ragwright.stores.postgres import PostgresBackend
 from ragwright.stores.postgres.store import PostgresStore
 from ragwright.testing.embedder import HashingEmbedder
 
-CHUNKS_PER_DOCUMENT = 10
-BUCKETS = 100  # metadata bucket = document number % 100: `bucket = 7` selects 1%
 EF_SEARCH = (40, 100, 200, 300, 400, 600, 800)
 QUERY_LENGTHS = (3, 10, 30)
 
@@ -78,56 +76,6 @@ def start_server() -> tuple[Any, str]:
     with server._lock:
         server.ensure_postgres_running()
     return server, str(server.get_uri("bench"))
-
-
-class Words:
-    """A made-up vocabulary with Zipf-like frequencies, and topics: each topic has its own
-    words, and a text is mostly words of one topic (as real text is), so that its vector sits
-    near those of its topic rather than in a uniform random cloud."""
-
-    def __init__(self, size: int, topics: int, seed: int) -> None:
-        rng = random.Random(seed)
-        syllables = ["ka", "lo", "mi", "ne", "tu", "ra", "si", "po", "be", "da", "ver", "gen"]
-        words: set[str] = set()
-        while len(words) < size:
-            words.add("".join(rng.choices(syllables, k=rng.randint(2, 4))))
-        self.words = sorted(words, key=lambda w: rng.random())
-        self.cumulative = list(itertools.accumulate(1.0 / (rank + 1) for rank in range(size)))
-        per_topic = size // topics
-        self.topics = [self.words[t * per_topic : (t + 1) * per_topic] for t in range(topics)]
-        self.topic_cumulative = list(
-            itertools.accumulate(1.0 / (rank + 1) for rank in range(per_topic))
-        )
-        self.rng = rng
-
-    def text(self, count: int, topic: int | None = None, share: float = 0.7) -> str:
-        """``count`` words; with a topic, ``share`` of them from the topic's words."""
-        if topic is None:
-            return " ".join(self.rng.choices(self.words, cum_weights=self.cumulative, k=count))
-        local = sum(self.rng.random() < share for _ in range(count))
-        chosen = self.rng.choices(self.topics[topic], cum_weights=self.topic_cumulative, k=local)
-        chosen += self.rng.choices(self.words, cum_weights=self.cumulative, k=count - local)
-        self.rng.shuffle(chosen)
-        return " ".join(chosen)
-
-
-def corpus(chunks: int, words: Words) -> list[tuple[Document, list[Chunk]]]:
-    documents = []
-    for number in range(max(1, chunks // CHUNKS_PER_DOCUMENT)):
-        topic = words.rng.randrange(len(words.topics))
-        texts = [words.text(words.rng.randint(15, 60), topic) for _ in range(CHUNKS_PER_DOCUMENT)]
-        content = "\n\n".join(texts)
-        metadata = {"bucket": number % BUCKETS, "year": 2000 + number % 25}
-        document = Document.from_text(f"synthetic/{number:07d}.txt", content, metadata)
-        pieces, start = [], 0
-        for index, text in enumerate(texts):
-            pieces.append(
-                Chunk(chunk_id_for(document.id, start, text), document.id, index, text,
-                      start, start + len(text))
-            )  # fmt: skip
-            start += len(text) + 2
-        documents.append((document, pieces))
-    return documents
 
 
 class ClusteredVectors:
