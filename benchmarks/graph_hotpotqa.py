@@ -185,6 +185,7 @@ def _setting(item: str) -> tuple[str, float | int]:
     number = float(value)
     return key, int(number) if key in (
         "graph_seed_hits",
+        "graph_keep_top",
         "graph_rrf_k",
         "rrf_k",
         "arm_depth",

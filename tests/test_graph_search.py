@@ -100,7 +100,7 @@ def test_graph_mode_finds_the_bridge_that_hybrid_misses(kb: Index) -> None:
     hybrid = kb.search(QUERY, top_k=3)
     assert sources(hybrid)[0] == "first.txt" and "bridge.txt" not in sources(hybrid)
     # Each ranking three deep, so the bridge can come from nowhere but the graph.
-    graph = kb.search(QUERY, top_k=3, mode="graph", arm_depth=3)
+    graph = kb.search(QUERY, top_k=3, mode="graph", arm_depth=3, graph_keep_top=1)
     assert sources(graph)[:2] == ["first.txt", "bridge.txt"]
     first, bridge = graph[0], graph[1]
     assert Arm.GRAPH in first.arms and first.arms & {Arm.BM25, Arm.VECTOR}
@@ -108,6 +108,15 @@ def test_graph_mode_finds_the_bridge_that_hybrid_misses(kb: Index) -> None:
     assert all(hit.scale is Scale.FUSED for hit in graph)
     assert [hit.rank for hit in graph] == [1, 2, 3]
     assert bridge.chunk.text == BRIDGE  # the provenance chunk, read from the store
+
+
+def test_hybrids_first_hits_keep_their_places_and_the_graph_fills_after_them(kb: Index) -> None:
+    hybrid = kb.search(QUERY, top_k=3, arm_depth=3)
+    graph = kb.search(QUERY, top_k=4, mode="graph", arm_depth=3, graph_keep_top=3)
+    assert [h.chunk.id for h in graph[:3]] == [h.chunk.id for h in hybrid]
+    assert sources(graph)[3] == "bridge.txt" and graph[3].arms == {Arm.GRAPH}
+    assert Arm.GRAPH in graph[0].arms  # a kept hit still says the graph found it too
+    assert [hit.rank for hit in graph] == [1, 2, 3, 4]
 
 
 def test_a_filter_is_never_widened_by_the_graph(kb: Index) -> None:

@@ -5,8 +5,9 @@ Hybrid search runs first (its processors, filter and fusion as the request says)
 `ragwright.graph.search`). The graph ranking's chunks come from the store through
 `ChunkReader` (their documents' sources through `DocumentLookup`, only for those that make
 the final cut), and the two rankings are fused with `fuse_ranked_lists` (weights 1 and
-``graph_weight``, with ``graph_rrf_k``). Graph scores never meet similarity scores: only
-ranks are fused, and only chunks are ranked.
+``graph_weight``, with ``graph_rrf_k``), hybrid's first ``graph_keep_top`` hits keeping
+their places. Graph scores never meet similarity scores: only ranks are fused, and only chunks
+are ranked.
 """
 
 from __future__ import annotations
@@ -65,7 +66,14 @@ class GraphRetriever:
         fused = fuse_ranked_lists(
             [(hybrid, 1.0), (graph_hits, request.graph.weight)], k=request.graph.rrf_k
         )
-        return self._with_sources(fused[: request.top_k])
+        fused_by_id = {hit.chunk.id: hit for hit in fused}  # a kept hit still names its arms
+        kept = [fused_by_id.get(hit.chunk.id, hit) for hit in hybrid[: request.graph.keep_top]]
+        kept_ids = {hit.chunk.id for hit in kept}
+        ranked_hits = [*kept, *(hit for hit in fused if hit.chunk.id not in kept_ids)]
+        return self._with_sources(
+            dataclasses.replace(hit, rank=position)
+            for position, hit in enumerate(ranked_hits[: request.top_k], start=1)
+        )
 
     def _graph_hits(
         self, ranked: Sequence[tuple[str, float]], hybrid: Sequence[Hit], where: Filter | None

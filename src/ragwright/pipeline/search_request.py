@@ -15,6 +15,7 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
     # mode = "graph": hybrid fused by rank with personalized PageRank over the entity graph
     graph_weight = 1.0       # the graph ranking's weight against hybrid's 1 in rank fusion
     graph_rrf_k = 10         # the k of that fusion
+    graph_keep_top = 3       # hybrid's first hits that keep their places
     graph_damping = 0.5      # the walk's probability of following a link
     graph_seed_hits = 2      # top hybrid hits that seed the walk
     graph_chunk_seed_weight = 0.6  # share of the seed on those hits' chunks (rest: entities)
@@ -73,6 +74,7 @@ MAX_TOP_K = 100_000
 GRAPH_KEYS = (
     "graph_weight",
     "graph_rrf_k",
+    "graph_keep_top",
     "graph_damping",
     "graph_seed_hits",
     "graph_chunk_seed_weight",
@@ -118,6 +120,7 @@ class SearchOptions(TypedDict, total=False):
     arm_depth: int
     graph_weight: float
     graph_rrf_k: int
+    graph_keep_top: int
     graph_damping: float
     graph_seed_hits: int
     graph_chunk_seed_weight: float
@@ -148,6 +151,7 @@ class SearchRequest:
     #: Graph mode's settings (see `GraphSettings`, whose fields these are, prefixed).
     graph_weight: float = _GRAPH.weight
     graph_rrf_k: int = _GRAPH.rrf_k
+    graph_keep_top: int = _GRAPH.keep_top
     graph_damping: float = _GRAPH.damping
     graph_seed_hits: int = _GRAPH.seed_hits
     graph_chunk_seed_weight: float = _GRAPH.chunk_seed_weight
