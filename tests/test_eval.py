@@ -617,3 +617,42 @@ def test_a_keyword_only_index_has_the_chunks_of_the_index_with_vectors(
                 [hit.chunk.id for hit in i.index.search(text, mode="bm25")] for i in (bare, full)
             ]
             assert ids[0] == ids[1]
+
+
+def write_entity_dataset(root: Path) -> Path:
+    """A tiny multi-hop set whose texts name people and places (so spaCy finds entities)."""
+    corpus = {
+        "curie": "Marie Curie was born in Warsaw and worked in Paris.",
+        "warsaw": "Warsaw is the capital of Poland, on the Vistula.",
+        "paris": "Paris is the capital of France, on the Seine.",
+        "einstein": "Albert Einstein was born in Ulm and worked in Bern.",
+        "ulm": "Ulm is a city in Germany, on the Danube.",
+    }
+    queries = {"q1": "Which river flows through the city where Marie Curie was born?"}
+    (root / "qrels").mkdir(parents=True)
+    (root / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": k, "title": "", "text": v}) + "\n" for k, v in corpus.items()),
+        "utf-8",
+    )
+    (root / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": k, "text": v}) + "\n" for k, v in queries.items()), "utf-8"
+    )
+    (root / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nq1\tcurie\t1\nq1\twarsaw\t1\n", "utf-8"
+    )
+    return root
+
+
+def test_eval_in_graph_mode_builds_the_graph_of_its_cached_index_once(dataset: Path) -> None:
+    """`eval --mode graph` measures what `search --mode graph` ships: the cached index gets
+    its entity graph (spaCy, the default extractor) on the first run, and keeps it."""
+    dataset = write_entity_dataset(dataset.parent / "entities")
+    out = invoke_json(str(dataset), "--embedder", "hashing:64", "--mode", "graph")
+    (config,) = out["configs"]
+    assert config["mode"] == "graph" and config["metrics"]["queries"] == 1
+    directory = Path(config["index"]["directory"])
+    with Index(directory, embedder=HashingEmbedder(64), create=False) as index:
+        stats = index.graph_stats()
+    assert stats.entities > 0 and sum(stats.extracted.values()) == stats.chunks_total
+    again = invoke_json(str(dataset), "--embedder", "hashing:64", "--mode", "graph")
+    assert again["configs"][0]["metrics"] == config["metrics"]

@@ -30,6 +30,7 @@ from ragwright.pipeline.evaluation.config import EvalConfig, index_key
 from ragwright.pipeline.evaluation.dataset import EvalDataset, corpus_documents
 from ragwright.pipeline.evaluation.progress import ProgressCallback, Stage, _report
 from ragwright.pipeline.ingest import IngestOptions, IngestReport, Progress
+from ragwright.pipeline.search_request import SearchMode
 from ragwright.ports import Embedder, TokenCounter, Vectors
 
 #: The cache folder created inside a writable dataset folder.
@@ -161,7 +162,7 @@ def build_or_reuse_index(
     cached = full if vectors or full.complete else _CachedIndex(root, dataset, config, embedder)
     if cached.complete:
         _report(progress, Stage.INDEX, label, total, total)
-        return EvalIndex(cached.info(reused=True), cached.open())
+        return _with_graph(EvalIndex(cached.info(reused=True), cached.open()), config)
     index = cached.start()
     try:
         _fill(index, dataset, config, batch_size, progress, label)
@@ -169,7 +170,20 @@ def build_or_reuse_index(
     except BaseException:
         index.close()
         raise
-    return EvalIndex(cached.info(reused=False), index)
+    return _with_graph(EvalIndex(cached.info(reused=False), index), config)
+
+
+def _with_graph(built: EvalIndex, config: EvalConfig) -> EvalIndex:
+    """For graph mode, the index with its entity graph: extracted (with the index's extractor,
+    spaCy by default) for the chunks that have no facts yet, so a cached index is extracted
+    once and a complete graph costs nothing the next time."""
+    if config.search.mode is SearchMode.GRAPH:
+        try:
+            built.index.build_graph()
+        except BaseException:
+            built.index.close()
+            raise
+    return built
 
 
 class _CachedIndex:
