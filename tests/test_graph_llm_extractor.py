@@ -380,7 +380,9 @@ def test_a_concurrent_extraction_keeps_to_the_shared_rate_limit(tmp_path: Path) 
             chunks = all_chunks(built)
         with Index(tmp_path / "kb", llm=llm) as kb:
             results: list[list[ChunkFacts]] = []
-            run = threading.Thread(target=lambda: results.append(extractor(kb).extract(chunks)))
+            run = threading.Thread(
+                target=lambda: results.append(extractor(kb).extract(chunks)), daemon=True
+            )  # daemon: a failing assertion must not leave pytest waiting on the fake clock
             run.start()
             # Four workers, two requests a minute: two go, the other chunks' calls wait.
             # (A woken caller's request reaches the server a moment after it stops sleeping:

@@ -154,7 +154,7 @@ def test_concurrent_callers_never_exceed_the_limit_in_any_window() -> None:
             for _ in range(calls_each):
                 done.append(llm.chat(HELLO).text)
 
-        threads = [threading.Thread(target=work) for _ in range(threads_count)]
+        threads = [threading.Thread(target=work, daemon=True) for _ in range(threads_count)]
         for thread in threads:
             thread.start()
         total = threads_count * calls_each
@@ -192,10 +192,10 @@ def test_a_429_with_retry_after_pauses_every_caller() -> None:
         server.script(Reply.status(429, retry_after="7"))
         llm = limited_client(server, limiter, max_retries=2)
         results: list[str] = []
-        refused = threading.Thread(target=lambda: results.append(llm.chat(HELLO).text))
+        refused = threading.Thread(target=lambda: results.append(llm.chat(HELLO).text), daemon=True)
         refused.start()
         settled(lambda: clock.sleeping == 1)  # it got the 429 and waits out the pause
-        other = threading.Thread(target=lambda: results.append(llm.chat(HELLO).text))
+        other = threading.Thread(target=lambda: results.append(llm.chat(HELLO).text), daemon=True)
         other.start()
         settled(lambda: clock.sleeping == 2)  # a caller that was never refused waits too
         assert len(server.requests) == 1 and arrivals == []

@@ -118,8 +118,6 @@ class SQLiteStore(
         except BaseException:
             self._db.close()
             raise
-        self._matrix: VectorMatrix | None = None
-        self._matrix_generation = -1
         self._keyword_cache = keyword_cache
         self._background = background
         self._vectors: DerivedCache[VectorMatrix] | None = None
