@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ragwright.graph.extractors import create_extractor
+from ragwright.graph.registry import create_extractor
 from ragwright.graph.model import GraphSnapshot
 from ragwright.graph.search import GraphSearch, GraphSettings
 from ragwright.index import Index

@@ -31,8 +31,7 @@ from ragwright.errors import (
     StoreError,
 )
 from ragwright.filters import Filter, parse_filter
-from ragwright.graph.extractors.llm import LLMExtractor
-from ragwright.graph.extractors.llm_settings import LLMExtractionSettings
+from ragwright.graph.extractor_context import ExtractorContext
 from ragwright.graph.records import EntityInfo, GraphStats
 from ragwright.graph.registry import DEFAULT_EXTRACTOR, create_extractor
 from ragwright.graph.search import GraphSearch
@@ -98,8 +97,6 @@ from ragwright.stores import display_location, is_url, open_backend
 DEFAULT_INDEX_DIR = ".ragwright"
 SOURCE_BASE_SETTING = "source_base"
 EXTRACTOR_SETTING = "graph_extractor"
-#: The extractor that needs the index's LLM session, so the index makes it (not the registry).
-LLM_EXTRACTOR = "llm"
 #: LLM session scopes that draw on the ingest budget.
 INGEST_SCOPES = ("ingest", "graph")
 
@@ -413,8 +410,13 @@ class Index:
         `FolderSync`; `Watcher` drives it from file-system events). Files are read as `ingest`
         reads them (the same options, the same source names); a renamed or moved file is
         re-keyed without re-embedding where the store can (`DocumentMove`). Use it as a
-        context manager; each pass takes the collection's ingest lock."""
-        ingestor = self._ingestor(chunking, options, parser_options, None, None)
+        context manager; each pass takes the collection's ingest lock. When the index has a
+        graph (an extractor recorded by ``ingest --graph`` or ``graph build``), each synced
+        file's graph facts are written with its chunks, by that extractor, as ``ingest --graph``
+        writes them; a removed file's facts go with it."""
+        recorded = self._store.get_setting(EXTRACTOR_SETTING)
+        graph_extractor = self._extractor(recorded) if recorded else None
+        ingestor = self._ingestor(chunking, options, parser_options, None, graph_extractor)
         mover = self._store if isinstance(self._store, DocumentMove) else None
         ignore = [self.location] if isinstance(self.location, Path) else []
         return FolderSync(
@@ -493,17 +495,19 @@ class Index:
         self._graph_store()
         if not isinstance(extractor, str):
             return extractor
-        made = self._llm_extractor() if extractor == LLM_EXTRACTOR else create_extractor(extractor)
+        made = create_extractor(extractor, self._extractor_context())
         self._store.set_setting(EXTRACTOR_SETTING, extractor)
         return made
 
-    def _llm_extractor(self) -> Extractor:
-        """The LLM extractor over this index's model, drawing on the ingest budget (scope
-        ``graph``), configured by ``[graph.llm]``, its prompts keyed by the index's boundary
-        key so a re-run is answered from the response cache."""
-        settings = LLMExtractionSettings.from_config(self._config or Config())
-        session = self.llm_session("graph")
-        return LLMExtractor.from_session(session, settings, key=self.llm_records.boundary_key())
+    def _extractor_context(self) -> ExtractorContext:
+        """What every extractor is created with: this index's configuration, an LLM session
+        drawing on the ingest budget (scope ``graph``, opened only by an extractor that asks),
+        and the boundary key that lets a re-run's prompts be answered from the cache."""
+        return ExtractorContext(
+            self._config or Config(),
+            llm_session=lambda: self.llm_session("graph"),
+            boundary_key=lambda: self.llm_records.boundary_key(),
+        )
 
     @property
     def graph_extractor(self) -> str:

@@ -1,7 +1,14 @@
 """Extractors by name, from the ``ragwright.extractors`` entry-point group (the door a
-third-party extractor uses too). A spec is ``NAME`` or ``NAME:ARGUMENT``; a factory with a
-``from_spec(argument)`` classmethod receives the argument. An extractor whose optional extra is
-not installed fails here, with the install line, before any chunk is read."""
+third-party extractor uses too). A spec is ``NAME`` or ``NAME:ARGUMENT``. Every factory is
+created the same way, built-in or plugin, whichever it offers first:
+
+- ``from_context(context, argument)``: the `ExtractorContext` the index lends (its
+  configuration, its LLM session opened on demand, its boundary key) and the argument;
+- ``from_spec(argument)``: the argument alone;
+- the factory called with nothing (no argument allowed).
+
+An extractor whose optional extra is not installed fails here, with the install line, before
+any chunk is read."""
 
 from __future__ import annotations
 
@@ -9,6 +16,7 @@ from importlib.metadata import EntryPoint
 
 from ragwright._plugins import plugins
 from ragwright.errors import ConfigError, MissingDependencyError, RegistryError
+from ragwright.graph.extractor_context import ExtractorContext
 from ragwright.ports import Extractor
 
 GROUP = "ragwright.extractors"
@@ -23,8 +31,11 @@ def extractor_names() -> list[str]:
     return sorted(_registry())
 
 
-def create_extractor(spec: str = DEFAULT_EXTRACTOR) -> Extractor:
-    """The `Extractor` a spec names; `MissingDependencyError` when its extra is missing."""
+def create_extractor(
+    spec: str = DEFAULT_EXTRACTOR, context: ExtractorContext | None = None
+) -> Extractor:
+    """The `Extractor` a spec names, given ``context`` (default: `ExtractorContext.standalone`,
+    no index); `MissingDependencyError` when its extra is missing."""
     name, _, argument = spec.strip().partition(":")
     registry = _registry()
     if name not in registry:
@@ -32,8 +43,11 @@ def create_extractor(spec: str = DEFAULT_EXTRACTOR) -> Extractor:
         raise RegistryError(f"unknown extractor {name!r}; known: {known}")
     try:
         factory = registry[name].load()
+        from_context = getattr(factory, "from_context", None)
         from_spec = getattr(factory, "from_spec", None)
-        if callable(from_spec):
+        if callable(from_context):
+            extractor = from_context(context or ExtractorContext.standalone(), argument)
+        elif callable(from_spec):
             extractor = from_spec(argument)
         elif argument:
             raise ConfigError(f"the extractor {name!r} takes no argument; got {spec!r}")

@@ -7,8 +7,9 @@ entities the query names (`ragwright.graph.linking`) and those the hits mention 
 ``1 / chunks_mentioning(entity) ** specificity``, so an entity named in half the corpus
 ("American") seeds little. Seeding the hits' chunks keeps the walk's top near hybrid's top;
 their entities carry it one hop further, to the chunks a multi-hop question also needs. The
-walk (`ragwright.graph.ppr`) then spreads the seeds over entities and chunks; chunks rank by
-the mass they hold. Only chunk ids and their order
+walk (`ragwright.graph.ppr`, local: its cost depends on the seeds' neighbourhood, not on the
+graph's size) then spreads the seeds over entities and chunks; chunks rank by the mass they
+hold. Only chunk ids and their order
 leave this module: the caller fuses the ranking with the hybrid one by rank, and nothing the
 graph derives (names, scores) enters the chunk ranking as text or as similarity.
 """
@@ -19,24 +20,39 @@ import threading
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from ragwright.graph.linking import EntityIndex, link_query
 from ragwright.graph.model import GraphSnapshot
-from ragwright.graph.ppr import Scores, WalkGraph, WalkGraphCache, personalized_pagerank
+from ragwright.graph.ppr import WalkGraph, WalkGraphCache, local_pagerank
 from ragwright.graph.settings import GraphSettings
 from ragwright.ports import Extractor
 
 __all__ = ["GraphSearch", "GraphSettings"]
 
+#: The local walk's push threshold (residual per link): it visits at most
+#: 1 / ((1 - damping) * this) links. Chosen on HotpotQA dev 0-199, where rankings at 1e-5
+#: matched the exact walk's (see docs/graph-search.md).
+WALK_TOLERANCE = 1e-5
+
+Int64s = npt.NDArray[np.int64]
+Float64s = npt.NDArray[np.float64]
+#: Seed mass on some nodes: (node indices, weights); a node may appear twice (weights add).
+Seeds = tuple[Int64s, Float64s]
+
 
 class GraphSearch:
-    """Ranks a snapshot's chunks for a query; the derived matrices are cached by graph
-    version, so one instance serves many queries (and threads)."""
+    """Ranks a snapshot's chunks for a query; the derived links are cached by graph version,
+    so one instance serves many queries (and threads)."""
 
-    def __init__(self, query_extractor: Extractor | None = None) -> None:
+    def __init__(
+        self, query_extractor: Extractor | None = None, *, tolerance: float = WALK_TOLERANCE
+    ) -> None:
         """``query_extractor`` also links what it finds in the query (by default the n-gram
-        match alone, which finds every contiguous name an extractor could)."""
+        match alone, which finds every contiguous name an extractor could); ``tolerance`` is
+        the walk's push threshold (`ragwright.graph.ppr`)."""
         self.query_extractor = query_extractor
+        self.tolerance = tolerance
         self._walks = WalkGraphCache()
         self._entities = EntityIndex()
         self._rows_lock = threading.Lock()
@@ -58,9 +74,11 @@ class GraphSearch:
             relation_weight=settings.relation_weight,
             synonym_weight=settings.synonym_weight,
         )
-        seeds = self._seeds(query, seed_chunks, snapshot, graph, settings)
-        scores = personalized_pagerank(graph, seeds, settings.damping)[graph.entities :]
-        return _top(scores, snapshot.chunk_ids, depth)
+        nodes, weights = self._seeds(query, seed_chunks, snapshot, graph, settings)
+        walked = local_pagerank(graph, nodes, weights, settings.damping, self.tolerance)
+        on_chunks = walked.nodes >= graph.entities
+        rows = walked.nodes[on_chunks] - graph.entities
+        return _top(rows, walked.scores[on_chunks], snapshot.chunk_ids, depth)
 
     def _seeds(
         self,
@@ -69,43 +87,30 @@ class GraphSearch:
         snapshot: GraphSnapshot,
         graph: WalkGraph,
         settings: GraphSettings,
-    ) -> Scores:
-        specificity = np.power(np.maximum(graph.document_frequency, 1.0), -settings.specificity)
-        named = np.zeros(graph.entities, dtype=np.float32)
-        linked = list(link_query(query, snapshot, self._entities, self.query_extractor))
-        named[linked] = 1.0
-        named *= specificity
-        hits = seed_chunks[: settings.seed_hits]
-        from_hits = self._hit_entities(hits, snapshot, graph) * specificity
-        query_part, hits_part = _mixed(named, from_hits, settings.query_weight)
-        entities = query_part + hits_part
-        on_chunks, on_entities = _mixed(
-            self._hit_chunks(hits, snapshot, graph), entities, settings.chunk_seed_weight
+    ) -> Seeds:
+        linked = np.array(
+            sorted(link_query(query, snapshot, self._entities, self.query_extractor)),
+            dtype=np.int64,
         )
-        return np.concatenate([on_entities, on_chunks])  # the walk's node order
+        named = (linked, np.ones(len(linked), dtype=np.float64))
+        hits = self._rows_of(seed_chunks[: settings.seed_hits], snapshot)
+        from_hits = _hit_entities(hits, graph)
+        query_part, hits_part = _mixed(
+            _specific(named, graph, settings), _specific(from_hits, graph, settings),
+            settings.query_weight,
+        )  # fmt: skip
+        entities = _joined(query_part, hits_part)
+        on_chunks, on_entities = _mixed(
+            _hit_chunks(hits, graph), entities, settings.chunk_seed_weight
+        )
+        return _joined(on_entities, on_chunks)
 
-    def _hit_entities(
-        self, chunk_ids: Sequence[str], snapshot: GraphSnapshot, graph: WalkGraph
-    ) -> Scores:
+    def _rows_of(
+        self, chunk_ids: Sequence[str], snapshot: GraphSnapshot
+    ) -> list[tuple[int, int | None]]:
+        """(rank, chunk row) of each hit, rank from 1; a chunk with no mention has no row."""
         rows = self._chunk_rows(snapshot)
-        weights = np.zeros(graph.entities, dtype=np.float32)
-        for rank, chunk_id in enumerate(chunk_ids, start=1):
-            row = rows.get(chunk_id)
-            if row is not None:
-                entities = graph.chunk_entities[row]
-                weights[entities.indices] += entities.data / rank
-        return weights
-
-    def _hit_chunks(
-        self, chunk_ids: Sequence[str], snapshot: GraphSnapshot, graph: WalkGraph
-    ) -> Scores:
-        rows = self._chunk_rows(snapshot)
-        weights = np.zeros(graph.chunks, dtype=np.float32)
-        for rank, chunk_id in enumerate(chunk_ids, start=1):
-            row = rows.get(chunk_id)
-            if row is not None:
-                weights[row] += 1.0 / rank
-        return weights
+        return [(rank, rows.get(chunk_id)) for rank, chunk_id in enumerate(chunk_ids, start=1)]
 
     def _chunk_rows(self, snapshot: GraphSnapshot) -> Mapping[str, int]:
         with self._rows_lock:
@@ -115,21 +120,55 @@ class GraphSearch:
             return self._rows
 
 
-def _mixed(first: Scores, second: Scores, share: float) -> tuple[Scores, Scores]:
+def _hit_entities(hits: Sequence[tuple[int, int | None]], graph: WalkGraph) -> Seeds:
+    """The hits' entities, each weighted by how often the hit names it over the hit's rank."""
+    ranked = [(rank, row) for rank, row in hits if row is not None]
+    if not ranked:
+        return _nothing()
+    rows = np.array([row for _, row in ranked], dtype=np.int64)
+    ranks = np.array([rank for rank, _ in ranked], dtype=np.float64)
+    owner, entities, counts = graph.chunk_entities.gather(rows)
+    return entities.astype(np.int64), counts.astype(np.float64) / ranks[owner]
+
+
+def _hit_chunks(hits: Sequence[tuple[int, int | None]], graph: WalkGraph) -> Seeds:
+    ranked = [(rank, row) for rank, row in hits if row is not None]
+    nodes = np.array([graph.entities + row for _, row in ranked], dtype=np.int64)
+    return nodes, np.array([1.0 / rank for rank, _ in ranked], dtype=np.float64)
+
+
+def _specific(seeds: Seeds, graph: WalkGraph, settings: GraphSettings) -> Seeds:
+    """Entity seeds divided by (chunks mentioning the entity) ** specificity."""
+    entities, weights = seeds
+    frequency = np.maximum(graph.document_frequency[entities].astype(np.float64), 1.0)
+    return entities, weights * np.power(frequency, -settings.specificity)
+
+
+def _mixed(first: Seeds, second: Seeds, share: float) -> tuple[Seeds, Seeds]:
     """Both scaled so that ``share`` of their mass is on ``first`` and the rest on ``second``
     (all of it on one side when the other is empty)."""
-    first_total, second_total = float(first.sum()), float(second.sum())
+    first_total, second_total = float(first[1].sum()), float(second[1].sum())
     if first_total > 0:
-        first = first / first_total * (share if second_total > 0 else 1.0)
+        first = first[0], first[1] / first_total * (share if second_total > 0 else 1.0)
     if second_total > 0:
-        second = second / second_total * ((1 - share) if first_total > 0 else 1.0)
+        second = second[0], second[1] / second_total * ((1 - share) if first_total > 0 else 1.0)
     return first, second
 
 
-def _top(scores: Scores, chunk_ids: Sequence[str], depth: int) -> list[tuple[str, float]]:
+def _joined(first: Seeds, second: Seeds) -> Seeds:
+    return np.concatenate([first[0], second[0]]), np.concatenate([first[1], second[1]])
+
+
+def _nothing() -> Seeds:
+    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+
+
+def _top(
+    rows: Int64s, scores: Float64s, chunk_ids: Sequence[str], depth: int
+) -> list[tuple[str, float]]:
     positive = np.flatnonzero(scores > 0)
     if len(positive) > depth:  # all those tied with the last one kept, so ties stay stable
         cutoff = np.partition(scores[positive], len(positive) - depth)[len(positive) - depth]
         positive = positive[scores[positive] >= cutoff]
-    order = sorted(positive.tolist(), key=lambda row: (-float(scores[row]), chunk_ids[row]))
-    return [(chunk_ids[row], float(scores[row])) for row in order[:depth]]
+    order = sorted(positive.tolist(), key=lambda i: (-float(scores[i]), chunk_ids[rows[i]]))
+    return [(chunk_ids[rows[i]], float(scores[i])) for i in order[:depth]]

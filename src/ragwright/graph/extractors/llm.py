@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ragwright.answers.prompt import Prompter, Source
 from ragwright.errors import BudgetExceeded, ConfigError, ExtractionBudgetExceeded
+from ragwright.graph.extractor_context import ExtractorContext
 from ragwright.graph.extractors.llm_reply import MalformedReply, read_reply
 from ragwright.graph.extractors.llm_report import ExtractionReport, ReportTally
 from ragwright.graph.extractors.llm_settings import LLMExtractionSettings
@@ -101,6 +102,16 @@ class LLMExtractor:
             key=key,
             prices=session.prices,
         )
+
+    @classmethod
+    def from_context(cls, context: ExtractorContext, argument: str) -> LLMExtractor:
+        """The registry's door (``--extractor llm``): the index's session and boundary key,
+        ``[graph.llm]`` from its configuration. No argument: the model is ``[llm]``'s."""
+        if argument:
+            raise ConfigError(f"the llm extractor takes no argument (the model is [llm]'s); "
+                              f"got {argument!r}")  # fmt: skip
+        settings = LLMExtractionSettings.from_config(context.config)
+        return cls.from_session(context.llm_session(), settings, key=context.boundary_key())
 
     @property
     def id(self) -> str:
