@@ -66,9 +66,9 @@ def documents(count: int, start: int = 0, seed: int = 7) -> Iterator[Document]:
         yield Document.from_text(f"doc-{number:07d}.txt", f"note {number} about {names} here")
 
 
-def timed(work: Callable[[], T]) -> tuple[T, float]:
+def timed(work: Callable[..., T], *args: object, **kwargs: object) -> tuple[T, float]:
     started = time.perf_counter()
-    result = work()
+    result = work(*args, **kwargs)
     return result, (time.perf_counter() - started) * 1000
 
 
@@ -92,7 +92,7 @@ def ranks(index: Index, search: GraphSearch, count: int, seed: int) -> list[floa
     for _ in range(count):
         hits = [snapshot.chunk_ids[i] for i in rng.integers(snapshot.chunk_count, size=2)]
         query = f"what links e{rng.integers(snapshot.entity_count)} and the others?"
-        _, ms = timed(lambda: search.rank(query, hits, graph.graph_snapshot(), settings, 200))
+        _, ms = timed(search.rank, query, hits, graph.graph_snapshot(), settings, 200)
         times.append(ms)
     return times
 
@@ -104,12 +104,12 @@ def main() -> None:
     parser.add_argument("--writes", type=int, default=3)
     args = parser.parse_args()
     folder = args.folder / f"kb-{args.chunks}"
-    _, build_ms = timed(lambda: build(folder, args.chunks))
+    _, build_ms = timed(build, folder, args.chunks)
     print(f"index of {args.chunks:,} chunks ready in {build_ms / 1000:.0f} s", flush=True)
     with Index(folder, embedder=HashingEmbedder()) as index:
         graph, search = index.graph, GraphSearch()
         snapshot, load_ms = timed(graph.graph_snapshot)
-        _, first_ms = timed(lambda: ranks(index, search, 1, 0))
+        _, first_ms = timed(ranks, index, search, 1, 0)
         steady = float(np.median(ranks(index, search, 50, 1)))
         print(f"{snapshot.chunk_count:,} chunks {snapshot.entity_count:,} entities "
               f"{len(snapshot.edge_source):,} edges: cold snapshot load {load_ms:.0f} ms, "
@@ -117,9 +117,9 @@ def main() -> None:
               flush=True)  # fmt: skip
         for write in range(args.writes):
             new = list(documents(1, args.chunks + write))
-            _, write_ms = timed(lambda: index.ingest_documents(new, extractor=NamesExtractor()))
+            _, write_ms = timed(index.ingest_documents, new, extractor=NamesExtractor())
             _, refresh_ms = timed(graph.graph_snapshot)
-            _, first_ms = timed(lambda: ranks(index, search, 1, 10 + write))
+            _, first_ms = timed(ranks, index, search, 1, 10 + write)
             steady = float(np.median(ranks(index, search, 20, 20 + write)))
             print(f"write {write + 1}: one document {write_ms:.0f} ms; snapshot refresh "
                   f"{refresh_ms:.0f} ms, first rank {first_ms:.0f} ms (walk rebuild), steady "

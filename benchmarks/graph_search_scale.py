@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ragwright.graph.registry import create_extractor
 from ragwright.graph.model import GraphSnapshot
+from ragwright.graph.registry import create_extractor
 from ragwright.graph.search import GraphSearch, GraphSettings
 from ragwright.index import Index
 from ragwright.pipeline.evaluation.dataset import corpus_documents, load_dataset

@@ -162,7 +162,8 @@ def test_graph_settings_are_search_settings_validated_when_made() -> None:
     assert request.graph == GraphSettings(damping=0.7, seed_hits=2)
     assert request.settings()["graph_damping"] == 0.7
     for bad in ({"graph_damping": 1.0}, {"graph_query_weight": 1.5}, {"graph_seed_hits": 2.5},
-                {"graph_weight": -1}, {"graph_specificity": "high"}):  # fmt: skip
+                {"graph_weight": -1}, {"graph_specificity": "high"},
+                {"graph_tolerance": 0}, {"graph_tolerance": 0.5}):  # fmt: skip
         with pytest.raises(ConfigError, match="graph_"):
             SearchRequest.from_mapping(bad)
     with pytest.raises(UnsupportedScale):
@@ -177,3 +178,22 @@ def test_graph_search_without_scipy_names_the_extra(
     monkeypatch.setitem(sys.modules, "scipy", None)
     with pytest.raises(MissingDependencyError, match=r"ragwright\[graph\]"):
         build_walk_graph(build_snapshot(facts), relation_weight=1.0, synonym_weight=1.0)
+
+
+def test_the_walk_follows_the_stores_graph_after_each_write(tmp_path: Path) -> None:
+    """One index, one cached walk: a write changes the graph version, so the next search
+    walks the new graph (the bridge appears with its document and goes with it)."""
+    everything = {doc.source: doc for doc in documents()}
+    with Index(tmp_path / "kb", embedder=HashingEmbedder()) as index:
+        without = [doc for source, doc in everything.items() if source != "bridge.txt"]
+        assert index.ingest_documents(without, extractor="rules").ok
+
+        def graph_sources() -> list[str]:
+            return sources(index.search(QUERY, top_k=3, mode="graph", arm_depth=3,
+                                        graph_keep_top=1))  # fmt: skip
+
+        assert "bridge.txt" not in graph_sources()
+        assert index.ingest_documents([everything["bridge.txt"]], extractor="rules").ok
+        assert graph_sources()[:2] == ["first.txt", "bridge.txt"]
+        assert index.delete("bridge.txt")
+        assert "bridge.txt" not in graph_sources() and graph_sources()[0] == "first.txt"

@@ -103,7 +103,9 @@ def build_walk_graph(
             cols += [target, source]
             data += [weight * np.float32(factor)] * 2
     links = Adjacency.from_coordinates(
-        np.concatenate(rows), np.concatenate(cols), np.concatenate(data),
+        np.concatenate(rows),
+        np.concatenate(cols),
+        np.concatenate(data),
         (entities + chunks, entities + chunks),
     )
     chunk_entities = Adjacency.from_coordinates(

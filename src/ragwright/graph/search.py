@@ -30,11 +30,6 @@ from ragwright.ports import Extractor
 
 __all__ = ["GraphSearch", "GraphSettings"]
 
-#: The local walk's push threshold (residual per link): it visits at most
-#: 1 / ((1 - damping) * this) links. Chosen on HotpotQA dev 0-199, where rankings at 1e-5
-#: matched the exact walk's (see docs/graph-search.md).
-WALK_TOLERANCE = 1e-5
-
 Int64s = npt.NDArray[np.int64]
 Float64s = npt.NDArray[np.float64]
 #: Seed mass on some nodes: (node indices, weights); a node may appear twice (weights add).
@@ -45,14 +40,10 @@ class GraphSearch:
     """Ranks a snapshot's chunks for a query; the derived links are cached by graph version,
     so one instance serves many queries (and threads)."""
 
-    def __init__(
-        self, query_extractor: Extractor | None = None, *, tolerance: float = WALK_TOLERANCE
-    ) -> None:
+    def __init__(self, query_extractor: Extractor | None = None) -> None:
         """``query_extractor`` also links what it finds in the query (by default the n-gram
-        match alone, which finds every contiguous name an extractor could); ``tolerance`` is
-        the walk's push threshold (`ragwright.graph.ppr`)."""
+        match alone, which finds every contiguous name an extractor could)."""
         self.query_extractor = query_extractor
-        self.tolerance = tolerance
         self._walks = WalkGraphCache()
         self._entities = EntityIndex()
         self._rows_lock = threading.Lock()
@@ -75,7 +66,7 @@ class GraphSearch:
             synonym_weight=settings.synonym_weight,
         )
         nodes, weights = self._seeds(query, seed_chunks, snapshot, graph, settings)
-        walked = local_pagerank(graph, nodes, weights, settings.damping, self.tolerance)
+        walked = local_pagerank(graph, nodes, weights, settings.damping, settings.tolerance)
         on_chunks = walked.nodes >= graph.entities
         rows = walked.nodes[on_chunks] - graph.entities
         return _top(rows, walked.scores[on_chunks], snapshot.chunk_ids, depth)
@@ -170,5 +161,5 @@ def _top(
     if len(positive) > depth:  # all those tied with the last one kept, so ties stay stable
         cutoff = np.partition(scores[positive], len(positive) - depth)[len(positive) - depth]
         positive = positive[scores[positive] >= cutoff]
-    order = sorted(positive.tolist(), key=lambda i: (-float(scores[i]), chunk_ids[rows[i]]))
-    return [(chunk_ids[rows[i]], float(scores[i])) for i in order[:depth]]
+    found = [(chunk_ids[int(rows[i])], float(scores[i])) for i in positive.tolist()]
+    return sorted(found, key=lambda pair: (-pair[1], pair[0]))[:depth]

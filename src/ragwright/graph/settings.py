@@ -7,6 +7,9 @@ from dataclasses import dataclass
 
 from ragwright.errors import ConfigError
 
+#: The smallest push threshold accepted: below it one walk could visit 10^8 links.
+MIN_TOLERANCE = 1e-8
+
 
 @dataclass(frozen=True, slots=True)
 class GraphSettings:
@@ -35,6 +38,10 @@ class GraphSettings:
     #: Factors on entity–entity relation edges and synonym links in the walk (0: ignored).
     relation_weight: float = 1.0
     synonym_weight: float = 1.0
+    #: The local walk's push threshold, residual per link (`ragwright.graph.ppr`): the walk
+    #: visits at most 1 / ((1 - damping) * this) links, whatever the graph's size. Smaller is
+    #: closer to the exact walk and slower.
+    tolerance: float = 1e-5
 
     def __post_init__(self) -> None:
         for name in ("weight", "specificity", "relation_weight", "synonym_weight"):
@@ -42,6 +49,7 @@ class GraphSettings:
         _check("damping", self.damping, low=0.0, high=1.0, open_high=True)
         _check("query_weight", self.query_weight, low=0.0, high=1.0)
         _check("chunk_seed_weight", self.chunk_seed_weight, low=0.0, high=1.0)
+        _check("tolerance", self.tolerance, low=MIN_TOLERANCE, high=0.1)
         if not isinstance(self.rrf_k, int) or isinstance(self.rrf_k, bool) or self.rrf_k < 1:
             raise ConfigError(f"graph_rrf_k must be a positive integer, got {self.rrf_k!r}")
         for name in ("keep_top", "seed_hits"):

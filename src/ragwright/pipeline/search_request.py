@@ -23,6 +23,7 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
     graph_specificity = 1.0  # entity seed weight / (chunks mentioning it) ** this
     graph_relation_weight = 1.0  # factor on entity-entity relation edges (0: off)
     graph_synonym_weight = 1.0   # factor on synonym links (0: off)
+    graph_tolerance = 1e-5   # the local walk's push threshold (smaller: closer to exact, slower)
 
 An evaluation configuration (``ragwright eval --config``) uses the same keys.
 """
@@ -82,6 +83,7 @@ GRAPH_KEYS = (
     "graph_specificity",
     "graph_relation_weight",
     "graph_synonym_weight",
+    "graph_tolerance",
 )
 #: The keys of the ``[search]`` table (and of an evaluation configuration's search settings).
 SETTING_KEYS = (
@@ -128,6 +130,7 @@ class SearchOptions(TypedDict, total=False):
     graph_specificity: float
     graph_relation_weight: float
     graph_synonym_weight: float
+    graph_tolerance: float
 
 
 @dataclass(frozen=True)
@@ -159,6 +162,7 @@ class SearchRequest:
     graph_specificity: float = _GRAPH.specificity
     graph_relation_weight: float = _GRAPH.relation_weight
     graph_synonym_weight: float = _GRAPH.synonym_weight
+    graph_tolerance: float = _GRAPH.tolerance
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mode", _choice(SearchMode, self.mode, "search mode"))

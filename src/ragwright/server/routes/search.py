@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ragwright.errors import RagwrightError
 from ragwright.filters import parse_filter
+from ragwright.graph.settings import MIN_TOLERANCE
 from ragwright.llms.settings import ENGINES, unknown_engine
 from ragwright.models import Answer
 from ragwright.pipeline import search_request
@@ -81,6 +82,7 @@ class SearchRequest(BaseModel):
     graph_specificity: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
     graph_relation_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
     graph_synonym_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
+    graph_tolerance: float | None = Field(None, ge=MIN_TOLERANCE, le=0.1, strict=True)
 
     def request(self, defaults: search_request.SearchRequest) -> search_request.SearchRequest:
         """The request: these fields over the server's defaults."""
