@@ -34,6 +34,7 @@ from ragwright.stores.postgres.chunks import PostgresChunks
 from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.documents import PostgresDocuments
 from ragwright.stores.postgres.filters import FilterCompiler
+from ragwright.stores.postgres.communities import PostgresCommunities
 from ragwright.stores.postgres.graph_reads import PostgresGraphReads
 from ragwright.stores.postgres.graph_resolution import PostgresEntityResolution
 from ragwright.stores.postgres.graph_writes import PostgresGraphWrites
@@ -58,6 +59,7 @@ class PostgresStore(
     PostgresChunks,
     PostgresGraphWrites,
     PostgresGraphReads,
+    PostgresCommunities,
     PostgresEntityResolution,
 ):
     """One collection of a PostgreSQL index. Safe to share between threads (every call takes
