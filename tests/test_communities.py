@@ -20,7 +20,9 @@ def _clique_facts(groups: list[list[str]], bridges: list[tuple[str, str]]) -> li
     for copy in range(2):
         for number, group in enumerate(groups):
             mentions = tuple(Mention(0, 1, key, key, "ORG") for key in group)
-            relations = tuple(Relation(a, b, "co", 1.0) for a, b in itertools.combinations(group, 2))
+            relations = tuple(
+                Relation(a, b, "co", 1.0) for a, b in itertools.combinations(group, 2)
+            )
             facts.append(ChunkFacts(f"c{copy}-{number:02d}", "test", mentions, relations))
     for number, (a, b) in enumerate(bridges):
         mentions = (Mention(0, 1, a, a, "ORG"), Mention(2, 3, b, b, "ORG"))

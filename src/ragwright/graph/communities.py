@@ -225,9 +225,7 @@ def _level_stats(
                 entities=sum(sizes),
                 largest=max(sizes),
                 singletons=sum(1 for size in sizes if size == 1),
-                disconnected=sum(
-                    1 for c in here if len(_components(c.members, neighbours)) > 1
-                ),
+                disconnected=sum(1 for c in here if len(_components(c.members, neighbours)) > 1),
                 split=split_by_level[level],
                 modularity=_modularity(edges, partition, settings),
             )

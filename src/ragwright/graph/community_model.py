@@ -104,8 +104,6 @@ class CommunityBuild:
         return [c for c in self.communities if c.level == level]
 
 
-
-
 @dataclass(frozen=True, slots=True)
 class StoredCommunity:
     """A community as its store holds it. ``dirty``: a member entity's facts changed (a
@@ -171,9 +169,7 @@ class CommunityReport:
         )
 
     @classmethod
-    def from_json(
-        cls, community: int, kind: str, input_hash: str, body: str
-    ) -> CommunityReport:
+    def from_json(cls, community: int, kind: str, input_hash: str, body: str) -> CommunityReport:
         data = json.loads(body)
         return cls(
             community=community,
