@@ -72,7 +72,7 @@ def test_communities_larger_than_the_cap_are_refined_one_level_down() -> None:
     # Three groups of three 4-cliques: each group is one 12-entity community at level 0,
     # larger than the cap of 8, so level 1 splits it into its cliques.
     cliques = [[f"s{s}c{c}n{n}" for n in range(4)] for s in range(3) for c in range(3)]
-    groups = [sum(cliques[3 * s : 3 * s + 3], []) for s in range(3)]
+    groups = [[key for clique in cliques[3 * s : 3 * s + 3] for key in clique] for s in range(3)]
     ring = [[groups[s][0], groups[(s + 1) % 3][1]] for s in range(3)]
     facts = [
         *_related(cliques, 1.0, "a"),
@@ -105,10 +105,8 @@ def test_every_community_is_connected_even_when_leiden_returns_one_that_is_not()
 
 def test_rare_entities_are_not_clustered() -> None:
     facts = ring_of_cliques(cliques=3, size=5)
-    rare = ChunkFacts(
-        "z", "test", (Mention(0, 1, "rare", "rare", "ORG"), Mention(2, 3, "e00-00", "e00-00", "ORG")),
-        (Relation("rare", "e00-00", "co", 1.0),),
-    )  # fmt: skip
+    mentions = (Mention(0, 1, "rare", "rare", "ORG"), Mention(2, 3, "e00-00", "e00-00", "ORG"))
+    rare = ChunkFacts("z", "test", mentions, (Relation("rare", "e00-00", "co", 1.0),))
     build = detect_communities(build_snapshot([*facts, rare]))
     assert "rare" not in {key for c in build.communities for key in c.members}
     assert build.unclustered == 1

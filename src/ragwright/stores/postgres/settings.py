@@ -12,8 +12,8 @@ from ragwright.errors import EmbeddingSpaceMismatch, IndexTooNew, StoreError, Un
 from ragwright.models import DEFAULT_COLLECTION, EmbeddingSpace
 from ragwright.stores.fts_terms import settle_tokenizer
 from ragwright.stores.postgres.backend import lock_schema
-from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.community_schema import ensure_community_schema
+from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.graph_schema import ensure_graph_schema
 from ragwright.stores.postgres.schema import (
     HNSW_MAX_DIMENSION,

@@ -31,10 +31,10 @@ from ragwright.models import DEFAULT_COLLECTION, EmbeddingSpace, StoreStats
 from ragwright.stores.fts_query import STOP_WORDS
 from ragwright.stores.fts_terms import FTS5Terms
 from ragwright.stores.postgres.chunks import PostgresChunks
+from ragwright.stores.postgres.communities import PostgresCommunities
 from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.documents import PostgresDocuments
 from ragwright.stores.postgres.filters import FilterCompiler
-from ragwright.stores.postgres.communities import PostgresCommunities
 from ragwright.stores.postgres.graph_reads import PostgresGraphReads
 from ragwright.stores.postgres.graph_resolution import PostgresEntityResolution
 from ragwright.stores.postgres.graph_writes import PostgresGraphWrites

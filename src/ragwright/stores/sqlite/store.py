@@ -25,9 +25,9 @@ from ragwright.stores.fts_terms import FTS5Terms
 from ragwright.stores.ingest_lock import ingest_lock
 from ragwright.stores.sqlite.caches import DerivedCache
 from ragwright.stores.sqlite.chunks import SQLiteChunks
+from ragwright.stores.sqlite.communities import SQLiteCommunities
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.documents import SQLiteDocuments
-from ragwright.stores.sqlite.communities import SQLiteCommunities
 from ragwright.stores.sqlite.graph_reads import SQLiteGraphReads
 from ragwright.stores.sqlite.graph_resolution import SQLiteEntityResolution
 from ragwright.stores.sqlite.graph_writes import SQLiteGraphWrites
