@@ -31,9 +31,9 @@ from ragwright.errors import (
     StoreError,
 )
 from ragwright.filters import Filter, parse_filter
+from ragwright.graph.community_model import CommunityBuild, CommunitySettings, StoredCommunity
 from ragwright.graph.extractors.llm import LLMExtractor
 from ragwright.graph.extractors.llm_settings import LLMExtractionSettings
-from ragwright.graph.community_model import CommunityBuild, CommunitySettings, StoredCommunity
 from ragwright.graph.records import EntityInfo, GraphStats
 from ragwright.graph.registry import DEFAULT_EXTRACTOR, create_extractor
 from ragwright.graph.reports import ExtractiveReporter
@@ -55,20 +55,19 @@ from ragwright.models import (
 )
 from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
+from ragwright.pipeline.communities import CommunityWorkflow, ReportsMade
 from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.pipeline.filter_fields import missing_fields_warning
 from ragwright.pipeline.folder_sync import FolderSync
+from ragwright.pipeline.global_llm import LLMGlobalSearch
+from ragwright.pipeline.global_retrieval import GlobalRetriever, refuse_filter
 from ragwright.pipeline.graph_build import (
     GraphBuildReport,
     GraphBuildTarget,
     GraphProgress,
     build_graph,
 )
-from ragwright.pipeline.communities import CommunityWorkflow, ReportsMade
-from ragwright.pipeline.global_llm import LLMGlobalSearch
-from ragwright.pipeline.global_retrieval import GlobalRetriever, refuse_filter
 from ragwright.pipeline.graph_retrieval import GraphRetriever
-from ragwright.pipeline.llm_reports import LLMReporter
 from ragwright.pipeline.ingest import (
     IngestOptions,
     Ingestor,
@@ -76,6 +75,7 @@ from ragwright.pipeline.ingest import (
     Progress,
     ingest_documents,
 )
+from ragwright.pipeline.llm_reports import LLMReporter
 from ragwright.pipeline.retrieval import Retriever
 from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
 from ragwright.ports import (

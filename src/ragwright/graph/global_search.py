@@ -33,6 +33,13 @@ _YES_NO = re.compile(
     re.IGNORECASE,
 )
 _BM25_K1, _BM25_B = 1.2, 0.75
+#: Question words and function words: no report is about them.
+_STOP = frozenset(
+    "a an and are as at be by can could did do does for from has have how in is it its main "
+    "many most of on or said say says that the their them there these they this those to was "
+    "we were what when where which who whom why will with would you about all any each "
+    "across corpus documents collection themes theme topics topic summarize summary".split()
+)
 
 
 def is_yes_no(question: str) -> bool:
@@ -96,12 +103,15 @@ def rank_reports(
     query_unit = query_unit / max(float(np.linalg.norm(query_unit)), 1e-12)
     cosine = np.clip(matrix @ query_unit, 0.0, 1.0)
     lexical = _bm25(query, [r.report.text for r in reports])
-    if lexical.max() > 0:
+    pointed = lexical.max() > 0
+    if pointed:
         lexical = lexical / lexical.max()
     relevance = settings.vector_weight * cosine + (1 - settings.vector_weight) * lexical
     similarity = matrix @ matrix.T
     chosen: list[int] = []
-    floor = max(settings.min_relevance * float(relevance.max()), 1e-9)
+    # A question none of whose words any report uses ("what are the main themes?") is about
+    # the whole corpus: every report may cover it, ranked by cosine and MMR alone.
+    floor = settings.min_relevance * float(relevance.max()) if pointed else -1.0
     left = [i for i in range(len(reports)) if relevance[i] >= floor]
     while left and len(chosen) < (top or settings.reports):
         overlap = similarity[np.ix_(left, chosen)].max(axis=1) if chosen else 0.0
@@ -133,4 +143,4 @@ def _bm25(query: str, texts: Sequence[str]) -> npt.NDArray[np.float64]:
 
 
 def _tokens(text: str) -> list[str]:
-    return [token for token in _TOKEN.findall(text.casefold()) if len(token) > 1]
+    return [t for t in _TOKEN.findall(text.casefold()) if len(t) > 1 and t not in _STOP]

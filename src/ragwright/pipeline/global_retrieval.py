@@ -57,7 +57,8 @@ class GlobalRetriever:
 
     def reports(self) -> list[StoredReport]:
         """The extractive reports of the configured level (all levels when None)."""
-        reports = self.workflow.extractive_reports()
+        # A report with no points (every member's documents deleted) has nothing to cite.
+        reports = [r for r in self.workflow.extractive_reports() if r.report.points]
         level = self.settings.level
         if level is None:
             return reports
