@@ -199,6 +199,7 @@ class Index:
         store_graph = self._store if isinstance(self._store, GraphSource) else None
         self._graph: GraphSource | None = graph if graph is not None else store_graph
         self._graph_search = GraphSearch()  # caches the walk's matrices by graph version
+        self._communities: CommunityWorkflow | None = None
 
     def close(self) -> None:
         if self._llm_records is not None:
@@ -578,7 +579,11 @@ class Index:
         graph = self._graph if self._graph is not None else store
         if not isinstance(store, CommunityStore) or not isinstance(graph, GraphSource):
             raise StoreError(f"the store at {self.display_location} keeps no communities")
-        return CommunityWorkflow(store, graph, self._store, self._checked_embedder)
+        if self._communities is None:
+            self._communities = CommunityWorkflow(
+                store, graph, self._store, self._checked_embedder, persist=not self.read_only
+            )
+        return self._communities
 
     def build_communities(self, settings: CommunitySettings | None = None) -> CommunityBuild:
         """Re-cluster the entity graph (explicit only: ingest never does), with ``settings``,

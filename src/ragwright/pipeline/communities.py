@@ -71,11 +71,17 @@ class CommunityWorkflow:
         graph: GraphSource,
         chunks: ChunkReader,
         embedder: Callable[[], Embedder],
+        *,
+        persist: bool = True,
     ) -> None:
         self.store = store
         self.graph = graph
         self.chunks = chunks
         self._embedder = embedder
+        #: False for an index opened read-only: reports made on use are kept in memory, for
+        #: this workflow's life, instead of written.
+        self.persist = persist
+        self._unsaved: dict[tuple[str, int], StoredReport] = {}
 
     def rebuild(self, settings: CommunitySettings | None = None) -> CommunityBuild:
         """Cluster the current graph and store the result in place of the stored one."""
@@ -98,14 +104,24 @@ class CommunityWorkflow:
     def extractive_reports(self, reporter: ExtractiveReporter | None = None) -> list[StoredReport]:
         """Every community's extractive report, the dirty and missing ones made first."""
         self.refresh(reporter or ExtractiveReporter())
-        return self.store.community_reports("extractive")
+        return self.reports("extractive")
+
+    def reports(self, kind: str) -> list[StoredReport]:
+        """The stored reports of ``kind``, with those made but not written (read-only)."""
+        stored = {s.report.community: s for s in self.store.community_reports(kind)}
+        for (made_kind, community), report in self._unsaved.items():
+            if made_kind == kind and community in stored:
+                stored[community] = report
+        return [stored[c] for c in sorted(stored)] + [
+            r for (k, c), r in sorted(self._unsaved.items()) if k == kind and c not in stored
+        ]
 
     def refresh(self, reporter: Reporter) -> ReportsMade:
         """Make the reports of ``reporter``'s kind that are missing or dirty (and whose input
         changed); write them in batches. A budget stop writes what was paid for, then
         raises."""
         self.checked_build()
-        stored = {s.report.community: s for s in self.store.community_reports(reporter.kind)}
+        stored = {s.report.community: s for s in self.reports(reporter.kind)}
         due = [
             c.community
             for c in self.store.communities()
@@ -122,12 +138,12 @@ class CommunityWorkflow:
                 kept.append((old.report, old.vector))
             else:
                 todo.append(item)
-        self.store.write_reports(kept, snapshot.version)
+        self._write(kept, snapshot.version)
         made = 0
         for start in range(0, len(todo), REPORT_BATCH):
             batch = todo[start : start + REPORT_BATCH]
             reports = self._made(reporter, batch, snapshot.version)
-            self.store.write_reports(self._embedded(reports), snapshot.version)
+            self._write(self._embedded(reports), snapshot.version)
             made += len(reports)
         return ReportsMade(reporter.kind, made=made, kept=len(kept))
 
@@ -142,9 +158,16 @@ class CommunityWorkflow:
                 reports.append(reporter.report(item, texts))
             except BudgetExceeded:
                 log.warning("the budget ran out after %d %s reports", len(reports), reporter.kind)
-                self.store.write_reports(self._embedded(reports), version)  # paid for: kept
+                self._write(self._embedded(reports), version)  # paid for: kept
                 raise
         return reports
+
+    def _write(self, reports: Sequence[tuple[CommunityReport, bytes]], version: str) -> None:
+        if self.persist:
+            self.store.write_reports(reports, version)
+            return
+        for report, vector in reports:
+            self._unsaved[(report.kind, report.community)] = StoredReport(report, vector, False)
 
     def _embedded(self, reports: Sequence[CommunityReport]) -> list[tuple[CommunityReport, bytes]]:
         if not reports:

@@ -38,11 +38,19 @@ class SQLiteCommunities:
                 (build_summary(build),),
             )
 
+    def _has_communities(self) -> bool:
+        """False for an index made before communities, opened read-only (not upgraded)."""
+        return "graph_community_reports" in self._db.names()
+
     def community_build(self) -> CommunityBuild | None:
+        if not self._has_communities():
+            return None
         rows = self._db.query("SELECT summary FROM graph_community_builds WHERE id = 1")
         return summary_build(rows[0][0]) if rows else None
 
     def communities(self, level: int | None = None) -> list[StoredCommunity]:
+        if not self._has_communities():
+            return []
         where, params = ("WHERE c.level = ?", (level,)) if level is not None else ("", ())
         with self._db.lock, self._db.read_snapshot():
             db = self._db.connection
@@ -60,6 +68,8 @@ class SQLiteCommunities:
         return grouped_communities(rows, members)
 
     def community_reports(self, kind: str) -> list[StoredReport]:
+        if not self._has_communities():
+            return []
         rows = self._db.query(
             "SELECT community, input_hash, body, vector, dirty FROM graph_community_reports "
             "WHERE kind = ? ORDER BY community",
