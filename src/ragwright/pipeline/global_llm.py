@@ -142,7 +142,8 @@ class LLMGlobalSearch:
         llm = {
             r.report.community: r for r in self.retriever.workflow.store.community_reports("llm")
         }
-        return [llm.get(c, r) for c, r in extractive.items()]
+        chosen = [llm.get(c, r) for c, r in extractive.items()]
+        return [r for r in chosen if r.report.points]  # no points: nothing left to read
 
     def _ranked(self, question: str, reports: Sequence[StoredReport]) -> list[RankedReport]:
         if not reports:
