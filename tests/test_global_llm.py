@@ -147,9 +147,9 @@ def test_nothing_scoring_answers_not_found_without_a_reduce_call(
 
 
 def test_the_request_budget_stops_llm_global_search(tmp_path: Path, server: OpenAIServer) -> None:
-    with open_index(tmp_path, server, request_budget=Budget(max_calls=2)) as kb:
-        with pytest.raises(BudgetExceeded):
-            kb.ask("Which bands appear?", mode="global", engine="stuff")
+    kb = open_index(tmp_path, server, request_budget=Budget(max_calls=2))
+    with kb, pytest.raises(BudgetExceeded):
+        kb.ask("Which bands appear?", mode="global", engine="stuff")
     assert len(server.requests) == 2
 
 
