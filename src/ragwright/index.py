@@ -32,8 +32,10 @@ from ragwright.errors import (
 )
 from ragwright.filters import Filter, parse_filter
 from ragwright.graph.extractor_context import ExtractorContext
+from ragwright.graph.community_model import CommunityBuild, CommunitySettings, StoredCommunity
 from ragwright.graph.records import EntityInfo, GraphStats
 from ragwright.graph.registry import DEFAULT_EXTRACTOR, create_extractor
+from ragwright.graph.reports import ExtractiveReporter
 from ragwright.graph.search import GraphSearch
 from ragwright.llms import create_llm
 from ragwright.llms.session import LLM_WRAPPERS, LLMSession, open_session
@@ -52,9 +54,12 @@ from ragwright.models import (
 )
 from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
+from ragwright.pipeline.communities import CommunityWorkflow, ReportsMade
 from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.pipeline.filter_fields import missing_fields_warning
 from ragwright.pipeline.folder_sync import FolderSync
+from ragwright.pipeline.global_llm import LLMGlobalSearch
+from ragwright.pipeline.global_retrieval import GlobalRetriever, refuse_filter
 from ragwright.pipeline.graph_build import (
     GraphBuildReport,
     GraphBuildTarget,
@@ -69,6 +74,7 @@ from ragwright.pipeline.ingest import (
     Progress,
     ingest_documents,
 )
+from ragwright.pipeline.llm_reports import LLMReporter
 from ragwright.pipeline.retrieval import Retriever
 from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
 from ragwright.ports import (
@@ -77,6 +83,7 @@ from ragwright.ports import (
     ChunkExport,
     ChunkLookup,
     CollectionIdentity,
+    CommunityStore,
     DocumentMove,
     Embedder,
     EntityResolver,
@@ -131,6 +138,7 @@ class AskOptions(TypedDict, total=False):
     query_processors: Sequence[QueryProcessor]
     processors: Sequence[ResultProcessor]
     graph_context: bool | None
+    mode: SearchMode | str | None
 
 
 class Index:
@@ -188,6 +196,7 @@ class Index:
         store_graph = self._store if isinstance(self._store, GraphSource) else None
         self._graph: GraphSource | None = graph if graph is not None else store_graph
         self._graph_search = GraphSearch()  # caches the walk's matrices by graph version
+        self._communities: CommunityWorkflow | None = None
 
     def close(self) -> None:
         if self._llm_records is not None:
@@ -566,6 +575,52 @@ class Index:
         """The entity graph as graph search reads it (a snapshot cached by version)."""
         return self._graph_store()
 
+    # -- communities and their reports (GraphRAG global search) -----------------------------
+
+    def community_workflow(self) -> CommunityWorkflow:
+        """Clustering and reports over this collection (`ragwright.pipeline.communities`)."""
+        store = self._store
+        graph = self._graph if self._graph is not None else store
+        if not isinstance(store, CommunityStore) or not isinstance(graph, GraphSource):
+            raise StoreError(f"the store at {self.display_location} keeps no communities")
+        if self._communities is None:
+            self._communities = CommunityWorkflow(
+                store, graph, self._store, self._checked_embedder, persist=not self.read_only
+            )
+        return self._communities
+
+    def build_communities(self, settings: CommunitySettings | None = None) -> CommunityBuild:
+        """Re-cluster the entity graph (explicit only: ingest never does), with ``settings``,
+        else the last build's, else the defaults; then make the extractive reports."""
+        workflow = self.community_workflow()
+        with self._ingest_lock():
+            previous = workflow.store.community_build()
+            chosen = settings or (previous.settings if previous is not None else None)
+            build = workflow.rebuild(chosen)
+            workflow.refresh(ExtractiveReporter())
+        return build
+
+    def communities(self, level: int | None = None) -> list[StoredCommunity]:
+        return self.community_workflow().communities(level)
+
+    def community_build(self) -> CommunityBuild | None:
+        """The stored build's stats (level sizes, shares, modularity); None before one."""
+        return self.community_workflow().store.community_build()
+
+    def build_reports(self, *, llm: bool = False) -> list[ReportsMade]:
+        """Make the missing and dirty reports: extractive ones, and with ``llm`` the LLM's
+        (over a ``graph`` session: the ingest budget, the ledger, the response cache)."""
+        workflow = self.community_workflow()
+        made = [workflow.refresh(ExtractiveReporter())]
+        if llm:
+            session = self.llm_session("graph")
+            reporter = LLMReporter(session.llm, key=self.llm_records.boundary_key())
+            made.append(workflow.refresh(reporter))
+        return made
+
+    def _global(self) -> GlobalRetriever:
+        return GlobalRetriever(self.community_workflow(), self._store, self._checked_embedder())
+
     def _chunker(self, chunking: ChunkingConfig, embedder: Embedder) -> Chunker:
         """The chunker ``chunking`` names, recorded as the index's."""
         token_counter = embedder if isinstance(embedder, TokenCounter) else None
@@ -616,6 +671,8 @@ class Index:
         chain = ResultChain(processors)  # refuses a bad order before any work
         # Made (and so checked) even when there is nothing to search.
         request = (request or SearchRequest()).but(**options)
+        if request.mode is SearchMode.GLOBAL:
+            return self._global_search(query, request, chain)
         graph_mode = request.mode is SearchMode.GRAPH
         graph = GraphRetriever(self._graph, self._store, self._graph_search) if graph_mode else None
         if graph is not None:
@@ -629,6 +686,16 @@ class Index:
         else:
             hits = retriever.search(query, request)
         hits = chain.process(query, hits) if processors else hits
+        return [dataclasses.replace(hit, rank=rank) for rank, hit in enumerate(hits, start=1)]
+
+    def _global_search(self, query: str, request: SearchRequest, chain: ResultChain) -> list[Hit]:
+        """Global mode: the chunks the community reports chosen for ``query`` cite."""
+        refuse_filter(request.where)
+        self.community_workflow().checked_build()
+        if self._store.space is None or not query.strip():
+            return []
+        hits = self._global().search(query, request.top_k)
+        hits = chain.process(query, hits) if chain.processors else hits
         return [dataclasses.replace(hit, rank=rank) for rank, hit in enumerate(hits, start=1)]
 
     def ask(self, question: str, **options: Unpack[AskOptions]) -> Answer:
@@ -654,6 +721,7 @@ class Index:
         query_processors: Sequence[QueryProcessor] = (),
         processors: Sequence[ResultProcessor] = (),
         graph_context: bool | None = None,
+        mode: SearchMode | str | None = None,
     ) -> Iterator[str | Answer]:
         """The answer as it is written: pieces of text, then the final `Answer`, whose ``text``
         is the pieces joined and whose ``[n]`` citations resolve to exact spans. The extractive
@@ -673,8 +741,13 @@ class Index:
         ``graph_context`` (default: ``[answer] graph_context``) gives an LLM engine the
         entities the hits mention and the relations among them, from the index's entity graph
         (see `ragwright.answers.graph_context`); the extractive engine ignores the setting and
-        refuses an explicit True."""
+        refuses an explicit True.
+
+        ``mode`` is the retrieval mode (default: hybrid). ``global`` answers from the
+        community reports instead of retrieved chunks (`ragwright.pipeline.global_retrieval`;
+        with an LLM engine, map-reduce over the reports: `ragwright.pipeline.global_llm`)."""
         name = engine or self.llm_settings.engine
+        chosen_mode = SearchMode(mode) if mode is not None else None
         if name not in ENGINES:
             raise ConfigError(unknown_engine(name))
         if session is not None and llm is not None:
@@ -685,10 +758,14 @@ class Index:
                 "session=... instead, or every call would be counted twice"
             )
         where = _filter(where)
+        if chosen_mode is SearchMode.GLOBAL:
+            yield self._global_answer(question, name, where, llm, session)
+            return
 
         def retrieve(query: str) -> list[Hit]:
             return self.search(
                 query,
+                SearchRequest(mode=chosen_mode) if chosen_mode is not None else None,
                 top_k=top_k,
                 where=where,
                 query_processors=query_processors,
@@ -723,6 +800,29 @@ class Index:
                     note = "graph context: the index's entity graph is empty (build it first)"
                     item = dataclasses.replace(item, warnings=(*item.warnings, note))
             yield item
+
+    def _global_answer(
+        self,
+        question: str,
+        engine: str,
+        where: Filter | None,
+        llm: LLM | None,
+        session: LLMSession | None,
+    ) -> Answer:
+        """Global mode's answer: extractive from the reports, or the LLM's map-reduce."""
+        refuse_filter(where)
+        self.community_workflow().checked_build()
+        retriever = self._global()
+        if engine == "extractive":
+            return retriever.answer(question)
+        session = session or self.llm_session("request", llm)
+        search = LLMGlobalSearch(
+            retriever,
+            session.llm,
+            key=self.llm_records.boundary_key(),
+            max_tokens=self.llm_settings.max_answer_tokens,
+        )
+        return session.finish(search.answer(question))
 
     def _graph_context(self) -> GraphContext:
         """The graph context over the collection's entity graph; a `ConfigError` where the

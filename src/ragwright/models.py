@@ -155,6 +155,8 @@ class Arm(StrEnum):
     VECTOR = "vector"
     #: Personalized PageRank over the entity graph (``--mode graph``, fused with hybrid).
     GRAPH = "graph"
+    #: Cited by the community reports global search chose (``--mode global``).
+    GLOBAL = "global"
 
 
 @dataclass(frozen=True, slots=True)

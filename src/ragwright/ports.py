@@ -16,6 +16,12 @@ import numpy as np
 import numpy.typing as npt
 
 from ragwright.filters import Filter
+from ragwright.graph.community_model import (
+    CommunityBuild,
+    CommunityReport,
+    StoredCommunity,
+    StoredReport,
+)
 from ragwright.graph.model import ChunkFacts, GraphSnapshot
 from ragwright.graph.records import EntityInfo, FactsWritten, GraphStats
 from ragwright.models import (
@@ -465,6 +471,39 @@ class GraphSource(Protocol):
     def graph_version(self) -> str: ...
 
     def graph_snapshot(self) -> GraphSnapshot: ...
+
+
+@runtime_checkable
+class CommunityStore(Protocol):
+    """The entity graph's communities and their reports, kept in the index's store beside
+    the evidence they are derived from. A member's facts changing (a document written or
+    deleted) marks its communities and their reports dirty in the same transaction."""
+
+    def replace_communities(self, build: CommunityBuild) -> None:
+        """Store ``build`` (its communities and its stats) in place of every community and
+        report stored, in one transaction."""
+        ...
+
+    def community_build(self) -> CommunityBuild | None:
+        """The stored build's stats (without its communities); None before the first."""
+        ...
+
+    def communities(self, level: int | None = None) -> list[StoredCommunity]:
+        """The stored communities (of one level), by id."""
+        ...
+
+    def community_reports(self, kind: str) -> list[StoredReport]:
+        """The stored reports of one kind (``extractive``, ``llm``), by community."""
+        ...
+
+    def write_reports(
+        self, reports: Sequence[tuple[CommunityReport, bytes]], graph_version: str
+    ) -> int:
+        """Store reports with their embeddings (float32 bytes), each replacing its
+        community's report of its kind, in one transaction; how many were stored (a report
+        of a community no longer stored is not). Made at ``graph_version``: if the graph has
+        changed since, they are stored dirty."""
+        ...
 
 
 @runtime_checkable

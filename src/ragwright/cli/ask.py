@@ -32,6 +32,7 @@ from ragwright.config import load_config
 from ragwright.index import Index
 from ragwright.llms.settings import ENGINES, Budget, LLMSettings
 from ragwright.models import DEFAULT_COLLECTION, Answer, Citation
+from ragwright.pipeline.search_request import SearchMode
 from ragwright.shapes import answer_json
 from ragwright.surface_limits import MAX_ASK_TOP_K, checked_text
 
@@ -81,6 +82,13 @@ def ask(
             "entity graph. Default: [answer] graph_context, else off.",
         ),
     ] = None,
+    mode: Annotated[
+        SearchMode | None,
+        typer.Option(
+            help="Retrieval mode; global answers from the community reports (run graph "
+            "communities --rebuild first). [default: hybrid]"
+        ),
+    ] = None,
     config: ConfigOption = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -108,10 +116,14 @@ def ask(
         config=load_config(config),
     ) as kb:
         if json_output:
-            answer = kb.ask(question, top_k=top_k, where=where, graph_context=graph_context)
+            answer = kb.ask(
+                question, top_k=top_k, where=where, graph_context=graph_context, mode=mode
+            )
             print_json(answer_json(question, answer))
         else:
-            stream = kb.ask_stream(question, top_k=top_k, where=where, graph_context=graph_context)
+            stream = kb.ask_stream(
+                question, top_k=top_k, where=where, graph_context=graph_context, mode=mode
+            )
             answer = _show_stream(stream)
         warn_if_filter_matched_nothing(kb, where, len(answer.hits))
     if not json_output:
@@ -158,7 +170,7 @@ def _show_sources(answer: Answer) -> None:
     notes += [f"no citation: {sentence!r}" for sentence in answer.unsupported]
     for note in notes:
         console.print(f"[yellow]note:[/] {escape(note)}", soft_wrap=True)
-    if answer.engine != "extractive":
+    if answer.engine != "extractive" and answer.model is not None:
         usage = answer.usage
         cost = f", about {answer.cost:.6f} in configured prices" if answer.cost is not None else ""
         cached = f", {usage.cached_calls} from the cache" if usage.cached_calls else ""

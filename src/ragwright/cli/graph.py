@@ -3,6 +3,7 @@ unmerge entities."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated
@@ -12,6 +13,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from ragwright.cli import graph_communities
 from ragwright.cli._common import (
     DEFAULT_INDEX,
     CollectionOption,
@@ -31,6 +33,7 @@ from ragwright.models import DEFAULT_COLLECTION
 from ragwright.pipeline.graph_build import GraphBuildReport, GraphProgress
 
 app = typer.Typer(help="The entity graph: build it, inspect it, merge entities.")
+app.command()(graph_communities.communities)
 
 ExtractorOption = Annotated[
     str | None,
@@ -46,6 +49,15 @@ ExtractorOption = Annotated[
 @reports_errors
 def build(
     extractor: ExtractorOption = None,
+    reports: Annotated[
+        bool,
+        typer.Option(
+            "--reports",
+            help="Then make the community reports that are missing or dirty, the LLM's too "
+            "(the [llm] model, on the ingest budget). Needs communities: graph communities "
+            "--rebuild.",
+        ),
+    ] = False,
     index: IndexOption = DEFAULT_INDEX,
     collection: CollectionOption = DEFAULT_COLLECTION,
     json_output: JsonOption = False,
@@ -54,10 +66,16 @@ def build(
     (resumable: a second run extracts nothing), then link near-duplicate entities."""
     with open_index(index, collection=collection) as kb, graph_progress(not json_output) as bar:
         report = kb.build_graph(extractor, progress=bar)
+        made = kb.build_reports(llm=True) if reports else []
     if json_output:
-        print_json(build_report_json(report))
+        shape = build_report_json(report)
+        if reports:
+            shape["reports"] = [dataclasses.asdict(m) for m in made]
+        print_json(shape)
     else:
         print_build_report(report)
+        for item in made:
+            console.print(f"{item.kind} reports: {item.made} made, {item.kept} kept")
 
 
 @app.command()

@@ -95,8 +95,12 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
             int, Field(ge=1, le=MAX_TOP_K, strict=True, description="Number of hits.")
         ] = 10,
         mode: Annotated[
-            Literal["bm25", "vector", "hybrid", "graph"],
-            Field(description="graph: hybrid fused with entity-graph search (needs a graph)."),
+            Literal["bm25", "vector", "hybrid", "graph", "global"],
+            Field(
+                description="graph: hybrid fused with entity-graph search (needs a graph); "
+                "global: the chunks the community reports chosen for the query cite (needs "
+                "communities)."
+            ),
         ] = "hybrid",
         filter: FilterExpression = None,
         sources: SourceIds = None,
@@ -142,6 +146,13 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
                 "from the index's entity graph. Default: the server's [answer] graph_context."
             ),
         ] = None,
+        mode: Annotated[
+            Literal["bm25", "vector", "hybrid", "graph", "global"] | None,
+            Field(
+                description="Retrieval mode (default hybrid); global answers from the "
+                "community reports, about the whole corpus."
+            ),
+        ] = None,
         collection: CollectionName = None,
     ) -> AskResult:
         if engine is not None and engine not in ENGINES:
@@ -153,6 +164,7 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
                 where=_where(filter, sources),
                 engine=engine,
                 graph_context=graph_context,
+                mode=mode,
             )
         return ask_result(question, answer)
 

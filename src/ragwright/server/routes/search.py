@@ -49,8 +49,9 @@ class SearchRequest(BaseModel):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     mode: SearchMode | None = Field(
         None,
-        description="bm25, vector, hybrid (the default) or graph (hybrid fused by rank with "
-        "entity-graph search; needs a graph).",
+        description="bm25, vector, hybrid (the default), graph (hybrid fused by rank with "
+        "entity-graph search; needs a graph) or global (the chunks the community reports chosen "
+        "for the query cite; needs communities).",
     )
     top_k: int | None = Field(
         None, ge=1, le=MAX_TOP_K, strict=True, description="Results (default 10)."
@@ -112,6 +113,11 @@ class AskRequest(BaseModel):
         description="Give an LLM engine the entities and relations of the chunks, from the "
         "index's entity graph. Default: the server's [answer] graph_context.",
     )
+    mode: SearchMode | None = Field(
+        None,
+        description="Retrieval mode (default hybrid); global answers from the community "
+        "reports (map-reduce over them with an LLM engine).",
+    )
 
     @field_validator("engine")
     @classmethod
@@ -146,7 +152,11 @@ def ask(
     events (``delta`` pieces, one ``answer``, then ``done``) when ``stream`` is true or the
     request accepts ``text/event-stream``."""
     where = parse_filter(body.filter) if body.filter else None
-    options: dict[str, Any] = {"engine": body.engine, "graph_context": body.graph_context}
+    options: dict[str, Any] = {
+        "engine": body.engine,
+        "graph_context": body.graph_context,
+        "mode": body.mode,
+    }
     if not (body.stream or "text/event-stream" in accept):
         answer = index.ask(body.question, top_k=body.top_k, where=where, **options)
         return {**answer_json(body.question, answer), **UNTRUSTED}

@@ -31,6 +31,7 @@ from ragwright.models import DEFAULT_COLLECTION, EmbeddingSpace, StoreStats
 from ragwright.stores.fts_query import STOP_WORDS
 from ragwright.stores.fts_terms import FTS5Terms
 from ragwright.stores.postgres.chunks import PostgresChunks
+from ragwright.stores.postgres.communities import PostgresCommunities
 from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.documents import PostgresDocuments
 from ragwright.stores.postgres.filters import FilterCompiler
@@ -58,6 +59,7 @@ class PostgresStore(
     PostgresChunks,
     PostgresGraphWrites,
     PostgresGraphReads,
+    PostgresCommunities,
     PostgresEntityResolution,
 ):
     """One collection of a PostgreSQL index. Safe to share between threads (every call takes

@@ -25,6 +25,7 @@ from ragwright.stores.fts_terms import FTS5Terms
 from ragwright.stores.ingest_lock import ingest_lock
 from ragwright.stores.sqlite.caches import DerivedCache
 from ragwright.stores.sqlite.chunks import SQLiteChunks
+from ragwright.stores.sqlite.communities import SQLiteCommunities
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.documents import SQLiteDocuments
 from ragwright.stores.sqlite.graph_reads import SQLiteGraphReads
@@ -49,6 +50,7 @@ class SQLiteStore(
     SQLiteChunks,
     SQLiteGraphWrites,
     SQLiteGraphReads,
+    SQLiteCommunities,
     SQLiteEntityResolution,
 ):
     """Documents, chunks, vectors, BM25 and the entity graph in one SQLite file. Safe to

@@ -1,0 +1,156 @@
+"""Communities, reports and global search through the `Index`: re-clustering is explicit,
+reports follow deletes, offline global search cites exact chunk spans."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from global_corpus import MUSIC, SPACE, THEMES, write_corpus
+from ragwright import Index
+from ragwright.errors import GraphNotBuilt, UnsupportedFilter, UnsupportedScale
+from ragwright.graph.community_model import CommunitySettings
+from ragwright.graph.global_search import is_yes_no
+from ragwright.models import Arm
+from ragwright.testing import HashingEmbedder
+
+SETTINGS = CommunitySettings(min_mentions=1)
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> Iterator[Index]:
+    docs = write_corpus(tmp_path / "docs")
+    with Index(tmp_path / "kb", embedder=HashingEmbedder()) as index:
+        index.ingest(docs, base=tmp_path, extractor="capitalized")
+        yield index
+
+
+@pytest.fixture
+def clustered(kb: Index) -> Index:
+    kb.build_communities(SETTINGS)
+    return kb
+
+
+def _community_of(index: Index, key: str) -> int:
+    return next(c.community.id for c in index.communities(0) if key in c.community.members)
+
+
+def test_each_theme_is_a_community_and_the_build_is_stored(clustered: Index) -> None:
+    members = [set(c.community.members) for c in clustered.communities(level=0)]
+    assert any(m >= SPACE for m in members) and any(m >= MUSIC for m in members)
+    assert len(members) == 3
+    build = clustered.community_build()
+    assert build is not None and build.settings == SETTINGS
+    assert [(lvl.communities, lvl.disconnected, lvl.singletons) for lvl in build.levels] == [
+        (3, 0, 0)
+    ]
+    assert 0 < build.levels[0].largest_share < 0.5 and build.levels[0].modularity > 0.5
+
+
+def test_ingest_never_reclusters(clustered: Index, tmp_path: Path) -> None:
+    before = clustered.communities()
+    extra = tmp_path / "more"
+    extra.mkdir()
+    (extra / "rome.md").write_text("Julius Caesar ruled Rome. Julius Caesar left Rome.\n", "utf-8")
+    clustered.ingest(extra, base=tmp_path, extractor="capitalized")
+    assert [c.community for c in clustered.communities()] == [c.community for c in before]
+    # A rebuild without settings reuses the stored ones, and now clusters the new entities.
+    clustered.build_communities()
+    assert any("rome" in c.community.members for c in clustered.communities())
+    assert clustered.community_build().settings == SETTINGS  # type: ignore[union-attr]
+
+
+def test_extractive_reports_quote_exact_spans_of_member_chunks(clustered: Index) -> None:
+    reports = clustered.community_workflow().extractive_reports()
+    assert len(reports) == 3
+    for stored in reports:
+        report = stored.report
+        assert report.title and report.terms and report.points and not stored.dirty
+        for point in report.points:
+            chunk = clustered.chunk(point.chunk_id)
+            assert chunk is not None and chunk.text[point.start : point.end] == point.text
+    music = next(
+        s.report for s in reports if s.report.community == _community_of(clustered, "beatles")
+    )
+    assert {"liverpool", "the beatles", "john lennon"} & {
+        w.casefold() for w in music.title.split(", ")
+    }
+
+
+def test_deleting_a_document_marks_exactly_its_communities_and_its_text_never_survives(
+    clustered: Index,
+) -> None:
+    workflow = clustered.community_workflow()
+    before = {s.report.community: s.report for s in workflow.extractive_reports()}
+    music, space = _community_of(clustered, "beatles"), _community_of(clustered, "nasa")
+    document = clustered.document("docs/music.md")
+    assert document is not None
+    gone = {c.id for c in clustered.chunks_of(document.id)}
+    assert clustered.delete("docs/music.md")
+    assert {c.community.id for c in clustered.communities() if c.dirty} == {music}
+    stored = workflow.store.community_reports("extractive")
+    assert {s.report.community for s in stored if s.dirty} == {music}
+    after = {s.report.community: s for s in workflow.extractive_reports()}  # regenerated on use
+    assert not any(s.dirty for s in after.values())
+    music_words = set(THEMES["music.md"].split()) - set(THEMES["space.md"].split())
+    for stored_report in after.values():
+        report = stored_report.report
+        assert not gone & {p.chunk_id for p in report.points}
+        assert not gone & set(report.chunk_ids)
+        assert not any(word in report.text.split() for word in music_words if word.istitle())
+    assert (
+        after[music].report.points == ()
+        and after[music].report.input_hash != before[music].input_hash
+    )
+    assert after[space].report == before[space]  # untouched: kept, not made again
+    hits = clustered.search("Beatles songs in Liverpool", mode="global")
+    assert not gone & {hit.chunk.id for hit in hits}
+
+
+def test_global_search_returns_the_chunks_the_chosen_reports_cite(clustered: Index) -> None:
+    hits = clustered.search("Beatles songs in Liverpool", mode="global", top_k=2)
+    assert [hit.source for hit in hits][:1] == ["docs/music.md"]
+    assert all(hit.arms == frozenset({Arm.GLOBAL}) for hit in hits)
+    assert [hit.rank for hit in hits] == list(range(1, len(hits) + 1)) and len(hits) <= 2
+
+
+def test_a_theme_question_covers_every_community(clustered: Index) -> None:
+    answer = clustered.ask("What are the main themes?", mode="global")
+    sources = {citation.source for citation in answer.citations}
+    assert sources == {"docs/space.md", "docs/music.md", "docs/cooking.md"}
+
+
+def test_global_answers_cite_exact_document_spans(clustered: Index) -> None:
+    answer = clustered.ask("What happened in Liverpool?", mode="global")
+    assert answer.found and answer.engine == "global" and answer.citations
+    assert "[1]" in answer.text and answer.warnings == ()
+    for citation in answer.citations:
+        document = clustered.document(citation.document_id)
+        assert document is not None
+        assert document.content[citation.char_start : citation.char_end] == citation.quote
+    assert answer.citations[0].source == "docs/music.md"
+
+
+def test_a_yes_no_question_is_flagged(clustered: Index) -> None:
+    answer = clustered.ask("Did the Beatles form in Liverpool?", mode="global")
+    assert any("yes/no" in warning for warning in answer.warnings)
+    assert is_yes_no("Is Paris in France?") and not is_yes_no("Which cities appear?")
+
+
+def test_global_mode_refuses_a_filter_and_needs_communities(kb: Index) -> None:
+    with pytest.raises(GraphNotBuilt, match="graph communities --rebuild"):
+        kb.search("anything", mode="global")
+    with pytest.raises(GraphNotBuilt):
+        kb.ask("anything", mode="global")
+    kb.build_communities(SETTINGS)
+    with pytest.raises(UnsupportedFilter):
+        kb.search("anything", mode="global", where='source = "docs/music.md"')
+    with pytest.raises(UnsupportedScale):
+        kb.search("anything", mode="global", min_score=0.5)
+
+
+def test_an_empty_graph_cannot_be_clustered(tmp_path: Path) -> None:
+    with Index(tmp_path / "kb", embedder=HashingEmbedder()) as index, pytest.raises(GraphNotBuilt):
+        index.build_communities()
