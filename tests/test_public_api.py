@@ -13,7 +13,7 @@ import ragwright
 from ragwright import errors
 
 EXPECTED = {
-    "And", "Answer", "Arm", "BudgetExceeded", "Chunk", "ChunkingConfig", "CircuitOpen", "Citation",
+    "And", "Answer", "Arm", "BudgetExceeded", "Chunk", "ChunkingConfig", "CircuitOpen", "Citation", "ClusterError",
     "Comparison", "ConfigError", "DatasetError", "Document", "DocumentInfo", "EmbedderError",
     "EmbeddingSpace", "EmbeddingSpaceMismatch", "Exists", "ExtractionBudgetExceeded",
     "ExtractionError", "Filter", "FilterSyntaxError", "Fusion", "GraphError", "GraphNotBuilt",

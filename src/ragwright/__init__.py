@@ -15,6 +15,7 @@ from __future__ import annotations
 from ragwright.errors import (
     BudgetExceeded,
     CircuitOpen,
+    ClusterError,
     ConfigError,
     DatasetError,
     EmbedderError,
@@ -73,6 +74,7 @@ __all__ = [
     "Chunk",
     "ChunkingConfig",
     "CircuitOpen",
+    "ClusterError",
     "Citation",
     "Comparison",
     "ConfigError",
