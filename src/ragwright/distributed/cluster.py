@@ -62,14 +62,15 @@ def import_ray() -> ModuleType:
 @contextmanager
 def connected(settings: RaySettings) -> Iterator[ModuleType]:
     """Ray, connected to the cluster ``settings`` name (see `RaySettings.address`); a cluster
-    this process started is shut down on exit, one it joined is left running."""
+    this process started is shut down on exit, one it joined is left running. A process
+    already connected to Ray (it called ``ray.init`` itself) keeps that connection."""
     ray = import_ray()
-    if ray.is_initialized():
-        yield ray
-        return
     address = settings.address
     if address is not None and address not in _SELF_FOUND and "://" not in address:
         _check_reachable(address)
+    if ray.is_initialized():
+        yield ray
+        return
     try:
         if address is None:
             ray.init(

@@ -23,8 +23,10 @@ from ragwright.pipeline.ingest import LoadedFile
 
 @dataclass(frozen=True, slots=True)
 class Completed:
-    """A task's files and what came of them: the worker's result, or why it has none."""
+    """A task's files and what came of them: the worker's result, or why it has none.
+    ``sequence``: the task's place in the order tasks were submitted (0, 1, …)."""
 
+    sequence: int
     files: Sequence[LoadedFile]
     result: WorkerResult | None
     lost: str = ""
@@ -43,7 +45,8 @@ class WorkerPool:
         self._actor_class = ray.remote(DocumentWorker).options(
             num_cpus=settings.cpus_per_worker, max_restarts=0, max_task_retries=0
         )
-        self._running: dict[Any, tuple[Any, Sequence[LoadedFile]]] = {}
+        self._running: dict[Any, tuple[Any, int, Sequence[LoadedFile]]] = {}
+        self._submitted = 0
         self._idle: list[Any] = []
         self._all: list[Any] = []
         #: Workers that may replace dead ones before the run gives up on the cluster.
@@ -61,7 +64,8 @@ class WorkerPool:
         what finished meanwhile is returned."""
         done = self._wait(block=not self._idle)
         actor = self._idle.pop()
-        self._running[actor.ingest.remote(list(files))] = (actor, files)
+        self._running[actor.ingest.remote(list(files))] = (actor, self._submitted, files)
+        self._submitted += 1
         return done
 
     def drain(self) -> Iterator[Completed]:
@@ -86,21 +90,21 @@ class WorkerPool:
         return [self._collect(ref) for ref in ready]
 
     def _collect(self, ref: Any) -> Completed:
-        actor, files = self._running.pop(ref)
+        actor, sequence, files = self._running.pop(ref)
         exceptions = self._ray.exceptions
         try:
             result: WorkerResult = self._ray.get(ref)
         except exceptions.RayActorError as error:
             self._replace(actor)
             reason = f"the Ray worker died while ingesting it ({_first(error)})"
-            return Completed(files, None, reason)
+            return Completed(sequence, files, None, reason)
         except exceptions.RayTaskError as error:  # the worker raised: the store failed, say
             cause = getattr(error, "cause", None)
             if isinstance(cause, RagwrightError):
                 raise cause from error
             raise ClusterError(f"a Ray worker failed: {_first(error)}") from error
         self._idle.append(actor)
-        return Completed(files, result)
+        return Completed(sequence, files, result)
 
     def _replace(self, dead: Any) -> None:
         self._all.remove(dead)

@@ -82,7 +82,11 @@ def _load(
 
 class _Tally:
     """The driver's side of each finished task: the worker's report merged in, its embedded
-    documents written (when it did not write them), progress told."""
+    documents written (when it did not write them), progress told. Tasks are written in the
+    order they were sent, so a file store holds its rows in the order a local run writes
+    them (ties in a ranking then fall the same way); one finished ahead of a slower one
+    waits here, bounded by what the other workers do while the slow task runs (its parse
+    has a time limit)."""
 
     def __init__(
         self,
@@ -96,10 +100,15 @@ class _Tally:
         self.total = total
         self.progress = progress
         self.done = 0
+        self._waiting: dict[int, Completed] = {}
+        self._next = 0
 
     def record(self, completed: Iterable[Completed]) -> None:
         for task in completed:
-            self._one(task)
+            self._waiting[task.sequence] = task
+            while self._next in self._waiting:
+                self._one(self._waiting.pop(self._next))
+                self._next += 1
 
     def _one(self, task: Completed) -> None:
         if task.result is None:
