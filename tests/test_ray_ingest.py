@@ -229,3 +229,12 @@ def test_the_cli_ingests_on_ray_with_the_local_report(folder: Path, tmp_path: Pa
     assert json.loads(on_ray.stdout)["added"] == [f"docs/{t}.md" for t in sorted(TOPICS)]
     refused = runner.invoke(app, [*base, "--index", str(tmp_path / "x"), "--workers", "2"])
     assert refused.exit_code == 2 and "--workers need --engine ray" in refused.output
+
+
+def test_the_graph_of_a_ray_ingest_is_extracted_after_the_files(
+    folder: Path, tmp_path: Path
+) -> None:
+    report = ingest(tmp_path / "ray", folder, "hashing", cluster=CLUSTER, extractor="capitalized")
+    assert report.ok and report.chunks_extracted == report.chunks_written > 0
+    with Index(tmp_path / "ray", create=False) as kb:
+        assert kb.graph_stats().mentions > 0
