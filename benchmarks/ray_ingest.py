@@ -168,7 +168,8 @@ def main() -> None:
     data = dataset("test")
     pg = start_postgres()
     try:
-        write_ceiling(pg, args.write_chunks, [1, 2])
+        if args.write_chunks:  # 0: skip it
+            write_ceiling(pg, args.write_chunks, [1, 2])
         started = time.perf_counter()
         ray.init(
             num_cpus=os.cpu_count(),
