@@ -51,7 +51,11 @@ class WorkerPool:
         self._all: list[Any] = []
         #: Workers that may replace dead ones before the run gives up on the cluster.
         self._spares = 2 * workers
-        self._start(workers)
+        try:
+            self._start(workers)
+        except BaseException:  # the ones that did start are not left running
+            self.close()
+            raise
 
     def __enter__(self) -> WorkerPool:
         return self
