@@ -19,6 +19,7 @@ EXTRAS = {
     "server": ("fastapi", ("ragwright.server",)),
     "mcp": ("mcp", ("ragwright.mcp_server",)),
     "rag-connector": ("rag_connector", ("ragwright.datasets", "ragwright.connector")),
+    "ray": ("ray", ()),  # ragwright.distributed imports Ray only when a run starts
 }
 
 
@@ -68,6 +69,7 @@ def kb(tmp_path: Path) -> Path:
         ("rag-connector", ["dataset", "build", "{tmp}", "--out", "{tmp}/ds"]),
         ("rag-connector", ["dataset", "export", "--index", "{kb}", "--out", "{tmp}/ds"]),
         ("rag-connector", ["ingest", "--dataset", "{tmp}/ds", "--index", "{kb}"]),
+        ("ray", ["ingest", "{tmp}/a.md", "--index", "{kb}", "--engine", "ray"]),
     ],
 )
 @pytest.mark.usefixtures("restored_modules")

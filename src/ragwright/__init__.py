@@ -15,6 +15,7 @@ from __future__ import annotations
 from ragwright.errors import (
     BudgetExceeded,
     CircuitOpen,
+    ClusterError,
     ConfigError,
     DatasetError,
     EmbedderError,
@@ -74,6 +75,7 @@ __all__ = [
     "ChunkingConfig",
     "CircuitOpen",
     "Citation",
+    "ClusterError",
     "Comparison",
     "ConfigError",
     "DatasetError",

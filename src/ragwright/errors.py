@@ -10,6 +10,7 @@ The tree::
     │   └── ParseLimitExceeded      parsing one file ran past its time or memory limit
     ├── OcrError                    the OCR engine failed on a page image
     ├── IngestLimitExceeded         a safety limit refused a file or a batch (size, count, symlink)
+    ├── ClusterError                a distributed run's cluster cannot be reached or has no room
     ├── DatasetError                a dataset folder that cannot be read or trusted (names the file)
     ├── StoreError                  the index cannot be opened, read or written
     │   ├── IndexDamaged            a damaged file or not a ragwright index (message names `check`)
@@ -84,6 +85,12 @@ class OcrError(RagwrightError):
 
 class IngestLimitExceeded(RagwrightError):
     """A safety limit refused a file or a batch."""
+
+
+class ClusterError(RagwrightError):
+    """A distributed ingest cannot run: the Ray cluster cannot be reached, has too few CPUs
+    for the workers asked for, or its workers did not start (or all died). The message says
+    what the cluster has and what to change."""
 
 
 class DatasetError(RagwrightError):

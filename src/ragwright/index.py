@@ -23,6 +23,7 @@ from ragwright.answers.graph_context import GraphContext
 from ragwright.answers.settings import AnswerSettings
 from ragwright.chunkers import DEFAULT_CHUNKER, create_chunker
 from ragwright.config import Config
+from ragwright.distributed.cluster import RaySettings
 from ragwright.embedders import DEFAULT_EMBEDDER, create_embedder
 from ragwright.errors import (
     ConfigError,
@@ -386,9 +387,15 @@ class Index:
         base: Path | None = None,
         waiting: Callable[[], None] | None = None,
         extractor: Extractor | str | None = None,
+        cluster: RaySettings | None = None,
     ) -> IngestReport:
         """Ingest files and folders (one path, or several). Unchanged files are skipped;
         changed ones replaced.
+
+        With ``cluster``, Ray workers parse, chunk and embed the files (``ragwright[ray]``,
+        see `ragwright.distributed.ray_ingest`): they write to a server store themselves, and
+        this process writes what they return into a directory's. The documents, chunks and
+        report are those of a local run.
 
         With an ``extractor`` (an `Extractor`, or a name such as ``spacy``), the graph facts of
         every chunk written are written in the same transaction, and chunks stored earlier
@@ -400,12 +407,47 @@ class Index:
         `source_base`. One run at a time writes to an index: ``waiting`` is called when this
         one must wait for another (see `ragwright.ports.IngestLock`)."""
         graph_extractor = self._extractor(extractor)
-        ingestor = self._ingestor(chunking, options, parser_options, base, graph_extractor)
-        listed = [paths] if isinstance(paths, str | Path) else paths
+        # On Ray the graph is extracted here after the files (`_complete_graph`).
+        writes_facts = graph_extractor if cluster is None else None
+        ingestor = self._ingestor(chunking, options, parser_options, base, writes_facts)
+        listed = [Path(p) for p in ([paths] if isinstance(paths, str | Path) else paths)]
         with self._ingest_lock(waiting):
-            report = ingestor.run([Path(p) for p in listed], progress)
+            if cluster is None:
+                report = ingestor.run(listed, progress)
+            else:
+                report = self._ingest_on_ray(ingestor, cluster, listed, progress)
             self._complete_graph(graph_extractor, report)
             return report
+
+    def _ingest_on_ray(
+        self,
+        ingestor: Ingestor,
+        cluster: RaySettings,
+        paths: Sequence[Path],
+        progress: Callable[[Progress], None] | None,
+    ) -> IngestReport:
+        """``ingestor``'s run with Ray workers made from the same parts; they write to a
+        store named by URL (a server), and return what they embed for a directory's."""
+        from ragwright.distributed.ray_ingest import ingest_on_ray
+        from ragwright.distributed.recipe import (
+            ChunkerRecipe,
+            EmbedderRecipe,
+            StoreRecipe,
+            WorkerRecipe,
+        )
+
+        chunking = ChunkingConfig.from_spec(ingestor.chunker_spec)
+        server = is_url(self.location)
+        store = StoreRecipe(str(self.location), self.collection, self._config) if server else None
+        recipe = WorkerRecipe(
+            embedder=EmbedderRecipe.of(ingestor.embedder),
+            chunker=ChunkerRecipe(chunking.name, chunking.options),
+            chunker_spec=ingestor.chunker_spec,
+            parsers=ingestor.parsers,
+            options=ingestor.options,
+            store=store,
+        )
+        return ingest_on_ray(ingestor, recipe, cluster, paths, progress)
 
     def folder_sync(
         self,

@@ -143,15 +143,21 @@ class DocumentWrite:
 
 
 @runtime_checkable
-class IngestTarget(Protocol):
+class DocumentWriter(Protocol):
+    """What writing embedded documents needs: whole documents, one transaction per batch (the
+    batch writer of a local ingest, and a distributed ingest's workers)."""
+
+    def write(self, batch: Sequence[DocumentWrite]) -> None:
+        """Insert or replace these documents (by id, or by source) in one transaction."""
+        ...
+
+
+@runtime_checkable
+class IngestTarget(DocumentWriter, Protocol):
     """What ingestion needs of a store: what is there, and writes of whole documents."""
 
     def fingerprints(self) -> dict[str, str]:
         """Source → fingerprint of every stored document (what ingest compares to skip work)."""
-        ...
-
-    def write(self, batch: Sequence[DocumentWrite]) -> None:
-        """Insert or replace these documents (by id, or by source) in one transaction."""
         ...
 
     def delete_many(self, document_ids: Sequence[str]) -> int:

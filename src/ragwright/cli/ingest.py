@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -37,6 +38,7 @@ from ragwright.cli._common import (
 )
 from ragwright.cli._progress import LineProgress
 from ragwright.cli.graph import ExtractorOption
+from ragwright.distributed.cluster import RaySettings, import_ray
 from ragwright.errors import ConfigError
 from ragwright.index import Index
 from ragwright.models import DEFAULT_COLLECTION
@@ -46,6 +48,11 @@ from ragwright.pipeline.ingest import Progress as IngestProgress
 from ragwright.shapes import ingest_report_json
 
 MB = 1024 * 1024
+
+
+class Engine(StrEnum):
+    LOCAL = "local"
+    RAY = "ray"
 
 
 @reports_errors
@@ -116,13 +123,30 @@ def ingest(
         ),
     ] = False,
     extractor: ExtractorOption = None,
+    engine: Annotated[
+        Engine,
+        typer.Option(help="Where files are parsed, chunked and embedded: here, or on Ray."),
+    ] = Engine.LOCAL,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            help="The Ray cluster (HOST:PORT of its head, or auto); default: a new one on this "
+            "machine, on loopback.",
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option(help="Ray workers (default: one per CPU of the cluster).", min=1)
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Ingest files and folders (recursively). Unchanged files cost nothing; changed files
     replace their chunks; a file that fails is reported and the rest go on."""
     if extractor is not None and not graph:
         raise ConfigError("--extractor chooses the graph's extractor: give --graph too")
+    cluster = _cluster(engine, ray_address, workers)
     if dataset is not None:
+        if cluster is not None:
+            raise ConfigError("--dataset ingests here: leave out --engine ray")
         if paths:
             raise ConfigError("give either PATHS or --dataset, not both")
         _finish(_ingest_dataset(index, collection, embedder, dataset, json_output), json_output)
@@ -156,8 +180,20 @@ def ingest(
                     f"waiting for another ingest into {escape(str(index))} to finish…"
                 ),
                 extractor=chosen,
+                cluster=cluster,
             )
     _finish(report, json_output)
+
+
+def _cluster(engine: Engine, address: str | None, workers: int | None) -> RaySettings | None:
+    """The Ray settings of ``--engine ray`` (None for a local run, which takes no Ray
+    option); without the ``[ray]`` extra, the line that installs it."""
+    if engine is Engine.LOCAL:
+        if address is not None or workers is not None:
+            raise ConfigError("--ray-address and --workers need --engine ray")
+        return None
+    import_ray()
+    return RaySettings(address=address, workers=workers)
 
 
 def name_sources(kb: Index, root: Path | None) -> None:

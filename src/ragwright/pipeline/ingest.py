@@ -16,13 +16,13 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import numpy as np
 
 from ragwright.errors import EmbedderError, IngestLimitExceeded, RagwrightError
 from ragwright.graph.model import ChunkFacts
-from ragwright.models import Chunk, Document, ParsedDocument, document_id_for
+from ragwright.models import Chunk, Document, document_id_for
 from ragwright.pipeline.discover import (
     Candidate,
     Discovery,
@@ -40,6 +40,7 @@ from ragwright.pipeline.parse_worker import ParseLimits, ParseWorker
 from ragwright.ports import (
     Chunker,
     DocumentWrite,
+    DocumentWriter,
     Embedder,
     Extractor,
     IngestTarget,
@@ -110,6 +111,13 @@ class IngestReport:
     def ok(self) -> bool:
         return not self.failed
 
+    def merge(self, other: IngestReport) -> None:
+        """Add what ``other`` (a part of this run done elsewhere, e.g. on a Ray worker) says."""
+        for name in ("added", "updated", "unchanged", "removed", "failed", "skipped", "warnings"):
+            getattr(self, name).extend(getattr(other, name))
+        self.chunks_written += other.chunks_written
+        self.chunks_extracted += other.chunks_extracted
+
 
 @dataclass(frozen=True, slots=True)
 class Progress:
@@ -137,7 +145,7 @@ class BatchWriter:
 
     def __init__(
         self,
-        store: IngestTarget,
+        store: DocumentWriter,
         embedder: Embedder,
         report: IngestReport,
         batch_chunks: int,
@@ -238,6 +246,92 @@ class BatchWriter:
         return vectors
 
 
+@dataclass(slots=True)
+class LoadedFile:
+    """A file read where the run is planned (this process, or a distributed run's driver):
+    its bytes, its fingerprint, and whether it replaces a stored document."""
+
+    candidate: Candidate
+    data: bytes
+    fingerprint: str
+    is_update: bool
+
+    def take_data(self) -> bytes:
+        """The bytes, let go of here: a huge file is not held twice while it is chunked."""
+        data, self.data = self.data, b""
+        return data
+
+
+@dataclass(slots=True)
+class Survey:
+    """What a run knows before reading any file: the files found, the report so far (files
+    refused by discovery, folders with nothing to read) and what the store holds."""
+
+    found: Discovery
+    report: IngestReport
+    known: dict[str, str]
+
+
+T = TypeVar("T")
+
+
+def recording_failure(report: IngestReport, source: str, step: Callable[[], T]) -> T | None:
+    """``step()``, or None with the failure recorded in ``report``: one bad file never aborts
+    the batch (a parser bug included)."""
+    try:
+        return step()
+    except (RagwrightError, OSError) as error:
+        report.failed.append(Failure(source, failure_reason(error)))
+    except Exception as error:  # a parser bug must not abort the batch
+        report.failed.append(Failure(source, f"unexpected {type(error).__name__}: {error}"))
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class FileSteps:
+    """The per-file steps of every ingest engine, so a local run and a distributed one make
+    the same documents, chunks and fingerprints: `load` where the run is planned, `prepare`
+    where the work is done (this process, or a Ray worker)."""
+
+    parsers: ParserLookup
+    chunker: Chunker
+    chunker_spec: str
+    max_chunk_chars: int
+
+    def load(self, candidate: Candidate, known: dict[str, str]) -> LoadedFile | None:
+        """The file read and fingerprinted; None when it is unchanged since the last run."""
+        data = candidate.path.read_bytes()
+        fingerprint = self.fingerprint(data, self.parsers.parser_for(candidate.path, data))
+        if known.get(candidate.source) == fingerprint:
+            return None
+        return LoadedFile(candidate, data, fingerprint, candidate.source in known)
+
+    def prepare(
+        self, loaded: LoadedFile, worker: ParseWorker, report: IngestReport
+    ) -> PendingDocument:
+        """The file parsed (under the worker's limits) and chunked, its parser's warnings in
+        ``report``. Raises what parsing or chunking raised (see `recording_failure`)."""
+        candidate = loaded.candidate
+        data = loaded.take_data()
+        parser = self.parsers.parser_for(candidate.path, data)
+        parsed = worker.parse(parser, data, candidate.source)
+        del data
+        document = document_from(parsed, candidate)
+        chunks = chunks_within_limit(document, self.chunker, self.max_chunk_chars)
+        report.warnings.extend(IngestWarning(candidate.source, w) for w in parsed.warnings)
+        return PendingDocument(document, chunks, loaded.fingerprint, loaded.is_update)
+
+    def fingerprint(self, data: bytes, parser: Parser) -> str:
+        """The file's bytes and everything that decides its chunks: the parser, its settings
+        (``parse_settings``, e.g. the OCR engine's version) and the chunker's."""
+        digest = hashlib.sha256(data)
+        parser_name = f"{type(parser).__module__}.{type(parser).__qualname__}"
+        settings = getattr(parser, "parse_settings", "")
+        parser_name += f"\0{settings}" if settings else ""
+        digest.update(f"\0{INGEST_FORMAT}\0{parser_name}\0{self.chunker_spec}".encode())
+        return digest.hexdigest()
+
+
 class Ingestor:
     """Ingests files into a store. Built from its parts; knows no backend."""
 
@@ -263,10 +357,21 @@ class Ingestor:
         self.chunker_spec = chunker_spec
         self.base = base
         self.options = options or IngestOptions()
+        self.steps = FileSteps(parsers, chunker, chunker_spec, self.options.max_chunk_chars)
 
     def run(
         self, paths: Sequence[Path], progress: Callable[[Progress], None] | None = None
     ) -> IngestReport:
+        survey = self.survey(paths)
+        candidates, known, report = survey.found.candidates, survey.known, survey.report
+        with ParseWorker(self.options.parse_limits) as worker:
+            self.ingest_found(candidates, known, report, worker, progress)
+        self.finish(paths, survey)
+        return survey.report
+
+    def survey(self, paths: Sequence[Path]) -> Survey:
+        """Discover the files under ``paths`` (the limits applied) and what the store holds;
+        `IngestLimitExceeded` when there are more files than ``max_files``."""
         options = self.options
         found = discover(
             list(paths),
@@ -285,12 +390,13 @@ class Ingestor:
             skipped=[Failure(r.source, r.reason) for r in found.rejected if not r.failed],
             warnings=self._nothing_to_read(paths, found),
         )
-        known = self.store.fingerprints()
-        with ParseWorker(options.parse_limits) as worker:
-            self.ingest_found(found.candidates, known, report, worker, progress)
-        if options.prune:
-            self._prune(paths, found, known, report)
-        return report
+        return Survey(found, report, self.store.fingerprints())
+
+    def finish(self, paths: Sequence[Path], survey: Survey) -> None:
+        """After the files were ingested: with ``prune``, remove the documents whose files
+        vanished from ``paths``."""
+        if self.options.prune:
+            self._prune(paths, survey.found, survey.known, survey.report)
 
     def ingest_found(
         self,
@@ -315,7 +421,7 @@ class Ingestor:
         """What a file's stored fingerprint would be, from one read of it: compared with the
         stored one, it tells an unchanged (touched) or moved file without parsing it."""
         data = path.read_bytes()
-        return self._fingerprint(data, self.parsers.parser_for(path, data))
+        return self.steps.fingerprint(data, self.parsers.parser_for(path, data))
 
     def moved(self, stored: Document, candidate: Candidate) -> tuple[Document, list[Chunk]]:
         """The stored document as ingesting it from ``candidate`` (the same bytes at another
@@ -343,48 +449,14 @@ class Ingestor:
         report: IngestReport,
         worker: ParseWorker,
     ) -> PendingDocument | None:
-        try:
-            read = self._read(candidate, known, worker)
-            if read is None:
+        def prepare() -> PendingDocument | None:
+            loaded = self.steps.load(candidate, known)
+            if loaded is None:
                 report.unchanged.append(candidate.source)
                 return None
-            parsed, fingerprint = read
-            document, chunks = self._chunk(parsed, candidate)
-            report.warnings.extend(IngestWarning(candidate.source, w) for w in parsed.warnings)
-        except (RagwrightError, OSError) as error:
-            report.failed.append(Failure(candidate.source, failure_reason(error)))
-            return None
-        except Exception as error:  # a parser bug must not abort the batch
-            reason = f"unexpected {type(error).__name__}: {error}"
-            report.failed.append(Failure(candidate.source, reason))
-            return None
-        return PendingDocument(document, chunks, fingerprint, candidate.source in known)
+            return self.steps.prepare(loaded, worker, report)
 
-    def _read(
-        self, candidate: Candidate, known: dict[str, str], worker: ParseWorker
-    ) -> tuple[ParsedDocument, str] | None:
-        """The file parsed, and its fingerprint; None when it is unchanged since the last run.
-        Its bytes are let go on return, before chunking: a huge file is not held twice."""
-        data = candidate.path.read_bytes()
-        parser = self.parsers.parser_for(candidate.path, data)
-        fingerprint = self._fingerprint(data, parser)
-        if known.get(candidate.source) == fingerprint:
-            return None
-        return worker.parse(parser, data, candidate.source), fingerprint
-
-    def _fingerprint(self, data: bytes, parser: Parser) -> str:
-        """The file's bytes and everything that decides its chunks: the parser, its settings
-        (``parse_settings``, e.g. the OCR engine's version) and the chunker's."""
-        digest = hashlib.sha256(data)
-        parser_name = f"{type(parser).__module__}.{type(parser).__qualname__}"
-        settings = getattr(parser, "parse_settings", "")
-        parser_name += f"\0{settings}" if settings else ""
-        digest.update(f"\0{INGEST_FORMAT}\0{parser_name}\0{self.chunker_spec}".encode())
-        return digest.hexdigest()
-
-    def _chunk(self, parsed: ParsedDocument, candidate: Candidate) -> tuple[Document, list[Chunk]]:
-        document = document_from(parsed, candidate)
-        return document, chunks_within_limit(document, self.chunker, self.options.max_chunk_chars)
+        return recording_failure(report, candidate.source, prepare)
 
     def _prune(
         self,
