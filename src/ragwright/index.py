@@ -49,6 +49,7 @@ from ragwright.models import (
     EmbeddingSpace,
     Hit,
     LedgerRow,
+    Route,
     StoreStats,
 )
 from ragwright.parsers.options import ParserOptions
@@ -72,12 +73,15 @@ from ragwright.pipeline.ingest import (
 )
 from ragwright.pipeline.retrieval import Retriever
 from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
+from ragwright.planner import Capabilities, LLMPlanner, RulesPlanner, dispatch, requested
+from ragwright.planner.settings import PlannerSettings
 from ragwright.ports import (
     LLM,
     Chunker,
     ChunkExport,
     ChunkLookup,
     CollectionIdentity,
+    ModePlanner,
     DocumentMove,
     Embedder,
     EntityResolver,
@@ -134,6 +138,7 @@ class AskOptions(TypedDict, total=False):
     query_processors: Sequence[QueryProcessor]
     processors: Sequence[ResultProcessor]
     graph_context: bool | None
+    mode: SearchMode | str
 
 
 class Index:
@@ -152,6 +157,7 @@ class Index:
         llm_settings: LLMSettings | None = None,
         config: Config | None = None,
         graph: GraphSource | None = None,
+        planner: ModePlanner | None = None,
     ) -> None:
         """Open or create the index at ``location``: a directory (the embedded SQLite store)
         or a store URL such as ``postgresql://user@host/db``. ``create=False`` refuses to
@@ -165,7 +171,9 @@ class Index:
         answer engines their ``[answer]`` settings (see `AnswerSettings`). ``graph`` is the
         entity graph ``mode="graph"`` searches and answers take graph context from, instead of
         the store's (one built outside the store, such as a
-        `ragwright.graph.snapshot.MemoryGraph`)."""
+        `ragwright.graph.snapshot.MemoryGraph`). ``planner`` chooses the mode of
+        ``mode="auto"`` searches and answers (by default the ``[planner]`` table's: the
+        offline rules, or the LLM classifier)."""
         self.answer_settings = AnswerSettings.from_config(config or Config())
         self._graph_context_made: GraphContext | None = None  # kept: it indexes the snapshot
         self.location = location if is_url(location) else Path(location)
@@ -191,6 +199,8 @@ class Index:
         store_graph = self._store if isinstance(self._store, GraphSource) else None
         self._graph: GraphSource | None = graph if graph is not None else store_graph
         self._graph_search = GraphSearch()  # caches the walk's matrices by graph version
+        self.planner_settings = PlannerSettings.from_config(config or Config())
+        self._planner = planner
 
     def close(self) -> None:
         if self._llm_records is not None:
@@ -612,6 +622,8 @@ class Index:
         chain = ResultChain(processors)  # refuses a bad order before any work
         # Made (and so checked) even when there is nothing to search.
         request = (request or SearchRequest()).but(**options)
+        if request.mode is SearchMode.AUTO:
+            request = request.but(mode=self.plan(query).mode)
         graph_mode = request.mode is SearchMode.GRAPH
         graph = GraphRetriever(self._graph, self._store, self._graph_search) if graph_mode else None
         if graph is not None:
@@ -626,6 +638,31 @@ class Index:
             hits = retriever.search(query, request)
         hits = chain.process(query, hits) if processors else hits
         return [dataclasses.replace(hit, rank=rank) for rank, hit in enumerate(hits, start=1)]
+
+    def plan(self, question: str, *, llm: LLM | None = None) -> Route:
+        """The route a ``mode="auto"`` search of ``question`` takes: the planner's choice,
+        checked against what this index can run (no entity graph or no global search: hybrid,
+        the reason says so). ``llm`` is the model an LLM classifier calls (by default a
+        request session over the configured one)."""
+        return dispatch(self._mode_planner(llm).route(question), self._capabilities())
+
+    def _mode_planner(self, llm: LLM | None) -> ModePlanner:
+        if self._planner is not None:
+            return self._planner
+        rules = RulesPlanner(comparison_mode=self.planner_settings.comparison_mode)
+        if self.planner_settings.classifier == "llm":
+            return LLMPlanner(llm or self.llm_session("request").llm, fallback=rules)
+        return rules
+
+    def _capabilities(self) -> Capabilities:
+        graph = self._graph is not None and self._graph.graph_snapshot().chunk_count > 0
+        # Global search over community reports is not part of this index yet; where it
+        # lands, this is the one place that says the index can run it.
+        return Capabilities(graph=graph, global_search=False)
+
+    def _route(self, question: str, mode: SearchMode | str, llm: LLM | None) -> Route:
+        chosen = SearchRequest(mode=mode).mode
+        return self.plan(question, llm=llm) if chosen is SearchMode.AUTO else requested(chosen)
 
     def ask(self, question: str, **options: Unpack[AskOptions]) -> Answer:
         """An answer with ``[n]`` citations resolved to exact spans: `ask_stream`'s final
@@ -650,6 +687,7 @@ class Index:
         query_processors: Sequence[QueryProcessor] = (),
         processors: Sequence[ResultProcessor] = (),
         graph_context: bool | None = None,
+        mode: SearchMode | str = SearchMode.AUTO,
     ) -> Iterator[str | Answer]:
         """The answer as it is written: pieces of text, then the final `Answer`, whose ``text``
         is the pieces joined and whose ``[n]`` citations resolve to exact spans. The extractive
@@ -669,7 +707,11 @@ class Index:
         ``graph_context`` (default: ``[answer] graph_context``) gives an LLM engine the
         entities the hits mention and the relations among them, from the index's entity graph
         (see `ragwright.answers.graph_context`); the extractive engine ignores the setting and
-        refuses an explicit True."""
+        refuses an explicit True.
+
+        ``mode`` is the search mode of every retrieval (default auto: the planner chooses
+        from the question, see `plan`); the final `Answer`'s ``route`` says which ran and
+        why."""
         name = engine or self.llm_settings.engine
         if name not in ENGINES:
             raise ConfigError(unknown_engine(name))
@@ -681,27 +723,32 @@ class Index:
                 "session=... instead, or every call would be counted twice"
             )
         where = _filter(where)
+        if name == "extractive" and graph_context:
+            raise ConfigError("graph context is for the LLM engines (--engine stuff, …)")
+        if name != "extractive":
+            session = session or self.llm_session("request", llm)
+        route = self._route(question, mode, session.llm if session is not None else llm)
 
         def retrieve(query: str) -> list[Hit]:
             return self.search(
                 query,
                 top_k=top_k,
                 where=where,
+                mode=route.mode,
                 query_processors=query_processors,
                 processors=processors,
             )
 
         if name == "extractive":
-            if graph_context:
-                raise ConfigError("graph context is for the LLM engines (--engine stuff, …)")
             extractive = create_engine(
                 name, embedder=self.embedder, options=options, documents=self._store
             )
-            yield from extractive.stream(question, retrieve(question))
+            for piece in extractive.stream(question, retrieve(question)):
+                yield dataclasses.replace(piece, route=route) if isinstance(piece, Answer) else piece
             return
+        assert session is not None
         use_graph = self.answer_settings.graph_context if graph_context is None else graph_context
         graph = self._graph_context() if use_graph else None
-        session = session or self.llm_session("request", llm)
 
         answer_engine = create_engine(
             name,
@@ -714,7 +761,7 @@ class Index:
         empty = graph is not None and graph.graph.graph_snapshot().entity_count == 0
         for item in answer_engine.stream(question, retrieve(question)):
             if isinstance(item, Answer):
-                item = session.finish(item)
+                item = dataclasses.replace(session.finish(item), route=route)
                 if empty:
                     note = "graph context: the index's entity graph is empty (build it first)"
                     item = dataclasses.replace(item, warnings=(*item.warnings, note))

@@ -5,7 +5,7 @@ request body, eval from its configuration) and hands it down; the retriever and 
 as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the settings::
 
     [search]
-    mode = "hybrid"          # bm25, vector, hybrid or graph
+    mode = "hybrid"          # bm25, vector, hybrid, graph or auto (the planner chooses)
     top_k = 10               # chunks returned
     fusion = "convex"        # how hybrid fuses its arms: convex (normalized scores) or rrf
     rrf_k = 60               # the k of reciprocal-rank fusion
@@ -59,6 +59,9 @@ class SearchMode(StrEnum):
     HYBRID = "hybrid"
     #: Hybrid fused by rank with graph search (personalized PageRank over the entity graph).
     GRAPH = "graph"
+    #: The mode planner chooses per question (see `ragwright.planner`); the route it took and
+    #: why come back with the answer (`Answer.route`) or from `Index.plan`.
+    AUTO = "auto"
 
 
 class Fusion(StrEnum):
@@ -189,7 +192,7 @@ class SearchRequest:
             return
         if not _number(self.min_score):
             raise ConfigError(f"min_score must be a number, got {self.min_score!r}")
-        if self.mode in (SearchMode.HYBRID, SearchMode.GRAPH):
+        if self.mode in (SearchMode.HYBRID, SearchMode.GRAPH, SearchMode.AUTO):
             raise UnsupportedScale(
                 f"min_score compares raw similarity scores, but {self.mode.value} search returns "
                 "a fused ranking (scale 'fused'); use --mode vector or --mode bm25 with a threshold"
