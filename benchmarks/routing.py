@@ -26,7 +26,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from graph_hotpotqa import QueryVectorCache, stored_facts
-
 from ragwright.graph.registry import create_extractor
 from ragwright.graph.snapshot import MemoryGraph
 from ragwright.index import Index
@@ -89,7 +88,9 @@ def runs_by_mode(index: Index, data: EvalDataset, ids: Sequence[str]) -> dict[st
     base = EvalConfig(name="hybrid")
     queries = {q: data.queries[q] for q in ids}
     return {
-        mode: run_queries(index, queries, replace(base, name=mode, search=base.search.but(mode=mode)))
+        mode: run_queries(
+            index, queries, replace(base, name=mode, search=base.search.but(mode=mode))
+        )
         for mode in MODES
     }
 
@@ -102,7 +103,9 @@ def report(
     fields: Sequence[tuple[str, str]],
 ) -> None:
     print(f"\n{title}")
-    print(f"{'type':<22} {'n':>4} " + " ".join(f"{m + ' ' + n:>13}" for m in MODES for n, _ in fields))
+    print(
+        f"{'type':<22} {'n':>4} " + " ".join(f"{m + ' ' + n:>13}" for m in MODES for n, _ in fields)
+    )
     for group, ids in groups.items():
         cells = []
         for mode in MODES:
@@ -140,9 +143,7 @@ def main() -> None:
     for kind in ("bridge", "comparison"):
         for split in ("dev", "test", "all"):
             groups[f"{kind} {split}"] = {
-                row["id"]
-                for row in typed
-                if row["type"] == kind and split in (row["split"], "all")
+                row["id"] for row in typed if row["type"] == kind and split in (row["split"], "all")
             }
     with open_with_graph(hotpot, args.hotpot_cache, planner) as index:
         auto_modes(index, typed)

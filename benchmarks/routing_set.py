@@ -68,8 +68,13 @@ def build(hotpot: Path, scifact: Path) -> list[dict[str, object]]:
             add(qid, claims[qid], "lookup", "scifact", split)
     for question in _jsonl(ROOT / "data" / "handbook" / "questions.jsonl"):
         if question["kind"] == "lookup":
-            add(str(question["id"]), str(question["question"]), "lookup", "handbook",
-                str(question["split"]))
+            add(
+                str(question["id"]),
+                str(question["question"]),
+                "lookup",
+                "handbook",
+                str(question["split"]),
+            )
     lines = (DATA / "aggregate.txt").read_text("utf-8").splitlines()
     for number, question in enumerate(line for line in lines if line.strip()):
         add(f"agg-{number + 1:02d}", question, "aggregate", "handbook")

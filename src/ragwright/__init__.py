@@ -56,6 +56,7 @@ from ragwright.models import (
     EmbeddingSpace,
     Hit,
     ParsedDocument,
+    Route,
     Scale,
     Section,
 )
@@ -113,6 +114,7 @@ __all__ = [
     "RegistryError",
     "RepairRefused",
     "RerankerError",
+    "Route",
     "Scale",
     "SearchMode",
     "SearchRequest",

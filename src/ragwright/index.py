@@ -81,7 +81,6 @@ from ragwright.ports import (
     ChunkExport,
     ChunkLookup,
     CollectionIdentity,
-    ModePlanner,
     DocumentMove,
     Embedder,
     EntityResolver,
@@ -91,6 +90,7 @@ from ragwright.ports import (
     GraphSource,
     IngestLock,
     LLMRecords,
+    ModePlanner,
     ResultProcessor,
     StoreBackend,
     TokenCounter,
@@ -661,8 +661,20 @@ class Index:
         return Capabilities(graph=graph, global_search=False)
 
     def _route(self, question: str, mode: SearchMode | str, llm: LLM | None) -> Route:
-        chosen = SearchRequest(mode=mode).mode
+        chosen = SearchRequest().but(mode=mode).mode
         return self.plan(question, llm=llm) if chosen is SearchMode.AUTO else requested(chosen)
+
+    def search_routed(
+        self,
+        query: str,
+        request: SearchRequest | None = None,
+        **options: Unpack[SearchOptions],
+    ) -> tuple[Route, list[Hit]]:
+        """`search`, with the route it took: for ``mode="auto"`` the planner's choice and its
+        reason (the surfaces show it), else the mode asked for."""
+        request = (request or SearchRequest()).but(**options)
+        route = self._route(query, request.mode, None)
+        return route, self.search(query, request.but(mode=route.mode))
 
     def ask(self, question: str, **options: Unpack[AskOptions]) -> Answer:
         """An answer with ``[n]`` citations resolved to exact spans: `ask_stream`'s final
@@ -744,7 +756,9 @@ class Index:
                 name, embedder=self.embedder, options=options, documents=self._store
             )
             for piece in extractive.stream(question, retrieve(question)):
-                yield dataclasses.replace(piece, route=route) if isinstance(piece, Answer) else piece
+                yield (
+                    dataclasses.replace(piece, route=route) if isinstance(piece, Answer) else piece
+                )
             return
         assert session is not None
         use_graph = self.answer_settings.graph_context if graph_context is None else graph_context

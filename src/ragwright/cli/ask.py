@@ -32,6 +32,7 @@ from ragwright.config import load_config
 from ragwright.index import Index
 from ragwright.llms.settings import ENGINES, Budget, LLMSettings
 from ragwright.models import DEFAULT_COLLECTION, Answer, Citation
+from ragwright.pipeline.search_request import SearchMode
 from ragwright.shapes import answer_json
 from ragwright.surface_limits import MAX_ASK_TOP_K, checked_text
 
@@ -81,6 +82,10 @@ def ask(
             "entity graph. Default: [answer] graph_context, else off.",
         ),
     ] = None,
+    mode: Annotated[
+        SearchMode,
+        typer.Option(help="Search mode of the retrieval; auto: the planner chooses."),
+    ] = SearchMode.AUTO,
     config: ConfigOption = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -108,10 +113,14 @@ def ask(
         config=load_config(config),
     ) as kb:
         if json_output:
-            answer = kb.ask(question, top_k=top_k, where=where, graph_context=graph_context)
+            answer = kb.ask(
+                question, top_k=top_k, where=where, graph_context=graph_context, mode=mode
+            )
             print_json(answer_json(question, answer))
         else:
-            stream = kb.ask_stream(question, top_k=top_k, where=where, graph_context=graph_context)
+            stream = kb.ask_stream(
+                question, top_k=top_k, where=where, graph_context=graph_context, mode=mode
+            )
             answer = _show_stream(stream)
         warn_if_filter_matched_nothing(kb, where, len(answer.hits))
     if not json_output:
@@ -155,6 +164,8 @@ def _show_sources(answer: Answer) -> None:
             _source_line(citation, str(breadcrumbs.get(citation.chunk_id) or "")), soft_wrap=True
         )
     notes = list(answer.warnings)
+    if answer.route is not None:
+        notes.insert(0, f"route: {answer.route.mode} ({answer.route.reason})")
     notes += [f"no citation: {sentence!r}" for sentence in answer.unsupported]
     for note in notes:
         console.print(f"[yellow]note:[/] {escape(note)}", soft_wrap=True)

@@ -38,6 +38,7 @@ from ragwright.mcp_server.results import (
     chunk_view,
     document_result,
     hit_view,
+    route_view,
     source_view,
 )
 from ragwright.surface_limits import MAX_ASK_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K
@@ -95,20 +96,24 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
             int, Field(ge=1, le=MAX_TOP_K, strict=True, description="Number of hits.")
         ] = 10,
         mode: Annotated[
-            Literal["bm25", "vector", "hybrid", "graph"],
-            Field(description="graph: hybrid fused with entity-graph search (needs a graph)."),
+            Literal["bm25", "vector", "hybrid", "graph", "auto"],
+            Field(
+                description="graph: hybrid fused with entity-graph search (needs a graph); "
+                "auto: the planner chooses from the query (route says which and why)."
+            ),
         ] = "hybrid",
         filter: FilterExpression = None,
         sources: SourceIds = None,
         collection: CollectionName = None,
     ) -> SearchResult:
         with tool_errors():
-            hits = kb.get(collection).search(
+            route, hits = kb.get(collection).search_routed(
                 query, mode=mode, top_k=top_k, where=_where(filter, sources)
             )
         return SearchResult(
             query=query,
             mode=mode,
+            route=route_view(route),
             hits=[hit_view(rank, hit) for rank, hit in enumerate(hits, start=1)],
         )
 
@@ -142,6 +147,10 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
                 "from the index's entity graph. Default: the server's [answer] graph_context."
             ),
         ] = None,
+        mode: Annotated[
+            Literal["bm25", "vector", "hybrid", "graph", "auto"],
+            Field(description="The search mode; auto (default): the planner chooses."),
+        ] = "auto",
         collection: CollectionName = None,
     ) -> AskResult:
         if engine is not None and engine not in ENGINES:
@@ -153,6 +162,7 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
                 where=_where(filter, sources),
                 engine=engine,
                 graph_context=graph_context,
+                mode=mode,
             )
         return ask_result(question, answer)
 

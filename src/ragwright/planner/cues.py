@@ -19,7 +19,8 @@ AGGREGATION = re.compile(
     r"|\bsummari[sz]e\b|\bsummary of\b|\boverview of\b|\bin (general|summary|total)\b"
     r"|\b(list|name|enumerate) (all|every|each)\b|\b(all|every) (the )?(documents?|policies|"
     r"rules|settings|options|limits|deadlines|requirements|places|sections)\b"
-    r"|\bacross (all|the|every)\b|\banywhere\b|\bthroughout the (docs|documentation|documents|handbook|corpus)\b|\bcorpus\b"
+    r"|\bacross (all|the|every)\b|\banywhere\b|\bcorpus\b"
+    r"|\bthroughout the (docs|documentation|documents|handbook|corpus)\b"
     r"|\bwhat (do|does) (the|these|all) (documents?|sources?|files?|handbook|docs?)\b"
     r"|\bhow many (documents?|policies|sources?|files?)\b|\bwhich (documents?|files?|policies)\b",
     re.IGNORECASE,
@@ -46,7 +47,13 @@ _NAME = re.compile(
     r"|\b(?:[A-Z][\w'’.&-]*|[0-9]+[A-Z][\w-]*)"
     r"(?:\s+(?:(?:of|the|and|de|von|van|da|la|del|for|in|on)\s+)*[A-Z][\w'’.&-]*)*"
 )
-_FIRST_WORD = re.compile(r"^\s*[\"“]?(\w+)")
+#: Words that open a sentence without naming anything.
+_OPENERS = frozenset(
+    "what which who whom whose where when why how in on at for of from to by with the a an "
+    "this that these those both either neither name list give tell describe summarize "
+    "summarise is are was were do does did can could has have had will would should may might "
+    "must there it its their his her".split()
+)
 
 
 def is_yes_no(question: str) -> bool:
@@ -61,19 +68,17 @@ def is_question(question: str) -> bool:
 
 
 def names(question: str) -> list[str]:
-    """The names a question mentions; its first word only when more than a capital letter
-    makes it one (so "Which" or "Who" is not a name, "NASA" is)."""
+    """The names a question mentions. A capitalized first word is a name's only when it is
+    not a question or function word ("Which", "The", "Are" name nothing; "Tysons" does)."""
     found = []
-    first = _FIRST_WORD.match(question)
     for match in _NAME.finditer(question):
         text = match.group()
-        if first is not None and match.start() == first.start(1):
-            rest = text.split(None, 1)
-            if not (text.isupper() and len(text) > 1):
-                if len(rest) < 2:
-                    continue
-                text = rest[1]
-        found.append(text.strip("\"“”"))
+        if match.start() == len(question) - len(question.lstrip(' "“')):
+            first, _, rest = text.partition(" ")
+            if first.lower() in _OPENERS:
+                text = rest.strip()
+        if text:
+            found.append(text.strip('"“”'))
     return found
 
 

@@ -48,7 +48,9 @@ class RulesPlanner:
         aggregation = cues.cue(cues.AGGREGATION, text)
         if aggregation is not None and not yes_no:
             return Route("global", f"aggregation cue {aggregation!r}: a question about the corpus")
-        aside = f" (aggregation cue {aggregation!r}, but yes/no: never global)" if aggregation else ""
+        aside = (
+            f" (aggregation cue {aggregation!r}, but yes/no: never global)" if aggregation else ""
+        )
         if not cues.is_question(text):
             return Route("hybrid", f"a statement or keyword query: a lookup{aside}")
         found = cues.names(text)
@@ -60,5 +62,6 @@ class RulesPlanner:
             return Route("graph", f"bridge phrasing {bridge!r}{aside}")
         if len(found) >= self.min_names:
             shown = ", ".join(repr(name) for name in found[:4])
-            return Route("graph", f"a question naming {len(found)} entit{'y' if len(found) == 1 else 'ies'} ({shown}){aside}")
+            named = "1 entity" if len(found) == 1 else f"{len(found)} entities"
+            return Route("graph", f"a question naming {named} ({shown}){aside}")
         return Route("hybrid", f"a lookup: no bridge, comparison or aggregation cue{aside}")

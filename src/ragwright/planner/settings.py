@@ -1,8 +1,8 @@
 """The ``[planner]`` table of ragwright.toml: which planner ``mode = "auto"`` asks::
 
-    [planner]
-    classifier = "rules"        # rules (offline) or llm (the [llm] model, one call a question)
-    comparison_mode = "hybrid"  # where the rules send comparisons: hybrid or graph
+[planner]
+classifier = "rules"        # rules (offline) or llm (the [llm] model, one call a question)
+comparison_mode = "hybrid"  # where the rules send comparisons: hybrid or graph
 """
 
 from __future__ import annotations

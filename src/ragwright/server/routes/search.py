@@ -110,6 +110,11 @@ class AskRequest(BaseModel):
         description="Give an LLM engine the entities and relations of the chunks, from the "
         "index's entity graph. Default: the server's [answer] graph_context.",
     )
+    mode: SearchMode = Field(
+        SearchMode.AUTO,
+        description="The search mode of the answer's retrieval; auto: the planner chooses "
+        "(the answer's route says which and why).",
+    )
 
     @field_validator("engine")
     @classmethod
@@ -125,8 +130,8 @@ def search(
 ) -> dict[str, Any]:
     """Ranked chunks for a query: hybrid (BM25 and vectors fused), bm25 or vector."""
     request = body.request(defaults)
-    hits = index.search(body.query, request)
-    shape = search_json(body.query, request.mode, request.top_k, request.where, hits)
+    route, hits = index.search_routed(body.query, request)
+    shape = search_json(body.query, request.mode, request.top_k, request.where, hits, route)
     return {**shape, **UNTRUSTED}
 
 
@@ -144,7 +149,11 @@ def ask(
     events (``delta`` pieces, one ``answer``, then ``done``) when ``stream`` is true or the
     request accepts ``text/event-stream``."""
     where = parse_filter(body.filter) if body.filter else None
-    options: dict[str, Any] = {"engine": body.engine, "graph_context": body.graph_context}
+    options: dict[str, Any] = {
+        "engine": body.engine,
+        "graph_context": body.graph_context,
+        "mode": body.mode,
+    }
     if not (body.stream or "text/event-stream" in accept):
         answer = index.ask(body.question, top_k=body.top_k, where=where, **options)
         return {**answer_json(body.question, answer), **UNTRUSTED}
