@@ -31,6 +31,7 @@ from ragwright.errors import (
     StoreError,
 )
 from ragwright.filters import Filter, parse_filter
+from ragwright.graph.export import GraphExport, export_graph
 from ragwright.graph.extractors.llm import LLMExtractor
 from ragwright.graph.extractors.llm_settings import LLMExtractionSettings
 from ragwright.graph.records import EntityInfo, GraphStats
@@ -558,6 +559,13 @@ class Index:
         """An entity by name, with its aliases, synonyms, neighbours and the exact spans
         that mention it; None when the graph has no such entity."""
         return self._graph_store().describe_entity(name, max_sites)
+
+    def export_graph(self) -> GraphExport:
+        """The entity graph graph search reads, with every entity's aliases and the chunks
+        behind each entity and edge (see `ragwright.graph.export`); `GraphNotBuilt` when
+        there is none."""
+        snapshot = GraphRetriever(self._graph, self._store, self._graph_search).check()
+        return export_graph(snapshot, lambda key: self.entity(key, max_sites=0))
 
     def merge_entities(self, first: str, second: str) -> None:
         """Record that two entities are one (graph search then treats them as one node)."""
