@@ -20,7 +20,7 @@ from ragwright.planner import Capabilities, LLMPlanner, RulesPlanner, dispatch, 
 from ragwright.planner.settings import PlannerSettings
 from ragwright.ports import ModePlanner
 from ragwright.testing import HashingEmbedder
-from ragwright.testing.openai_server import OpenAIServer, Reply
+from ragwright.testing.openai_server import OpenAIServer
 
 RULES = RulesPlanner()
 

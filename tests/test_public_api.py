@@ -21,8 +21,8 @@ EXPECTED = {
     "IndexDamaged", "IndexTooNew", "IngestLimitExceeded", "IngestOptions", "IngestReport",
     "LLMError", "LLMResponseError", "LLMSettings", "MissingDependencyError", "Not", "OcrError",
     "Or", "parse_filter", "ParsedDocument", "ParseError", "ParseLimitExceeded", "ParserOptions",
-    "RagwrightError", "RegistryError", "RepairRefused", "RerankerError", "Route", "Scale", "SearchMode",
-    "SearchRequest", "Section", "StoreError", "UnknownCollection", "UnknownEntity",
+    "RagwrightError", "RegistryError", "RepairRefused", "RerankerError", "Route", "Scale",
+    "SearchMode", "SearchRequest", "Section", "StoreError", "UnknownCollection", "UnknownEntity",
     "UnsupportedFilter", "UnsupportedScale", "__version__",
 }  # fmt: skip
 
