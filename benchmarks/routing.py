@@ -115,6 +115,23 @@ def report(
         print(f"{group:<22} {len(ids):>4} " + " ".join(cells), flush=True)
 
 
+def agreement(runs: dict[str, list[QueryRun]]) -> None:
+    """How many of auto's rankings are hybrid's and graph's, exactly (a check that auto ran
+    the mode its route names)."""
+    auto = {run.query_id: run.ranked_ids for run in runs["auto"]}
+    same = {
+        mode: sum(auto[run.query_id] == run.ranked_ids for run in runs[mode])
+        for mode in ("hybrid", "graph")
+    }
+    both = sum(
+        h.ranked_ids == g.ranked_ids for h, g in zip(runs["hybrid"], runs["graph"], strict=True)
+    )
+    print(
+        f"auto's ranking equals hybrid's for {same['hybrid']}, graph's for {same['graph']} "
+        f"of {len(auto)} queries (hybrid's and graph's are equal for {both})"
+    )
+
+
 def auto_modes(index: Index, rows: Sequence[dict[str, str]]) -> None:
     chosen: dict[str, Counter[str]] = defaultdict(Counter)
     for row in rows:
@@ -148,6 +165,7 @@ def main() -> None:
     with open_with_graph(hotpot, args.hotpot_cache, planner) as index:
         auto_modes(index, typed)
         runs = runs_by_mode(index, hotpot, hotpot.query_ids)
+    agreement(runs)
     fields = (("AS@5", "all_support_at_5"), ("nDCG", "ndcg_at_10"))
     report("HotpotQA dev500 by type", runs, hotpot, groups, fields)
     if args.skip_scifact:
@@ -157,6 +175,7 @@ def main() -> None:
     with open_with_graph(scifact, args.scifact_cache, planner) as index:
         auto_modes(index, claims)
         runs = runs_by_mode(index, scifact, scifact.query_ids)
+    agreement(runs)
     fields = (("nDCG", "ndcg_at_10"), ("R@10", "recall_at_10"))
     report("SciFact test (lookup)", runs, scifact, {"all 300": set(scifact.query_ids)}, fields)
 

@@ -34,6 +34,7 @@ from ragwright.filters import Filter, parse_filter
 from ragwright.graph.export import GraphExport, export_graph
 from ragwright.graph.extractors.llm import LLMExtractor
 from ragwright.graph.extractors.llm_settings import LLMExtractionSettings
+from ragwright.graph.neighbourhood import EntityNode, Neighbourhood, find_entities, neighbourhood
 from ragwright.graph.records import EntityInfo, GraphStats
 from ragwright.graph.registry import DEFAULT_EXTRACTOR, create_extractor
 from ragwright.graph.search import GraphSearch
@@ -566,6 +567,21 @@ class Index:
         there is none."""
         snapshot = GraphRetriever(self._graph, self._store, self._graph_search).check()
         return export_graph(snapshot, lambda key: self.entity(key, max_sites=0))
+
+    def neighbourhood(
+        self, name: str, *, limit: int = 12, max_sites: int = 50
+    ) -> Neighbourhood | None:
+        """The entity ``name`` with its ``limit`` heaviest neighbours and the edges among
+        them (what the web page draws), and at most ``max_sites`` mentions; None when there
+        is no such entity, `GraphNotBuilt` when there is no graph."""
+        snapshot = GraphRetriever(self._graph, self._store, self._graph_search).check()
+        info = self.entity(name, max_sites=max_sites)
+        return neighbourhood(snapshot, info, limit) if info is not None else None
+
+    def find_entities(self, text: str, limit: int = 10) -> list[EntityNode]:
+        """Entities whose normalized name contains ``text``'s, most mentioned first."""
+        snapshot = GraphRetriever(self._graph, self._store, self._graph_search).check()
+        return find_entities(snapshot, text, limit)
 
     def merge_entities(self, first: str, second: str) -> None:
         """Record that two entities are one (graph search then treats them as one node)."""
