@@ -115,6 +115,18 @@ def test_hybrid_mode_declares_ordered_scores(pelorus: Path) -> None:
     assert_ready_without_warnings(validate_pipeline(pipeline, target="r", sample_query=QUESTION))
 
 
+@pytest.mark.parametrize("mode", ["graph", "auto"])
+def test_graph_and_auto_modes_declare_ordered_scores(pelorus: Path, mode: str) -> None:
+    """Both return fused ranks (graph mode fuses by rank; auto may run graph or hybrid)."""
+    pipeline, _ = connect({"index": str(pelorus), "mode": mode})
+    try:
+        assert pipeline.info()["retrieval_mode"] == "ordered"
+    finally:
+        pipeline.close()
+    with pytest.raises(ValueError, match="bm25, vector, hybrid, graph, auto"):
+        connect({"index": str(pelorus), "mode": "teleport"})
+
+
 def test_vector_scores_are_the_cosine_of_the_indexed_vectors(
     connector: RagwrightConnector,
 ) -> None:

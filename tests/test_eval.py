@@ -656,3 +656,18 @@ def test_eval_in_graph_mode_builds_the_graph_of_its_cached_index_once(dataset: P
     assert stats.entities > 0 and sum(stats.extracted.values()) == stats.chunks_total
     again = invoke_json(str(dataset), "--embedder", "hashing:64", "--mode", "graph")
     assert again["configs"][0]["metrics"] == config["metrics"]
+
+
+def test_eval_in_auto_mode_routes_each_query_and_builds_the_graph(dataset: Path) -> None:
+    """`eval --mode auto` runs the planner per query, on an index with its graph: the bridge
+    question of this set goes to graph search, so auto scores exactly what graph mode does."""
+    dataset = write_entity_dataset(dataset.parent / "entities")
+    auto = invoke_json(str(dataset), "--embedder", "hashing:64", "--mode", "auto")
+    (config,) = auto["configs"]
+    assert config["mode"] == "auto" and config["modes_run"] == {"graph": 1}
+    graph = invoke_json(str(dataset), "--embedder", "hashing:64", "--mode", "graph")
+    assert config["metrics"] == graph["configs"][0]["metrics"]
+    assert config["index"]["directory"] == graph["configs"][0]["index"]["directory"]
+    assert graph["configs"][0]["modes_run"] == {"graph": 1}
+    shown = runner.invoke(app, ["eval", str(dataset), "--embedder", "hashing:64", "--mode", "auto"])
+    assert shown.exit_code == 0 and "auto (graph 1)" in shown.output

@@ -21,7 +21,7 @@ EXPECTED = {
     "IngestLimitExceeded", "IngestOptions", "IngestReport", "LLMError", "LLMResponseError",
     "LLMSettings", "MissingDependencyError", "Not", "OcrError", "Or", "parse_filter",
     "ParsedDocument", "ParseError", "ParseLimitExceeded", "ParserOptions", "RagwrightError",
-    "RegistryError", "RepairRefused", "RerankerError", "Scale", "SearchMode", "SearchRequest",
+    "RegistryError", "RepairRefused", "RerankerError", "Route", "Scale", "SearchMode", "SearchRequest",
     "Section", "StoreError", "UnknownCollection", "UnknownEntity", "UnsupportedFilter",
     "UnsupportedScale", "__version__",
 }  # fmt: skip

@@ -57,6 +57,7 @@ from ragwright.models import (
     EmbeddingSpace,
     Hit,
     ParsedDocument,
+    Route,
     Scale,
     Section,
 )
@@ -115,6 +116,7 @@ __all__ = [
     "RegistryError",
     "RepairRefused",
     "RerankerError",
+    "Route",
     "Scale",
     "SearchMode",
     "SearchRequest",

@@ -34,6 +34,8 @@ from ragwright.errors import (
 from ragwright.filters import Filter, parse_filter
 from ragwright.graph.extractor_context import ExtractorContext
 from ragwright.graph.community_model import CommunityBuild, CommunitySettings, StoredCommunity
+from ragwright.graph.export import GraphExport, export_graph
+from ragwright.graph.neighbourhood import EntityNode, Neighbourhood, find_entities, neighbourhood
 from ragwright.graph.records import EntityInfo, GraphStats
 from ragwright.graph.registry import DEFAULT_EXTRACTOR, create_extractor
 from ragwright.graph.reports import ExtractiveReporter
@@ -51,6 +53,7 @@ from ragwright.models import (
     EmbeddingSpace,
     Hit,
     LedgerRow,
+    Route,
     StoreStats,
 )
 from ragwright.parsers.options import ParserOptions
@@ -78,6 +81,8 @@ from ragwright.pipeline.ingest import (
 from ragwright.pipeline.llm_reports import LLMReporter
 from ragwright.pipeline.retrieval import Retriever
 from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
+from ragwright.planner import Capabilities, LLMPlanner, RulesPlanner, dispatch, requested
+from ragwright.planner.settings import PlannerSettings
 from ragwright.ports import (
     LLM,
     Chunker,
@@ -94,6 +99,7 @@ from ragwright.ports import (
     GraphSource,
     IngestLock,
     LLMRecords,
+    ModePlanner,
     ResultProcessor,
     StoreBackend,
     TokenCounter,
@@ -139,7 +145,7 @@ class AskOptions(TypedDict, total=False):
     query_processors: Sequence[QueryProcessor]
     processors: Sequence[ResultProcessor]
     graph_context: bool | None
-    mode: SearchMode | str | None
+    mode: SearchMode | str
 
 
 class Index:
@@ -158,6 +164,7 @@ class Index:
         llm_settings: LLMSettings | None = None,
         config: Config | None = None,
         graph: GraphSource | None = None,
+        planner: ModePlanner | None = None,
     ) -> None:
         """Open or create the index at ``location``: a directory (the embedded SQLite store)
         or a store URL such as ``postgresql://user@host/db``. ``create=False`` refuses to
@@ -171,7 +178,9 @@ class Index:
         answer engines their ``[answer]`` settings (see `AnswerSettings`). ``graph`` is the
         entity graph ``mode="graph"`` searches and answers take graph context from, instead of
         the store's (one built outside the store, such as a
-        `ragwright.graph.snapshot.MemoryGraph`)."""
+        `ragwright.graph.snapshot.MemoryGraph`). ``planner`` chooses the mode of
+        ``mode="auto"`` searches and answers (by default the ``[planner]`` table's: the
+        offline rules, or the LLM classifier)."""
         self.answer_settings = AnswerSettings.from_config(config or Config())
         self._graph_context_made: GraphContext | None = None  # kept: it indexes the snapshot
         self.location = location if is_url(location) else Path(location)
@@ -198,6 +207,8 @@ class Index:
         self._graph: GraphSource | None = graph if graph is not None else store_graph
         self._graph_search = GraphSearch()  # caches the walk's matrices by graph version
         self._communities: CommunityWorkflow | None = None
+        self.planner_settings = PlannerSettings.from_config(config or Config())
+        self._planner = planner
 
     def close(self) -> None:
         if self._llm_records is not None:
@@ -604,6 +615,28 @@ class Index:
         that mention it; None when the graph has no such entity."""
         return self._graph_store().describe_entity(name, max_sites)
 
+    def export_graph(self) -> GraphExport:
+        """The entity graph graph search reads, with every entity's aliases and the chunks
+        behind each entity and edge (see `ragwright.graph.export`); `GraphNotBuilt` when
+        there is none."""
+        snapshot = GraphRetriever(self._graph, self._store, self._graph_search).check()
+        return export_graph(snapshot, lambda key: self.entity(key, max_sites=0))
+
+    def neighbourhood(
+        self, name: str, *, limit: int = 12, max_sites: int = 50
+    ) -> Neighbourhood | None:
+        """The entity ``name`` with its ``limit`` heaviest neighbours and the edges among
+        them (what the web page draws), and at most ``max_sites`` mentions; None when there
+        is no such entity, `GraphNotBuilt` when there is no graph."""
+        snapshot = GraphRetriever(self._graph, self._store, self._graph_search).check()
+        info = self.entity(name, max_sites=max_sites)
+        return neighbourhood(snapshot, info, limit) if info is not None else None
+
+    def find_entities(self, text: str, limit: int = 10) -> list[EntityNode]:
+        """Entities whose normalized name contains ``text``'s, most mentioned first."""
+        snapshot = GraphRetriever(self._graph, self._store, self._graph_search).check()
+        return find_entities(snapshot, text, limit)
+
     def merge_entities(self, first: str, second: str) -> None:
         """Record that two entities are one (graph search then treats them as one node)."""
         self._graph_store().merge_entities(first, second)
@@ -713,6 +746,8 @@ class Index:
         chain = ResultChain(processors)  # refuses a bad order before any work
         # Made (and so checked) even when there is nothing to search.
         request = (request or SearchRequest()).but(**options)
+        if request.mode is SearchMode.AUTO:
+            request = request.but(mode=self.plan(query).mode)
         if request.mode is SearchMode.GLOBAL:
             return self._global_search(query, request, chain)
         graph_mode = request.mode is SearchMode.GRAPH
@@ -740,6 +775,43 @@ class Index:
         hits = chain.process(query, hits) if chain.processors else hits
         return [dataclasses.replace(hit, rank=rank) for rank, hit in enumerate(hits, start=1)]
 
+    def plan(self, question: str, *, llm: LLM | None = None) -> Route:
+        """The route a ``mode="auto"`` search of ``question`` takes: the planner's choice,
+        checked against what this index can run (no entity graph or no global search: hybrid,
+        the reason says so). ``llm`` is the model an LLM classifier calls (by default a
+        request session over the configured one)."""
+        return dispatch(self._mode_planner(llm).route(question), self._capabilities())
+
+    def _mode_planner(self, llm: LLM | None) -> ModePlanner:
+        if self._planner is not None:
+            return self._planner
+        rules = RulesPlanner(comparison_mode=self.planner_settings.comparison_mode)
+        if self.planner_settings.classifier == "llm":
+            return LLMPlanner(llm or self.llm_session("request").llm, fallback=rules)
+        return rules
+
+    def _capabilities(self) -> Capabilities:
+        graph = self._graph is not None and self._graph.graph_snapshot().chunk_count > 0
+        store = self._store
+        communities = isinstance(store, CommunityStore) and store.community_build() is not None
+        return Capabilities(graph=graph, global_search=communities)
+
+    def _route(self, question: str, mode: SearchMode | str, llm: LLM | None) -> Route:
+        chosen = SearchRequest().but(mode=mode).mode
+        return self.plan(question, llm=llm) if chosen is SearchMode.AUTO else requested(chosen)
+
+    def search_routed(
+        self,
+        query: str,
+        request: SearchRequest | None = None,
+        **options: Unpack[SearchOptions],
+    ) -> tuple[Route, list[Hit]]:
+        """`search`, with the route it took: for ``mode="auto"`` the planner's choice and its
+        reason (the surfaces show it), else the mode asked for."""
+        request = (request or SearchRequest()).but(**options)
+        route = self._route(query, request.mode, None)
+        return route, self.search(query, request.but(mode=route.mode))
+
     def ask(self, question: str, **options: Unpack[AskOptions]) -> Answer:
         """An answer with ``[n]`` citations resolved to exact spans: `ask_stream`'s final
         `Answer` (see it for the options)."""
@@ -763,7 +835,7 @@ class Index:
         query_processors: Sequence[QueryProcessor] = (),
         processors: Sequence[ResultProcessor] = (),
         graph_context: bool | None = None,
-        mode: SearchMode | str | None = None,
+        mode: SearchMode | str = SearchMode.AUTO,
     ) -> Iterator[str | Answer]:
         """The answer as it is written: pieces of text, then the final `Answer`, whose ``text``
         is the pieces joined and whose ``[n]`` citations resolve to exact spans. The extractive
@@ -785,11 +857,12 @@ class Index:
         (see `ragwright.answers.graph_context`); the extractive engine ignores the setting and
         refuses an explicit True.
 
-        ``mode`` is the retrieval mode (default: hybrid). ``global`` answers from the
+        ``mode`` is the search mode of every retrieval (default auto: the planner chooses
+        from the question, see `plan`; the final `Answer`'s ``route`` says which ran and why).
+        ``global`` answers from the
         community reports instead of retrieved chunks (`ragwright.pipeline.global_retrieval`;
         with an LLM engine, map-reduce over the reports: `ragwright.pipeline.global_llm`)."""
         name = engine or self.llm_settings.engine
-        chosen_mode = SearchMode(mode) if mode is not None else None
         if name not in ENGINES:
             raise ConfigError(unknown_engine(name))
         if session is not None and llm is not None:
@@ -800,31 +873,38 @@ class Index:
                 "session=... instead, or every call would be counted twice"
             )
         where = _filter(where)
-        if chosen_mode is SearchMode.GLOBAL:
-            yield self._global_answer(question, name, where, llm, session)
+        if name == "extractive" and graph_context:
+            raise ConfigError("graph context is for the LLM engines (--engine stuff, …)")
+        if name != "extractive":
+            session = session or self.llm_session("request", llm)
+        route = self._route(question, mode, session.llm if session is not None else llm)
+        if route.mode == SearchMode.GLOBAL:
+            answer = self._global_answer(question, name, where, llm, session)
+            yield dataclasses.replace(answer, route=route)
             return
 
         def retrieve(query: str) -> list[Hit]:
             return self.search(
                 query,
-                SearchRequest(mode=chosen_mode) if chosen_mode is not None else None,
                 top_k=top_k,
                 where=where,
+                mode=route.mode,
                 query_processors=query_processors,
                 processors=processors,
             )
 
         if name == "extractive":
-            if graph_context:
-                raise ConfigError("graph context is for the LLM engines (--engine stuff, …)")
             extractive = create_engine(
                 name, embedder=self.embedder, options=options, documents=self._store
             )
-            yield from extractive.stream(question, retrieve(question))
+            for piece in extractive.stream(question, retrieve(question)):
+                yield (
+                    dataclasses.replace(piece, route=route) if isinstance(piece, Answer) else piece
+                )
             return
+        assert session is not None
         use_graph = self.answer_settings.graph_context if graph_context is None else graph_context
         graph = self._graph_context() if use_graph else None
-        session = session or self.llm_session("request", llm)
 
         answer_engine = create_engine(
             name,
@@ -837,7 +917,7 @@ class Index:
         empty = graph is not None and graph.graph.graph_snapshot().entity_count == 0
         for item in answer_engine.stream(question, retrieve(question)):
             if isinstance(item, Answer):
-                item = session.finish(item)
+                item = dataclasses.replace(session.finish(item), route=route)
                 if empty:
                     note = "graph context: the index's entity graph is empty (build it first)"
                     item = dataclasses.replace(item, warnings=(*item.warnings, note))

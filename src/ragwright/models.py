@@ -237,6 +237,25 @@ class Answer:
     removed_citations: tuple[int, ...] = ()
     unsupported: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    #: How the hits were retrieved: the search mode and why (``mode="auto"`` asks the planner).
+    route: Route | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Where a question is sent: the search ``mode`` that runs (a `SearchMode` value), the one
+    the planner chose (``planned``: "global" may run as hybrid where an index has no global
+    search), why, and which planner decided ("rules", "llm:MODEL", or "request" when the
+    caller named the mode)."""
+
+    mode: str
+    reason: str
+    planned: str = ""
+    planner: str = "rules"
+
+    def __post_init__(self) -> None:
+        if not self.planned:
+            object.__setattr__(self, "planned", self.mode)
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,7 @@ from ragwright.models import (
     LedgerRow,
     ParsedDocument,
     RepairReport,
+    Route,
     StoreStats,
     Usage,
 )
@@ -572,6 +573,18 @@ class LLM(Protocol):
     def stream(
         self, messages: Sequence[ChatMessage], *, max_tokens: int = 512, temperature: float = 0.0
     ) -> Iterator[str | Completion]: ...
+
+
+@runtime_checkable
+class ModePlanner(Protocol):
+    """Chooses a search mode for a question (``mode="auto"``): a `Route` with the mode
+    ("bm25", "vector", "hybrid", "graph" or "global") and the reason, for the caller to show.
+    It decides from the question alone; what the index can run is checked after it."""
+
+    @property
+    def name(self) -> str: ...
+
+    def route(self, question: str) -> Route: ...
 
 
 @runtime_checkable

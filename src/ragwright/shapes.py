@@ -21,6 +21,7 @@ from ragwright.models import (
     DocumentInfo,
     Hit,
     LedgerRow,
+    Route,
     StoreStats,
 )
 from ragwright.pipeline.ingest import IngestReport
@@ -29,15 +30,31 @@ from ragwright.pipeline.sync_status import SyncSnapshot
 
 
 def search_json(
-    query: str, mode: SearchMode, top_k: int, where: Filter | None, hits: list[Hit]
+    query: str,
+    mode: SearchMode,
+    top_k: int,
+    where: Filter | None,
+    hits: list[Hit],
+    route: Route | None = None,
 ) -> dict[str, Any]:
-    """A search and its ranked hits; ``filter`` is the parsed filter written back out."""
+    """A search and its ranked hits; ``filter`` is the parsed filter written back out;
+    ``route`` the mode that ran and why (``mode`` is the one asked for, perhaps auto)."""
     return {
         "query": query,
         "mode": mode.value,
         "top_k": top_k,
         "filter": render_filter(where) if where else None,
+        "route": route_json(route) if route is not None else None,
         "hits": [hit_json(rank, hit) for rank, hit in enumerate(hits, start=1)],
+    }
+
+
+def route_json(route: Route) -> dict[str, str]:
+    return {
+        "mode": route.mode,
+        "planned": route.planned,
+        "reason": route.reason,
+        "planner": route.planner,
     }
 
 
@@ -84,6 +101,7 @@ def answer_json(question: str, answer: Answer) -> dict[str, Any]:
         "found": answer.found,
         "citations": [citation_json(c) for c in answer.citations],
         "hits": [hit_json(rank, hit) for rank, hit in enumerate(answer.hits, start=1)],
+        "route": route_json(answer.route) if answer.route is not None else None,
     } | llm_json(answer)
 
 

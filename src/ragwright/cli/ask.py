@@ -83,12 +83,12 @@ def ask(
         ),
     ] = None,
     mode: Annotated[
-        SearchMode | None,
+        SearchMode,
         typer.Option(
-            help="Retrieval mode; global answers from the community reports (run graph "
-            "communities --rebuild first). [default: hybrid]"
+            help="Search mode of the retrieval; auto: the planner chooses; global answers "
+            "from the community reports (run graph communities --rebuild first)."
         ),
-    ] = None,
+    ] = SearchMode.AUTO,
     config: ConfigOption = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -167,6 +167,8 @@ def _show_sources(answer: Answer) -> None:
             _source_line(citation, str(breadcrumbs.get(citation.chunk_id) or "")), soft_wrap=True
         )
     notes = list(answer.warnings)
+    if answer.route is not None:
+        notes.insert(0, f"route: {answer.route.mode} ({answer.route.reason})")
     notes += [f"no citation: {sentence!r}" for sentence in answer.unsupported]
     for note in notes:
         console.print(f"[yellow]note:[/] {escape(note)}", soft_wrap=True)

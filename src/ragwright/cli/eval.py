@@ -252,6 +252,7 @@ def _result_json(
         "name": config.name,
         **config.search.settings(),
         "aggregate": config.aggregate.value,
+        "modes_run": result.modes,
         "chunking": {"name": config.chunking.name, "options": dict(config.chunking.options)},
         "embedder": config.embedder,
         "index": {
@@ -316,13 +317,21 @@ def _print_report(report: EvalReport, run_files: Sequence[Path | None]) -> None:
         table.add_row(label, *cells)
     if len(report.results) > 1:
         table.add_row("W/L/T vs first", *(_win_loss(v) for v in report.versus_first()))
-    table.add_row("mode", *(r.config.search.mode.value for r in report.results))
+    table.add_row("mode", *(_mode_cell(r) for r in report.results))
     table.add_row("chunking", *(escape(r.config.chunking.name) for r in report.results))
     table.add_row("index", *(_index_cell(r) for r in report.results))
     console.print(table)
     for result, run_file in zip(report.results, run_files, strict=True):
         if run_file is not None:
             console.print(f"run file {escape(result.config.name)}: {escape(str(run_file))}")
+
+
+def _mode_cell(result: ConfigResult) -> str:
+    """The mode; for auto, also how many queries each mode ran."""
+    mode = result.config.search.mode.value
+    if len(result.modes) < 2 and mode != "auto":
+        return mode
+    return f"{mode} (" + ", ".join(f"{m} {n}" for m, n in result.modes.items()) + ")"
 
 
 def _index_cell(result: ConfigResult) -> str:

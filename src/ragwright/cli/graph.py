@@ -1,11 +1,14 @@
 """`ragwright graph`: build the entity graph, show its counts and one entity, merge and
-unmerge entities."""
+unmerge entities, export it (GraphML or JSON)."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -27,6 +30,8 @@ from ragwright.cli._common import (
     terminal_safe,
 )
 from ragwright.cli._progress import LineProgress
+from ragwright.errors import ConfigError
+from ragwright.graph.export import FORMATS, graph_json, graphml
 from ragwright.graph.records import EntityInfo
 from ragwright.graph.shapes import build_report_json, entity_json, graph_stats_json
 from ragwright.models import DEFAULT_COLLECTION
@@ -150,6 +155,40 @@ def unmerge(
         undone = kb.unmerge_entities(first, second)
     pair = f"{escape(terminal_safe(first))!r} and {escape(terminal_safe(second))!r}"
     console.print(f"separated {pair}" if undone else f"{pair} were neither merged nor linked")
+
+
+@app.command()
+@reports_errors
+def export(
+    output_format: Annotated[
+        str, typer.Option("--format", help="graphml (Gephi, networkx, yEd) or json.")
+    ] = "graphml",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="The file to write. Default: stdout.")
+    ] = None,
+    index: IndexOption = DEFAULT_INDEX,
+    collection: CollectionOption = DEFAULT_COLLECTION,
+) -> None:
+    """Write the entity graph for other tools: entities with their aliases, mention counts
+    and the chunks that mention them; edges with their weights and the chunks naming both."""
+    if output_format not in FORMATS:
+        raise ConfigError(f"unknown format {output_format!r}; choose one of {', '.join(FORMATS)}")
+    with open_index(index, collection=collection, read_only=True) as kb:
+        exported = kb.export_graph()
+    text = (
+        graphml(exported)
+        if output_format == "graphml"
+        else json.dumps(graph_json(exported), ensure_ascii=False, indent=2) + "\n"
+    )
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        output.write_text(text, "utf-8")
+    except OSError as error:
+        raise ConfigError(f"cannot write {output}: {error.strerror}") from None
+    summary = f"{len(exported.entities):,} entities and {len(exported.edges):,} edges"
+    errors.print(f"wrote {summary} to {escape(str(output))}", soft_wrap=True)
 
 
 @contextmanager

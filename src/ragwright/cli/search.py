@@ -44,7 +44,8 @@ SNIPPET_CHARS = 320
 def search(
     query: Annotated[str, typer.Argument(help="What to look for.")],
     mode: Annotated[
-        SearchMode | None, typer.Option(help="Retrieval mode. [default: hybrid]")
+        SearchMode | None,
+        typer.Option(help="Retrieval mode; auto: the planner chooses. [default: hybrid]"),
     ] = None,
     top_k: Annotated[
         int | None,
@@ -100,11 +101,13 @@ def search(
     defaults = SearchRequest.from_config(load_config(config))
     request = defaults.but(**{key: value for key, value in flags.items() if value is not None})
     with open_index(index, embedder, collection=collection, read_only=True) as kb:
-        hits = kb.search(query, request)
+        route, hits = kb.search_routed(query, request)
         warn_if_filter_matched_nothing(kb, request.where, len(hits))
     if json_output:
-        print_json(search_json(query, request.mode, request.top_k, request.where, hits))
+        print_json(search_json(query, request.mode, request.top_k, request.where, hits, route))
         return
+    if request.mode is SearchMode.AUTO:
+        console.print(f"[dim]route: {route.mode} ({escape(route.reason)})[/]", soft_wrap=True)
     if not hits:
         console.print("No results.")
         return

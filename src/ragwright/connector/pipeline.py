@@ -55,7 +55,9 @@ class RagwrightConnector(RagPipeline):
         self.index_path = str(Path(index).resolve())
         self.mode = SearchMode(mode)
         self.embedder_spec = embedder
-        self.retrieval_mode = "ordered" if self.mode is SearchMode.HYBRID else "scored"
+        # Only bm25 and vector scores are evidence; hybrid, graph and auto return fused ranks.
+        scored = self.mode in (SearchMode.BM25, SearchMode.VECTOR)
+        self.retrieval_mode = "scored" if scored else "ordered"
         self.index = Index(
             self.index_path, embedder=embedder, create=False, llm_settings=llm_settings
         )

@@ -63,7 +63,8 @@ def connect(params: dict[str, Any]) -> tuple[RagwrightConnector, dict[str, Any]]
         raise ValueError("'index' (the ragwright index directory) is required")
     mode = str(params.get("mode") or SearchMode.VECTOR.value)
     if mode not in {m.value for m in SearchMode}:
-        raise ValueError(f"mode must be one of bm25, vector, hybrid; got {mode!r}")
+        valid = ", ".join(m.value for m in SearchMode)
+        raise ValueError(f"mode must be one of {valid}; got {mode!r}")
     pipeline = build({**params, "index": index, "mode": mode})
     return pipeline, pipeline.connection()
 

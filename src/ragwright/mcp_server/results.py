@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ragwright.models import Answer, Chunk, Citation, Document, DocumentInfo, Hit
+from ragwright.models import Answer, Chunk, Citation, Document, DocumentInfo, Hit, Route
 from ragwright.shapes import citation_json, hit_chunk_json, hit_json, llm_json
 
 UNTRUSTED_NOTICE = (
@@ -67,10 +67,24 @@ class HitView(ChunkView):
     arms: list[str] = Field(description="The retrieval arms that found the chunk: bm25, vector.")
 
 
+class RouteView(BaseModel):
+    mode: str = Field(description="The search mode that ran.")
+    planned: str = Field(description="The mode the planner chose (global may run as hybrid).")
+    reason: str = Field(description="Why: the planner's cue, and any fallback.")
+    planner: str = Field(description="rules, llm:MODEL, or request (the caller named the mode).")
+
+
+def route_view(route: Route) -> RouteView:
+    return RouteView(
+        mode=route.mode, planned=route.planned, reason=route.reason, planner=route.planner
+    )
+
+
 class SearchResult(BaseModel):
     notice: str = UNTRUSTED_NOTICE
     query: str
     mode: str
+    route: RouteView
     hits: list[HitView]
 
 
@@ -108,6 +122,7 @@ class AskResult(BaseModel):
     )
     unsupported: list[UntrustedText] = Field(description="Answer sentences that cite nothing.")
     warnings: list[str]
+    route: RouteView | None = Field(description="The search mode the answer's hits came from.")
 
 
 class ChunkResult(BaseModel):
@@ -164,6 +179,7 @@ def ask_result(question: str, answer: Answer) -> AskResult:
         found=answer.found,
         answer=untrusted(answer.text),
         citations=[citation_view(c) for c in answer.citations],
+        route=route_view(answer.route) if answer.route is not None else None,
         **llm_fields,
     )
 

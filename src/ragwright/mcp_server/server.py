@@ -38,6 +38,7 @@ from ragwright.mcp_server.results import (
     chunk_view,
     document_result,
     hit_view,
+    route_view,
     source_view,
 )
 from ragwright.surface_limits import MAX_ASK_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K
@@ -95,11 +96,11 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
             int, Field(ge=1, le=MAX_TOP_K, strict=True, description="Number of hits.")
         ] = 10,
         mode: Annotated[
-            Literal["bm25", "vector", "hybrid", "graph", "global"],
+            Literal["bm25", "vector", "hybrid", "graph", "global", "auto"],
             Field(
                 description="graph: hybrid fused with entity-graph search (needs a graph); "
                 "global: the chunks the community reports chosen for the query cite (needs "
-                "communities)."
+                "communities); auto: the planner chooses from the query (route says which and why)."
             ),
         ] = "hybrid",
         filter: FilterExpression = None,
@@ -107,12 +108,13 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
         collection: CollectionName = None,
     ) -> SearchResult:
         with tool_errors():
-            hits = kb.get(collection).search(
+            route, hits = kb.get(collection).search_routed(
                 query, mode=mode, top_k=top_k, where=_where(filter, sources)
             )
         return SearchResult(
             query=query,
             mode=mode,
+            route=route_view(route),
             hits=[hit_view(rank, hit) for rank, hit in enumerate(hits, start=1)],
         )
 
@@ -147,12 +149,12 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
             ),
         ] = None,
         mode: Annotated[
-            Literal["bm25", "vector", "hybrid", "graph", "global"] | None,
+            Literal["bm25", "vector", "hybrid", "graph", "global", "auto"],
             Field(
-                description="Retrieval mode (default hybrid); global answers from the "
-                "community reports, about the whole corpus."
+                description="The search mode; auto (default): the planner chooses; global "
+                "answers from the community reports, about the whole corpus."
             ),
-        ] = None,
+        ] = "auto",
         collection: CollectionName = None,
     ) -> AskResult:
         if engine is not None and engine not in ENGINES:

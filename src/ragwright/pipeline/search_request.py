@@ -5,7 +5,7 @@ request body, eval from its configuration) and hands it down; the retriever and 
 as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the settings::
 
     [search]
-    mode = "hybrid"          # bm25, vector, hybrid, graph or global
+    mode = "hybrid"          # bm25, vector, hybrid, graph, global or auto (the planner chooses)
     top_k = 10               # chunks returned
     fusion = "convex"        # how hybrid fuses its arms: convex (normalized scores) or rrf
     rrf_k = 60               # the k of reciprocal-rank fusion
@@ -62,6 +62,9 @@ class SearchMode(StrEnum):
     GRAPH = "graph"
     #: Community reports ranked for coverage; the chunks their points cite (GraphRAG global).
     GLOBAL = "global"
+    #: The mode planner chooses per question (see `ragwright.planner`); the route it took and
+    #: why come back with the answer (`Answer.route`) or from `Index.plan`.
+    AUTO = "auto"
 
 
 class Fusion(StrEnum):
@@ -195,7 +198,7 @@ class SearchRequest:
             return
         if not _number(self.min_score):
             raise ConfigError(f"min_score must be a number, got {self.min_score!r}")
-        if self.mode in (SearchMode.HYBRID, SearchMode.GRAPH, SearchMode.GLOBAL):
+        if self.mode in (SearchMode.HYBRID, SearchMode.GRAPH, SearchMode.GLOBAL, SearchMode.AUTO):
             raise UnsupportedScale(
                 f"min_score compares raw similarity scores, but {self.mode.value} search returns "
                 "a fused ranking (scale 'fused'); use --mode vector or --mode bm25 with a threshold"

@@ -174,10 +174,10 @@ def build_or_reuse_index(
 
 
 def _with_graph(built: EvalIndex, config: EvalConfig) -> EvalIndex:
-    """For graph mode, the index with its entity graph: extracted (with the index's extractor,
-    spaCy by default) for the chunks that have no facts yet, so a cached index is extracted
-    once and a complete graph costs nothing the next time."""
-    if config.search.mode is SearchMode.GRAPH:
+    """For graph (and auto) mode, the index with its entity graph: extracted (with the index's
+    extractor, spaCy by default) for the chunks that have no facts yet, so a cached index is
+    extracted once and a complete graph costs nothing the next time."""
+    if config.search.mode in (SearchMode.GRAPH, SearchMode.AUTO):  # auto may route to graph
         try:
             built.index.build_graph()
         except BaseException:

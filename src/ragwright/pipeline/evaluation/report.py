@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,11 @@ class ConfigResult:
     latency: Latency
     per_query: tuple[QueryScore, ...]
     runs: tuple[QueryRun, ...]
+
+    @property
+    def modes(self) -> dict[str, int]:
+        """How many queries ran in each search mode (several only for ``mode = "auto"``)."""
+        return dict(Counter(run.mode for run in self.runs).most_common())
 
     def versus(self, baseline: ConfigResult) -> WinLoss:
         """Queries where this configuration's nDCG@10 beats, trails or ties the baseline's."""

@@ -26,11 +26,13 @@ class RankedDocument:
 @dataclass(frozen=True, slots=True)
 class QueryRun:
     """One query's document ranking, best first, and the time retrieval took (in ms,
-    embedding the query included)."""
+    embedding the query included); ``mode``: the search mode that ran (for ``auto``, the
+    one its route chose)."""
 
     query_id: str
     documents: tuple[RankedDocument, ...]
     latency_ms: float
+    mode: str = ""
 
     @property
     def ranked_ids(self) -> list[str]:
@@ -48,9 +50,10 @@ def run_queries(
     what the first real query would otherwise pay for (the model session, the vector and BM25
     caches)."""
 
-    def search(text: str) -> list[RankedDocument]:
-        hits = index.search(text, config.search)
-        return aggregate_hits(((hit.source, hit.score) for hit in hits), config.aggregate)
+    def search(text: str) -> tuple[list[RankedDocument], str]:
+        route, hits = index.search_routed(text, config.search)
+        ranked = aggregate_hits(((hit.source, hit.score) for hit in hits), config.aggregate)
+        return ranked, route.mode
 
     runs: list[QueryRun] = []
     _report(progress, Stage.QUERY, config.name, 0, len(queries))
@@ -58,9 +61,9 @@ def run_queries(
         search(next(iter(queries.values())))
     for query_id, text in queries.items():
         started = time.perf_counter()
-        documents = search(text)
+        documents, mode = search(text)
         elapsed_ms = (time.perf_counter() - started) * 1000.0
-        runs.append(QueryRun(query_id, tuple(documents), elapsed_ms))
+        runs.append(QueryRun(query_id, tuple(documents), elapsed_ms, mode))
         _report(progress, Stage.QUERY, config.name, len(runs), len(queries))
     return runs
 

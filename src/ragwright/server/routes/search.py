@@ -113,10 +113,11 @@ class AskRequest(BaseModel):
         description="Give an LLM engine the entities and relations of the chunks, from the "
         "index's entity graph. Default: the server's [answer] graph_context.",
     )
-    mode: SearchMode | None = Field(
-        None,
-        description="Retrieval mode (default hybrid); global answers from the community "
-        "reports (map-reduce over them with an LLM engine).",
+    mode: SearchMode = Field(
+        SearchMode.AUTO,
+        description="The search mode of the answer's retrieval; auto: the planner chooses "
+        "(the answer's route says which and why); global answers from the community reports "
+        "(map-reduce over them with an LLM engine).",
     )
 
     @field_validator("engine")
@@ -133,8 +134,8 @@ def search(
 ) -> dict[str, Any]:
     """Ranked chunks for a query: hybrid (BM25 and vectors fused), bm25 or vector."""
     request = body.request(defaults)
-    hits = index.search(body.query, request)
-    shape = search_json(body.query, request.mode, request.top_k, request.where, hits)
+    route, hits = index.search_routed(body.query, request)
+    shape = search_json(body.query, request.mode, request.top_k, request.where, hits, route)
     return {**shape, **UNTRUSTED}
 
 

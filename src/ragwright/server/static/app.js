@@ -98,6 +98,7 @@ function selectTab(tab) {
   tab.focus();
   if (tab.id === "tab-documents") loadDocuments();
   if (tab.id === "tab-stats") loadStats();
+  if (tab.id === "tab-entities") $("entity-query").focus();
 }
 
 for (const tab of tabs) {
@@ -178,9 +179,11 @@ $("search-form").addEventListener("submit", async (event) => {
   if (form.filter.value.trim()) body.filter = form.filter.value.trim();
   const results = $("results");
   results.replaceChildren();
+  $("search-route").textContent = "";
   $("search-status").textContent = "Searching…";
   try {
     const found = await postJson(scoped("/v1/search"), body);
+    $("search-route").textContent = routeText(found.route);
     const terms = queryTerms(query);
     for (const hit of found.hits) results.append(resultItem(hit, terms));
     const count = found.hits.length;
@@ -219,6 +222,7 @@ $("ask-form").addEventListener("submit", async (event) => {
   const body = { question: form.question.value, stream: true };
   if (form.filter.value.trim()) body.filter = form.filter.value.trim();
   if (form.engine.value) body.engine = form.engine.value;
+  body.mode = form.mode.value;
   const answer = $("answer");
   answer.replaceChildren();
   $("citations").replaceChildren();
@@ -307,6 +311,7 @@ function showAnswerReport(data) {
   if (data.cost !== null) parts.push(`estimated cost ${data.cost.toFixed(6)}`);
   $("answer-meta").textContent = parts.join(" · ");
   const notes = [...data.warnings];
+  if (data.route) notes.unshift(routeText(data.route));
   if (data.removed_citations.length) {
     const markers = data.removed_citations.map((n) => `[${n}]`).join(", ");
     notes.push(`Removed citation markers naming no source: ${markers}`);
@@ -325,6 +330,11 @@ function citationLink(citation, label) {
     openDocument(citation.document_id, citation.char_start, citation.char_end, link);
   });
   return link;
+}
+
+// The search mode that ran and why (the planner's reason for mode auto).
+function routeText(route) {
+  return route ? `Route: ${route.mode} (${route.reason})` : "";
 }
 
 // -- the document viewer: the source text with the cited span highlighted -----------------
@@ -353,6 +363,136 @@ $("viewer-close").addEventListener("click", () => $("viewer").close());
 $("viewer").addEventListener("close", () => {
   const opener = $("viewer").returnFocus;
   if (opener) opener.focus();
+});
+
+// -- the entity view: a neighbourhood drawn as SVG, the chunks naming the entity ---------
+
+const SVG = "http://www.w3.org/2000/svg";
+
+function svgElement(tag, attributes) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value));
+  return node;
+}
+
+// The entity in the middle, its neighbours on a circle around it (heaviest first, from the
+// top, clockwise); every edge among them, thicker for heavier ones.
+function layout(nodes, width, height) {
+  const places = new Map();
+  const radius = Math.min(width, height) / 2 - 60;
+  const ring = nodes.slice(1);
+  places.set(nodes[0].key, { x: width / 2, y: height / 2 });
+  ring.forEach((node, i) => {
+    const angle = -Math.PI / 2 + (2 * Math.PI * i) / Math.max(ring.length, 1);
+    places.set(node.key, {
+      x: width / 2 + radius * Math.cos(angle),
+      y: height / 2 + radius * Math.sin(angle),
+    });
+  });
+  return places;
+}
+
+function drawNeighbourhood(data) {
+  const svg = $("entity-graph");
+  const title = $("entity-graph-title");
+  title.textContent = `${data.entity.name} and ${data.nodes.length - 1} related entities`;
+  svg.replaceChildren(title);
+  const places = layout(data.nodes, 640, 420);
+  const heaviest = Math.max(...data.edges.map((e) => e.weight), 1);
+  const edges = svgElement("g", { class: "edges" });
+  for (const edge of data.edges) {
+    const [a, b] = [places.get(edge.source), places.get(edge.target)];
+    const central = edge.source === data.entity.key || edge.target === data.entity.key;
+    const line = svgElement("line", {
+      x1: a.x, y1: a.y, x2: b.x, y2: b.y,
+      "stroke-width": (1 + (4 * edge.weight) / heaviest).toFixed(2),
+      class: central ? "edge central" : "edge",
+    });
+    line.append(svgElement("title", {}));
+    line.firstChild.textContent = `weight ${edge.weight}`;
+    edges.append(line);
+  }
+  svg.append(edges);
+  const mostMentioned = Math.max(...data.nodes.map((n) => n.mentions), 1);
+  data.nodes.forEach((node, i) => {
+    const place = places.get(node.key);
+    const group = svgElement("g", {
+      class: i === 0 ? "node center" : "node",
+      tabindex: 0,
+      role: "button",
+      "data-key": node.key,
+      transform: `translate(${place.x.toFixed(1)},${place.y.toFixed(1)})`,
+    });
+    group.setAttribute("aria-label", `${node.name}, ${node.mentions} mentions`);
+    const r = 8 + 14 * Math.sqrt(node.mentions / mostMentioned);
+    group.append(svgElement("circle", { r: r.toFixed(1) }));
+    const label = svgElement("text", { y: (r + 14).toFixed(1), "text-anchor": "middle" });
+    label.textContent = node.name;
+    group.append(label);
+    const open = () => showEntity(node.key);
+    group.addEventListener("click", open);
+    group.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" || event.key === " ") {
+        event.preventDefault();
+        open();
+      }
+    });
+    svg.append(group);
+  });
+  svg.removeAttribute("hidden"); // an SVG element has no hidden property
+}
+
+function showSites(entity) {
+  $("entity-name").textContent = entity.name;
+  const aliases = entity.aliases.map((a) => `${a.text} (${a.mentions})`).join(", ");
+  $("entity-meta").textContent =
+    `${entity.label || "entity"} · ${entity.mentions} mention${entity.mentions === 1 ? "" : "s"}` +
+    (aliases ? ` · also written ${aliases}` : "");
+  const list = $("entity-sites");
+  list.replaceChildren();
+  for (const site of entity.sites) {
+    const item = element("li", undefined, "site");
+    const open = element("button", `${site.source} · chunk ${site.chunk_index}`, "link source");
+    open.type = "button";
+    open.dataset.chunk = site.chunk_id;
+    open.addEventListener("click", () =>
+      openDocument(site.document_id, site.document_start, site.document_end, open));
+    item.append(open, " ", element("q", site.text));
+    list.append(item);
+  }
+}
+
+async function showEntity(name) {
+  const status = $("entity-status");
+  status.textContent = "Loading…";
+  try {
+    const data = await api(scoped(`/v1/graph/neighbourhood/${encodeURIComponent(name)}?limit=12`));
+    drawNeighbourhood(data);
+    showSites(data.entity);
+    $("entity-query").value = data.entity.name;
+    status.textContent = "";
+  } catch (error) {
+    status.textContent = error.status === 404 ? `No entity “${name}” in the graph.` : `Error: ${error.message}`;
+  }
+}
+
+$("entity-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const name = $("entity-query").value.trim();
+  if (name) showEntity(name);
+});
+
+let suggestionTimer = null;
+$("entity-query").addEventListener("input", () => {
+  clearTimeout(suggestionTimer);
+  const text = $("entity-query").value.trim();
+  if (!text) return;
+  suggestionTimer = setTimeout(async () => {
+    try {
+      const found = await api(scoped(`/v1/graph/entities?q=${encodeURIComponent(text)}&limit=10`));
+      $("entity-suggestions").replaceChildren(...found.entities.map((e) => new Option(e.name)));
+    } catch (_) { /* no graph yet: no suggestions */ }
+  }, 200);
 });
 
 // -- upload with progress ----------------------------------------------------------------

@@ -1,0 +1,45 @@
+"""From a planned route to one that runs on this index.
+
+The one place that knows which modes an index can run for ``mode="auto"``: graph search needs
+a built entity graph, global search needs community reports. A planned mode the index cannot
+run becomes hybrid, and the reason says so (that fallback is behaviour, not a stopgap: an
+index without a graph is the common case).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ragwright.models import Route
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What an index can search beside bm25, vector and hybrid."""
+
+    graph: bool = False
+    global_search: bool = False
+
+
+def dispatch(planned: Route, able: Capabilities) -> Route:
+    """``planned`` with ``mode`` set to what runs: its own mode where the index can run it,
+    else hybrid with the reason extended."""
+    missing = {
+        "graph": None if able.graph else "this index has no entity graph (graph build)",
+        "global": None
+        if able.global_search
+        else "this index has no global search (no community reports)",
+    }.get(planned.planned)
+    if missing is None:
+        return planned
+    return Route(
+        "hybrid",
+        f"{planned.reason}; {missing}, so hybrid",
+        planned=planned.planned,
+        planner=planned.planner,
+    )
+
+
+def requested(mode: str) -> Route:
+    """The route of a search whose caller named the mode."""
+    return Route(mode, f"mode {mode} was asked for", planner="request")

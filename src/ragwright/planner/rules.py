@@ -1,0 +1,67 @@
+"""`RulesPlanner`: the offline mode planner, from the question's wording alone.
+
+In order: an aggregation cue ("main themes", "summarize", "list all") sends a question that is
+not yes/no to global search; a statement or keyword query (no question form) is a lookup, for
+hybrid; a comparison ("X or Y?", "both", "the same") goes to ``comparison_mode``; bridge
+phrasing ("the woman who portrayed …", "the director of Kiss and Tell") or two or more names
+go to graph search; anything else is a lookup, for hybrid. Yes/no questions are never sent to
+global search: global search over reports was measured to answer "yes" to nearly all of them.
+"""
+
+from __future__ import annotations
+
+from ragwright.errors import ConfigError
+from ragwright.models import Route
+from ragwright.planner import cues
+
+#: Modes a planner may choose (global runs where the index has global search, see dispatch).
+PLANNED_MODES = ("hybrid", "graph", "global")
+#: Comparisons go here: measured on the routing set's dev half (benchmarks/routing.py).
+DEFAULT_COMPARISON_MODE = "hybrid"
+#: Names a question needs to go to graph search (1 beat 2 on the dev half: bridge 0.864 vs 0.571).
+DEFAULT_MIN_NAMES = 1
+
+
+class RulesPlanner:
+    """Routes by wording cues; deterministic, offline, free."""
+
+    name = "rules"
+
+    def __init__(
+        self,
+        *,
+        comparison_mode: str = DEFAULT_COMPARISON_MODE,
+        min_names: int = DEFAULT_MIN_NAMES,
+    ) -> None:
+        if comparison_mode not in ("hybrid", "graph"):
+            raise ConfigError(f"comparison_mode must be hybrid or graph, got {comparison_mode!r}")
+        if min_names < 1:
+            raise ConfigError(f"min_names must be at least 1, got {min_names!r}")
+        self.comparison_mode = comparison_mode
+        self.min_names = min_names
+
+    def route(self, question: str) -> Route:
+        text = " ".join(question.split())
+        if not text:
+            return Route("hybrid", "an empty question: hybrid")
+        yes_no = cues.is_yes_no(text)
+        aggregation = cues.cue(cues.AGGREGATION, text)
+        if aggregation is not None and not yes_no:
+            return Route("global", f"aggregation cue {aggregation!r}: a question about the corpus")
+        aside = (
+            f" (aggregation cue {aggregation!r}, but yes/no: never global)" if aggregation else ""
+        )
+        if not cues.is_question(text):
+            return Route("hybrid", f"a statement or keyword query: a lookup{aside}")
+        found = cues.names(text)
+        comparison = cues.cue(cues.COMPARISON, text)
+        if comparison is not None and (len(found) >= 2 or yes_no):
+            return Route(self.comparison_mode, f"comparison cue {comparison!r}{aside}")
+        bridge = cues.cue(cues.BRIDGE, text) or cues.cue(cues.OF_NAME, text)
+        if bridge is not None:
+            return Route("graph", f"bridge phrasing {bridge!r}{aside}")
+        if len(found) >= self.min_names:
+            shown = ", ".join(repr(name) for name in found[:4])
+            named = "1 entity" if len(found) == 1 else f"{len(found)} entities"
+            return Route("graph", f"a question naming {named} ({shown}){aside}")
+        return Route("hybrid", f"a lookup: no bridge, comparison or aggregation cue{aside}")
