@@ -21,6 +21,7 @@ from ragwright.errors import (
     EmbeddingSpaceMismatch,
     ExtractionBudgetExceeded,
     ExtractionError,
+    FederationError,
     FilterSyntaxError,
     GraphError,
     GraphNotBuilt,
@@ -29,6 +30,7 @@ from ragwright.errors import (
     IngestLimitExceeded,
     LLMError,
     LLMResponseError,
+    MemberUnavailable,
     MissingDependencyError,
     OcrError,
     ParseError,
@@ -43,6 +45,7 @@ from ragwright.errors import (
     UnsupportedFilter,
     UnsupportedScale,
 )
+from ragwright.federation import Federation
 from ragwright.filters import And, Comparison, Exists, Filter, In, Not, Or, parse_filter
 from ragwright.index import ChunkingConfig, Index
 from ragwright.llms.settings import LLMSettings
@@ -85,6 +88,8 @@ __all__ = [
     "Exists",
     "ExtractionBudgetExceeded",
     "ExtractionError",
+    "Federation",
+    "FederationError",
     "Filter",
     "FilterSyntaxError",
     "Fusion",
@@ -101,6 +106,7 @@ __all__ = [
     "LLMError",
     "LLMResponseError",
     "LLMSettings",
+    "MemberUnavailable",
     "MissingDependencyError",
     "Not",
     "OcrError",

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from ragwright.answers import create_engine
 from ragwright.answers.graph_context import GraphContext
@@ -78,6 +78,7 @@ from ragwright.ports import (
     ChunkExport,
     ChunkLookup,
     CollectionIdentity,
+    DocumentLookup,
     DocumentMove,
     Embedder,
     EntityResolver,
@@ -94,6 +95,9 @@ from ragwright.ports import (
 from ragwright.processors.chain import ResultChain
 from ragwright.query.model import QueryProcessor
 from ragwright.stores import display_location, is_url, open_backend
+
+if TYPE_CHECKING:
+    from ragwright.federation import Federation
 
 DEFAULT_INDEX_DIR = ".ragwright"
 SOURCE_BASE_SETTING = "source_base"
@@ -227,6 +231,29 @@ class Index:
             llm_settings=self.llm_settings,
             config=self._config,
         )  # not the graph given: that one is this collection's
+
+    @staticmethod
+    def federate(
+        members: Sequence[str],
+        *,
+        timeout: float | None = None,
+        strict: bool = False,
+        config: Config | None = None,
+        llm_settings: LLMSettings | None = None,
+    ) -> Federation:
+        """Several indexes searched as one (see `ragwright.federation.Federation`): each of
+        ``members`` a directory, a store URL, or ``NAME=`` either; each searched in its own
+        space, in parallel, within ``timeout`` seconds, the rankings fused by rank. A failing
+        member leaves the results partial, with a warning, unless ``strict``."""
+        from ragwright.federation import DEFAULT_TIMEOUT, Federation
+
+        return Federation.open(
+            members,
+            timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
+            strict=strict,
+            config=config,
+            llm_settings=llm_settings,
+        )
 
     def __enter__(self) -> Index:
         return self
@@ -670,16 +697,6 @@ class Index:
         entities the hits mention and the relations among them, from the index's entity graph
         (see `ragwright.answers.graph_context`); the extractive engine ignores the setting and
         refuses an explicit True."""
-        name = engine or self.llm_settings.engine
-        if name not in ENGINES:
-            raise ConfigError(unknown_engine(name))
-        if session is not None and llm is not None:
-            raise ConfigError("pass either llm or session (whose model is session.llm), not both")
-        if isinstance(llm, LLM_WRAPPERS):
-            raise ConfigError(
-                "this llm already belongs to a session (its budget, ledger and cache): pass "
-                "session=... instead, or every call would be counted twice"
-            )
         where = _filter(where)
 
         def retrieve(query: str) -> list[Hit]:
@@ -691,11 +708,50 @@ class Index:
                 processors=processors,
             )
 
+        yield from self.answer_stream(
+            question,
+            retrieve,
+            options=options,
+            engine=engine,
+            llm=llm,
+            session=session,
+            graph_context=graph_context,
+        )
+
+    def answer_stream(
+        self,
+        question: str,
+        retrieve: Callable[[str], list[Hit]],
+        *,
+        options: ExtractiveOptions | None = None,
+        engine: str | None = None,
+        llm: LLM | None = None,
+        session: LLMSession | None = None,
+        graph_context: bool | None = None,
+        documents: DocumentLookup | None = None,
+    ) -> Iterator[str | Answer]:
+        """`ask_stream` over the hits ``retrieve`` returns for a query (a federated search
+        passes its fused one), with this index's engines, LLM settings, ledger and response
+        cache. ``documents`` (default: this collection's) is where the extractive engine
+        looks the hits' documents up."""
+        name = engine or self.llm_settings.engine
+        if name not in ENGINES:
+            raise ConfigError(unknown_engine(name))
+        if session is not None and llm is not None:
+            raise ConfigError("pass either llm or session (whose model is session.llm), not both")
+        if isinstance(llm, LLM_WRAPPERS):
+            raise ConfigError(
+                "this llm already belongs to a session (its budget, ledger and cache): pass "
+                "session=... instead, or every call would be counted twice"
+            )
         if name == "extractive":
             if graph_context:
                 raise ConfigError("graph context is for the LLM engines (--engine stuff, …)")
             extractive = create_engine(
-                name, embedder=self.embedder, options=options, documents=self._store
+                name,
+                embedder=self.embedder,
+                options=options,
+                documents=self._store if documents is None else documents,
             )
             yield from extractive.stream(question, retrieve(question))
             return

@@ -65,6 +65,9 @@ class HitView(ChunkView):
         description="similarity, bm25 or fused (a fused or reranked ordering; order only)."
     )
     arms: list[str] = Field(description="The retrieval arms that found the chunk: bm25, vector.")
+    index: str | None = Field(
+        None, description="The member index holding the chunk (federated search; else null)."
+    )
 
 
 class SearchResult(BaseModel):
@@ -72,6 +75,10 @@ class SearchResult(BaseModel):
     query: str
     mode: str
     hits: list[HitView]
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="Federated search: the member indexes left out (failed or late) and why.",
+    )
 
 
 class CitationView(BaseModel):
@@ -82,6 +89,9 @@ class CitationView(BaseModel):
     char_start: int
     char_end: int
     quote: UntrustedText
+    index: str | None = Field(
+        None, description="The member index holding the document (federated search; else null)."
+    )
 
 
 class UsageView(BaseModel):
@@ -113,6 +123,7 @@ class AskResult(BaseModel):
 class ChunkResult(BaseModel):
     notice: str = UNTRUSTED_NOTICE
     chunk: ChunkView
+    index: str | None = Field(default=None, description="The member index holding it (federation).")
 
 
 class DocumentResult(BaseModel):
@@ -125,6 +136,7 @@ class DocumentResult(BaseModel):
     char_end: int
     truncated: bool = Field(description="True when text continues after char_end.")
     content: UntrustedText
+    index: str | None = Field(default=None, description="The member index holding it (federation).")
 
 
 class SourceView(BaseModel):
@@ -132,6 +144,7 @@ class SourceView(BaseModel):
     source: UntrustedText
     chunks: int = Field(description="Chunks indexed for the document.")
     characters: int = Field(description="Characters of the document's text.")
+    index: str | None = Field(default=None, description="The member index holding it (federation).")
 
 
 class SourcesResult(BaseModel):
