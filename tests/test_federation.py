@@ -44,10 +44,10 @@ def test_hits_from_both_members_fused_by_rank_each_naming_its_member(both: Feder
     by_member = {name: both.member(name).search("key rotation", top_k=4) for name in both.names}
     # Reciprocal-rank fusion with equal weights: each member's best hit comes first, and each
     # member's hits keep their own order.
-    assert {hit.chunk.id for hit in found.hits[:2]} == {
-        by_member["team"][0].chunk.id,
+    assert [hit.chunk.id for hit in found.hits[:2]] == [
+        by_member["team"][0].chunk.id,  # a tie: the first member listed goes first
         by_member["personal"][0].chunk.id,
-    }
+    ]
     for name, own in by_member.items():
         fused_order = [hit.chunk.id for hit in found.hits if hit.index == name]
         assert fused_order == [hit.chunk.id for hit in own][: len(fused_order)]

@@ -27,6 +27,7 @@ from ragwright.cli import app
 from ragwright.mcp_server import build_federation_server
 from ragwright.server import ServerSettings, create_federation_app
 from ragwright.server.runner import running, server_for
+from ragwright.testing.openai_server import OpenAIServer, quoting_responder
 from server_helpers import free_port, sse_events, wait_for
 
 __all__ = ["personal", "team"]  # fixtures, used by name
@@ -80,6 +81,21 @@ def test_cli_ask_cites_into_each_index(team: Path, personal: str) -> None:
     assert text.exit_code == 0, text.output
     assert "team: team/rotation.md chars" in text.stdout
     assert "personal: notes/keys.md chars" in text.stdout
+
+
+def test_cli_ask_with_an_llm_engine_writes_from_the_fused_hits(team: Path, personal: str) -> None:
+    with OpenAIServer(quoting_responder) as server:
+        llm = ["--engine", "stuff", "--llm", "openai", "--model", "m1", "--base-url", server.url]
+        result = runner.invoke(app, ["ask", QUESTION, *members(team, personal), *llm, "--json"])
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.stdout)
+    assert answer["engine"] == "stuff" and answer["usage"]["calls"] == 1
+    prompt = json.dumps(server.requests[-1]["messages"])
+    assert "team/rotation.md" in prompt and "notes/keys.md" in prompt
+    assert answer["citations"] and all(c["index"] for c in answer["citations"])
+    for citation in answer["citations"]:
+        hit = next(h for h in answer["hits"] if h["chunk_id"] == citation["chunk_id"])
+        assert citation["index"] == hit["index"]
 
 
 def test_cli_a_missing_index_is_a_warning_or_with_strict_an_error(

@@ -235,7 +235,12 @@ class Federation:
         )
         self._check(fanned)
         rankings = [(fanned.results[name], 1.0) for name in self.names if name in fanned.results]
-        hits = fuse_ranked_lists(rankings, k=request.rrf_k)[: request.top_k]
+        # Equal fused scores (the members' hits at the same rank) go in member order, not by
+        # chunk id: the first member listed wins a tie. (Python's sort is stable.)
+        order = {name: position for position, name in enumerate(self.names)}
+        fused = fuse_ranked_lists(rankings, k=request.rrf_k)
+        fused.sort(key=lambda hit: (-hit.score, order[hit.index or ""]))
+        hits = fused[: request.top_k]
         hits = chain.process(query, hits) if processors else hits
         ranked = tuple(dataclasses.replace(hit, rank=rank) for rank, hit in enumerate(hits, 1))
         return FederatedSearch(
