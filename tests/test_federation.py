@@ -19,7 +19,7 @@ from federation_helpers import (
 from pg_server import create_database, start_server
 from ragwright import Federation, Index
 from ragwright.config import Config
-from ragwright.errors import ConfigError, MemberUnavailable, UnsupportedFilter
+from ragwright.errors import ConfigError, GraphNotBuilt, MemberUnavailable, UnsupportedFilter
 from ragwright.federation import FederationSettings, MemberSpec
 
 __all__ = ["personal", "team"]  # fixtures, used by name
@@ -108,6 +108,13 @@ def test_ask_cites_spans_in_the_member_holding_each(both: Federation) -> None:
         assert document is not None and document.source == citation.source
         assert document.content[citation.char_start : citation.char_end] == citation.quote
     assert {hit.index for hit in answer.hits} == {"team", "personal"}
+
+
+def test_a_request_every_member_refuses_alike_is_the_request_s_error(both: Federation) -> None:
+    with pytest.raises(GraphNotBuilt):  # no member has an entity graph: a 409, not a 503
+        both.search("key rotation", mode="graph")
+    with pytest.raises(ConfigError, match="lone surrogate"):
+        both.search("key \ud800 rotation")
 
 
 def test_ask_refuses_graph_context_over_a_federation(both: Federation) -> None:

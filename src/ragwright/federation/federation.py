@@ -20,8 +20,16 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NoReturn, TypeVar, Unpack
 
+from ragwright._surrogates import refuse_surrogates
 from ragwright.config import Config
-from ragwright.errors import ConfigError, MemberUnavailable, UnsupportedFilter
+from ragwright.errors import (
+    ConfigError,
+    FilterSyntaxError,
+    GraphNotBuilt,
+    MemberUnavailable,
+    UnsupportedFilter,
+    UnsupportedScale,
+)
 from ragwright.federation.fan_out import Failure, FanOut, Pools, reason_of
 from ragwright.federation.members import MemberSpec, unique_members
 from ragwright.federation.settings import DEFAULT_TIMEOUT, FederationSettings
@@ -40,6 +48,9 @@ if TYPE_CHECKING:
     from ragwright.llms.session import LLMSession
 
 T = TypeVar("T")
+#: Errors that say the request, not the member, is at fault: when every failed member raised
+#: the same one, the search raises it (a 4xx), not `MemberUnavailable` (a member is down).
+REQUEST_ERRORS = (ConfigError, UnsupportedScale, FilterSyntaxError, GraphNotBuilt)
 
 
 @dataclass(frozen=True)
@@ -227,6 +238,7 @@ class Federation:
         when a member fails (see the module's docstring)."""
         chain = ResultChain(processors)
         request = (request or SearchRequest()).but(**options)
+        refuse_surrogates(query, "the query")  # the caller's error, before any member's
         fanned = self._fan_out(
             lambda member: _labelled(
                 member.name,
@@ -366,11 +378,17 @@ class Federation:
 
     def _raise(self, failures: Mapping[str, Failure], consequence: str) -> NoReturn:
         """`MemberUnavailable` for ``failures``; `UnsupportedFilter` when every one of them
-        is a member refusing the filter (the caller's filter, not the member, is at fault)."""
+        is a member refusing the filter (the caller's filter, not the member, is at fault), and
+        the members' own error when each refused the request with the same `REQUEST_ERRORS`
+        kind (graph search where no member has a graph, say)."""
         refused = [(n, f) for n, f in failures.items() if isinstance(f.error, UnsupportedFilter)]
         if refused and len(refused) == len(failures):
             name, failure = refused[0]
             raise UnsupportedFilter(f"index {name}: {failure.reason}") from failure.error
+        errors = [failure.error for failure in failures.values()]
+        kinds = {type(error) for error in errors}
+        if len(kinds) == 1 and isinstance(errors[0], REQUEST_ERRORS):
+            raise errors[0]  # every member refused the request alike: the request's error
         first = next(iter(failures.values())).error
         reasons = {name: failure.reason for name, failure in failures.items()}
         raise MemberUnavailable(reasons, consequence) from first
