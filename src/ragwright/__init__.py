@@ -22,6 +22,7 @@ from ragwright.errors import (
     EmbeddingSpaceMismatch,
     ExtractionBudgetExceeded,
     ExtractionError,
+    FederationError,
     FilterSyntaxError,
     GraphError,
     GraphNotBuilt,
@@ -30,6 +31,7 @@ from ragwright.errors import (
     IngestLimitExceeded,
     LLMError,
     LLMResponseError,
+    MemberUnavailable,
     MissingDependencyError,
     OcrError,
     ParseError,
@@ -44,6 +46,7 @@ from ragwright.errors import (
     UnsupportedFilter,
     UnsupportedScale,
 )
+from ragwright.federation import Federation
 from ragwright.filters import And, Comparison, Exists, Filter, In, Not, Or, parse_filter
 from ragwright.index import ChunkingConfig, Index
 from ragwright.llms.settings import LLMSettings
@@ -88,6 +91,8 @@ __all__ = [
     "Exists",
     "ExtractionBudgetExceeded",
     "ExtractionError",
+    "Federation",
+    "FederationError",
     "Filter",
     "FilterSyntaxError",
     "Fusion",
@@ -104,6 +109,7 @@ __all__ = [
     "LLMError",
     "LLMResponseError",
     "LLMSettings",
+    "MemberUnavailable",
     "MissingDependencyError",
     "Not",
     "OcrError",

@@ -29,9 +29,11 @@ The tree::
     │   └── CircuitOpen             recent calls failed; calls are refused until a cool-down ends
     ├── BudgetExceeded              a call or token budget ran out (carries what was spent)
     │   └── ExtractionBudgetExceeded    ... during graph extraction (carries the facts found)
-    └── GraphError                  the entity graph cannot do what was asked
-        ├── UnknownEntity           no entity of that name is in the graph
-        └── ExtractionError         an extractor's facts do not fit their chunk (spans, names)
+    ├── GraphError                  the entity graph cannot do what was asked
+    │   ├── UnknownEntity           no entity of that name is in the graph
+    │   └── ExtractionError         an extractor's facts do not fit their chunk (spans, names)
+    └── FederationError             a federated search cannot give what was asked
+        └── MemberUnavailable       a member failed or timed out (strict mode, or all of them)
 
 Messages say what happened and what to do next. Backend failures raise; they never come back as
 empty results.
@@ -250,3 +252,18 @@ class UnknownEntity(GraphError):
 class ExtractionError(GraphError):
     """An extractor returned facts that do not fit their chunk: a mention whose span is not
     its text, a chunk it was not given. A bug in the extractor, never stored."""
+
+
+class FederationError(RagwrightError):
+    """A federated search (several indexes searched as one) cannot give what was asked."""
+
+
+class MemberUnavailable(FederationError):
+    """A member of a federation failed or ran past its timeout, where partial results will not
+    do: in strict mode, or when no member answered. ``failures`` maps each failed member's name
+    to why."""
+
+    def __init__(self, failures: dict[str, str], consequence: str) -> None:
+        reasons = "; ".join(f"index {name}: {why}" for name, why in failures.items())
+        super().__init__(f"{reasons}; {consequence}")
+        self.failures = dict(failures)

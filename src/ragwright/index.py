@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from ragwright.answers import create_engine
 from ragwright.answers.graph_context import GraphContext
@@ -90,6 +90,7 @@ from ragwright.ports import (
     ChunkLookup,
     CollectionIdentity,
     CommunityStore,
+    DocumentLookup,
     DocumentMove,
     Embedder,
     EntityResolver,
@@ -107,6 +108,9 @@ from ragwright.ports import (
 from ragwright.processors.chain import ResultChain
 from ragwright.query.model import QueryProcessor
 from ragwright.stores import display_location, is_url, open_backend
+
+if TYPE_CHECKING:
+    from ragwright.federation import Federation
 
 DEFAULT_INDEX_DIR = ".ragwright"
 SOURCE_BASE_SETTING = "source_base"
@@ -245,6 +249,29 @@ class Index:
             llm_settings=self.llm_settings,
             config=self._config,
         )  # not the graph given: that one is this collection's
+
+    @staticmethod
+    def federate(
+        members: Sequence[str],
+        *,
+        timeout: float | None = None,
+        strict: bool = False,
+        config: Config | None = None,
+        llm_settings: LLMSettings | None = None,
+    ) -> Federation:
+        """Several indexes searched as one (see `ragwright.federation.Federation`): each of
+        ``members`` a directory, a store URL, or ``NAME=`` either; each searched in its own
+        space, in parallel, within ``timeout`` seconds, the rankings fused by rank. A failing
+        member leaves the results partial, with a warning, unless ``strict``."""
+        from ragwright.federation import DEFAULT_TIMEOUT, Federation
+
+        return Federation.open(
+            members,
+            timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
+            strict=strict,
+            config=config,
+            llm_settings=llm_settings,
+        )
 
     def __enter__(self) -> Index:
         return self
@@ -859,19 +886,10 @@ class Index:
 
         ``mode`` is the search mode of every retrieval (default auto: the planner chooses
         from the question, see `plan`; the final `Answer`'s ``route`` says which ran and why).
-        ``global`` answers from the
-        community reports instead of retrieved chunks (`ragwright.pipeline.global_retrieval`;
-        with an LLM engine, map-reduce over the reports: `ragwright.pipeline.global_llm`)."""
-        name = engine or self.llm_settings.engine
-        if name not in ENGINES:
-            raise ConfigError(unknown_engine(name))
-        if session is not None and llm is not None:
-            raise ConfigError("pass either llm or session (whose model is session.llm), not both")
-        if isinstance(llm, LLM_WRAPPERS):
-            raise ConfigError(
-                "this llm already belongs to a session (its budget, ledger and cache): pass "
-                "session=... instead, or every call would be counted twice"
-            )
+        ``global`` answers from the community reports instead of retrieved chunks
+        (`ragwright.pipeline.global_retrieval`; with an LLM engine, map-reduce over the
+        reports: `ragwright.pipeline.global_llm`)."""
+        name = self._checked_engine(engine, llm, session)
         where = _filter(where)
         if name == "extractive" and graph_context:
             raise ConfigError("graph context is for the LLM engines (--engine stuff, …)")
@@ -893,16 +911,61 @@ class Index:
                 processors=processors,
             )
 
-        if name == "extractive":
-            extractive = create_engine(
-                name, embedder=self.embedder, options=options, documents=self._store
+        for item in self.answer_stream(
+            question,
+            retrieve,
+            options=options,
+            engine=name,
+            llm=llm if session is None else None,  # the session wraps it
+            session=session,
+            graph_context=graph_context,
+        ):
+            yield dataclasses.replace(item, route=route) if isinstance(item, Answer) else item
+
+    def _checked_engine(self, engine: str | None, llm: LLM | None, session: LLMSession | None) -> str:
+        """The answer engine's name (``engine`` or the configured one), refusing an unknown
+        one and an ``llm`` that would be counted twice."""
+        name = engine or self.llm_settings.engine
+        if name not in ENGINES:
+            raise ConfigError(unknown_engine(name))
+        if session is not None and llm is not None:
+            raise ConfigError("pass either llm or session (whose model is session.llm), not both")
+        if isinstance(llm, LLM_WRAPPERS):
+            raise ConfigError(
+                "this llm already belongs to a session (its budget, ledger and cache): pass "
+                "session=... instead, or every call would be counted twice"
             )
-            for piece in extractive.stream(question, retrieve(question)):
-                yield (
-                    dataclasses.replace(piece, route=route) if isinstance(piece, Answer) else piece
-                )
+        return name
+
+    def answer_stream(
+        self,
+        question: str,
+        retrieve: Callable[[str], list[Hit]],
+        *,
+        options: ExtractiveOptions | None = None,
+        engine: str | None = None,
+        llm: LLM | None = None,
+        session: LLMSession | None = None,
+        graph_context: bool | None = None,
+        documents: DocumentLookup | None = None,
+    ) -> Iterator[str | Answer]:
+        """`ask_stream` over the hits ``retrieve`` returns for a query (a federated search
+        passes its fused one), with this index's engines, LLM settings, ledger and response
+        cache. ``documents`` (default: this collection's) is where the extractive engine
+        looks the hits' documents up."""
+        name = self._checked_engine(engine, llm, session)
+        if name == "extractive":
+            if graph_context:
+                raise ConfigError("graph context is for the LLM engines (--engine stuff, …)")
+            extractive = create_engine(
+                name,
+                embedder=self.embedder,
+                options=options,
+                documents=self._store if documents is None else documents,
+            )
+            yield from extractive.stream(question, retrieve(question))
             return
-        assert session is not None
+        session = session or self.llm_session("request", llm)
         use_graph = self.answer_settings.graph_context if graph_context is None else graph_context
         graph = self._graph_context() if use_graph else None
 
@@ -917,7 +980,7 @@ class Index:
         empty = graph is not None and graph.graph.graph_snapshot().entity_count == 0
         for item in answer_engine.stream(question, retrieve(question)):
             if isinstance(item, Answer):
-                item = dataclasses.replace(session.finish(item), route=route)
+                item = session.finish(item)
                 if empty:
                     note = "graph context: the index's entity graph is empty (build it first)"
                     item = dataclasses.replace(item, warnings=(*item.warnings, note))

@@ -164,7 +164,8 @@ class Hit:
     """One retrieved chunk with its score, the scale of that score and the arms that found it.
 
     ``rank`` is the hit's position in the results `Index.search` returned, from 1 (0 for a hit
-    not yet ranked); ``arm_ranks`` are its positions in each arm's own ranking."""
+    not yet ranked); ``arm_ranks`` are its positions in each arm's own ranking. ``index`` names
+    the member of a federated search that holds the chunk (None outside a federation)."""
 
     chunk: Chunk
     score: float
@@ -173,6 +174,7 @@ class Hit:
     source: str = ""
     arm_ranks: Mapping[Arm, int] = field(default_factory=dict)
     rank: int = 0
+    index: str | None = None
 
     @property
     def text(self) -> str:
@@ -182,7 +184,8 @@ class Hit:
 
 @dataclass(frozen=True, slots=True)
 class Citation:
-    """A resolved ``[n]`` marker: the exact span of a document that supports a claim."""
+    """A resolved ``[n]`` marker: the exact span of a document that supports a claim.
+    ``index`` names the member of a federation that holds the document (None outside one)."""
 
     number: int
     chunk_id: str
@@ -191,6 +194,7 @@ class Citation:
     char_start: int
     char_end: int
     quote: str
+    index: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

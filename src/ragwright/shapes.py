@@ -64,6 +64,7 @@ def hit_json(rank: int, hit: Hit) -> dict[str, Any]:
         "score": hit.score,
         "scale": hit.scale.value,
         "arms": sorted(arm.value for arm in hit.arms),
+        "index": hit.index,
     } | hit_chunk_json(hit.chunk, hit.source)
 
 
@@ -91,6 +92,7 @@ def citation_json(citation: Citation) -> dict[str, Any]:
         "char_start": citation.char_start,
         "char_end": citation.char_end,
         "quote": citation.quote,
+        "index": citation.index,
     }
 
 

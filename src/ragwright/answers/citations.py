@@ -191,6 +191,7 @@ def _citation(source: Source, spans: list[tuple[int, int]]) -> Citation:
         char_start=start,
         char_end=end,
         quote=chunk.text[start - chunk.char_start : end - chunk.char_start],
+        index=source.hit.index,
     )
 
 

@@ -8,6 +8,7 @@ the answer with an LLM from the ``[llm]`` table of ragwright.toml, or ``--model`
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,17 +16,23 @@ import typer
 from rich.markup import escape
 
 from ragwright.cli._common import (
-    DEFAULT_INDEX,
     CollectionOption,
     ConfigOption,
     EmbedderOption,
-    IndexOption,
     JsonOption,
     console,
     parse_where,
     print_json,
     reports_errors,
     warn_if_filter_matched_nothing,
+)
+from ragwright.cli._federation import (
+    FederationOption,
+    FederationTimeoutOption,
+    IndexesOption,
+    is_federated,
+    locations,
+    open_federation,
 )
 from ragwright.cli.search import FilterOption
 from ragwright.config import load_config
@@ -47,9 +54,11 @@ def ask(
         ),
     ] = 5,
     filter_expression: FilterOption = None,
-    index: IndexOption = DEFAULT_INDEX,
+    index: IndexesOption = None,
     collection: CollectionOption = DEFAULT_COLLECTION,
     embedder: EmbedderOption = None,
+    federation: FederationOption = None,
+    federation_timeout: FederationTimeoutOption = None,
     engine: Annotated[
         str | None,
         typer.Option(
@@ -93,7 +102,8 @@ def ask(
     json_output: JsonOption = False,
 ) -> None:
     """Answer from the index with [n] citations resolving to a document and an exact character
-    span: extractive and offline by default, or written by an LLM (--engine)."""
+    span: extractive and offline by default, or written by an LLM (--engine). With several
+    --index, the answer is drawn from their fused results and each citation names its index."""
     settings = _settings(
         config,
         engine=engine,
@@ -106,26 +116,37 @@ def ask(
     )
     checked_text(question, "question")
     where = parse_where(filter_expression)
-    with Index(
-        index,
-        collection=collection,
-        embedder=embedder,
-        create=False,
-        read_only=True,  # the LLM ledger and cache keep their own connection and tables
-        llm_settings=settings,
-        config=load_config(config),
-    ) as kb:
-        if json_output:
-            answer = kb.ask(
+    given = locations(index)
+    configuration = load_config(config)
+    if is_federated(given, federation):
+        with open_federation(
+            given,
+            collection=collection,
+            embedder=embedder,
+            mode=federation,
+            timeout=federation_timeout,
+            config=configuration,
+            llm_settings=settings,
+        ) as indexes:
+            stream = indexes.ask_stream(
                 question, top_k=top_k, where=where, graph_context=graph_context, mode=mode
             )
-            print_json(answer_json(question, answer))
-        else:
+            answer = _answer(question, stream, json_output)
+    else:
+        with Index(
+            given[0],
+            collection=collection,
+            embedder=embedder,
+            create=False,
+            read_only=True,  # the LLM ledger and cache keep their own connection and tables
+            llm_settings=settings,
+            config=configuration,
+        ) as kb:
             stream = kb.ask_stream(
                 question, top_k=top_k, where=where, graph_context=graph_context, mode=mode
             )
-            answer = _show_stream(stream)
-        warn_if_filter_matched_nothing(kb, where, len(answer.hits))
+            answer = _answer(question, stream, json_output)
+            warn_if_filter_matched_nothing(kb, where, len(answer.hits))
     if not json_output:
         _show_sources(answer)
 
@@ -144,6 +165,15 @@ def _settings(
         max_tokens if max_tokens is not None else budget.max_tokens,
     )
     return settings.with_overrides(request_budget=request_budget, **overrides)
+
+
+def _answer(question: str, stream: Iterator[str | Answer], json_output: bool) -> Answer:
+    """The answer: printed as JSON once complete, or shown as it streams."""
+    if not json_output:
+        return _show_stream(stream)
+    answer = next(item for item in stream if isinstance(item, Answer))
+    print_json(answer_json(question, answer))
+    return answer
 
 
 def _show_stream(stream: Any) -> Answer:
@@ -185,6 +215,8 @@ def _show_sources(answer: Answer) -> None:
 
 def _source_line(citation: Citation, breadcrumb: str) -> str:
     where = escape(citation.source) + (f" [dim]›[/] {escape(breadcrumb)}" if breadcrumb else "")
+    if citation.index is not None:
+        where = f"[magenta]{escape(citation.index)}:[/] {where}"
     quote = " ".join(citation.quote.split())  # a sentence wrapped in its file, on one line
     return (
         f"  [bold][{citation.number}][/] [cyan]{where}[/] "

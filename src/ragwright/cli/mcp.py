@@ -12,6 +12,7 @@ from ragwright.cli._common import (
 )
 from ragwright.config import load_config
 from ragwright.errors import MissingDependencyError
+from ragwright.federation import Federation, FederationSettings
 from ragwright.index import Index
 from ragwright.llms.settings import LLMSettings
 from ragwright.models import DEFAULT_COLLECTION
@@ -25,13 +26,21 @@ def mcp(
     config: ConfigOption = None,
 ) -> None:
     """Run an MCP server on stdin/stdout with the tools search, ask, get_chunk, get_document
-    and list_sources (see docs/mcp.md). Document text in results is marked untrusted."""
+    and list_sources (see docs/mcp.md). Document text in results is marked untrusted. With a
+    [federation] table in ragwright.toml, the tools search its indexes as one instead."""
     configuration = load_config(config)
     llm_settings = LLMSettings.from_config(configuration)
     try:
-        from ragwright.mcp_server import build_server
+        from ragwright.mcp_server import build_federation_server, build_server
     except ImportError as error:
         raise MissingDependencyError("ragwright mcp", "pip install 'ragwright[mcp]'") from error
+    federation = FederationSettings.from_config(configuration)
+    if federation.configured:
+        with Federation.from_settings(
+            federation, config=configuration, llm_settings=llm_settings
+        ) as indexes:
+            build_federation_server(indexes).run("stdio")
+        return
     # A long-running server: the in-memory keyword cache pays off from the second query on.
     with Index(
         index,

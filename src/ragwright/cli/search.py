@@ -9,11 +9,9 @@ import typer
 from rich.markup import escape
 
 from ragwright.cli._common import (
-    DEFAULT_INDEX,
     CollectionOption,
     ConfigOption,
     EmbedderOption,
-    IndexOption,
     JsonOption,
     console,
     open_index,
@@ -22,8 +20,17 @@ from ragwright.cli._common import (
     reports_errors,
     warn_if_filter_matched_nothing,
 )
+from ragwright.cli._federation import (
+    FederationOption,
+    FederationTimeoutOption,
+    IndexesOption,
+    is_federated,
+    locations,
+    open_federation,
+    print_warnings,
+)
 from ragwright.config import load_config
-from ragwright.models import DEFAULT_COLLECTION, Hit
+from ragwright.models import DEFAULT_COLLECTION, Hit, Route
 from ragwright.pipeline.search_request import Fusion, SearchMode, SearchRequest
 from ragwright.shapes import search_json
 from ragwright.stores.fts_query import query_terms
@@ -77,14 +84,18 @@ def search(
             help="Candidates each arm fetches for fusion. [default: max(2 x top-k, 20)]", min=0
         ),
     ] = None,
-    index: IndexOption = DEFAULT_INDEX,
+    index: IndexesOption = None,
     collection: CollectionOption = DEFAULT_COLLECTION,
     embedder: EmbedderOption = None,
+    federation: FederationOption = None,
+    federation_timeout: FederationTimeoutOption = None,
     config: ConfigOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Search the index: hybrid (BM25 and vectors fused) by default. The [search] table of
-    ragwright.toml sets the defaults of every option but the filter and min-score."""
+    ragwright.toml sets the defaults of every option but the filter and min-score. With
+    several --index, each is searched in its own space and the rankings are fused by rank;
+    each hit names its index."""
     checked_text(query)
     where = parse_where(filter_expression)
     flags: dict[str, Any] = {
@@ -98,15 +109,35 @@ def search(
         "vector_weight": vector_weight,
         "arm_depth": arm_depth,
     }
-    defaults = SearchRequest.from_config(load_config(config))
+    configuration = load_config(config)
+    defaults = SearchRequest.from_config(configuration)
     request = defaults.but(**{key: value for key, value in flags.items() if value is not None})
-    with open_index(index, embedder, collection=collection, read_only=True) as kb:
-        route, hits = kb.search_routed(query, request)
-        warn_if_filter_matched_nothing(kb, request.where, len(hits))
+    given = locations(index)
+    warnings: tuple[str, ...] = ()
+    route: Route | None = None
+    federated = is_federated(given, federation)
+    if federated:
+        with open_federation(
+            given,
+            collection=collection,
+            embedder=embedder,
+            mode=federation,
+            timeout=federation_timeout,
+            config=configuration,
+        ) as indexes:
+            found = indexes.search(query, request)
+        hits, warnings = list(found.hits), found.warnings
+    else:
+        with open_index(given[0], embedder, collection=collection, read_only=True) as kb:
+            route, hits = kb.search_routed(query, request)
+            warn_if_filter_matched_nothing(kb, request.where, len(hits))
     if json_output:
-        print_json(search_json(query, request.mode, request.top_k, request.where, hits, route))
+        shape = search_json(query, request.mode, request.top_k, request.where, hits, route)
+        print_json(shape | ({"warnings": list(warnings)} if federated else {}))
+        print_warnings(warnings)
         return
-    if request.mode is SearchMode.AUTO:
+    print_warnings(warnings)
+    if route is not None and request.mode is SearchMode.AUTO:
         console.print(f"[dim]route: {route.mode} ({escape(route.reason)})[/]", soft_wrap=True)
     if not hits:
         console.print("No results.")
@@ -120,6 +151,8 @@ def _print_hit(rank: int, hit: Hit, terms: list[str]) -> None:
     chunk = hit.chunk
     breadcrumb = chunk.metadata.get("breadcrumb", "")
     where = escape(hit.source) + (f" [dim]›[/] {escape(breadcrumb)}" if breadcrumb else "")
+    if hit.index is not None:
+        where = f"[magenta]{escape(hit.index)}:[/] {where}"
     arms = "+".join(sorted(arm.value for arm in hit.arms))
     # Three decimals, or three digits for the tiny BM25 scores of a small collection.
     value = f"{hit.score:.3f}" if hit.score == 0 or abs(hit.score) >= 0.001 else f"{hit.score:.2e}"

@@ -21,8 +21,9 @@ from ragwright.cli._common import (
 )
 from ragwright.cli.ingest import name_sources
 from ragwright.cli.watch import DebounceOption, ReconcileOption, watching
-from ragwright.config import load_config
-from ragwright.errors import MissingDependencyError
+from ragwright.config import Config, load_config
+from ragwright.errors import ConfigError, MissingDependencyError
+from ragwright.federation import Federation, FederationSettings
 from ragwright.llms.settings import LLMSettings
 from ragwright.models import DEFAULT_COLLECTION
 from ragwright.pipeline.ingest import IngestOptions
@@ -83,7 +84,9 @@ def serve(
 ) -> None:
     """Serve the HTTP API (/v1, OpenAPI at /docs) and the web page (/) over an index. With API
     keys configured (`ragwright keys add`) every /v1 request needs one; without, the server
-    listens on loopback only. Logs go to stderr: text on a terminal, else JSON lines."""
+    listens on loopback only. Logs go to stderr: text on a terminal, else JSON lines. With a
+    [federation] table in ragwright.toml, it serves those indexes searched as one instead
+    (read routes only; see docs/http-api.md)."""
     try:
         from ragwright.server import ServerSettings, create_app, mcp_mount
         from ragwright.server.runner import announce, check_exposure, server_for
@@ -97,6 +100,12 @@ def serve(
     settings = ServerSettings.from_config(configuration)
     llm_settings = LLMSettings.from_config(configuration)
     check_exposure(host, settings, insecure_no_auth)
+    federation = FederationSettings.from_config(configuration)
+    if federation.configured:
+        if watch:
+            raise ConfigError("--watch keeps one index current; a [federation] serves several")
+        _serve_federation(federation, configuration, host, port, log_level, log_format)
+        return
     with (
         Index(
             index,
@@ -119,4 +128,31 @@ def serve(
         log_as = log_format.resolved(sys.stderr.isatty())
         server = server_for(app, host, port, settings, log_level.value, log_as)
         announce(host, port, settings, kb.display_location)
+        server.run()
+
+
+def _serve_federation(
+    federation_settings: FederationSettings,
+    configuration: Config,
+    host: str,
+    port: int,
+    log_level: LogLevel,
+    log_format: LogFormat,
+) -> None:
+    from ragwright.server import ServerSettings, create_federation_app, mcp_mount
+    from ragwright.server.runner import announce, server_for
+
+    settings = ServerSettings.from_config(configuration)
+    with Federation.from_settings(
+        federation_settings,
+        config=configuration,
+        llm_settings=LLMSettings.from_config(configuration),
+    ) as federation:
+        app = create_federation_app(
+            federation, settings, mounts=mcp_mount(federation, host), host=host
+        )
+        log_as = log_format.resolved(sys.stderr.isatty())
+        server = server_for(app, host, port, settings, log_level.value, log_as)
+        members = ", ".join(f"{m.name}={m.shown}" for m in federation.specs)
+        announce(host, port, settings, f"a federation of {members}")
         server.run()

@@ -65,6 +65,9 @@ class HitView(ChunkView):
         description="similarity, bm25 or fused (a fused or reranked ordering; order only)."
     )
     arms: list[str] = Field(description="The retrieval arms that found the chunk: bm25, vector.")
+    index: str | None = Field(
+        None, description="The member index holding the chunk (federated search; else null)."
+    )
 
 
 class RouteView(BaseModel):
@@ -86,6 +89,10 @@ class SearchResult(BaseModel):
     mode: str
     route: RouteView
     hits: list[HitView]
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="Federated search: the member indexes left out (failed or late) and why.",
+    )
 
 
 class CitationView(BaseModel):
@@ -96,6 +103,9 @@ class CitationView(BaseModel):
     char_start: int
     char_end: int
     quote: UntrustedText
+    index: str | None = Field(
+        None, description="The member index holding the document (federated search; else null)."
+    )
 
 
 class UsageView(BaseModel):
@@ -128,6 +138,7 @@ class AskResult(BaseModel):
 class ChunkResult(BaseModel):
     notice: str = UNTRUSTED_NOTICE
     chunk: ChunkView
+    index: str | None = Field(default=None, description="The member index holding it (federation).")
 
 
 class DocumentResult(BaseModel):
@@ -140,6 +151,7 @@ class DocumentResult(BaseModel):
     char_end: int
     truncated: bool = Field(description="True when text continues after char_end.")
     content: UntrustedText
+    index: str | None = Field(default=None, description="The member index holding it (federation).")
 
 
 class SourceView(BaseModel):
@@ -147,6 +159,7 @@ class SourceView(BaseModel):
     source: UntrustedText
     chunks: int = Field(description="Chunks indexed for the document.")
     characters: int = Field(description="Characters of the document's text.")
+    index: str | None = Field(default=None, description="The member index holding it (federation).")
 
 
 class SourcesResult(BaseModel):

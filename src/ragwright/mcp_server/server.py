@@ -109,7 +109,7 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
     ) -> SearchResult:
         with tool_errors():
             route, hits = kb.get(collection).search_routed(
-                query, mode=mode, top_k=top_k, where=_where(filter, sources)
+                query, mode=mode, top_k=top_k, where=where_of(filter, sources)
             )
         return SearchResult(
             query=query,
@@ -163,7 +163,7 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
             answer = kb.get(collection).ask(
                 question,
                 top_k=top_k,
-                where=_where(filter, sources),
+                where=where_of(filter, sources),
                 engine=engine,
                 graph_context=graph_context,
                 mode=mode,
@@ -276,7 +276,7 @@ def tool_errors() -> Iterator[None]:
         raise ToolError(str(error)) from error
 
 
-def _where(expression: str | None, sources: list[str] | None) -> Filter | None:
+def where_of(expression: str | None, sources: list[str] | None) -> Filter | None:
     parts: list[Filter] = []
     if expression and expression.strip():
         parts.append(parse_filter(expression))

@@ -285,6 +285,7 @@ def _compose(chosen: list[_Candidate], hits: list[Hit], notes: list[str]) -> Ans
                 char_start=candidate.start,
                 char_end=candidate.end,
                 quote=candidate.text,
+                index=candidate.hit.index,
             )
         )
     return Answer(" ".join([*parts, *notes]), tuple(citations), tuple(hits), found=True)

@@ -63,6 +63,7 @@ def fuse_ranked_lists(
             arms=frozenset(arms[cid]),
             source=first_seen[cid].source,
             arm_ranks=MappingProxyType(ranks[cid]),
+            index=first_seen[cid].index,
         )
         for cid in order
     ]

@@ -9,8 +9,8 @@ Importing this package imports FastAPI; ``import ragwright`` never does.
 
 from __future__ import annotations
 
-from ragwright.server.app import create_app
+from ragwright.server.app import create_app, create_federation_app
 from ragwright.server.mounts import MCP_PATH, mcp_mount
 from ragwright.server.settings import ServerSettings
 
-__all__ = ["MCP_PATH", "ServerSettings", "create_app", "mcp_mount"]
+__all__ = ["MCP_PATH", "ServerSettings", "create_app", "create_federation_app", "mcp_mount"]

@@ -27,6 +27,7 @@ from starlette.types import ASGIApp, Scope
 
 import ragwright
 from ragwright.collection_pool import CollectionPool
+from ragwright.federation import Federation
 from ragwright.index import Index
 from ragwright.pipeline.sync_status import SyncStatus
 from ragwright.server.access_log import RequestLog
@@ -36,6 +37,7 @@ from ragwright.server.limits import BodyLimit
 from ragwright.server.origin import CrossSiteGuard, is_loopback
 from ragwright.server.problems import UnexpectedErrors, install_handlers
 from ragwright.server.routes import documents, graph, graph_view, meta, search, sync
+from ragwright.server.routes import federation as federation_routes
 from ragwright.server.routes._deps import read_key
 from ragwright.server.settings import ServerSettings
 from ragwright.server.uploads import Uploader
@@ -111,9 +113,56 @@ def create_app(
         app.include_router(router, prefix=COLLECTION_API, dependencies=scoped)
     app.include_router(meta.index_router)
     app.include_router(sync.router)
+    _add_web_page(app)
+    _guard(app, settings, mounted, host)
+    return app
+
+
+def create_federation_app(
+    federation: Federation,
+    settings: ServerSettings | None = None,
+    *,
+    mounts: Mapping[str, ASGIApp] | None = None,
+    host: str | None = None,
+) -> FastAPI:
+    """The application serving ``federation`` (several indexes searched as one, see
+    `ragwright.federation`): search, ask, chunks and documents under ``/v1`` (see
+    `ragwright.server.routes.federation`), with the same keys, limits and guards as
+    `create_app`. It serves no write routes and no web page. The caller owns the federation."""
+    settings = settings or ServerSettings()
+    mounted = dict(mounts or {})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            for app in mounted.values():
+                if isinstance(app, Starlette):
+                    await stack.enter_async_context(app.router.lifespan_context(app))
+            yield
+
+    app = FastAPIOffline(
+        title="ragwright (federation)",
+        version=ragwright.__version__,
+        description="Search and ask several ragwright indexes as one. See docs/http-api.md.",
+        lifespan=lifespan,
+        static_url=DOCS_ASSETS,
+    )
+    app.state.federation = federation
+    app.state.settings = settings
+    install_handlers(app)
+    app.include_router(federation_routes.router, prefix=API)
+    app.include_router(federation_routes.health_router)
+    _guard(app, settings, mounted, host)
+    return app
+
+
+def _guard(
+    app: FastAPI, settings: ServerSettings, mounted: Mapping[str, ASGIApp], host: str | None
+) -> None:
+    """Mount ``mounted`` behind the read-scope key check, and add the body limit, cross-site
+    guard, error shape and request log around everything."""
     for path, mounted_app in mounted.items():
         app.mount(path, RequireKey(mounted_app, settings, KeyScope.READ))
-    _add_web_page(app)
 
     def body_limit(scope: Scope) -> int:
         upload = scope["method"] == "POST" and _UPLOAD_PATH.fullmatch(scope["path"]) is not None
@@ -123,7 +172,6 @@ def create_app(
     app.add_middleware(CrossSiteGuard, loopback=host is not None and is_loopback(host))
     app.add_middleware(UnexpectedErrors)
     app.add_middleware(RequestLog)  # added last: outermost, so it sees every status
-    return app
 
 
 def _add_web_page(app: FastAPI) -> None:

@@ -166,7 +166,7 @@ def ask(
     # still get their HTTP status instead of an error event in a 200 stream.
     first = next(pieces, None)
     return StreamingResponse(
-        _events(body.question, first, pieces),
+        events(body.question, first, pieces),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
@@ -177,9 +177,11 @@ def sse(event: str, data: dict[str, Any]) -> str:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-def _events(
+def events(
     question: str, first: str | Answer | None, rest: Iterator[str | Answer]
 ) -> Iterator[str]:
+    """The answer stream as server-sent events: ``delta`` pieces, one ``answer``, ``done``
+    (an ``error`` event instead when it fails after the status line was sent)."""
     item = first
     try:
         while item is not None:

@@ -1,0 +1,211 @@
+"""The MCP server over a federation (``ragwright mcp`` with a ``[federation]`` table): the read
+tools of one index, across every member, each result naming the member index that holds it.
+
+``search`` and ``ask`` fuse the members' rankings by rank; ``get_chunk`` and ``get_document``
+take the ``index`` a hit or citation names; ``list_indexes`` names the members. A partial
+search says which members were left out in ``warnings`` (an answer, in its own).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, Field
+from starlette.applications import Starlette
+
+from ragwright import __version__
+from ragwright.federation import Federation
+from ragwright.llms.settings import ENGINES, unknown_engine
+from ragwright.mcp_server.results import (
+    UNTRUSTED_NOTICE,
+    AskResult,
+    ChunkResult,
+    DocumentResult,
+    SearchResult,
+    SourcesResult,
+    ask_result,
+    chunk_view,
+    document_result,
+    hit_view,
+    source_view,
+)
+from ragwright.mcp_server.server import (
+    MAX_DOCUMENT_CHARS,
+    MAX_LISTED_SOURCES,
+    READ_ONLY,
+    FilterExpression,
+    Query,
+    SourceIds,
+    describe,
+    tool_errors,
+    where_of,
+)
+from ragwright.surface_limits import MAX_ASK_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K
+
+MemberName = Annotated[
+    str | None,
+    Field(
+        max_length=64,
+        description="The member index holding it: the `index` of a hit or citation (default: "
+        "the first member that has it); list_indexes names them.",
+    ),
+]
+
+
+class MemberView(BaseModel):
+    name: str
+    location: str = Field(description="Where the index lives (a URL's password masked).")
+    collection: str
+
+
+class IndexesResult(BaseModel):
+    indexes: list[MemberView]
+    timeout: float = Field(description="Seconds each member has to answer a search.")
+    strict: bool = Field(description="True: a failed or late member fails the search.")
+
+
+def build_federation_server(federation: Federation, *, name: str = "ragwright") -> MCPServer:
+    """An MCP server over ``federation``; the caller closes it."""
+    server = MCPServer(
+        name,
+        version=__version__,
+        instructions="Search and cite several ragwright knowledge bases as one; every result "
+        "names the index it came from. " + UNTRUSTED_NOTICE,
+        log_level="WARNING",
+    )
+
+    @server.tool(
+        annotations=READ_ONLY,
+        description=describe("Search every index of the federation; hits fused by rank."),
+    )
+    def search(
+        query: Query,
+        top_k: Annotated[
+            int, Field(ge=1, le=MAX_TOP_K, strict=True, description="Number of hits.")
+        ] = 10,
+        mode: Annotated[
+            Literal["bm25", "vector", "hybrid", "graph"],
+            Field(description="Each index searches in this mode, in its own space."),
+        ] = "hybrid",
+        filter: FilterExpression = None,
+        sources: SourceIds = None,
+    ) -> SearchResult:
+        with tool_errors():
+            found = federation.search(
+                query, mode=mode, top_k=top_k, where=where_of(filter, sources)
+            )
+        return SearchResult(
+            query=query,
+            mode=mode,
+            hits=[hit_view(rank, hit) for rank, hit in enumerate(found.hits, start=1)],
+            warnings=list(found.warnings),
+        )
+
+    @server.tool(
+        annotations=READ_ONLY,
+        description=describe(
+            "Answer a question from every index of the federation, with [n] citations that "
+            "point at exact character spans of the sources (each naming its index)."
+        ),
+    )
+    def ask(
+        question: Query,
+        top_k: Annotated[
+            int,
+            Field(ge=1, le=MAX_ASK_TOP_K, strict=True, description="Passages to answer from."),
+        ] = 5,
+        filter: FilterExpression = None,
+        sources: SourceIds = None,
+        engine: Annotated[
+            str | None,
+            Field(
+                description="Answer engine: " + ", ".join(ENGINES) + ". Default: the server's "
+                "configured one (extractive, offline, unless [llm] says otherwise).",
+                json_schema_extra={"enum": [*ENGINES, None]},
+            ),
+        ] = None,
+    ) -> AskResult:
+        if engine is not None and engine not in ENGINES:
+            raise ToolError(unknown_engine(engine))
+        with tool_errors():
+            answer = federation.ask(
+                question, top_k=top_k, where=where_of(filter, sources), engine=engine
+            )
+        return ask_result(question, answer)
+
+    @server.tool(annotations=READ_ONLY, description=describe("One chunk by its id."))
+    def get_chunk(
+        chunk_id: Annotated[str, Field(min_length=1, max_length=256)],
+        index: MemberName = None,
+    ) -> ChunkResult:
+        with tool_errors():
+            found = federation.chunk(chunk_id, index)
+            document = federation.document(found[1].document_id, found[0]) if found else None
+        if found is None or document is None:
+            raise ToolError(f"no chunk with id {chunk_id!r}")
+        return ChunkResult(chunk=chunk_view(found[1], document[1].source), index=found[0])
+
+    @server.tool(
+        annotations=READ_ONLY,
+        description=describe(
+            "A document's text by document id or source path, a window of "
+            f"at most {MAX_DOCUMENT_CHARS:,} characters at a time."
+        ),
+    )
+    def get_document(
+        document: Annotated[
+            str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="Id or source.")
+        ],
+        char_start: Annotated[
+            int, Field(ge=0, strict=True, description="Where the window starts.")
+        ] = 0,
+        max_chars: Annotated[int, Field(ge=1, le=MAX_DOCUMENT_CHARS, strict=True)] = 20_000,
+        index: MemberName = None,
+    ) -> DocumentResult:
+        with tool_errors():
+            found = federation.document(document, index)
+        if found is None:
+            raise ToolError(f"no document with id or source {document!r}")
+        result = document_result(found[1], char_start, max_chars)
+        return result.model_copy(update={"index": found[0]})
+
+    @server.tool(annotations=READ_ONLY, description="List every index's documents by source.")
+    def list_sources(
+        filter: FilterExpression = None,
+        offset: Annotated[int, Field(ge=0, strict=True)] = 0,
+        limit: Annotated[int, Field(ge=1, le=MAX_LISTED_SOURCES, strict=True)] = 100,
+    ) -> SourcesResult:
+        with tool_errors():
+            documents = federation.documents(filter)
+        page = documents[offset : offset + limit]
+        return SourcesResult(
+            total=len(documents),
+            offset=offset,
+            sources=[source_view(info).model_copy(update={"index": n}) for n, info in page],
+        )
+
+    @server.tool(annotations=READ_ONLY, description="List the indexes of the federation.")
+    def list_indexes() -> IndexesResult:
+        settings = federation.settings
+        return IndexesResult(
+            indexes=[
+                MemberView(name=m.name, location=m.shown, collection=m.collection)
+                for m in settings.members
+            ],
+            timeout=settings.timeout,
+            strict=settings.strict,
+        )
+
+    return server
+
+
+def federation_http_app(
+    federation: Federation, *, path: str = "/", host: str = "127.0.0.1"
+) -> Starlette:
+    """`build_federation_server` as a streamable-HTTP ASGI app to mount (see
+    `ragwright.mcp_server.streamable_http_app`, whose lifespan note applies)."""
+    return build_federation_server(federation).streamable_http_app(
+        streamable_http_path=path, host=host
+    )
