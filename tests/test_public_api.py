@@ -14,14 +14,16 @@ from ragwright import errors
 
 EXPECTED = {
     "And", "Answer", "Arm", "BudgetExceeded", "Chunk", "ChunkingConfig", "CircuitOpen", "Citation",
-    "Comparison", "ConfigError", "DatasetError", "Document", "DocumentInfo", "EmbedderError",
+    "Comparison", "ConfigError", "CredentialsError", "DatasetError", "Document", "DocumentInfo",
+    "EmbedderError",
     "EmbeddingSpace", "EmbeddingSpaceMismatch", "Exists", "ExtractionBudgetExceeded",
     "ExtractionError", "Filter", "FilterSyntaxError", "Fusion", "GraphError", "GraphNotBuilt",
     "Hit", "In", "Index",
     "IndexDamaged", "IndexTooNew", "IngestLimitExceeded", "IngestOptions", "IngestReport",
     "LLMError", "LLMResponseError", "LLMSettings", "MissingDependencyError", "Not", "OcrError",
     "Or", "parse_filter", "ParsedDocument", "ParseError", "ParseLimitExceeded", "ParserOptions",
-    "RagwrightError", "RegistryError", "RepairRefused", "RerankerError", "Scale", "SearchMode",
+    "RagwrightError", "RegistryError", "RepairRefused", "RerankerError", "Scale", "SourceError",
+    "SearchMode",
     "SearchRequest", "Section", "StoreError", "UnknownCollection", "UnknownEntity",
     "UnsupportedFilter", "UnsupportedScale", "__version__",
 }  # fmt: skip
