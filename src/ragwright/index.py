@@ -74,7 +74,7 @@ from ragwright.pipeline.ingest import (
 )
 from ragwright.pipeline.retrieval import Retriever
 from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
-from ragwright.pipeline.source_sync import SourceSync
+from ragwright.pipeline.source_sync import BATCH_DOCUMENTS, SourceSync
 from ragwright.ports import (
     LLM,
     Checkpoint,
@@ -440,19 +440,27 @@ class Index:
         *,
         full: bool = False,
         options: IngestOptions | None = None,
+        batch_documents: int = BATCH_DOCUMENTS,
     ) -> SyncReport:
         """Sync the source ``name`` into this collection from its checkpoint (see
         `SourceSync`; a `FolderSource` is synced by `FolderSync`, as `watch` does): what
         changed since the last sync is fetched and written, then checkpointed; a complete
-        listing prunes what is gone. ``full`` lists from no cursor (so it can prune)."""
+        listing prunes what is gone. ``full`` lists from no cursor (so it can prune);
+        ``batch_documents`` are written per transaction, and checkpointed after it."""
         checkpoints = self._checkpoints()
         if isinstance(source, FolderSource):
             folders = self.folder_sync(source.roots, options=options)
             return FolderSourceSync(name, folders, checkpoints).run()
         ingestor = self._ingestor(None, options, None, None, None)
-        return SourceSync(name, source, ingestor, checkpoints, lock=self._ingest_lock).run(
-            full=full
+        sync = SourceSync(
+            name,
+            source,
+            ingestor,
+            checkpoints,
+            lock=self._ingest_lock,
+            batch_documents=batch_documents,
         )
+        return sync.run(full=full)
 
     def sync_checkpoint(self, name: str) -> Checkpoint:
         """Where the source ``name`` last left off (empty before its first sync)."""

@@ -28,6 +28,7 @@ from ragwright.config import CONFIG_FILE, config_path, load_config
 from ragwright.errors import ConfigError
 from ragwright.models import DEFAULT_COLLECTION
 from ragwright.pipeline.folder_sync import SyncReport
+from ragwright.pipeline.source_sync import BATCH_DOCUMENTS
 from ragwright.sources import open_source, source_types
 from ragwright.sources.config_file import add_source, remove_source
 from ragwright.sources.settings import SourceSettings
@@ -134,9 +135,11 @@ def run(
     with open_index(index, embedder, create=True, collection=collection) as kb:
         name_sources(kb, None)
         for name in chosen:
-            source = open_source(SourceSettings.from_config(loaded, name))
+            settings = SourceSettings.from_config(loaded, name)
+            batch = settings.integer("batch", BATCH_DOCUMENTS, minimum=1)
+            source = open_source(settings)
             try:
-                report = kb.sync_source(name, source, full=full)
+                report = kb.sync_source(name, source, full=full, batch_documents=batch)
             finally:
                 close = getattr(source, "close", None)
                 if callable(close):

@@ -86,6 +86,14 @@ class SourceSettings:
             raise ConfigError(f"{self.where}: {key} must be an integer of at least {minimum}")
         return value
 
+    def boolean(self, key: str, default: bool) -> bool:
+        value = self._get(key)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise ConfigError(f"{self.where}: {key} must be true or false")
+        return value
+
     def strings(self, key: str) -> list[str]:
         value = self._get(key)
         if value is None:
