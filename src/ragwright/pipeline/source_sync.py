@@ -107,6 +107,8 @@ class _Run:
         return report
 
     def _item(self, item: SourceItem, record: ItemRecord | None) -> None:
+        if not self.sync.ingestor.parsers.supports(item.name):
+            return  # as ingest skips a file no parser reads (it is listed: never pruned)
         if record is not None and record.version == item.version:
             self.report.unchanged += 1
             if record.state != item.state:
