@@ -208,6 +208,7 @@ def test_a_secret_written_in_the_table_is_refused(api: Api) -> None:
         open_source(settings_for(api, auth="api_key", api_key="k-123"))
 
 
+@pytest.mark.slow
 def test_a_sync_killed_midway_resumes_and_converges(api: Api, tmp_path: Path) -> None:
     total = 40
     for number in range(total):

@@ -108,6 +108,7 @@ def test_the_page_limit_makes_the_crawl_partial(site: Site, tmp_path: Path) -> N
         assert len(kb.documents()) == len(PAGES)
 
 
+@pytest.mark.slow
 def test_a_sync_killed_midway_resumes_and_converges(site: Site, tmp_path: Path) -> None:
     for number in range(30):
         site.html(f"/p{number}.html", f"<p>Page {number} about fjord {number}.</p>")
