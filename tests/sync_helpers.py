@@ -7,14 +7,18 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from ragwright import Index
+from ragwright.errors import SourceError
+from ragwright.ports import Checkpoint, ListingOutcome, SourceItem
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.site_server import Site, serve_site
 
 __all__ = [
-    "Site", "documents", "run_sync", "serve_site", "sync_command", "sync_environment", "wait_for",
+    "Scripted", "Site", "documents", "run_sync", "serve_site", "sync_command", "sync_environment",
+    "wait_for",
 ]  # fmt: skip
 
 
@@ -54,3 +58,31 @@ def wait_for(condition: object, timeout: float = 60) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+class Scripted:
+    """A source whose listing is a script: items, whether complete, what failed."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, str] = {}
+        self.complete = True
+        self.broken_after: int | None = None
+        self.fetched: list[str] = []
+        self.during: object = None
+
+    def list_items(self, checkpoint: Checkpoint, outcome: ListingOutcome) -> Iterator[SourceItem]:
+        outcome.complete = self.complete
+        for number, (key, text) in enumerate(sorted(self.items.items())):
+            if self.broken_after is not None and number >= self.broken_after:
+                raise SourceError("the server went away")
+            if callable(self.during):
+                self.during()
+            yield SourceItem(key, text, f"mem:{key}", f"{key}.txt")
+        outcome.cursor = "end"
+
+    def fetch(self, item: SourceItem) -> bytes:
+        self.fetched.append(item.key)
+        return item.version.encode()
+
+    def close(self) -> None:
+        pass

@@ -8,9 +8,12 @@ from typing import Any
 
 import pytest
 
+from ragwright import Index
 from ragwright.stores.postgres import PostgresBackend
 from ragwright.stores.sqlite import SQLiteStore
+from ragwright.testing import HashingEmbedder
 from ragwright.testing.checkpoint_contract import CheckpointContract
+from sync_helpers import Scripted
 
 
 class TestSQLiteCheckpoints(CheckpointContract):
@@ -54,3 +57,19 @@ class TestPostgresCheckpoints(CheckpointContract):
         yield again
         for backend in opened:
             backend.close()
+
+
+def test_a_source_syncs_into_a_postgresql_index_and_a_complete_listing_prunes(
+    pg_url: str,
+) -> None:
+    source = Scripted()
+    source.items = {"a": "Alpha fjord.", "b": "Beta kelp."}
+    with Index(pg_url, embedder=HashingEmbedder()) as kb:
+        assert sorted(kb.sync_source("m", source).added) == ["mem:a", "mem:b"]
+        del source.items["b"]
+        source.items["a"] = "Alpha fjord, edited."
+        report = kb.sync_source("m", source)
+        assert (report.updated, report.removed) == (["mem:a"], ["mem:b"])
+        assert sorted(kb.sync_checkpoint("m").items) == ["a"]
+        assert kb.forget_source("m", purge=True) == 1
+        assert kb.documents() == []

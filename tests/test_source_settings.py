@@ -5,7 +5,6 @@ pruning only from a complete listing and only what was recorded before it began.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,12 +13,13 @@ from typer.testing import CliRunner
 from ragwright import Index
 from ragwright.cli import app
 from ragwright.config import Config
-from ragwright.errors import ConfigError, CredentialsError, RegistryError, SourceError
-from ragwright.ports import Checkpoint, ItemRecord, ListingOutcome, SourceItem
+from ragwright.errors import ConfigError, CredentialsError, RegistryError
+from ragwright.ports import ItemRecord
 from ragwright.sources import open_source
 from ragwright.sources.settings import SourceSettings, read_secret_file
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing import HashingEmbedder
+from sync_helpers import Scripted
 
 
 def settings(table: dict[str, object], environ: dict[str, str] | None = None) -> SourceSettings:
@@ -86,34 +86,6 @@ def test_the_cli_reports_bad_sources_without_a_traceback(tmp_path: Path) -> None
     down = runner.invoke(app, ["sync", "run", "web", *index])
     assert down.exit_code == 1 and "robots.txt could not be read" in down.output
     assert "Traceback" not in down.output
-
-
-class Scripted:
-    """A source whose listing is a script: items, whether complete, what failed."""
-
-    def __init__(self) -> None:
-        self.items: dict[str, str] = {}
-        self.complete = True
-        self.broken_after: int | None = None
-        self.fetched: list[str] = []
-        self.during: object = None
-
-    def list_items(self, checkpoint: Checkpoint, outcome: ListingOutcome) -> Iterator[SourceItem]:
-        outcome.complete = self.complete
-        for number, (key, text) in enumerate(sorted(self.items.items())):
-            if self.broken_after is not None and number >= self.broken_after:
-                raise SourceError("the server went away")
-            if callable(self.during):
-                self.during()
-            yield SourceItem(key, text, f"mem:{key}", f"{key}.txt")
-        outcome.cursor = "end"
-
-    def fetch(self, item: SourceItem) -> bytes:
-        self.fetched.append(item.key)
-        return item.version.encode()
-
-    def close(self) -> None:
-        pass
 
 
 def test_prunes_only_after_a_complete_listing(tmp_path: Path) -> None:
