@@ -143,3 +143,36 @@ def test_a_sync_killed_midway_resumes_and_converges(site: Site, tmp_path: Path) 
     assert set(state) == expected
     # What the killed run checkpointed was asked for conditionally and not fetched again.
     assert len(site.answered(304, mark)) >= committed - 1
+
+
+def test_a_robots_txt_that_fails_stops_the_sync_and_prunes_nothing(
+    site: Site, tmp_path: Path
+) -> None:
+    with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
+        sync(kb, site)
+        site.failing.add("/robots.txt")
+        del site.pages["/a.html"]
+        mark = len(site.log)
+        report = sync(kb, site)
+        assert not report.complete and report.removed == []
+        assert "robots.txt answered HTTP 500" in report.failed[0].reason
+        assert site.answered(200, mark) == site.answered(304, mark) == []  # nothing crawled
+        assert len(kb.documents()) == len(PAGES)
+
+
+def test_an_oversized_page_fails_and_a_redirect_within_the_host_is_followed(
+    site: Site, tmp_path: Path
+) -> None:
+    site.html("/a.html", "<p>" + "kelp " * 400 + "</p>")
+    site.redirects = {"/b.html": "/moved.html"}
+    site.html("/moved.html", "<p>Moved here.</p>")
+    with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
+        source = WebsiteSource(site.url + "/", max_depth=2, max_bytes=1000)
+        try:
+            report = kb.sync_source("site", source)
+        finally:
+            source.close()
+        assert [f.source for f in report.failed] == [site.url + "/a.html"]
+        assert "max_bytes" in report.failed[0].reason
+        assert kb.document(site.url + "/moved.html") is not None
+        assert kb.document(site.url + "/b.html") is None

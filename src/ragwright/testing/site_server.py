@@ -28,6 +28,8 @@ class Site:
     log: list[tuple[str, int]] = field(default_factory=list)
     delay: float = 0.0
     failing: set[str] = field(default_factory=set)
+    #: Paths answered with a 301 to another path.
+    redirects: dict[str, str] = field(default_factory=dict)
     url: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -76,6 +78,8 @@ def serve_site(site: Site) -> Iterator[Site]:
 def answer(site: Site, path: str, if_none_match: str | None) -> tuple[int, dict[str, str], bytes]:
     if path in site.failing:
         return 500, {}, b"broken"
+    if path in site.redirects:
+        return 301, {"Location": site.redirects[path]}, b""
     found = site.pages.get(path)
     if found is None:
         return 404, {}, b"not found"
