@@ -126,3 +126,14 @@ def test_an_item_recorded_after_the_listing_began_is_not_pruned(tmp_path: Path) 
         finally:
             other.close()
         assert report.removed == [] and "late" in kb.sync_checkpoint("m").items
+
+
+def test_a_document_deleted_behind_the_checkpoint_is_fetched_again(tmp_path: Path) -> None:
+    source = Scripted()
+    source.items = {"a": "Alpha.", "b": "Beta."}
+    with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
+        kb.sync_source("m", source)
+        assert kb.delete("mem:a")
+        source.fetched.clear()
+        assert kb.sync_source("m", source).added == ["mem:a"]
+        assert source.fetched == ["a"]

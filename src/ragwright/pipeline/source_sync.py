@@ -109,7 +109,8 @@ class _Run:
     def _item(self, item: SourceItem, record: ItemRecord | None) -> None:
         if not self.sync.ingestor.parsers.supports(item.name):
             return  # as ingest skips a file no parser reads (it is listed: never pruned)
-        if record is not None and record.version == item.version:
+        stored = item.document_source in self.known  # not deleted behind the checkpoint
+        if record is not None and record.version == item.version and stored:
             self.report.unchanged += 1
             if record.state != item.state:
                 self._record([item])
