@@ -14,17 +14,17 @@ from ragwright import errors
 
 EXPECTED = {
     "And", "Answer", "Arm", "BudgetExceeded", "Chunk", "ChunkingConfig", "CircuitOpen", "Citation",
-    "__version__", "ClusterError", "Comparison", "ConfigError", "DatasetError", "Document",
-    "DocumentInfo", "EmbedderError", "EmbeddingSpace", "EmbeddingSpaceMismatch", "Exists",
-    "ExtractionBudgetExceeded", "ExtractionError", "Federation", "FederationError", "Filter",
-    "FilterSyntaxError", "Fusion", "GraphError", "GraphNotBuilt", "Hit", "In", "Index",
-    "IndexDamaged", "IndexTooNew", "IngestLimitExceeded", "IngestOptions", "IngestReport",
-    "LLMError", "LLMResponseError", "LLMSettings", "MemberUnavailable",
-    "MissingDependencyError", "Not", "OcrError", "Or", "parse_filter", "ParsedDocument",
-    "ParseError", "ParseLimitExceeded", "ParserOptions", "RagwrightError", "RegistryError",
-    "RepairRefused", "RerankerError", "Route", "Scale", "SearchMode", "SearchRequest",
-    "Section", "StoreError", "UnknownCollection", "UnknownEntity", "UnsupportedFilter",
-    "UnsupportedScale",
+    "__version__", "ClusterError", "Comparison", "ConfigError", "CredentialsError",
+    "DatasetError", "Document", "DocumentInfo", "EmbedderError", "EmbeddingSpace",
+    "EmbeddingSpaceMismatch", "Exists", "ExtractionBudgetExceeded", "ExtractionError",
+    "Federation", "FederationError", "Filter", "FilterSyntaxError", "Fusion", "GraphError",
+    "GraphNotBuilt", "Hit", "In", "Index", "IndexDamaged", "IndexTooNew", "IngestLimitExceeded",
+    "IngestOptions", "IngestReport", "LLMError", "LLMResponseError", "LLMSettings",
+    "MemberUnavailable", "MissingDependencyError", "Not", "OcrError", "Or", "parse_filter",
+    "ParsedDocument", "ParseError", "ParseLimitExceeded", "ParserOptions", "RagwrightError",
+    "RegistryError", "RepairRefused", "RerankerError", "Route", "Scale", "SearchMode",
+    "SearchRequest", "Section", "SourceError", "StoreError", "UnknownCollection",
+    "UnknownEntity", "UnsupportedFilter", "UnsupportedScale",
 }  # fmt: skip
 
 

@@ -4,7 +4,8 @@ The tree::
 
     RagwrightError                  base of everything below; catch this to catch them all
     ├── ConfigError                 a setting, name or argument that cannot work
-    │   └── RegistryError           an unknown or doubly-claimed registry name
+    │   ├── RegistryError           an unknown or doubly-claimed registry name
+    │   └── CredentialsError        a source's secret is missing, or its file readable by others
     ├── MissingDependencyError      an optional extra is not installed (message has the pip line)
     ├── ParseError                  a file could not be read as its format (names file and reason)
     │   └── ParseLimitExceeded      parsing one file ran past its time or memory limit
@@ -22,6 +23,7 @@ The tree::
     │   └── GraphNotBuilt           graph search on an index without an entity graph
     ├── FilterSyntaxError           a filter expression that does not parse (with position)
     ├── EmbedderError               the embedding model or service failed
+    ├── SourceError                 a sync source's server failed or answered unusably (names why)
     ├── RerankerError               the reranking model failed to load or run
     ├── UnsupportedScale            a score threshold asked of a scale it does not fit
     ├── LLMError                    the language model's server failed or refused (names why)
@@ -58,6 +60,12 @@ class ConfigError(RagwrightError):
 
 class RegistryError(ConfigError):
     """An unknown registry name, or two plugins claiming the same one."""
+
+
+class CredentialsError(ConfigError):
+    """A sync source's secret that cannot be used: its environment variable is unset, its file
+    is missing or readable by the group or others (it must be mode 0600 or stricter), or it
+    was written into the configuration file itself."""
 
 
 class MissingDependencyError(RagwrightError):
@@ -187,6 +195,12 @@ class FilterSyntaxError(RagwrightError):
 
 class EmbedderError(RagwrightError):
     """The embedding model or service failed."""
+
+
+class SourceError(RagwrightError):
+    """A sync source (a website, an object store, an API) failed or answered something that
+    cannot be used, such as a GraphQL response whose ``errors`` array is not empty. The
+    message names the source and why; nothing is pruned after it."""
 
 
 class RerankerError(RagwrightError):

@@ -55,6 +55,7 @@ from ragwright.models import (
     LedgerRow,
     Route,
     StoreStats,
+    document_id_for,
 )
 from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
@@ -64,6 +65,8 @@ from ragwright.pipeline.filter_fields import missing_fields_warning
 from ragwright.pipeline.folder_sync import FolderSync
 from ragwright.pipeline.global_llm import LLMGlobalSearch
 from ragwright.pipeline.global_retrieval import GlobalRetriever, refuse_filter
+from ragwright.pipeline.folder_source import FolderSourceSync
+from ragwright.pipeline.folder_sync import FolderSync, SyncReport
 from ragwright.pipeline.graph_build import (
     GraphBuildReport,
     GraphBuildTarget,
@@ -83,8 +86,10 @@ from ragwright.pipeline.retrieval import Retriever
 from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
 from ragwright.planner import Capabilities, LLMPlanner, RulesPlanner, dispatch, requested
 from ragwright.planner.settings import PlannerSettings
+from ragwright.pipeline.source_sync import BATCH_DOCUMENTS, SourceSync
 from ragwright.ports import (
     LLM,
+    Checkpoint,
     Chunker,
     ChunkExport,
     ChunkLookup,
@@ -102,11 +107,14 @@ from ragwright.ports import (
     LLMRecords,
     ModePlanner,
     ResultProcessor,
+    Source,
+    SourceCheckpoints,
     StoreBackend,
     TokenCounter,
 )
 from ragwright.processors.chain import ResultChain
 from ragwright.query.model import QueryProcessor
+from ragwright.sources.files import FolderSource
 from ragwright.stores import display_location, is_url, open_backend
 
 if TYPE_CHECKING:
@@ -516,6 +524,54 @@ class Index:
             lock=self._ingest_lock,
             ignore=ignore,
         )
+
+    def sync_source(
+        self,
+        name: str,
+        source: Source | FolderSource,
+        *,
+        full: bool = False,
+        options: IngestOptions | None = None,
+        batch_documents: int = BATCH_DOCUMENTS,
+    ) -> SyncReport:
+        """Sync the source ``name`` into this collection from its checkpoint (see
+        `SourceSync`; a `FolderSource` is synced by `FolderSync`, as `watch` does): what
+        changed since the last sync is fetched and written, then checkpointed; a complete
+        listing prunes what is gone. ``full`` lists from no cursor (so it can prune);
+        ``batch_documents`` are written per transaction, and checkpointed after it."""
+        checkpoints = self._checkpoints()
+        if isinstance(source, FolderSource):
+            folders = self.folder_sync(source.roots, options=options)
+            return FolderSourceSync(name, folders, checkpoints).run()
+        ingestor = self._ingestor(None, options, None, None, None)
+        sync = SourceSync(
+            name,
+            source,
+            ingestor,
+            checkpoints,
+            lock=self._ingest_lock,
+            batch_documents=batch_documents,
+        )
+        return sync.run(full=full)
+
+    def sync_checkpoint(self, name: str) -> Checkpoint:
+        """Where the source ``name`` last left off (empty before its first sync)."""
+        return self._checkpoints().checkpoint(name)
+
+    def forget_source(self, name: str, *, purge: bool = False) -> int:
+        """Drop the source's checkpoint (its next sync starts afresh); with ``purge``, delete
+        the documents it recorded first. How many items the checkpoint held."""
+        checkpoints = self._checkpoints()
+        if purge:
+            recorded = checkpoints.checkpoint(name).items.values()
+            with self._ingest_lock():
+                self._store.delete_many([document_id_for(r.document_source) for r in recorded])
+        return checkpoints.drop_checkpoint(name)
+
+    def _checkpoints(self) -> SourceCheckpoints:
+        if not isinstance(self._store, SourceCheckpoints):
+            raise StoreError(f"the index at {self.display_location} keeps no sync checkpoints")
+        return self._store
 
     def _ingestor(
         self,

@@ -6,11 +6,11 @@ NotImplementedError. Depend on the narrowest port you use.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -178,6 +178,100 @@ class DocumentMove(Protocol):
         entries stay, and any other document stored at ``moved``'s id or source is replaced,
         all in one transaction. False when ``document_id`` is not stored; `StoreError` when
         the content or chunks are not the stored ones, or the source does not change."""
+        ...
+
+
+# -- sync sources ---------------------------------------------------------------------------
+#
+# A source (a website, an object store, an API) lists items with versions; the index keeps a
+# checkpoint per source (`SourceCheckpoints`), so a sync fetches only what changed since the
+# last one. `ragwright.pipeline.source_sync` drives both; `ragwright.sources` holds the adapters.
+
+
+@dataclass(frozen=True, slots=True)
+class SourceItem:
+    """One item a source lists. ``key`` is stable within the source; ``version`` changes
+    whenever its content, permissions or metadata may have (an ETag, an ``updatedAt``);
+    ``document_source`` names its document in the index (a URL, ``s3://bucket/key``);
+    ``name`` is a file name whose extension chooses the parser; ``principals`` are who may
+    read it at the source (kept as the document's ``principals`` metadata); ``state`` is the
+    source's own memo, kept in the checkpoint and handed back next time (a page's links)."""
+
+    key: str
+    version: str
+    document_source: str
+    name: str
+    principals: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    state: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ItemRecord:
+    """An item as the checkpoint holds it: the version whose document is committed, and when
+    it was recorded (Unix seconds)."""
+
+    version: str
+    document_source: str
+    state: str = ""
+    synced_at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """Where a source's last sync left off: its cursor (a watermark; None before the first
+    complete run) and the items whose documents are committed."""
+
+    cursor: str | None = None
+    items: Mapping[str, ItemRecord] = field(default_factory=dict)
+    last_run: float | None = None
+
+
+@dataclass
+class ListingOutcome:
+    """What a listing tells besides its items, known once they are all yielded: whether it
+    was complete (every item the source holds was listed, so a missing one is gone), the
+    cursor to resume from next time, and the items it could not list (key, reason)."""
+
+    complete: bool = True
+    cursor: str | None = None
+    failures: list[tuple[str, str]] = field(default_factory=list)
+
+
+class Source(Protocol):
+    """Where documents come from besides folders (a website, an object store, an API).
+    Registered in the ``ragwright.sources`` entry-point group (see `ragwright.sources`)."""
+
+    def list_items(self, checkpoint: Checkpoint, outcome: ListingOutcome) -> Iterator[SourceItem]:
+        """The items changed since ``checkpoint`` (an incremental listing, which sets
+        ``outcome.complete`` False) or all of them; an item unchanged since may be listed with
+        its recorded version. Called with an empty checkpoint for a full listing."""
+        ...
+
+    def fetch(self, item: SourceItem) -> bytes:
+        """The item's content (`SourceError` if it cannot be had)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class SourceCheckpoints(Protocol):
+    """What `ragwright sync` needs of a store: a checkpoint per source, advanced only after
+    the documents it covers are committed. Each call is one transaction."""
+
+    def checkpoint(self, source: str) -> Checkpoint: ...
+
+    def record_items(
+        self, source: str, items: Sequence[tuple[str, ItemRecord]], removed: Sequence[str]
+    ) -> None:
+        """Record these items' committed versions and forget the ``removed`` keys."""
+        ...
+
+    def set_cursor(self, source: str, cursor: str | None, last_run: float) -> None: ...
+
+    def drop_checkpoint(self, source: str) -> int:
+        """Forget the source's checkpoint; how many items it held."""
         ...
 
 

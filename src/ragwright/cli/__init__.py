@@ -23,6 +23,7 @@ from ragwright.cli import (
     search,
     serve,
     stats,
+    sync,
     watch,
 )
 
@@ -70,6 +71,7 @@ app.add_typer(graph.app, name="graph")
 app.command()(check.check)
 app.command()(check.repair)
 app.command()(watch.watch)
+app.add_typer(sync.app, name="sync")
 
 
 def main() -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import time
 from bisect import bisect_left
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,6 +104,15 @@ class FolderSync:
         if self._worker is not None:
             self._worker.close()
             self._worker = None
+
+    def seen(self) -> dict[str, Seen]:
+        """The files as last synced, by source: what a checkpoint keeps between runs."""
+        return dict(self._seen)
+
+    def remember_seen(self, seen: Mapping[str, Seen]) -> None:
+        """Start from files synced by an earlier run (`seen`): an unchanged size and time
+        costs no read. Each entry is checked against the store's fingerprint as usual."""
+        self._seen.update(seen)
 
     def watched(self, path: Path) -> bool:
         """Whether ``path`` is under a root, in no dot-directory nor ignored folder."""

@@ -423,6 +423,11 @@ class Ingestor:
         data = path.read_bytes()
         return self.steps.fingerprint(data, self.parsers.parser_for(path, data))
 
+    def fingerprint_data(self, data: bytes, parser: Parser) -> str:
+        """What the stored fingerprint of ``data`` read by ``parser`` would be (bytes that
+        come from a sync source rather than a file)."""
+        return self._fingerprint(data, parser)
+
     def moved(self, stored: Document, candidate: Candidate) -> tuple[Document, list[Chunk]]:
         """The stored document as ingesting it from ``candidate`` (the same bytes at another
         path) would make it, and its chunks, without reading the file again."""

@@ -30,6 +30,7 @@ from ragwright.graph.model import GraphSnapshot
 from ragwright.models import DEFAULT_COLLECTION, EmbeddingSpace, StoreStats
 from ragwright.stores.fts_query import STOP_WORDS
 from ragwright.stores.fts_terms import FTS5Terms
+from ragwright.stores.postgres.checkpoints import PostgresCheckpoints
 from ragwright.stores.postgres.chunks import PostgresChunks
 from ragwright.stores.postgres.communities import PostgresCommunities
 from ragwright.stores.postgres.database import SchemaDatabase
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
 class PostgresStore(
     PostgresWrites,
     PostgresMoves,
+    PostgresCheckpoints,
     PostgresVectorSearch,
     PostgresKeywordSearch,
     PostgresDocuments,

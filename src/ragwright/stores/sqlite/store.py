@@ -24,6 +24,7 @@ from ragwright.stores.fts_query import STOP_WORDS
 from ragwright.stores.fts_terms import FTS5Terms
 from ragwright.stores.ingest_lock import ingest_lock
 from ragwright.stores.sqlite.caches import DerivedCache
+from ragwright.stores.sqlite.checkpoints import SQLiteCheckpoints
 from ragwright.stores.sqlite.chunks import SQLiteChunks
 from ragwright.stores.sqlite.communities import SQLiteCommunities
 from ragwright.stores.sqlite.database import Database
@@ -45,6 +46,7 @@ DATABASE_NAME = "index.sqlite3"
 class SQLiteStore(
     SQLiteWrites,
     SQLiteMoves,
+    SQLiteCheckpoints,
     SQLiteSearch,
     SQLiteDocuments,
     SQLiteChunks,

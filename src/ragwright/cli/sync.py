@@ -1,0 +1,185 @@
+"""`ragwright sync add|list|run|remove`: sources (``[sources.NAME]`` in ragwright.toml)
+synced into an index from a checkpoint it keeps per source."""
+
+from __future__ import annotations
+
+import time
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from ragwright.cli._common import (
+    DEFAULT_INDEX,
+    CollectionOption,
+    ConfigOption,
+    EmbedderOption,
+    IndexOption,
+    console,
+    errors,
+    open_index,
+    reports_errors,
+)
+from ragwright.cli.ingest import name_sources
+from ragwright.config import CONFIG_FILE, config_path, load_config
+from ragwright.errors import ConfigError
+from ragwright.models import DEFAULT_COLLECTION
+from ragwright.pipeline.folder_sync import SyncReport
+from ragwright.pipeline.source_sync import BATCH_DOCUMENTS
+from ragwright.sources import open_source, source_types
+from ragwright.sources.config_file import add_source, remove_source
+from ragwright.sources.settings import SourceSettings
+
+app = typer.Typer(
+    help="Sync sources (folders, websites, S3 buckets, GraphQL APIs) into an index: each "
+    "sync fetches only what changed since the last.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+NameArgument = Annotated[str, typer.Argument(help="The source's name: letters, digits, - and _.")]
+
+
+def _target(config: Path | None) -> Path:
+    return config if config is not None else (config_path() or Path(CONFIG_FILE))
+
+
+def _value(text: str) -> Any:
+    """A ``--set`` value: a TOML value if it is one (a number, a list, true), else a string."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+@app.command("add")
+@reports_errors
+def add(
+    name: NameArgument,
+    kind: Annotated[str, typer.Option("--type", help="files, website, s3, graphql, ...")],
+    settings: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="KEY=VALUE, repeatable (e.g. url=https://example.com, bucket=docs, "
+            "secret_access_key_env=MY_SECRET). Secrets go in KEY_env or KEY_file.",
+        ),
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Add a source to the configuration file (nothing is fetched until `sync run`)."""
+    if kind not in source_types():
+        raise ConfigError(f"unknown source type {kind!r}; known: {', '.join(source_types())}")
+    table: dict[str, Any] = {"type": kind}
+    for setting in settings or []:
+        key, sep, value = setting.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set {setting!r}: write KEY=VALUE")
+        table[key.strip()] = _value(value.strip())
+    path = _target(config)
+    add_source(path, name, table)
+    console.print(f"added source {escape(name)} ({kind}) to {escape(str(path))}")
+
+
+@app.command("list")
+@reports_errors
+def list_sources(
+    index: IndexOption = DEFAULT_INDEX,
+    collection: CollectionOption = DEFAULT_COLLECTION,
+    config: ConfigOption = None,
+) -> None:
+    """The configured sources, with what the index's checkpoint holds for each."""
+    loaded = load_config(config)
+    names = sorted(loaded.section("sources"))
+    table = Table("name", "type", "items", "cursor", "last sync", header_style="bold", box=None)
+    with open_index(index, collection=collection, create=False, read_only=True) as kb:
+        for name in names:
+            kind = str(loaded.section("sources")[name].get("type", "?"))
+            checkpoint = kb.sync_checkpoint(name)
+            last = checkpoint.last_run
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(last)) if last else "never"
+            table.add_row(
+                escape(name),
+                escape(kind),
+                str(len(checkpoint.items)),
+                escape(checkpoint.cursor or "-"),
+                when,
+            )
+    console.print(table)
+    console.print(f"[dim]{len(names)} sources[/]")
+
+
+@app.command("run")
+@reports_errors
+def run(
+    names: Annotated[
+        list[str] | None, typer.Argument(help="Sources to sync (default: all configured).")
+    ] = None,
+    index: IndexOption = DEFAULT_INDEX,
+    collection: CollectionOption = DEFAULT_COLLECTION,
+    embedder: EmbedderOption = None,
+    full: Annotated[
+        bool, typer.Option(help="List everything, not only what changed since the cursor.")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Sync sources: fetch what changed since each one's checkpoint, write it, prune what a
+    complete listing no longer holds. Exits 1 if an item or a source failed."""
+    loaded = load_config(config)
+    chosen = names or sorted(loaded.section("sources"))
+    if not chosen:
+        raise ConfigError("no sources configured; add one with `ragwright sync add`")
+    failed = False
+    with open_index(index, embedder, create=True, collection=collection) as kb:
+        name_sources(kb, None)
+        for name in chosen:
+            settings = SourceSettings.from_config(loaded, name)
+            batch = settings.integer("batch", BATCH_DOCUMENTS, minimum=1)
+            source = open_source(settings)
+            try:
+                report = kb.sync_source(name, source, full=full, batch_documents=batch)
+            finally:
+                close = getattr(source, "close", None)
+                if callable(close):
+                    close()
+            _print(name, report)
+            failed = failed or bool(report.failed)
+    if failed:
+        raise typer.Exit(1)
+
+
+def _print(name: str, report: SyncReport) -> None:
+    partial = "" if report.complete else " (partial listing: nothing pruned)"
+    moved = f", {len(report.moved)} moved" if report.moved else ""
+    console.print(
+        f"{escape(name)}: {len(report.added)} added, {len(report.updated)} updated, "
+        f"{report.unchanged} unchanged, {len(report.removed)} removed{moved}, "
+        f"{len(report.failed)} failed{partial}"
+    )
+    for failure in report.failed:
+        errors.print(f"[red]failed[/] {escape(failure.source)}: {escape(failure.reason)}")
+
+
+@app.command("remove")
+@reports_errors
+def remove(
+    name: NameArgument,
+    index: IndexOption = DEFAULT_INDEX,
+    collection: CollectionOption = DEFAULT_COLLECTION,
+    purge: Annotated[
+        bool, typer.Option(help="Also delete the documents the source brought in.")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Remove a source from the configuration file and its checkpoint from the index. Its
+    documents stay (searchable, no longer synced) unless --purge."""
+    path = _target(config)
+    removed = remove_source(path, name)
+    with open_index(index, collection=collection, create=False) as kb:
+        items = kb.forget_source(name, purge=purge)
+    if not removed and not items:
+        raise ConfigError(f"no source named {name!r} in {path} nor in the index")
+    what = f"and its {items} documents" if purge else f"({items} items forgotten; documents kept)"
+    console.print(f"removed source {escape(name)} {what}")
