@@ -94,6 +94,14 @@ class Chunker(Protocol):
 
 
 @runtime_checkable
+class ChunkStream(Protocol):
+    """A chunker that can hand its chunks over one at a time (what ingest needs to keep a huge
+    document's chunks out of memory): the chunks ``chunk`` returns, in order."""
+
+    def iter_chunks(self, document: Document) -> Iterator[Chunk]: ...
+
+
+@runtime_checkable
 class Embedder(Protocol):
     """Maps texts to vectors of one embedding space."""
 
@@ -129,6 +137,15 @@ class DocumentWrite:
     facts: Sequence[ChunkFacts] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class ChunkBatch:
+    """Some of a document's chunks, in order, with their vectors (and graph facts)."""
+
+    chunks: Sequence[Chunk]
+    vectors: Vectors
+    facts: Sequence[ChunkFacts] = ()
+
+
 # -- stores: one port per consumer ----------------------------------------------------------
 #
 # Each caller depends on the capability it uses; a store implements all of them (`Store`), and
@@ -150,6 +167,20 @@ class IngestTarget(Protocol):
 
     def delete_many(self, document_ids: Sequence[str]) -> int:
         """Delete these documents and everything derived from them; how many existed."""
+        ...
+
+
+@runtime_checkable
+class StreamedWrite(Protocol):
+    """What ingest needs to write one huge document without holding all of its chunks and
+    vectors: the document, then its chunks batch by batch, all in one transaction."""
+
+    def write_streamed(
+        self, document: Document, fingerprint: str, batches: Iterable[ChunkBatch]
+    ) -> int:
+        """Insert or replace ``document`` (by id, or by source) with the chunks of
+        ``batches``, consumed one at a time inside one transaction: an error raised while
+        they are produced rolls it all back. Returns how many chunks were written."""
         ...
 
 

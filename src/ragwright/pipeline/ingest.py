@@ -11,9 +11,10 @@ through `ingest_documents`.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -27,6 +28,7 @@ from ragwright.pipeline.discover import (
     Candidate,
     Discovery,
     discover,
+    read_within,
     source_name,
     source_path,
 )
@@ -34,16 +36,20 @@ from ragwright.pipeline.documents import (
     chunks_within_limit,
     document_from,
     failure_reason,
+    iter_chunks_within_limit,
     moved_document,
 )
 from ragwright.pipeline.parse_worker import ParseLimits, ParseWorker
 from ragwright.ports import (
+    ChunkBatch,
     Chunker,
+    ChunkStream,
     DocumentWrite,
     Embedder,
     Extractor,
     IngestTarget,
     Parser,
+    StreamedWrite,
     Vectors,
 )
 
@@ -72,6 +78,10 @@ class IngestOptions:
     #: Per-file parse limits: seconds and MB (``None``: no limit). See `ParseWorker`.
     parse_timeout: float | None = 300.0
     parse_memory_mb: int | None = 2048
+    #: A document longer than this (characters) is chunked, embedded and written batch by
+    #: batch in one transaction, so its chunks and vectors are never all in memory (with a
+    #: store that offers `StreamedWrite` and a chunker that offers `ChunkStream`).
+    stream_chars: int = 1_000_000
 
     @property
     def parse_limits(self) -> ParseLimits:
@@ -129,6 +139,40 @@ class PendingDocument:
     is_update: bool
 
 
+@dataclass(slots=True)
+class StreamedDocument:
+    """A document too long to hold all of its chunks: they are made as it is written."""
+
+    document: Document
+    chunks: Iterator[Chunk]
+    fingerprint: str
+    is_update: bool
+
+
+Prepared = PendingDocument | StreamedDocument
+
+
+def prepared_document(
+    document: Document,
+    fingerprint: str,
+    is_update: bool,
+    *,
+    chunker: Chunker,
+    store: IngestTarget,
+    options: IngestOptions,
+) -> Prepared:
+    """The document with its chunks, or with a stream of them when it is longer than
+    ``options.stream_chars`` and the chunker and store can stream."""
+    limit = options.max_chunk_chars
+    long = len(document.content) > options.stream_chars
+    if long and isinstance(chunker, ChunkStream) and isinstance(store, StreamedWrite):
+        chunks = iter_chunks_within_limit(document, chunker, limit)
+        return StreamedDocument(document, chunks, fingerprint, is_update)
+    return PendingDocument(
+        document, chunks_within_limit(document, chunker, limit), fingerprint, is_update
+    )
+
+
 class BatchWriter:
     """Embeds and writes documents in batches of about ``batch_chunks`` chunks, one store
     transaction per batch, recording each in ``report``. If a batch cannot be embedded, each of
@@ -153,7 +197,7 @@ class BatchWriter:
 
     def write_all(
         self,
-        prepared: Iterable[tuple[str, PendingDocument | None]],
+        prepared: Iterable[tuple[str, Prepared | None]],
         total: int,
         progress: Callable[[Progress], None] | None = None,
     ) -> None:
@@ -168,7 +212,11 @@ class BatchWriter:
         if progress is not None:  # the last batch was written after the last source's update
             progress(Progress(total, total, self.report.chunks_written, ""))
 
-    def add(self, item: PendingDocument) -> None:
+    def add(self, item: Prepared) -> None:
+        if isinstance(item, StreamedDocument):
+            self.flush()
+            self._write_streamed(item)
+            return
         self._pending.append(item)
         self._pending_chunks += len(item.chunks)
         if self._pending_chunks >= self.batch_chunks:
@@ -216,10 +264,40 @@ class BatchWriter:
 
     def _extract(self, pending: list[PendingDocument]) -> dict[str, ChunkFacts]:
         """The batch's graph facts by chunk id (none without an extractor)."""
+        return self._extract_chunks([chunk for item in pending for chunk in item.chunks])
+
+    def _extract_chunks(self, chunks: list[Chunk]) -> dict[str, ChunkFacts]:
         if self.extractor is None:
             return {}
-        chunks = [chunk for item in pending for chunk in item.chunks]
         return {facts.chunk_id: facts for facts in self.extractor.extract(chunks)}
+
+    def _write_streamed(self, item: StreamedDocument) -> None:
+        """Write one long document batch by batch, in one transaction (`StreamedWrite`): a
+        chunk over the limit or a batch the embedder refuses fails the whole document."""
+        assert isinstance(self.store, StreamedWrite)  # prepared_document streams only then
+        extracted = [0]
+        batches = self._batches(item.chunks, extracted)
+        try:
+            written = self.store.write_streamed(item.document, item.fingerprint, batches)
+        except EmbedderError as error:
+            failure = Failure(item.document.source, f"embedding failed: {error}")
+            self.report.failed.append(failure)
+            return
+        except RagwrightError as error:
+            self.report.failed.append(Failure(item.document.source, failure_reason(error)))
+            return
+        (self.report.updated if item.is_update else self.report.added).append(item.document.source)
+        self.report.chunks_written += written
+        self.report.chunks_extracted += extracted[0]
+
+    def _batches(self, chunks: Iterator[Chunk], extracted: list[int]) -> Iterator[ChunkBatch]:
+        """The chunks in batches of ``batch_chunks``, each embedded (and its graph facts
+        found) only when the store asks for it; ``extracted`` counts the facts."""
+        while batch := list(itertools.islice(chunks, self.batch_chunks)):
+            vectors = self._embed([chunk.indexed_text for chunk in batch])
+            facts = self._extract_chunks(batch)
+            extracted[0] += len(facts)
+            yield ChunkBatch(batch, vectors, [facts[c.id] for c in batch if c.id in facts])
 
     def _embed(self, texts: list[str]) -> Vectors:
         """Embedded in calls of at most ``batch_chunks`` texts, into one array: a huge
@@ -342,15 +420,22 @@ class Ingestor:
         known: dict[str, str],
         report: IngestReport,
         worker: ParseWorker,
-    ) -> PendingDocument | None:
+    ) -> Prepared | None:
         try:
             read = self._read(candidate, known, worker)
             if read is None:
                 report.unchanged.append(candidate.source)
                 return None
             parsed, fingerprint = read
-            document, chunks = self._chunk(parsed, candidate)
             report.warnings.extend(IngestWarning(candidate.source, w) for w in parsed.warnings)
+            return prepared_document(
+                document_from(parsed, candidate),
+                fingerprint,
+                candidate.source in known,
+                chunker=self.chunker,
+                store=self.store,
+                options=self.options,
+            )
         except (RagwrightError, OSError) as error:
             report.failed.append(Failure(candidate.source, failure_reason(error)))
             return None
@@ -358,14 +443,13 @@ class Ingestor:
             reason = f"unexpected {type(error).__name__}: {error}"
             report.failed.append(Failure(candidate.source, reason))
             return None
-        return PendingDocument(document, chunks, fingerprint, candidate.source in known)
 
     def _read(
         self, candidate: Candidate, known: dict[str, str], worker: ParseWorker
     ) -> tuple[ParsedDocument, str] | None:
         """The file parsed, and its fingerprint; None when it is unchanged since the last run.
         Its bytes are let go on return, before chunking: a huge file is not held twice."""
-        data = candidate.path.read_bytes()
+        data = read_within(candidate.path, self.options.max_file_size)
         parser = self.parsers.parser_for(candidate.path, data)
         fingerprint = self._fingerprint(data, parser)
         if known.get(candidate.source) == fingerprint:
@@ -381,10 +465,6 @@ class Ingestor:
         parser_name += f"\0{settings}" if settings else ""
         digest.update(f"\0{INGEST_FORMAT}\0{parser_name}\0{self.chunker_spec}".encode())
         return digest.hexdigest()
-
-    def _chunk(self, parsed: ParsedDocument, candidate: Candidate) -> tuple[Document, list[Chunk]]:
-        document = document_from(parsed, candidate)
-        return document, chunks_within_limit(document, self.chunker, self.options.max_chunk_chars)
 
     def _prune(
         self,
@@ -426,17 +506,19 @@ def ingest_documents(
     known = store.fingerprints()
     writer = BatchWriter(store, embedder, report, options.embed_batch, extractor)
 
-    def prepare(document: Document) -> PendingDocument | None:
+    def prepare(document: Document) -> Prepared | None:
         fingerprint = document_fingerprint(document, chunker_spec)
         if known.get(document.source) == fingerprint:
             report.unchanged.append(document.source)
             return None
+        is_update = document.source in known
         try:
-            chunks = chunks_within_limit(document, chunker, options.max_chunk_chars)
+            return prepared_document(
+                document, fingerprint, is_update, chunker=chunker, store=store, options=options
+            )
         except RagwrightError as error:
             report.failed.append(Failure(document.source, failure_reason(error)))
             return None
-        return PendingDocument(document, chunks, fingerprint, document.source in known)
 
     prepared = ((document.source, prepare(document)) for document in documents)
     writer.write_all(prepared, len(documents), progress)
