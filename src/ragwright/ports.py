@@ -6,11 +6,11 @@ NotImplementedError. Depend on the narrowest port you use.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -181,6 +181,65 @@ class StreamedWrite(Protocol):
         """Insert or replace ``document`` (by id, or by source) with the chunks of
         ``batches``, consumed one at a time inside one transaction: an error raised while
         they are produced rolls it all back. Returns how many chunks were written."""
+        ...
+
+
+#: An embedding space kept beside the current one: being built, or swapped out by the last
+#: swap (kept for a rollback).
+Slot = Literal["staged", "previous"]
+
+
+@dataclass(frozen=True, slots=True)
+class SpaceSlot:
+    """A space kept in a `Slot`: which space, the embedder spec that makes it, and how many
+    chunks have a vector in it."""
+
+    space: EmbeddingSpace
+    embedder: str
+    vectors: int
+
+
+@dataclass(frozen=True, slots=True)
+class SpaceStatus:
+    """The current space's chunk count and the spaces kept beside it."""
+
+    chunks: int
+    staged: SpaceSlot | None
+    previous: SpaceSlot | None
+
+
+@runtime_checkable
+class SpaceRebuild(Protocol):
+    """What `ragwright reindex` needs of a store: a second space's vectors built beside the
+    current ones from the stored text, swapped in one transaction, the previous ones kept
+    for a rollback. Searches keep using the current space until the swap."""
+
+    def space_status(self) -> SpaceStatus: ...
+
+    def unstaged_chunks(self, limit: int) -> list[Chunk]:
+        """Up to ``limit`` chunks without a vector in the staged space (all, when none is
+        staged), in a stable order: what a resumed build still has to embed."""
+        ...
+
+    def stage_vectors(
+        self, space: EmbeddingSpace, embedder: str, vectors: Mapping[str, Vectors]
+    ) -> None:
+        """Record vectors (chunk id → vector) in the staged space ``space``, in one
+        transaction; the first call starts it. `StoreError` if another space is staged."""
+        ...
+
+    def staged_search(self, queries: Vectors, top_k: int) -> list[list[str]]:
+        """The ids of each query's ``top_k`` nearest chunks in the staged space."""
+        ...
+
+    def swap_space(self, slot: Slot) -> None:
+        """Make the space in ``slot`` current, in one transaction: ``staged`` (refused unless
+        every chunk has a vector there) moves the current space to ``previous``;
+        ``previous`` (a rollback) swaps the two."""
+        ...
+
+    def drop_space(self, slot: Slot) -> None:
+        """Forget the space in ``slot`` and free its vectors."""
         ...
 
 

@@ -35,6 +35,7 @@ from ragwright.stores.sqlite.moves import SQLiteMoves
 from ragwright.stores.sqlite.opening import EMPTY_FILE, settle_schema
 from ragwright.stores.sqlite.schema import FEATURES, SCHEMA_VERSION
 from ragwright.stores.sqlite.search import SQLiteSearch
+from ragwright.stores.sqlite.spaces import SQLiteSpaces
 from ragwright.stores.sqlite.vector_matrix import VectorMatrix
 from ragwright.stores.sqlite.writes import SQLiteWrites
 
@@ -50,6 +51,7 @@ class SQLiteStore(
     SQLiteGraphWrites,
     SQLiteGraphReads,
     SQLiteEntityResolution,
+    SQLiteSpaces,
 ):
     """Documents, chunks, vectors, BM25 and the entity graph in one SQLite file. Safe to
     share between threads."""
