@@ -20,6 +20,7 @@ from ragwright.cli import (
     keys,
     mcp,
     migrate,
+    reindex,
     search,
     serve,
     stats,
@@ -70,6 +71,7 @@ app.add_typer(graph.app, name="graph")
 app.command()(check.check)
 app.command()(check.repair)
 app.command()(watch.watch)
+app.command()(reindex.reindex)
 
 
 def main() -> None:
