@@ -42,16 +42,29 @@ def index_dir(tmp_path: Path) -> Path:
     return tmp_path / "index"
 
 
-def stored_vectors(index_dir: Path) -> dict[str, np.ndarray]:
-    with SQLiteStore(index_dir, read_only=True) as store:
-        ids = [c.id for c in store.chunk_page(None, 10_000)]
-        return store.chunk_vectors(ids)
+@pytest.fixture(params=["sqlite", "postgres"])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An index of 60 notes (hashing:64) in either store."""
+    if request.param == "sqlite":
+        where = str(tmp_path / "index")
+    else:
+        where = request.getfixturevalue("pg_url")
+    write_docs(tmp_path / "docs")
+    with Index(where, embedder=OLD) as kb:
+        assert kb.ingest([tmp_path / "docs"], base=tmp_path).ok
+    return where
 
 
-def expected_vectors(index_dir: Path, spec: str) -> dict[str, np.ndarray]:
+def stored_vectors(index: str | Path) -> dict[str, np.ndarray]:
+    with Index(index) as kb:
+        ids = [c.id for c in kb.export.chunk_page(None, 10_000)]
+        return {i: np.asarray(v) for i, v in kb.export.chunk_vectors(ids).items()}
+
+
+def expected_vectors(index: str | Path, spec: str) -> dict[str, np.ndarray]:
     embedder = HashingEmbedder(int(spec.split(":")[1]))
-    with SQLiteStore(index_dir, read_only=True) as store:
-        chunks = store.chunk_page(None, 10_000)
+    with Index(index) as kb:
+        chunks = kb.export.chunk_page(None, 10_000)
     vectors = embedder.embed_documents([c.indexed_text for c in chunks])
     return {c.id: np.asarray(v) for c, v in zip(chunks, vectors, strict=True)}
 
@@ -67,8 +80,9 @@ def space_of(hits: list[Hit], query: str, spaces: dict[str, dict[str, np.ndarray
 
 
 def test_reindex_goes_on_while_searches_see_one_space_each_and_no_error(
-    index_dir: Path,
+    location: str,
 ) -> None:
+    index_dir = location
     spaces = {OLD: stored_vectors(index_dir), NEW: expected_vectors(index_dir, NEW)}
     errors: list[BaseException] = []
     seen: list[set[str]] = []
