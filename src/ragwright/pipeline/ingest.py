@@ -80,8 +80,10 @@ class IngestOptions:
     parse_memory_mb: int | None = 2048
     #: A document longer than this (characters) is chunked, embedded and written batch by
     #: batch in one transaction, so its chunks and vectors are never all in memory (with a
-    #: store that offers `StreamedWrite` and a chunker that offers `ChunkStream`).
-    stream_chars: int = 1_000_000
+    #: store that offers `StreamedWrite` and a chunker that offers `ChunkStream`). The price:
+    #: the write transaction stays open while it is embedded, so searches through the same
+    #: SQLite store object (a server's) wait that long; below this, ~7x the text is cheap.
+    stream_chars: int = 8_000_000
 
     @property
     def parse_limits(self) -> ParseLimits:
