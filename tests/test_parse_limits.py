@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ragwright.chunkers import create_chunker
-from ragwright.errors import ParseError
+from ragwright.errors import ParseError, ParseLimitExceeded
 from ragwright.models import ParsedDocument
 from ragwright.parsers import ParserRegistry, TextParser
 from ragwright.pipeline.ingest import IngestOptions, Ingestor, IngestReport
@@ -281,6 +281,25 @@ def test_a_file_too_large_to_receive_under_the_memory_limit_is_reported() -> Non
         with pytest.raises(ParseError, match=r"parse exceeded 400 MB \(receiving the file\)"):
             worker.parse(TextParser(), data, "big.txt")
         del data
+        assert worker.parse(PidParser(), b"", "next.pid").content.startswith("parsed by")
+
+
+class WideParser:
+    """Makes text that fits the worker's memory but not once more, as sending it back needs
+    (each "é" is one byte in the string and two in the UTF-8 it is pickled as)."""
+
+    extensions: tuple[str, ...] = (".wide",)
+    content_types: tuple[str, ...] = ()
+
+    def parse(self, data: bytes, source: str) -> ParsedDocument:
+        return ParsedDocument(content="é" * (150 * 1024 * 1024))
+
+
+def test_a_result_too_large_to_send_back_under_the_memory_limit_is_reported() -> None:
+    with ParseWorker(ParseLimits(timeout=60, memory_mb=500)) as worker:
+        match = r"parse exceeded 500 MB \(sending the parsed text back\)"
+        with pytest.raises(ParseLimitExceeded, match=match):
+            worker.parse(WideParser(), b"", "wide.wide")
         assert worker.parse(PidParser(), b"", "next.pid").content.startswith("parsed by")
 
 

@@ -18,6 +18,7 @@ The tree::
     │   ├── RepairRefused           `repair` cannot rebuild what `check` found (says what to do)
     │   ├── IndexTooNew             the index was created by a newer ragwright (a newer schema)
     │   ├── EmbeddingSpaceMismatch  the index was built with another embedding model
+    │   │   └── EmbeddingSpaceChanged  a reindex swap changed it under a running query
     │   ├── UnknownCollection       the index has no collection of that name
     │   ├── UnsupportedFilter       a filter this store cannot apply (never silently ignored)
     │   └── GraphNotBuilt           graph search on an index without an entity graph
@@ -161,11 +162,16 @@ class EmbeddingSpaceMismatch(StoreError):
         super().__init__(
             f"this index holds vectors from {index_space}, but the embedder is {offered_space}. "
             "Vectors from different models cannot be compared. Either use the index's embedder "
-            "(omit --embedder to use the recorded one) or re-index into a new directory: "
-            "`ragwright ingest PATH --index NEW_DIR --embedder NAME`."
+            "(omit --embedder to use the recorded one) or move the index to the new one, "
+            "without downtime, from its stored text: `ragwright reindex --embedder NAME`."
         )
         self.index_space = index_space
         self.offered_space = offered_space
+
+
+class EmbeddingSpaceChanged(EmbeddingSpaceMismatch):
+    """The index's space changed (a `reindex` swap) after the query was embedded: embed it
+    again with the index's new embedder."""
 
 
 class UnknownCollection(StoreError):

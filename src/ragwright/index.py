@@ -27,6 +27,7 @@ from ragwright.distributed.cluster import RaySettings
 from ragwright.embedders import DEFAULT_EMBEDDER, create_embedder
 from ragwright.errors import (
     ConfigError,
+    EmbeddingSpaceChanged,
     EmbeddingSpaceMismatch,
     MissingDependencyError,
     StoreError,
@@ -82,6 +83,7 @@ from ragwright.pipeline.ingest import (
     ingest_documents,
 )
 from ragwright.pipeline.llm_reports import LLMReporter
+from ragwright.pipeline.reindex import Reindexer, ReindexReport
 from ragwright.pipeline.retrieval import Retriever
 from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
 from ragwright.planner import Capabilities, LLMPlanner, RulesPlanner, dispatch, requested
@@ -109,6 +111,9 @@ from ragwright.ports import (
     ResultProcessor,
     Source,
     SourceCheckpoints,
+    Slot,
+    SpaceRebuild,
+    SpaceStatus,
     StoreBackend,
     TokenCounter,
 )
@@ -302,12 +307,22 @@ class Index:
             return self._embedder
 
     def _checked_embedder(self) -> Embedder:
-        """The embedder, verified to match the space the index's vectors live in."""
+        """The embedder, verified to match the space the index's vectors live in. One made
+        from the recorded spec follows a `reindex` swap: it is made again from the new one."""
         embedder = self.embedder
         recorded = self._store.space
         if recorded is not None and not recorded.compatible_with(embedder.space):
-            raise EmbeddingSpaceMismatch(recorded.describe(), embedder.space.describe())
+            if self._embedder_choice is None:
+                embedder = self._embedder_made_again()
+            if not recorded.compatible_with(embedder.space):
+                raise EmbeddingSpaceMismatch(recorded.describe(), embedder.space.describe())
         return embedder
+
+    def _embedder_made_again(self) -> Embedder:
+        """The embedder, made again from the recorded spec (which a swap changed)."""
+        with self._embedder_lock:
+            self._embedder = None
+        return self.embedder
 
     @property
     def llm(self) -> LLM:
@@ -839,14 +854,94 @@ class Index:
             graph.check()  # no graph is an error, even where there is nothing to search
         if self._store.space is None or not query.strip():
             return []
+        try:
+            hits = self._retrieve(query, request, graph, query_processors)
+        except EmbeddingSpaceChanged:
+            # A reindex swapped the space after the query was embedded: embed it again in
+            # the new space, once (a second swap within one search is the caller's to retry).
+            hits = self._retrieve(query, request, graph, query_processors)
+        hits = chain.process(query, hits) if processors else hits
+        return [dataclasses.replace(hit, rank=rank) for rank, hit in enumerate(hits, start=1)]
+
+    def _retrieve(
+        self,
+        query: str,
+        request: SearchRequest,
+        graph: GraphRetriever | None,
+        query_processors: Sequence[QueryProcessor],
+    ) -> list[Hit]:
         embedder = self.embedder if request.mode is SearchMode.BM25 else self._checked_embedder()
         retriever = Retriever(self._store, embedder, query_processors=query_processors or None)
         if graph is not None:
-            hits = graph.search(retriever, query, request)
-        else:
-            hits = retriever.search(query, request)
-        hits = chain.process(query, hits) if processors else hits
-        return [dataclasses.replace(hit, rank=rank) for rank, hit in enumerate(hits, start=1)]
+            return graph.search(retriever, query, request)
+        return retriever.search(query, request)
+
+    # -- re-indexing ---------------------------------------------------------------------------
+
+    def reindex(
+        self,
+        embedder: str,
+        *,
+        batch: int = 256,
+        sample: int = 50,
+        swap: bool = True,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> ReindexReport:
+        """Build the space of the embedder ``embedder`` (a spec such as ``hashing:128``)
+        beside the current one from the stored chunks, check it and (``swap``) make it
+        current in one transaction; searches use the current space until then, and the
+        previous one is kept for `swap_space("previous")`. Resumes a killed run. See
+        `ragwright.pipeline.reindex`."""
+        store = self._rebuildable()
+        if self._embedder_choice is not None:
+            raise ConfigError(
+                "open the index without an embedder to reindex it: the new one is named by "
+                "reindex's own --embedder"
+            )
+        new = create_embedder(embedder)
+        try:
+            with self._ingest_lock():
+                reindexer = Reindexer(
+                    store,
+                    self._store,
+                    self._store,
+                    current=self._checked_embedder(),
+                    embedder=new,
+                    embedder_spec=embedder,
+                    batch=batch,
+                )
+                report = reindexer.run(sample=sample, swap=swap, progress=progress)
+        finally:
+            closing = getattr(new, "close", None)
+            if callable(closing):
+                closing()
+        if swap:
+            self._embedder_made_again()
+        return report
+
+    def space_status(self) -> SpaceStatus:
+        """The current space's chunk count and the spaces kept beside it (`reindex`)."""
+        return self._rebuildable().space_status()
+
+    def swap_space(self, slot: Slot) -> None:
+        """Make the space in ``slot`` current in one transaction: ``previous`` rolls the last
+        `reindex` back (and a second call forward again)."""
+        store = self._rebuildable()
+        with self._ingest_lock():
+            store.swap_space(slot)
+        self._embedder_made_again()
+
+    def drop_space(self, slot: Slot) -> None:
+        """Free the vectors of the space in ``slot``: ``previous`` after a `reindex` is
+        trusted (no rollback from then on), ``staged`` to abandon one being built."""
+        store = self._rebuildable()
+        with self._ingest_lock():
+            store.drop_space(slot)
+
+    def _rebuildable(self) -> SpaceRebuild:
+        if not isinstance(self._store, SpaceRebuild):
+            raise ConfigError(f"{type(self._store).__name__} cannot build a second space")
+        return self._store
 
     def _global_search(self, query: str, request: SearchRequest, chain: ResultChain) -> list[Hit]:
         """Global mode: the chunks the community reports chosen for ``query`` cite."""

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -101,6 +101,14 @@ class Chunker(Protocol):
 
 
 @runtime_checkable
+class ChunkStream(Protocol):
+    """A chunker that can hand its chunks over one at a time (what ingest needs to keep a huge
+    document's chunks out of memory): the chunks ``chunk`` returns, in order."""
+
+    def iter_chunks(self, document: Document) -> Iterator[Chunk]: ...
+
+
+@runtime_checkable
 class Embedder(Protocol):
     """Maps texts to vectors of one embedding space."""
 
@@ -136,6 +144,15 @@ class DocumentWrite:
     facts: Sequence[ChunkFacts] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class ChunkBatch:
+    """Some of a document's chunks, in order, with their vectors (and graph facts)."""
+
+    chunks: Sequence[Chunk]
+    vectors: Vectors
+    facts: Sequence[ChunkFacts] = ()
+
+
 # -- stores: one port per consumer ----------------------------------------------------------
 #
 # Each caller depends on the capability it uses; a store implements all of them (`Store`), and
@@ -163,6 +180,79 @@ class IngestTarget(DocumentWriter, Protocol):
 
     def delete_many(self, document_ids: Sequence[str]) -> int:
         """Delete these documents and everything derived from them; how many existed."""
+        ...
+
+
+@runtime_checkable
+class StreamedWrite(Protocol):
+    """What ingest needs to write one huge document without holding all of its chunks and
+    vectors: the document, then its chunks batch by batch, all in one transaction."""
+
+    def write_streamed(
+        self, document: Document, fingerprint: str, batches: Iterable[ChunkBatch]
+    ) -> int:
+        """Insert or replace ``document`` (by id, or by source) with the chunks of
+        ``batches``, consumed one at a time inside one transaction: an error raised while
+        they are produced rolls it all back. Returns how many chunks were written."""
+        ...
+
+
+#: An embedding space kept beside the current one: being built, or swapped out by the last
+#: swap (kept for a rollback).
+Slot = Literal["staged", "previous"]
+
+
+@dataclass(frozen=True, slots=True)
+class SpaceSlot:
+    """A space kept in a `Slot`: which space, the embedder spec that makes it, and how many
+    chunks have a vector in it."""
+
+    space: EmbeddingSpace
+    embedder: str
+    vectors: int
+
+
+@dataclass(frozen=True, slots=True)
+class SpaceStatus:
+    """The current space's chunk count and the spaces kept beside it."""
+
+    chunks: int
+    staged: SpaceSlot | None
+    previous: SpaceSlot | None
+
+
+@runtime_checkable
+class SpaceRebuild(Protocol):
+    """What `ragwright reindex` needs of a store: a second space's vectors built beside the
+    current ones from the stored text, swapped in one transaction, the previous ones kept
+    for a rollback. Searches keep using the current space until the swap."""
+
+    def space_status(self) -> SpaceStatus: ...
+
+    def unstaged_chunks(self, limit: int) -> list[Chunk]:
+        """Up to ``limit`` chunks without a vector in the staged space (all, when none is
+        staged), in a stable order: what a resumed build still has to embed."""
+        ...
+
+    def stage_vectors(
+        self, space: EmbeddingSpace, embedder: str, vectors: Mapping[str, Vectors]
+    ) -> None:
+        """Record vectors (chunk id → vector) in the staged space ``space``, in one
+        transaction; the first call starts it. `StoreError` if another space is staged."""
+        ...
+
+    def staged_search(self, queries: Vectors, top_k: int) -> list[list[str]]:
+        """The ids of each query's ``top_k`` nearest chunks in the staged space."""
+        ...
+
+    def swap_space(self, slot: Slot) -> None:
+        """Make the space in ``slot`` current, in one transaction: ``staged`` (refused unless
+        every chunk has a vector there) moves the current space to ``previous``;
+        ``previous`` (a rollback) swaps the two."""
+        ...
+
+    def drop_space(self, slot: Slot) -> None:
+        """Forget the space in ``slot`` and free its vectors."""
         ...
 
 

@@ -12,7 +12,7 @@ import re
 import unicodedata
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from enum import IntEnum
 from typing import Any
@@ -331,10 +331,12 @@ def section_metadata(section: Section) -> dict[str, Any]:
     return metadata
 
 
-def assemble(document: Document, split: SectionSplitter) -> list[Chunk]:
-    """Chunks of a document, section by section, from a chunker's section splitter."""
+def iter_assembled(document: Document, split: SectionSplitter) -> Iterator[Chunk]:
+    """Chunks of a document, section by section, from a chunker's section splitter, one at a
+    time: a huge document's chunks need not all be in memory at once (ingest embeds and
+    writes them in batches as they come)."""
     text = document.content
-    chunks: list[Chunk] = []
+    index = 0
     for section in tile_sections(document):
         bounds = Boundaries(text, section.char_start, section.char_end)
         for span in split(text, section, bounds):
@@ -347,18 +349,16 @@ def assemble(document: Document, split: SectionSplitter) -> list[Chunk]:
             header = header_for(bounds.tables, text, start)
             if header is not None:
                 metadata[TABLE_HEADER] = header
-            chunks.append(
-                Chunk(
-                    id=chunk_id_for(document.id, start, piece),
-                    document_id=document.id,
-                    index=len(chunks),
-                    text=piece,
-                    char_start=start,
-                    char_end=end,
-                    metadata=metadata,
-                )
+            yield Chunk(
+                id=chunk_id_for(document.id, start, piece),
+                document_id=document.id,
+                index=index,
+                text=piece,
+                char_start=start,
+                char_end=end,
+                metadata=metadata,
             )
-    return chunks
+            index += 1
 
 
 def describe(chunker: object, *options: str) -> str:

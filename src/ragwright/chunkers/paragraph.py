@@ -9,9 +9,9 @@ from ragwright.chunkers._spans import (
     Boundaries,
     Span,
     SpanSplitter,
-    assemble,
     check_size,
     describe,
+    iter_assembled,
     trim,
 )
 from ragwright.errors import ConfigError
@@ -48,7 +48,10 @@ class ParagraphChunker:
         return describe(self, "max_size", "min_size", "token_counter")
 
     def chunk(self, document: Document) -> list[Chunk]:
-        return assemble(document, self._split)
+        return list(self.iter_chunks(document))
+
+    def iter_chunks(self, document: Document) -> Iterator[Chunk]:
+        return iter_assembled(document, self._split)
 
     def _split(self, text: str, section: Section, bounds: Boundaries) -> list[Span]:
         spans: list[Span] = []

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ragwright.chunkers._spans import (
     Boundaries,
     Span,
     SpanSplitter,
-    assemble,
     check_size,
     describe,
+    iter_assembled,
 )
 from ragwright.models import Chunk, Document, Section
 from ragwright.ports import TokenCounter
@@ -32,7 +34,10 @@ class SentenceChunker:
         return describe(self, "max_size", "token_counter")
 
     def chunk(self, document: Document) -> list[Chunk]:
-        return assemble(document, self._split)
+        return list(self.iter_chunks(document))
+
+    def iter_chunks(self, document: Document) -> Iterator[Chunk]:
+        return iter_assembled(document, self._split)
 
     def _split(self, text: str, section: Section, bounds: Boundaries) -> list[Span]:
         spans: list[Span] = []

@@ -20,6 +20,7 @@ from ragwright.cli import (
     keys,
     mcp,
     migrate,
+    reindex,
     search,
     serve,
     stats,
@@ -72,6 +73,7 @@ app.command()(check.check)
 app.command()(check.repair)
 app.command()(watch.watch)
 app.add_typer(sync.app, name="sync")
+app.command()(reindex.reindex)
 
 
 def main() -> None:

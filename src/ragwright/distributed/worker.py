@@ -53,8 +53,7 @@ class DocumentWorker:
         self.recipe = recipe
         self.embedder = recipe.embedder.make()
         chunker = recipe.chunker.make(self.embedder)
-        limit = recipe.options.max_chunk_chars
-        self.steps = FileSteps(recipe.parsers, chunker, recipe.chunker_spec, limit)
+        self.steps = FileSteps(recipe.parsers, chunker, recipe.chunker_spec, recipe.options)
         self.parse_worker = ParseWorker(recipe.options.parse_limits)
         self._opened: tuple[StoreBackend, Store] | None = None
         if recipe.store is not None:
@@ -72,7 +71,7 @@ class DocumentWorker:
         target: DocumentWriter = collected if self._opened is None else self._opened[1]
         writer = BatchWriter(target, self.embedder, report, self.recipe.options.embed_batch)
         for loaded in files:
-            prepare = partial(self.steps.prepare, loaded, self.parse_worker, report)
+            prepare = partial(self.steps.prepare, loaded, self.parse_worker, report, target)
             item = recording_failure(report, loaded.candidate.source, prepare)
             if item is not None:
                 writer.add(item)

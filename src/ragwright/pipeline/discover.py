@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragwright.errors import IngestLimitExceeded
+
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
@@ -153,8 +155,22 @@ def _problem(
         return "is not a regular file"
     size = path.stat().st_size
     if size > max_file_size:
-        return f"is {size:,} bytes, over the --max-file-size limit of {max_file_size:,}"
+        return _too_large(size, max_file_size)
     return None
+
+
+def read_within(path: Path, max_file_size: int) -> bytes:
+    """The file's bytes, never more than ``max_file_size`` of them: a file that grew past the
+    limit since it was discovered is `IngestLimitExceeded`, not read whole."""
+    with path.open("rb") as file:
+        data = file.read(max_file_size + 1)
+    if len(data) > max_file_size:
+        raise IngestLimitExceeded(f"the file {_too_large(path.stat().st_size, max_file_size)}")
+    return data
+
+
+def _too_large(size: int, max_file_size: int) -> str:
+    return f"is {size:,} bytes, over the --max-file-size limit of {max_file_size:,}"
 
 
 def _walk(

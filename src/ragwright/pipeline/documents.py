@@ -6,12 +6,13 @@ would store), so they live here once.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from types import MappingProxyType
 
 from ragwright.errors import IngestLimitExceeded, ParseError
 from ragwright.models import Chunk, Document, ParsedDocument, document_id_for
 from ragwright.pipeline.discover import Candidate
-from ragwright.ports import Chunker
+from ragwright.ports import Chunker, ChunkStream
 
 
 def document_from(parsed: ParsedDocument, candidate: Candidate) -> Document:
@@ -50,11 +51,26 @@ def chunks_within_limit(document: Document, chunker: Chunker, max_chunk_chars: i
     chunks = chunker.chunk(document)
     longest = max((len(c.text) for c in chunks), default=0)
     if longest > max_chunk_chars:
-        raise IngestLimitExceeded(
-            f"a chunk of {longest:,} characters exceeds the maximum chunk size of "
-            f"{max_chunk_chars:,}; use a smaller --chunk-size"
-        )
+        raise _too_long(longest, max_chunk_chars)
     return chunks
+
+
+def iter_chunks_within_limit(
+    document: Document, chunker: ChunkStream, max_chunk_chars: int
+) -> Iterator[Chunk]:
+    """`chunks_within_limit`, one chunk at a time: the error comes when the first chunk over
+    the limit does (a streamed write that meets it is rolled back whole)."""
+    for chunk in chunker.iter_chunks(document):
+        if len(chunk.text) > max_chunk_chars:
+            raise _too_long(len(chunk.text), max_chunk_chars)
+        yield chunk
+
+
+def _too_long(length: int, max_chunk_chars: int) -> IngestLimitExceeded:
+    return IngestLimitExceeded(
+        f"a chunk of {length:,} characters exceeds the maximum chunk size of "
+        f"{max_chunk_chars:,}; use a smaller --chunk-size"
+    )
 
 
 def failure_reason(error: BaseException) -> str:

@@ -11,9 +11,10 @@ through `ingest_documents`.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TypeVar
@@ -27,6 +28,7 @@ from ragwright.pipeline.discover import (
     Candidate,
     Discovery,
     discover,
+    read_within,
     source_name,
     source_path,
 )
@@ -34,17 +36,21 @@ from ragwright.pipeline.documents import (
     chunks_within_limit,
     document_from,
     failure_reason,
+    iter_chunks_within_limit,
     moved_document,
 )
 from ragwright.pipeline.parse_worker import ParseLimits, ParseWorker
 from ragwright.ports import (
+    ChunkBatch,
     Chunker,
+    ChunkStream,
     DocumentWrite,
     DocumentWriter,
     Embedder,
     Extractor,
     IngestTarget,
     Parser,
+    StreamedWrite,
     Vectors,
 )
 
@@ -73,6 +79,12 @@ class IngestOptions:
     #: Per-file parse limits: seconds and MB (``None``: no limit). See `ParseWorker`.
     parse_timeout: float | None = 300.0
     parse_memory_mb: int | None = 2048
+    #: A document longer than this (characters) is chunked, embedded and written batch by
+    #: batch in one transaction, so its chunks and vectors are never all in memory (with a
+    #: store that offers `StreamedWrite` and a chunker that offers `ChunkStream`). The price:
+    #: the write transaction stays open while it is embedded, so searches through the same
+    #: SQLite store object (a server's) wait that long; below this, ~7x the text is cheap.
+    stream_chars: int = 8_000_000
 
     @property
     def parse_limits(self) -> ParseLimits:
@@ -137,6 +149,41 @@ class PendingDocument:
     is_update: bool
 
 
+@dataclass(slots=True)
+class StreamedDocument:
+    """A document too long to hold all of its chunks: they are made as it is written."""
+
+    document: Document
+    chunks: Iterator[Chunk]
+    fingerprint: str
+    is_update: bool
+
+
+Prepared = PendingDocument | StreamedDocument
+
+
+def prepared_document(
+    document: Document,
+    fingerprint: str,
+    is_update: bool,
+    *,
+    chunker: Chunker,
+    store: DocumentWriter | None,
+    options: IngestOptions,
+) -> Prepared:
+    """The document with its chunks, or with a stream of them when it is longer than
+    ``options.stream_chars`` and the chunker and ``store`` (the writer it goes to) can
+    stream."""
+    limit = options.max_chunk_chars
+    long = len(document.content) > options.stream_chars
+    if long and isinstance(chunker, ChunkStream) and isinstance(store, StreamedWrite):
+        chunks = iter_chunks_within_limit(document, chunker, limit)
+        return StreamedDocument(document, chunks, fingerprint, is_update)
+    return PendingDocument(
+        document, chunks_within_limit(document, chunker, limit), fingerprint, is_update
+    )
+
+
 class BatchWriter:
     """Embeds and writes documents in batches of about ``batch_chunks`` chunks, one store
     transaction per batch, recording each in ``report``. If a batch cannot be embedded, each of
@@ -161,7 +208,7 @@ class BatchWriter:
 
     def write_all(
         self,
-        prepared: Iterable[tuple[str, PendingDocument | None]],
+        prepared: Iterable[tuple[str, Prepared | None]],
         total: int,
         progress: Callable[[Progress], None] | None = None,
     ) -> None:
@@ -176,7 +223,11 @@ class BatchWriter:
         if progress is not None:  # the last batch was written after the last source's update
             progress(Progress(total, total, self.report.chunks_written, ""))
 
-    def add(self, item: PendingDocument) -> None:
+    def add(self, item: Prepared) -> None:
+        if isinstance(item, StreamedDocument):
+            self.flush()
+            self._write_streamed(item)
+            return
         self._pending.append(item)
         self._pending_chunks += len(item.chunks)
         if self._pending_chunks >= self.batch_chunks:
@@ -224,10 +275,40 @@ class BatchWriter:
 
     def _extract(self, pending: list[PendingDocument]) -> dict[str, ChunkFacts]:
         """The batch's graph facts by chunk id (none without an extractor)."""
+        return self._extract_chunks([chunk for item in pending for chunk in item.chunks])
+
+    def _extract_chunks(self, chunks: list[Chunk]) -> dict[str, ChunkFacts]:
         if self.extractor is None:
             return {}
-        chunks = [chunk for item in pending for chunk in item.chunks]
         return {facts.chunk_id: facts for facts in self.extractor.extract(chunks)}
+
+    def _write_streamed(self, item: StreamedDocument) -> None:
+        """Write one long document batch by batch, in one transaction (`StreamedWrite`): a
+        chunk over the limit or a batch the embedder refuses fails the whole document."""
+        assert isinstance(self.store, StreamedWrite)  # prepared_document streams only then
+        extracted = [0]
+        batches = self._batches(item.chunks, extracted)
+        try:
+            written = self.store.write_streamed(item.document, item.fingerprint, batches)
+        except EmbedderError as error:
+            failure = Failure(item.document.source, f"embedding failed: {error}")
+            self.report.failed.append(failure)
+            return
+        except RagwrightError as error:
+            self.report.failed.append(Failure(item.document.source, failure_reason(error)))
+            return
+        (self.report.updated if item.is_update else self.report.added).append(item.document.source)
+        self.report.chunks_written += written
+        self.report.chunks_extracted += extracted[0]
+
+    def _batches(self, chunks: Iterator[Chunk], extracted: list[int]) -> Iterator[ChunkBatch]:
+        """The chunks in batches of ``batch_chunks``, each embedded (and its graph facts
+        found) only when the store asks for it; ``extracted`` counts the facts."""
+        while batch := list(itertools.islice(chunks, self.batch_chunks)):
+            vectors = self._embed([chunk.indexed_text for chunk in batch])
+            facts = self._extract_chunks(batch)
+            extracted[0] += len(facts)
+            yield ChunkBatch(batch, vectors, [facts[c.id] for c in batch if c.id in facts])
 
     def _embed(self, texts: list[str]) -> Vectors:
         """Embedded in calls of at most ``batch_chunks`` texts, into one array: a huge
@@ -296,30 +377,41 @@ class FileSteps:
     parsers: ParserLookup
     chunker: Chunker
     chunker_spec: str
-    max_chunk_chars: int
+    options: IngestOptions
 
     def load(self, candidate: Candidate, known: dict[str, str]) -> LoadedFile | None:
         """The file read and fingerprinted; None when it is unchanged since the last run."""
-        data = candidate.path.read_bytes()
+        data = read_within(candidate.path, self.options.max_file_size)
         fingerprint = self.fingerprint(data, self.parsers.parser_for(candidate.path, data))
         if known.get(candidate.source) == fingerprint:
             return None
         return LoadedFile(candidate, data, fingerprint, candidate.source in known)
 
     def prepare(
-        self, loaded: LoadedFile, worker: ParseWorker, report: IngestReport
-    ) -> PendingDocument:
+        self,
+        loaded: LoadedFile,
+        worker: ParseWorker,
+        report: IngestReport,
+        target: DocumentWriter | None = None,
+    ) -> Prepared:
         """The file parsed (under the worker's limits) and chunked, its parser's warnings in
-        ``report``. Raises what parsing or chunking raised (see `recording_failure`)."""
+        ``report``; a long document's chunks as a stream when ``target`` can write one (see
+        `prepared_document`). Raises what parsing or chunking raised (see
+        `recording_failure`)."""
         candidate = loaded.candidate
         data = loaded.take_data()
         parser = self.parsers.parser_for(candidate.path, data)
         parsed = worker.parse(parser, data, candidate.source)
         del data
-        document = document_from(parsed, candidate)
-        chunks = chunks_within_limit(document, self.chunker, self.max_chunk_chars)
         report.warnings.extend(IngestWarning(candidate.source, w) for w in parsed.warnings)
-        return PendingDocument(document, chunks, loaded.fingerprint, loaded.is_update)
+        return prepared_document(
+            document_from(parsed, candidate),
+            loaded.fingerprint,
+            loaded.is_update,
+            chunker=self.chunker,
+            store=target,
+            options=self.options,
+        )
 
     def fingerprint(self, data: bytes, parser: Parser) -> str:
         """The file's bytes and everything that decides its chunks: the parser, its settings
@@ -357,7 +449,7 @@ class Ingestor:
         self.chunker_spec = chunker_spec
         self.base = base
         self.options = options or IngestOptions()
-        self.steps = FileSteps(parsers, chunker, chunker_spec, self.options.max_chunk_chars)
+        self.steps = FileSteps(parsers, chunker, chunker_spec, self.options)
 
     def run(
         self, paths: Sequence[Path], progress: Callable[[Progress], None] | None = None
@@ -453,13 +545,13 @@ class Ingestor:
         known: dict[str, str],
         report: IngestReport,
         worker: ParseWorker,
-    ) -> PendingDocument | None:
-        def prepare() -> PendingDocument | None:
+    ) -> Prepared | None:
+        def prepare() -> Prepared | None:
             loaded = self.steps.load(candidate, known)
             if loaded is None:
                 report.unchanged.append(candidate.source)
                 return None
-            return self.steps.prepare(loaded, worker, report)
+            return self.steps.prepare(loaded, worker, report, self.store)
 
         return recording_failure(report, candidate.source, prepare)
 
@@ -503,17 +595,19 @@ def ingest_documents(
     known = store.fingerprints()
     writer = BatchWriter(store, embedder, report, options.embed_batch, extractor)
 
-    def prepare(document: Document) -> PendingDocument | None:
+    def prepare(document: Document) -> Prepared | None:
         fingerprint = document_fingerprint(document, chunker_spec)
         if known.get(document.source) == fingerprint:
             report.unchanged.append(document.source)
             return None
+        is_update = document.source in known
         try:
-            chunks = chunks_within_limit(document, chunker, options.max_chunk_chars)
+            return prepared_document(
+                document, fingerprint, is_update, chunker=chunker, store=store, options=options
+            )
         except RagwrightError as error:
             report.failed.append(Failure(document.source, failure_reason(error)))
             return None
-        return PendingDocument(document, chunks, fingerprint, document.source in known)
 
     prepared = ((document.source, prepare(document)) for document in documents)
     writer.write_all(prepared, len(documents), progress)

@@ -47,6 +47,8 @@ _WORKER_MAIN = "from ragwright.pipeline.parse_worker import serve_socket; serve_
 #: A parse that fails after taking the worker's peak address space past this share of its
 #: limit failed for want of memory, whatever the parser says (lxml: "unknown error").
 _NEAR_LIMIT = 0.9
+#: Where a worker that parsed a file ran out of memory: pickling the result to send it back.
+_SENDING_BACK = "sending the parsed text back"
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +163,8 @@ class ParseWorker:
             return None
         if kind == "memory":
             self._discard()  # a process that ran out of memory may be in any state
-            raise ParseLimitExceeded(source, f"parse exceeded {self.limits.memory_mb} MB")
+            where = f" ({payload})" if payload else ""
+            raise ParseLimitExceeded(source, f"parse exceeded {self.limits.memory_mb} MB{where}")
         raise ParseError(source, str(payload))
 
     def _crashed(self, source: str) -> ParseError:
@@ -290,8 +293,9 @@ def serve(connection: Connection) -> None:
         del data
         try:
             connection.send(answer)
-        except MemoryError:
-            connection.send(("memory", None))
+        except MemoryError:  # pickling the result failed before anything was written
+            del answer
+            connection.send(("memory", _SENDING_BACK))
         except Exception as error:  # pickling fails before anything is written
             reason = f"the parsed result cannot be sent back ({type(error).__name__}: {error})"
             connection.send(("failed", reason))

@@ -11,13 +11,17 @@ from ragwright.models import EmbeddingSpace
 from ragwright.ports import DocumentWrite, Vectors
 
 
-def check_write(item: DocumentWrite, space: EmbeddingSpace) -> None:
+def check_write(
+    item: DocumentWrite, space: EmbeddingSpace, *, document_checked: bool = False
+) -> None:
     """What every store checks before writing a document: its vectors have the space's shape
     and are finite, each chunk is an exact span of this document, and its text is valid
-    Unicode (no lone surrogate)."""
+    Unicode (no lone surrogate). ``document_checked``: the document's own text was checked
+    already (a streamed write checks it once, then each batch of chunks)."""
     document, chunks, vectors = item.document, item.chunks, item.vectors
-    refuse_surrogates(document.source, "a document's source")
-    refuse_surrogates(document.content, f"{document.source!r}: the content")
+    if not document_checked:
+        refuse_surrogates(document.source, "a document's source")
+        refuse_surrogates(document.content, f"{document.source!r}: the content")
     if vectors.shape != (len(chunks), space.dimension):
         raise StoreError(
             f"{document.source}: {len(chunks)} chunks need vectors of shape "

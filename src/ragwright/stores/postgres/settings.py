@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from psycopg import sql
 
-from ragwright.errors import EmbeddingSpaceMismatch, IndexTooNew, StoreError, UnknownCollection
+from ragwright.errors import (
+    EmbeddingSpaceChanged,
+    EmbeddingSpaceMismatch,
+    IndexTooNew,
+    StoreError,
+    UnknownCollection,
+)
 from ragwright.models import DEFAULT_COLLECTION, EmbeddingSpace
 from ragwright.stores.fts_terms import settle_tokenizer
 from ragwright.stores.postgres.backend import lock_schema
@@ -50,8 +56,8 @@ class PostgresSettings:
 
     @property
     def space(self) -> EmbeddingSpace | None:
-        """The recorded embedding space; read from the database until it exists (once
-        recorded it never changes)."""
+        """The recorded embedding space; read from the database until it exists (only a
+        `reindex` swap changes it then, which a vector search notices: `check_space`)."""
         if self._space is None:
             self._space = space_from_json(self.get_setting("embedding_space"))
         return self._space
@@ -79,6 +85,15 @@ class PostgresSettings:
         if space.dimension <= HNSW_MAX_DIMENSION:
             conn.execute(self._hnsw_ddl())
         return space
+
+    def check_space(self, conn: Connection[Any], space: EmbeddingSpace) -> None:
+        """In a search's transaction: a share lock on the chunks (so a swap under way is
+        waited for), then `EmbeddingSpaceChanged` if the recorded space is not ``space``."""
+        conn.execute(self._db.sql("LOCK TABLE {s}.chunks IN ACCESS SHARE MODE"))
+        recorded = space_from_json(self._db.setting(conn, "embedding_space"))
+        if recorded is not None and recorded != space:
+            self._space = recorded
+            raise EmbeddingSpaceChanged(recorded.describe(), space.describe())
 
     def drop_vector_index(self) -> None:
         """Drop the HNSW index, e.g. before a bulk load (searches are exact meanwhile, and

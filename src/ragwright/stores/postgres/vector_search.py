@@ -65,7 +65,12 @@ class PostgresVectorSearch(PostgresSettings):
         search = _VectorQuery(vector, top_k, condition, params, where is not None)
         if space.dimension > HNSW_MAX_DIMENSION:
             search = dataclasses.replace(search, indexed=False)
-        rows = self._db.run(lambda conn: self._vector_rows(conn, search), "vector search")
+
+        def work(conn: Connection[Any]) -> list[Any]:
+            self.check_space(conn, space)  # a reindex swap since the query was embedded
+            return self._vector_rows(conn, search)
+
+        rows = self._db.run(work, "vector search")
         return hits(rows, Scale.SIMILARITY, Arm.VECTOR)
 
     def _vector_rows(self, conn: Connection[Any], search: _VectorQuery) -> list[Any]:

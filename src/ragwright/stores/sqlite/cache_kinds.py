@@ -52,7 +52,12 @@ def vector_kind(space: EmbeddingSpace) -> CacheKind[VectorMatrix]:
     dimension, normalize = space.dimension, not space.normalized
     return CacheKind(
         suffix=VECTORS_SUFFIX,
-        signature={"dimension": dimension, "normalize": normalize, "model": space.model},
+        signature={
+            "dimension": dimension,
+            "normalize": normalize,
+            "model": space.model,
+            "space": space.fingerprint,  # a reindex swap may keep the model name and dimension
+        },
         build=lambda db: VectorMatrix.load(db, dimension, normalize=normalize),
         delta=lambda db, added: VectorMatrix.load(db, dimension, normalize=normalize, rowids=added),
         from_arrays=VectorMatrix.from_arrays,

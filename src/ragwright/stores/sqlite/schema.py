@@ -247,6 +247,22 @@ INSERT OR REPLACE INTO meta(key, value) VALUES ('feature_chunk_fields', '1');
 COMMIT;
 """
 
+#: Feature "spaces" (additive): vectors of embedding spaces kept beside the current one in
+#: ``chunks.vector``, by chunk id: ``staged`` while `reindex` builds a new space, ``previous``
+#: after a swap (for a rollback). Their spaces and embedders are in ``meta`` (``space_staged``,
+#: ``space_previous``). See `spaces`.
+SPACES_DDL = """
+BEGIN;
+CREATE TABLE IF NOT EXISTS space_vectors (
+    slot     TEXT NOT NULL CHECK (slot IN ('staged', 'previous', 'swapping')),
+    chunk_id TEXT NOT NULL,
+    vector   BLOB NOT NULL,
+    PRIMARY KEY (slot, chunk_id)
+) WITHOUT ROWID;
+INSERT OR REPLACE INTO meta(key, value) VALUES ('feature_spaces', '1');
+COMMIT;
+"""
+
 #: The additive features, each applied once in its own transaction: meta flag → DDL. An
 #: index that has the flag has the feature; one without gets it at its next open.
 FEATURES = {
@@ -254,4 +270,5 @@ FEATURES = {
     "feature_chunk_fields": FIELDS_DDL,
     "feature_graph": GRAPH_DDL,  # the entity graph (graph_schema)
     "feature_communities": COMMUNITY_DDL,  # its communities and reports (after the graph)
+    "feature_spaces": SPACES_DDL,
 }

@@ -51,6 +51,7 @@ class SQLiteSearch(SQLiteSettings):
         # Ranking, filtering and reading the rows happen in one snapshot: a concurrent write
         # can never pair a ranked row id with another chunk or a stale filter result.
         with self._db.lock, self._db.read_snapshot() as generation:
+            self.check_space(space)  # a reindex swap since the query was embedded
             matrix = self._current_matrix(space, generation)
             slots = None
             if where is not None:

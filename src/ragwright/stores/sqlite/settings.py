@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from ragwright.errors import EmbeddingSpaceMismatch
+import sqlite3
+from typing import Any
+
+from ragwright.errors import EmbeddingSpaceChanged, EmbeddingSpaceMismatch
 from ragwright.models import EmbeddingSpace
 from ragwright.stores.rows import space_from_json, space_json
 from ragwright.stores.sqlite.database import Database
@@ -13,6 +16,7 @@ class SQLiteSettings:
 
     _db: Database
     _space: EmbeddingSpace | None
+    _vectors: Any  # the vector cache, made for one space (`SQLiteSearch`)
 
     def get_setting(self, key: str) -> str | None:
         rows = self._db.query("SELECT value FROM meta WHERE key = ?", (key,))
@@ -30,8 +34,9 @@ class SQLiteSettings:
 
     @property
     def space(self) -> EmbeddingSpace | None:
-        """The recorded embedding space. Once recorded it never changes, so it is read from
-        the database only until it exists (every search asks for it)."""
+        """The recorded embedding space. Only a `reindex` swap changes it once recorded, and
+        a search notices that inside its snapshot (`check_space`), so it is read from the
+        database only until it exists (every search asks for it)."""
         if self._space is None:
             self._space = space_from_json(self.get_setting("embedding_space"))
         return self._space
@@ -44,3 +49,21 @@ class SQLiteSettings:
                 self.set_setting("embedding_space", space_json(space))
             elif not recorded.compatible_with(space):
                 raise EmbeddingSpaceMismatch(recorded.describe(), space.describe())
+
+    def check_space(self, space: EmbeddingSpace) -> None:
+        """Inside a read snapshot: `EmbeddingSpaceChanged` when the recorded space is no longer
+        ``space`` (the one a query was embedded for), after which `space` is the new one."""
+        recorded = recorded_space(self._db.connection)
+        if recorded is not None and recorded != space:
+            self.space_changed(recorded)
+            raise EmbeddingSpaceChanged(recorded.describe(), space.describe())
+
+    def space_changed(self, space: EmbeddingSpace) -> None:
+        """Forget what was made for the old space: the vector cache is made again for this."""
+        self._space = space
+        self._vectors = None
+
+
+def recorded_space(db: sqlite3.Connection) -> EmbeddingSpace | None:
+    row = db.execute("SELECT value FROM meta WHERE key = 'embedding_space'").fetchone()
+    return space_from_json(row[0]) if row else None

@@ -37,6 +37,7 @@ from ragwright.stores.sqlite.moves import SQLiteMoves
 from ragwright.stores.sqlite.opening import EMPTY_FILE, settle_schema
 from ragwright.stores.sqlite.schema import FEATURES, SCHEMA_VERSION
 from ragwright.stores.sqlite.search import SQLiteSearch
+from ragwright.stores.sqlite.spaces import SQLiteSpaces
 from ragwright.stores.sqlite.vector_matrix import VectorMatrix
 from ragwright.stores.sqlite.writes import SQLiteWrites
 
@@ -54,6 +55,7 @@ class SQLiteStore(
     SQLiteGraphReads,
     SQLiteCommunities,
     SQLiteEntityResolution,
+    SQLiteSpaces,
 ):
     """Documents, chunks, vectors, BM25 and the entity graph in one SQLite file. Safe to
     share between threads."""

@@ -5,13 +5,16 @@ the graph's evidence (whose triggers update the entities and edges)."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ragwright.ports import DocumentWrite
+from ragwright.errors import StoreError
+from ragwright.models import Document
+from ragwright.ports import ChunkBatch, DocumentWrite
 from ragwright.stores.checks import check_write
-from ragwright.stores.graph_facts import write_fact_rows
+from ragwright.stores.graph_facts import FactRows, write_fact_rows
 from ragwright.stores.rows import document_row, dump_json, sections_json
 from ragwright.stores.sqlite.graph_writes import insert_facts
 from ragwright.stores.sqlite.settings import SQLiteSettings
@@ -33,29 +36,64 @@ class SQLiteWrites(SingleWrites, SQLiteSettings):
         facts = [write_fact_rows(item) for item in batch]
         with self._db.transaction() as db:
             for item, fact_rows in zip(batch, facts, strict=True):
+                self._replace_document(db, item)
+                self._insert_chunks(db, item, fact_rows)
+
+    @staticmethod
+    def _replace_document(db: sqlite3.Connection, item: DocumentWrite) -> None:
+        db.execute(
+            "DELETE FROM documents WHERE id = ? OR source = ?",
+            (item.document.id, item.document.source),
+        )
+        db.execute(
+            "INSERT INTO documents(id, source, content, content_hash, fingerprint, "
+            "metadata, sections) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            _document_row(item),
+        )
+
+    @staticmethod
+    def _insert_chunks(
+        db: sqlite3.Connection, item: DocumentWrite, fact_rows: Sequence[FactRows]
+    ) -> None:
+        db.executemany(
+            "INSERT INTO chunks(id, document_id, idx, text, char_start, char_end, "
+            "metadata, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            _chunk_rows(item),
+        )
+        if fact_rows:
+            rowids = dict(
                 db.execute(
-                    "DELETE FROM documents WHERE id = ? OR source = ?",
-                    (item.document.id, item.document.source),
+                    "SELECT id, rowid FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
+                    (json.dumps([facts.chunk_id for facts in fact_rows]),),
+                ).fetchall()
+            )
+            for chunk_facts in fact_rows:
+                insert_facts(db, rowids[chunk_facts.chunk_id], chunk_facts)
+
+    def write_streamed(
+        self, document: Document, fingerprint: str, batches: Iterable[ChunkBatch]
+    ) -> int:
+        """Insert or replace one document, then its chunks batch by batch as ``batches``
+        yields them, in one transaction (see `StreamedWrite`). The document's row goes first,
+        while no chunk is in memory yet: SQLite copies its text twice on the way in."""
+        space = bound_space(self.space)
+        item = DocumentWrite(
+            document, (), np.empty((0, space.dimension), dtype=np.float32), fingerprint
+        )
+        check_write(item, space)
+        written = 0
+        with self._db.transaction() as db:
+            self._replace_document(db, item)
+            for batch in batches:
+                part = DocumentWrite(
+                    document, batch.chunks, batch.vectors, fingerprint, batch.facts
                 )
-                db.execute(
-                    "INSERT INTO documents(id, source, content, content_hash, fingerprint, "
-                    "metadata, sections) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    _document_row(item),
-                )
-                db.executemany(
-                    "INSERT INTO chunks(id, document_id, idx, text, char_start, char_end, "
-                    "metadata, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    _chunk_rows(item),
-                )
-                if fact_rows:
-                    rowids = dict(
-                        db.execute(
-                            "SELECT id, rowid FROM chunks WHERE document_id = ?",
-                            (item.document.id,),
-                        ).fetchall()
-                    )
-                    for chunk_facts in fact_rows:
-                        insert_facts(db, rowids[chunk_facts.chunk_id], chunk_facts)
+                check_write(part, space, document_checked=True)
+                if any(chunk.index != written + n for n, chunk in enumerate(batch.chunks)):
+                    raise StoreError(f"{document.source}: chunks must come in index order")
+                self._insert_chunks(db, part, write_fact_rows(part))
+                written += len(batch.chunks)
+        return written
 
     def delete_many(self, document_ids: Iterable[str]) -> int:
         ids = list(document_ids)
