@@ -19,6 +19,7 @@ EXTRAS = {
     "server": ("fastapi", ("ragwright.server",)),
     "mcp": ("mcp", ("ragwright.mcp_server",)),
     "rag-connector": ("rag_connector", ("ragwright.datasets", "ragwright.connector")),
+    "ann": ("faiss", ()),  # imported inside the function that needs it
 }
 
 
@@ -68,6 +69,7 @@ def kb(tmp_path: Path) -> Path:
         ("rag-connector", ["dataset", "build", "{tmp}", "--out", "{tmp}/ds"]),
         ("rag-connector", ["dataset", "export", "--index", "{kb}", "--out", "{tmp}/ds"]),
         ("rag-connector", ["ingest", "--dataset", "{tmp}/ds", "--index", "{kb}"]),
+        ("ann", ["index", "--ann", "on", "--index", "{kb}"]),
     ],
 )
 @pytest.mark.usefixtures("restored_modules")

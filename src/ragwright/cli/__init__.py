@@ -15,6 +15,7 @@ from ragwright.cli import (
     docs,
     eval,
     graph,
+    index_command,
     ingest,
     init,
     keys,
@@ -70,6 +71,7 @@ app.add_typer(graph.app, name="graph")
 app.command()(check.check)
 app.command()(check.repair)
 app.command()(watch.watch)
+app.command("index")(index_command.index_settings)
 
 
 def main() -> None:
