@@ -75,6 +75,7 @@ def ann_kind(space: EmbeddingSpace) -> CacheKind[AnnIndex]:
             "dimension": dimension,
             "normalize": normalize,
             "model": space.model,
+            "fingerprint": space.fingerprint,  # another space's graph is never trusted
             "links": LINKS,
             "ef_construction": EF_CONSTRUCTION,
             "codes": "sq8",
