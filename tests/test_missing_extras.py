@@ -20,6 +20,7 @@ EXTRAS = {
     "mcp": ("mcp", ("ragwright.mcp_server",)),
     "rag-connector": ("rag_connector", ("ragwright.datasets", "ragwright.connector")),
     "ray": ("ray", ()),  # ragwright.distributed imports Ray only when a run starts
+    "ann": ("faiss", ()),  # imported inside the function that needs it
 }
 
 
@@ -70,6 +71,7 @@ def kb(tmp_path: Path) -> Path:
         ("rag-connector", ["dataset", "export", "--index", "{kb}", "--out", "{tmp}/ds"]),
         ("rag-connector", ["ingest", "--dataset", "{tmp}/ds", "--index", "{kb}"]),
         ("ray", ["ingest", "{tmp}/a.md", "--index", "{kb}", "--engine", "ray"]),
+        ("ann", ["index", "--ann", "on", "--index", "{kb}"]),
     ],
 )
 @pytest.mark.usefixtures("restored_modules")

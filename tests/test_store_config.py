@@ -85,6 +85,8 @@ def test_store_holds_only_tables_of_installed_stores(tmp_path: Path) -> None:
         ("keyword_cache = false", "unknown key 'keyword_cache'"),
         ('durability = "extra"', 'durability must be "normal" or "full"'),
         ('private = "no"', "private must be true or false"),
+        ('ann = "sometimes"', 'ann must be "auto", "on" or "off"'),
+        ("ann_ef = 0", "ann_ef must be an integer from 1 to 10000"),
     ],
 )
 def test_the_sqlite_table_is_read_strictly(tmp_path: Path, table: str, complaint: str) -> None:

@@ -92,6 +92,7 @@ from ragwright.pipeline.source_sync import BATCH_DOCUMENTS, SourceSync
 from ragwright.ports import (
     LLM,
     Checkpoint,
+    ApproximateSearch,
     Chunker,
     ChunkExport,
     ChunkLookup,
@@ -248,6 +249,18 @@ class Index:
         where the store can tell (`ragwright.ports.CollectionIdentity`): open it again by
         name then. A long-running server's `CollectionPool` asks before each request."""
         return not isinstance(self._store, CollectionIdentity) or self._store.is_current()
+
+    def set_ann(self, mode: str) -> int:
+        """Approximate vector search for this collection: "auto" (for large collections),
+        "on" or "off", recorded in the index so every process that opens it follows; the
+        graph is built now when the mode calls for it. Returns how many chunks it covers
+        (0: exact search only). `StoreError` for a store without the choice."""
+        if not isinstance(self._store, ApproximateSearch):
+            raise StoreError(
+                f"the store at {self.display_location} chooses its own vector index "
+                "(PostgreSQL: pgvector's HNSW); --ann applies to the SQLite store"
+            )
+        return self._store.set_ann(mode)
 
     def open_collection(self, name: str) -> Index:
         """Another collection of the same index, with this one's embedder choice and LLM;

@@ -478,6 +478,15 @@ class CollectionIdentity(Protocol):
 
 
 @runtime_checkable
+class ApproximateSearch(Protocol):
+    """A store whose vector search can go through an approximate index kept beside it
+    (`ragwright index --ann`): ``mode`` is "auto", "on" or "off"; the answer is how many
+    chunks the approximate index covers once built (0: exact search only)."""
+
+    def set_ann(self, mode: str) -> int: ...
+
+
+@runtime_checkable
 class CallLedger(Protocol):
     """Where every LLM call's usage and cost is recorded (the ledger wrapper's port)."""
 

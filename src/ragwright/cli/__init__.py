@@ -15,6 +15,7 @@ from ragwright.cli import (
     docs,
     eval,
     graph,
+    index_command,
     ingest,
     init,
     keys,
@@ -74,6 +75,7 @@ app.command()(check.repair)
 app.command()(watch.watch)
 app.add_typer(sync.app, name="sync")
 app.command()(reindex.reindex)
+app.command("index")(index_command.index_settings)
 
 
 def main() -> None:

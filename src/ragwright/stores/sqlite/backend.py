@@ -19,6 +19,7 @@ from ragwright.models import (
     RepairReport,
     check_collection_name,
 )
+from ragwright.stores.sqlite.ann_choice import ANN_MODES
 from ragwright.stores.sqlite.check import check_file
 from ragwright.stores.sqlite.llm_records import SQLiteLLMRecords
 from ragwright.stores.sqlite.schema import SCHEMA_VERSION
@@ -29,6 +30,11 @@ COLLECTIONS_DIR = "collections"
 _OPTIONS: dict[str, tuple[Callable[[object], bool], str]] = {
     "durability": (lambda v: isinstance(v, str) and v in DURABILITY, '"normal" or "full"'),
     "private": (lambda v: isinstance(v, bool), "true or false"),
+    "ann": (lambda v: isinstance(v, str) and v in ANN_MODES, '"auto", "on" or "off"'),
+    "ann_ef": (
+        lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 10_000,
+        "an integer from 1 to 10000",
+    ),
 }
 
 
@@ -42,7 +48,9 @@ class SQLiteBackend:
     @staticmethod
     def options_from_table(table: Mapping[str, object], where: str) -> dict[str, Any]:
         """The `SQLiteStore` options a ``[store.sqlite]`` table of ragwright.toml sets:
-        ``durability`` ("normal" or "full") and ``private`` (true or false)."""
+        ``durability`` ("normal" or "full"), ``private`` (true or false), ``ann`` ("auto",
+        "on" or "off": approximate vector search, overriding what `ragwright index --ann`
+        recorded) and ``ann_ef`` (its search beam)."""
         for key, value in table.items():
             if key not in _OPTIONS:
                 raise ConfigError(f"{where}: unknown key {key!r}; known: {', '.join(_OPTIONS)}")

@@ -1,11 +1,12 @@
-"""The store's two derived caches: BM25 postings and the vector matrix, and how each is built
-from the database (all of it, or just the rows added since the cache was built)."""
+"""The store's derived caches: BM25 postings, the vector matrix and the HNSW graph, and how
+each is built from the database (all of it, or just the rows added since the cache was built)."""
 
 from __future__ import annotations
 
 import sqlite3
 
 from ragwright.models import EmbeddingSpace
+from ragwright.stores.sqlite.ann_index import EF_CONSTRUCTION, LINKS, AnnIndex
 from ragwright.stores.sqlite.caches import CacheKind
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
 from ragwright.stores.sqlite.row_slots import RowIds
@@ -14,6 +15,7 @@ from ragwright.stores.sqlite.vector_matrix import VectorMatrix, json_ids
 
 KEYWORDS_SUFFIX = ".bm25"
 VECTORS_SUFFIX = ".vectors"
+ANN_SUFFIX = ".ann"
 
 
 def keyword_kind(tokenizer: str) -> CacheKind[KeywordMatrix]:
@@ -62,4 +64,29 @@ def vector_kind(space: EmbeddingSpace) -> CacheKind[VectorMatrix]:
         delta=lambda db, added: VectorMatrix.load(db, dimension, normalize=normalize, rowids=added),
         from_arrays=VectorMatrix.from_arrays,
         has_fallback=False,
+    )
+
+
+def ann_kind(space: EmbeddingSpace) -> CacheKind[AnnIndex]:
+    """The HNSW graph: built in the background (exact search answers meanwhile)."""
+    dimension, normalize = space.dimension, not space.normalized
+
+    def delta(db: sqlite3.Connection, added: RowIds) -> AnnIndex:
+        return AnnIndex.delta(VectorMatrix.load(db, dimension, normalize=normalize, rowids=added))
+
+    return CacheKind(
+        suffix=ANN_SUFFIX,
+        signature={
+            "dimension": dimension,
+            "normalize": normalize,
+            "model": space.model,
+            "fingerprint": space.fingerprint,  # another space's graph is never trusted
+            "links": LINKS,
+            "ef_construction": EF_CONSTRUCTION,
+            "codes": "sq8",
+        },
+        build=lambda db: AnnIndex.load(db, dimension, normalize=normalize),
+        delta=delta,
+        from_arrays=AnnIndex.from_arrays,
+        has_fallback=True,
     )

@@ -180,7 +180,9 @@ def _rows_only(node: Filter, params: Params, nested: bool) -> str | None:
                 if part is None:
                     return None
                 parts.append(f"SELECT * FROM ({part})")
-            joiner = " INTERSECT " if isinstance(node, And) else " UNION "
+            # UNION ALL: the callers take distinct row ids anyway, and UNION would build a
+            # temporary B-tree of every row (6,000 rows of 10 values: 10 ms, against 2.8 ms).
+            joiner = " INTERSECT " if isinstance(node, And) else " UNION ALL "
             return joiner.join(parts)
         case Comparison(field, op, value) if field not in DOCUMENT_FIELDS and op != "!=":
             if op != "=" and op not in _ORDERING:

@@ -1,6 +1,7 @@
-"""Search: exact cosine top-k in numpy over the derived vector matrix, and BM25 from the
-derived postings (`KeywordMatrix`, FTS5 itself while those are built), both with filters
-applied inside SQLite first."""
+"""Search: cosine top-k in numpy over the derived vector matrix (exact, or over the candidates
+of the derived HNSW graph for a large collection, see `ann_choice`), and BM25 from the derived
+postings (`KeywordMatrix`, FTS5 itself while those are built), both with filters applied
+inside SQLite first."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from ragwright.errors import StoreError
+from ragwright.errors import MissingDependencyError, StoreError
 from ragwright.filters import Filter
 from ragwright.models import Arm, EmbeddingSpace, Hit, Scale
 from ragwright.ports import Vectors
@@ -17,11 +18,15 @@ from ragwright.stores.checks import query_vector
 from ragwright.stores.fts_query import match_expression, query_terms
 from ragwright.stores.fts_terms import FTS5Terms
 from ragwright.stores.rows import hit_from_row
-from ragwright.stores.sqlite.cache_kinds import keyword_kind, vector_kind
+from ragwright.stores.sqlite import derived
+from ragwright.stores.sqlite.ann_choice import ANN_SETTING, AnnChoice, check_mode
+from ragwright.stores.sqlite.ann_index import INSTALL, AnnIndex, available
+from ragwright.stores.sqlite.cache_kinds import ANN_SUFFIX, ann_kind, keyword_kind, vector_kind
 from ragwright.stores.sqlite.caches import DerivedCache
 from ragwright.stores.sqlite.documents import condition_for
 from ragwright.stores.sqlite.filters import compile_filter, matching_rowids_query
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
+from ragwright.stores.sqlite.row_slots import Slots
 from ragwright.stores.sqlite.rows import CHUNK_COLUMNS, ROWID
 from ragwright.stores.sqlite.settings import SQLiteSettings
 from ragwright.stores.sqlite.vector_matrix import VectorMatrix
@@ -37,11 +42,16 @@ class SQLiteSearch(SQLiteSettings):
     _cache_key: str
     _vectors: DerivedCache[VectorMatrix] | None
     _keywords: DerivedCache[KeywordMatrix] | None
+    _ann: DerivedCache[AnnIndex] | None
+    _ann_choice: AnnChoice
+    _ann_available: bool | None
+    _last_filter: tuple[int, Filter, npt.NDArray[np.int64]] | None
     _tokenizer: FTS5Terms
     _stop_words: frozenset[str]
 
     def vector_search(self, query: Vectors, top_k: int, where: Filter | None = None) -> list[Hit]:
-        """Exact cosine top-k, with the filter applied inside SQLite before ranking."""
+        """Cosine top-k, with the filter applied inside SQLite before ranking: exact, or the
+        exact scores of the HNSW graph's candidates (`ann_choice` says when)."""
         space = self.space
         if space is None or top_k <= 0:
             return []
@@ -53,10 +63,12 @@ class SQLiteSearch(SQLiteSettings):
         with self._db.lock, self._db.read_snapshot() as generation:
             self.check_space(space)  # a reindex swap since the query was embedded
             matrix = self._current_matrix(space, generation)
-            slots = None
-            if where is not None:
-                slots = matrix.rows.slots_of(self._matching_rowids(where))
-            scored = matrix.top_k(vector, top_k, slots)
+            allowed = None if where is None else self._matching_rowids(where, generation)
+            slots = None if allowed is None else matrix.rows.slots_of(allowed)
+            ann = self._current_ann(space, generation, len(matrix), slots)
+            scored = None if ann is None else self._approximate(ann, matrix, vector, top_k, allowed)
+            if scored is None:
+                scored = matrix.top_k(vector, top_k, slots)
             return self._hits(scored, Scale.SIMILARITY, Arm.VECTOR)
 
     def keyword_search(self, query: str, top_k: int, where: Filter | None = None) -> list[Hit]:
@@ -71,14 +83,39 @@ class SQLiteSearch(SQLiteSettings):
             else:
                 allowed = None
                 if where is not None:
-                    allowed = keywords.rows.slots_of(self._matching_rowids(where))
+                    allowed = keywords.rows.slots_of(self._matching_rowids(where, generation))
                 terms = self._tokenizer.terms(" ".join(words))
                 scored = keywords.top_k(terms, top_k, allowed)
             return self._hits(scored, Scale.BM25, Arm.BM25)
 
+    def set_ann(self, mode: str) -> int:
+        """Record ``mode`` (`ANN_MODES`) in the index, for every process that opens it, and
+        build the graph now when the mode calls for it rather than in the background of the
+        first searches; ``off`` deletes the graph's file. Returns how many chunks the graph
+        covers (0: exact search only)."""
+        choice = AnnChoice(check_mode(mode), self._ann_choice.ef)
+        if mode == "on" and not available():
+            raise MissingDependencyError("approximate vector search (--ann on)", INSTALL)
+        self.set_setting(ANN_SETTING, mode)
+        self._ann_choice, self._ann = choice, None
+        if mode == "off":
+            derived.remove(self.path.with_name(self.path.name + ANN_SUFFIX))
+            return 0
+        space = self.space
+        if space is None:
+            return 0
+        for _ in range(2):  # the second time round takes what a background build handed over
+            with self._db.lock, self._db.read_snapshot() as generation:
+                matrix = self._current_matrix(space, generation)
+                ann = self._current_ann(space, generation, len(matrix), None)
+            if ann is not None or self._ann is None:
+                break
+            self._ann.wait()
+        return 0 if ann is None else ann.rows.live_count
+
     def wait_for_caches(self) -> None:
         """Wait until the caches being built in the background are ready (tests, benchmarks)."""
-        for cache in (self._keywords, self._vectors):
+        for cache in (self._keywords, self._vectors, self._ann):
             if cache is not None:
                 cache.wait()
 
@@ -95,17 +132,24 @@ class SQLiteSearch(SQLiteSettings):
         )
         return [(r[0], float(r[1])) for r in rows]
 
-    def _matching_rowids(self, where: Filter) -> npt.NDArray[np.int64]:
+    def _matching_rowids(self, where: Filter, generation: int) -> npt.NDArray[np.int64]:
         """The row ids the filter keeps, ascending; from the indexed metadata alone when the
-        filter needs nothing else (the chunks' pages are never read)."""
+        filter needs nothing else (the chunks' pages are never read). The last answer is kept
+        for its generation: a hybrid search asks once for each arm."""
+        last = self._last_filter
+        if last is not None and last[0] == generation and last[1] == where:
+            return last[2]
         direct = matching_rowids_query(where)
         if direct is None:
             condition, params = compile_filter(where)
-            sql = f"SELECT c.rowid FROM chunks c WHERE {condition}"
+            sql = f"SELECT c.rowid AS chunk_rowid FROM chunks c WHERE {condition}"
         else:
             sql, params = direct
-        rows = self._db.query(sql, params)
-        return np.unique(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)))
+        # One string of ids parsed in C: a Python tuple per row cost 3-5x as much.
+        (text,) = self._db.query(f"SELECT group_concat(chunk_rowid) FROM ({sql})", params)[0]
+        rowids = np.unique(np.fromstring(text or "", dtype=np.int64, sep=","))
+        self._last_filter = (generation, where, rowids)
+        return rowids
 
     def _hits(self, scored: list[tuple[int, float]], scale: Scale, arm: Arm) -> list[Hit]:
         if not scored:
@@ -134,6 +178,41 @@ class SQLiteSearch(SQLiteSettings):
         if matrix is None:  # a kind without a fallback is built in the query: never here
             raise StoreError(f"the vector cache of {self.path} could not be built")
         return matrix
+
+    def _approximate(
+        self,
+        ann: AnnIndex,
+        matrix: VectorMatrix,
+        vector: npt.NDArray[np.float32],
+        top_k: int,
+        allowed: npt.NDArray[np.int64] | None,
+    ) -> list[tuple[int, float]] | None:
+        """The exact scores of the graph's candidates, best first; None when the graph found
+        fewer than ``top_k`` of the rows that could be found (exact search answers)."""
+        ef = self._ann_choice.ef
+        within = None if allowed is None else ann.rows.slots_of(allowed)
+        candidates = np.unique(ann.candidates(vector, max(ef, top_k), ef, within))
+        scored = matrix.top_k(vector, top_k, matrix.rows.slots_of(candidates))
+        eligible = len(matrix) if within is None else int(within.size)
+        return scored if len(scored) >= min(top_k, eligible) else None
+
+    def _current_ann(
+        self, space: EmbeddingSpace, generation: int, rows: int, filtered: Slots | None
+    ) -> AnnIndex | None:
+        """The HNSW graph as of ``generation`` when this search should use it; None for an
+        exact search (a small collection, a selective filter, ``ann = off``, no faiss under
+        ``auto``, or the graph still being built in the background)."""
+        choice = self._ann_choice
+        if not choice.uses_graph(rows, None if filtered is None else int(filtered.size)):
+            return None
+        if self._ann_available is None:
+            self._ann_available = available()
+        if not self._ann_available:
+            return None
+        if self._ann is None:
+            kind = ann_kind(space)
+            self._ann = DerivedCache(self.path, kind, self._cache_key, background=self._background)
+        return self._ann.current(self._db.connection, generation)
 
     def _current_keywords(self, generation: int) -> KeywordMatrix | None:
         """The BM25 postings as of ``generation``, or None to ask FTS5 directly (no cache, or

@@ -17,12 +17,18 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-from ragwright.errors import ConfigError, IndexDamaged, StoreError
+import numpy as np
+import numpy.typing as npt
+
+from ragwright.errors import ConfigError, IndexDamaged, MissingDependencyError, StoreError
+from ragwright.filters import Filter
 from ragwright.graph.model import GraphSnapshot
 from ragwright.models import EmbeddingSpace, StoreStats
 from ragwright.stores.fts_query import STOP_WORDS
 from ragwright.stores.fts_terms import FTS5Terms
 from ragwright.stores.ingest_lock import ingest_lock
+from ragwright.stores.sqlite.ann_choice import ANN_MODES, ANN_SETTING, DEFAULT_EF, AnnChoice
+from ragwright.stores.sqlite.ann_index import INSTALL, AnnIndex, available
 from ragwright.stores.sqlite.caches import DerivedCache
 from ragwright.stores.sqlite.checkpoints import SQLiteCheckpoints
 from ragwright.stores.sqlite.chunks import SQLiteChunks
@@ -72,6 +78,8 @@ class SQLiteStore(
         durability: str = "normal",
         private: bool = True,
         read_only: bool = False,
+        ann: str | None = None,
+        ann_ef: int = DEFAULT_EF,
     ) -> None:
         """Open (or create) the index in ``directory``.
 
@@ -93,11 +101,21 @@ class SQLiteStore(
         creates a new index directory readable by its owner only (0700) and its database file
         0600; ``False`` leaves both to the umask, for an index shared between users.
 
+        ``ann`` (`ANN_MODES`) chooses approximate vector search over an HNSW graph, another
+        derived file (``index.sqlite3.ann``, built in the background while exact search
+        answers): ``auto`` for collections of `MIN_ROWS` chunks or more, ``on`` at any size,
+        ``off`` never; None uses what ``ragwright index --ann`` recorded (``auto`` if
+        nothing). A filter that keeps few rows is always searched exactly within them.
+        ``ann_ef`` is the graph's search beam (higher: closer to exact, slower).
+
         ``read_only`` opens the file with SQLite's ``mode=ro``: nothing is created, upgraded or
         written (a write is a `StoreError`), so a damaged or foreign file stays as it was. An
         empty file is initialized only when ``create`` and not ``read_only``; otherwise it,
         like a damaged file or one that is not an index, is `IndexDamaged`, and a schema from a
         newer ragwright is `IndexTooNew`."""
+        choice = AnnChoice(ann or "auto", ann_ef)  # bad settings fail before anything opens
+        if ann == "on" and not available():
+            raise MissingDependencyError("approximate vector search (ann = on)", INSTALL)
         self.directory = Path(directory)
         self.path = self.directory / DATABASE_NAME
         if not self.path.exists() and (read_only or not create):
@@ -128,6 +146,13 @@ class SQLiteStore(
         self._background = background
         self._vectors: DerivedCache[VectorMatrix] | None = None
         self._keywords: DerivedCache[KeywordMatrix] | None = None
+        self._ann: DerivedCache[AnnIndex] | None = None
+        self._ann_available: bool | None = None
+        self._last_filter: tuple[int, Filter, npt.NDArray[np.int64]] | None = None
+        recorded = self.get_setting(ANN_SETTING) if ann is None else None
+        if recorded in ANN_MODES:  # what `ragwright index --ann` chose for this index
+            choice = AnnChoice(recorded, ann_ef)
+        self._ann_choice = choice
         self._tokenizer = FTS5Terms(tokenizer)
         self._stop_words = STOP_WORDS if stop_words else frozenset()
         self._graph_lock = threading.Lock()

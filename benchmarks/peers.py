@@ -1,0 +1,194 @@
+"""The retrieval call against its floors and peers, interleaved in one process, on SciFact.
+
+    nice -n 10 .venv/bin/python benchmarks/peers.py --index /tmp/eval-evalpath/abf3386e8d182200d00c
+
+``--index`` is a SciFact index that `ragwright eval` prepared (MiniLM vectors); it is copied
+to a temporary directory first, so the original is never written. Every library gets the
+same chunks, and the same query vectors (embedded once, cached in benchmarks/.cache):
+
+- numpy exact: ``matrix @ q`` and argpartition, the floor for exact dense search;
+- bm25s (stemmed with PyStemmer, English stop words) over the chunk texts, the floor for
+  in-process BM25; "not installed" without it (it is not a dependency of ragwright);
+- ragwright's store: vector and bm25 search, and the `Retriever`'s hybrid search (query
+  vector given, so no embedding is timed);
+- LangChain's InMemoryVectorStore, LlamaIndex's SimpleVectorStore, Haystack's in-memory
+  embedding and BM25 retrievers, each only when installed.
+
+Each query runs through every library in turn, so load on the shared machine hits them all
+alike: read the ratios, not the milliseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import shutil
+import sqlite3
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from _scifact_index import cached_vectors, dataset
+from ragwright.embedders import create_embedder
+from ragwright.pipeline.retrieval import Retriever, SearchMode, SearchRequest
+from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore
+
+Run = Callable[[str, np.ndarray], object]
+
+
+def corpus(database: Path) -> tuple[list[str], np.ndarray]:
+    with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as db:
+        rows = db.execute("SELECT text, vector FROM chunks ORDER BY rowid").fetchall()
+    texts = [r[0] for r in rows]
+    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
+    return texts, np.ascontiguousarray(matrix)
+
+
+def numpy_exact(matrix: np.ndarray) -> Run:
+    def run(text: str, vector: np.ndarray) -> object:
+        scores = matrix @ vector
+        best = np.argpartition(-scores, 9)[:10]
+        return best[np.argsort(-scores[best])]
+
+    return run
+
+
+def bm25s_run(texts: list[str]) -> Run:
+    import bm25s
+    import Stemmer
+
+    stemmer = Stemmer.Stemmer("english")
+    retriever = bm25s.BM25(k1=1.5, b=0.75)
+    tokens = bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False)
+    retriever.index(tokens, show_progress=False)
+
+    def run(text: str, vector: np.ndarray) -> object:
+        tokens = bm25s.tokenize([text], stopwords="en", stemmer=stemmer, show_progress=False)
+        return retriever.retrieve(tokens, k=10, show_progress=False, n_threads=1)
+
+    return run
+
+
+def langchain_run(texts: list[str], matrix: np.ndarray) -> Run:
+    from langchain_core.embeddings import Embeddings
+    from langchain_core.vectorstores import InMemoryVectorStore
+
+    class Given(Embeddings):  # the vectors already computed, by position
+        def embed_documents(self, items: list[str]) -> list[list[float]]:
+            return [matrix[int(i)].tolist() for i in items]
+
+        def embed_query(self, text: str) -> list[float]:
+            raise AssertionError("queries are searched by vector")
+
+    store = InMemoryVectorStore(Given())
+    store.add_texts([str(i) for i in range(len(texts))])
+    return lambda text, vector: store.similarity_search_by_vector(vector.tolist(), k=10)
+
+
+def llamaindex_run(matrix: np.ndarray) -> Run:
+    from llama_index.core.schema import TextNode
+    from llama_index.core.vector_stores import SimpleVectorStore, VectorStoreQuery
+
+    store = SimpleVectorStore()
+    store.add([TextNode(id_=str(i), embedding=row.tolist()) for i, row in enumerate(matrix)])
+    return lambda text, vector: store.query(
+        VectorStoreQuery(query_embedding=vector.tolist(), similarity_top_k=10)
+    )
+
+
+def haystack_runs(texts: list[str], matrix: np.ndarray) -> dict[str, Run]:
+    from haystack import Document
+    from haystack.components.retrievers.in_memory import (
+        InMemoryBM25Retriever,
+        InMemoryEmbeddingRetriever,
+    )
+    from haystack.document_stores.in_memory import InMemoryDocumentStore
+
+    store = InMemoryDocumentStore()
+    store.write_documents(
+        [Document(content=t, embedding=matrix[i].tolist()) for i, t in enumerate(texts)]
+    )
+    embedding, bm25 = InMemoryEmbeddingRetriever(store, top_k=10), InMemoryBM25Retriever(store)
+    return {
+        "Haystack in-memory embedding": lambda t, v: embedding.run(query_embedding=v.tolist()),
+        "Haystack in-memory BM25": lambda t, v: bm25.run(query=t, top_k=10),
+    }
+
+
+def installed(*modules: str) -> bool:
+    try:
+        return all(importlib.util.find_spec(m) is not None for m in modules)
+    except ModuleNotFoundError:  # a parent package missing
+        return False
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--index", type=Path, required=True)
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    data = dataset("test")
+    texts_asked = list(data.queries.values())[: args.queries]
+    embedder = create_embedder("minilm")
+    vectors = cached_vectors(embedder, texts_asked, "scifact-queries")
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copy(args.index / DATABASE_NAME, Path(tmp) / DATABASE_NAME)
+        texts, matrix = corpus(Path(tmp) / DATABASE_NAME)
+        store = SQLiteStore(tmp, create=False, background=False)
+        retriever = Retriever(store, embedder)
+        hybrid = SearchRequest(mode=SearchMode.HYBRID, top_k=10)
+        runs: dict[str, Run] = {
+            "numpy exact": numpy_exact(matrix),
+            "ragwright vector": lambda t, v: store.vector_search(v, 10),
+            "ragwright bm25": lambda t, v: store.keyword_search(t, 10),
+            "ragwright hybrid": lambda t, v: retriever.search(t, hybrid, query_vector=v),
+        }
+        missing = []
+        optional: list[tuple[str, tuple[str, ...], Callable[[], dict[str, Run]]]] = [
+            ("bm25s", ("bm25s", "Stemmer"), lambda: {"bm25s": bm25s_run(texts)}),
+            ("LangChain InMemoryVectorStore", ("langchain_core",),
+             lambda: {"LangChain InMemoryVectorStore": langchain_run(texts, matrix)}),
+            ("LlamaIndex SimpleVectorStore", ("llama_index.core",),
+             lambda: {"LlamaIndex SimpleVectorStore": llamaindex_run(matrix)}),
+            ("Haystack in-memory", ("haystack",), lambda: haystack_runs(texts, matrix)),
+        ]  # fmt: skip
+        for name, modules, make in optional:
+            if installed(*modules):
+                runs |= make()
+            else:
+                missing.append(name)
+        for run in runs.values():  # warm every cache before timing
+            run(texts_asked[0], vectors[0])
+        samples: dict[str, list[float]] = {name: [] for name in runs}
+        for _ in range(args.rounds):
+            for text, vector in zip(texts_asked, vectors, strict=True):
+                for name, run in runs.items():
+                    started = time.perf_counter()
+                    run(text, vector)
+                    samples[name].append((time.perf_counter() - started) * 1000)
+        store.close()
+    report(samples, len(texts), len(texts_asked), args.rounds)
+    for name in missing:
+        print(f"{name:<32} not installed")
+
+
+def report(samples: dict[str, list[float]], chunks: int, queries: int, rounds: int) -> None:
+    p50 = {name: float(np.percentile(v, 50)) for name, v in samples.items()}
+    floor, bm25_floor = p50["numpy exact"], p50.get("bm25s")
+    print(f"SciFact: {chunks} chunks, {queries} queries x {rounds} rounds, interleaved")
+    print(f"{'retrieval call':<32} {'p50 ms':>8} {'p95 ms':>8}  ratio")
+    for name, values in samples.items():
+        ratio = f"{p50[name] / floor:.2f}x numpy exact"
+        if bm25_floor and "bm25" in name.lower():
+            ratio += f", {p50[name] / bm25_floor:.2f}x bm25s"
+        if bm25_floor and name == "ragwright hybrid":
+            ratio += f", {p50[name] / (floor + bm25_floor):.2f}x (numpy exact + bm25s)"
+        print(f"{name:<32} {p50[name]:8.3f} {np.percentile(values, 95):8.3f}  {ratio}")
+
+
+if __name__ == "__main__":
+    main()
