@@ -33,9 +33,9 @@ from ragwright.errors import (
     StoreError,
 )
 from ragwright.filters import Filter, parse_filter
-from ragwright.graph.extractor_context import ExtractorContext
 from ragwright.graph.community_model import CommunityBuild, CommunitySettings, StoredCommunity
 from ragwright.graph.export import GraphExport, export_graph
+from ragwright.graph.extractor_context import ExtractorContext
 from ragwright.graph.neighbourhood import EntityNode, Neighbourhood, find_entities, neighbourhood
 from ragwright.graph.records import EntityInfo, GraphStats
 from ragwright.graph.registry import DEFAULT_EXTRACTOR, create_extractor
@@ -63,11 +63,10 @@ from ragwright.parsers.registry import ParserRegistry
 from ragwright.pipeline.communities import CommunityWorkflow, ReportsMade
 from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.pipeline.filter_fields import missing_fields_warning
-from ragwright.pipeline.folder_sync import FolderSync
-from ragwright.pipeline.global_llm import LLMGlobalSearch
-from ragwright.pipeline.global_retrieval import GlobalRetriever, refuse_filter
 from ragwright.pipeline.folder_source import FolderSourceSync
 from ragwright.pipeline.folder_sync import FolderSync, SyncReport
+from ragwright.pipeline.global_llm import LLMGlobalSearch
+from ragwright.pipeline.global_retrieval import GlobalRetriever, refuse_filter
 from ragwright.pipeline.graph_build import (
     GraphBuildReport,
     GraphBuildTarget,
@@ -86,13 +85,13 @@ from ragwright.pipeline.llm_reports import LLMReporter
 from ragwright.pipeline.reindex import Reindexer, ReindexReport
 from ragwright.pipeline.retrieval import Retriever
 from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
+from ragwright.pipeline.source_sync import BATCH_DOCUMENTS, SourceSync
 from ragwright.planner import Capabilities, LLMPlanner, RulesPlanner, dispatch, requested
 from ragwright.planner.settings import PlannerSettings
-from ragwright.pipeline.source_sync import BATCH_DOCUMENTS, SourceSync
 from ragwright.ports import (
     LLM,
-    Checkpoint,
     ApproximateSearch,
+    Checkpoint,
     Chunker,
     ChunkExport,
     ChunkLookup,
@@ -110,9 +109,9 @@ from ragwright.ports import (
     LLMRecords,
     ModePlanner,
     ResultProcessor,
+    Slot,
     Source,
     SourceCheckpoints,
-    Slot,
     SpaceRebuild,
     SpaceStatus,
     StoreBackend,
@@ -1086,7 +1085,9 @@ class Index:
         ):
             yield dataclasses.replace(item, route=route) if isinstance(item, Answer) else item
 
-    def _checked_engine(self, engine: str | None, llm: LLM | None, session: LLMSession | None) -> str:
+    def _checked_engine(
+        self, engine: str | None, llm: LLM | None, session: LLMSession | None
+    ) -> str:
         """The answer engine's name (``engine`` or the configured one), refusing an unknown
         one and an ``llm`` that would be counted twice."""
         name = engine or self.llm_settings.engine

@@ -39,7 +39,7 @@ from ragwright.llms.settings import LLMSettings
 from ragwright.models import Answer, Chunk, Document, DocumentInfo, Hit
 from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.pipeline.fusion import fuse_ranked_lists
-from ragwright.pipeline.search_request import SearchOptions, SearchRequest
+from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
 from ragwright.ports import LLM, ResultProcessor
 from ragwright.processors.chain import ResultChain
 from ragwright.query.model import QueryProcessor

@@ -29,6 +29,7 @@ from ragwright.mcp_server.results import (
     chunk_view,
     document_result,
     hit_view,
+    route_view,
     source_view,
 )
 from ragwright.mcp_server.server import (
@@ -42,6 +43,7 @@ from ragwright.mcp_server.server import (
     tool_errors,
     where_of,
 )
+from ragwright.planner import requested
 from ragwright.surface_limits import MAX_ASK_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K
 
 MemberName = Annotated[
@@ -99,6 +101,7 @@ def build_federation_server(federation: Federation, *, name: str = "ragwright") 
         return SearchResult(
             query=query,
             mode=mode,
+            route=route_view(requested(mode)),
             hits=[hit_view(rank, hit) for rank, hit in enumerate(found.hits, start=1)],
             warnings=list(found.warnings),
         )

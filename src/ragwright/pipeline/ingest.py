@@ -518,7 +518,7 @@ class Ingestor:
     def fingerprint_data(self, data: bytes, parser: Parser) -> str:
         """What the stored fingerprint of ``data`` read by ``parser`` would be (bytes that
         come from a sync source rather than a file)."""
-        return self._fingerprint(data, parser)
+        return self.steps.fingerprint(data, parser)
 
     def moved(self, stored: Document, candidate: Candidate) -> tuple[Document, list[Chunk]]:
         """The stored document as ingesting it from ``candidate`` (the same bytes at another
