@@ -123,7 +123,7 @@ def test_graph_and_auto_modes_declare_ordered_scores(pelorus: Path, mode: str) -
         assert pipeline.info()["retrieval_mode"] == "ordered"
     finally:
         pipeline.close()
-    with pytest.raises(ValueError, match="bm25, vector, hybrid, graph, auto"):
+    with pytest.raises(ValueError, match="bm25, vector, hybrid, graph, global, auto"):
         connect({"index": str(pelorus), "mode": "teleport"})
 
 

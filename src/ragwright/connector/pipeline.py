@@ -55,7 +55,8 @@ class RagwrightConnector(RagPipeline):
         self.index_path = str(Path(index).resolve())
         self.mode = SearchMode(mode)
         self.embedder_spec = embedder
-        # Only bm25 and vector scores are evidence; hybrid, graph and auto return fused ranks.
+        # Only bm25 and vector scores are evidence; hybrid, graph, global and auto return fused
+        # ranks.
         scored = self.mode in (SearchMode.BM25, SearchMode.VECTOR)
         self.retrieval_mode = "scored" if scored else "ordered"
         self.index = Index(
