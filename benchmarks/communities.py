@@ -21,9 +21,11 @@ import statistics
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from ragwright.graph.communities import detect_communities
 from ragwright.graph.community_model import CommunitySettings
-from ragwright.graph.model import ChunkFacts, Mention, Relation
+from ragwright.graph.model import ChunkFacts, GraphSnapshot, Mention, Relation
 from ragwright.graph.reports import ExtractiveReporter
 from ragwright.index import Index
 from ragwright.models import Chunk
@@ -75,12 +77,18 @@ def main() -> None:
     parser.add_argument("--cache-dir", type=Path, required=True)
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE")
+    parser.add_argument(
+        "--sweep",
+        nargs="+",
+        metavar="TRIAL",
+        help="only cluster (no store, no reports) with each 'KEY=V KEY=V' and print the stats",
+    )
     args = parser.parse_args()
     data = load_dataset(args.dataset)
     built = build_or_reuse_index(data, EvalConfig(name="hybrid"), args.cache_dir)
     directory, embedder = built.info.directory, built.index.embedder
     built.close()
-    settings = CommunitySettings(**{k: _number(v) for k, v in (s.split("=") for s in args.set)})
+    settings = _settings(" ".join(args.set))
     with Index(directory, embedder=embedder, create=False) as kb:
         if kb.graph_stats().chunks_extracted == 0:
             started = time.perf_counter()
@@ -89,6 +97,9 @@ def main() -> None:
         stats = kb.graph_stats()
         print(f"graph: {stats.entities:,} entities, {stats.edges:,} edges, "
               f"{stats.mentions:,} mentions, {stats.chunks_extracted:,} chunks")  # fmt: skip
+        if args.sweep:
+            sweep(kb.graph.graph_snapshot(), args.sweep)
+            return
         workflow = kb.community_workflow()
         kb.graph.graph_snapshot()  # read once, so the clustering time is the clustering's
         started = time.perf_counter()
@@ -119,7 +130,7 @@ def main() -> None:
         for question in questions:
             for mode in ("global", "hybrid"):
                 started = time.perf_counter()
-                kb.search(question, mode=mode)  # type: ignore[arg-type]
+                kb.search(question, mode=mode)
                 timings[mode].append(1000 * (time.perf_counter() - started))
         p50 = {mode: statistics.median(values) for mode, values in timings.items()}
         for mode, values in timings.items():
@@ -128,6 +139,23 @@ def main() -> None:
         print(f"global / hybrid p50: {p50['global'] / p50['hybrid']:.2f}")
         answer = kb.ask(questions[0], mode="global")
         print(f"example: {questions[0]!r}\n{answer.text[:600]}")
+
+
+def sweep(snapshot: GraphSnapshot, trials: Sequence[str]) -> None:
+    for trial in trials:
+        settings = _settings(trial)
+        build = detect_communities(snapshot, settings)
+        top = build.levels[0]
+        print(f"{trial or 'defaults':<40} levels {len(build.levels)}, level 0: "
+              f"{top.communities} communities, largest {100 * top.largest_share:.1f}%, "
+              f"singletons {100 * top.singleton_share:.1f}%, modularity {top.modularity:.4f}; "
+              f"clustered {build.clustered:,}; finest level {build.levels[-1].level}: "
+              f"largest {build.levels[-1].largest}; {build.seconds:.1f} s")  # fmt: skip
+
+
+def _settings(items: str) -> CommunitySettings:
+    fields: dict[str, Any] = {k: _number(v) for k, v in (i.split("=") for i in items.split())}
+    return CommunitySettings(**fields)
 
 
 def _number(value: str) -> float | int:
