@@ -42,7 +42,9 @@ def overwrite_page(database: Path, table: str) -> None:
         raw.write(bytes(range(256)) * (PAGE // 256))
 
 
-@pytest.mark.parametrize("mode", [m for m in SearchMode if m is not SearchMode.GRAPH])  # no graph
+@pytest.mark.parametrize(
+    "mode", [m for m in SearchMode if m not in (SearchMode.GRAPH, SearchMode.GLOBAL)]
+)  # no graph, no communities
 def test_an_overwritten_page_of_the_chunks_table_is_a_store_error(
     tmp_path: Path, mode: SearchMode
 ) -> None:

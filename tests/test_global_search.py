@@ -154,3 +154,16 @@ def test_global_mode_refuses_a_filter_and_needs_communities(kb: Index) -> None:
 def test_an_empty_graph_cannot_be_clustered(tmp_path: Path) -> None:
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as index, pytest.raises(GraphNotBuilt):
         index.build_communities()
+
+
+def test_a_read_only_index_makes_dirty_reports_in_memory_and_writes_nothing(
+    clustered: Index, tmp_path: Path
+) -> None:
+    music = _community_of(clustered, "beatles")
+    assert clustered.delete("docs/music.md")
+    with Index(tmp_path / "kb", embedder=HashingEmbedder(), read_only=True) as reader:
+        hits = reader.search("Beatles songs in Liverpool", mode="global")
+        assert hits and all(hit.source != "docs/music.md" for hit in hits)
+        assert not any(s.dirty for s in reader.community_workflow().extractive_reports())
+    stored = clustered.community_workflow().store.community_reports("extractive")
+    assert {s.report.community for s in stored if s.dirty} == {music}  # nothing written

@@ -226,6 +226,7 @@ class Index:
         self._communities: CommunityWorkflow | None = None
         self.planner_settings = PlannerSettings.from_config(config or Config())
         self._planner = planner
+        self._global_retriever: GlobalRetriever | None = None
 
     def close(self) -> None:
         if self._llm_records is not None:
@@ -804,7 +805,12 @@ class Index:
         return made
 
     def _global(self) -> GlobalRetriever:
-        return GlobalRetriever(self.community_workflow(), self._store, self._checked_embedder())
+        """Global search over the collection (kept: it caches the reports it ranks)."""
+        if self._global_retriever is None:
+            self._global_retriever = GlobalRetriever(
+                self.community_workflow(), self._store, self._checked_embedder()
+            )
+        return self._global_retriever
 
     def _chunker(self, chunking: ChunkingConfig, embedder: Embedder) -> Chunker:
         """The chunker ``chunking`` names, recorded as the index's."""

@@ -688,6 +688,11 @@ class CommunityStore(Protocol):
         """The stored build's stats (without its communities); None before the first."""
         ...
 
+    def community_version(self) -> str:
+        """A token that changes whenever a community, a report or a dirty flag may have
+        (what a reader caches them by)."""
+        ...
+
     def communities(self, level: int | None = None) -> list[StoredCommunity]:
         """The stored communities (of one level), by id."""
         ...

@@ -24,7 +24,7 @@ import numpy.typing as npt
 from ragwright.errors import ConfigError
 from ragwright.graph.community_model import CommunityReport, StoredReport
 
-__all__ = ["GlobalSettings", "RankedReport", "is_yes_no", "rank_reports"]
+__all__ = ["GlobalSettings", "RankedReport", "ReportIndex", "is_yes_no", "rank_reports"]
 
 _TOKEN = re.compile(r"\w+")
 _YES_NO = re.compile(
@@ -86,6 +86,71 @@ class RankedReport:
     rank: int
 
 
+class ReportIndex:
+    """Reports prepared for ranking (unit embeddings, their pairwise cosines, term counts):
+    made once per set of reports, then ranked for any number of questions."""
+
+    def __init__(self, reports: Sequence[StoredReport]) -> None:
+        self.reports = list(reports)
+        if self.reports:
+            matrix = np.vstack([np.frombuffer(r.vector, dtype=np.float32) for r in self.reports])
+            norms = np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+            self.matrix = (matrix / norms).astype(np.float32)
+        else:
+            self.matrix = np.zeros((0, 0), dtype=np.float32)
+        self.similarity = self.matrix @ self.matrix.T
+        self.terms = [Counter(_tokens(r.report.text)) for r in self.reports]
+        self.lengths = np.array([sum(t.values()) for t in self.terms], dtype=np.float64)
+
+    def rank(
+        self,
+        query: str,
+        query_vector: npt.NDArray[np.float32],
+        settings: GlobalSettings,
+        top: int | None = None,
+    ) -> list[RankedReport]:
+        """The ``top`` (default ``settings.reports``) reports by MMR over hybrid relevance;
+        reports below ``min_relevance`` of the best (or with none at all) are never chosen."""
+        if not self.reports:
+            return []
+        query_unit = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+        query_unit = query_unit / max(float(np.linalg.norm(query_unit)), 1e-12)
+        cosine = np.clip(self.matrix @ query_unit, 0.0, 1.0)
+        lexical = self._bm25(query)
+        pointed = lexical.max() > 0
+        if pointed:
+            lexical = lexical / lexical.max()
+        relevance = settings.vector_weight * cosine + (1 - settings.vector_weight) * lexical
+        # A question none of whose words any report uses ("what are the main themes?") is
+        # about the whole corpus: every report may cover it, ranked by cosine and MMR alone.
+        floor = settings.min_relevance * float(relevance.max()) if pointed else -1.0
+        left = [i for i in range(len(self.reports)) if relevance[i] >= floor]
+        chosen: list[int] = []
+        while left and len(chosen) < (top or settings.reports):
+            overlap = self.similarity[np.ix_(left, chosen)].max(axis=1) if chosen else 0.0
+            gains = settings.mmr_lambda * relevance[left] - (1 - settings.mmr_lambda) * overlap
+            best = left[int(np.argmax(gains))]
+            chosen.append(best)
+            left.remove(best)
+        return [
+            RankedReport(self.reports[i].report, float(relevance[i]), rank)
+            for rank, i in enumerate(chosen, start=1)
+        ]
+
+    def _bm25(self, query: str) -> npt.NDArray[np.float64]:
+        count = len(self.terms)
+        average = float(self.lengths.mean()) if self.lengths.mean() > 0 else 1.0
+        norm = _BM25_K1 * (1 - _BM25_B + _BM25_B * self.lengths / average)
+        scores = np.zeros(count, dtype=np.float64)
+        for term in set(_tokens(query)):
+            tf = np.array([t.get(term, 0) for t in self.terms], dtype=np.float64)
+            df = int(np.count_nonzero(tf))
+            if df:
+                idf = math.log(1 + (count - df + 0.5) / (df + 0.5))
+                scores += idf * tf * (_BM25_K1 + 1) / (tf + norm)
+        return scores
+
+
 def rank_reports(
     query: str,
     query_vector: npt.NDArray[np.float32],
@@ -93,53 +158,8 @@ def rank_reports(
     settings: GlobalSettings,
     top: int | None = None,
 ) -> list[RankedReport]:
-    """The ``top`` (default ``settings.reports``) reports by MMR over hybrid relevance;
-    reports below ``min_relevance`` of the best (or with none at all) are never chosen."""
-    if not reports:
-        return []
-    matrix = np.vstack([np.frombuffer(r.vector, dtype=np.float32) for r in reports])
-    matrix = matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-    query_unit = np.asarray(query_vector, dtype=np.float32).reshape(-1)
-    query_unit = query_unit / max(float(np.linalg.norm(query_unit)), 1e-12)
-    cosine = np.clip(matrix @ query_unit, 0.0, 1.0)
-    lexical = _bm25(query, [r.report.text for r in reports])
-    pointed = lexical.max() > 0
-    if pointed:
-        lexical = lexical / lexical.max()
-    relevance = settings.vector_weight * cosine + (1 - settings.vector_weight) * lexical
-    similarity = matrix @ matrix.T
-    chosen: list[int] = []
-    # A question none of whose words any report uses ("what are the main themes?") is about
-    # the whole corpus: every report may cover it, ranked by cosine and MMR alone.
-    floor = settings.min_relevance * float(relevance.max()) if pointed else -1.0
-    left = [i for i in range(len(reports)) if relevance[i] >= floor]
-    while left and len(chosen) < (top or settings.reports):
-        overlap = similarity[np.ix_(left, chosen)].max(axis=1) if chosen else 0.0
-        gains = settings.mmr_lambda * relevance[left] - (1 - settings.mmr_lambda) * overlap
-        best = left[int(np.argmax(gains))]
-        chosen.append(best)
-        left.remove(best)
-    return [
-        RankedReport(reports[i].report, float(relevance[i]), rank)
-        for rank, i in enumerate(chosen, start=1)
-    ]
-
-
-def _bm25(query: str, texts: Sequence[str]) -> npt.NDArray[np.float64]:
-    terms = set(_tokens(query))
-    documents = [Counter(_tokens(text)) for text in texts]
-    lengths = np.array([sum(d.values()) for d in documents], dtype=np.float64)
-    average = float(lengths.mean()) if len(lengths) and lengths.mean() > 0 else 1.0
-    scores = np.zeros(len(texts), dtype=np.float64)
-    for term in terms:
-        df = sum(1 for d in documents if term in d)
-        if df == 0:
-            continue
-        idf = math.log(1 + (len(texts) - df + 0.5) / (df + 0.5))
-        tf = np.array([d.get(term, 0) for d in documents], dtype=np.float64)
-        norm = _BM25_K1 * (1 - _BM25_B + _BM25_B * lengths / average)
-        scores += idf * tf * (_BM25_K1 + 1) / (tf + norm)
-    return scores
+    """`ReportIndex.rank` over ``reports`` prepared for this one question."""
+    return ReportIndex(reports).rank(query, query_vector, settings, top)
 
 
 def _tokens(text: str) -> list[str]:

@@ -99,7 +99,7 @@ def community_inputs(
         present = [index[key] for key in community.members if key in index]
         inside = set(present)
         centrality = {
-            e: sum(w for other, w in neighbours[e] if other in inside) + 1e-3 * mentions[e]
+            e: sum(w for other, w in neighbours[e] if other in inside) + 1e-3 * float(mentions[e])
             for e in present
         }
         ranked = sorted(present, key=lambda e: (-centrality[e], snapshot.entity_keys[e]))

@@ -82,6 +82,24 @@ class CommunityWorkflow:
         #: this workflow's life, instead of written.
         self.persist = persist
         self._unsaved: dict[tuple[str, int], StoredReport] = {}
+        # What was read at one community version: the communities, and reports by kind.
+        self._read_at = ""
+        self._communities: list[StoredCommunity] | None = None
+        self._reports: dict[str, list[StoredReport]] = {}
+
+    @property
+    def unsaved(self) -> int:
+        """Reports made in memory (read-only index) so far."""
+        return len(self._unsaved)
+
+    @property
+    def version(self) -> str:
+        """The store's community version (reports made in memory aside); the reads below are
+        cached by it."""
+        version = self.store.community_version()
+        if version != self._read_at:
+            self._read_at, self._communities, self._reports = version, None, {}
+        return version
 
     def rebuild(self, settings: CommunitySettings | None = None) -> CommunityBuild:
         """Cluster the current graph and store the result in place of the stored one."""
@@ -93,7 +111,12 @@ class CommunityWorkflow:
         return build
 
     def communities(self, level: int | None = None) -> list[StoredCommunity]:
-        return self.store.communities(level)
+        self.version  # noqa: B018 - drops what was read at an older version
+        if self._communities is None:
+            self._communities = self.store.communities()
+        if level is None:
+            return list(self._communities)
+        return [c for c in self._communities if c.community.level == level]
 
     def checked_build(self) -> CommunityBuild:
         build = self.store.community_build()
@@ -108,7 +131,10 @@ class CommunityWorkflow:
 
     def reports(self, kind: str) -> list[StoredReport]:
         """The stored reports of ``kind``, with those made but not written (read-only)."""
-        stored = {s.report.community: s for s in self.store.community_reports(kind)}
+        self.version  # noqa: B018 - drops what was read at an older version
+        if kind not in self._reports:
+            self._reports[kind] = self.store.community_reports(kind)
+        stored = {s.report.community: s for s in self._reports[kind]}
         for (made_kind, community), report in self._unsaved.items():
             if made_kind == kind and community in stored:
                 stored[community] = report
@@ -124,7 +150,7 @@ class CommunityWorkflow:
         stored = {s.report.community: s for s in self.reports(reporter.kind)}
         due = [
             c.community
-            for c in self.store.communities()
+            for c in self.communities()
             if c.community.id not in stored or stored[c.community.id].dirty
         ]
         if not due:

@@ -17,7 +17,7 @@ from types import MappingProxyType
 from ragwright.errors import UnsupportedFilter
 from ragwright.filters import Filter
 from ragwright.graph.community_model import ReportPoint, StoredReport
-from ragwright.graph.global_search import GlobalSettings, RankedReport, is_yes_no, rank_reports
+from ragwright.graph.global_search import GlobalSettings, RankedReport, ReportIndex, is_yes_no
 from ragwright.models import Answer, Arm, Chunk, Citation, Hit, Scale
 from ragwright.pipeline.communities import CommunityWorkflow
 from ragwright.pipeline.graph_retrieval import ProvenanceReader
@@ -54,6 +54,7 @@ class GlobalRetriever:
         self.embedder = embedder
         self.settings = settings or GlobalSettings()
         self._sources: dict[str, str] = {}
+        self._prepared: tuple[tuple[str, int], ReportIndex] | None = None
 
     def reports(self) -> list[StoredReport]:
         """The extractive reports of the configured level (all levels when None)."""
@@ -66,11 +67,19 @@ class GlobalRetriever:
         return [r for r in reports if r.report.community in at_level]
 
     def ranked(self, query: str, top: int | None = None) -> list[RankedReport]:
-        reports = self.reports()
-        if not reports or not query.strip():
+        prepared = self.prepared()
+        if not prepared.reports or not query.strip():
             return []
-        vector = self.embedder.embed_query(query)
-        return rank_reports(query, vector, reports, self.settings, top)
+        return prepared.rank(query, self.embedder.embed_query(query), self.settings, top)
+
+    def prepared(self) -> ReportIndex:
+        """`reports` ready to rank, kept while the community version stays (and no report
+        was made in memory since)."""
+        reports = self.reports()
+        key = (self.workflow.version, self.workflow.unsaved)
+        if self._prepared is None or self._prepared[0] != key:
+            self._prepared = (key, ReportIndex(reports))
+        return self._prepared[1]
 
     def search(self, query: str, top_k: int) -> list[Hit]:
         """The chunks the chosen reports' points cite, report by report (a report's rank is

@@ -180,6 +180,18 @@ class CommunityContract:
         clustered.write([graph_write("zurich.md", ["Zurich has a lake."])])
         assert {s.community.id for s in clustered.communities() if s.dirty} == {1}
 
+    def test_the_community_version_changes_with_every_write_and_delete(self, store: Any) -> None:
+        seen = [store.community_version()]
+        store.replace_communities(community_build(store.graph_version()))
+        seen.append(store.community_version())
+        store.write_reports([(report(0), VECTOR)], store.graph_version())
+        seen.append(store.community_version())
+        assert store.community_version() == seen[-1]  # reading changes nothing
+        paris = make_document("paris.md", ["Angela Merkel visited Paris."])[0]
+        store.delete_many([paris.id])
+        seen.append(store.community_version())
+        assert len(set(seen)) == 4
+
     def test_a_new_document_naming_no_member_marks_nothing(self, clustered: Any) -> None:
         clustered.write([graph_write("rome.md", ["Rome is old."])])
         assert not any(s.dirty for s in clustered.communities())

@@ -21,8 +21,23 @@ if TYPE_CHECKING:
     from psycopg import Connection
 
 
+#: Bumped by every write of communities or reports; dirty flags change only with the facts,
+#: which bump ``graph_version``: the two together are the community version.
+_BUMP = (
+    "INSERT INTO {s}.settings VALUES ('community_version', '1') ON CONFLICT (key) "
+    "DO UPDATE SET value = ({s}.settings.value::bigint + 1)::text"
+)
+
+
 class PostgresCommunities:
     _db: SchemaDatabase
+
+    def community_version(self) -> str:
+        def work(conn: Connection[Any]) -> str:
+            graph = self._db.setting(conn, "graph_version") or "0"
+            return f"{graph}:{self._db.setting(conn, 'community_version') or '0'}"
+
+        return self._db.run(work, "reading the community version")
 
     def replace_communities(self, build: CommunityBuild) -> None:
         def work(conn: Connection[Any]) -> None:
@@ -45,6 +60,7 @@ class PostgresCommunities:
                     "ON CONFLICT (id) DO UPDATE SET summary = excluded.summary, built_at = now()"),
                 (build_summary(build),),
             )  # fmt: skip
+            conn.execute(sql(_BUMP))
 
         self._db.run(work, "storing communities")
 
@@ -98,6 +114,7 @@ class PostgresCommunities:
         def work(conn: Connection[Any]) -> int:
             current = self._db.setting(conn, "graph_version") or "0"
             stale = current != graph_version
+            conn.execute(self._db.sql(_BUMP))
             written = 0
             for report, vector in reports:
                 cursor = conn.execute(

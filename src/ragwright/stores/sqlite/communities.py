@@ -16,9 +16,24 @@ from ragwright.graph.community_model import (
 from ragwright.stores.community_rows import grouped_communities
 from ragwright.stores.sqlite.database import Database
 
+#: Bumped by every write of communities or reports; dirty flags change only with the facts,
+#: which bump ``graph_version``: the two together are the community version.
+_BUMP = (
+    "INSERT INTO meta(key, value) VALUES ('community_version', '1') "
+    "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+)
+_VERSION = (
+    "SELECT (SELECT value FROM meta WHERE key = 'graph_version'), "
+    "(SELECT value FROM meta WHERE key = 'community_version')"
+)
+
 
 class SQLiteCommunities:
     _db: Database
+
+    def community_version(self) -> str:
+        graph, communities = self._db.query(_VERSION)[0]
+        return f"{graph or 0}:{communities or 0}"
 
     def replace_communities(self, build: CommunityBuild) -> None:
         with self._db.transaction() as db:
@@ -37,6 +52,7 @@ class SQLiteCommunities:
                 "INSERT OR REPLACE INTO graph_community_builds(id, summary) VALUES (1, ?)",
                 (build_summary(build),),
             )
+            db.execute(_BUMP)
 
     def _has_communities(self) -> bool:
         """False for an index made before communities, opened read-only (not upgraded)."""
@@ -91,6 +107,7 @@ class SQLiteCommunities:
         with self._db.transaction() as db:
             found = db.execute("SELECT value FROM meta WHERE key = 'graph_version'").fetchone()
             stale = int((str(found[0]) if found else "0") != graph_version)
+            db.execute(_BUMP)
             for report, vector in reports:
                 if not db.execute(
                     "SELECT 1 FROM graph_communities WHERE id = ?", (report.community,)

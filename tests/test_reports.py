@@ -1,0 +1,107 @@
+"""Community reports made from one community's input: the extractive reporter's title, terms
+and exact spans, input hashes keyed by what a report reads, and the LLM reporter's bounded,
+fenced input and its reply turned into points citing chunks."""
+
+from __future__ import annotations
+
+import json
+
+from ragwright.graph.community_model import Community
+from ragwright.graph.model import ChunkFacts, Mention, Relation
+from ragwright.graph.reports import ExtractiveReporter, community_inputs
+from ragwright.graph.snapshot import build_snapshot
+from ragwright.models import Chunk
+from ragwright.pipeline.llm_reports import LLMReporter
+from ragwright.testing.llm import ScriptedLLM
+
+TEXTS = {
+    "c1": "Ada Lovelace wrote notes on the Analytical Engine. The weather was cold.",
+    "c2": "Charles Babbage designed the Analytical Engine. Ada Lovelace admired Charles Babbage.",
+    "c3": "Charles Babbage lived in London.",
+}
+
+
+def _facts(chunk_id: str, text: str) -> ChunkFacts:
+    names = ["Ada Lovelace", "Analytical Engine", "Charles Babbage", "London"]
+    mentions = []
+    for name in names:
+        start = text.find(name)
+        while start >= 0:
+            mentions.append(Mention(start, start + len(name), name, name.casefold(), "X"))
+            start = text.find(name, start + 1)
+    keys = sorted({m.key for m in mentions})
+    relations = tuple(Relation(a, b, "co", 1.0) for i, a in enumerate(keys) for b in keys[i + 1 :])
+    return ChunkFacts(chunk_id, "test", tuple(mentions), relations)
+
+
+def _chunk(chunk_id: str) -> Chunk:
+    text = TEXTS[chunk_id]
+    return Chunk(chunk_id, "doc", int(chunk_id[1]), text, 0, len(text), {})
+
+
+SNAPSHOT = build_snapshot(_facts(c, t) for c, t in TEXTS.items())
+COMMUNITY = Community(0, 0, None, ("ada lovelace", "analytical engine", "charles babbage"))
+CHUNKS = {c: _chunk(c) for c in TEXTS}
+
+
+def test_the_extractive_report_quotes_its_most_central_sentences() -> None:
+    [item] = community_inputs(SNAPSHOT, [COMMUNITY])
+    # Weighted degree inside the community (ties: mentions, then key); chunks by the
+    # centrality of the members they name.
+    assert [key for key, _, _ in item.members] == [
+        "ada lovelace",
+        "analytical engine",
+        "charles babbage",
+    ]
+    assert item.chunk_ids == ("c2", "c1", "c3")
+    report = ExtractiveReporter(max_points=3).report(item, CHUNKS)
+    assert report.title == "Ada Lovelace, Analytical Engine, Charles Babbage"
+    for point in report.points:
+        assert CHUNKS[point.chunk_id].text[point.start : point.end] == point.text
+    assert "The weather was cold." not in [p.text for p in report.points]  # names no member
+    assert report.points[0].text == "Ada Lovelace wrote notes on the Analytical Engine."
+    assert report.terms == ("wrote", "notes", "designed", "admired")
+
+
+def test_the_input_hash_follows_the_members_and_chunks() -> None:
+    reporter = ExtractiveReporter()
+    [item] = community_inputs(SNAPSHOT, [COMMUNITY])
+    [same] = community_inputs(build_snapshot(_facts(c, t) for c, t in TEXTS.items()), [COMMUNITY])
+    fewer = build_snapshot(_facts(c, t) for c, t in TEXTS.items() if c != "c1")
+    [changed] = community_inputs(fewer, [COMMUNITY])
+    assert reporter.digest(item) == reporter.digest(same)
+    assert reporter.digest(item) != reporter.digest(changed)
+    assert reporter.digest(item) != ExtractiveReporter(max_points=2).digest(item)
+    assert reporter.digest(item) != LLMReporter(ScriptedLLM()).digest(item)
+
+
+def test_the_llm_reporter_bounds_and_fences_its_input_and_cites_chunks() -> None:
+    reply = {
+        "title": "The Analytical Engine",
+        "summary": "Babbage designed it; Lovelace wrote on it.",
+        "findings": [
+            {"text": "Babbage designed the engine.", "sources": [1]},
+            {"text": "Invented.", "sources": [9]},  # names no source: dropped
+        ],
+    }
+    llm = ScriptedLLM(json.dumps(reply))
+    [item] = community_inputs(SNAPSHOT, [COMMUNITY])
+    report = LLMReporter(llm, max_input_chars=90).report(item, CHUNKS)
+    prompt = llm.calls[0][-1].content
+    first = CHUNKS[item.chunk_ids[0]]
+    assert "BEGIN SOURCE 1" in prompt and "BEGIN SOURCE 2" not in prompt  # 90 chars: one chunk
+    assert first.text in prompt and llm.options[0]["json_mode"] is True
+    assert (report.title, report.summary) == (reply["title"], reply["summary"])
+    [point] = report.points
+    assert (point.text, point.chunk_id, point.end) == (
+        "Babbage designed the engine.",
+        first.id,
+        len(first.text),
+    )
+    assert report.chunk_ids == (first.id,)
+
+
+def test_an_llm_reply_that_is_not_json_leaves_a_titled_report_without_points() -> None:
+    [item] = community_inputs(SNAPSHOT, [COMMUNITY])
+    report = LLMReporter(ScriptedLLM("no json here")).report(item, CHUNKS)
+    assert report.points == () and report.title == ", ".join(n for _, n, _ in item.members[:3])
