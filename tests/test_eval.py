@@ -395,10 +395,11 @@ def test_cli_json_is_complete(dataset: Path) -> None:
     (config,) = out["configs"]
     assert set(config) == {
         "name", "mode", "top_k", "fusion", "rrf_k", "bm25_weight", "vector_weight", "arm_depth",
-        *GRAPH_KEYS, "aggregate", "chunking", "embedder", "index",
+        *GRAPH_KEYS, "aggregate", "modes_run", "chunking", "embedder", "index",
         "metrics", "latency_ms", "versus_first", "run_file", "per_query",
     }  # fmt: skip
     assert (config["name"], config["mode"], config["top_k"]) == ("default", "bm25", 100)
+    assert config["modes_run"] == {"bm25": config["metrics"]["queries"]}
     assert config["chunking"] == {"name": "recursive", "options": {}}  # as ingest chunks
     assert config["metrics"] == pytest.approx(EXPECTED_BM25)
     assert set(config["latency_ms"]) == {"p50", "p95", "p99", "mean"}

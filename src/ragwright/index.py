@@ -971,19 +971,19 @@ class Index:
         hits = chain.process(query, hits) if chain.processors else hits
         return [dataclasses.replace(hit, rank=rank) for rank, hit in enumerate(hits, start=1)]
 
-    def plan(self, question: str, *, llm: LLM | None = None) -> Route:
+    def plan(self, question: str, *, session: LLMSession | None = None) -> Route:
         """The route a ``mode="auto"`` search of ``question`` takes: the planner's choice,
         checked against what this index can run (no entity graph or no global search: hybrid,
-        the reason says so). ``llm`` is the model an LLM classifier calls (by default a
-        request session over the configured one)."""
-        return dispatch(self._mode_planner(llm).route(question), self._capabilities())
+        the reason says so). An LLM classifier (``[planner] classifier = "llm"``) calls
+        ``session.llm``, by default a new request session's (budget, ledger, cache)."""
+        return dispatch(self._mode_planner(session).route(question), self._capabilities())
 
-    def _mode_planner(self, llm: LLM | None) -> ModePlanner:
+    def _mode_planner(self, session: LLMSession | None) -> ModePlanner:
         if self._planner is not None:
             return self._planner
         rules = RulesPlanner(comparison_mode=self.planner_settings.comparison_mode)
         if self.planner_settings.classifier == "llm":
-            return LLMPlanner(llm or self.llm_session("request").llm, fallback=rules)
+            return LLMPlanner((session or self.llm_session("request")).llm, fallback=rules)
         return rules
 
     def _capabilities(self) -> Capabilities:
@@ -992,9 +992,11 @@ class Index:
         communities = isinstance(store, CommunityStore) and store.community_build() is not None
         return Capabilities(graph=graph, global_search=communities)
 
-    def _route(self, question: str, mode: SearchMode | str, llm: LLM | None) -> Route:
+    def _route(self, question: str, mode: SearchMode | str, session: LLMSession | None) -> Route:
         chosen = SearchRequest().but(mode=mode).mode
-        return self.plan(question, llm=llm) if chosen is SearchMode.AUTO else requested(chosen)
+        if chosen is not SearchMode.AUTO:
+            return requested(chosen)
+        return self.plan(question, session=session)
 
     def search_routed(
         self,
@@ -1062,9 +1064,10 @@ class Index:
         where = _filter(where)
         if name == "extractive" and graph_context:
             raise ConfigError("graph context is for the LLM engines (--engine stuff, …)")
-        if name != "extractive":
-            session = session or self.llm_session("request", llm)
-        route = self._route(question, mode, session.llm if session is not None else llm)
+        classifies = self._planner is None and self.planner_settings.classifier == "llm"
+        if name != "extractive" or (classifies and llm is not None):
+            session = session or self.llm_session("request", llm)  # the planner's calls too
+        route = self._route(question, mode, session)
         if route.mode == SearchMode.GLOBAL:
             answer = self._global_answer(question, name, where, llm, session)
             yield dataclasses.replace(answer, route=route)
