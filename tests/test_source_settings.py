@@ -75,6 +75,10 @@ def test_the_cli_reports_bad_sources_without_a_traceback(tmp_path: Path) -> None
     assert again.exit_code == 2 and "already has a source named 'web'" in again.output
     unknown = runner.invoke(app, ["sync", "add", "x", "--type", "ftp", "--config", str(config)])
     assert unknown.exit_code == 2 and "unknown source type 'ftp'" in unknown.output
+    secret = runner.invoke(app, ["sync", "add", "api", "--type", "graphql", "--set",
+                                 "api_key=abc", "--config", str(config)])  # fmt: skip
+    assert secret.exit_code == 2 and "api_key_env" in secret.output
+    assert "abc" not in config.read_text()
     bad = runner.invoke(
         app, ["sync", "add", "bad name", "--type", "files", "--config", str(config)]
     )

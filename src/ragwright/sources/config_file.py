@@ -9,13 +9,22 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ragwright.errors import ConfigError, MissingDependencyError
+from ragwright.errors import ConfigError, CredentialsError, MissingDependencyError
 from ragwright.sources.settings import check_source_name
+
+#: The built-in sources' secret settings: refused as literals (they go in KEY_env, KEY_file).
+SECRETS = frozenset({"api_key", "client_secret", "access_key_id", "secret_access_key"})
 
 
 def add_source(path: Path, name: str, table: Mapping[str, Any]) -> None:
     """Add ``[sources.NAME]`` = ``table`` to ``path`` (created, mode 0600, when missing)."""
     check_source_name(name)
+    written = sorted(SECRETS & set(table))
+    if written:
+        raise CredentialsError(
+            f"{written[0]} is a secret and is not written to {path}; set {written[0]}_env "
+            f"(an environment variable's name) or {written[0]}_file (a mode-0600 file) instead"
+        )
     tomlkit = _tomlkit()
     document = _read(path)
     if "sources" not in document:
