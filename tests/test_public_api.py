@@ -15,7 +15,8 @@ from ragwright import errors
 EXPECTED = {
     "And", "Answer", "Arm", "BudgetExceeded", "Chunk", "ChunkingConfig", "CircuitOpen", "Citation",
     "Comparison", "ConfigError", "DatasetError", "Document", "DocumentInfo", "EmbedderError",
-    "EmbeddingSpace", "EmbeddingSpaceChanged", "EmbeddingSpaceMismatch", "Exists", "ExtractionBudgetExceeded",
+    "EmbeddingSpace", "EmbeddingSpaceChanged", "EmbeddingSpaceMismatch", "Exists",
+    "ExtractionBudgetExceeded",
     "ExtractionError", "Filter", "FilterSyntaxError", "Fusion", "GraphError", "GraphNotBuilt",
     "Hit", "In", "Index",
     "IndexDamaged", "IndexTooNew", "IngestLimitExceeded", "IngestOptions", "IngestReport",

@@ -162,7 +162,9 @@ class SpaceRebuildContract:
         space: its next vector search raises instead of comparing across spaces."""
         other = open_again()
         try:
-            assert other.space == SPACE  # read (and cached) before the swap
+            assert other.space == SPACE  # read (and cached) before the swap, and so are
+            hits = other.vector_search(old_vector(0), 1)  # the store's caches of its vectors
+            assert [h.chunk.id for h in hits] == [chunks[0].id]
             self.stage_all(store, chunks)
             store.swap_space("staged")
             with pytest.raises(EmbeddingSpaceChanged):
