@@ -230,7 +230,7 @@ def test_another_embedder_on_an_existing_index_is_refused(corpus: Path) -> None:
     with open_index(Path("index")) as kb:
         kb.ingest([corpus])
     with open_index(Path("index"), HashingEmbedder(dimension=64)) as kb:
-        with pytest.raises(EmbeddingSpaceMismatch, match="re-index"):
+        with pytest.raises(EmbeddingSpaceMismatch, match="ragwright reindex --embedder"):
             kb.search("cats")
         with pytest.raises(EmbeddingSpaceMismatch):
             kb.ingest([corpus])

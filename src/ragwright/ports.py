@@ -229,9 +229,10 @@ class SpaceRebuild(Protocol):
 
     def space_status(self) -> SpaceStatus: ...
 
-    def unstaged_chunks(self, limit: int) -> list[Chunk]:
+    def unstaged_chunks(self, after: str | None, limit: int) -> list[Chunk]:
         """Up to ``limit`` chunks without a vector in the staged space (all, when none is
-        staged), in a stable order: what a resumed build still has to embed."""
+        staged), in chunk-id order after the id ``after``: what a resumed build still has to
+        embed, page by page."""
         ...
 
     def stage_vectors(

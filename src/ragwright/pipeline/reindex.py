@@ -86,8 +86,9 @@ class Reindexer:
     def build(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Embed every chunk still without a staged vector; how many this call embedded.
         ``progress`` gets (staged so far, chunks)."""
-        space, embedded = self.embedder.space, 0
-        while chunks := self.store.unstaged_chunks(self.batch):
+        space, embedded, after = self.embedder.space, 0, None
+        while chunks := self.store.unstaged_chunks(after, self.batch):
+            after = chunks[-1].id
             vectors = self.embedder.embed_documents([chunk.indexed_text for chunk in chunks])
             self.store.stage_vectors(
                 space, self.embedder_spec, {c.id: v for c, v in zip(chunks, vectors, strict=True)}

@@ -79,13 +79,15 @@ class SpaceRebuildContract:
     def test_nothing_is_staged_at_first(self, store: Any, chunks: list[Chunk]) -> None:
         status = store.space_status()
         assert (status.chunks, status.staged, status.previous) == (len(chunks), None, None)
-        assert {c.id for c in store.unstaged_chunks(100)} == {c.id for c in chunks}
+        assert {c.id for c in store.unstaged_chunks(None, 100)} == {c.id for c in chunks}
 
     def test_a_build_resumes_with_what_is_left(self, store: Any, chunks: list[Chunk]) -> None:
-        first = store.unstaged_chunks(2)
+        first = store.unstaged_chunks(None, 2)
         store.stage_vectors(NEW_SPACE, "new-embedder", {c.id: new_vector(0) for c in first})
-        left = store.unstaged_chunks(100)
+        left = store.unstaged_chunks(None, 100)
         assert {c.id for c in left} == {c.id for c in chunks} - {c.id for c in first}
+        assert [c.id for c in left] == sorted(c.id for c in left)  # chunk-id order
+        assert store.unstaged_chunks(left[0].id, 100) == left[1:]  # page by page
         staged = store.space_status().staged
         assert (staged.space, staged.embedder, staged.vectors) == (NEW_SPACE, "new-embedder", 2)
 
@@ -97,7 +99,7 @@ class SpaceRebuildContract:
             store.stage_vectors(SPACE, "other", {chunks[1].id: old_vector(1)})
         store.drop_space("staged")
         assert store.space_status().staged is None
-        assert len(store.unstaged_chunks(100)) == len(chunks)
+        assert len(store.unstaged_chunks(None, 100)) == len(chunks)
 
     def test_a_swap_is_refused_until_every_chunk_has_a_vector(
         self, store: Any, chunks: list[Chunk]
@@ -162,7 +164,9 @@ class SpaceRebuildContract:
         space: its next vector search raises instead of comparing across spaces."""
         other = open_again()
         try:
-            assert other.space == SPACE  # read (and cached) before the swap
+            assert other.space == SPACE  # read (and cached) before the swap, and so are
+            hits = other.vector_search(old_vector(0), 1)  # the store's caches of its vectors
+            assert [h.chunk.id for h in hits] == [chunks[0].id]
             self.stage_all(store, chunks)
             store.swap_space("staged")
             with pytest.raises(EmbeddingSpaceChanged):

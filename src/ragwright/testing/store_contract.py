@@ -187,7 +187,7 @@ class StoreContract:
 
     def test_another_embedding_space_is_refused(self, store: Any) -> None:
         store.bind_space(SPACE)  # the same space again is fine
-        with pytest.raises(EmbeddingSpaceMismatch, match="re-index"):
+        with pytest.raises(EmbeddingSpaceMismatch, match="ragwright reindex --embedder"):
             store.bind_space(OTHER_SPACE)
 
     # -- search -----------------------------------------------------------------------------

@@ -47,7 +47,7 @@ class PostgresSpaces(PostgresSettings):
 
         return self._db.run(work, "reading the spaces")
 
-    def unstaged_chunks(self, limit: int) -> list[Chunk]:
+    def unstaged_chunks(self, after: str | None, limit: int) -> list[Chunk]:
         def work(conn: Connection[Any]) -> list[Any]:
             missing = (
                 ""
@@ -59,9 +59,9 @@ class PostgresSpaces(PostgresSettings):
             )
             statement = self._db.sql(
                 f"SELECT {CHUNK_COLUMNS} FROM {{s}}.chunks c JOIN {{s}}.documents d "
-                f"ON d.id = c.document_id WHERE true {missing}ORDER BY c.id LIMIT %s"
+                f"ON d.id = c.document_id WHERE c.id > %s {missing}ORDER BY c.id LIMIT %s"
             )
-            return conn.execute(statement, (max(0, limit),)).fetchall()
+            return conn.execute(statement, (after or "", max(0, limit))).fetchall()
 
         return [chunk_from_row(row) for row in self._db.run(work, "reading chunks to embed")]
 

@@ -39,11 +39,12 @@ class SQLiteSpaces(SQLiteSettings):
             staged, previous = (_slot(db, slot) for slot in ("staged", "previous"))
         return SpaceStatus(chunks, staged, previous)
 
-    def unstaged_chunks(self, limit: int) -> list[Chunk]:
+    def unstaged_chunks(self, after: str | None, limit: int) -> list[Chunk]:
         rows = self._db.query(
-            f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM space_vectors"
-            " s WHERE s.slot = 'staged' AND s.chunk_id = c.id) ORDER BY c.rowid LIMIT ?",
-            (max(0, limit),),
+            f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.id > ? AND NOT EXISTS (SELECT 1 "
+            "FROM space_vectors s WHERE s.slot = 'staged' AND s.chunk_id = c.id) "
+            "ORDER BY c.id LIMIT ?",
+            (after or "", max(0, limit)),
         )
         return [chunk_from_row(row) for row in rows]
 
