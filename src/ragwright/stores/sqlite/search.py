@@ -45,7 +45,7 @@ class SQLiteSearch(SQLiteSettings):
     _ann: DerivedCache[AnnIndex] | None
     _ann_choice: AnnChoice
     _ann_available: bool | None
-    _last_filter: tuple[int, Filter, npt.NDArray[np.int64]] | None
+    _last_filter: tuple[int, str, npt.NDArray[np.int64]] | None
     _tokenizer: FTS5Terms
     _stop_words: frozenset[str]
 
@@ -135,8 +135,9 @@ class SQLiteSearch(SQLiteSettings):
         """The row ids the filter keeps, ascending; from the indexed metadata alone when the
         filter needs nothing else (the chunks' pages are never read). The last answer is kept
         for its generation: a hybrid search asks once for each arm."""
+        key = repr(where)  # not ==: True == 1, but `flag = true` and `flag = 1` differ here
         last = self._last_filter
-        if last is not None and last[0] == generation and last[1] == where:
+        if last is not None and last[0] == generation and last[1] == key:
             return last[2]
         direct = matching_rowids_query(where)
         if direct is None:
@@ -147,7 +148,7 @@ class SQLiteSearch(SQLiteSettings):
         # One string of ids parsed in C: a Python tuple per row cost 3-5x as much.
         (text,) = self._db.query(f"SELECT group_concat(chunk_rowid) FROM ({sql})", params)[0]
         rowids = np.unique(np.fromstring(text or "", dtype=np.int64, sep=","))
-        self._last_filter = (generation, where, rowids)
+        self._last_filter = (generation, key, rowids)
         return rowids
 
     def _hits(self, scored: list[tuple[int, float]], scale: Scale, arm: Arm) -> list[Hit]:
