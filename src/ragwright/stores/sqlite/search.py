@@ -26,7 +26,7 @@ from ragwright.stores.sqlite.caches import DerivedCache
 from ragwright.stores.sqlite.documents import condition_for
 from ragwright.stores.sqlite.filters import compile_filter, matching_rowids_query
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
-from ragwright.stores.sqlite.row_slots import Slots
+from ragwright.stores.sqlite.row_slots import Slots, distinct
 from ragwright.stores.sqlite.rows import CHUNK_COLUMNS, ROWID
 from ragwright.stores.sqlite.settings import SQLiteSettings
 from ragwright.stores.sqlite.vector_matrix import VectorMatrix
@@ -147,7 +147,7 @@ class SQLiteSearch(SQLiteSettings):
             sql, params = direct
         # One string of ids parsed in C: a Python tuple per row cost 3-5x as much.
         (text,) = self._db.query(f"SELECT group_concat(chunk_rowid) FROM ({sql})", params)[0]
-        rowids = np.unique(np.fromstring(text or "", dtype=np.int64, sep=","))
+        rowids = distinct(np.fromstring(text or "", dtype=np.int64, sep=","))
         self._last_filter = (generation, key, rowids)
         return rowids
 
@@ -191,7 +191,7 @@ class SQLiteSearch(SQLiteSettings):
         fewer than ``top_k`` of the rows that could be found (exact search answers)."""
         ef = self._ann_choice.ef
         within = None if allowed is None else ann.rows.slots_of(allowed)
-        candidates = np.unique(ann.candidates(vector, max(ef, top_k), ef, within))
+        candidates = distinct(ann.candidates(vector, max(ef, top_k), ef, within))
         scored = matrix.top_k(vector, top_k, matrix.rows.slots_of(candidates))
         eligible = len(matrix) if within is None else int(within.size)
         return scored if len(scored) >= min(top_k, eligible) else None
