@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/scale.py --chunks 100000 --index /tmp/scale-100k
     .venv/bin/python benchmarks/scale.py --chunks 1000000 --index /tmp/scale-1m   # long
+    .venv/bin/python benchmarks/scale.py --phase warm --ann off --chunks 1000000 --index …
 
 The collection is written once (and reused when ``--index`` already holds one: writing a
 million chunks takes minutes). Texts are 60–150 words of `_synthetic.Words` (topics with
@@ -136,13 +137,13 @@ def timed(call: Callable[[], object]) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def serve(directory: Path, count: int, cold: bool) -> dict[str, Any]:
+def serve(directory: Path, count: int, cold: bool, ann: str = "auto") -> dict[str, Any]:
     if cold:
         for suffix in (KEYWORDS_SUFFIX, VECTORS_SUFFIX, ANN_SUFFIX):
             (directory / (DATABASE_NAME + suffix)).unlink(missing_ok=True)
     asked = list(queries(count))
     started = time.perf_counter()
-    store = SQLiteStore(directory, create=False)
+    store = SQLiteStore(directory, create=False, ann=ann)
     retriever = Retriever(store, HashingEmbedder(DIMENSION))
     text, vector = asked[0]
     retriever.search(text, SearchRequest(mode=SearchMode.HYBRID, top_k=10), query_vector=vector)
@@ -233,6 +234,8 @@ def phase(name: str, args: argparse.Namespace) -> dict[str, Any]:
         str(args.queries),
         "--batch",
         str(args.batch),
+        "--ann",
+        args.ann,
     ]
     done = subprocess.run(command, check=True, capture_output=True, text=True)
     sys.stderr.write(done.stderr)
@@ -246,12 +249,15 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--phase", choices=["write", "cold", "warm"])
+    parser.add_argument(
+        "--ann", choices=["auto", "on", "off"], default="auto", help="the store's ann setting"
+    )
     args = parser.parse_args()
     if args.phase == "write":
         print(json.dumps(write(args.index, args.chunks, args.batch)))
         return
     if args.phase in ("cold", "warm"):
-        print(json.dumps(serve(args.index, args.queries, cold=args.phase == "cold")))
+        print(json.dumps(serve(args.index, args.queries, args.phase == "cold", args.ann)))
         return
     if not (args.index / DATABASE_NAME).is_file():
         report("write", phase("write", args))

@@ -106,3 +106,27 @@ def test_an_index_from_before_the_table_gets_it_filled_at_open(tmp_path: Path) -
         np.ones(SPACE.dimension, dtype=np.float32), 50, Comparison("n", "=", 1)
     )
     assert sorted(h.chunk.metadata["n"] for h in hits) == [1] * 5
+
+
+def test_the_filter_kept_for_a_hybrid_search_is_never_another_filters(tmp_path: Path) -> None:
+    """The last filter's row ids are reused within one write generation, for the same filter
+    only (a hybrid search's two arms), never after a write."""
+    store = SQLiteStore(tmp_path, background=False)
+    store.bind_space(SPACE)
+    for name, value, text in (("a.md", "1", "same one"), ("b.md", 1, "same two"),
+                              ("c.md", 2, "other three")):  # fmt: skip
+        document, chunks = make_document(name, [text], {"flag": value})
+        store.upsert(document, chunks, vectors_for(name, 1))
+
+    def sources(where: Filter) -> set[str]:
+        hits = store.vector_search(np.ones(4, dtype=np.float32), 10, where)
+        return {store.get_document(h.chunk.document_id).source for h in hits}  # type: ignore[union-attr]
+
+    assert sources(Comparison("flag", "=", "1")) == {"a.md"}
+    assert sources(Comparison("flag", "=", 1)) == {"b.md"}
+    keyword = store.keyword_search("two one", 10, Comparison("flag", "=", 1))  # the other arm
+    assert [h.chunk.text for h in keyword] == ["same two"]
+    document, chunks = make_document("d.md", ["same words"], {"flag": 1})
+    store.upsert(document, chunks, vectors_for("d.md", 1))
+    assert sources(Comparison("flag", "=", 1)) == {"b.md", "d.md"}
+    store.close()

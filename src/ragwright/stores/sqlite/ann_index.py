@@ -149,8 +149,10 @@ class AnnIndex:
         vectors = np.concatenate(self.tail)
         slots = np.arange(self.graph_size, len(self.rows))
         keep = self.rows.live[slots]
-        if allowed is not None:
-            keep &= np.isin(slots, allowed)
+        if allowed is not None:  # a mask, not np.isin (which sorts ``allowed`` every query)
+            inside = np.zeros(len(self.rows), dtype=bool)
+            inside[allowed] = True
+            keep &= inside[slots]
         slots, vectors = slots[keep], vectors[keep]
         if slots.size > count:
             scores = vectors @ query

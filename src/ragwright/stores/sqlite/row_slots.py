@@ -48,9 +48,10 @@ class RowSlots:
         if self.live_count == 0 or rowids.size == 0:
             return np.empty(0, dtype=np.intp)
         found = np.searchsorted(self.sorted_rowids, rowids)
-        found = found[found < self.live_count]
-        found = found[np.isin(self.sorted_rowids[found], rowids)]
-        return np.sort(self.sorted_slots[found])
+        inside = found < self.live_count
+        found, wanted = found[inside], rowids[inside]
+        found = found[self.sorted_rowids[found] == wanted]  # present iff it sits where it sorts
+        return np.sort(self.sorted_slots[distinct(found)])
 
     def changed(self, removed: RowIds, added: RowIds) -> RowSlots:
         """These slots with ``removed`` rows masked and ``added`` rows appended."""
@@ -58,6 +59,16 @@ class RowSlots:
         live[self.slots_of(removed)] = False
         rowids = np.concatenate([self.rowids, added.astype(np.int64)])
         return RowSlots.of(rowids, np.concatenate([live, np.ones(added.size, dtype=bool)]))
+
+
+def distinct(rowids: RowIds) -> RowIds:
+    """The distinct row ids, ascending. Not `np.unique`: numpy 2.4's hash-based unique took
+    1.2-1.4 s for 100,000 row ids of a 10%-selective filter at 1M chunks (ids in strides
+    collide in its table), a sort and a comparison 1 ms."""
+    ordered = np.sort(rowids)
+    if ordered.size < 2:
+        return ordered
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from ragwright.stores.sqlite.caches import DerivedCache
 from ragwright.stores.sqlite.documents import condition_for
 from ragwright.stores.sqlite.filters import compile_filter, matching_rowids_query
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
-from ragwright.stores.sqlite.row_slots import Slots
+from ragwright.stores.sqlite.row_slots import Slots, distinct
 from ragwright.stores.sqlite.rows import CHUNK_COLUMNS, ROWID
 from ragwright.stores.sqlite.settings import SQLiteSettings
 from ragwright.stores.sqlite.vector_matrix import VectorMatrix
@@ -45,7 +45,7 @@ class SQLiteSearch(SQLiteSettings):
     _ann: DerivedCache[AnnIndex] | None
     _ann_choice: AnnChoice
     _ann_available: bool | None
-    _last_filter: tuple[int, Filter, npt.NDArray[np.int64]] | None
+    _last_filter: tuple[int, str, npt.NDArray[np.int64]] | None
     _tokenizer: FTS5Terms
     _stop_words: frozenset[str]
 
@@ -136,8 +136,9 @@ class SQLiteSearch(SQLiteSettings):
         """The row ids the filter keeps, ascending; from the indexed metadata alone when the
         filter needs nothing else (the chunks' pages are never read). The last answer is kept
         for its generation: a hybrid search asks once for each arm."""
+        key = repr(where)  # not ==: True == 1, but `flag = true` and `flag = 1` differ here
         last = self._last_filter
-        if last is not None and last[0] == generation and last[1] == where:
+        if last is not None and last[0] == generation and last[1] == key:
             return last[2]
         direct = matching_rowids_query(where)
         if direct is None:
@@ -147,8 +148,8 @@ class SQLiteSearch(SQLiteSettings):
             sql, params = direct
         # One string of ids parsed in C: a Python tuple per row cost 3-5x as much.
         (text,) = self._db.query(f"SELECT group_concat(chunk_rowid) FROM ({sql})", params)[0]
-        rowids = np.unique(np.fromstring(text or "", dtype=np.int64, sep=","))
-        self._last_filter = (generation, where, rowids)
+        rowids = distinct(np.fromstring(text or "", dtype=np.int64, sep=","))
+        self._last_filter = (generation, key, rowids)
         return rowids
 
     def _hits(self, scored: list[tuple[int, float]], scale: Scale, arm: Arm) -> list[Hit]:
@@ -191,7 +192,7 @@ class SQLiteSearch(SQLiteSettings):
         fewer than ``top_k`` of the rows that could be found (exact search answers)."""
         ef = self._ann_choice.ef
         within = None if allowed is None else ann.rows.slots_of(allowed)
-        candidates = np.unique(ann.candidates(vector, max(ef, top_k), ef, within))
+        candidates = distinct(ann.candidates(vector, max(ef, top_k), ef, within))
         scored = matrix.top_k(vector, top_k, matrix.rows.slots_of(candidates))
         eligible = len(matrix) if within is None else int(within.size)
         return scored if len(scored) >= min(top_k, eligible) else None

@@ -21,7 +21,6 @@ import numpy as np
 import numpy.typing as npt
 
 from ragwright.errors import ConfigError, IndexDamaged, MissingDependencyError, StoreError
-from ragwright.filters import Filter
 from ragwright.graph.model import GraphSnapshot
 from ragwright.models import EmbeddingSpace, StoreStats
 from ragwright.stores.fts_query import STOP_WORDS
@@ -148,7 +147,7 @@ class SQLiteStore(
         self._keywords: DerivedCache[KeywordMatrix] | None = None
         self._ann: DerivedCache[AnnIndex] | None = None
         self._ann_available: bool | None = None
-        self._last_filter: tuple[int, Filter, npt.NDArray[np.int64]] | None = None
+        self._last_filter: tuple[int, str, npt.NDArray[np.int64]] | None = None
         recorded = self.get_setting(ANN_SETTING) if ann is None else None
         if recorded in ANN_MODES:  # what `ragwright index --ann` chose for this index
             choice = AnnChoice(recorded, ann_ef)
