@@ -17,6 +17,7 @@ sequential loop would cost). The machine may be shared: read the ratios.
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import tempfile
 import time
@@ -92,6 +93,7 @@ def main() -> None:
         run(locations, args)
     finally:
         server.cleanup()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def run(locations: dict[str, str], args: argparse.Namespace) -> None:
