@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cli_helpers import app, ingest_sample_docs, runner
 
+from cli_helpers import app, ingest_sample_docs, runner
 from ragwright import Index
 from ragwright.errors import EmbeddingSpaceMismatch
 from ragwright.models import Hit
