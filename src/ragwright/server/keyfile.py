@@ -6,12 +6,12 @@ the secret itself is returned once to be shown to the user and is never stored.
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ragwright.errors import ConfigError, MissingDependencyError
+from ragwright.config_edit import read_document, tomlkit_for, write_text
+from ragwright.errors import ConfigError
 from ragwright.server.keys import KEY_NAME, Scope, digest_of, new_secret
 
 
@@ -49,23 +49,11 @@ def remove_key(path: Path, name: str) -> bool:
 
 
 def _tomlkit() -> Any:
-    try:
-        import tomlkit
-    except ImportError:
-        raise MissingDependencyError(
-            "editing API keys", "pip install 'ragwright[server]'"
-        ) from None
-    return tomlkit
+    return tomlkit_for("editing API keys", "server")
 
 
 def _read(path: Path) -> Any:
-    tomlkit = _tomlkit()
-    if not path.exists():
-        return tomlkit.document()
-    try:
-        return tomlkit.parse(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomlkit.exceptions.ParseError) as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+    return read_document(path, _tomlkit())
 
 
 def _keys_table(document: Any, *, create: bool) -> Any:
@@ -84,15 +72,4 @@ def _keys_table(document: Any, *, create: bool) -> Any:
 
 
 def _write(path: Path, document: Any) -> None:
-    """Write atomically (a temporary file renamed over the old one), readable by the owner
-    only when the file is new: it holds key hashes."""
-    text = _tomlkit().dumps(document)
-    temporary = path.with_name(path.name + ".tmp")
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-    try:
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-            file.write(text)
-        os.replace(temporary, path)
-    except OSError as exc:
-        raise ConfigError(f"cannot write config file {path}: {exc}") from exc
+    write_text(path, _tomlkit().dumps(document))

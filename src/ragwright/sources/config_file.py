@@ -4,12 +4,12 @@ or file it is read from (``KEY_env``, ``KEY_file``), never written itself."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ragwright.errors import ConfigError, CredentialsError, MissingDependencyError
+from ragwright.config_edit import read_document, tomlkit_for, write_text
+from ragwright.errors import ConfigError, CredentialsError
 from ragwright.sources.settings import check_source_name
 
 #: The built-in sources' secret settings: refused as literals (they go in KEY_env, KEY_file).
@@ -36,7 +36,7 @@ def add_source(path: Path, name: str, table: Mapping[str, Any]) -> None:
     for key, value in table.items():
         entry[key] = value
     sources[name] = entry
-    _write(path, tomlkit.dumps(document))
+    write_text(path, tomlkit.dumps(document))
 
 
 def remove_source(path: Path, name: str) -> bool:
@@ -48,38 +48,13 @@ def remove_source(path: Path, name: str) -> bool:
     if sources is None or name not in sources:
         return False
     del sources[name]
-    _write(path, _tomlkit().dumps(document))
+    write_text(path, _tomlkit().dumps(document))
     return True
 
 
 def _tomlkit() -> Any:
-    try:
-        import tomlkit
-    except ImportError:
-        raise MissingDependencyError(
-            "editing sync sources", "pip install 'ragwright[sources]'"
-        ) from None
-    return tomlkit
+    return tomlkit_for("editing sync sources", "sources")
 
 
 def _read(path: Path) -> Any:
-    tomlkit = _tomlkit()
-    if not path.exists():
-        return tomlkit.document()
-    try:
-        return tomlkit.parse(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomlkit.exceptions.ParseError) as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc}") from exc
-
-
-def _write(path: Path, text: str) -> None:
-    """Atomically: a temporary file renamed over the old one, keeping the old one's mode."""
-    temporary = path.with_name(path.name + ".tmp")
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-    try:
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-            file.write(text)
-        os.replace(temporary, path)
-    except OSError as exc:
-        raise ConfigError(f"cannot write config file {path}: {exc}") from exc
+    return read_document(path, _tomlkit())
