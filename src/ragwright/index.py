@@ -57,6 +57,7 @@ from ragwright.models import (
     Route,
     StoreStats,
     document_id_for,
+    final_answer,
 )
 from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
@@ -1013,12 +1014,7 @@ class Index:
     def ask(self, question: str, **options: Unpack[AskOptions]) -> Answer:
         """An answer with ``[n]`` citations resolved to exact spans: `ask_stream`'s final
         `Answer` (see it for the options)."""
-        answer: Answer | None = None
-        for item in self.ask_stream(question, **options):
-            if isinstance(item, Answer):
-                answer = item
-        assert answer is not None
-        return answer
+        return final_answer(self.ask_stream(question, **options))
 
     def ask_stream(
         self,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
@@ -358,6 +358,17 @@ class CacheStats:
 #: The collection an index opens when none is named.
 DEFAULT_COLLECTION = "default"
 _COLLECTION_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+
+
+def final_answer(stream: Iterable[str | Answer]) -> Answer:
+    """The `Answer` that ends an answer stream (`Index.ask_stream`), the pieces before it
+    read and dropped."""
+    answer: Answer | None = None
+    for item in stream:
+        if isinstance(item, Answer):
+            answer = item
+    assert answer is not None, "an answer stream ends with its Answer"
+    return answer
 
 
 def check_collection_name(name: str) -> str:

@@ -36,7 +36,7 @@ from ragwright.federation.settings import DEFAULT_TIMEOUT, FederationSettings
 from ragwright.filters import Filter, parse_filter
 from ragwright.index import AskOptions, Index
 from ragwright.llms.settings import LLMSettings
-from ragwright.models import Answer, Chunk, Document, DocumentInfo, Hit
+from ragwright.models import Answer, Chunk, Document, DocumentInfo, Hit, final_answer
 from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.pipeline.fusion import fuse_ranked_lists
 from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
@@ -264,12 +264,7 @@ class Federation:
 
     def ask(self, question: str, **options: Unpack[AskOptions]) -> Answer:
         """`ask_stream`'s final `Answer`."""
-        answer: Answer | None = None
-        for item in self.ask_stream(question, **options):
-            if isinstance(item, Answer):
-                answer = item
-        assert answer is not None
-        return answer
+        return final_answer(self.ask_stream(question, **options))
 
     def ask_stream(
         self,

@@ -33,10 +33,14 @@ from ragwright.mcp_server.results import (
     source_view,
 )
 from ragwright.mcp_server.server import (
-    MAX_DOCUMENT_CHARS,
+    DOCUMENT_WINDOW,
     MAX_LISTED_SOURCES,
     READ_ONLY,
+    CharStart,
+    ChunkId,
+    DocumentRef,
     FilterExpression,
+    MaxChars,
     Query,
     SourceIds,
     describe,
@@ -44,7 +48,7 @@ from ragwright.mcp_server.server import (
     where_of,
 )
 from ragwright.planner import requested
-from ragwright.surface_limits import MAX_ASK_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K
+from ragwright.surface_limits import MAX_ASK_TOP_K, MAX_TOP_K
 
 MemberName = Annotated[
     str | None,
@@ -140,7 +144,7 @@ def build_federation_server(federation: Federation, *, name: str = "ragwright") 
 
     @server.tool(annotations=READ_ONLY, description=describe("One chunk by its id."))
     def get_chunk(
-        chunk_id: Annotated[str, Field(min_length=1, max_length=256)],
+        chunk_id: ChunkId,
         index: MemberName = None,
     ) -> ChunkResult:
         with tool_errors():
@@ -150,21 +154,11 @@ def build_federation_server(federation: Federation, *, name: str = "ragwright") 
             raise ToolError(f"no chunk with id {chunk_id!r}")
         return ChunkResult(chunk=chunk_view(found[1], document[1].source), index=found[0])
 
-    @server.tool(
-        annotations=READ_ONLY,
-        description=describe(
-            "A document's text by document id or source path, a window of "
-            f"at most {MAX_DOCUMENT_CHARS:,} characters at a time."
-        ),
-    )
+    @server.tool(annotations=READ_ONLY, description=describe(DOCUMENT_WINDOW))
     def get_document(
-        document: Annotated[
-            str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="Id or source.")
-        ],
-        char_start: Annotated[
-            int, Field(ge=0, strict=True, description="Where the window starts.")
-        ] = 0,
-        max_chars: Annotated[int, Field(ge=1, le=MAX_DOCUMENT_CHARS, strict=True)] = 20_000,
+        document: DocumentRef,
+        char_start: CharStart = 0,
+        max_chars: MaxChars = 20_000,
         index: MemberName = None,
     ) -> DocumentResult:
         with tool_errors():

@@ -76,6 +76,17 @@ CollectionName = Annotated[
         "on); list_collections names them.",
     ),
 ]
+ChunkId = Annotated[str, Field(min_length=1, max_length=256)]
+DocumentRef = Annotated[
+    str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="Id or source.")
+]
+CharStart = Annotated[int, Field(ge=0, strict=True, description="Where the window starts.")]
+MaxChars = Annotated[int, Field(ge=1, le=MAX_DOCUMENT_CHARS, strict=True)]
+#: get_document's description, the same for one index and a federation.
+DOCUMENT_WINDOW = (
+    "A document's text by document id or source path, a window of "
+    f"at most {MAX_DOCUMENT_CHARS:,} characters at a time."
+)
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 
 
@@ -172,7 +183,7 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
 
     @server.tool(annotations=READ_ONLY, description=describe("One chunk by its id."))
     def get_chunk(
-        chunk_id: Annotated[str, Field(min_length=1, max_length=256)],
+        chunk_id: ChunkId,
         collection: CollectionName = None,
     ) -> ChunkResult:
         with tool_errors():
@@ -183,21 +194,11 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
             raise ToolError(f"no chunk with id {chunk_id!r}")
         return ChunkResult(chunk=chunk_view(chunk, document.source))
 
-    @server.tool(
-        annotations=READ_ONLY,
-        description=describe(
-            "A document's text by document id or source path, a window of "
-            f"at most {MAX_DOCUMENT_CHARS:,} characters at a time."
-        ),
-    )
+    @server.tool(annotations=READ_ONLY, description=describe(DOCUMENT_WINDOW))
     def get_document(
-        document: Annotated[
-            str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="Id or source.")
-        ],
-        char_start: Annotated[
-            int, Field(ge=0, strict=True, description="Where the window starts.")
-        ] = 0,
-        max_chars: Annotated[int, Field(ge=1, le=MAX_DOCUMENT_CHARS, strict=True)] = 20_000,
+        document: DocumentRef,
+        char_start: CharStart = 0,
+        max_chars: MaxChars = 20_000,
         collection: CollectionName = None,
     ) -> DocumentResult:
         with tool_errors():

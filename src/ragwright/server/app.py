@@ -83,10 +83,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        async with contextlib.AsyncExitStack() as stack:
-            for app in mounted.values():
-                if isinstance(app, Starlette):
-                    await stack.enter_async_context(app.router.lifespan_context(app))
+        async with _mounted_lifespans(mounted):
             yield
         # In-flight requests have finished (or timed out) by now; an ingest running in a
         # worker thread still holds the upload lock until its transaction commits.
@@ -118,6 +115,17 @@ def create_app(
     return app
 
 
+@contextlib.asynccontextmanager
+async def _mounted_lifespans(mounted: Mapping[str, ASGIApp]) -> AsyncIterator[None]:
+    """The lifespans of the mounted Starlette apps (the MCP app's session manager), entered
+    for as long as the server's own: a mounted app's lifespan is not run by its parent."""
+    async with contextlib.AsyncExitStack() as stack:
+        for app in mounted.values():
+            if isinstance(app, Starlette):
+                await stack.enter_async_context(app.router.lifespan_context(app))
+        yield
+
+
 def create_federation_app(
     federation: Federation,
     settings: ServerSettings | None = None,
@@ -134,10 +142,7 @@ def create_federation_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        async with contextlib.AsyncExitStack() as stack:
-            for app in mounted.values():
-                if isinstance(app, Starlette):
-                    await stack.enter_async_context(app.router.lifespan_context(app))
+        async with _mounted_lifespans(mounted):
             yield
 
     app = FastAPIOffline(
