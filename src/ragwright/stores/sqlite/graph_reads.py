@@ -1,5 +1,6 @@
 """Reading the SQLite store's graph: its version, the snapshot graph search runs on (built in
-bulk, cached by version), counts, and one entity with its provenance."""
+bulk, then kept current from the change log: `graph_refresh`), counts, and one entity with
+its provenance."""
 
 from __future__ import annotations
 
@@ -20,12 +21,12 @@ from ragwright.graph.records import (
 )
 from ragwright.stores.graph_snapshot import (
     SnapshotRows,
-    assemble,
     current_merges,
     float_triples,
     int_triples,
 )
 from ragwright.stores.sqlite.database import Database
+from ragwright.stores.sqlite.graph_refresh import CachedGraph, current_graph
 
 _NAME = (
     "(SELECT f.form FROM graph_entity_forms f WHERE f.key = {e}.key GROUP BY f.form "
@@ -57,51 +58,24 @@ _MENTIONED_CHUNKS = (
 class SQLiteGraphReads:
     _db: Database
     _graph_lock: threading.Lock
-    _graph_cache: GraphSnapshot | None
+    _graph_cache: CachedGraph | None
 
     def graph_version(self) -> str:
         rows = self._db.query("SELECT value FROM meta WHERE key = 'graph_version'")
         return str(rows[0][0]) if rows else "0"
 
     def graph_snapshot(self) -> GraphSnapshot:
-        """The graph at its current version, read in bulk (a few statements, arrays parsed by
-        numpy) and kept until the version changes."""
+        """The graph at its current version: read in bulk the first time (a few statements,
+        arrays parsed by numpy), then kept and brought up to date by replaying the change log
+        (`graph_refresh`)."""
         with self._graph_lock:
             cached = self._graph_cache
-            if cached is not None and cached.version == self.graph_version():
-                return cached
-            snapshot = assemble(self._snapshot_rows())
-            self._graph_cache = snapshot
-            return snapshot
-
-    def _snapshot_rows(self) -> SnapshotRows:
-        with self._db.lock, self._db.read_snapshot():
-            db = self._db.connection
-            version = db.execute("SELECT value FROM meta WHERE key = 'graph_version'").fetchone()
-            entities = db.execute(
-                f"SELECT e.id, e.key, {_NAME.format(e='e')}, e.mentions FROM graph_entities e "
-                "ORDER BY e.key"
-            ).fetchall()
-            chunks = db.execute(_MENTIONED_CHUNKS).fetchall()
-            incidence = int_triples(db.execute(_INCIDENCE).fetchone()[0])
-            edges = int_triples(db.execute(_EDGES).fetchone()[0])
-            synonyms = float_triples(db.execute(_SYNONYMS).fetchone()[0])
-            decisions = db.execute(
-                "SELECT source, target, decision FROM graph_decisions ORDER BY id"
-            ).fetchall()
-        return SnapshotRows(
-            version=str(version[0]) if version else "0",
-            entity_ids=np.array([e[0] for e in entities], dtype=np.int64),
-            entity_keys=[e[1] for e in entities],
-            entity_names=[e[2] for e in entities],
-            entity_mentions=np.array([e[3] for e in entities], dtype=np.int64),
-            chunk_rowids=np.array([c[0] for c in chunks], dtype=np.int64),
-            chunk_ids=[c[1] for c in chunks],
-            incidence=incidence,
-            edges=edges,
-            synonyms=synonyms,
-            merges=current_merges(decisions),
-        )
+            if cached is not None and cached.snapshot.version == self.graph_version():
+                return cached.snapshot
+            with self._db.lock, self._db.read_snapshot():
+                cached = current_graph(self._db.connection, cached, snapshot_rows)
+            self._graph_cache = cached
+            return cached.snapshot
 
     def graph_stats(self) -> GraphStats:
         with self._db.lock, self._db.read_snapshot():
@@ -197,6 +171,35 @@ class SQLiteGraphReads:
                 for cid, did, src, idx, start, end, base, text, ext in sites
             ),
         )
+
+
+def snapshot_rows(db: sqlite3.Connection) -> SnapshotRows:
+    """Every fact of the graph, in bulk (call inside a read snapshot)."""
+    version = db.execute("SELECT value FROM meta WHERE key = 'graph_version'").fetchone()
+    entities = db.execute(
+        f"SELECT e.id, e.key, {_NAME.format(e='e')}, e.mentions FROM graph_entities e "
+        "ORDER BY e.key"
+    ).fetchall()
+    chunks = db.execute(_MENTIONED_CHUNKS).fetchall()
+    incidence = int_triples(db.execute(_INCIDENCE).fetchone()[0])
+    edges = int_triples(db.execute(_EDGES).fetchone()[0])
+    synonyms = float_triples(db.execute(_SYNONYMS).fetchone()[0])
+    decisions = db.execute(
+        "SELECT source, target, decision FROM graph_decisions ORDER BY id"
+    ).fetchall()
+    return SnapshotRows(
+        version=str(version[0]) if version else "0",
+        entity_ids=np.array([e[0] for e in entities], dtype=np.int64),
+        entity_keys=[e[1] for e in entities],
+        entity_names=[e[2] for e in entities],
+        entity_mentions=np.array([e[3] for e in entities], dtype=np.int64),
+        chunk_rowids=np.array([c[0] for c in chunks], dtype=np.int64),
+        chunk_ids=[c[1] for c in chunks],
+        incidence=incidence,
+        edges=edges,
+        synonyms=synonyms,
+        merges=current_merges(decisions),
+    )
 
 
 def stored_key(db: sqlite3.Connection, name: str) -> str | None:

@@ -23,12 +23,11 @@ class SQLiteEntityResolution:
             every = [r[0] for r in db.execute("SELECT key FROM graph_entities")]
             refused = _unmerged(db)
             links = [link for link in synonym_links(new, every) if link[:2] not in refused]
-            before = db.total_changes
-            db.executemany(
+            # rowcount counts the links inserted, not what triggers wrote for them
+            added = db.executemany(
                 "INSERT OR IGNORE INTO graph_synonyms(source, target, score) VALUES (?, ?, ?)",
                 links,
-            )
-            added = db.total_changes - before
+            ).rowcount
             db.execute("UPDATE graph_entities SET linked = 1 WHERE linked = 0")
             db.execute(BUMP_GRAPH_VERSION)
             return added

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
 from ragwright.stores.sqlite.community_schema import COMMUNITY_DDL
-from ragwright.stores.sqlite.graph_schema import GRAPH_DDL
+from ragwright.stores.sqlite.graph_schema import GRAPH_CHANGES_DDL, GRAPH_DDL
 
 SCHEMA_VERSION = 2
 
@@ -270,5 +270,6 @@ FEATURES = {
     "feature_chunk_fields": FIELDS_DDL,
     "feature_graph": GRAPH_DDL,  # the entity graph (graph_schema)
     "feature_communities": COMMUNITY_DDL,  # its communities and reports (after the graph)
+    "feature_graph_changes": GRAPH_CHANGES_DDL,  # the graph's change log (after the graph)
     "feature_spaces": SPACES_DDL,
 }

@@ -21,7 +21,6 @@ import numpy as np
 import numpy.typing as npt
 
 from ragwright.errors import ConfigError, IndexDamaged, MissingDependencyError, StoreError
-from ragwright.graph.model import GraphSnapshot
 from ragwright.models import EmbeddingSpace, StoreStats
 from ragwright.stores.fts_query import STOP_WORDS
 from ragwright.stores.fts_terms import FTS5Terms
@@ -35,6 +34,7 @@ from ragwright.stores.sqlite.communities import SQLiteCommunities
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.documents import SQLiteDocuments
 from ragwright.stores.sqlite.graph_reads import SQLiteGraphReads
+from ragwright.stores.sqlite.graph_refresh import CachedGraph
 from ragwright.stores.sqlite.graph_resolution import SQLiteEntityResolution
 from ragwright.stores.sqlite.graph_writes import SQLiteGraphWrites
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
@@ -155,7 +155,7 @@ class SQLiteStore(
         self._tokenizer = FTS5Terms(tokenizer)
         self._stop_words = STOP_WORDS if stop_words else frozenset()
         self._graph_lock = threading.Lock()
-        self._graph_cache: GraphSnapshot | None = None
+        self._graph_cache: CachedGraph | None = None
         self._file = _file_identity(self.path)
 
     def is_current(self) -> bool:
