@@ -1,0 +1,195 @@
+"""A store's cached graph snapshot, brought up to date from its change log after every write,
+is exactly the snapshot a fresh read of the whole graph gives, and graph search ranks the
+same on both: random sequences of writes, rewrites, deletes, synonym linking, merges and
+unmerges on both stores."""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ragwright.errors import RagwrightError
+from ragwright.graph.model import GraphSnapshot
+from ragwright.graph.search import GraphSearch, GraphSettings
+from ragwright.stores.graph_snapshot import SnapshotRows
+from ragwright.stores.postgres import connect
+from ragwright.stores.sqlite import SQLiteStore
+from ragwright.stores.sqlite.graph_reads import snapshot_rows
+from ragwright.stores.sqlite.graph_refresh import current_graph
+from ragwright.stores.sqlite.graph_schema import BUMP_GRAPH_VERSION, GRAPH_CHANGES_KEPT
+from ragwright.testing.graph_contract import graph_write
+from ragwright.testing.store_contract import SPACE, make_document
+
+NAMES = ["Ada Lovelace", "Lovelace", "Charles Babbage", "IBM", "I.B.M.", "London", "Turing"]
+SOURCES = ["a.md", "b.md", "c.md"]
+FIELDS = (
+    "mention_entity", "mention_chunk", "mention_count", "edge_source", "edge_target",
+    "edge_weight", "synonym_source", "synonym_target", "synonym_weight",
+)  # fmt: skip
+
+sentence = st.lists(st.sampled_from(NAMES), min_size=0, max_size=4).map(
+    lambda names: " ".join(f"{name} met" for name in names) + " end."
+)
+step = st.one_of(
+    st.tuples(st.just("write"), st.sampled_from(SOURCES), st.lists(sentence, min_size=1,
+                                                                    max_size=3)),
+    st.tuples(st.just("delete"), st.sampled_from(SOURCES)),
+    st.tuples(st.just("link")),
+    st.tuples(st.sampled_from(["merge", "unmerge"]), st.sampled_from(NAMES),
+              st.sampled_from(NAMES)),
+)  # fmt: skip
+steps = st.lists(step, min_size=1, max_size=8)
+
+
+def run(store: Any, action: tuple[Any, ...]) -> None:
+    kind = action[0]
+    if kind == "write":
+        store.write([graph_write(action[1], action[2])])
+    elif kind == "delete":
+        store.delete(make_document(action[1], ["x"])[0].id)
+    elif kind == "link":
+        store.link_synonyms()
+    else:
+        try:
+            getattr(store, f"{kind}_entities")(action[1], action[2])
+        except RagwrightError:
+            pass  # an entity not in the graph now, or two names of one entity
+
+
+def assert_same(kept: GraphSnapshot, fresh: GraphSnapshot) -> None:
+    assert kept.version == fresh.version
+    assert kept.entity_keys == fresh.entity_keys
+    assert kept.entity_names == fresh.entity_names
+    assert kept.chunk_ids == fresh.chunk_ids
+    for field in FIELDS:
+        assert np.array_equal(getattr(kept, field), getattr(fresh, field)), field
+        assert getattr(kept, field).dtype == getattr(fresh, field).dtype, field
+    if fresh.chunk_count:
+        query = " and ".join(NAMES[:3])
+        seeds = list(fresh.chunk_ids[:2])
+        ranked = [
+            GraphSearch().rank(query, seeds, snapshot, GraphSettings(), 10)
+            for snapshot in (kept, fresh)
+        ]
+        assert ranked[0] == ranked[1]
+
+
+def replay(open_store: Callable[[], Any], actions: list[tuple[Any, ...]]) -> None:
+    """Each action on one store (its snapshot refreshed after each), its snapshot compared
+    with a store opened afresh on the same data."""
+    store = open_store()
+    store.bind_space(SPACE)
+    try:
+        store.graph_snapshot()
+        for action in actions:
+            run(store, action)
+            fresh = open_store()
+            try:
+                assert_same(store.graph_snapshot(), fresh.graph_snapshot())
+            finally:
+                fresh.close()
+    finally:
+        store.close()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(actions=steps)
+def test_sqlite_refreshed_snapshot_equals_a_fresh_read(actions: list[tuple[Any, ...]]) -> None:
+    directory = Path(tempfile.mkdtemp(prefix="graphrefresh"))
+    replay(lambda: SQLiteStore(directory), actions)
+
+
+_collections = itertools.count()
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(actions=steps)
+def test_postgres_refreshed_snapshot_equals_a_fresh_read(
+    pg_url: str, actions: list[tuple[Any, ...]]
+) -> None:
+    collection = f"refresh{next(_collections)}"
+    replay(lambda: connect(pg_url, collection), actions)
+
+
+# -- the SQLite log ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def written(tmp_path: Path) -> Iterator[SQLiteStore]:
+    store = SQLiteStore(tmp_path / "index")
+    store.bind_space(SPACE)
+    store.write([graph_write("a.md", ["Ada Lovelace met Charles Babbage in London."])])
+    store.graph_snapshot()
+    yield store
+    store.close()
+
+
+def _unread(db: sqlite3.Connection) -> SnapshotRows:
+    raise AssertionError("the whole graph was read")
+
+
+def test_a_write_is_replayed_without_reading_the_whole_graph(written: SQLiteStore) -> None:
+    cached = written._graph_cache
+    assert cached is not None
+    written.write([graph_write("b.md", ["Turing met Ada Lovelace in London."])])
+    written.delete(make_document("a.md", ["x"])[0].id)
+    db = sqlite3.connect(written.path)
+    try:
+        replayed = current_graph(db, cached, _unread)
+        assert_same(replayed.snapshot, current_graph(db, None, snapshot_rows).snapshot)
+    finally:
+        db.close()
+    assert "charles babbage" not in replayed.snapshot.entity_keys  # its only chunk is gone
+    assert "turing" in replayed.snapshot.entity_keys
+
+
+def test_a_merge_decision_reads_the_whole_graph(written: SQLiteStore) -> None:
+    cached = written._graph_cache
+    assert cached is not None
+    written.merge_entities("Ada Lovelace", "London")
+    db = sqlite3.connect(written.path)
+    try:
+        with pytest.raises(AssertionError, match="whole graph"):
+            current_graph(db, cached, _unread)
+    finally:
+        db.close()
+    assert "london" not in written.graph_snapshot().entity_keys  # merged into ada lovelace
+
+
+def test_the_log_is_pruned_and_a_reader_left_behind_reads_everything(
+    written: SQLiteStore,
+) -> None:
+    cached = written._graph_cache
+    assert cached is not None
+    db = sqlite3.connect(written.path)
+    try:
+        with db:  # more synonym-link changes than the log keeps (of an entity with no links)
+            db.execute(
+                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) "
+                "INSERT INTO graph_changes(key) SELECT 'turing' FROM n",
+                (GRAPH_CHANGES_KEPT + 2048,),
+            )
+            db.execute(BUMP_GRAPH_VERSION)
+        first, last, count = db.execute(
+            "SELECT min(seq), max(seq), count(*) FROM graph_changes"
+        ).fetchone()
+        assert count <= GRAPH_CHANGES_KEPT + 1024
+        assert first > cached.seq + 1
+        with pytest.raises(AssertionError, match="whole graph"):
+            current_graph(db, cached, _unread)
+        assert current_graph(db, cached, snapshot_rows).seq == last
+    finally:
+        db.close()
