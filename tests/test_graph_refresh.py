@@ -5,6 +5,7 @@ unmerges on both stores."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import sqlite3
 import tempfile
@@ -59,10 +60,9 @@ def run(store: Any, action: tuple[Any, ...]) -> None:
     elif kind == "link":
         store.link_synonyms()
     else:
-        try:
+        # an entity not in the graph now, or two names of one entity, is refused
+        with contextlib.suppress(RagwrightError):
             getattr(store, f"{kind}_entities")(action[1], action[2])
-        except RagwrightError:
-            pass  # an entity not in the graph now, or two names of one entity
 
 
 def assert_same(kept: GraphSnapshot, fresh: GraphSnapshot) -> None:
