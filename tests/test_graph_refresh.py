@@ -141,19 +141,26 @@ def _unread(db: sqlite3.Connection) -> SnapshotRows:
     raise AssertionError("the whole graph was read")
 
 
-def test_a_write_is_replayed_without_reading_the_whole_graph(written: SQLiteStore) -> None:
+def test_writes_and_deletes_are_replayed_without_reading_the_whole_graph(
+    written: SQLiteStore,
+) -> None:
     cached = written._graph_cache
     assert cached is not None
-    written.write([graph_write("b.md", ["Turing met Ada Lovelace in London."])])
-    written.delete(make_document("a.md", ["x"])[0].id)
     db = sqlite3.connect(written.path)
     try:
-        replayed = current_graph(db, cached, _unread)
-        assert_same(replayed.snapshot, current_graph(db, None, snapshot_rows).snapshot)
+        for change in (
+            lambda: written.write([graph_write("b.md", ["Turing met Ada Lovelace in London."])]),
+            written.link_synonyms,
+            lambda: written.write([graph_write("a.md", ["Ada Lovelace wrote to Lovelace."])]),
+            lambda: written.delete(make_document("b.md", ["x"])[0].id),
+        ):
+            change()
+            cached = current_graph(db, cached, _unread)
+            assert_same(cached.snapshot, current_graph(db, None, snapshot_rows).snapshot)
     finally:
         db.close()
-    assert "charles babbage" not in replayed.snapshot.entity_keys  # its only chunk is gone
-    assert "turing" in replayed.snapshot.entity_keys
+    assert cached.snapshot.entity_keys == ("ada lovelace", "lovelace")
+    assert cached.snapshot.entity_names == ("Ada Lovelace", "Lovelace")
 
 
 def test_a_merge_decision_reads_the_whole_graph(written: SQLiteStore) -> None:

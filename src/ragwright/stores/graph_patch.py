@@ -102,14 +102,20 @@ def apply_patch(
     now (one missing is gone); ``edges``, the current weight of each pair of ``plan.pairs``
     that has relations; ``synonyms``, the current links with an end in ``plan.keys`` (both
     ends entities now)."""
-    entities = _Renumbering.of(snapshot.entity_keys, plan.keys, set(names))
+    entities = _Renumbering.of(snapshot.entity_keys, plan.keys, set(names), replace=False)
     new_chunks = sorted({chunk_id for chunk_id, _, _ in changes.incidence})
     chunks = _Renumbering.of(
-        snapshot.chunk_ids, sorted(set(changes.chunks) | set(new_chunks)), set(new_chunks)
+        snapshot.chunk_ids,
+        sorted(set(changes.chunks) | set(new_chunks)),
+        set(new_chunks),
+        replace=True,
     )
     keys = entities.items
-    named = [names.get(key, "") for key in entities.inserted]
+    named = [names[key] for key in entities.inserted]
     entity_names = _splice(snapshot.entity_names, entities.dropped, entities.positions, named)
+    staying = [key for key in plan.keys if key in names]
+    for key, position in zip(staying, entities.new_index(staying).tolist(), strict=True):
+        entity_names[position] = names[key]  # its forms may have changed
     mention_entity, mention_chunk, mention_count = _mentions(snapshot, changes, entities, chunks)
     edge_source, edge_target, edge_weight = _pairs(
         (snapshot.edge_source, snapshot.edge_target, snapshot.edge_weight),
@@ -148,8 +154,8 @@ def apply_patch(
 class _Renumbering:
     """A sorted sequence with some items taken out (``dropped``: their old positions) and
     some put in (``inserted``, sorted, before the old ``positions``): the new ``items`` and
-    ``old_to_new`` (-1 for a dropped item). ``stale``: the old positions of the items the
-    change names (dropped ones, and ones put in again)."""
+    ``old_to_new`` (-1 for a dropped item). ``stale``: the old positions of every item the
+    change names (the dropped ones and those that stay)."""
 
     items: list[str]
     dropped: list[int]
@@ -159,18 +165,24 @@ class _Renumbering:
     stale: Int64s
 
     @classmethod
-    def of(cls, old: Sequence[str], touched: Sequence[str], present: set[str]) -> _Renumbering:
-        """``touched`` (sorted) items are replaced: those in ``present`` are there after."""
-        stale = [p for p in (_find(old, item) for item in touched) if p is not None]
-        inserted = [item for item in touched if item in present]
+    def of(
+        cls, old: Sequence[str], touched: Sequence[str], present: set[str], *, replace: bool
+    ) -> _Renumbering:
+        """``touched`` (sorted) items change: those not in ``present`` go, those in it
+        are there after; with ``replace`` one that stays is taken out and put in again (a
+        chunk, whose old mentions go), else it keeps its place (an entity)."""
+        found = [(item, _find(old, item)) for item in touched]
+        stale = [p for _, p in found if p is not None]
+        dropped = [p for i, p in found if p is not None and (replace or i not in present)]
+        inserted = [i for i, p in found if i in present and (replace or p is None)]
         positions = [bisect.bisect_left(old, item) for item in inserted]
         keep = np.ones(len(old), dtype=bool)
-        keep[stale] = False
+        keep[dropped] = False
         before = np.concatenate([[0], np.cumsum(keep)])
         shift = np.searchsorted(np.asarray(positions, dtype=np.int64), np.arange(len(old)), "right")
         old_to_new = np.where(keep, before[:-1] + shift, -1).astype(np.int64)
-        items = _splice(old, stale, positions, inserted)
-        return cls(items, stale, inserted, positions, old_to_new, np.asarray(stale, np.int64))
+        items = _splice(old, dropped, positions, inserted)
+        return cls(items, dropped, inserted, positions, old_to_new, np.asarray(stale, np.int64))
 
     def new_index(self, items: Sequence[str]) -> Int64s:
         """The new positions of ``items`` (each must be there)."""
