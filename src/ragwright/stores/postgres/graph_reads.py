@@ -1,6 +1,7 @@
 """Reading the PostgreSQL store's graph: entities and edges grouped from the evidence in one
 repeatable-read transaction, dense indices numbered in SQL and the incidence read as one
-string numpy parses (no Python object per mention); cached by graph version."""
+string numpy parses (no Python object per mention); then kept current from the change log
+(`graph_refresh`)."""
 
 from __future__ import annotations
 
@@ -21,12 +22,12 @@ from ragwright.graph.records import (
 )
 from ragwright.stores.graph_snapshot import (
     SnapshotRows,
-    assemble,
     current_merges,
     float_triples,
     int_triples,
 )
 from ragwright.stores.postgres.database import SchemaDatabase
+from ragwright.stores.postgres.graph_refresh import CachedGraph, current_graph
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -62,22 +63,29 @@ _NAME = "(SELECT mode() WITHIN GROUP (ORDER BY m.text) FROM {s}.graph_mentions m
 class PostgresGraphReads:
     _db: SchemaDatabase
     _graph_lock: threading.Lock
-    _graph_cache: GraphSnapshot | None
+    _graph_cache: CachedGraph | None
 
     def graph_version(self) -> str:
         return self._db.run(lambda conn: _version(self._db, conn), "reading the graph version")
 
     def graph_snapshot(self) -> GraphSnapshot:
+        """The graph at its current version: read whole the first time, then kept and
+        brought up to date from the change log (`graph_refresh`)."""
         with self._graph_lock:
             cached = self._graph_cache
-            if cached is not None and cached.version == self.graph_version():
-                return cached
-            snapshot = assemble(self._db.run(self._snapshot_rows, "reading the graph"))
-            self._graph_cache = snapshot
-            return snapshot
+            if cached is not None and cached.snapshot.version == self.graph_version():
+                return cached.snapshot
+
+            def work(conn: Connection[Any]) -> CachedGraph:
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                version = _version(self._db, conn)
+                return current_graph(self._db, conn, version, cached, self._snapshot_rows)
+
+            self._graph_cache = self._db.run(work, "reading the graph")
+            return self._graph_cache.snapshot
 
     def _snapshot_rows(self, conn: Connection[Any]) -> SnapshotRows:
-        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        """Every fact of the graph (inside a repeatable-read transaction)."""
         sql = self._db.sql
         version = _version(self._db, conn)
         entities = conn.execute(sql(_ENTITIES)).fetchall()

@@ -97,3 +97,76 @@ def ensure_graph_schema(db: SchemaDatabase, conn: Connection[Any]) -> None:
         return
     lock_schema(conn, db.schema)
     conn.execute(db.sql(GRAPH_DDL))
+
+
+#: Versions of changes kept: a reader further behind reads the whole graph again anyway.
+GRAPH_CHANGES_KEPT = 20_000
+
+#: The graph's change log (added beside the graph's tables, like them, once): what changed
+#: the graph, logged by triggers as it happens (a chunk whose facts were written or deleted,
+#: a key whose synonym links changed; neither: a merge decision) and stamped with the graph
+#: version its transaction bumps to (`BUMP_GRAPH_VERSION`). The bump holds the version's row
+#: until commit, so versions follow commit order: a reader that sees version V sees every
+#: change stamped V or less. A row never stamped (its transaction changed nothing the
+#: snapshot shows) is pruned with those older than the newest `GRAPH_CHANGES_KEPT` versions.
+GRAPH_CHANGES_DDL = """
+CREATE TABLE IF NOT EXISTS {s}.graph_changes (
+    version  bigint,
+    txid     bigint NOT NULL DEFAULT txid_current(),
+    chunk_id text COLLATE "C",
+    key      text COLLATE "C"
+);
+CREATE INDEX IF NOT EXISTS graph_changes_version ON {s}.graph_changes (version);
+CREATE INDEX IF NOT EXISTS graph_changes_pending ON {s}.graph_changes (txid)
+    WHERE version IS NULL;
+CREATE INDEX IF NOT EXISTS graph_relations_pair ON {s}.graph_relations (source, target);
+
+CREATE OR REPLACE FUNCTION {s}.graph_changes_chunk() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        INSERT INTO {s}.graph_changes (chunk_id) VALUES (OLD.chunk_id);
+    ELSE
+        INSERT INTO {s}.graph_changes (chunk_id) VALUES (NEW.chunk_id);
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE OR REPLACE FUNCTION {s}.graph_changes_keys() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        INSERT INTO {s}.graph_changes (key) VALUES (OLD.source), (OLD.target);
+    ELSE
+        INSERT INTO {s}.graph_changes (key) VALUES (NEW.source), (NEW.target);
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE OR REPLACE FUNCTION {s}.graph_changes_decision() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO {s}.graph_changes (chunk_id, key) VALUES (NULL, NULL);
+    RETURN NULL;
+END $$;
+CREATE OR REPLACE TRIGGER graph_changes_facts AFTER INSERT OR DELETE ON {s}.graph_extractions
+    FOR EACH ROW EXECUTE FUNCTION {s}.graph_changes_chunk();
+CREATE OR REPLACE TRIGGER graph_changes_synonyms AFTER INSERT OR DELETE ON {s}.graph_synonyms
+    FOR EACH ROW EXECUTE FUNCTION {s}.graph_changes_keys();
+CREATE OR REPLACE TRIGGER graph_changes_decisions AFTER INSERT ON {s}.graph_decisions
+    FOR EACH ROW EXECUTE FUNCTION {s}.graph_changes_decision();
+"""
+
+#: This transaction's logged changes stamped with the version it bumped to.
+STAMP_GRAPH_CHANGES = (
+    "UPDATE {s}.graph_changes SET version = %s WHERE version IS NULL AND txid = txid_current()"
+)
+PRUNE_GRAPH_CHANGES = (
+    "DELETE FROM {s}.graph_changes WHERE version <= %s OR "
+    "(version IS NULL AND txid <> txid_current())"
+)
+
+
+def ensure_graph_changes(db: SchemaDatabase, conn: Connection[Any]) -> None:
+    """Add the change log to a collection's graph that has none yet (as
+    `ensure_graph_schema`)."""
+    found = conn.execute("SELECT to_regclass(%s)", (f"{db.schema}.graph_changes",)).fetchone()
+    if found is not None and found[0] is not None:
+        return
+    lock_schema(conn, db.schema)
+    conn.execute(db.sql(GRAPH_CHANGES_DDL))

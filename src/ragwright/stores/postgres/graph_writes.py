@@ -13,12 +13,20 @@ from ragwright.graph.records import FactsWritten
 from ragwright.models import Chunk
 from ragwright.stores.graph_facts import FactRows, fact_rows
 from ragwright.stores.postgres.database import SchemaDatabase
-from ragwright.stores.postgres.graph_schema import BUMP_GRAPH_VERSION
+from ragwright.stores.postgres.graph_schema import (
+    BUMP_GRAPH_VERSION,
+    GRAPH_CHANGES_KEPT,
+    PRUNE_GRAPH_CHANGES,
+    STAMP_GRAPH_CHANGES,
+)
 from ragwright.stores.postgres.rows import CHUNK_COLUMNS
 from ragwright.stores.rows import chunk_from_row
 
 if TYPE_CHECKING:
     from psycopg import Connection
+
+#: Versions between two prunings of the change log.
+PRUNE_EVERY = 64
 
 Copy = Callable[
     ["Connection[Any]", str, tuple[tuple[str, str], ...], list[tuple[object, ...]]], None
@@ -73,7 +81,14 @@ def had_facts(db: SchemaDatabase, conn: Connection[Any], document_ids: list[str]
 
 
 def bump_graph_version(db: SchemaDatabase, conn: Connection[Any]) -> None:
-    conn.execute(db.sql(BUMP_GRAPH_VERSION))
+    """The next graph version, given to what this transaction logged; every so often the
+    log's old rows are pruned."""
+    row = conn.execute(db.sql(BUMP_GRAPH_VERSION + " RETURNING value::bigint")).fetchone()
+    assert row is not None
+    version = int(row[0])
+    conn.execute(db.sql(STAMP_GRAPH_CHANGES), (version,))
+    if version % PRUNE_EVERY == 0:
+        conn.execute(db.sql(PRUNE_GRAPH_CHANGES), (version - GRAPH_CHANGES_KEPT,))
 
 
 class PostgresGraphWrites:

@@ -26,7 +26,6 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
-from ragwright.graph.model import GraphSnapshot
 from ragwright.models import DEFAULT_COLLECTION, EmbeddingSpace, StoreStats
 from ragwright.stores.fts_query import STOP_WORDS
 from ragwright.stores.fts_terms import FTS5Terms
@@ -37,6 +36,7 @@ from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.documents import PostgresDocuments
 from ragwright.stores.postgres.filters import FilterCompiler
 from ragwright.stores.postgres.graph_reads import PostgresGraphReads
+from ragwright.stores.postgres.graph_refresh import CachedGraph
 from ragwright.stores.postgres.graph_resolution import PostgresEntityResolution
 from ragwright.stores.postgres.graph_writes import PostgresGraphWrites
 from ragwright.stores.postgres.ingest_lock import ingest_lock
@@ -93,7 +93,7 @@ class PostgresStore(
         )
         self._terms = FTS5Terms(tokenizer)
         self._graph_lock = threading.Lock()
-        self._graph_cache: GraphSnapshot | None = None
+        self._graph_cache: CachedGraph | None = None
         self._schema_oid = self._current_oid()
 
     def is_current(self) -> bool:
