@@ -20,7 +20,8 @@ class GraphStats:
     version: str
     #: Chunks whose facts are stored (with no facts, too), per extractor id.
     extracted: dict[str, int]
-    #: Chunks of the collection with no facts stored (what `graph build` would extract).
+    #: Every chunk of the collection, extracted or not (`graph build` extracts the
+    #: ``chunks_total - extracted[extractor]`` that have no facts from its extractor).
     chunks_total: int
     mentions: int
     relations: int
