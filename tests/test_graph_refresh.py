@@ -20,7 +20,9 @@ from hypothesis import strategies as st
 
 from ragwright.errors import RagwrightError
 from ragwright.graph.model import GraphSnapshot
+from ragwright.graph.ppr import WalkGraph, build_walk_graph
 from ragwright.graph.search import GraphSearch, GraphSettings
+from ragwright.graph.walk_cache import WalkGraphCache, patched_walk_graph
 from ragwright.stores.graph_snapshot import SnapshotRows
 from ragwright.stores.postgres import connect
 from ragwright.stores.sqlite import SQLiteStore
@@ -32,6 +34,7 @@ from ragwright.testing.store_contract import SPACE, make_document
 
 NAMES = ["Ada Lovelace", "Lovelace", "Charles Babbage", "IBM", "I.B.M.", "London", "Turing"]
 SOURCES = ["a.md", "b.md", "c.md"]
+WEIGHTS = {"relation_weight": 0.5, "synonym_weight": 0.7}
 FIELDS = (
     "mention_entity", "mention_chunk", "mention_count", "edge_source", "edge_target",
     "edge_weight", "synonym_source", "synonym_target", "synonym_weight",
@@ -83,18 +86,32 @@ def assert_same(kept: GraphSnapshot, fresh: GraphSnapshot) -> None:
         assert ranked[0] == ranked[1]
 
 
+def assert_same_walk(kept: WalkGraph, fresh: WalkGraph) -> None:
+    assert (kept.version, kept.entities, kept.chunks) == (fresh.version, fresh.entities,
+                                                          fresh.chunks)  # fmt: skip
+    for name in ("transition", "chunk_entities"):
+        for part in ("pointers", "columns", "values"):
+            first, second = getattr(getattr(kept, name), part), getattr(getattr(fresh, name), part)
+            assert np.array_equal(first, second), (name, part)
+            assert first.dtype == second.dtype, (name, part)
+    assert np.array_equal(kept.document_frequency, fresh.document_frequency)
+
+
 def replay(open_store: Callable[[], Any], actions: list[tuple[Any, ...]]) -> None:
-    """Each action on one store (its snapshot refreshed after each), its snapshot compared
-    with a store opened afresh on the same data."""
+    """Each action on one store (its snapshot refreshed after each, and the walk's links
+    with it), compared with a store opened afresh on the same data."""
     store = open_store()
     store.bind_space(SPACE)
+    walks = WalkGraphCache()
     try:
-        store.graph_snapshot()
+        walks.get(store.graph_snapshot(), **WEIGHTS)
         for action in actions:
             run(store, action)
             fresh = open_store()
             try:
-                assert_same(store.graph_snapshot(), fresh.graph_snapshot())
+                kept, whole = store.graph_snapshot(), fresh.graph_snapshot()
+                assert_same(kept, whole)
+                assert_same_walk(walks.get(kept, **WEIGHTS), build_walk_graph(whole, **WEIGHTS))
             finally:
                 fresh.close()
     finally:
@@ -155,8 +172,15 @@ def test_writes_and_deletes_are_replayed_without_reading_the_whole_graph(
             lambda: written.delete(make_document("b.md", ["x"])[0].id),
         ):
             change()
+            walk = build_walk_graph(cached.snapshot, **WEIGHTS)
             cached = current_graph(db, cached, _unread)
-            assert_same(cached.snapshot, current_graph(db, None, snapshot_rows).snapshot)
+            whole = current_graph(db, None, snapshot_rows).snapshot
+            assert_same(cached.snapshot, whole)
+            assert cached.snapshot.change is not None  # the walk's links are patched too
+            assert_same_walk(
+                patched_walk_graph(walk, cached.snapshot, cached.snapshot.change, **WEIGHTS),
+                build_walk_graph(whole, **WEIGHTS),
+            )
     finally:
         db.close()
     assert cached.snapshot.entity_keys == ("ada lovelace", "lovelace")

@@ -55,7 +55,8 @@ class Adjacency:
     def normalized(self) -> Adjacency:
         """Each row's values divided by their sum (rows summing to 0 left as they are)."""
         owner = np.repeat(np.arange(self.rows), self.counts)
-        totals = np.bincount(owner, weights=self.values, minlength=self.rows)
+        # float64 even for no rows (numpy's bincount of nothing is int64)
+        totals = np.bincount(owner, weights=self.values, minlength=self.rows).astype(np.float64)
         scale = np.divide(1.0, totals, out=np.ones_like(totals), where=totals > 0)
         values = (self.values * scale[owner]).astype(np.float32)
         return Adjacency(self.pointers, self.columns, values)

@@ -3,13 +3,14 @@ snapshot graph search runs on. No I/O here."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
 Indices = npt.NDArray[np.int32]
 Weights = npt.NDArray[np.float32]
+Positions = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +80,9 @@ class GraphSnapshot:
     synonym_source: Indices
     synonym_target: Indices
     synonym_weight: Weights
+    #: How this snapshot differs from an earlier one, when a store made it by patching that
+    #: one (so what is derived from it can be patched too); None when read whole.
+    change: SnapshotChange | None = field(default=None, compare=False, repr=False)
 
     @property
     def entity_count(self) -> int:
@@ -87,3 +91,16 @@ class GraphSnapshot:
     @property
     def chunk_count(self) -> int:
         return len(self.chunk_ids)
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotChange:
+    """A snapshot against the one at version ``base``: each old entity's and old chunk's
+    index now (-1: gone), and the entities and chunks (indices now) whose links may differ;
+    every other entity and chunk has the same links as before, renumbered."""
+
+    base: str
+    entity_map: Positions
+    chunk_map: Positions
+    entities: Positions
+    chunks: Positions

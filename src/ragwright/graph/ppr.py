@@ -20,8 +20,8 @@ what it deserves: it bridges nothing. Nodes over the threshold are pushed togeth
 pushes). The estimate never exceeds the exact score, and all it misses is the residual left.
 
 The links depend only on the snapshot and the two weights, so they are built once per graph
-version (`WalkGraphCache`); `personalized_pagerank` is the exact walk (power iteration over the
-whole graph), the reference the local one is checked against.
+version (`ragwright.graph.walk_cache`); `personalized_pagerank` is the exact walk (power
+iteration over the whole graph), the reference the local one is checked against.
 """
 
 from __future__ import annotations
@@ -89,8 +89,26 @@ def build_walk_graph(
 ) -> WalkGraph:
     """The walk's links for ``snapshot``."""
     entities, chunks = snapshot.entity_count, snapshot.chunk_count
+    links = Adjacency.from_coordinates(
+        *walk_links(snapshot, relation_weight, synonym_weight),
+        (entities + chunks, entities + chunks),
+    )
+    chunk_entities = Adjacency.from_coordinates(
+        snapshot.mention_chunk, snapshot.mention_entity, snapshot.mention_count, (chunks, entities)
+    )
+    frequency = np.bincount(snapshot.mention_entity, minlength=entities).astype(np.float32)
+    return WalkGraph(
+        snapshot.version, entities, chunks, links.normalized(), chunk_entities, frequency
+    )
+
+
+def walk_links(
+    snapshot: GraphSnapshot, relation_weight: float, synonym_weight: float
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], Scores]:
+    """Every link of the walk, both ways, as (row, column, weight) coordinates (a pair
+    linked twice, by a relation and a synonym link, adds up)."""
     mention_weight = np.log1p(snapshot.mention_count).astype(np.float32)
-    chunk_nodes = snapshot.mention_chunk + np.int32(entities)
+    chunk_nodes = snapshot.mention_chunk + np.int32(snapshot.entity_count)
     rows = [snapshot.mention_entity, chunk_nodes]
     cols = [chunk_nodes, snapshot.mention_entity]
     data = [mention_weight, mention_weight]
@@ -102,19 +120,7 @@ def build_walk_graph(
             rows += [source, target]
             cols += [target, source]
             data += [weight * np.float32(factor)] * 2
-    links = Adjacency.from_coordinates(
-        np.concatenate(rows),
-        np.concatenate(cols),
-        np.concatenate(data),
-        (entities + chunks, entities + chunks),
-    )
-    chunk_entities = Adjacency.from_coordinates(
-        snapshot.mention_chunk, snapshot.mention_entity, snapshot.mention_count, (chunks, entities)
-    )
-    frequency = np.bincount(snapshot.mention_entity, minlength=entities).astype(np.float32)
-    return WalkGraph(
-        snapshot.version, entities, chunks, links.normalized(), chunk_entities, frequency
-    )
+    return np.concatenate(rows), np.concatenate(cols), np.concatenate(data)
 
 
 def local_pagerank(
@@ -186,24 +192,3 @@ def personalized_pagerank(graph: WalkGraph, seeds: Scores, damping: float) -> Sc
         if change < TOLERANCE:
             break
     return scores.astype(np.float32)
-
-
-class WalkGraphCache:
-    """The walk graph of the latest snapshot, rebuilt when its version or weights change."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._key: tuple[str, float, float] | None = None
-        self._graph: WalkGraph | None = None
-
-    def get(
-        self, snapshot: GraphSnapshot, *, relation_weight: float, synonym_weight: float
-    ) -> WalkGraph:
-        key = (snapshot.version, relation_weight, synonym_weight)
-        with self._lock:
-            if self._graph is None or self._key != key:
-                self._graph = build_walk_graph(
-                    snapshot, relation_weight=relation_weight, synonym_weight=synonym_weight
-                )
-                self._key = key
-            return self._graph

@@ -29,7 +29,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from ragwright.graph.model import GraphSnapshot
+from ragwright.graph.model import GraphSnapshot, SnapshotChange
 from ragwright.graph.records import EDGE_WEIGHT_CAP, WEIGHT_UNITS
 
 T = TypeVar("T")
@@ -125,13 +125,29 @@ def apply_patch(
         keys,
         best=False,
     )
+    unlinked = _touching(snapshot.synonym_source, snapshot.synonym_target, entities.stale)
     synonym_source, synonym_target, synonym_weight = _pairs(
         (snapshot.synonym_source, snapshot.synonym_target, snapshot.synonym_weight),
-        _touching(snapshot.synonym_source, snapshot.synonym_target, entities.stale),
+        unlinked,
         list(synonyms),
         entities,
         keys,
         best=True,
+    )
+    relinked = np.concatenate(
+        [
+            entities.new_index(staying),
+            entities.new_index([key for a, b, _ in synonyms for key in (a, b)]),
+            entities.old_to_new[snapshot.synonym_source[unlinked]],
+            entities.old_to_new[snapshot.synonym_target[unlinked]],
+        ]
+    )
+    change = SnapshotChange(
+        base=snapshot.version,
+        entity_map=entities.old_to_new,
+        chunk_map=chunks.old_to_new,
+        entities=np.unique(relinked[relinked >= 0]),
+        chunks=chunks.new_index(new_chunks),
     )
     return GraphSnapshot(
         version=version,
@@ -147,6 +163,7 @@ def apply_patch(
         synonym_source=synonym_source.astype(np.int32),
         synonym_target=synonym_target.astype(np.int32),
         synonym_weight=synonym_weight.astype(np.float32),
+        change=change,
     )
 
 
