@@ -25,6 +25,10 @@ from ragwright.graph.search import GraphSearch, GraphSettings
 from ragwright.graph.walk_cache import WalkGraphCache, patched_walk_graph
 from ragwright.stores.graph_snapshot import SnapshotRows
 from ragwright.stores.postgres import connect
+from ragwright.stores.postgres.graph_refresh import CachedGraph as CachedPostgresGraph
+from ragwright.stores.postgres.graph_refresh import current_graph as current_pg_graph
+from ragwright.stores.postgres.graph_schema import GRAPH_CHANGES_KEPT as PG_KEPT
+from ragwright.stores.postgres.graph_writes import PRUNE_EVERY
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.stores.sqlite.graph_reads import snapshot_rows
 from ragwright.stores.sqlite.graph_refresh import current_graph
@@ -154,7 +158,7 @@ def written(tmp_path: Path) -> Iterator[SQLiteStore]:
     store.close()
 
 
-def _unread(db: sqlite3.Connection) -> SnapshotRows:
+def _unread(db: Any) -> SnapshotRows:
     raise AssertionError("the whole graph was read")
 
 
@@ -224,3 +228,39 @@ def test_the_log_is_pruned_and_a_reader_left_behind_reads_everything(
         assert current_graph(db, cached, snapshot_rows).seq == last
     finally:
         db.close()
+
+
+# -- the PostgreSQL log --------------------------------------------------------------------
+
+
+def test_postgres_prunes_its_log_and_a_reader_left_behind_reads_everything(pg_url: str) -> None:
+    store = connect(pg_url)
+    store.bind_space(SPACE)
+    try:
+        store.write([graph_write("a.md", ["Ada Lovelace met Charles Babbage in London."])])
+        store.graph_snapshot()
+        cached = store._graph_cache
+        assert cached is not None
+        db = store._db
+        orphan = "INSERT INTO {s}.graph_changes (key) VALUES ('turing')"
+        db.run(lambda conn: conn.execute(db.sql(orphan)), "a change no version stamps")
+        for _ in range(PRUNE_EVERY):  # each write of b.md stamps its changes with a version
+            store.write([graph_write("b.md", ["Turing met Ada Lovelace."])])
+            store.delete(make_document("b.md", ["x"])[0].id)
+        assert store.graph_snapshot() is not cached.snapshot
+
+        def unstamped(conn: Any) -> int:
+            sql = "SELECT count(*) FROM {s}.graph_changes WHERE version IS NULL"
+            return int(conn.execute(db.sql(sql)).fetchone()[0])
+
+        assert db.run(unstamped, "counting") == 0  # the orphan went with a pruning
+
+        def behind(conn: Any) -> CachedPostgresGraph:
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            version = str(int(cached.snapshot.version) + PG_KEPT + 1)
+            return current_pg_graph(db, conn, version, cached, _unread)
+
+        with pytest.raises(AssertionError, match="whole graph"):
+            db.run(behind, "reading the graph")
+    finally:
+        store.close()
