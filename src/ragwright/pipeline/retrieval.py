@@ -123,9 +123,16 @@ class Retriever:
         for variant in query.variants:
             rankings += self._rankings(variant, variant, mode, depth, where, None)
         if request.fusion is Fusion.CONVEX:
-            fused = convex_combination(rankings, weights=request.weights)
+            fused = convex_combination(
+                rankings, weights=request.weights, document_share=request.document_share
+            )
         else:
-            fused = reciprocal_rank_fusion(rankings, k=request.rrf_k, weights=request.weights)
+            fused = reciprocal_rank_fusion(
+                rankings,
+                k=request.rrf_k,
+                weights=request.weights,
+                document_share=request.document_share,
+            )
         return fused[: request.top_k]
 
     def _rankings(
