@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cli_helpers import ingest_sample_docs, runner
 
+from cli_helpers import ingest_sample_docs, runner
 from ragwright.cli import app
 from ragwright.errors import ConfigError
 from ragwright.models import Arm, Chunk, Hit, Scale
