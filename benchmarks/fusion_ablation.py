@@ -29,6 +29,12 @@ ROWS: list[tuple[str, str, dict[str, object]]] = [
     ("share-0.5", "a chunk takes half its document's best score per arm", {"document_share": 0.5}),
     ("share-1", "fusion by document (document_share 1)", {"document_share": 1.0}),
     ("rrf-share-1", "RRF, fused by document", {"fusion": "rrf", "document_share": 1.0}),
+    ("zscore", "z-score instead of min-max normalization", {"fusion": "zscore"}),
+    (
+        "zscore-share-1",
+        "z-score, fused by document",
+        {"fusion": "zscore", "document_share": 1.0},
+    ),
 ]
 
 

@@ -4,6 +4,7 @@ gets both arms' evidence."""
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,12 @@ from ragwright.cli import app
 from ragwright.errors import ConfigError
 from ragwright.models import Arm, Chunk, Hit, Scale
 from ragwright.pipeline.evaluate import EvalConfig
-from ragwright.pipeline.fusion import convex_combination, reciprocal_rank_fusion
-from ragwright.pipeline.retrieval import Retriever, SearchRequest
+from ragwright.pipeline.fusion import (
+    convex_combination,
+    reciprocal_rank_fusion,
+    zscore_combination,
+)
+from ragwright.pipeline.retrieval import Fusion, Retriever, SearchRequest
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.store_contract import make_document
@@ -139,3 +144,23 @@ def test_search_and_ask_take_the_share_from_the_flag_and_the_config_file(
         result = runner.invoke(app, command)
         assert result.exit_code != 0
         assert "document_share" in result.output, result.output
+
+
+def test_zscore_divides_each_arm_by_its_spread() -> None:
+    # BM25: one outlier stretches the range, so min-max squeezes the rest; the z-score keeps
+    # them apart relative to the arm's spread.
+    bm25 = [hit("a", "a", Arm.BM25, 10.0), hit("b", "b", Arm.BM25, 1.0)]
+    bm25 += [hit("c", "c", Arm.BM25, 0.9), hit("d", "d", Arm.BM25, 0.0)]
+    vector = [hit("c", "c", Arm.VECTOR, 0.9), hit("b", "b", Arm.VECTOR, 0.6)]
+    vector += [hit("d", "d", Arm.VECTOR, 0.3)]
+    fused = zscore_combination([bm25, vector])
+    low = 0.0
+    deviation = statistics.pstdev([10.0, 1.0, 0.9, 0.0])
+    vector_deviation = statistics.pstdev([0.9, 0.6, 0.3])
+    scores = {h.chunk.id: h.score for h in fused}
+    assert scores["a"] == pytest.approx((10.0 - low) / deviation)
+    assert scores["c"] == pytest.approx(0.9 / deviation + (0.9 - 0.3) / vector_deviation)
+    assert order(fused)[0] == "c"
+    assert order(convex_combination([bm25, vector]))[0] == "c"
+    request = SearchRequest(fusion="zscore")
+    assert request.fusion is Fusion.ZSCORE

@@ -5,6 +5,10 @@
 - Convex combination scores a chunk by the weighted sum of its min-max normalized score in
   each arm (0 where an arm did not return it). It uses the score gaps RRF ignores, at the cost
   of depending on each arm's score distribution.
+- Z-score combination is the convex one with each arm's scores divided by their standard
+  deviation instead of their range (shifted so the arm's lowest is 0): an arm whose scores
+  spread widely relative to their range (a few clear winners) counts for more than one whose
+  range is stretched by a single outlier.
 
 Either way the fused score is on the rank scale: only its order means anything.
 
@@ -18,6 +22,7 @@ are ordered by their own best rank.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 
@@ -92,6 +97,24 @@ def convex_combination(
         low = min(hit.score for hit in ranking)
         spread = max(hit.score for hit in ranking) - low
         return lambda rank, hit: (hit.score - low) / spread if spread > 0 else 1.0
+
+    return _fuse(rankings, weights, normalizer, document_share)
+
+
+def zscore_combination(
+    rankings: Sequence[Sequence[Hit]],
+    *,
+    weights: Mapping[Arm, float] | None = None,
+    document_share: float = 0.0,
+) -> list[Hit]:
+    """Fuse by the weighted sum of each arm's scores over their standard deviation (the
+    arm's lowest at 0, so a chunk an arm did not return adds nothing), best first."""
+
+    def normalizer(ranking: Sequence[Hit]) -> Contribution:
+        scores = [hit.score for hit in ranking]
+        low, mean = min(scores), sum(scores) / len(scores)
+        deviation = math.sqrt(sum((score - mean) ** 2 for score in scores) / len(scores))
+        return lambda rank, hit: (hit.score - low) / deviation if deviation > 0 else 1.0
 
     return _fuse(rankings, weights, normalizer, document_share)
 

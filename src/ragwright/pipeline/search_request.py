@@ -7,7 +7,7 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
     [search]
     mode = "hybrid"          # bm25, vector, hybrid, graph, global or auto (the planner chooses)
     top_k = 10               # chunks returned
-    fusion = "convex"        # how hybrid fuses its arms: convex (normalized scores) or rrf
+    fusion = "convex"        # how hybrid fuses its arms: convex (min-max), zscore or rrf
     rrf_k = 60               # the k of reciprocal-rank fusion
     bm25_weight = 1.0        # each arm's weight in fusion
     vector_weight = 1.0
@@ -71,6 +71,8 @@ class SearchMode(StrEnum):
 class Fusion(StrEnum):
     RRF = "rrf"
     CONVEX = "convex"
+    #: Convex over scores divided by their standard deviation rather than their range.
+    ZSCORE = "zscore"
 
 
 #: Chosen on SciFact train (benchmarks/ablation.py): convex fusion beat RRF at every depth tried.

@@ -63,7 +63,9 @@ class SearchRequest(BaseModel):
         allow_inf_nan=False,
         description="Drop hits scoring below this (bm25 or vector mode only).",
     )
-    fusion: Fusion | None = Field(None, description="How hybrid fuses its arms: convex or rrf.")
+    fusion: Fusion | None = Field(
+        None, description="How hybrid fuses its arms: convex, zscore or rrf."
+    )
     rrf_k: int | None = Field(
         None, ge=1, le=MAX_RRF_K, strict=True, description="The k of rrf fusion."
     )
