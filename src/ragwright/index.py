@@ -164,6 +164,7 @@ class AskOptions(TypedDict, total=False):
     processors: Sequence[ResultProcessor]
     graph_context: bool | None
     mode: SearchMode | str
+    search: SearchRequest | None
 
 
 class Index:
@@ -1030,6 +1031,7 @@ class Index:
         processors: Sequence[ResultProcessor] = (),
         graph_context: bool | None = None,
         mode: SearchMode | str = SearchMode.AUTO,
+        search: SearchRequest | None = None,
     ) -> Iterator[str | Answer]:
         """The answer as it is written: pieces of text, then the final `Answer`, whose ``text``
         is the pieces joined and whose ``[n]`` citations resolve to exact spans. The extractive
@@ -1055,7 +1057,8 @@ class Index:
         from the question, see `plan`; the final `Answer`'s ``route`` says which ran and why).
         ``global`` answers from the community reports instead of retrieved chunks
         (`ragwright.pipeline.global_retrieval`; with an LLM engine, map-reduce over the
-        reports: `ragwright.pipeline.global_llm`)."""
+        reports: `ragwright.pipeline.global_llm`). ``search`` gives the other search settings
+        of every retrieval (fusion, weights, depth: the ``[search]`` table, say)."""
         name = self._checked_engine(engine, llm, session)
         where = _filter(where)
         if name == "extractive" and graph_context:
@@ -1072,6 +1075,7 @@ class Index:
         def retrieve(query: str) -> list[Hit]:
             return self.search(
                 query,
+                search,
                 top_k=top_k,
                 where=where,
                 mode=route.mode,

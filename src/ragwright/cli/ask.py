@@ -34,12 +34,12 @@ from ragwright.cli._federation import (
     locations,
     open_federation,
 )
-from ragwright.cli.search import FilterOption
+from ragwright.cli.search import DocumentShareOption, FilterOption
 from ragwright.config import load_config
 from ragwright.index import Index
 from ragwright.llms.settings import ENGINES, Budget, LLMSettings
 from ragwright.models import DEFAULT_COLLECTION, Answer, Citation
-from ragwright.pipeline.search_request import SearchMode
+from ragwright.pipeline.search_request import SearchMode, SearchRequest
 from ragwright.shapes import answer_json
 from ragwright.surface_limits import MAX_ASK_TOP_K, checked_text
 
@@ -98,6 +98,7 @@ def ask(
             "from the community reports (run graph communities --rebuild first)."
         ),
     ] = SearchMode.AUTO,
+    document_share: DocumentShareOption = None,
     config: ConfigOption = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -118,6 +119,9 @@ def ask(
     where = parse_where(filter_expression)
     given = locations(index)
     configuration = load_config(config)
+    search = SearchRequest.from_config(configuration)
+    if document_share is not None:
+        search = search.but(document_share=document_share)
     if is_federated(given, federation):
         with open_federation(
             given,
@@ -129,7 +133,12 @@ def ask(
             llm_settings=settings,
         ) as indexes:
             stream = indexes.ask_stream(
-                question, top_k=top_k, where=where, graph_context=graph_context, mode=mode
+                question,
+                top_k=top_k,
+                where=where,
+                graph_context=graph_context,
+                mode=mode,
+                search=search,
             )
             answer = _answer(question, stream, json_output)
     else:
@@ -143,7 +152,12 @@ def ask(
             config=configuration,
         ) as kb:
             stream = kb.ask_stream(
-                question, top_k=top_k, where=where, graph_context=graph_context, mode=mode
+                question,
+                top_k=top_k,
+                where=where,
+                graph_context=graph_context,
+                mode=mode,
+                search=search,
             )
             answer = _answer(question, stream, json_output)
             warn_if_filter_matched_nothing(kb, where, len(answer.hits))

@@ -44,6 +44,15 @@ FilterOption = Annotated[
         "(see docs/filters.md).",
     ),
 ]
+DocumentShareOption = Annotated[
+    float | None,
+    typer.Option(
+        help="Share of its document's best score in each arm a chunk takes in fusion "
+        "(0: chunk by chunk; 1: by document). [default: 1]",
+        min=0,
+        max=1,
+    ),
+]
 SNIPPET_CHARS = 320
 
 
@@ -84,6 +93,7 @@ def search(
             help="Candidates each arm fetches for fusion. [default: max(2 x top-k, 20)]", min=0
         ),
     ] = None,
+    document_share: DocumentShareOption = None,
     index: IndexesOption = None,
     collection: CollectionOption = DEFAULT_COLLECTION,
     embedder: EmbedderOption = None,
@@ -108,6 +118,7 @@ def search(
         "bm25_weight": bm25_weight,
         "vector_weight": vector_weight,
         "arm_depth": arm_depth,
+        "document_share": document_share,
     }
     configuration = load_config(config)
     defaults = SearchRequest.from_config(configuration)

@@ -5,15 +5,28 @@
 - Convex combination scores a chunk by the weighted sum of its min-max normalized score in
   each arm (0 where an arm did not return it). It uses the score gaps RRF ignores, at the cost
   of depending on each arm's score distribution.
+- Z-score combination is the convex one with each arm's scores divided by their standard
+  deviation instead of their range (shifted so the arm's lowest is 0): an arm whose scores
+  spread widely relative to their range (a few clear winners) counts for more than one whose
+  range is stretched by a single outlier.
 
 Either way the fused score is on the rank scale: only its order means anything.
+
+``document_share`` (0 to 1) lets a chunk take that share of its document's best contribution
+in each arm when its own is lower (or the arm did not return it). With chunked documents the
+BM25 arm often finds a document by one chunk (its title, say) and the vector arm by another;
+fused chunk by chunk, neither chunk gets both arms' evidence. At 1 the fusion is by document:
+every chunk a ranking returned scores its document's best in each arm, and a document's chunks
+are ordered by their own best rank.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 
+from ragwright.errors import ConfigError
 from ragwright.models import Arm, Hit, Scale
 
 DEFAULT_RRF_K = 60
@@ -27,9 +40,12 @@ def reciprocal_rank_fusion(
     *,
     k: int = DEFAULT_RRF_K,
     weights: Mapping[Arm, float] | None = None,
+    document_share: float = 0.0,
 ) -> list[Hit]:
     """Fuse ranked hit lists, best first. Ties are broken by the best rank in any arm."""
-    return _fuse(rankings, weights, lambda ranking: lambda rank, hit: 1.0 / (k + rank))
+    return _fuse(
+        rankings, weights, lambda ranking: lambda rank, hit: 1.0 / (k + rank), document_share
+    )
 
 
 def fuse_ranked_lists(
@@ -70,7 +86,10 @@ def fuse_ranked_lists(
 
 
 def convex_combination(
-    rankings: Sequence[Sequence[Hit]], *, weights: Mapping[Arm, float] | None = None
+    rankings: Sequence[Sequence[Hit]],
+    *,
+    weights: Mapping[Arm, float] | None = None,
+    document_share: float = 0.0,
 ) -> list[Hit]:
     """Fuse by the weighted sum of each arm's min-max normalized scores, best first."""
 
@@ -79,33 +98,68 @@ def convex_combination(
         spread = max(hit.score for hit in ranking) - low
         return lambda rank, hit: (hit.score - low) / spread if spread > 0 else 1.0
 
-    return _fuse(rankings, weights, normalizer)
+    return _fuse(rankings, weights, normalizer, document_share)
+
+
+def zscore_combination(
+    rankings: Sequence[Sequence[Hit]],
+    *,
+    weights: Mapping[Arm, float] | None = None,
+    document_share: float = 0.0,
+) -> list[Hit]:
+    """Fuse by the weighted sum of each arm's scores over their standard deviation (the
+    arm's lowest at 0, so a chunk an arm did not return adds nothing), best first."""
+
+    def normalizer(ranking: Sequence[Hit]) -> Contribution:
+        scores = [hit.score for hit in ranking]
+        low, mean = min(scores), sum(scores) / len(scores)
+        deviation = math.sqrt(sum((score - mean) ** 2 for score in scores) / len(scores))
+        return lambda rank, hit: (hit.score - low) / deviation if deviation > 0 else 1.0
+
+    return _fuse(rankings, weights, normalizer, document_share)
 
 
 def _fuse(
     rankings: Sequence[Sequence[Hit]],
     weights: Mapping[Arm, float] | None,
     contribution_for: Callable[[Sequence[Hit]], Contribution],
+    document_share: float = 0.0,
 ) -> list[Hit]:
-    """Sum each chunk's weighted contributions over the rankings; rank-scale hits, best first,
+    """Sum each chunk's weighted contributions over the rankings (each raised to
+    ``document_share`` of its document's best in that ranking); rank-scale hits, best first,
     ties broken by the best rank in any arm, then by chunk id."""
-    scores: dict[str, float] = {}
+    if not 0.0 <= document_share <= 1.0:
+        raise ConfigError(f"document_share must be between 0 and 1, got {document_share!r}")
     first_seen: dict[str, Hit] = {}
     arms: dict[str, set[Arm]] = {}
     ranks: dict[str, dict[Arm, int]] = {}
+    # Per ranking: each chunk's weighted contribution, and each document's best of them.
+    contributions: list[tuple[dict[str, float], dict[str, float]]] = []
     for ranking in rankings:
         if not ranking:
             continue
         contribution = contribution_for(ranking)
+        own: dict[str, float] = {}
+        best: dict[str, float] = {}
         for rank, hit in enumerate(ranking, start=1):
-            chunk_id = hit.chunk.id
+            chunk_id, document_id = hit.chunk.id, hit.chunk.document_id
             for arm in hit.arms:
                 weight = 1.0 if weights is None else weights.get(arm, 1.0)
-                scores[chunk_id] = scores.get(chunk_id, 0.0) + weight * contribution(rank, hit)
+                own[chunk_id] = own.get(chunk_id, 0.0) + weight * contribution(rank, hit)
                 arms.setdefault(chunk_id, set()).add(arm)
                 arm_ranks = ranks.setdefault(chunk_id, {})
                 arm_ranks[arm] = min(rank, arm_ranks.get(arm, rank))
+            best[document_id] = max(own[chunk_id], best.get(document_id, 0.0))
             first_seen.setdefault(chunk_id, hit)
+        contributions.append((own, best))
+    scores = dict.fromkeys(first_seen, 0.0)
+    for own, best in contributions:
+        for chunk_id in scores:
+            value = own.get(chunk_id, 0.0)
+            if document_share > 0.0:
+                lifted = document_share * best.get(first_seen[chunk_id].chunk.document_id, 0.0)
+                value = max(value, lifted)
+            scores[chunk_id] += value
     order = sorted(scores, key=lambda cid: (-scores[cid], min(ranks[cid].values()), cid))
     return [
         Hit(

@@ -15,7 +15,11 @@ from ragwright._surrogates import refuse_surrogates
 from ragwright.errors import ConfigError, UnsupportedScale
 from ragwright.filters import Filter
 from ragwright.models import Hit
-from ragwright.pipeline.fusion import convex_combination, reciprocal_rank_fusion
+from ragwright.pipeline.fusion import (
+    convex_combination,
+    reciprocal_rank_fusion,
+    zscore_combination,
+)
 from ragwright.pipeline.search_request import (
     DEFAULT_FUSION,
     MAX_TOP_K,
@@ -122,10 +126,18 @@ class Retriever:
         rankings = self._rankings(query.text, query.dense_text, mode, depth, where, query_vector)
         for variant in query.variants:
             rankings += self._rankings(variant, variant, mode, depth, where, None)
-        if request.fusion is Fusion.CONVEX:
-            fused = convex_combination(rankings, weights=request.weights)
+        if request.fusion is not Fusion.RRF:
+            combine = zscore_combination if request.fusion is Fusion.ZSCORE else convex_combination
+            fused = combine(
+                rankings, weights=request.weights, document_share=request.document_share
+            )
         else:
-            fused = reciprocal_rank_fusion(rankings, k=request.rrf_k, weights=request.weights)
+            fused = reciprocal_rank_fusion(
+                rankings,
+                k=request.rrf_k,
+                weights=request.weights,
+                document_share=request.document_share,
+            )
         return fused[: request.top_k]
 
     def _rankings(

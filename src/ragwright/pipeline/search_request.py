@@ -7,11 +7,12 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
     [search]
     mode = "hybrid"          # bm25, vector, hybrid, graph, global or auto (the planner chooses)
     top_k = 10               # chunks returned
-    fusion = "convex"        # how hybrid fuses its arms: convex (normalized scores) or rrf
+    fusion = "convex"        # how hybrid fuses its arms: convex (min-max), zscore or rrf
     rrf_k = 60               # the k of reciprocal-rank fusion
     bm25_weight = 1.0        # each arm's weight in fusion
     vector_weight = 1.0
     arm_depth = 0            # candidates each arm fetches for fusion; 0: max(2·top_k, 20)
+    document_share = 1.0     # share of its document's best score in an arm a chunk takes (0-1)
     # mode = "graph": hybrid fused by rank with personalized PageRank over the entity graph
     graph_weight = 1.0       # the graph ranking's weight against hybrid's 1 in rank fusion
     graph_rrf_k = 10         # the k of that fusion
@@ -70,10 +71,14 @@ class SearchMode(StrEnum):
 class Fusion(StrEnum):
     RRF = "rrf"
     CONVEX = "convex"
+    #: Convex over scores divided by their standard deviation rather than their range.
+    ZSCORE = "zscore"
 
 
 #: Chosen on SciFact train (benchmarks/ablation.py): convex fusion beat RRF at every depth tried.
 DEFAULT_FUSION = Fusion.CONVEX
+#: Chosen on SciFact train (benchmarks/fusion_ablation.py): fusing by document.
+DEFAULT_DOCUMENT_SHARE = 1.0
 #: The most hits one search returns; larger asks are configuration mistakes.
 MAX_TOP_K = 100_000
 #: The graph settings' keys (`GraphSettings` fields, prefixed).
@@ -99,6 +104,7 @@ SETTING_KEYS = (
     "bm25_weight",
     "vector_weight",
     "arm_depth",
+    "document_share",
     *GRAPH_KEYS,
 )
 
@@ -125,6 +131,7 @@ class SearchOptions(TypedDict, total=False):
     bm25_weight: float
     vector_weight: float
     arm_depth: int
+    document_share: float
     graph_weight: float
     graph_rrf_k: int
     graph_keep_top: int
@@ -156,6 +163,9 @@ class SearchRequest:
     vector_weight: float = 1.0
     #: Candidates each arm fetches for fusion (hybrid or multi-query); 0: `arm_depth(top_k)`.
     arm_depth: int = 0
+    #: Share (0 to 1) of its document's best fusion contribution in each arm that a chunk
+    #: takes when its own is lower: 1 fuses by document (see `ragwright.pipeline.fusion`).
+    document_share: float = DEFAULT_DOCUMENT_SHARE
     #: Graph mode's settings (see `GraphSettings`, whose fields these are, prefixed).
     graph_weight: float = _GRAPH.weight
     graph_rrf_k: int = _GRAPH.rrf_k
@@ -185,6 +195,11 @@ class SearchRequest:
                 f"arm_depth must be an integer from 0 (the default) to {MAX_TOP_K:,}, "
                 f"got {self.arm_depth!r}"
             )
+        if not _number(self.document_share) or not 0 <= self.document_share <= 1:
+            raise ConfigError(
+                f"document_share must be a number from 0 to 1, got {self.document_share!r}"
+            )
+        object.__setattr__(self, "document_share", float(self.document_share))
         for key in ("bm25_weight", "vector_weight"):
             weight = getattr(self, key)
             if not _number(weight) or weight < 0:

@@ -63,7 +63,9 @@ class SearchRequest(BaseModel):
         allow_inf_nan=False,
         description="Drop hits scoring below this (bm25 or vector mode only).",
     )
-    fusion: Fusion | None = Field(None, description="How hybrid fuses its arms: convex or rrf.")
+    fusion: Fusion | None = Field(
+        None, description="How hybrid fuses its arms: convex, zscore or rrf."
+    )
     rrf_k: int | None = Field(
         None, ge=1, le=MAX_RRF_K, strict=True, description="The k of rrf fusion."
     )
@@ -71,6 +73,13 @@ class SearchRequest(BaseModel):
     vector_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
     arm_depth: int | None = Field(
         None, ge=0, le=MAX_TOP_K, strict=True, description="Candidates each arm fetches."
+    )
+    document_share: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        strict=True,
+        description="Share of its document's best score in each arm a chunk takes in fusion.",
     )
     # Graph mode's settings (ragwright.toml's [search] graph_* keys; checked by SearchRequest).
     graph_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
@@ -146,17 +155,20 @@ def search(
 def ask(
     body: AskRequest,
     index: IndexDep,
+    defaults: SearchDefaults,
     _: ReadKey,
     accept: Annotated[str, Header()] = "",
 ) -> Any:
     """An answer with ``[n]`` citations to exact character spans. Streamed as server-sent
     events (``delta`` pieces, one ``answer``, then ``done``) when ``stream`` is true or the
-    request accepts ``text/event-stream``."""
+    request accepts ``text/event-stream``. Retrieval takes the server's ``[search]`` settings
+    (fusion, weights, depth) beside the body's mode and top_k."""
     where = parse_filter(body.filter) if body.filter else None
     options: dict[str, Any] = {
         "engine": body.engine,
         "graph_context": body.graph_context,
         "mode": body.mode,
+        "search": defaults,
     }
     if not (body.stream or "text/event-stream" in accept):
         answer = index.ask(body.question, top_k=body.top_k, where=where, **options)
