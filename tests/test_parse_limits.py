@@ -221,6 +221,34 @@ def test_after_a_timeout_the_next_file_gets_a_fresh_worker() -> None:
     assert before != after
 
 
+def wait_until_gone(pid: int) -> None:
+    """Until the process has exited (a zombie, its socket closed), for at most 30 s."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return
+        if state in ("Z", "X"):
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} is still running")
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process state from /proc")
+def test_a_worker_that_died_since_the_last_file_is_replaced_for_the_next() -> None:
+    pid = PidParser()
+    with ParseWorker(ParseLimits(timeout=30)) as worker:
+        first = worker.parse(pid, b"", "a.pid").content
+        killed = int(first.rsplit(" ", 1)[1])
+        os.kill(killed, signal.SIGKILL)  # between files, not on one
+        wait_until_gone(killed)
+        second = worker.parse(pid, b"", "b.pid").content
+        third = worker.parse(TextParser(), b"plain words", "c.txt").content
+    assert first != second != f"parsed by process {os.getpid()}"
+    assert third == "plain words"
+
+
 @pytest.mark.skipif(os.name != "posix", reason="the POSIX worker is a python -c subprocess")
 def test_a_slow_worker_start_does_not_count_against_the_first_file(
     monkeypatch: pytest.MonkeyPatch,
@@ -276,7 +304,8 @@ def test_a_script_without_a_main_guard_can_ingest(tmp_path: Path) -> None:
 
 
 def test_a_file_too_large_to_receive_under_the_memory_limit_is_reported() -> None:
-    data = b"x" * (200 * 1024 * 1024)  # the worker needs it twice over, and more, to unpickle
+    # The worker needs it twice over to receive it (its receive buffer, then the bytes).
+    data = b"x" * (300 * 1024 * 1024)
     with ParseWorker(ParseLimits(timeout=60, memory_mb=400)) as worker:
         with pytest.raises(ParseError, match=r"parse exceeded 400 MB \(receiving the file\)"):
             worker.parse(TextParser(), data, "big.txt")

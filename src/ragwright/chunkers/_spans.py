@@ -66,7 +66,6 @@ class Boundaries:
     def __init__(self, text: str, start: int, end: int) -> None:
         self.text, self.start, self.end = text, start, end
         self._positions: dict[tuple[Level, bool], array[int]] = {}
-        self._word_starts: array[int] | None = None
         self._tables: list[Table] | None = None
         self._units: Units | None = None
 
@@ -111,15 +110,15 @@ class Boundaries:
         return positions[index] if index < len(positions) and positions[index] < high else None
 
     def word_start(self, low: int, high: int) -> int | None:
-        """The first position ``low <= p < high`` where a word begins after whitespace."""
-        if self._word_starts is None:
-            found = _WORD_START.finditer(self.text, self.start, self.end)
-            self._word_starts = self._offsets(
-                m.start() for m in found if not self.units.inside(m.start())
-            )
-        index = bisect_left(self._word_starts, low)
-        if index < len(self._word_starts) and self._word_starts[index] < high:
-            return self._word_starts[index]
+        """The first position ``low <= p < high`` where a word begins after whitespace.
+
+        Searched in the window, not looked up in positions found once: the window is an
+        overlap (short), and a word starts every few characters, so the positions of a huge
+        section would take 4 bytes per word. The lookbehind sees the text before ``low``, so
+        the answer is the one a search of the whole section would give."""
+        for match in _WORD_START.finditer(self.text, max(low, self.start), min(high, self.end)):
+            if not self.units.inside(match.start()):
+                return match.start()
         return None
 
     def hard_cut(self, position: int, low: int) -> int:

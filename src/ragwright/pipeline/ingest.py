@@ -39,6 +39,7 @@ from ragwright.pipeline.documents import (
     iter_chunks_within_limit,
     moved_document,
 )
+from ragwright.pipeline.freed_memory import release_freed_memory
 from ragwright.pipeline.parse_worker import ParseLimits, ParseWorker
 from ragwright.ports import (
     ChunkBatch,
@@ -286,6 +287,7 @@ class BatchWriter:
         """Write one long document batch by batch, in one transaction (`StreamedWrite`): a
         chunk over the limit or a batch the embedder refuses fails the whole document."""
         assert isinstance(self.store, StreamedWrite)  # prepared_document streams only then
+        release_freed_memory()  # what receiving the parsed text took and let go of
         extracted = [0]
         batches = self._batches(item.chunks, extracted)
         try:
@@ -303,7 +305,10 @@ class BatchWriter:
 
     def _batches(self, chunks: Iterator[Chunk], extracted: list[int]) -> Iterator[ChunkBatch]:
         """The chunks in batches of ``batch_chunks``, each embedded (and its graph facts
-        found) only when the store asks for it; ``extracted`` counts the facts."""
+        found) only when the store asks for it; ``extracted`` counts the facts. The store
+        asks for the first once it has written the document's row: SQLite's copies of the
+        text are let go of by then, and given back."""
+        release_freed_memory()
         while batch := list(itertools.islice(chunks, self.batch_chunks)):
             vectors = self._embed([chunk.indexed_text for chunk in batch])
             facts = self._extract_chunks(batch)
@@ -399,10 +404,9 @@ class FileSteps:
         `prepared_document`). Raises what parsing or chunking raised (see
         `recording_failure`)."""
         candidate = loaded.candidate
-        data = loaded.take_data()
-        parser = self.parsers.parser_for(candidate.path, data)
-        parsed = worker.parse(parser, data, candidate.source)
-        del data
+        parser = self.parsers.parser_for(candidate.path, loaded.data)
+        # The worker takes the bytes over: none is held here while the parsed text arrives.
+        parsed = worker.parse_taking(parser, loaded.take_data, candidate.source)
         report.warnings.extend(IngestWarning(candidate.source, w) for w in parsed.warnings)
         return prepared_document(
             document_from(parsed, candidate),

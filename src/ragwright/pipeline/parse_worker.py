@@ -34,6 +34,8 @@ from ragwright.errors import ParseError, ParseLimitExceeded, RagwrightError
 log = logging.getLogger("ragwright.ingest")
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ragwright.models import ParsedDocument
     from ragwright.ports import Parser
 
@@ -116,30 +118,72 @@ class ParseWorker:
         self.close()
 
     def parse(self, parser: Parser, data: bytes, source: str) -> ParsedDocument:
+        return self.parse_taking(parser, lambda: data, source)
+
+    def parse_taking(
+        self, parser: Parser, take: Callable[[], bytes], source: str
+    ) -> ParsedDocument:
+        """`parse`, taking the file's bytes from ``take()`` once the worker holds ``parser``,
+        and letting go of them once they are sent: while the worker parses and while its
+        answer (the parsed text) arrives, this process holds no copy of the file, if the
+        caller holds none (`LoadedFile.take_data`)."""
         pickled = self._pickle(parser) if self.limits.enabled else None
         if pickled is None:
-            return parser.parse(data, source)
+            return parser.parse(take(), source)
+        connection, answered = self._holding(parser, pickled, source)
+        if connection is None:  # the worker cannot load this parser: run it here from now on
+            self._pickled[id(parser)] = None
+            _runs_unlimited(parser, "the parse worker cannot import it")
+            return parser.parse(take(), source)
+        data = take()
+        try:
+            _send_file(connection, id(parser), data, source)
+        except OSError:
+            if answered:  # it was alive a moment ago: it died on this very file
+                raise self._crashed(source) from None
+            self._discard()  # it died since the last file: one more try with a fresh one
+            connection, _ = self._holding(parser, pickled, source)
+            if connection is None:
+                return parser.parse(data, source)
+            try:
+                _send_file(connection, id(parser), data, source)
+            except OSError:
+                raise self._crashed(source) from None
+        del data
+        return self._answer(connection, source)
+
+    def _holding(
+        self, parser: Parser, pickled: bytes, source: str
+    ) -> tuple[Connection | None, bool]:
+        """The worker's connection once the worker holds ``parser`` (None: it cannot load it),
+        and whether the worker answered just now (it was started or sent the parser)."""
         key = id(parser)
         fresh = self._connection is None
         connection = self._ensure_started(source)
+        if key in self._sent:  # (never so for a fresh worker)
+            return connection, False
         try:
-            connection.send((key, None if key in self._sent else pickled, data, source))
+            connection.send(("parser", key, pickled))
         except OSError:
-            if fresh:  # it died on this very file
+            if fresh:
                 raise self._crashed(source) from None
-            self._discard()  # it died since the last file: one more try with a fresh one
-            connection = self._ensure_started(source)
-            try:
-                connection.send((key, pickled, data, source))
-            except OSError:
-                raise self._crashed(source) from None
+            self._discard()  # it died since the last file
+            return self._holding(parser, pickled, source)
+        if not self._loaded(connection, source):
+            return None, True
         self._sent.add(key)
-        answer = self._answer(connection, source)
-        if answer is None:  # the worker cannot load this parser: run it here from now on
-            self._pickled[key] = None
-            _runs_unlimited(parser, "the parse worker cannot import it")
-            return parser.parse(data, source)
-        return answer
+        return connection, True
+
+    def _loaded(self, connection: Connection, source: str) -> bool:
+        """Whether the worker could load the parser just sent (unpickling it may import a
+        parser's libraries: that time is the worker's start-up, not the file's)."""
+        try:
+            if not connection.poll(_STARTUP_SECONDS):
+                raise self._crashed(source)
+            kind, _ = connection.recv()
+        except (EOFError, OSError):
+            raise self._crashed(source) from None
+        return bool(kind == "loaded")
 
     def close(self) -> None:
         if self._connection is not None:
@@ -147,7 +191,8 @@ class ParseWorker:
                 self._connection.send(None)  # asks the worker to exit
         self._discard(grace=5)
 
-    def _answer(self, connection: Connection, source: str) -> ParsedDocument | None:
+    def _answer(self, connection: Connection, source: str) -> ParsedDocument:
+        """The parsed document, or the error the worker's answer means."""
         timeout = self.limits.timeout
         if not connection.poll(timeout):
             self._discard()
@@ -159,8 +204,6 @@ class ParseWorker:
         if kind == "ok":
             document: ParsedDocument = payload
             return document
-        if kind == "unloadable":
-            return None
         if kind == "memory":
             self._discard()  # a process that ran out of memory may be in any state
             where = f" ({payload})" if payload else ""
@@ -261,10 +304,18 @@ def _start_worker() -> tuple[_Child, Connection]:
     return _Subprocess(popen), Connection(parent_socket.detach())
 
 
+def _send_file(connection: Connection, key: int, data: bytes, source: str) -> None:
+    """A file to parse: its parser's key and source, then its bytes as they are (pickling
+    them would copy them once more)."""
+    connection.send(("file", key, source))
+    connection.send_bytes(data)
+
+
 def serve(connection: Connection) -> None:
-    """The worker's loop. First message: (sys.path, memory limit in MB or None). Then each
-    message is (key, pickled parser or None, data, source), answered with (kind, payload):
-    ``ok`` (the document), ``failed`` (a reason), ``memory`` or ``unloadable``. None ends it."""
+    """The worker's loop. First message: (sys.path, memory limit in MB or None). Then
+    ``("parser", key, pickled parser)``, answered ``loaded`` or ``unloadable``, and
+    ``("file", key, source)`` followed by the file's bytes, answered with (kind, payload):
+    ``ok`` (the document), ``failed`` (a reason) or ``memory``. None ends it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     path, memory_mb = connection.recv()
     sys.path[:] = path
@@ -275,20 +326,24 @@ def serve(connection: Connection) -> None:
     while True:
         try:
             message = connection.recv()
+            if message is not None and message[0] == "file":
+                data = connection.recv_bytes()
         except (EOFError, OSError):
             return
         except MemoryError:  # the stream is mid-message now: nothing to do but leave
             os._exit(_EXIT_OUT_OF_MEMORY)
         if message is None:
             return
-        key, pickled, data, source = message
-        del message
-        if pickled is not None:
+        if message[0] == "parser":
+            _, key, pickled = message
             try:
                 parsers[key] = pickle.loads(pickled)
             except Exception as error:
                 connection.send(("unloadable", f"{type(error).__name__}: {error}"))
-                continue
+            else:
+                connection.send(("loaded", None))
+            continue
+        _, key, source = message
         answer = _parse(parsers[key], data, source, memory_mb)
         del data
         try:

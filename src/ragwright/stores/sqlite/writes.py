@@ -21,6 +21,11 @@ from ragwright.stores.sqlite.settings import SQLiteSettings
 from ragwright.stores.writes import SingleWrites, bound_space
 
 _Row = tuple[object, ...]
+#: The last parameter says whether to insert (see `SQLiteWrites._replace_document`).
+_INSERT_DOCUMENT = (
+    "INSERT INTO documents(id, source, content, content_hash, fingerprint, metadata, sections) "
+    "SELECT ?, ?, ?, ?, ?, ?, ? WHERE ?"
+)
 
 
 class SQLiteWrites(SingleWrites, SQLiteSettings):
@@ -45,11 +50,11 @@ class SQLiteWrites(SingleWrites, SQLiteSettings):
             "DELETE FROM documents WHERE id = ? OR source = ?",
             (item.document.id, item.document.source),
         )
-        db.execute(
-            "INSERT INTO documents(id, source, content, content_hash, fingerprint, "
-            "metadata, sections) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            _document_row(item),
-        )
+        db.execute(_INSERT_DOCUMENT, (*_document_row(item), True))
+        # Python's sqlite3 keeps the statement cached with its parameters bound, and SQLite's
+        # copy of the content with them, until it runs again: once more now, inserting
+        # nothing, so a huge document's text is not held twice while its chunks are written.
+        db.execute(_INSERT_DOCUMENT, (None,) * 7 + (False,))
 
     @staticmethod
     def _insert_chunks(
