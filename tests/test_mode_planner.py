@@ -38,6 +38,14 @@ RULES = RulesPlanner()
         ("Where is the director of Big Stone Gap based?", "graph", "director of Big"),
         ("Tysons Galleria is located in what county?", "graph", "Tysons Galleria"),
         ("How much memory does a host need?", "hybrid", "a lookup"),
+        # Comparisons: alternatives after a colon, names joined by "and" (two things, one
+        # name match), a superlative before "or", a question ending in "Name or Name".
+        ("Which novelist wrote as Walter Ericson: Laura Esquivel or Howard Fast?", "hybrid", ":"),
+        ("Cistus and Stapelianthus are both forms of what?", "hybrid", "both"),
+        ("Which writer has the highest rank Langston Hughes or Ian McEwan", "hybrid", "highest"),
+        ("Who wrote Dune Frank Herbert or Isaac Asimov", "hybrid", "Herbert or Isaac Asimov"),
+        # "and" inside one title with no comparison cue is still a bridge.
+        ("Where is the director of Kiss and Tell based?", "graph", "director of Kiss"),
     ],
 )
 def test_rules_route_by_wording_and_say_which_cue(question: str, mode: str, cue: str) -> None:

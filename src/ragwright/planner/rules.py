@@ -2,7 +2,8 @@
 
 In order: an aggregation cue ("main themes", "summarize", "list all") sends a question that is
 not yes/no to global search; a statement or keyword query (no question form) is a lookup, for
-hybrid; a comparison ("X or Y?", "both", "the same") goes to ``comparison_mode``; bridge
+hybrid; a comparison ("…, X or Y?", "…: X or Y?", "both", "the same", with two things
+named: "Cistus and Stapelianthus" counts as two) goes to ``comparison_mode``; bridge
 phrasing ("the woman who portrayed …", "the director of Kiss and Tell") or two or more names
 go to graph search; anything else is a lookup, for hybrid. Yes/no questions are never sent to
 global search: global search over reports was measured to answer "yes" to nearly all of them.
@@ -55,7 +56,7 @@ class RulesPlanner:
             return Route("hybrid", f"a statement or keyword query: a lookup{aside}")
         found = cues.names(text)
         comparison = cues.cue(cues.COMPARISON, text)
-        if comparison is not None and (len(found) >= 2 or yes_no):
+        if comparison is not None and (cues.things(found) >= 2 or yes_no):
             return Route(self.comparison_mode, f"comparison cue {comparison!r}{aside}")
         bridge = cues.cue(cues.BRIDGE, text) or cues.cue(cues.OF_NAME, text)
         if bridge is not None:
