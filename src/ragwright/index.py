@@ -88,6 +88,7 @@ from ragwright.pipeline.retrieval import Retriever
 from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
 from ragwright.pipeline.source_sync import BATCH_DOCUMENTS, SourceSync
 from ragwright.planner import Capabilities, LLMPlanner, RulesPlanner, dispatch, requested
+from ragwright.planner.capabilities import CapabilityCache
 from ragwright.planner.settings import PlannerSettings
 from ragwright.ports import (
     LLM,
@@ -228,6 +229,7 @@ class Index:
         self.planner_settings = PlannerSettings.from_config(config or Config())
         self._planner = planner
         self._global_retriever: GlobalRetriever | None = None
+        self._capability_cache = CapabilityCache(self._graph, self._store)
 
     def close(self) -> None:
         if self._llm_records is not None:
@@ -988,10 +990,7 @@ class Index:
         return rules
 
     def _capabilities(self) -> Capabilities:
-        graph = self._graph is not None and self._graph.graph_snapshot().chunk_count > 0
-        store = self._store
-        communities = isinstance(store, CommunityStore) and store.community_build() is not None
-        return Capabilities(graph=graph, global_search=communities)
+        return self._capability_cache.current()
 
     def _route(self, question: str, mode: SearchMode | str, session: LLMSession | None) -> Route:
         chosen = SearchRequest().but(mode=mode).mode
