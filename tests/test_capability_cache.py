@@ -9,6 +9,7 @@ from pathlib import Path
 
 from global_corpus import write_corpus
 from ragwright import Index
+from ragwright.config import Config
 from ragwright.graph.community_model import (
     CommunityBuild,
     CommunityReport,
@@ -70,9 +71,12 @@ def test_the_build_record_is_read_once_per_community_version() -> None:
 
 def test_auto_sees_communities_built_here_and_by_another_index(tmp_path: Path) -> None:
     docs = write_corpus(tmp_path / "docs")
-    with Index(tmp_path / "kb", embedder=HashingEmbedder()) as writer:
+    to_global = Config({"planner": {"aggregate_mode": "global"}})
+    with Index(tmp_path / "kb", embedder=HashingEmbedder(), config=to_global) as writer:
         writer.ingest(docs, base=tmp_path, extractor="capitalized")
-        with Index(tmp_path / "kb", embedder=HashingEmbedder(), create=False) as reader:
+        with Index(
+            tmp_path / "kb", embedder=HashingEmbedder(), create=False, config=to_global
+        ) as reader:
             before = reader.plan(THEMES_QUESTION)
             assert (before.mode, before.planned) == ("hybrid", "global")
             assert "no global search" in before.reason

@@ -984,7 +984,10 @@ class Index:
     def _mode_planner(self, session: LLMSession | None) -> ModePlanner:
         if self._planner is not None:
             return self._planner
-        rules = RulesPlanner(comparison_mode=self.planner_settings.comparison_mode)
+        settings = self.planner_settings
+        rules = RulesPlanner(
+            comparison_mode=settings.comparison_mode, aggregate_mode=settings.aggregate_mode
+        )
         if self.planner_settings.classifier == "llm":
             return LLMPlanner((session or self.llm_session("request")).llm, fallback=rules)
         return rules
