@@ -62,6 +62,7 @@ from ragwright.models import (
 from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
 from ragwright.pipeline.communities import CommunityWorkflow, ReportsMade
+from ragwright.pipeline.community_view import CommunityView, community_view, entity_community
 from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.pipeline.filter_fields import missing_fields_warning
 from ragwright.pipeline.folder_source import FolderSourceSync
@@ -791,6 +792,17 @@ class Index:
 
     def communities(self, level: int | None = None) -> list[StoredCommunity]:
         return self.community_workflow().communities(level)
+
+    def community(self, community_id: int) -> CommunityView | None:
+        """One community with its report, each point cited to its exact document span (see
+        `ragwright.pipeline.community_view`); None when there is no such community."""
+        return community_view(self.community_workflow(), self._store, community_id)
+
+    def entity_community(self, key: str) -> StoredCommunity | None:
+        """The finest community holding the entity ``key``; None without communities."""
+        if not isinstance(self._store, CommunityStore):
+            return None
+        return entity_community(self.community_workflow(), key)
 
     def community_build(self) -> CommunityBuild | None:
         """The stored build's stats (level sizes, shares, modularity); None before one."""
