@@ -96,6 +96,8 @@ def test_tools_are_listed_with_bounded_input_schemas_and_output_schemas(kb: Inde
         "list_collections",
         "graph_stats",
         "graph_entity",
+        "graph_communities",
+        "graph_community",
     }
     search = tools["search"].input_schema["properties"]
     assert search["query"]["maxLength"] == 4096
