@@ -61,12 +61,13 @@ def neighbourhood(
 
 
 def _community(index: Index, stored: StoredCommunity | None) -> dict[str, Any] | None:
-    """The entity's finest community, with its report's title (the page links to the whole
-    report at ``/v1/graph/communities/{id}``); None without communities."""
+    """The entity's finest community, with its stored report's title (the page opens the
+    report, made again first if dirty, at ``/v1/graph/communities/{id}``); None without
+    communities."""
     if stored is None:
         return None
-    view = index.community(stored.community.id)
-    report = view.report if view is not None else None
+    reports = index.community_workflow().reports("extractive")  # as stored: no work here
+    report = next((r for r in reports if r.report.community == stored.community.id), None)
     return {
         "id": stored.community.id,
         "level": stored.community.level,
