@@ -3,7 +3,7 @@ type for each single mode and for ``auto``.
 
     nice .venv/bin/python benchmarks/routing.py --hotpot-cache /tmp/planner-hotpot \\
         --scifact-cache /tmp/planner-scifact [--comparison-mode hybrid|graph] \\
-        [--aggregate-mode hybrid|global] [--skip-scifact] [--skip-handbook]
+        [--aggregate-mode graph|hybrid|global] [--skip-scifact] [--skip-handbook]
 
 The routing set is data/routing/questions.jsonl (`routing_set.py` builds it; labels come from
 the data, not from a planner). Routing accuracy: the planner's own choice (before the index's
@@ -169,7 +169,7 @@ def main() -> None:
     parser.add_argument("--hotpot-cache", type=Path, required=True)
     parser.add_argument("--scifact-cache", type=Path, required=True)
     parser.add_argument("--comparison-mode", default="hybrid", choices=("hybrid", "graph"))
-    parser.add_argument("--aggregate-mode", default="hybrid", choices=("hybrid", "global"))
+    parser.add_argument("--aggregate-mode", default="graph", choices=("hybrid", "graph", "global"))
     parser.add_argument("--skip-scifact", action="store_true")
     parser.add_argument("--skip-handbook", action="store_true")
     parser.add_argument("--routing-only", action="store_true")

@@ -28,9 +28,9 @@ RULES = RulesPlanner()
 @pytest.mark.parametrize(
     ("question", "mode", "cue"),
     [
-        ("What are the main themes of the handbook?", "hybrid", "main themes"),
-        ("Summarize what the documents say about backups.", "hybrid", "Summarize"),
-        ("List all the limits Tidepool enforces.", "hybrid", "List all"),
+        ("What are the main themes of the handbook?", "graph", "main themes"),
+        ("Summarize what the documents say about backups.", "graph", "Summarize"),
+        ("List all the limits Tidepool enforces.", "graph", "List all"),
         ("0-dimensional biomaterials lack inductive properties.", "hybrid", "statement"),
         ("Who is older, Annie Morton or Terry Richardson?", "hybrid", "comparison"),
         ("Are both Cynthia Mort and George Archainbaud American?", "hybrid", "comparison"),
@@ -55,9 +55,9 @@ def test_rules_route_by_wording_and_say_which_cue(question: str, mode: str, cue:
 
 
 def test_aggregation_goes_where_configured_and_a_yes_no_question_never_to_global() -> None:
-    """Hybrid by default (it covered more of what aggregate answers need: see rules.py)."""
+    """Graph by default (it covered more of what aggregate answers need: see rules.py)."""
     question = "What are the main themes of the handbook?"
-    assert "aggregate_mode hybrid" in RULES.route(question).reason
+    assert "aggregate_mode graph" in RULES.route(question).reason
     to_global = RulesPlanner(aggregate_mode="global")
     assert to_global.route(question) == Route(
         "global", "aggregation cue 'main themes': a question about the corpus (aggregate_mode "
@@ -67,7 +67,7 @@ def test_aggregation_goes_where_configured_and_a_yes_no_question_never_to_global
     assert route.mode != "global"
     assert "yes/no: never global" in route.reason
     with pytest.raises(ConfigError, match="aggregate_mode"):
-        RulesPlanner(aggregate_mode="graph")
+        RulesPlanner(aggregate_mode="bm25")
 
 
 def test_comparisons_go_where_configured() -> None:
@@ -96,7 +96,7 @@ def test_planner_settings_come_from_the_planner_table() -> None:
     assert PlannerSettings.from_config(config) == PlannerSettings("llm", "graph")
     chosen = Config({"planner": {"aggregate_mode": "global"}})
     assert PlannerSettings.from_config(chosen).aggregate_mode == "global"
-    with pytest.raises(ConfigError, match="aggregate_mode must be hybrid or global"):
+    with pytest.raises(ConfigError, match="aggregate_mode must be one of hybrid, graph, global"):
         PlannerSettings.from_config(Config({"planner": {"aggregate_mode": "bm25"}}))
     with pytest.raises(ConfigError, match="unknown setting classifer"):
         PlannerSettings.from_config(Config({"planner": {"classifer": "llm"}}))

@@ -3,7 +3,8 @@
 [planner]
 classifier = "rules"        # rules (offline) or llm (the [llm] model, one call a question)
 comparison_mode = "hybrid"  # where the rules send comparisons: hybrid or graph
-aggregate_mode = "hybrid"   # where they send questions about the whole corpus: hybrid or global
+aggregate_mode = "graph"    # where they send questions about the whole corpus: graph, hybrid
+                            # or global
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ class PlannerSettings:
             )
         if self.aggregate_mode not in AGGREGATE_MODES:
             raise ConfigError(
-                f"[planner] aggregate_mode must be hybrid or global, got {self.aggregate_mode!r}"
+                f"[planner] aggregate_mode must be one of {', '.join(AGGREGATE_MODES)}, "
+                f"got {self.aggregate_mode!r}"
             )
 
     @classmethod
