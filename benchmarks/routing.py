@@ -2,18 +2,22 @@
 type for each single mode and for ``auto``.
 
     nice .venv/bin/python benchmarks/routing.py --hotpot-cache /tmp/planner-hotpot \\
-        --scifact-cache /tmp/planner-scifact [--comparison-mode hybrid|graph] [--skip-scifact]
+        --scifact-cache /tmp/planner-scifact [--comparison-mode hybrid|graph] \\
+        [--aggregate-mode graph|hybrid|global] [--skip-scifact] [--skip-handbook]
 
 The routing set is data/routing/questions.jsonl (`routing_set.py` builds it; labels come from
 the data, not from a planner). Routing accuracy: the planner's own choice (before the index's
 capabilities are checked) against the type's expected mode: lookup → hybrid, bridge → graph,
-comparison → the ``--comparison-mode``, aggregate → global. Retrieval runs through
+comparison → the ``--comparison-mode``, aggregate → the ``--aggregate-mode``. Retrieval runs
+through
 `Index.search` (auto included: the planner, the dispatch and the chosen mode's search, the
 call ``search --mode auto`` makes), over the cached eval indexes with the spaCy graph of
-`graph_hotpotqa.py` (a `MemoryGraph` from the facts cached beside each index), scored by
-eval's code: HotpotQA dev500 by type (all-support recall@5, nDCG@10), SciFact test (nDCG@10).
-Aggregate questions have no retrieval judgements here (global search is not in this branch):
-only their routing is measured.
+`graph_hotpotqa.py` (a `MemoryGraph` from the facts cached beside each index; or, where the
+cache's store holds communities, as `communities.py` leaves it, the store's own graph, and
+global mode runs too), scored by eval's code: HotpotQA dev500 by type (all-support recall@5,
+nDCG@10), SciFact test (nDCG@10). The aggregate questions are scored by
+`aggregate_coverage.py` (coverage recall of their labelled documents, on the handbook with
+its communities built).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from aggregate_coverage import measure
 from graph_hotpotqa import QueryVectorCache, stored_facts
 from ragwright.graph.registry import create_extractor
 from ragwright.graph.snapshot import MemoryGraph
@@ -39,6 +44,7 @@ ROOT = Path(__file__).resolve().parent
 SHARED = ROOT.parent.parent / "shared" / "datasets"
 SET = ROOT / "data" / "routing" / "questions.jsonl"
 MODES = ("hybrid", "graph", "auto")
+WITH_GLOBAL = ("hybrid", "graph", "global", "auto")
 
 
 def routing_accuracy(rows: Sequence[dict[str, str]], planner: RulesPlanner) -> None:
@@ -46,14 +52,17 @@ def routing_accuracy(rows: Sequence[dict[str, str]], planner: RulesPlanner) -> N
         "lookup": "hybrid",
         "bridge": "graph",
         "comparison": planner.comparison_mode,
-        "aggregate": "global",
+        "aggregate": planner.aggregate_mode,
     }
     tally: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     for row in rows:
         route = planner.route(row["question"])
         for split in (row["split"], "all"):
             tally[(row["type"], split)][route.planned] += 1
-    print(f"routing accuracy (rules, comparison -> {planner.comparison_mode})")
+    print(
+        f"routing accuracy (rules, comparison -> {planner.comparison_mode}, aggregate -> "
+        f"{planner.aggregate_mode})"
+    )
     print(f"{'type':<11} {'split':<5} {'n':>4} {'accuracy':>8}  chosen")
     for (kind, split), chosen in sorted(tally.items()):
         total = sum(chosen.values())
@@ -72,6 +81,15 @@ def open_with_graph(data: EvalDataset, cache: Path, planner: RulesPlanner) -> In
     extractor = create_extractor("spacy")
     safe_id = extractor.id.replace(":", "_").replace("/", "_")
     with Index(directory, embedder=embedder, create=False) as plain:
+        if plain.graph_stats().entities and plain.community_build() is not None:
+            # The store holds the graph and its communities: search both where they live.
+            return Index(
+                directory,
+                embedder=QueryVectorCache(embedder),
+                create=False,
+                planner=planner,
+                read_only=True,
+            )
         facts = stored_facts(plain, extractor, directory / f"graph-facts-{safe_id}.json")
     graph = MemoryGraph(facts)
     return Index(
@@ -84,6 +102,10 @@ def open_with_graph(data: EvalDataset, cache: Path, planner: RulesPlanner) -> In
     )
 
 
+def modes_of(index: Index) -> tuple[str, ...]:
+    return WITH_GLOBAL if index.community_build() is not None else MODES
+
+
 def runs_by_mode(index: Index, data: EvalDataset, ids: Sequence[str]) -> dict[str, list[QueryRun]]:
     base = EvalConfig(name="hybrid")
     queries = {q: data.queries[q] for q in ids}
@@ -91,7 +113,7 @@ def runs_by_mode(index: Index, data: EvalDataset, ids: Sequence[str]) -> dict[st
         mode: run_queries(
             index, queries, replace(base, name=mode, search=base.search.but(mode=mode))
         )
-        for mode in MODES
+        for mode in modes_of(index)
     }
 
 
@@ -103,12 +125,13 @@ def report(
     fields: Sequence[tuple[str, str]],
 ) -> None:
     print(f"\n{title}")
+    modes = [mode for mode in WITH_GLOBAL if mode in runs]
     print(
-        f"{'type':<22} {'n':>4} " + " ".join(f"{m + ' ' + n:>13}" for m in MODES for n, _ in fields)
+        f"{'type':<22} {'n':>4} " + " ".join(f"{m + ' ' + n:>13}" for m in modes for n, _ in fields)
     )
     for group, ids in groups.items():
         cells = []
-        for mode in MODES:
+        for mode in modes:
             chosen = [run for run in runs[mode] if run.query_id in ids]
             metrics, _ = score_runs(chosen, {q: data.qrels[q] for q in ids})
             cells += [f"{getattr(metrics, field):>13.3f}" for _, field in fields]
@@ -146,11 +169,13 @@ def main() -> None:
     parser.add_argument("--hotpot-cache", type=Path, required=True)
     parser.add_argument("--scifact-cache", type=Path, required=True)
     parser.add_argument("--comparison-mode", default="hybrid", choices=("hybrid", "graph"))
+    parser.add_argument("--aggregate-mode", default="graph", choices=("hybrid", "graph", "global"))
     parser.add_argument("--skip-scifact", action="store_true")
+    parser.add_argument("--skip-handbook", action="store_true")
     parser.add_argument("--routing-only", action="store_true")
     args = parser.parse_args()
     rows = [json.loads(line) for line in SET.read_text("utf-8").splitlines() if line.strip()]
-    planner = RulesPlanner(comparison_mode=args.comparison_mode)
+    planner = RulesPlanner(comparison_mode=args.comparison_mode, aggregate_mode=args.aggregate_mode)
     routing_accuracy(rows, planner)
     if args.routing_only:
         return
@@ -168,6 +193,8 @@ def main() -> None:
     agreement(runs)
     fields = (("AS@5", "all_support_at_5"), ("nDCG", "ndcg_at_10"))
     report("HotpotQA dev500 by type", runs, hotpot, groups, fields)
+    if not args.skip_handbook:
+        measure("spacy", 2, (5, 10))  # the defaults: `ingest --graph`, `graph communities`
     if args.skip_scifact:
         return
     scifact = load_dataset(args.scifact)

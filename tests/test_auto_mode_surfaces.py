@@ -75,7 +75,8 @@ def test_cli_ask_defaults_to_auto_and_falls_back_where_the_index_cannot(corpus: 
     shown = cli("ask", AGGREGATE)
     assert shown.exit_code == 0, shown.output
     assert "note: route: hybrid (aggregation cue 'main themes'" in " ".join(shown.output.split())
-    assert "no global search" in shown.output
+    assert "aggregate_mode graph" in " ".join(shown.output.split())
+    assert "no entity graph" in " ".join(shown.output.split())
     asked = json.loads(cli("ask", BRIDGE, "--mode", "bm25", "--json").stdout)
     assert asked["route"] == {
         "mode": "bm25", "planned": "bm25", "reason": "mode bm25 was asked for", "planner": "request"
@@ -99,7 +100,8 @@ def test_http_search_and_ask_return_the_route(graphed: Index) -> None:
         answered = client.post("/v1/ask", json={"question": AGGREGATE})
         assert answered.status_code == 200, answered.text
         route = answered.json()["route"]
-        assert (route["planned"], route["mode"]) == ("global", "hybrid")
+        assert (route["planned"], route["mode"]) == ("graph", "graph")
+        assert "aggregate_mode graph" in route["reason"]
         hybrid = client.post("/v1/ask", json={"question": BRIDGE, "mode": "hybrid"})
         assert hybrid.json()["route"]["planner"] == "request"
         bad = client.post("/v1/ask", json={"question": BRIDGE, "mode": "teleport"})

@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from ragwright import Index
+from ragwright.graph.community_model import CommunitySettings
 from ragwright.testing import HashingEmbedder
 from server_helpers import serve
 from test_web_page import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS
@@ -64,14 +65,59 @@ def test_neighbourhood_and_lookup_endpoints(graphed: Index, tmp_path: Path) -> N
     assert refused.status_code == 409 and refused.json()["error"]["code"] == "graph_not_built"
 
 
+@pytest.fixture
+def clustered(graphed: Index) -> Index:
+    graphed.build_communities(CommunitySettings(min_mentions=1))
+    return graphed
+
+
+def test_community_endpoints_cite_exact_spans_and_refuse_with_typed_errors(
+    graphed: Index,
+) -> None:
+    with serve(graphed) as url, httpx.Client(base_url=url, timeout=30) as client:
+        before = client.get("/v1/graph/neighbourhood/Angela Merkel").json()
+        assert before["community"] is None  # no communities built yet
+        none = client.get("/v1/graph/communities")
+        assert none.status_code == 409 and none.json()["error"]["code"] == "graph_not_built"
+        assert client.get("/v1/graph/communities/0").status_code == 409
+        graphed.build_communities(CommunitySettings(min_mentions=1))
+        listed = client.get("/v1/graph/communities").json()
+        assert listed["content_trust"] == "untrusted" and listed["level"] is None
+        assert listed["build"]["levels"][0]["disconnected"] == 0
+        members = [c["members"] for c in listed["communities"]]
+        assert any({"ibm", "zurich"} <= set(m) for m in members)
+        level0 = client.get("/v1/graph/communities", params={"level": 0}).json()
+        assert {c["level"] for c in level0["communities"]} == {0}
+        assert all(c["report"]["title"] for c in level0["communities"])
+        found = client.get("/v1/graph/neighbourhood/Zurich").json()
+        community = found["community"]
+        assert "zurich" in community["members"] and community["title"]
+        one = client.get(f"/v1/graph/communities/{community['id']}").json()
+        assert one["community"]["id"] == community["id"]
+        assert one["community"]["report"]["title"] == community["title"]
+        assert one["citations"] and [c["number"] for c in one["citations"]] == list(
+            range(1, len(one["citations"]) + 1)
+        )
+        for citation in one["citations"]:
+            text = client.get(f"/v1/documents/{citation['document_id']}").json()["content"]
+            assert text[citation["char_start"] : citation["char_end"]] == citation["quote"]
+            assert citation["source"] == "docs/lab.md"
+        missing = client.get("/v1/graph/communities/999")
+        assert missing.status_code == 404
+        assert missing.json()["error"]["code"] == "unknown_community"
+        for bad in ("/v1/graph/communities/abc", "/v1/graph/communities?level=-1"):
+            refused = client.get(bad)
+            assert refused.status_code == 422 and "Traceback" not in refused.text
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
-def test_the_entity_view_in_a_browser(graphed: Index) -> None:
+def test_the_entity_view_in_a_browser(clustered: Index) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     expect.set_options(timeout=TIMEOUT_MS)
     page_errors: list[str] = []
-    with serve(graphed) as url, sync_playwright() as playwright:
+    with serve(clustered) as url, sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
         )
@@ -96,8 +142,32 @@ def test_the_entity_view_in_a_browser(graphed: Index) -> None:
         assert names[0] == "Angela Merkel" and {"Berlin", "Barack Obama", "Paris"} <= set(names)
         assert graph.locator("line.edge").count() >= len(names) - 1
         expect(page.locator("#entity-sites li")).to_have_count(2)
+        # Its community beside the neighbourhood: the members drawn, the entity marked.
+        community = page.locator("#entity-community")
+        expect(community).to_be_visible()
+        expected = clustered.entity_community("angela merkel")
+        assert expected is not None
+        drawn = community.locator("g.node")
+        expect(drawn).to_have_count(expected.community.size)
+        assert set(drawn.locator("text").all_text_contents()) == set(expected.community.members)
+        expect(community.locator('g.node.center[data-key="angela merkel"]')).to_have_count(1)
+        view = clustered.community(expected.community.id)
+        assert view is not None and view.report is not None
+        expect(page.locator("#community-title")).to_contain_text(view.report.report.title)
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "entity-view.png"), full_page=True)
+
+        # The community's report: each point opens its document at the cited span.
+        page.get_by_role("button", name="Open the community report").click()
+        points = page.locator("#community-report li button")
+        expect(points).to_have_count(len(view.citations))
+        page.screenshot(path=str(ARTIFACTS / "entity-view-community.png"), full_page=True)
+        points.first.click()
+        dialog = page.get_by_role("dialog")
+        expect(dialog).to_be_visible()
+        expect(dialog.locator("h2")).to_have_text(view.citations[0].source)
+        expect(dialog.locator("mark.cited")).to_have_text(view.citations[0].quote)
+        page.keyboard.press("Escape")
 
         # A neighbour: the view moves to it and lists the chunks that mention it.
         graph.locator('g.node[data-key="berlin"]').click()

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from ragwright import Index
 from ragwright.cli import app
 from ragwright.errors import ConfigError, EmbeddingSpaceMismatch
-from ragwright.models import EmbeddingSpace
+from ragwright.models import Arm, EmbeddingSpace
 from ragwright.pipeline.evaluate import (
     Aggregate,
     Chunking,
@@ -672,3 +672,30 @@ def test_eval_in_auto_mode_routes_each_query_and_builds_the_graph(dataset: Path)
     assert graph["configs"][0]["modes_run"] == {"graph": 1}
     shown = runner.invoke(app, ["eval", str(dataset), "--embedder", "hashing:64", "--mode", "auto"])
     assert shown.exit_code == 0 and "auto (graph 1)" in shown.output
+
+
+def test_eval_in_global_mode_builds_the_communities_once_and_counts_the_route(
+    dataset: Path,
+) -> None:
+    """`eval --mode global` measures `search --mode global`: the cached index gets its graph
+    and its communities with their reports on the first run, keeps them, and the report says
+    every query ran global search."""
+    dataset = write_entity_dataset(dataset.parent / "entities")
+    out = invoke_json(str(dataset), "--embedder", "hashing:64", "--mode", "global")
+    (config,) = out["configs"]
+    assert config["mode"] == "global" and config["modes_run"] == {"global": 1}
+    directory = Path(config["index"]["directory"])
+    with Index(directory, embedder=HashingEmbedder(64), create=False) as index:
+        build = index.community_build()
+        assert build is not None and index.communities()
+        hits = index.search("Which river flows through Warsaw?", mode="global")
+    assert hits and all(hit.arms == frozenset({Arm.GLOBAL}) for hit in hits)
+    assert config["metrics"]["recall_at_10"] > 0
+    again = invoke_json(str(dataset), "--embedder", "hashing:64", "--mode", "global")
+    assert again["configs"][0]["metrics"] == config["metrics"]
+    with Index(directory, embedder=HashingEmbedder(64), create=False) as index:
+        assert index.community_build() == build  # kept, not built again
+    shown = runner.invoke(
+        app, ["eval", str(dataset), "--embedder", "hashing:64", "--mode", "global"]
+    )
+    assert shown.exit_code == 0 and "global" in shown.output

@@ -17,6 +17,7 @@ from cli_helpers import runner
 from ragwright import Index
 from ragwright.cli import app
 from ragwright.errors import MissingDependencyError, RegistryError
+from ragwright.graph.community_model import CommunitySettings
 from ragwright.graph.registry import create_extractor
 from ragwright.mcp_server import build_server
 from ragwright.mcp_server.results import UNTRUSTED_NOTICE
@@ -154,3 +155,39 @@ def test_mcp_graph_tools_mark_author_text_untrusted(graph_index: Index) -> None:
     assert site["text"]["kind"] == "untrusted_document_text"
     assert site["source"]["text"].endswith("summit.md")
     assert missing.is_error and "no entity 'Atlantis'" in missing.content[0].text
+
+
+def test_mcp_community_tools_cite_exact_spans_and_say_what_is_missing(
+    graph_index: Index,
+) -> None:
+    async def calls(*requests: tuple[str, dict[str, Any]]) -> list[Any]:
+        async with Client(build_server(graph_index)) as client:
+            return [await client.call_tool(name, arguments) for name, arguments in requests]
+
+    (before,) = anyio.run(calls, ("graph_communities", {}))
+    assert before.is_error and "no communities" in before.content[0].text
+    graph_index.build_communities(CommunitySettings(min_mentions=1))
+    listed, level0, missing, bad = anyio.run(
+        calls,
+        ("graph_communities", {}),
+        ("graph_communities", {"level": 0}),
+        ("graph_community", {"community_id": 999}),
+        ("graph_community", {"community_id": -1}),
+    )
+    found = listed.structured_content
+    assert found["notice"] == UNTRUSTED_NOTICE and found["levels"][0]["disconnected"] == 0
+    lab = next(
+        c for c in found["communities"] if {"ibm", "zurich"} <= {m["text"] for m in c["members"]}
+    )
+    assert lab["title"]["kind"] == "untrusted_document_text" and lab["title"]["text"]
+    assert {c["level"] for c in level0.structured_content["communities"]} == {0}
+    (one,) = anyio.run(calls, ("graph_community", {"community_id": lab["id"]}))
+    report = one.structured_content
+    assert report["community"]["id"] == lab["id"] and report["citations"]
+    for citation in report["citations"]:
+        document = graph_index.document(citation["document_id"])
+        assert document is not None and citation["source"]["text"].endswith("lab.md")
+        span = document.content[citation["char_start"] : citation["char_end"]]
+        assert span == citation["quote"]["text"]
+    assert missing.is_error and "no community 999" in missing.content[0].text
+    assert bad.is_error

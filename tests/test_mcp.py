@@ -96,6 +96,8 @@ def test_tools_are_listed_with_bounded_input_schemas_and_output_schemas(kb: Inde
         "list_collections",
         "graph_stats",
         "graph_entity",
+        "graph_communities",
+        "graph_community",
     }
     search = tools["search"].input_schema["properties"]
     assert search["query"]["maxLength"] == 4096
@@ -284,7 +286,7 @@ def test_stdio_server_spawned_by_the_sdk_client(index_dir: Path) -> None:
             return tools, found, refused
 
     tools, found, refused = anyio.run(main)
-    assert len(tools.tools) == 8
+    assert len(tools.tools) == 10
     assert plain(found.structured_content["hits"][0]["source"]) == "docs/pets.txt"
     assert refused.is_error and "less than or equal to 100" in refused.content[0].text
 

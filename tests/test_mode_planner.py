@@ -28,9 +28,9 @@ RULES = RulesPlanner()
 @pytest.mark.parametrize(
     ("question", "mode", "cue"),
     [
-        ("What are the main themes of the handbook?", "global", "main themes"),
-        ("Summarize what the documents say about backups.", "global", "Summarize"),
-        ("List all the limits Tidepool enforces.", "global", "List all"),
+        ("What are the main themes of the handbook?", "graph", "main themes"),
+        ("Summarize what the documents say about backups.", "graph", "Summarize"),
+        ("List all the limits Tidepool enforces.", "graph", "List all"),
         ("0-dimensional biomaterials lack inductive properties.", "hybrid", "statement"),
         ("Who is older, Annie Morton or Terry Richardson?", "hybrid", "comparison"),
         ("Are both Cynthia Mort and George Archainbaud American?", "hybrid", "comparison"),
@@ -38,6 +38,14 @@ RULES = RulesPlanner()
         ("Where is the director of Big Stone Gap based?", "graph", "director of Big"),
         ("Tysons Galleria is located in what county?", "graph", "Tysons Galleria"),
         ("How much memory does a host need?", "hybrid", "a lookup"),
+        # Comparisons: alternatives after a colon, names joined by "and" (two things, one
+        # name match), a superlative before "or", a question ending in "Name or Name".
+        ("Which novelist wrote as Walter Ericson: Laura Esquivel or Howard Fast?", "hybrid", ":"),
+        ("Cistus and Stapelianthus are both forms of what?", "hybrid", "both"),
+        ("Which writer has the highest rank Langston Hughes or Ian McEwan", "hybrid", "highest"),
+        ("Who wrote Dune Frank Herbert or Isaac Asimov", "hybrid", "Herbert or Isaac Asimov"),
+        # "and" inside one title with no comparison cue is still a bridge.
+        ("Where is the director of Kiss and Tell based?", "graph", "director of Kiss"),
     ],
 )
 def test_rules_route_by_wording_and_say_which_cue(question: str, mode: str, cue: str) -> None:
@@ -46,10 +54,20 @@ def test_rules_route_by_wording_and_say_which_cue(question: str, mode: str, cue:
     assert cue in route.reason
 
 
-def test_a_yes_no_question_is_never_sent_to_global_search() -> None:
-    route = RULES.route("Do the main themes of the handbook include security?")
+def test_aggregation_goes_where_configured_and_a_yes_no_question_never_to_global() -> None:
+    """Graph by default (it covered more of what aggregate answers need: see rules.py)."""
+    question = "What are the main themes of the handbook?"
+    assert "aggregate_mode graph" in RULES.route(question).reason
+    to_global = RulesPlanner(aggregate_mode="global")
+    assert to_global.route(question) == Route(
+        "global", "aggregation cue 'main themes': a question about the corpus (aggregate_mode "
+        "global)"
+    )  # fmt: skip
+    route = to_global.route("Do the main themes of the handbook include security?")
     assert route.mode != "global"
     assert "yes/no: never global" in route.reason
+    with pytest.raises(ConfigError, match="aggregate_mode"):
+        RulesPlanner(aggregate_mode="bm25")
 
 
 def test_comparisons_go_where_configured() -> None:
@@ -76,6 +94,10 @@ def test_dispatch_runs_what_the_index_can_and_says_why_it_fell_back() -> None:
 def test_planner_settings_come_from_the_planner_table() -> None:
     config = Config({"planner": {"classifier": "llm", "comparison_mode": "graph"}})
     assert PlannerSettings.from_config(config) == PlannerSettings("llm", "graph")
+    chosen = Config({"planner": {"aggregate_mode": "global"}})
+    assert PlannerSettings.from_config(chosen).aggregate_mode == "global"
+    with pytest.raises(ConfigError, match="aggregate_mode must be one of hybrid, graph, global"):
+        PlannerSettings.from_config(Config({"planner": {"aggregate_mode": "bm25"}}))
     with pytest.raises(ConfigError, match="unknown setting classifer"):
         PlannerSettings.from_config(Config({"planner": {"classifer": "llm"}}))
     with pytest.raises(ConfigError, match="classifier must be one of rules, llm"):

@@ -62,6 +62,7 @@ from ragwright.models import (
 from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
 from ragwright.pipeline.communities import CommunityWorkflow, ReportsMade
+from ragwright.pipeline.community_view import CommunityView, community_view, entity_community
 from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.pipeline.filter_fields import missing_fields_warning
 from ragwright.pipeline.folder_source import FolderSourceSync
@@ -88,6 +89,7 @@ from ragwright.pipeline.retrieval import Retriever
 from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
 from ragwright.pipeline.source_sync import BATCH_DOCUMENTS, SourceSync
 from ragwright.planner import Capabilities, LLMPlanner, RulesPlanner, dispatch, requested
+from ragwright.planner.capabilities import CapabilityCache
 from ragwright.planner.settings import PlannerSettings
 from ragwright.ports import (
     LLM,
@@ -229,6 +231,7 @@ class Index:
         self.planner_settings = PlannerSettings.from_config(config or Config())
         self._planner = planner
         self._global_retriever: GlobalRetriever | None = None
+        self._capability_cache = CapabilityCache(self._graph, self._store)
 
     def close(self) -> None:
         if self._llm_records is not None:
@@ -791,6 +794,17 @@ class Index:
     def communities(self, level: int | None = None) -> list[StoredCommunity]:
         return self.community_workflow().communities(level)
 
+    def community(self, community_id: int) -> CommunityView | None:
+        """One community with its report, each point cited to its exact document span (see
+        `ragwright.pipeline.community_view`); None when there is no such community."""
+        return community_view(self.community_workflow(), self._store, community_id)
+
+    def entity_community(self, key: str) -> StoredCommunity | None:
+        """The finest community holding the entity ``key``; None without communities."""
+        if not isinstance(self._store, CommunityStore):
+            return None
+        return entity_community(self.community_workflow(), key)
+
     def community_build(self) -> CommunityBuild | None:
         """The stored build's stats (level sizes, shares, modularity); None before one."""
         return self.community_workflow().store.community_build()
@@ -983,16 +997,16 @@ class Index:
     def _mode_planner(self, session: LLMSession | None) -> ModePlanner:
         if self._planner is not None:
             return self._planner
-        rules = RulesPlanner(comparison_mode=self.planner_settings.comparison_mode)
+        settings = self.planner_settings
+        rules = RulesPlanner(
+            comparison_mode=settings.comparison_mode, aggregate_mode=settings.aggregate_mode
+        )
         if self.planner_settings.classifier == "llm":
             return LLMPlanner((session or self.llm_session("request")).llm, fallback=rules)
         return rules
 
     def _capabilities(self) -> Capabilities:
-        graph = self._graph is not None and self._graph.graph_snapshot().chunk_count > 0
-        store = self._store
-        communities = isinstance(store, CommunityStore) and store.community_build() is not None
-        return Capabilities(graph=graph, global_search=communities)
+        return self._capability_cache.current()
 
     def _route(self, question: str, mode: SearchMode | str, session: LLMSession | None) -> Route:
         chosen = SearchRequest().but(mode=mode).mode

@@ -228,9 +228,11 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
         return CollectionsResult(collections=names, default=kb.get().collection)
 
     # Imported here: the graph tools use this module's shared field types and helpers.
+    from ragwright.mcp_server.community_tools import register_community_tools
     from ragwright.mcp_server.graph_tools import register_graph_tools
 
     register_graph_tools(server, kb.get)
+    register_community_tools(server, kb.get)
     return server
 
 

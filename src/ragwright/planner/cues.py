@@ -25,11 +25,14 @@ AGGREGATION = re.compile(
     r"|\bhow many (documents?|policies|sources?|files?)\b|\bwhich (documents?|files?|policies)\b",
     re.IGNORECASE,
 )
-#: Two things set side by side: "X or Y?", "both", "the same", "older", "first", "more … than".
+#: Two things set side by side: "…, X or Y?", "…: X or Y?", "both", "the same", "older",
+#: "highest … or", a question ending in two names joined by "or".
 COMPARISON = re.compile(
-    r",\s*[^,?]+\bor\b[^?]+\?\s*$|\bboth\b|\bthe same\b|\bin common\b|\bdifferent\b"
+    r"[,:]\s*[^,:?]+\bor\b[^?]+\?\s*$|\bboth\b|\bthe same\b|\bin common\b|\bdifferent\b"
     r"|\b(older|younger|earlier|later|first|longer|shorter|larger|smaller|bigger|taller|"
-    r"higher|lower|more|fewer|less|most|least|farther|closer)\b.*\bor\b"
+    r"higher|lower|more|fewer|less|most|least|farther|closer|"
+    r"highest|lowest|largest|smallest|biggest|greatest|oldest|youngest|earliest|latest)\b.*\bor\b"
+    r"|(?-i:\b[A-Z][\w'’.-]*\s+or\s+(the\s+)?[A-Z][\w'’.-]*(\s+[A-Z][\w'’.-]*)*\s*\??\s*$)"
     r"|\bcompared? (to|with)\b|\bcomparison\b|\bwhich (one|of the two)\b",
     re.IGNORECASE,
 )
@@ -80,6 +83,12 @@ def names(question: str) -> list[str]:
         if text:
             found.append(text.strip('"“”'))
     return found
+
+
+def things(found: list[str]) -> int:
+    """How many things ``found`` names: "Skin Yard and Ostava" is one match of the name
+    pattern (it joins over "and") but two things side by side."""
+    return sum(1 + name.count(" and ") for name in found)
 
 
 def cue(pattern: re.Pattern[str], question: str) -> str | None:

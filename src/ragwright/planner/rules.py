@@ -1,11 +1,13 @@
 """`RulesPlanner`: the offline mode planner, from the question's wording alone.
 
 In order: an aggregation cue ("main themes", "summarize", "list all") sends a question that is
-not yes/no to global search; a statement or keyword query (no question form) is a lookup, for
-hybrid; a comparison ("X or Y?", "both", "the same") goes to ``comparison_mode``; bridge
-phrasing ("the woman who portrayed …", "the director of Kiss and Tell") or two or more names
-go to graph search; anything else is a lookup, for hybrid. Yes/no questions are never sent to
-global search: global search over reports was measured to answer "yes" to nearly all of them.
+not yes/no to ``aggregate_mode`` (graph by measurement, hybrid, or global search); a statement or
+keyword query (no question form) is a lookup, for hybrid; a comparison ("…, X or Y?",
+"…: X or Y?", "both", "the same", with two things named: "Cistus and Stapelianthus" counts
+as two) goes to ``comparison_mode``; bridge phrasing ("the woman who portrayed …", "the
+director of Kiss and Tell") or two or more names go to graph search; anything else is a
+lookup, for hybrid. Yes/no questions are never sent to global search: global search over
+reports was measured to answer "yes" to nearly all of them.
 """
 
 from __future__ import annotations
@@ -18,6 +20,13 @@ from ragwright.planner import cues
 PLANNED_MODES = ("hybrid", "graph", "global")
 #: Comparisons go here: measured on the routing set's dev half (benchmarks/routing.py).
 DEFAULT_COMPARISON_MODE = "hybrid"
+#: Aggregation questions go here: measured on the routing set's aggregate dev half
+#: (benchmarks/aggregate_coverage.py, the default spaCy graph), the share of the documents a
+#: complete answer needs among the first 5 hits was 0.810 in graph mode, 0.789 in hybrid and
+#: 0.104 in global search (whose reports cover few documents); an index without a graph runs
+#: them as hybrid (the dispatch). ``global`` sends them to global search.
+DEFAULT_AGGREGATE_MODE = "graph"
+AGGREGATE_MODES = ("hybrid", "graph", "global")
 #: Names a question needs to go to graph search (1 beat 2 on the dev half: bridge 0.864 vs 0.571).
 DEFAULT_MIN_NAMES = 1
 
@@ -31,10 +40,16 @@ class RulesPlanner:
         self,
         *,
         comparison_mode: str = DEFAULT_COMPARISON_MODE,
+        aggregate_mode: str = DEFAULT_AGGREGATE_MODE,
         min_names: int = DEFAULT_MIN_NAMES,
     ) -> None:
         if comparison_mode not in ("hybrid", "graph"):
             raise ConfigError(f"comparison_mode must be hybrid or graph, got {comparison_mode!r}")
+        if aggregate_mode not in AGGREGATE_MODES:
+            raise ConfigError(
+                f"aggregate_mode must be hybrid, graph or global, got {aggregate_mode!r}"
+            )
+        self.aggregate_mode = aggregate_mode
         if min_names < 1:
             raise ConfigError(f"min_names must be at least 1, got {min_names!r}")
         self.comparison_mode = comparison_mode
@@ -47,7 +62,11 @@ class RulesPlanner:
         yes_no = cues.is_yes_no(text)
         aggregation = cues.cue(cues.AGGREGATION, text)
         if aggregation is not None and not yes_no:
-            return Route("global", f"aggregation cue {aggregation!r}: a question about the corpus")
+            return Route(
+                self.aggregate_mode,
+                f"aggregation cue {aggregation!r}: a question about the corpus "
+                f"(aggregate_mode {self.aggregate_mode})",
+            )
         aside = (
             f" (aggregation cue {aggregation!r}, but yes/no: never global)" if aggregation else ""
         )
@@ -55,7 +74,7 @@ class RulesPlanner:
             return Route("hybrid", f"a statement or keyword query: a lookup{aside}")
         found = cues.names(text)
         comparison = cues.cue(cues.COMPARISON, text)
-        if comparison is not None and (len(found) >= 2 or yes_no):
+        if comparison is not None and (cues.things(found) >= 2 or yes_no):
             return Route(self.comparison_mode, f"comparison cue {comparison!r}{aside}")
         bridge = cues.cue(cues.BRIDGE, text) or cues.cue(cues.OF_NAME, text)
         if bridge is not None:

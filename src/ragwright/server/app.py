@@ -36,7 +36,7 @@ from ragwright.server.keys import Scope as KeyScope
 from ragwright.server.limits import BodyLimit
 from ragwright.server.origin import CrossSiteGuard, is_loopback
 from ragwright.server.problems import UnexpectedErrors, install_handlers
-from ragwright.server.routes import documents, graph, graph_view, meta, search, sync
+from ragwright.server.routes import communities, documents, graph, graph_view, meta, search, sync
 from ragwright.server.routes import federation as federation_routes
 from ragwright.server.routes._deps import read_key
 from ragwright.server.settings import ServerSettings
@@ -104,7 +104,8 @@ def create_app(
     app.state.uploader = uploader
     app.state.sync_status = sync_status
     install_handlers(app)
-    for router in (search.router, documents.router, graph.router, graph_view.router, meta.router):
+    routers = (search.router, documents.router, graph.router, graph_view.router, communities.router)
+    for router in (*routers, meta.router):
         app.include_router(router, prefix=API)
         scoped = [Depends(read_key), Depends(_collection)]
         app.include_router(router, prefix=COLLECTION_API, dependencies=scoped)

@@ -195,3 +195,23 @@ class CommunityContract:
     def test_a_new_document_naming_no_member_marks_nothing(self, clustered: Any) -> None:
         clustered.write([graph_write("rome.md", ["Rome is old."])])
         assert not any(s.dirty for s in clustered.communities())
+
+    def test_a_mention_of_a_key_merged_into_a_member_marks_its_communities(
+        self, store: Any
+    ) -> None:
+        """The graph reads ``rome`` merged with ``paris`` as one entity under ``paris``, the
+        key a build lists: a mention of ``rome`` changes that entity's facts."""
+        store.write([graph_write("rome.md", ["Rome is old."])])
+        store.merge_entities("paris", "rome")
+        store.replace_communities(community_build(store.graph_version()))
+        store.write([graph_write("more-rome.md", ["Rome is sunny."])])
+        assert {s.community.id for s in store.communities() if s.dirty} == {2}
+        store.replace_communities(community_build(store.graph_version()))
+        rome = make_document("rome.md", ["Rome is old."])[0]
+        assert store.delete_many([rome.id]) == 1
+        assert {s.community.id for s in store.communities() if s.dirty} == {2}
+        # A rebuild after an unmerge lists no alias: rome is its own entity again.
+        store.unmerge_entities("paris", "rome")
+        store.replace_communities(community_build(store.graph_version()))
+        store.write([graph_write("rome-again.md", ["Rome is far."])])
+        assert not any(s.dirty for s in store.communities())

@@ -173,13 +173,24 @@ def build_or_reuse_index(
     return _with_graph(EvalIndex(cached.info(reused=False), index), config)
 
 
+#: The modes that read the entity graph, and those that read its communities' reports (auto
+#: may route to either).
+_GRAPH_MODES = (SearchMode.GRAPH, SearchMode.GLOBAL, SearchMode.AUTO)
+_COMMUNITY_MODES = (SearchMode.GLOBAL, SearchMode.AUTO)
+
+
 def _with_graph(built: EvalIndex, config: EvalConfig) -> EvalIndex:
-    """For graph (and auto) mode, the index with its entity graph: extracted (with the index's
-    extractor, spaCy by default) for the chunks that have no facts yet, so a cached index is
-    extracted once and a complete graph costs nothing the next time."""
-    if config.search.mode in (SearchMode.GRAPH, SearchMode.AUTO):  # auto may route to graph
+    """For graph, global and auto mode, the index with its entity graph: extracted (with the
+    index's extractor, spaCy by default) for the chunks that have no facts yet, so a cached
+    index is extracted once and a complete graph costs nothing the next time. For global and
+    auto, also its communities and their extractive reports, built once (`graph communities
+    --rebuild` with the default settings) and kept in the cached index after."""
+    mode = config.search.mode
+    if mode in _GRAPH_MODES:
         try:
             built.index.build_graph()
+            if mode in _COMMUNITY_MODES and built.index.community_build() is None:
+                built.index.build_communities()
         except BaseException:
             built.index.close()
             raise

@@ -1,5 +1,6 @@
 """What the web page's entity view reads: entity look-up by name, and one entity's
-neighbourhood (its heaviest neighbours, the edges among them, the chunks that mention it)."""
+neighbourhood (its heaviest neighbours, the edges among them, the chunks that mention it, and
+the finest community that holds it)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from ragwright.graph.community_model import StoredCommunity
 from ragwright.graph.neighbourhood import MAX_NEIGHBOURS, Neighbourhood
 from ragwright.graph.shapes import entity_json
+from ragwright.index import Index
 from ragwright.server.problems import ApiError
 from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadKey
 from ragwright.surface_limits import MAX_QUERY_CHARS
@@ -53,7 +56,26 @@ def neighbourhood(
     found = index.neighbourhood(_checked(name, "an entity name"), limit=limit, max_sites=max_sites)
     if found is None:
         raise ApiError(404, "unknown_entity", f"no entity {name!r} in the graph")
-    return {**neighbourhood_json(found), **UNTRUSTED}
+    community = index.entity_community(found.entity.key)
+    return {**neighbourhood_json(found), "community": _community(index, community), **UNTRUSTED}
+
+
+def _community(index: Index, stored: StoredCommunity | None) -> dict[str, Any] | None:
+    """The entity's finest community, with its stored report's title (the page opens the
+    report, made again first if dirty, at ``/v1/graph/communities/{id}``); None without
+    communities."""
+    if stored is None:
+        return None
+    reports = index.community_workflow().reports("extractive")  # as stored: no work here
+    report = next((r for r in reports if r.report.community == stored.community.id), None)
+    return {
+        "id": stored.community.id,
+        "level": stored.community.level,
+        "size": stored.community.size,
+        "dirty": stored.dirty,
+        "title": report.report.title if report is not None else "",
+        "members": list(stored.community.members),
+    }
 
 
 def neighbourhood_json(found: Neighbourhood) -> dict[str, Any]:

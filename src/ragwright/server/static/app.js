@@ -462,12 +462,90 @@ function showSites(entity) {
   }
 }
 
+// The entity's community beside its neighbourhood: its members on a circle (the entity
+// highlighted, those also among the neighbours marked), its report's title, and on demand
+// the report's points, each opening its document at the cited span.
+const MAX_MEMBERS = 24;
+
+function drawCommunity(data) {
+  const section = $("entity-community");
+  const community = data.community;
+  $("community-report").replaceChildren();
+  $("community-report").hidden = true;
+  if (!community) {
+    section.hidden = true;
+    return;
+  }
+  section.hidden = false;
+  section.dataset.community = community.id;
+  $("community-title").textContent = `${community.id}: ${community.title || "(no report yet)"}`;
+  const shown = community.members.slice(0, MAX_MEMBERS);
+  $("community-meta").textContent =
+    `level ${community.level} · ${community.size} member${community.size === 1 ? "" : "s"}` +
+    (community.members.length > shown.length ? ` · the first ${shown.length} drawn` : "") +
+    (community.dirty ? " · changed since it was built" : "");
+  const svg = $("community-graph");
+  svg.replaceChildren($("community-graph-title") || svgElement("title", {}));
+  const near = new Set(data.nodes.map((n) => n.key));
+  const [width, height] = [640, 300];
+  const radius = Math.min(width, height) / 2 - 40;
+  shown.forEach((key, i) => {
+    const angle = -Math.PI / 2 + (2 * Math.PI * i) / Math.max(shown.length, 1);
+    const [x, y] = shown.length === 1 ? [width / 2, height / 2]
+      : [width / 2 + radius * 1.6 * Math.cos(angle), height / 2 + radius * Math.sin(angle)];
+    const kind = key === data.entity.key ? "center" : near.has(key) ? "near" : "member";
+    const group = svgElement("g", {
+      class: `node ${kind}`, tabindex: 0, role: "button", "data-key": key,
+      transform: `translate(${x.toFixed(1)},${y.toFixed(1)})`,
+    });
+    group.setAttribute("aria-label", `${key}, member of community ${community.id}`);
+    group.append(svgElement("circle", { r: kind === "center" ? 12 : 8 }));
+    const label = svgElement("text", { y: 22, "text-anchor": "middle" });
+    label.textContent = key;
+    group.append(label);
+    const open = () => showEntity(key);
+    group.addEventListener("click", open);
+    group.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" || event.key === " ") {
+        event.preventDefault();
+        open();
+      }
+    });
+    svg.append(group);
+  });
+}
+
+async function showCommunityReport() {
+  const id = $("entity-community").dataset.community;
+  const list = $("community-report");
+  try {
+    const data = await api(scoped(`/v1/graph/communities/${encodeURIComponent(id)}`));
+    list.replaceChildren();
+    for (const citation of data.citations) {
+      const item = element("li", undefined, "site");
+      const open = element("button", `[${citation.number}] ${citation.source}`, "link source");
+      open.type = "button";
+      open.dataset.chunk = citation.chunk_id;
+      open.addEventListener("click", () =>
+        openDocument(citation.document_id, citation.char_start, citation.char_end, open));
+      item.append(open, " ", element("q", citation.quote));
+      list.append(item);
+    }
+    list.hidden = false;
+  } catch (error) {
+    $("entity-status").textContent = `Error: ${error.message}`;
+  }
+}
+
+$("community-open").addEventListener("click", showCommunityReport);
+
 async function showEntity(name) {
   const status = $("entity-status");
   status.textContent = "Loading…";
   try {
     const data = await api(scoped(`/v1/graph/neighbourhood/${encodeURIComponent(name)}?limit=12`));
     drawNeighbourhood(data);
+    drawCommunity(data);
     showSites(data.entity);
     $("entity-query").value = data.entity.name;
     status.textContent = "";

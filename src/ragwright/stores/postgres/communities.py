@@ -14,7 +14,8 @@ from ragwright.graph.community_model import (
     build_summary,
     summary_build,
 )
-from ragwright.stores.community_rows import grouped_communities
+from ragwright.stores.community_rows import alias_rows, grouped_communities
+from ragwright.stores.graph_snapshot import current_merges
 from ragwright.stores.postgres.database import SchemaDatabase
 
 if TYPE_CHECKING:
@@ -55,6 +56,14 @@ class PostgresCommunities:
                     sql("INSERT INTO {s}.graph_community_members(community, key) VALUES (%s, %s)"),
                     [(c.id, key) for c in build.communities for key in c.members],
                 )
+                decisions = conn.execute(
+                    sql("SELECT source, target, decision FROM {s}.graph_decisions ORDER BY id")
+                ).fetchall()
+                cursor.executemany(
+                    sql("INSERT INTO {s}.graph_community_aliases(community, key) "
+                        "VALUES (%s, %s)"),
+                    alias_rows(build.communities, current_merges(decisions)),
+                )  # fmt: skip
             conn.execute(
                 sql("INSERT INTO {s}.graph_community_builds(id, summary) VALUES (1, %s) "
                     "ON CONFLICT (id) DO UPDATE SET summary = excluded.summary, built_at = now()"),

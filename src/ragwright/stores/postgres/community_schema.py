@@ -63,13 +63,45 @@ CREATE OR REPLACE TRIGGER graph_community_mention AFTER INSERT OR DELETE ON {s}.
 """
 
 
+#: ``graph_community_aliases``: the keys merged with a member that are not members themselves
+#: (written with the communities, `community_rows.alias_rows`). The graph reads a merge group
+#: as one entity under one of its keys, so a mention of another key of the group changes that
+#: member's facts: the trigger marks the communities of both.
+ALIAS_DDL = """
+CREATE TABLE IF NOT EXISTS {s}.graph_community_aliases (
+    community integer NOT NULL REFERENCES {s}.graph_communities(id) ON DELETE CASCADE,
+    key       text COLLATE "C" NOT NULL,
+    PRIMARY KEY (community, key)
+);
+CREATE INDEX IF NOT EXISTS graph_community_aliases_key ON {s}.graph_community_aliases (key);
+CREATE OR REPLACE FUNCTION {s}.graph_community_mark() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    changed text := CASE WHEN TG_OP = 'DELETE' THEN OLD.key ELSE NEW.key END;
+BEGIN
+    UPDATE {s}.graph_communities SET dirty = true WHERE NOT dirty
+        AND id IN (SELECT community FROM {s}.graph_community_members WHERE key = changed
+                   UNION ALL
+                   SELECT community FROM {s}.graph_community_aliases WHERE key = changed);
+    UPDATE {s}.graph_community_reports SET dirty = true WHERE NOT dirty
+        AND community IN (SELECT community FROM {s}.graph_community_members WHERE key = changed
+                          UNION ALL
+                          SELECT community FROM {s}.graph_community_aliases
+                          WHERE key = changed);
+    RETURN NULL;
+END
+$$;
+"""
+
+
 def ensure_community_schema(db: SchemaDatabase, conn: Connection[Any]) -> None:
-    """Add the community tables to the collection if it has none yet (in ``conn``'s
-    transaction, under the schema lock, so concurrent openers do it once)."""
-    found = conn.execute(
-        "SELECT to_regclass(%s)", (f"{db.schema}.graph_community_reports",)
-    ).fetchone()
-    if found is not None and found[0] is not None:
-        return
-    lock_schema(conn, db.schema)
-    conn.execute(db.sql(COMMUNITY_DDL))
+    """Add the community tables, then the alias table, to the collection where they are
+    missing (in ``conn``'s transaction, under the schema lock, so concurrent openers do it
+    once)."""
+    tables = (("graph_community_reports", COMMUNITY_DDL), ("graph_community_aliases", ALIAS_DDL))
+    for table, ddl in tables:
+        found = conn.execute("SELECT to_regclass(%s)", (f"{db.schema}.{table}",)).fetchone()
+        if found is not None and found[0] is not None:
+            continue
+        lock_schema(conn, db.schema)
+        conn.execute(db.sql(ddl))

@@ -13,7 +13,8 @@ from ragwright.graph.community_model import (
     build_summary,
     summary_build,
 )
-from ragwright.stores.community_rows import grouped_communities
+from ragwright.stores.community_rows import alias_rows, grouped_communities
+from ragwright.stores.graph_snapshot import current_merges
 from ragwright.stores.sqlite.database import Database
 
 #: Bumped by every write of communities or reports; dirty flags change only with the facts,
@@ -27,6 +28,9 @@ _VERSION = (
     "(SELECT value FROM meta WHERE key = 'community_version')"
 )
 
+_DECISIONS = "SELECT source, target, decision FROM graph_decisions ORDER BY id"
+_ALIASES = "graph_community_aliases"
+
 
 class SQLiteCommunities:
     _db: Database
@@ -37,7 +41,8 @@ class SQLiteCommunities:
 
     def replace_communities(self, build: CommunityBuild) -> None:
         with self._db.transaction() as db:
-            for table in ("graph_community_reports", "graph_community_members"):
+            tables = ("graph_community_reports", "graph_community_members", _ALIASES)
+            for table in tables:
                 db.execute(f"DELETE FROM {table}")
             db.execute("DELETE FROM graph_communities")
             db.executemany(
@@ -47,6 +52,11 @@ class SQLiteCommunities:
             db.executemany(
                 "INSERT INTO graph_community_members(community, key) VALUES (?, ?)",
                 [(c.id, key) for c in build.communities for key in c.members],
+            )
+            decisions = db.execute(_DECISIONS).fetchall()
+            db.executemany(
+                f"INSERT INTO {_ALIASES}(community, key) VALUES (?, ?)",
+                alias_rows(build.communities, current_merges(decisions)),
             )
             db.execute(
                 "INSERT OR REPLACE INTO graph_community_builds(id, summary) VALUES (1, ?)",

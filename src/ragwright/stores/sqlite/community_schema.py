@@ -63,3 +63,31 @@ END;
 INSERT OR REPLACE INTO meta(key, value) VALUES ('feature_communities', '1');
 COMMIT;
 """
+
+#: ``graph_community_aliases``: the keys merged with a member that are not members themselves
+#: (written with the communities, `community_rows.alias_rows`). The graph reads a merge group
+#: as one entity under one of its keys, so a mention of another key of the group changes that
+#: member's facts: these triggers mark its communities dirty as the members' triggers do.
+ALIAS_DDL = """
+BEGIN;
+CREATE TABLE IF NOT EXISTS graph_community_aliases (
+    community INTEGER NOT NULL REFERENCES graph_communities(id) ON DELETE CASCADE,
+    key       TEXT NOT NULL,
+    PRIMARY KEY (community, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS graph_community_aliases_key ON graph_community_aliases(key);
+CREATE TRIGGER IF NOT EXISTS graph_community_alias_add AFTER INSERT ON graph_mentions BEGIN
+    UPDATE graph_communities SET dirty = 1 WHERE dirty = 0
+        AND id IN (SELECT community FROM graph_community_aliases WHERE key = new.key);
+    UPDATE graph_community_reports SET dirty = 1 WHERE dirty = 0
+        AND community IN (SELECT community FROM graph_community_aliases WHERE key = new.key);
+END;
+CREATE TRIGGER IF NOT EXISTS graph_community_alias_remove AFTER DELETE ON graph_mentions BEGIN
+    UPDATE graph_communities SET dirty = 1 WHERE dirty = 0
+        AND id IN (SELECT community FROM graph_community_aliases WHERE key = old.key);
+    UPDATE graph_community_reports SET dirty = 1 WHERE dirty = 0
+        AND community IN (SELECT community FROM graph_community_aliases WHERE key = old.key);
+END;
+INSERT OR REPLACE INTO meta(key, value) VALUES ('feature_community_aliases', '1');
+COMMIT;
+"""

@@ -25,7 +25,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
-from ragwright.stores.sqlite.community_schema import COMMUNITY_DDL
+from ragwright.stores.sqlite.community_schema import ALIAS_DDL, COMMUNITY_DDL
 from ragwright.stores.sqlite.graph_schema import GRAPH_CHANGES_DDL, GRAPH_DDL
 
 SCHEMA_VERSION = 2
@@ -271,5 +271,6 @@ FEATURES = {
     "feature_graph": GRAPH_DDL,  # the entity graph (graph_schema)
     "feature_communities": COMMUNITY_DDL,  # its communities and reports (after the graph)
     "feature_graph_changes": GRAPH_CHANGES_DDL,  # the graph's change log (after the graph)
+    "feature_community_aliases": ALIAS_DDL,  # merged keys of their members (after those)
     "feature_spaces": SPACES_DDL,
 }
