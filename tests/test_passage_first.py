@@ -11,15 +11,21 @@ import pytest
 from ragwright import ChunkingConfig, Index
 from ragwright.errors import ConfigError, UnsupportedScale
 from ragwright.models import Arm, Hit, Scale
-from ragwright.processors import PassageFirst, SimilarityThreshold, create_result_processor
+from ragwright.processors import PassageFirst, SimilarityThreshold
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.store_contract import make_document
 
 QUESTION = "How long is a transient failure retried?"
 SECTIONS = [
-    (["Settings"], "The pool keeps 8 connections; a failure to connect counts against the pool."),
-    (["Failures"], "A transient failure is run again with backoff for up to 10 seconds."),
-    (["Moving"], "Migrate copies an index between stores and verifies the copy."),
+    (
+        ["PostgreSQL", "Settings"],
+        "The pool keeps 8 connections; a failure to connect counts against the pool.",
+    ),
+    (
+        ["PostgreSQL", "Failures"],
+        "A transient failure is run again with backoff for up to 10 seconds.",
+    ),
+    (["PostgreSQL", "Moving"], "Migrate copies an index between stores and verifies the copy."),
 ]
 
 
@@ -78,28 +84,40 @@ def test_bad_weights_are_refused_when_built(bad: Any) -> None:
         PassageFirst(coverage_weight=bad)
 
 
-def test_through_index_search_by_registry_name(tmp_path: Path) -> None:
-    """A real index of small chunks: retrieval puts the chunk repeating 'failed upload' first;
-    the later chunk of the section "Retries" answers, and its heading is not in its text."""
+def test_search_reorders_its_fused_candidates_as_the_settings_say(tmp_path: Path) -> None:
+    """Index.search runs the step over the fused candidates (the arms' depth, 20 for top 5)
+    before the cut to top_k, with the [search] weights; both weights 0 switch it off."""
     docs = tmp_path / "docs"
     docs.mkdir()
+    sections = [
+        ("Limits", "A failed upload counts against the limit. Each upload holds 100 files."),
+        ("Retries", "Transfers are checked after they end, and their checksums are compared."),
+        ("Retries", "A transfer is retried three times before it is given up for good."),
+        ("Ports", "The upload server listens on port 8443; the status page is on port 8080."),
+        ("Logs", "Upload logs are kept for a week and then deleted."),
+    ]
     (docs / "uploads.md").write_text(
-        "# Uploads\n\n## Upload limits\n\n"
-        "A failed upload counts against the limit. Each upload holds 100 files.\n\n"
-        "## Retries\n\n"
-        "Transfers are checked after they end, and their checksums are compared.\n\n"
-        "A transfer is retried three times before it is given up.\n",
-        encoding="utf-8",
+        "# Uploads\n\n" + "".join(f"## {h}\n\n{t}\n\n" for h, t in sections), encoding="utf-8"
     )
+    question = "How often is a failed upload retried?"
     with Index(tmp_path / "index", embedder=HashingEmbedder()) as index:
-        index.ingest(docs, chunking=ChunkingConfig("recursive", {"size": 100, "overlap": 0}))
-        question = "How often is a failed upload retried?"
-        plain = index.search(question, top_k=5)
-        processed = index.search(
-            question, top_k=5, processors=[create_result_processor("passage_first")]
-        )
-    answer = "retried three times"
-    assert "## Retries" not in next(h.text for h in plain if answer in h.text)
-    assert answer not in plain[0].text  # the precondition: retrieval alone gets it wrong
-    assert answer in processed[0].text
-    assert [h.rank for h in processed] == list(range(1, len(processed) + 1))
+        index.ingest(docs, chunking=ChunkingConfig("recursive", {"size": 90, "overlap": 0}))
+        fused = index.search(question, top_k=20, arm_depth=20, passage_coverage_weight=0.0)
+        off = index.search(question, top_k=5, passage_coverage_weight=0.0)
+        shipped = index.search(question, top_k=5)
+        headed = index.search(question, top_k=5, passage_heading_weight=3.0)
+    ids = lambda hits: [h.chunk.id for h in hits]  # noqa: E731
+    assert ids(off) == ids(fused[:5])
+    assert ids(shipped) == ids(PassageFirst(0.0, 0.3).process(question, fused)[:5])
+    assert ids(headed) == ids(PassageFirst(3.0, 0.3).process(question, fused)[:5])
+    assert ids(headed) != ids(off)  # the step acts here: "Retries" moves up
+    assert "retried three times" in headed[0].text
+    assert [h.rank for h in shipped] == [1, 2, 3, 4, 5]
+
+
+def test_negative_weights_in_the_search_settings_are_refused() -> None:
+    from ragwright.pipeline.search_request import SearchRequest
+
+    with pytest.raises(ConfigError, match=r"\[search\].*passage_coverage_weight"):
+        SearchRequest.from_mapping({"passage_coverage_weight": -1})
+    assert SearchRequest.from_mapping({"passage_heading_weight": 0.5}).passage_heading_weight == 0.5

@@ -25,6 +25,7 @@ from ragwright.pipeline.search_request import (
     arm_depth,
 )
 from ragwright.ports import Embedder, KeywordSearch, Vectors, VectorSearch
+from ragwright.processors.passage_first import PassageFirst
 from ragwright.query import ProcessedQuery, QueryChain, QueryKind, QueryProcessor
 
 __all__ = [
@@ -126,6 +127,9 @@ class Retriever:
             fused = convex_combination(rankings, weights=request.weights)
         else:
             fused = reciprocal_rank_fusion(rankings, k=request.rrf_k, weights=request.weights)
+        if request.passage_coverage_weight or request.passage_heading_weight:
+            step = PassageFirst(request.passage_heading_weight, request.passage_coverage_weight)
+            fused = step.process(query.query, fused)
         return fused[: request.top_k]
 
     def _rankings(

@@ -12,6 +12,9 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
     bm25_weight = 1.0        # each arm's weight in fusion
     vector_weight = 1.0
     arm_depth = 0            # candidates each arm fetches for fusion; 0: max(2·top_k, 20)
+    # the right passage first: the fused candidates reordered before the cut to top_k
+    passage_coverage_weight = 0.3  # bonus for holding the question's rarer words (0: off)
+    passage_heading_weight = 0.0   # bonus for a section heading matching the question
     # mode = "graph": hybrid fused by rank with personalized PageRank over the entity graph
     graph_weight = 1.0       # the graph ranking's weight against hybrid's 1 in rank fusion
     graph_rrf_k = 10         # the k of that fusion
@@ -90,6 +93,8 @@ GRAPH_KEYS = (
     "graph_synonym_weight",
     "graph_tolerance",
 )
+#: The `PassageFirst` step's weights.
+PASSAGE_KEYS = ("passage_coverage_weight", "passage_heading_weight")
 #: The keys of the ``[search]`` table (and of an evaluation configuration's search settings).
 SETTING_KEYS = (
     "mode",
@@ -99,6 +104,7 @@ SETTING_KEYS = (
     "bm25_weight",
     "vector_weight",
     "arm_depth",
+    *PASSAGE_KEYS,
     *GRAPH_KEYS,
 )
 
@@ -125,6 +131,8 @@ class SearchOptions(TypedDict, total=False):
     bm25_weight: float
     vector_weight: float
     arm_depth: int
+    passage_coverage_weight: float
+    passage_heading_weight: float
     graph_weight: float
     graph_rrf_k: int
     graph_keep_top: int
@@ -156,6 +164,10 @@ class SearchRequest:
     vector_weight: float = 1.0
     #: Candidates each arm fetches for fusion (hybrid or multi-query); 0: `arm_depth(top_k)`.
     arm_depth: int = 0
+    #: The `PassageFirst` step over fused candidates (see `ragwright.processors.passage_first`):
+    #: chosen on the docs-qa dev half (benchmarks/evidence.py --sweep); both 0: off.
+    passage_coverage_weight: float = 0.3
+    passage_heading_weight: float = 0.0
     #: Graph mode's settings (see `GraphSettings`, whose fields these are, prefixed).
     graph_weight: float = _GRAPH.weight
     graph_rrf_k: int = _GRAPH.rrf_k
@@ -185,7 +197,7 @@ class SearchRequest:
                 f"arm_depth must be an integer from 0 (the default) to {MAX_TOP_K:,}, "
                 f"got {self.arm_depth!r}"
             )
-        for key in ("bm25_weight", "vector_weight"):
+        for key in ("bm25_weight", "vector_weight", *PASSAGE_KEYS):
             weight = getattr(self, key)
             if not _number(weight) or weight < 0:
                 raise ConfigError(f"{key} must be a number >= 0, got {weight!r}")

@@ -6,9 +6,10 @@ above the one holding the answer: a chunk that repeats the question's most disti
 beats one whose section is about what was asked. Each hit's score is min-max normalized over
 the list, then two bonuses are added:
 
-- **heading**: how well the chunk's section heading (with the headings above it) matches the
-  question's content words (Dice, 0 to 1), times ``heading_weight``. Headings are not indexed
-  with the chunk text, so retrieval never saw them;
+- **heading**: how well the chunk's section headings below the document's title match the
+  question's content words (Dice, 0 to 1), times ``heading_weight``. A later chunk of a
+  section does not hold its heading, so retrieval never saw it; the title is left out because
+  every chunk of the document shares it;
 - **coverage**: the share of the question's content words the chunk's text and headings hold,
   each word weighted by how rare it is among the hits (a word every hit has decides nothing),
   times ``coverage_weight``.
@@ -47,7 +48,7 @@ class PassageFirst:
         spread = high - low or 1.0
         scored = []
         for position, (hit, found) in enumerate(zip(hits, words, strict=True)):
-            heading = dice(question, content_words(" ".join(headings(hit.chunk))))
+            heading = dice(question, content_words(" ".join(headings(hit.chunk)[1:])))
             coverage = sum(w for word, w in weights.items() if word in found) / total
             score = (
                 (hit.score - low) / spread
