@@ -9,7 +9,9 @@ Ingests the set's ``corpus/`` with the default configuration (what ``ragwright i
 into ``--cache-dir`` when given), then for each question of the split runs ``Index.search`` and
 ``Index.ask`` (the extractive engine, offline) as ``ragwright search`` and ``ragwright ask``
 do. Each ``--variant`` is measured in the same run: ``after`` is the default, ``before`` the
-extractive answer without what issue 16 added (a list quoted with its introduction). Figures:
+extractive answer without what issue 16 added; ``lists`` adds a list quoted whole with its
+introduction, ``names`` the abstention on a name no passage mentions, ``after`` the
+``passage_first`` step in search. Figures:
 
 - evidence@1 / evidence@5: the evidence sentence lies inside the first hit / one of the first
   five (answerable questions);
@@ -30,13 +32,33 @@ from collections import defaultdict
 from pathlib import Path
 
 from evidence import open_index, questions
-from ragwright.models import Answer
+from ragwright import Index
+from ragwright.models import Answer, Hit, final_answer
 from ragwright.pipeline.extractive import ExtractiveOptions
 
-VARIANTS = {
-    "after": ExtractiveOptions(),
-    "before": dataclasses.replace(ExtractiveOptions(), max_list_chars=0),
+_NEW = ExtractiveOptions()
+_OLD = dataclasses.replace(_NEW, max_list_chars=0, require_names=False)
+#: What issue 16 added, step by step: (extractive options, passage_first in search).
+VARIANTS: dict[str, tuple[ExtractiveOptions, bool]] = {
+    "before": (_OLD, False),
+    "lists": (dataclasses.replace(_OLD, max_list_chars=_NEW.max_list_chars), False),
+    "names": (_NEW, False),
+    "after": (_NEW, True),
 }
+
+
+def ask(index: Index, question: str, top_k: int, variant: str) -> Answer:
+    """``Index.ask`` as the variant says; without passage_first, the same retrieval (the
+    planner's mode) with the step switched off."""
+    options, passage = VARIANTS[variant]
+    if passage:
+        return index.ask(question, top_k=top_k, options=options)
+    mode = index.plan(question).mode
+
+    def retrieve(query: str) -> list[Hit]:
+        return index.search(query, top_k=top_k, mode=mode, passage_coverage_weight=0.0)
+
+    return final_answer(index.answer_stream(question, retrieve, options=options))
 
 
 def _flat(text: str) -> str:
@@ -62,7 +84,7 @@ def main() -> None:
             figures: dict[str, list[bool]] = defaultdict(list)
             for row in rows:
                 hits = index.search(row["question"], top_k=max(5, args.top_k))
-                answer = index.ask(row["question"], top_k=args.top_k, options=VARIANTS[variant])
+                answer = ask(index, row["question"], args.top_k, variant)
                 _score(row, [_flat(h.text) for h in hits], answer, figures)
                 if args.show:
                     print(f"{row['id']} [{row['kind']}] {row['question']}\n    -> {answer.text}")

@@ -40,7 +40,7 @@ def section_hits(scores: list[float]) -> list[Hit]:
 def test_the_chunk_whose_heading_and_words_match_moves_first() -> None:
     hits = section_hits([1.0, 0.8, 0.2])
     given = list(hits)
-    result = PassageFirst().process(QUESTION, hits)
+    result = PassageFirst(heading_weight=0.3, coverage_weight=0.3).process(QUESTION, hits)
     assert [h.chunk.text for h in result] == [
         SECTIONS[1][1],
         SECTIONS[0][1],
@@ -55,10 +55,16 @@ def test_the_chunk_whose_heading_and_words_match_moves_first() -> None:
 def test_a_large_retrieval_lead_is_kept() -> None:
     """The bonuses reorder close hits; they do not overturn a clear retrieval winner."""
     hits = section_hits([1.0, 0.1, 0.0])
-    assert PassageFirst(0.3, 0.3).process(QUESTION, hits)[0] == replace(
-        PassageFirst(0.3, 0.3).process(QUESTION, hits)[0]
-    )
     assert PassageFirst(0.3, 0.3).process(QUESTION, hits)[0].chunk.text == SECTIONS[0][1]
+
+
+def test_hits_past_the_window_keep_their_order_below_the_reordered_ones() -> None:
+    hits = section_hits([1.0, 0.8, 0.2])
+    result = PassageFirst(0.3, 0.3, window=2).process(QUESTION, hits)
+    assert [h.chunk.text for h in result] == [SECTIONS[1][1], SECTIONS[0][1], SECTIONS[2][1]]
+    assert [h.score for h in result] == sorted((h.score for h in result), reverse=True)
+    with pytest.raises(ConfigError, match="window"):
+        PassageFirst(window=0)
 
 
 def test_without_weights_or_content_words_the_order_is_the_retrieval_order() -> None:

@@ -29,6 +29,19 @@ def content_words(text: str) -> set[str]:
     return {stem(word) for word in found if len(word) > 1 and word not in _QUESTION_WORDS}
 
 
+def names(text: str) -> list[str]:
+    """The names a question mentions: its capitalized words after the first ("Which port does
+    Tidepool use?" names Tidepool), without a possessive ``'s``; "I" and question words are
+    no names."""
+    words = re.findall(r"[A-Za-z][\w'+-]*[\w+]|[A-Z]", text)
+    found = []
+    for word in words[1:]:
+        word = word.removesuffix("'s")
+        if word[0].isupper() and len(word) > 1 and word.lower() not in _QUESTION_WORDS:
+            found.append(word)
+    return found
+
+
 def stem(word: str) -> str:
     if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
         word = word[:-1]

@@ -37,7 +37,7 @@ from ragwright.models import TABLE_HEADER, Answer, Citation, Hit
 from ragwright.pipeline.prose import MAX_LIST_CHARS, prose_sentences
 from ragwright.pipeline.recency import SourceFacts, Strength, overrides
 from ragwright.ports import DocumentLookup, Embedder
-from ragwright.terms import content_words, dice, headings
+from ragwright.terms import content_words, dice, headings, names
 
 NOT_FOUND = "Not found in the sources."
 Floats = npt.NDArray[np.float32]
@@ -72,6 +72,10 @@ class ExtractiveOptions:
     #: Share of the question's content words the retrieved chunks (with their headings) must
     #: hold, else the answer is "not found": they are about something else.
     min_coverage: float = 0.6
+    #: Abstain, too, when the question names something (a capitalized word after its first:
+    #: "Oracle", "Milvus") that none of the retrieved chunks mentions: they are about
+    #: something else, however many of the other words they share.
+    require_names: bool = True
     #: Two sentences of different documents this similar say the same kind of thing; where
     #: one document says it supersedes the other (or the newer sentence says what changed),
     #: only the newer one's is quoted.
@@ -98,7 +102,11 @@ class ExtractiveAnswerer:
     def answer(self, question: str, hits: list[Hit]) -> Answer:
         candidates = self._candidates(hits)
         words = content_words(question)
-        if not candidates or _coverage(words, hits) < self.options.min_coverage:
+        if (
+            not candidates
+            or _coverage(words, hits) < self.options.min_coverage
+            or (self.options.require_names and missing_names(question, hits))
+        ):
             return Answer(NOT_FOUND, (), tuple(hits), found=False)
         query = self.embedder.embed_query(question).reshape(-1)
         vectors = self.embedder.embed_documents([c.shown for c in candidates])
@@ -242,6 +250,12 @@ def _coverage(question: set[str], hits: list[Hit]) -> float:
     for hit in hits:
         found |= content_words(" ".join([hit.chunk.indexed_text, *headings(hit.chunk)]))
     return len(question & found) / len(question)
+
+
+def missing_names(question: str, hits: list[Hit]) -> list[str]:
+    """The names of the question that no hit's text or headings mention (case-folded)."""
+    said = " ".join(" ".join([h.chunk.indexed_text, *headings(h.chunk)]) for h in hits).lower()
+    return [name for name in names(question) if name.lower() not in said]
 
 
 def _heading_match(question: set[str], hit: Hit) -> float:

@@ -14,9 +14,11 @@ the list, then two bonuses are added:
   each word weighted by how rare it is among the hits (a word every hit has decides nothing),
   times ``coverage_weight``.
 
-The hits are sorted by the sum (ties keep their order) and carry it as their score, on the
-fused scale: it only orders them (a similarity threshold after it is refused, as after
-fusion). No hit is added or dropped.
+The first ``window`` hits are sorted by the sum (ties keep their order); the rest follow in
+their order, scored without bonuses (so the scores still fall), at no cost: a hit further
+down does not reach the top. Every hit carries its new score on the fused scale: it only
+orders them (a similarity threshold after it is refused, as after fusion). No hit is added or
+dropped.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import dataclasses
 import math
 
 from ragwright.models import Hit, Scale
-from ragwright.processors._args import real
+from ragwright.processors._args import integer, real
 from ragwright.terms import content_words, dice, headings
 
 
@@ -33,19 +35,27 @@ class PassageFirst:
     name: str = "passage_first"
     last: bool = False
 
-    def __init__(self, heading_weight: float = 0.3, coverage_weight: float = 0.3) -> None:
+    def __init__(
+        self, heading_weight: float = 0.0, coverage_weight: float = 0.3, window: int = 50
+    ) -> None:
         self.heading_weight = real("passage_first", "heading_weight", heading_weight, low=0.0)
         self.coverage_weight = real("passage_first", "coverage_weight", coverage_weight, low=0.0)
+        self.window = integer("passage_first", "window", window, minimum=1)
 
     def process(self, query: str, hits: list[Hit]) -> list[Hit]:
         question = content_words(query)
         if len(hits) < 2 or not question:
             return list(hits)
+        low, high = min(h.score for h in hits), max(h.score for h in hits)
+        spread = high - low or 1.0
+        rest = [
+            dataclasses.replace(h, score=(h.score - low) / spread, scale=Scale.FUSED)
+            for h in hits[self.window :]
+        ]
+        hits = hits[: self.window]
         words = [content_words(" ".join([h.chunk.indexed_text, *headings(h.chunk)])) for h in hits]
         weights = _rarity(question, words)
         total = sum(weights.values()) or 1.0
-        low, high = min(h.score for h in hits), max(h.score for h in hits)
-        spread = high - low or 1.0
         scored = []
         for position, (hit, found) in enumerate(zip(hits, words, strict=True)):
             heading = dice(question, content_words(" ".join(headings(hit.chunk)[1:])))
@@ -57,7 +67,8 @@ class PassageFirst:
             )
             scored.append((-score, position, hit))
         scored.sort(key=lambda item: (item[0], item[1]))
-        return [dataclasses.replace(hit, score=-s, scale=Scale.FUSED) for s, _, hit in scored]
+        ranked = [dataclasses.replace(hit, score=-s, scale=Scale.FUSED) for s, _, hit in scored]
+        return ranked + rest
 
 
 def _rarity(question: set[str], words: list[set[str]]) -> dict[str, float]:
