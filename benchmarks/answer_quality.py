@@ -1,12 +1,17 @@
-"""The held-out handbook set: does search put the evidence first, and does the extractive
-answer hold the answer (or abstain when the corpus cannot answer)?
+"""A held-out question set (``--set handbook`` or ``docs-qa``): does search put the evidence
+first, and does the extractive answer hold the answer (or abstain when the corpus cannot
+answer)?
 
-    .venv/bin/python benchmarks/answer_quality.py [--split test] [--top-k 5] [--show]
+    .venv/bin/python benchmarks/answer_quality.py [--set docs-qa] [--split test] [--top-k 5]
+        [--variant before --variant after] [--cache-dir DIR] [--show]
 
-Ingests ``benchmarks/data/handbook/corpus`` with the default configuration (what
-``ragwright ingest`` does), then for each question of the split runs ``Index.search`` and
+Ingests the set's ``corpus/`` with the default configuration (what ``ragwright ingest`` does;
+into ``--cache-dir`` when given), then for each question of the split runs ``Index.search`` and
 ``Index.ask`` (the extractive engine, offline) as ``ragwright search`` and ``ragwright ask``
-do. Figures:
+do. Each ``--variant`` is measured in the same run: ``after`` is the default, ``before`` the
+extractive answer without what issue 16 added; ``lists`` adds a list quoted whole with its
+introduction, ``names`` the abstention on a name no passage mentions, ``after`` the
+``passage_first`` step in search. Figures:
 
 - evidence@1 / evidence@5: the evidence sentence lies inside the first hit / one of the first
   five (answerable questions);
@@ -15,21 +20,45 @@ do. Figures:
 - abstains: the answer is "Not found in the sources." (unanswerable questions), and beside it
   how often an answerable question got that answer.
 
-Tune on ``--split dev``; report ``--split test``. See benchmarks/data/handbook/README.md.
+Tune on ``--split dev``; report ``--split test``. See the set's README under benchmarks/data/.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import dataclasses
 import tempfile
 from collections import defaultdict
 from pathlib import Path
 
+from evidence import open_index, questions
 from ragwright import Index
-from ragwright.models import Answer
+from ragwright.models import Answer, Hit, final_answer
+from ragwright.pipeline.extractive import ExtractiveOptions
 
-HANDBOOK = Path(__file__).parent / "data" / "handbook"
+_NEW = ExtractiveOptions()
+_OLD = dataclasses.replace(_NEW, max_list_chars=0, require_names=False)
+#: What issue 16 added, step by step: (extractive options, passage_first in search).
+VARIANTS: dict[str, tuple[ExtractiveOptions, bool]] = {
+    "before": (_OLD, False),
+    "lists": (dataclasses.replace(_OLD, max_list_chars=_NEW.max_list_chars), False),
+    "names": (_NEW, False),
+    "after": (_NEW, True),
+}
+
+
+def ask(index: Index, question: str, top_k: int, variant: str) -> Answer:
+    """``Index.ask`` as the variant says; without passage_first, the same retrieval (the
+    planner's mode) with the step switched off."""
+    options, passage = VARIANTS[variant]
+    if passage:
+        return index.ask(question, top_k=top_k, options=options)
+    mode = index.plan(question).mode
+
+    def retrieve(query: str) -> list[Hit]:
+        return index.search(query, top_k=top_k, mode=mode, passage_coverage_weight=0.0)
+
+    return final_answer(index.answer_stream(question, retrieve, options=options))
 
 
 def _flat(text: str) -> str:
@@ -42,22 +71,28 @@ def _rate(values: list[bool]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--set", dest="name", default="handbook", choices=["docs-qa", "handbook"])
     parser.add_argument("--split", choices=["dev", "test", "all"], default="test")
     parser.add_argument("--top-k", type=int, default=5, help="hits the answer is written from")
+    parser.add_argument("--variant", action="append", choices=list(VARIANTS), default=None)
+    parser.add_argument("--cache-dir", type=Path, default=None)
     parser.add_argument("--show", action="store_true", help="print each question's answer")
     args = parser.parse_args()
-    rows = [json.loads(line) for line in (HANDBOOK / "questions.jsonl").read_text().splitlines()]
-    rows = [r for r in rows if args.split in ("all", r["split"])]
-    with tempfile.TemporaryDirectory() as tmp, Index(Path(tmp) / "index") as index:
-        index.ingest(HANDBOOK / "corpus")
-        figures: dict[str, list[bool]] = defaultdict(list)
-        for row in rows:
-            hits = index.search(row["question"], top_k=max(5, args.top_k))
-            answer = index.ask(row["question"], top_k=args.top_k)
-            _score(row, [_flat(h.text) for h in hits], answer, figures)
-            if args.show:
-                print(f"{row['id']} [{row['kind']}] {row['question']}\n    -> {answer.text}")
-    print(f"handbook {args.split}: {len(rows)} questions, answers from the top {args.top_k} hits")
+    rows = [r for r in questions(args.name) if args.split in ("all", r["split"])]
+    with tempfile.TemporaryDirectory() as tmp, open_index(args.name, args.cache_dir, tmp) as index:
+        for variant in args.variant or ["after"]:
+            figures: dict[str, list[bool]] = defaultdict(list)
+            for row in rows:
+                hits = index.search(row["question"], top_k=max(5, args.top_k))
+                answer = ask(index, row["question"], args.top_k, variant)
+                _score(row, [_flat(h.text) for h in hits], answer, figures)
+                if args.show:
+                    print(f"{row['id']} [{row['kind']}] {row['question']}\n    -> {answer.text}")
+            _report(f"{args.name} {args.split} {variant}", rows, args.top_k, figures)
+
+
+def _report(title: str, rows: list[dict], top_k: int, figures: dict[str, list[bool]]) -> None:
+    print(f"{title}: {len(rows)} questions, answers from the top {top_k} hits")
     for name in (
         "evidence@1",
         "evidence@5",
@@ -84,7 +119,7 @@ def _score(row: dict, hits: list[str], answer: Answer, figures: dict[str, list[b
     figures["contains"].append(contains)
     figures[f"contains/{row['kind']}"].append(contains)
     figures["abstains/answerable"].append(not answer.found)
-    if "stale" in row:
+    if row.get("stale"):
         figures["stale/newer"].append(row["stale"].lower() in text)
 
 

@@ -8,8 +8,10 @@ text is checked for the gold answer (case-folded, whitespace-normalized). The in
 eval index cache of ``ragwright eval`` (default configuration), so embeddings are computed
 once: pass the same ``--cache-dir`` as to ``ragwright eval``. Beside the answer rate it prints
 how often the gold answer is anywhere in the top-5 chunks (the ceiling for a quoting engine)
-and the abstention rate. ``--variant SENTENCES:GAP`` (repeatable) measures other
-``max_sentences`` / ``max_gap`` settings of the extractive engine beside the default.
+and the abstention rate. ``--variant NAME`` (repeatable) measures answer_quality.py's
+variants in the same run (``before``: the extractive answer and search as before issue 16;
+``after``: the defaults), ``--variant SENTENCES:GAP`` other ``max_sentences`` / ``max_gap``
+settings of the default.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import argparse
 import json
 from pathlib import Path
 
+from answer_quality import VARIANTS, ask
 from ragwright import Index
 from ragwright.pipeline.evaluate import EvalConfig, build_or_reuse_index, load_dataset
 from ragwright.pipeline.evaluation.dataset import EvalDataset
@@ -49,8 +52,11 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--variant", action="append", default=[], metavar="SENTENCES:GAP")
     args = parser.parse_args()
-    variants = {"default": ExtractiveOptions()}
-    for variant in args.variant:
+    variants: dict[str, ExtractiveOptions | str] = {}
+    for variant in args.variant or ["after"]:
+        if variant in VARIANTS:
+            variants[variant] = variant
+            continue
         sentences, gap = variant.split(":")
         variants[variant] = ExtractiveOptions(max_sentences=int(sentences), max_gap=float(gap))
     data = load_dataset(args.dataset, "test")
@@ -69,11 +75,15 @@ def _measure(
     golds: dict[str, list[str]],
     query_ids: list[str],
     top_k: int,
-    options: ExtractiveOptions,
+    options: ExtractiveOptions | str,
 ) -> None:
     contains = in_context = abstained = words = 0
     for query_id in query_ids:
-        answer = index.ask(data.data.queries[query_id], top_k=top_k, options=options)
+        question = data.data.queries[query_id]
+        if isinstance(options, str):
+            answer = ask(index, question, top_k, options)
+        else:
+            answer = index.ask(question, top_k=top_k, options=options)
         text, context = _flat(answer.text), _flat(" ".join(h.text for h in answer.hits))
         contains += any(g in text for g in golds[query_id])
         in_context += any(g in context for g in golds[query_id])

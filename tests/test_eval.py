@@ -38,7 +38,13 @@ from ragwright.pipeline.evaluate import (
     trec_lines,
 )
 from ragwright.pipeline.evaluation.index_cache import keyword_only
-from ragwright.pipeline.search_request import GRAPH_KEYS, Fusion, SearchMode, SearchRequest
+from ragwright.pipeline.search_request import (
+    GRAPH_KEYS,
+    PASSAGE_KEYS,
+    Fusion,
+    SearchMode,
+    SearchRequest,
+)
 from ragwright.ports import TokenCounter, Vectors
 from ragwright.testing import HashingEmbedder
 
@@ -395,7 +401,7 @@ def test_cli_json_is_complete(dataset: Path) -> None:
     (config,) = out["configs"]
     assert set(config) == {
         "name", "mode", "top_k", "fusion", "rrf_k", "bm25_weight", "vector_weight", "arm_depth",
-        *GRAPH_KEYS, "aggregate", "modes_run", "chunking", "embedder", "index",
+        *PASSAGE_KEYS, *GRAPH_KEYS, "aggregate", "modes_run", "chunking", "embedder", "index",
         "metrics", "latency_ms", "versus_first", "run_file", "per_query",
     }  # fmt: skip
     assert (config["name"], config["mode"], config["top_k"]) == ("default", "bm25", 100)

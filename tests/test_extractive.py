@@ -165,3 +165,38 @@ def test_the_section_whose_heading_matches_the_question_is_preferred() -> None:
         "How do I install ragwright?", hits
     )
     assert answer.citations[0].source == "quickstart.md"
+
+
+def test_a_list_introduction_is_quoted_with_its_whole_list_as_one_exact_span() -> None:
+    intro = "Supported platforms are:\n\n- Debian 12 on x86-64\n- Ubuntu 24.04 on x86-64"
+    text = f"## Platforms\n\n{intro}\n\nOlder releases get no fixes.\n\n```bash\nuname -a\n```"
+    hits = hits_for(("support.md", [text]))
+    answer = ExtractiveAnswerer(HashingEmbedder(), LOOSE).answer(
+        "Which platforms are supported?", hits
+    )
+    quoted = [citation.quote for citation in answer.citations]
+    assert intro in quoted
+    assert "Supported platforms are:" not in quoted  # never the introduction alone
+    assert not any("uname" in quote for quote in quoted)  # nor a line of code
+    citation = next(c for c in answer.citations if c.quote == intro)
+    assert text[citation.char_start : citation.char_end] == intro  # the chunk starts at 0
+    assert "Debian 12 on x86-64 - Ubuntu 24.04 on x86-64" in answer.text  # read as one line
+
+
+def test_a_list_that_may_go_on_in_the_next_chunk_is_not_quoted() -> None:
+    """A list running to the end of the chunk may be cut off: its introduction would then
+    quote part of what it lists."""
+    quoted = quotes(
+        "Which platforms are supported?",
+        ("support.md", ["Supported platforms are:\n\n- Debian 12 on x86-64", "- Ubuntu 24.04"]),
+    )
+    assert not any(quote.startswith("Supported platforms") for quote in quoted)
+
+
+def test_lists_are_never_quoted_whole_with_max_list_chars_zero() -> None:
+    text = "Supported platforms are:\n\n- Debian 12\n- Ubuntu 24.04\n\nThat is all."
+    options = ExtractiveOptions(min_similarity=0.0, max_gap=2.0, max_sentences=10, max_list_chars=0)
+    answer = ExtractiveAnswerer(HashingEmbedder(), options).answer(
+        "Which platforms are supported?", hits_for(("support.md", [text]))
+    )
+    assert [c.quote for c in answer.citations] == ["That is all."]

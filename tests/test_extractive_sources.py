@@ -156,3 +156,59 @@ def test_dates_decide_only_when_both_documents_have_one() -> None:
     assert overrides(older, newer, "The limit is now 2 GB.") is None
     assert overrides(undated, older, "The limit is now 5 GB.") is None
     assert overrides(newer, undated, "The limit is now 5 GB.") is None
+
+
+def test_abstains_when_the_passages_never_mention_a_name_the_question_asks_about(
+    docs: Path, tmp_path: Path
+) -> None:
+    """Every other word is covered ("keep", "index", "database"); the name decides."""
+    _write(
+        docs,
+        "postgres.md",
+        None,
+        "# PostgreSQL\n\nThe index can be kept in a PostgreSQL database with pgvector.\n",
+    )
+    anything = ExtractiveOptions(min_similarity=-1.0)
+    with Index(tmp_path / "index", embedder=HashingEmbedder()) as index:
+        index.ingest(docs)
+        oracle = index.ask("Can the index be kept in an Oracle database?", options=anything)
+        assert oracle.text == NOT_FOUND and not oracle.found
+        named = index.ask("Can the index be kept in a PostgreSQL database?", options=anything)
+        assert named.found and "pgvector" in named.text
+        lenient = ExtractiveOptions(min_similarity=-1.0, require_names=False)
+        assert index.ask("Can the index be kept in an Oracle database?", options=lenient).found
+
+
+def test_a_small_handbook_end_to_end(docs: Path, tmp_path: Path) -> None:
+    """Through Index.ask, as `ragwright ask` runs it: whole sentences and a whole list, never
+    a code line; the newer policy wins and the answer says so; an unrelated question abstains;
+    every citation is an exact span of its document."""
+    _write(
+        docs,
+        "support-2024.md",
+        "2024-03-04",
+        "# Support policy\n\n## Supported releases\n\n"
+        "Each minor release is supported for 12 months after its release date.\n",
+    )
+    _write(
+        docs,
+        "support-2026.md",
+        "2026-01-12",
+        "# Support policy 2026\n\nThis policy supersedes the Support Policy 2024.\n\n"
+        "## Supported releases\n\n"
+        "Each minor release is now supported for 18 months after its release date.\n\n"
+        "## Platforms\n\nSupported platforms are:\n\n- Debian 13 on arm64\n- Ubuntu 24.04\n\n"
+        "Check the platform before you ask:\n\n```bash\nuname --all --platform supported\n```\n",
+    )
+    with Index(tmp_path / "index", embedder=HashingEmbedder()) as index:
+        index.ingest(docs)
+        release = index.ask("How long is a minor release supported?")
+        assert "18 months" in release.text and "12 months" not in release.text
+        assert "The sources disagree; this quotes the newer support-2026.md" in release.text
+        platforms = index.ask("Which platforms are supported?")
+        assert "Supported platforms are: - Debian 13 on arm64 - Ubuntu 24.04" in platforms.text
+        assert "uname" not in platforms.text
+        unrelated = index.ask("How many vacation days do new employees get?")
+        assert unrelated.text == NOT_FOUND
+        for answer in (release, platforms):
+            _assert_exact(answer, index)

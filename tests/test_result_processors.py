@@ -23,6 +23,7 @@ from ragwright.processors import (
     DedupeByKey,
     LongContextReorder,
     NeighbourContext,
+    PassageFirst,
     ResultChain,
     SimilarityThreshold,
     Step,
@@ -536,6 +537,7 @@ def test_every_processor_satisfies_the_port(tmp_path: Path) -> None:
         NeighbourContext(store_with(tmp_path)),
         DedupeByKey(),
         LongContextReorder(),
+        PassageFirst(),
         ResultChain([]),
     ]
     assert all(isinstance(p, ResultProcessor) for p in processors)
@@ -555,6 +557,7 @@ def test_registry_builds_each_processor_by_name(tmp_path: Path) -> None:
         "reorder": create_result_processor("reorder"),
         "compress": create_result_processor("compress", embedder=embedder, max_sentences=1),
         "parent_section": create_result_processor("parent_section", documents=store),
+        "passage_first": create_result_processor("passage_first", heading_weight=0.5),
     }
     assert set(built) == set(RESULT_PROCESSORS)
     for name, processor in built.items():
@@ -579,5 +582,6 @@ def test_the_package_exports_exactly_its_curated_names() -> None:
     assert set(ragwright.processors.__all__) == {
         "MMR", "RESULT_PROCESSORS", "ChainResult", "ContextCompressor", "DedupeByKey",
         "DocumentLookup", "LongContextReorder", "NeighbourContext", "ParentSection",
-        "ResultChain", "SimilarityThreshold", "Step", "TopN", "create_result_processor", "stitch",
+        "PassageFirst", "ResultChain", "SimilarityThreshold", "Step", "TopN",
+        "create_result_processor", "stitch",
     }  # fmt: skip

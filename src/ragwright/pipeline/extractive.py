@@ -27,7 +27,6 @@ quotes the exact row (``document.content[char_start:char_end] == quote``).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,9 +34,10 @@ import numpy.typing as npt
 
 from ragwright.chunkers._tables import row_with_header, rows_with_headers
 from ragwright.models import TABLE_HEADER, Answer, Citation, Hit
-from ragwright.pipeline.prose import prose_sentences
+from ragwright.pipeline.prose import MAX_LIST_CHARS, prose_sentences
 from ragwright.pipeline.recency import SourceFacts, Strength, overrides
 from ragwright.ports import DocumentLookup, Embedder
+from ragwright.terms import content_words, dice, headings, names
 
 NOT_FOUND = "Not found in the sources."
 Floats = npt.NDArray[np.float32]
@@ -61,6 +61,9 @@ class ExtractiveOptions:
     #: Sentences this far below the best one are not quoted alongside it.
     max_gap: float = 0.15
     min_sentence_chars: int = 12
+    #: A list introduction ("Supported platforms are:") is quoted with its list as one span
+    #: when both together are at most this long (0: lists are never quoted whole).
+    max_list_chars: int = MAX_LIST_CHARS
     #: A sentence this similar to one already quoted adds nothing and is left out.
     max_redundancy: float = 0.9
     #: Added to a sentence's score when its section heading has all the question's words
@@ -69,6 +72,10 @@ class ExtractiveOptions:
     #: Share of the question's content words the retrieved chunks (with their headings) must
     #: hold, else the answer is "not found": they are about something else.
     min_coverage: float = 0.6
+    #: Abstain, too, when the question names something (a capitalized word after its first:
+    #: "Oracle", "Milvus") that none of the retrieved chunks mentions: they are about
+    #: something else, however many of the other words they share.
+    require_names: bool = True
     #: Two sentences of different documents this similar say the same kind of thing; where
     #: one document says it supersedes the other (or the newer sentence says what changed),
     #: only the newer one's is quoted.
@@ -94,8 +101,12 @@ class ExtractiveAnswerer:
 
     def answer(self, question: str, hits: list[Hit]) -> Answer:
         candidates = self._candidates(hits)
-        words = _words(question)
-        if not candidates or _coverage(words, hits) < self.options.min_coverage:
+        words = content_words(question)
+        if (
+            not candidates
+            or _coverage(words, hits) < self.options.min_coverage
+            or (self.options.require_names and missing_names(question, hits))
+        ):
             return Answer(NOT_FOUND, (), tuple(hits), found=False)
         query = self.embedder.embed_query(question).reshape(-1)
         vectors = self.embedder.embed_documents([c.shown for c in candidates])
@@ -116,7 +127,8 @@ class ExtractiveAnswerer:
             carried = header if isinstance(header, str) else None
             headers, header_blocks = rows_with_headers(chunk.text, carried)
             cut = chunk.char_start > 0  # a later chunk may start inside a sentence
-            for start, end in _spans(chunk.text, headers, header_blocks, cut):
+            lists = self.options.max_list_chars
+            for start, end in _spans(chunk.text, headers, header_blocks, cut, lists):
                 key = (chunk.document_id, chunk.char_start + start, chunk.char_start + end)
                 text = chunk.text[start:end]
                 if key in seen or len(text) < self.options.min_sentence_chars:
@@ -213,41 +225,21 @@ class ExtractiveAnswerer:
 
 
 def _spans(
-    text: str, rows: dict[tuple[int, int], str], header_blocks: list[tuple[int, int]], cut: bool
+    text: str,
+    rows: dict[tuple[int, int], str],
+    header_blocks: list[tuple[int, int]],
+    cut: bool,
+    max_list_chars: int,
 ) -> list[tuple[int, int]]:
     """What may be quoted, in order: each table row whole (a cell's full stop does not split
     it), and the prose sentences outside the tables (a header alone answers nothing)."""
     tables = [*rows, *header_blocks]
     prose = [
         (start, end)
-        for start, end in prose_sentences(text, cut=cut)
+        for start, end in prose_sentences(text, cut=cut, max_list_chars=max_list_chars)
         if not any(start < table_end and table_start < end for table_start, table_end in tables)
     ]
     return sorted([*rows, *prose])
-
-
-#: Words that say nothing about which passage answers a question: function words and the
-#: frame of a question ("how long", "what type", "in common").
-_QUESTION_WORDS = frozenset(
-    "a an and are can do does how i in is it its of on or the to what when where which who why "
-    "with my me you your be by for from this that there much many long often get need did "
-    "have has had was were been being both more most other than then into over after before "
-    "between whom whose also not same common type kind all any each some such only own so "
-    "very just they them their his her he she we us our got".split()
-)
-
-
-def _words(text: str) -> set[str]:
-    """Content words, crudely stemmed: a plural's ``s`` dropped, then the first five letters
-    (``installing`` and ``install`` agree, and so do ``meals`` and ``meal``)."""
-    found = re.findall(r"[a-z0-9]+", text.lower())
-    return {_stem(word) for word in found if len(word) > 1 and word not in _QUESTION_WORDS}
-
-
-def _stem(word: str) -> str:
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        word = word[:-1]
-    return word[:5]
 
 
 def _coverage(question: set[str], hits: list[Hit]) -> float:
@@ -256,19 +248,20 @@ def _coverage(question: set[str], hits: list[Hit]) -> float:
         return 1.0
     found: set[str] = set()
     for hit in hits:
-        path = hit.chunk.metadata.get("heading_path")
-        headings = " ".join(str(h) for h in path) if isinstance(path, list) else ""
-        found |= _words(f"{hit.chunk.indexed_text} {headings}")
+        found |= content_words(" ".join([hit.chunk.indexed_text, *headings(hit.chunk)]))
     return len(question & found) / len(question)
+
+
+def missing_names(question: str, hits: list[Hit]) -> list[str]:
+    """The names of the question that no hit's text or headings mention (case-folded)."""
+    said = " ".join(" ".join([h.chunk.indexed_text, *headings(h.chunk)]) for h in hits).lower()
+    return [name for name in names(question) if name.lower() not in said]
 
 
 def _heading_match(question: set[str], hit: Hit) -> float:
     """How well the hit's own section heading matches the question's words (Dice, 0 to 1)."""
-    path = hit.chunk.metadata.get("heading_path")
-    if not question or not isinstance(path, list) or not path:
-        return 0.0
-    heading = _words(str(path[-1]))
-    return 2 * len(question & heading) / (len(question) + len(heading)) if heading else 0.0
+    path = headings(hit.chunk)
+    return dice(question, content_words(path[-1])) if path else 0.0
 
 
 def _compose(chosen: list[_Candidate], hits: list[Hit], notes: list[str]) -> Answer:

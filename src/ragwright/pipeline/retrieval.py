@@ -29,6 +29,7 @@ from ragwright.pipeline.search_request import (
     arm_depth,
 )
 from ragwright.ports import Embedder, KeywordSearch, Vectors, VectorSearch
+from ragwright.processors.passage_first import PassageFirst
 from ragwright.query import ProcessedQuery, QueryChain, QueryKind, QueryProcessor
 
 __all__ = [
@@ -138,6 +139,9 @@ class Retriever:
                 weights=request.weights,
                 document_share=request.document_share,
             )
+        if request.passage_coverage_weight or request.passage_heading_weight:
+            step = PassageFirst(request.passage_heading_weight, request.passage_coverage_weight)
+            fused = step.process(query.query, fused)
         return fused[: request.top_k]
 
     def _rankings(

@@ -13,6 +13,9 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
     vector_weight = 1.0
     arm_depth = 0            # candidates each arm fetches for fusion; 0: max(2·top_k, 20)
     document_share = 1.0     # share of its document's best score in an arm a chunk takes (0-1)
+    # the right passage first: the fused candidates reordered before the cut to top_k
+    passage_coverage_weight = 0.3  # bonus for holding the question's rarer words (0: off)
+    passage_heading_weight = 0.0   # bonus for a section heading matching the question
     # mode = "graph": hybrid fused by rank with personalized PageRank over the entity graph
     graph_weight = 1.0       # the graph ranking's weight against hybrid's 1 in rank fusion
     graph_rrf_k = 10         # the k of that fusion
@@ -95,6 +98,8 @@ GRAPH_KEYS = (
     "graph_synonym_weight",
     "graph_tolerance",
 )
+#: The `PassageFirst` step's weights.
+PASSAGE_KEYS = ("passage_coverage_weight", "passage_heading_weight")
 #: The keys of the ``[search]`` table (and of an evaluation configuration's search settings).
 SETTING_KEYS = (
     "mode",
@@ -105,6 +110,7 @@ SETTING_KEYS = (
     "vector_weight",
     "arm_depth",
     "document_share",
+    *PASSAGE_KEYS,
     *GRAPH_KEYS,
 )
 
@@ -132,6 +138,8 @@ class SearchOptions(TypedDict, total=False):
     vector_weight: float
     arm_depth: int
     document_share: float
+    passage_coverage_weight: float
+    passage_heading_weight: float
     graph_weight: float
     graph_rrf_k: int
     graph_keep_top: int
@@ -166,6 +174,10 @@ class SearchRequest:
     #: Share (0 to 1) of its document's best fusion contribution in each arm that a chunk
     #: takes when its own is lower: 1 fuses by document (see `ragwright.pipeline.fusion`).
     document_share: float = DEFAULT_DOCUMENT_SHARE
+    #: The `PassageFirst` step over fused candidates (see `ragwright.processors.passage_first`):
+    #: chosen on the docs-qa dev half (benchmarks/evidence.py --sweep); both 0: off.
+    passage_coverage_weight: float = 0.3
+    passage_heading_weight: float = 0.0
     #: Graph mode's settings (see `GraphSettings`, whose fields these are, prefixed).
     graph_weight: float = _GRAPH.weight
     graph_rrf_k: int = _GRAPH.rrf_k
@@ -200,7 +212,7 @@ class SearchRequest:
                 f"document_share must be a number from 0 to 1, got {self.document_share!r}"
             )
         object.__setattr__(self, "document_share", float(self.document_share))
-        for key in ("bm25_weight", "vector_weight"):
+        for key in ("bm25_weight", "vector_weight", *PASSAGE_KEYS):
             weight = getattr(self, key)
             if not _number(weight) or weight < 0:
                 raise ConfigError(f"{key} must be a number >= 0, got {weight!r}")

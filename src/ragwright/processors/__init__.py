@@ -14,6 +14,7 @@ from ragwright.processors.dedupe import DedupeByKey
 from ragwright.processors.mmr import MMR
 from ragwright.processors.neighbours import NeighbourContext, stitch
 from ragwright.processors.parent_section import ParentSection
+from ragwright.processors.passage_first import PassageFirst
 from ragwright.processors.registry import RESULT_PROCESSORS, create_result_processor
 from ragwright.processors.reorder import LongContextReorder
 from ragwright.processors.threshold import SimilarityThreshold
@@ -29,6 +30,7 @@ __all__ = [
     "LongContextReorder",
     "NeighbourContext",
     "ParentSection",
+    "PassageFirst",
     "ResultChain",
     "SimilarityThreshold",
     "Step",

@@ -19,6 +19,7 @@ from ragwright.processors.dedupe import DedupeByKey
 from ragwright.processors.mmr import MMR
 from ragwright.processors.neighbours import NeighbourContext
 from ragwright.processors.parent_section import ParentSection
+from ragwright.processors.passage_first import PassageFirst
 from ragwright.processors.reorder import LongContextReorder
 from ragwright.processors.threshold import SimilarityThreshold
 from ragwright.processors.top_n import TopN
@@ -33,6 +34,7 @@ RESULT_PROCESSORS: Mapping[str, Callable[..., ResultProcessor]] = MappingProxyTy
         "reorder": LongContextReorder,
         "compress": ContextCompressor,
         "parent_section": ParentSection,
+        "passage_first": PassageFirst,
     }
 )
 

@@ -1,0 +1,79 @@
+"""The right passage first: reorder hits so that, of the chunks of the right document, the one
+that answers comes first.
+
+Fused retrieval usually finds the right document and often ranks a neighbouring chunk of it
+above the one holding the answer: a chunk that repeats the question's most distinctive word
+beats one whose section is about what was asked. Each hit's score is min-max normalized over
+the list, then two bonuses are added:
+
+- **heading**: how well the chunk's section headings below the document's title match the
+  question's content words (Dice, 0 to 1), times ``heading_weight``. A later chunk of a
+  section does not hold its heading, so retrieval never saw it; the title is left out because
+  every chunk of the document shares it;
+- **coverage**: the share of the question's content words the chunk's text and headings hold,
+  each word weighted by how rare it is among the hits (a word every hit has decides nothing),
+  times ``coverage_weight``.
+
+The first ``window`` hits are sorted by the sum (ties keep their order); the rest follow in
+their order, scored without bonuses (so the scores still fall), at no cost: a hit further
+down does not reach the top. Every hit carries its new score on the fused scale: it only
+orders them (a similarity threshold after it is refused, as after fusion). No hit is added or
+dropped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from ragwright.models import Hit, Scale
+from ragwright.processors._args import integer, real
+from ragwright.terms import content_words, dice, headings
+
+
+class PassageFirst:
+    name: str = "passage_first"
+    last: bool = False
+
+    def __init__(
+        self, heading_weight: float = 0.0, coverage_weight: float = 0.3, window: int = 50
+    ) -> None:
+        self.heading_weight = real("passage_first", "heading_weight", heading_weight, low=0.0)
+        self.coverage_weight = real("passage_first", "coverage_weight", coverage_weight, low=0.0)
+        self.window = integer("passage_first", "window", window, minimum=1)
+
+    def process(self, query: str, hits: list[Hit]) -> list[Hit]:
+        question = content_words(query)
+        if len(hits) < 2 or not question:
+            return list(hits)
+        low, high = min(h.score for h in hits), max(h.score for h in hits)
+        spread = high - low or 1.0
+        rest = [
+            dataclasses.replace(h, score=(h.score - low) / spread, scale=Scale.FUSED)
+            for h in hits[self.window :]
+        ]
+        hits = hits[: self.window]
+        words = [content_words(" ".join([h.chunk.indexed_text, *headings(h.chunk)])) for h in hits]
+        weights = _rarity(question, words)
+        total = sum(weights.values()) or 1.0
+        scored = []
+        for position, (hit, found) in enumerate(zip(hits, words, strict=True)):
+            heading = dice(question, content_words(" ".join(headings(hit.chunk)[1:])))
+            coverage = sum(w for word, w in weights.items() if word in found) / total
+            score = (
+                (hit.score - low) / spread
+                + self.heading_weight * heading
+                + self.coverage_weight * coverage
+            )
+            scored.append((-score, position, hit))
+        scored.sort(key=lambda item: (item[0], item[1]))
+        ranked = [dataclasses.replace(hit, score=-s, scale=Scale.FUSED) for s, _, hit in scored]
+        return ranked + rest
+
+
+def _rarity(question: set[str], words: list[set[str]]) -> dict[str, float]:
+    """Each question word's weight: the log of how few of the hits hold it (at least one)."""
+    n = len(words)
+    return {
+        word: math.log(1 + n / max(1, sum(word in found for found in words))) for word in question
+    }
