@@ -24,7 +24,7 @@ from ragwright.pipeline.search_request import (
     SearchRequest,
     arm_depth,
 )
-from ragwright.ports import Embedder, KeywordSearch, Vectors, VectorSearch
+from ragwright.ports import DeferredRowSearch, Embedder, KeywordSearch, Vectors, VectorSearch
 from ragwright.query import ProcessedQuery, QueryChain, QueryKind, QueryProcessor
 
 __all__ = [
@@ -60,6 +60,8 @@ class Retriever:
         search."""
         self.store = store
         self.embedder = embedder
+        # A store that can rank without reading rows reads only those of the fused top_k.
+        self._deferred = store if isinstance(store, DeferredRowSearch) else None
         chain = query_processors
         if chain is not None and not isinstance(chain, QueryChain):
             chain = QueryChain(chain)
@@ -118,15 +120,18 @@ class Retriever:
             return self._rankings(
                 query.text, query.dense_text, mode, request.top_k, where, query_vector
             )[0]
-        depth = request.depth
-        rankings = self._rankings(query.text, query.dense_text, mode, depth, where, query_vector)
+        depth, deferred = request.depth, self._deferred
+        rankings = self._rankings(
+            query.text, query.dense_text, mode, depth, where, query_vector, deferred
+        )
         for variant in query.variants:
-            rankings += self._rankings(variant, variant, mode, depth, where, None)
+            rankings += self._rankings(variant, variant, mode, depth, where, None, deferred)
         if request.fusion is Fusion.CONVEX:
             fused = convex_combination(rankings, weights=request.weights)
         else:
             fused = reciprocal_rank_fusion(rankings, k=request.rrf_k, weights=request.weights)
-        return fused[: request.top_k]
+        kept = fused[: request.top_k]
+        return kept if deferred is None else deferred.with_rows(kept)
 
     def _rankings(
         self,
@@ -136,12 +141,20 @@ class Retriever:
         top_k: int,
         where: Filter | None,
         query_vector: Vectors | None,
+        deferred: DeferredRowSearch | None = None,
     ) -> list[list[Hit]]:
-        """One ranking per arm the mode uses: BM25 over ``text``, vectors for ``dense_text``."""
+        """One ranking per arm the mode uses: BM25 over ``text``, vectors for ``dense_text``
+        (hits with only their chunk ids from a ``deferred`` store, to be fused first)."""
         rankings: list[list[Hit]] = []
         if mode is not SearchMode.VECTOR:
-            rankings.append(self.store.keyword_search(text, top_k, where))
+            if deferred is None:
+                rankings.append(self.store.keyword_search(text, top_k, where))
+            else:
+                rankings.append(deferred.keyword_ranking(text, top_k, where))
         if mode is not SearchMode.BM25:
             vector = self.embedder.embed_query(dense_text) if query_vector is None else query_vector
-            rankings.append(self.store.vector_search(vector, top_k, where))
+            if deferred is None:
+                rankings.append(self.store.vector_search(vector, top_k, where))
+            else:
+                rankings.append(deferred.vector_ranking(vector, top_k, where))
         return rankings

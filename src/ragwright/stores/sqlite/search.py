@@ -5,6 +5,7 @@ inside SQLite first."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,7 @@ from ragwright.stores.sqlite.ann_choice import ANN_SETTING, AnnChoice, check_mod
 from ragwright.stores.sqlite.ann_index import INSTALL, AnnIndex, available
 from ragwright.stores.sqlite.cache_kinds import ANN_SUFFIX, ann_kind, keyword_kind, vector_kind
 from ragwright.stores.sqlite.caches import DerivedCache
+from ragwright.stores.sqlite.deferred_rows import RowReader, ranked_hits, with_rows
 from ragwright.stores.sqlite.documents import condition_for
 from ragwright.stores.sqlite.filters import compile_filter, matching_rowids_query
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
@@ -52,6 +54,26 @@ class SQLiteSearch(SQLiteSettings):
     def vector_search(self, query: Vectors, top_k: int, where: Filter | None = None) -> list[Hit]:
         """Cosine top-k, with the filter applied inside SQLite before ranking: exact, or the
         exact scores of the HNSW graph's candidates (`ann_choice` says when)."""
+        return self._vector(query, top_k, where, self._hits)
+
+    def vector_ranking(self, query: Vectors, top_k: int, where: Filter | None = None) -> list[Hit]:
+        """`vector_search`'s ranking, its hits carrying only their chunk ids (`with_rows`)."""
+        return self._vector(query, top_k, where, self._ranked)
+
+    def keyword_search(self, query: str, top_k: int, where: Filter | None = None) -> list[Hit]:
+        """BM25 over FTS5, best first; scores are positive (higher is better)."""
+        return self._keyword(query, top_k, where, self._hits)
+
+    def keyword_ranking(self, query: str, top_k: int, where: Filter | None = None) -> list[Hit]:
+        """`keyword_search`'s ranking, its hits carrying only their chunk ids (`with_rows`)."""
+        return self._keyword(query, top_k, where, self._ranked)
+
+    def with_rows(self, hits: Sequence[Hit]) -> list[Hit]:
+        return with_rows(self._db, hits)
+
+    def _vector(
+        self, query: Vectors, top_k: int, where: Filter | None, read: RowReader
+    ) -> list[Hit]:
         space = self.space
         if space is None or top_k <= 0:
             return []
@@ -69,10 +91,9 @@ class SQLiteSearch(SQLiteSettings):
             scored = None if ann is None else self._approximate(ann, matrix, vector, top_k, allowed)
             if scored is None:
                 scored = matrix.top_k(vector, top_k, slots)
-            return self._hits(scored, Scale.SIMILARITY, Arm.VECTOR)
+            return read(scored, Scale.SIMILARITY, Arm.VECTOR)
 
-    def keyword_search(self, query: str, top_k: int, where: Filter | None = None) -> list[Hit]:
-        """BM25 over FTS5, best first; scores are positive (higher is better)."""
+    def _keyword(self, query: str, top_k: int, where: Filter | None, read: RowReader) -> list[Hit]:
         words = query_terms(query, self._stop_words)
         if top_k <= 0 or not words:
             return []
@@ -86,7 +107,7 @@ class SQLiteSearch(SQLiteSettings):
                     allowed = keywords.rows.slots_of(self._matching_rowids(where, generation))
                 terms = self._tokenizer.terms(" ".join(words))
                 scored = keywords.top_k(terms, top_k, allowed)
-            return self._hits(scored, Scale.BM25, Arm.BM25)
+            return read(scored, Scale.BM25, Arm.BM25)
 
     def set_ann(self, mode: str) -> int:
         """Record ``mode`` (`ANN_MODES`) in the index, for every process that opens it, and
@@ -168,6 +189,9 @@ class SQLiteSearch(SQLiteSettings):
                 continue
             hits.append(hit_from_row(row, score, scale, arm, rank))
         return hits
+
+    def _ranked(self, scored: list[tuple[int, float]], scale: Scale, arm: Arm) -> list[Hit]:
+        return ranked_hits(self._db, scored, scale, arm)
 
     def _current_matrix(self, space: EmbeddingSpace, generation: int) -> VectorMatrix:
         """The vector matrix as of ``generation`` (call inside a read snapshot tagged with
