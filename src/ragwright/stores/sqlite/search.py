@@ -198,7 +198,9 @@ class SQLiteSearch(SQLiteSettings):
         it): from its file beside the database, caught up with the writes since."""
         if self._vectors is None:
             kind = vector_kind(space)
-            self._vectors = DerivedCache(self.path, kind, self._cache_key, background=False)
+            self._vectors = DerivedCache(
+                self.path, kind, self._cache_key, background=False, verify_later=self._background
+            )
         matrix = self._vectors.current(self._db.connection, generation)
         if matrix is None:  # a kind without a fallback is built in the query: never here
             raise StoreError(f"the vector cache of {self.path} could not be built")
@@ -236,6 +238,7 @@ class SQLiteSearch(SQLiteSettings):
             return None
         if self._ann is None:
             kind = ann_kind(space)
+            # Its file is checked before faiss parses it (it reads it all anyway).
             self._ann = DerivedCache(self.path, kind, self._cache_key, background=self._background)
         return self._ann.current(self._db.connection, generation)
 
@@ -247,6 +250,10 @@ class SQLiteSearch(SQLiteSettings):
         if self._keywords is None:
             kind = keyword_kind(self._tokenizer.tokenizer)
             self._keywords = DerivedCache(
-                self.path, kind, self._cache_key, background=self._background
+                self.path,
+                kind,
+                self._cache_key,
+                background=self._background,
+                verify_later=self._background,
             )
         return self._keywords.current(self._db.connection, generation)
