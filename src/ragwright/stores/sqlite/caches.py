@@ -23,6 +23,7 @@ from typing import Any, Generic, Protocol, Self, TypeVar
 import numpy.typing as npt
 
 from ragwright.stores.sqlite import derived
+from ragwright.stores.sqlite.change_log import behind_pruning
 from ragwright.stores.sqlite.row_slots import RowIds, RowSlots, changes_since, last_change
 
 log = logging.getLogger(__name__)
@@ -104,11 +105,17 @@ class DerivedCache(Generic[T]):
         with self._handover:
             if self._ready is not None:
                 built, self._ready = self._ready, None
+        if built is not None and behind_pruning(db, built.seq):
+            built = None  # the log no longer holds its changes: the newer file, or a rebuild
         if built is None:
             built = self._from_file(db)
         last = last_change(db)
-        if built is not None and (built.seq > last or last - built.seq > self._replay_limit(built)):
-            built = None  # from another state of the index, or too far behind to replay here
+        if built is not None and (
+            built.seq > last
+            or last - built.seq > self._replay_limit(built)
+            or behind_pruning(db, built.seq)
+        ):
+            built = None  # from another state of the index, or too far behind to replay
         if built is None:
             if self._background:
                 self._start_worker()
@@ -217,7 +224,9 @@ class DerivedCache(Generic[T]):
             row = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
             generation = int(row[0]) if row else 0
             built = start or self._from_file(db)
-            if built is not None and built.seq > last_change(db):
+            if built is not None and behind_pruning(db, built.seq):
+                built = self._from_file(db)
+            if built is not None and (built.seq > last_change(db) or behind_pruning(db, built.seq)):
                 built = None
             if built is None:
                 built = self._rebuilt(db, generation)

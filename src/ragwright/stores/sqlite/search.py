@@ -5,6 +5,7 @@ inside SQLite first."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,8 +23,15 @@ from ragwright.stores.rows import hit_from_row
 from ragwright.stores.sqlite import derived
 from ragwright.stores.sqlite.ann_choice import ANN_SETTING, AnnChoice, check_mode
 from ragwright.stores.sqlite.ann_index import INSTALL, AnnIndex, available
-from ragwright.stores.sqlite.cache_kinds import ANN_SUFFIX, ann_kind, keyword_kind, vector_kind
+from ragwright.stores.sqlite.cache_kinds import (
+    ANN_SUFFIX,
+    CACHE_SUFFIXES,
+    ann_kind,
+    keyword_kind,
+    vector_kind,
+)
 from ragwright.stores.sqlite.caches import DerivedCache
+from ragwright.stores.sqlite.change_log import covered_by_files, prune
 from ragwright.stores.sqlite.deferred_rows import RowReader, ranked_hits, with_rows
 from ragwright.stores.sqlite.documents import condition_for
 from ragwright.stores.sqlite.filters import compile_filter, matching_rowids_query
@@ -139,6 +147,13 @@ class SQLiteSearch(SQLiteSettings):
         for cache in (self._keywords, self._vectors, self._ann):
             if cache is not None:
                 cache.wait()
+
+    def _prune_change_log(self, db: sqlite3.Connection) -> None:
+        """In a write transaction: drop the changes every cache file beside the index holds."""
+        files = [self.path.with_name(self.path.name + s) for s in CACHE_SUFFIXES]
+        through = covered_by_files(files, self._cache_key)
+        if through is not None:
+            prune(db, through)
 
     def _fts5_search(
         self, words: list[str], top_k: int, where: Filter | None
