@@ -190,3 +190,43 @@ def test_many_changes_compact_the_cache_into_a_new_file(
     assert cache_file(tmp_path, KEYWORDS_SUFFIX).read_bytes() != first
     reopened = SQLiteStore(tmp_path, background=False)
     assert keyword_answers(reopened, queries) == keyword_answers(plain, queries)
+
+
+@pytest.mark.parametrize("suffix", [KEYWORDS_SUFFIX, VECTORS_SUFFIX])
+def test_a_serving_store_checks_a_file_in_the_background_and_drops_it_when_damaged(
+    tmp_path: Path, queries: list[str], vectors: np.ndarray, suffix: str
+) -> None:
+    """Opening maps the files without reading them (their checksums are a pass over all the
+    data); a flipped bit found by the background check costs a rebuild, not the answers."""
+    store = SQLiteStore(tmp_path, background=False)
+    store.bind_space(SPACE)
+    write_documents(store, random.Random(2), range(50))
+    before = keyword_answers(store, queries), vector_answers(store, vectors)
+    store.close()
+    path = cache_file(tmp_path, suffix)
+    data = bytearray(path.read_bytes())
+    data[-7] ^= 0x10  # one bit of the last array
+    path.write_bytes(bytes(data))
+    serving = SQLiteStore(tmp_path)
+    keyword_answers(serving, queries), vector_answers(serving, vectors)  # maps, checks later
+    serving.wait_for_caches()  # the check found it: the next query drops it
+    for _ in range(2):  # the next query rebuilds (BM25 in the background, FTS5 meanwhile)
+        answered = keyword_answers(serving, queries), vector_answers(serving, vectors)
+        serving.wait_for_caches()
+    assert answered == before
+    assert path.read_bytes() != bytes(data)
+
+
+def test_a_serving_store_answers_from_intact_files_it_has_not_checked_yet(
+    tmp_path: Path, queries: list[str], vectors: np.ndarray
+) -> None:
+    store = SQLiteStore(tmp_path, background=False)
+    store.bind_space(SPACE)
+    write_documents(store, random.Random(6), range(40))
+    before = keyword_answers(store, queries), vector_answers(store, vectors)
+    store.close()
+    saved = {s: cache_file(tmp_path, s).read_bytes() for s in (KEYWORDS_SUFFIX, VECTORS_SUFFIX)}
+    serving = SQLiteStore(tmp_path)
+    assert (keyword_answers(serving, queries), vector_answers(serving, vectors)) == before
+    serving.wait_for_caches()
+    assert {s: cache_file(tmp_path, s).read_bytes() for s in saved} == saved  # kept

@@ -379,6 +379,24 @@ class KeywordSearch(Protocol):
 
 
 @runtime_checkable
+class DeferredRowSearch(Protocol):
+    """Both arms' rankings whose hits carry only their chunk's id (no row is read), and the
+    whole hits of the few that fusion keeps: a hybrid search ranks two arms' candidates and
+    returns top_k of them, so reading every candidate's row is mostly wasted."""
+
+    def vector_ranking(
+        self, query: Vectors, top_k: int, where: Filter | None = None
+    ) -> list[Hit]: ...
+
+    def keyword_ranking(self, query: str, top_k: int, where: Filter | None = None) -> list[Hit]: ...
+
+    def with_rows(self, hits: Sequence[Hit]) -> list[Hit]:
+        """``hits`` with their chunks (and sources) read, in order; a hit whose chunk is gone
+        since it was ranked is dropped."""
+        ...
+
+
+@runtime_checkable
 class DocumentLookup(Protocol):
     def get_document(self, document_id: str) -> Document | None: ...
 

@@ -28,7 +28,7 @@ from ragwright.pipeline.search_request import (
     SearchRequest,
     arm_depth,
 )
-from ragwright.ports import Embedder, KeywordSearch, Vectors, VectorSearch
+from ragwright.ports import DeferredRowSearch, Embedder, KeywordSearch, Vectors, VectorSearch
 from ragwright.processors.passage_first import PassageFirst
 from ragwright.query import ProcessedQuery, QueryChain, QueryKind, QueryProcessor
 
@@ -65,6 +65,8 @@ class Retriever:
         search."""
         self.store = store
         self.embedder = embedder
+        # A store that can rank without reading rows reads only those of the fused top_k.
+        self._deferred = store if isinstance(store, DeferredRowSearch) else None
         chain = query_processors
         if chain is not None and not isinstance(chain, QueryChain):
             chain = QueryChain(chain)
@@ -123,10 +125,12 @@ class Retriever:
             return self._rankings(
                 query.text, query.dense_text, mode, request.top_k, where, query_vector
             )[0]
-        depth = request.depth
-        rankings = self._rankings(query.text, query.dense_text, mode, depth, where, query_vector)
+        depth, deferred = request.depth, self._deferred
+        rankings = self._rankings(
+            query.text, query.dense_text, mode, depth, where, query_vector, deferred
+        )
         for variant in query.variants:
-            rankings += self._rankings(variant, variant, mode, depth, where, None)
+            rankings += self._rankings(variant, variant, mode, depth, where, None, deferred)
         if request.fusion is not Fusion.RRF:
             combine = zscore_combination if request.fusion is Fusion.ZSCORE else convex_combination
             fused = combine(
@@ -141,8 +145,15 @@ class Retriever:
             )
         if request.passage_coverage_weight or request.passage_heading_weight:
             step = PassageFirst(request.passage_heading_weight, request.passage_coverage_weight)
+            # the step reads the text of the hits it may reorder or return: only those rows
+            # are read (the rest only set the score range, and are cut)
+            if deferred is not None:
+                read = max(step.window, request.top_k)
+                fused = deferred.with_rows(fused[:read]) + fused[read:]
             fused = step.process(query.query, fused)
-        return fused[: request.top_k]
+            return fused[: request.top_k]
+        kept = fused[: request.top_k]
+        return kept if deferred is None else deferred.with_rows(kept)
 
     def _rankings(
         self,
@@ -152,12 +163,20 @@ class Retriever:
         top_k: int,
         where: Filter | None,
         query_vector: Vectors | None,
+        deferred: DeferredRowSearch | None = None,
     ) -> list[list[Hit]]:
-        """One ranking per arm the mode uses: BM25 over ``text``, vectors for ``dense_text``."""
+        """One ranking per arm the mode uses: BM25 over ``text``, vectors for ``dense_text``
+        (hits with only their chunk ids from a ``deferred`` store, to be fused first)."""
         rankings: list[list[Hit]] = []
         if mode is not SearchMode.VECTOR:
-            rankings.append(self.store.keyword_search(text, top_k, where))
+            if deferred is None:
+                rankings.append(self.store.keyword_search(text, top_k, where))
+            else:
+                rankings.append(deferred.keyword_ranking(text, top_k, where))
         if mode is not SearchMode.BM25:
             vector = self.embedder.embed_query(dense_text) if query_vector is None else query_vector
-            rankings.append(self.store.vector_search(vector, top_k, where))
+            if deferred is None:
+                rankings.append(self.store.vector_search(vector, top_k, where))
+            else:
+                rankings.append(deferred.vector_ranking(vector, top_k, where))
         return rankings

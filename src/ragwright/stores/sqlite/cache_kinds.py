@@ -16,6 +16,7 @@ from ragwright.stores.sqlite.vector_matrix import VectorMatrix, json_ids
 KEYWORDS_SUFFIX = ".bm25"
 VECTORS_SUFFIX = ".vectors"
 ANN_SUFFIX = ".ann"
+CACHE_SUFFIXES = (KEYWORDS_SUFFIX, VECTORS_SUFFIX, ANN_SUFFIX)
 
 
 def keyword_kind(tokenizer: str) -> CacheKind[KeywordMatrix]:

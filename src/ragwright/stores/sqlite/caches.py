@@ -23,6 +23,7 @@ from typing import Any, Generic, Protocol, Self, TypeVar
 import numpy.typing as npt
 
 from ragwright.stores.sqlite import derived
+from ragwright.stores.sqlite.change_log import behind_pruning
 from ragwright.stores.sqlite.row_slots import RowIds, RowSlots, changes_since, last_change
 
 log = logging.getLogger(__name__)
@@ -69,8 +70,21 @@ class DerivedCache(Generic[T]):
     """One derived cache of one store. Call `current` holding the store's database lock,
     inside the read snapshot it should reflect."""
 
-    def __init__(self, database: Path, kind: CacheKind[T], key: str, *, background: bool) -> None:
+    def __init__(
+        self,
+        database: Path,
+        kind: CacheKind[T],
+        key: str,
+        *,
+        background: bool,
+        verify_later: bool = False,
+    ) -> None:
+        """``verify_later`` checks a file's checksums in a background thread rather than
+        before its first use (see `_from_file`)."""
         self.path = database.with_name(database.name + kind.suffix)
+        self._verify_later = verify_later
+        self._damaged = False  # set by a background check: drop the file, build it again
+        self._checker: threading.Thread | None = None
         self._database = database
         self._kind = kind
         self._meta = {"key": key, "kind": kind.suffix, **kind.signature}
@@ -83,17 +97,25 @@ class DerivedCache(Generic[T]):
     def current(self, db: sqlite3.Connection, generation: int) -> T | None:
         """The cache as of ``generation``, or None while it is being built elsewhere (the
         caller uses its fallback)."""
+        if self._damaged:
+            self._forget_damaged()
         built = self._built
         if built is not None and built.generation == generation:
             return built.value
         with self._handover:
             if self._ready is not None:
                 built, self._ready = self._ready, None
+        if built is not None and behind_pruning(db, built.seq):
+            built = None  # the log no longer holds its changes: the newer file, or a rebuild
         if built is None:
             built = self._from_file(db)
         last = last_change(db)
-        if built is not None and (built.seq > last or last - built.seq > self._replay_limit(built)):
-            built = None  # from another state of the index, or too far behind to replay here
+        if built is not None and (
+            built.seq > last
+            or last - built.seq > self._replay_limit(built)
+            or behind_pruning(db, built.seq)
+        ):
+            built = None  # from another state of the index, or too far behind to replay
         if built is None:
             if self._background:
                 self._start_worker()
@@ -109,10 +131,10 @@ class DerivedCache(Generic[T]):
         return self._built.value
 
     def wait(self) -> None:
-        """Wait for a background build (for tests and benchmarks)."""
-        worker = self._worker
-        if worker is not None:
-            worker.join()
+        """Wait for a background build or check (for tests and benchmarks)."""
+        for thread in (self._checker, self._worker):
+            if thread is not None:
+                thread.join()
 
     def _replay_limit(self, built: _Built[T]) -> int:
         """Beyond this many changes a rebuild is cheaper, or (with a fallback) not for a query."""
@@ -142,18 +164,41 @@ class DerivedCache(Generic[T]):
         return _Built(value, built.generation, built.seq, 0)
 
     def _from_file(self, db: sqlite3.Connection) -> _Built[T] | None:
-        found = derived.read_arrays(self.path)
-        if found is None:
+        """The cache from its file, memory-mapped. Its checksums are one pass over the data:
+        at a million chunks 2 GB, most of the 29 s that opening took on a loaded machine
+        (docs/benchmarks.md). With ``verify_later`` a background thread checks them while
+        queries use the file (truncated, foreign and stale files are refused at once); a
+        file that fails is dropped and built again at the next query."""
+        mapped = derived.map_arrays(self.path)
+        if mapped is None or not (self._verify_later or mapped.intact()):
             return None
-        meta, arrays = found
+        meta = dict(mapped.meta)
         seq = meta.pop("seq", None)
         if meta != self._meta or not isinstance(seq, int):
             return None
         try:
-            value = self._kind.from_arrays(arrays)
+            value = self._kind.from_arrays(mapped.arrays)
         except (KeyError, ValueError, IndexError):
             return None
+        if self._verify_later:
+            name = f"ragwright check {self._kind.suffix}"
+            self._checker = threading.Thread(
+                target=self._check, args=(mapped,), name=name, daemon=True
+            )
+            self._checker.start()
         return _Built(value, -1, seq, 0)
+
+    def _check(self, mapped: derived.Mapped) -> None:
+        if not mapped.intact():
+            log.warning("the derived cache %s is damaged; building it again", self.path)
+            self._damaged = True
+
+    def _forget_damaged(self) -> None:
+        self._damaged = False
+        self._built = None
+        with self._handover:
+            self._ready = None
+        derived.remove(self.path)
 
     def _working(self) -> bool:
         return self._worker is not None and self._worker.is_alive()
@@ -179,7 +224,9 @@ class DerivedCache(Generic[T]):
             row = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
             generation = int(row[0]) if row else 0
             built = start or self._from_file(db)
-            if built is not None and built.seq > last_change(db):
+            if built is not None and behind_pruning(db, built.seq):
+                built = self._from_file(db)
+            if built is not None and (built.seq > last_change(db) or behind_pruning(db, built.seq)):
                 built = None
             if built is None:
                 built = self._rebuilt(db, generation)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,8 @@ class Database:
         self.path = path
         self.read_only = read_only
         self.lock = threading.RLock()
+        #: Run inside every write transaction before it commits (the store prunes its log).
+        self.before_commit: Callable[[sqlite3.Connection], object] | None = None
         target = f"{path.resolve().as_uri()}?mode=ro" if read_only else str(path)
         try:
             self.connection = sqlite3.connect(
@@ -84,6 +86,8 @@ class Database:
                 raise store_error(error, self.path, what) from error
             try:
                 yield db
+                if self.before_commit is not None:
+                    self.before_commit(db)
                 db.execute(
                     "INSERT INTO meta(key, value) VALUES ('generation', '1') "
                     "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"

@@ -9,9 +9,10 @@ aligned offset so `numpy.memmap` can map it without copying::
     MAGIC (8 bytes) | header length (8 bytes, little-endian) | header JSON | padding | arrays
 
 Writers write a private temporary file and rename it over the old one, so a reader sees a
-whole old file or a whole new one. The checksum (a 64-bit sum and xor of the data's words) is
-verified on load: it costs one pass over the data, about as much as one exact vector search,
-and catches truncation, zeroed pages and flipped bits.
+whole old file or a whole new one. The checksum (a 64-bit sum and xor of the data's words)
+catches zeroed pages and flipped bits; it costs one pass over the data, so `map_arrays`
+checks only the sizes (truncation) and leaves the checksums to `Mapped.intact`, which a
+caller runs before the first use or in the background.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import mmap
 import os
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -84,9 +86,28 @@ def write_arrays(
         raise
 
 
-def read_arrays(path: Path) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]] | None:
-    """The meta and read-only memory-mapped arrays of ``path``; None when it is missing or
-    fails a check (magic, sizes, checksums): the caller rebuilds it."""
+@dataclass(frozen=True)
+class Mapped:
+    """A derived file's meta and its arrays, memory-mapped; `intact` checks them."""
+
+    meta: dict[str, Any]
+    arrays: dict[str, npt.NDArray[Any]]
+    checksums: dict[str, str]
+
+    def intact(self) -> bool:
+        """Whether every array matches its checksum (one pass over the data; the pages it
+        read are dropped from this process's resident set afterwards)."""
+        for name, array in self.arrays.items():
+            if checksum(array) != self.checksums[name]:
+                return False
+            _release(array)
+        return True
+
+
+def map_arrays(path: Path) -> Mapped | None:
+    """The meta and read-only memory-mapped arrays of ``path``, checked for everything but
+    the checksums (magic, header, sizes: a truncated or foreign file is None); reading no
+    data, so opening a large file costs nothing until its pages are used."""
     try:
         with open(path, "rb") as source:
             prefix = source.read(_PREFIX)
@@ -97,6 +118,7 @@ def read_arrays(path: Path) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]
         total = path.stat().st_size
         start = _aligned(_PREFIX + size)
         arrays: dict[str, npt.NDArray[Any]] = {}
+        checksums: dict[str, str] = {}
         for name, spec in header["arrays"].items():
             dtype = np.dtype(spec["dtype"])
             shape = tuple(int(n) for n in spec["shape"])
@@ -104,18 +126,24 @@ def read_arrays(path: Path) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]
             nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
             if offset + nbytes > total:
                 return None
-            array = (
+            arrays[name] = (
                 np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape)
                 if nbytes
                 else np.empty(shape, dtype=dtype)
             )
-            if checksum(array) != spec["checksum"]:
-                return None
-            _release(array)
-            arrays[name] = array
-        return dict(header["meta"]), arrays
+            checksums[name] = str(spec["checksum"])
+        return Mapped(dict(header["meta"]), arrays, checksums)
     except (OSError, ValueError, KeyError, TypeError):  # absent, truncated or not ours
         return None
+
+
+def read_arrays(path: Path) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]] | None:
+    """The meta and read-only memory-mapped arrays of ``path``; None when it is missing or
+    fails a check (magic, sizes, checksums): the caller rebuilds it."""
+    mapped = map_arrays(path)
+    if mapped is None or not mapped.intact():
+        return None
+    return mapped.meta, mapped.arrays
 
 
 def _release(array: npt.NDArray[Any]) -> None:

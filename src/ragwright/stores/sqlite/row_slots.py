@@ -28,9 +28,15 @@ class RowSlots:
     @classmethod
     def of(cls, rowids: RowIds, live: npt.NDArray[np.bool_] | None = None) -> RowSlots:
         alive = np.ones(rowids.shape[0], dtype=bool) if live is None else np.asarray(live)
-        slots = np.flatnonzero(alive)
-        order = np.argsort(rowids[slots], kind="stable")  # already sorted: linear time
-        return cls(rowids, alive, rowids[slots][order], slots[order])
+        if live is None or bool(alive.all()):  # no row removed: no gather of a million ids
+            slots, kept = np.arange(rowids.shape[0], dtype=np.intp), rowids
+        else:
+            slots = np.flatnonzero(alive)
+            kept = rowids[slots]
+        if kept.size < 2 or bool(np.all(kept[1:] > kept[:-1])):  # a built cache: in order
+            return cls(rowids, alive, kept, slots)
+        order = np.argsort(kept, kind="stable")
+        return cls(rowids, alive, kept[order], slots[order])
 
     def __len__(self) -> int:
         return int(self.rowids.shape[0])

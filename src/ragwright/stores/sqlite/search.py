@@ -5,6 +5,8 @@ inside SQLite first."""
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -21,8 +23,16 @@ from ragwright.stores.rows import hit_from_row
 from ragwright.stores.sqlite import derived
 from ragwright.stores.sqlite.ann_choice import ANN_SETTING, AnnChoice, check_mode
 from ragwright.stores.sqlite.ann_index import INSTALL, AnnIndex, available
-from ragwright.stores.sqlite.cache_kinds import ANN_SUFFIX, ann_kind, keyword_kind, vector_kind
+from ragwright.stores.sqlite.cache_kinds import (
+    ANN_SUFFIX,
+    CACHE_SUFFIXES,
+    ann_kind,
+    keyword_kind,
+    vector_kind,
+)
 from ragwright.stores.sqlite.caches import DerivedCache
+from ragwright.stores.sqlite.change_log import covered_by_files, prune
+from ragwright.stores.sqlite.deferred_rows import RowReader, ranked_hits, with_rows
 from ragwright.stores.sqlite.documents import condition_for
 from ragwright.stores.sqlite.filters import compile_filter, matching_rowids_query
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
@@ -52,6 +62,26 @@ class SQLiteSearch(SQLiteSettings):
     def vector_search(self, query: Vectors, top_k: int, where: Filter | None = None) -> list[Hit]:
         """Cosine top-k, with the filter applied inside SQLite before ranking: exact, or the
         exact scores of the HNSW graph's candidates (`ann_choice` says when)."""
+        return self._vector(query, top_k, where, self._hits)
+
+    def vector_ranking(self, query: Vectors, top_k: int, where: Filter | None = None) -> list[Hit]:
+        """`vector_search`'s ranking, its hits carrying only their chunk ids (`with_rows`)."""
+        return self._vector(query, top_k, where, self._ranked)
+
+    def keyword_search(self, query: str, top_k: int, where: Filter | None = None) -> list[Hit]:
+        """BM25 over FTS5, best first; scores are positive (higher is better)."""
+        return self._keyword(query, top_k, where, self._hits)
+
+    def keyword_ranking(self, query: str, top_k: int, where: Filter | None = None) -> list[Hit]:
+        """`keyword_search`'s ranking, its hits carrying only their chunk ids (`with_rows`)."""
+        return self._keyword(query, top_k, where, self._ranked)
+
+    def with_rows(self, hits: Sequence[Hit]) -> list[Hit]:
+        return with_rows(self._db, hits)
+
+    def _vector(
+        self, query: Vectors, top_k: int, where: Filter | None, read: RowReader
+    ) -> list[Hit]:
         space = self.space
         if space is None or top_k <= 0:
             return []
@@ -69,10 +99,9 @@ class SQLiteSearch(SQLiteSettings):
             scored = None if ann is None else self._approximate(ann, matrix, vector, top_k, allowed)
             if scored is None:
                 scored = matrix.top_k(vector, top_k, slots)
-            return self._hits(scored, Scale.SIMILARITY, Arm.VECTOR)
+            return read(scored, Scale.SIMILARITY, Arm.VECTOR)
 
-    def keyword_search(self, query: str, top_k: int, where: Filter | None = None) -> list[Hit]:
-        """BM25 over FTS5, best first; scores are positive (higher is better)."""
+    def _keyword(self, query: str, top_k: int, where: Filter | None, read: RowReader) -> list[Hit]:
         words = query_terms(query, self._stop_words)
         if top_k <= 0 or not words:
             return []
@@ -86,7 +115,7 @@ class SQLiteSearch(SQLiteSettings):
                     allowed = keywords.rows.slots_of(self._matching_rowids(where, generation))
                 terms = self._tokenizer.terms(" ".join(words))
                 scored = keywords.top_k(terms, top_k, allowed)
-            return self._hits(scored, Scale.BM25, Arm.BM25)
+            return read(scored, Scale.BM25, Arm.BM25)
 
     def set_ann(self, mode: str) -> int:
         """Record ``mode`` (`ANN_MODES`) in the index, for every process that opens it, and
@@ -118,6 +147,13 @@ class SQLiteSearch(SQLiteSettings):
         for cache in (self._keywords, self._vectors, self._ann):
             if cache is not None:
                 cache.wait()
+
+    def _prune_change_log(self, db: sqlite3.Connection) -> None:
+        """In a write transaction: drop the changes every cache file beside the index holds."""
+        files = [self.path.with_name(self.path.name + s) for s in CACHE_SUFFIXES]
+        through = covered_by_files(files, self._cache_key)
+        if through is not None:
+            prune(db, through)
 
     def _fts5_search(
         self, words: list[str], top_k: int, where: Filter | None
@@ -169,12 +205,17 @@ class SQLiteSearch(SQLiteSettings):
             hits.append(hit_from_row(row, score, scale, arm, rank))
         return hits
 
+    def _ranked(self, scored: list[tuple[int, float]], scale: Scale, arm: Arm) -> list[Hit]:
+        return ranked_hits(self._db, scored, scale, arm)
+
     def _current_matrix(self, space: EmbeddingSpace, generation: int) -> VectorMatrix:
         """The vector matrix as of ``generation`` (call inside a read snapshot tagged with
         it): from its file beside the database, caught up with the writes since."""
         if self._vectors is None:
             kind = vector_kind(space)
-            self._vectors = DerivedCache(self.path, kind, self._cache_key, background=False)
+            self._vectors = DerivedCache(
+                self.path, kind, self._cache_key, background=False, verify_later=self._background
+            )
         matrix = self._vectors.current(self._db.connection, generation)
         if matrix is None:  # a kind without a fallback is built in the query: never here
             raise StoreError(f"the vector cache of {self.path} could not be built")
@@ -212,6 +253,7 @@ class SQLiteSearch(SQLiteSettings):
             return None
         if self._ann is None:
             kind = ann_kind(space)
+            # Its file is checked before faiss parses it (it reads it all anyway).
             self._ann = DerivedCache(self.path, kind, self._cache_key, background=self._background)
         return self._ann.current(self._db.connection, generation)
 
@@ -223,6 +265,10 @@ class SQLiteSearch(SQLiteSettings):
         if self._keywords is None:
             kind = keyword_kind(self._tokenizer.tokenizer)
             self._keywords = DerivedCache(
-                self.path, kind, self._cache_key, background=self._background
+                self.path,
+                kind,
+                self._cache_key,
+                background=self._background,
+                verify_later=self._background,
             )
         return self._keywords.current(self._db.connection, generation)

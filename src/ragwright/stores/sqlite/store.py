@@ -138,6 +138,7 @@ class SQLiteStore(
                 self.set_setting("fts_tokenizer", tokenizer)
                 self._add_features()
             self._cache_key = self._derived_cache_key(read_only)
+            self._db.before_commit = self._prune_change_log
         except BaseException:
             self._db.close()
             raise
