@@ -62,6 +62,7 @@ from ragwright.models import (
 from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
 from ragwright.pipeline.communities import CommunityWorkflow, ReportsMade
+from ragwright.pipeline.document_chunking import FusedFirst
 from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.pipeline.filter_fields import missing_fields_warning
 from ragwright.pipeline.folder_source import FolderSourceSync
@@ -620,7 +621,7 @@ class Index:
         return Ingestor(
             self._store,
             embedder,
-            ParserRegistry.from_entry_points(options=parser_options),
+            FusedFirst.from_entry_points(ParserRegistry.from_entry_points(options=parser_options)),
             chunker,
             chunker_spec=chunking.spec,
             base=base or self.source_base,

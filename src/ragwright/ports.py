@@ -100,6 +100,39 @@ class Chunker(Protocol):
     def chunk(self, document: Document) -> list[Chunk]: ...
 
 
+@dataclass(frozen=True, slots=True)
+class ChunkSpan:
+    """One chunk a `DocumentChunker` made: ``content[char_start:char_end]`` of the text it
+    returned, and what the chunk's metadata should say (a heading path, a page, ...)."""
+
+    char_start: int
+    char_end: int
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkedDocument:
+    """A file parsed and chunked in one pass: the text the index stores (which the spans
+    index into) with its sections and metadata, and the chunks, in document order."""
+
+    document: ParsedDocument
+    spans: tuple[ChunkSpan, ...]
+
+
+@runtime_checkable
+class DocumentChunker(Protocol):
+    """A structure-aware converter that emits its chunks itself (parse and chunk fused, as
+    layout-aware document converters do). Ingest consults it before the parser + chunker path
+    for the extensions and content types it claims."""
+
+    #: File extensions (lower case, with the dot) it claims.
+    extensions: tuple[str, ...]
+    #: Media types it claims.
+    content_types: tuple[str, ...]
+
+    def parse_chunks(self, data: bytes, source: str) -> ChunkedDocument: ...
+
+
 @runtime_checkable
 class ChunkStream(Protocol):
     """A chunker that can hand its chunks over one at a time (what ingest needs to keep a huge
