@@ -88,6 +88,7 @@ from ragwright.pipeline.reindex import Reindexer, ReindexReport
 from ragwright.pipeline.retrieval import Retriever
 from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
 from ragwright.pipeline.source_sync import BATCH_DOCUMENTS, SourceSync
+from ragwright.pipeline.sparse_terms import SparseWorkflow
 from ragwright.planner import Capabilities, LLMPlanner, RulesPlanner, dispatch, requested
 from ragwright.planner.settings import PlannerSettings
 from ragwright.ports import (
@@ -116,6 +117,7 @@ from ragwright.ports import (
     SourceCheckpoints,
     SpaceRebuild,
     SpaceStatus,
+    SparseEncoder,
     StoreBackend,
     TokenCounter,
 )
@@ -229,6 +231,7 @@ class Index:
         self.planner_settings = PlannerSettings.from_config(config or Config())
         self._planner = planner
         self._global_retriever: GlobalRetriever | None = None
+        self._sparse = SparseWorkflow(self._store, self.display_location)
 
     def close(self) -> None:
         if self._llm_records is not None:
@@ -493,6 +496,7 @@ class Index:
             else:
                 report = self._ingest_on_ray(ingestor, cluster, listed, progress)
             self._complete_graph(graph_extractor, report)
+            self._sparse.complete()
             return report
 
     def _ingest_on_ray(
@@ -658,7 +662,15 @@ class Index:
                 extractor=graph_extractor,
             )
             self._complete_graph(graph_extractor, report)
+            self._sparse.complete()
             return report
+
+    # -- the sparse learned-term arm ------------------------------------------------------
+
+    def build_sparse(self, encoder: SparseEncoder | str | None = None) -> int:
+        """Give the chunks that have none their sparse term weights from the stored text
+        (see `SparseWorkflow.build`); returns how many were encoded."""
+        return self._sparse.build(encoder)
 
     # -- the entity graph ------------------------------------------------------------------
 
@@ -891,7 +903,12 @@ class Index:
         query_processors: Sequence[QueryProcessor],
     ) -> list[Hit]:
         embedder = self.embedder if request.mode is SearchMode.BM25 else self._checked_embedder()
-        retriever = Retriever(self._store, embedder, query_processors=query_processors or None)
+        retriever = Retriever(
+            self._store,
+            embedder,
+            query_processors=query_processors or None,
+            sparse=self._sparse.arm(request),
+        )
         if graph is not None:
             return graph.search(retriever, query, request)
         return retriever.search(query, request)

@@ -41,6 +41,7 @@ from ragwright.models import (
     StoreStats,
     Usage,
 )
+from ragwright.sparse.vector import SparseVector
 
 Vectors = npt.NDArray[np.float32]
 
@@ -851,3 +852,41 @@ class Reranker(Protocol):
     similarities, so no similarity threshold may be applied to them."""
 
     def rerank(self, query: str, hits: list[Hit], top_k: int | None = None) -> list[Hit]: ...
+
+
+@runtime_checkable
+class SparseEncoder(Protocol):
+    """Maps texts to learned term weights over a model's vocabulary (SPLADE-style); ``spec``
+    recreates it (the index records it) and ``fingerprint`` names the model's bytes."""
+
+    @property
+    def spec(self) -> str: ...
+
+    @property
+    def fingerprint(self) -> str: ...
+
+    def encode_documents(self, texts: Sequence[str]) -> list[SparseVector]: ...
+
+    def encode_query(self, text: str) -> SparseVector: ...
+
+
+@runtime_checkable
+class SparseSearch(Protocol):
+    """The sparse learned-term arm: chunks by the inner product of their term weights with
+    the query's, best first, the filter applied inside the store (scale ``sparse``)."""
+
+    def sparse_search(
+        self, query: SparseVector, top_k: int, where: Filter | None = None
+    ) -> list[Hit]: ...
+
+
+@runtime_checkable
+class SparseTermIndex(Protocol):
+    """Where a store keeps its chunks' sparse term weights, built from the stored chunk text
+    (see `ragwright.pipeline.sparse_terms`); a chunk's weights go when the chunk does."""
+
+    def chunks_without_terms(self, limit: int) -> list[tuple[str, str]]: ...
+
+    def write_terms(self, rows: Sequence[tuple[str, SparseVector]]) -> None: ...
+
+    def clear_terms(self) -> None: ...

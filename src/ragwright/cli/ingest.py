@@ -137,6 +137,14 @@ def ingest(
     workers: Annotated[
         int | None, typer.Option(help="Ray workers (default: one per CPU of the cluster).", min=1)
     ] = None,
+    sparse: Annotated[
+        str | None,
+        typer.Option(
+            "--sparse",
+            help="Build the sparse learned-term arm with this encoder, e.g. splade:FOLDER "
+            "(an ONNX SPLADE export); recorded, so later ingests keep it current.",
+        ),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Ingest files and folders (recursively). Unchanged files cost nothing; changed files
@@ -182,6 +190,8 @@ def ingest(
                 extractor=chosen,
                 cluster=cluster,
             )
+        if sparse is not None:
+            kb.build_sparse(sparse)
     _finish(report, json_output)
 
 

@@ -78,6 +78,14 @@ def search(
     vector_weight: Annotated[
         float | None, typer.Option(help="The vector arm's weight in fusion. [default: 1]", min=0)
     ] = None,
+    sparse_weight: Annotated[
+        float | None,
+        typer.Option(
+            help="The sparse learned-term arm's weight in hybrid (an index built with "
+            "--sparse); 0 leaves it out. [default: 0]",
+            min=0,
+        ),
+    ] = None,
     arm_depth: Annotated[
         int | None,
         typer.Option(
@@ -107,6 +115,7 @@ def search(
         "rrf_k": rrf_k,
         "bm25_weight": bm25_weight,
         "vector_weight": vector_weight,
+        "sparse_weight": sparse_weight,
         "arm_depth": arm_depth,
     }
     configuration = load_config(config)

@@ -9,7 +9,7 @@ same mode, every ranking of every query then fused into one.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ragwright._surrogates import refuse_surrogates
 from ragwright.errors import ConfigError, UnsupportedScale
@@ -26,6 +26,9 @@ from ragwright.pipeline.search_request import (
 )
 from ragwright.ports import Embedder, KeywordSearch, Vectors, VectorSearch
 from ragwright.query import ProcessedQuery, QueryChain, QueryKind, QueryProcessor
+
+if TYPE_CHECKING:
+    from ragwright.pipeline.sparse_terms import SparseArm
 
 __all__ = [
     "DEFAULT_FUSION",
@@ -55,11 +58,14 @@ class Retriever:
         embedder: Embedder,
         *,
         query_processors: QueryChain | Iterable[QueryProcessor] | None = None,
+        sparse: SparseArm | None = None,
     ) -> None:
         """``query_processors`` (a `QueryChain`, or processors to build one) run before each
-        search."""
+        search; ``sparse`` is the sparse learned-term arm (its store and encoder), for a
+        request that runs it (`SearchRequest.sparse`)."""
         self.store = store
         self.embedder = embedder
+        self.sparse = sparse
         chain = query_processors
         if chain is not None and not isinstance(chain, QueryChain):
             chain = QueryChain(chain)
@@ -88,6 +94,12 @@ class Retriever:
         processor did. Without processors the query comes back as given, with no notes."""
         refuse_surrogates(query, "the query")
         self._check_chain(request, query_vector=query_vector)
+        if request.sparse and self.sparse is None:
+            raise ConfigError(
+                "this search runs the sparse arm (mode sparse, or sparse_weight > 0), but the "
+                "index has no sparse term weights; build them with ragwright ingest --sparse "
+                "splade:FOLDER"
+            )
         processed = ProcessedQuery.of(query)
         if self.query_chain is not None:
             processed = self.query_chain.process(processed)
@@ -119,9 +131,12 @@ class Retriever:
                 query.text, query.dense_text, mode, request.top_k, where, query_vector
             )[0]
         depth = request.depth
-        rankings = self._rankings(query.text, query.dense_text, mode, depth, where, query_vector)
+        weight = request.sparse_weight
+        rankings = self._rankings(
+            query.text, query.dense_text, mode, depth, where, query_vector, weight
+        )
         for variant in query.variants:
-            rankings += self._rankings(variant, variant, mode, depth, where, None)
+            rankings += self._rankings(variant, variant, mode, depth, where, None, weight)
         if request.fusion is Fusion.CONVEX:
             fused = convex_combination(rankings, weights=request.weights)
         else:
@@ -136,9 +151,16 @@ class Retriever:
         top_k: int,
         where: Filter | None,
         query_vector: Vectors | None,
+        sparse_weight: float = 0.0,
     ) -> list[list[Hit]]:
-        """One ranking per arm the mode uses: BM25 over ``text``, vectors for ``dense_text``."""
+        """One ranking per arm the mode uses: BM25 over ``text``, vectors for ``dense_text``,
+        learned terms of ``text`` (mode sparse, or hybrid with ``sparse_weight`` > 0)."""
         rankings: list[list[Hit]] = []
+        if mode is SearchMode.SPARSE or (self.sparse is not None and sparse_weight > 0):
+            assert self.sparse is not None  # checked in search_with_notes
+            rankings.append(self.sparse.search(text, top_k, where))
+            if mode is SearchMode.SPARSE:
+                return rankings
         if mode is not SearchMode.VECTOR:
             rankings.append(self.store.keyword_search(text, top_k, where))
         if mode is not SearchMode.BM25:

@@ -11,6 +11,7 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
     rrf_k = 60               # the k of reciprocal-rank fusion
     bm25_weight = 1.0        # each arm's weight in fusion
     vector_weight = 1.0
+    sparse_weight = 0.0      # the sparse learned-term arm's weight in hybrid; 0: left out
     arm_depth = 0            # candidates each arm fetches for fusion; 0: max(2·top_k, 20)
     # mode = "graph": hybrid fused by rank with personalized PageRank over the entity graph
     graph_weight = 1.0       # the graph ranking's weight against hybrid's 1 in rank fusion
@@ -57,6 +58,8 @@ __all__ = [
 class SearchMode(StrEnum):
     BM25 = "bm25"
     VECTOR = "vector"
+    #: The sparse learned-term arm alone (an index built with ``--sparse``).
+    SPARSE = "sparse"
     HYBRID = "hybrid"
     #: Hybrid fused by rank with graph search (personalized PageRank over the entity graph).
     GRAPH = "graph"
@@ -98,6 +101,7 @@ SETTING_KEYS = (
     "rrf_k",
     "bm25_weight",
     "vector_weight",
+    "sparse_weight",
     "arm_depth",
     *GRAPH_KEYS,
 )
@@ -124,6 +128,7 @@ class SearchOptions(TypedDict, total=False):
     rrf_k: int
     bm25_weight: float
     vector_weight: float
+    sparse_weight: float
     arm_depth: int
     graph_weight: float
     graph_rrf_k: int
@@ -154,6 +159,9 @@ class SearchRequest:
     rrf_k: int = DEFAULT_RRF_K
     bm25_weight: float = 1.0
     vector_weight: float = 1.0
+    #: The sparse arm's weight in hybrid fusion; 0 (the default) leaves the arm out: no
+    #: package ships SPLADE weights, so nothing measured it better than hybrid yet.
+    sparse_weight: float = 0.0
     #: Candidates each arm fetches for fusion (hybrid or multi-query); 0: `arm_depth(top_k)`.
     arm_depth: int = 0
     #: Graph mode's settings (see `GraphSettings`, whose fields these are, prefixed).
@@ -185,7 +193,7 @@ class SearchRequest:
                 f"arm_depth must be an integer from 0 (the default) to {MAX_TOP_K:,}, "
                 f"got {self.arm_depth!r}"
             )
-        for key in ("bm25_weight", "vector_weight"):
+        for key in ("bm25_weight", "vector_weight", "sparse_weight"):
             weight = getattr(self, key)
             if not _number(weight) or weight < 0:
                 raise ConfigError(f"{key} must be a number >= 0, got {weight!r}")
@@ -207,7 +215,18 @@ class SearchRequest:
     @property
     def weights(self) -> Mapping[Arm, float]:
         """Each arm's weight in fusion."""
-        return {Arm.BM25: self.bm25_weight, Arm.VECTOR: self.vector_weight}
+        return {
+            Arm.BM25: self.bm25_weight,
+            Arm.VECTOR: self.vector_weight,
+            Arm.SPARSE: self.sparse_weight,
+        }
+
+    @property
+    def sparse(self) -> bool:
+        """Whether the search runs the sparse arm: alone, or fused into hybrid (graph mode's
+        hybrid too) when its weight is above 0."""
+        fused = self.mode in (SearchMode.HYBRID, SearchMode.GRAPH, SearchMode.AUTO)
+        return self.mode is SearchMode.SPARSE or (fused and self.sparse_weight > 0)
 
     @property
     def graph(self) -> GraphSettings:
