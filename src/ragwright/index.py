@@ -167,6 +167,7 @@ class AskOptions(TypedDict, total=False):
     processors: Sequence[ResultProcessor]
     graph_context: bool | None
     mode: SearchMode | str
+    request: SearchRequest | None
 
 
 class Index:
@@ -873,9 +874,13 @@ class Index:
         ``processors`` (see `ragwright.processors`) run in order on the hits, checked as a
         `ResultChain`; ``query_processors`` (see `ragwright.query`) run in order on the query
         first."""
-        chain = ResultChain(processors)  # refuses a bad order before any work
         # Made (and so checked) even when there is nothing to search.
         request = (request or SearchRequest()).but(**options)
+        configured = [
+            spec.build(embedder=self.embedder, store=self._store, documents=self._store)
+            for spec in request.processors
+        ]
+        chain = ResultChain([*configured, *processors])  # refuses a bad order before any work
         if request.mode is SearchMode.AUTO:
             request = request.but(mode=self.plan(query).mode)
         if request.mode is SearchMode.GLOBAL:
@@ -892,7 +897,7 @@ class Index:
             # A reindex swapped the space after the query was embedded: embed it again in
             # the new space, once (a second swap within one search is the caller's to retry).
             hits = self._retrieve(query, request, graph, query_processors)
-        hits = chain.process(query, hits) if processors else hits
+        hits = chain.process(query, hits) if chain.processors else hits
         return [dataclasses.replace(hit, rank=rank) for rank, hit in enumerate(hits, start=1)]
 
     def _retrieve(
@@ -1048,6 +1053,7 @@ class Index:
         processors: Sequence[ResultProcessor] = (),
         graph_context: bool | None = None,
         mode: SearchMode | str = SearchMode.AUTO,
+        request: SearchRequest | None = None,
     ) -> Iterator[str | Answer]:
         """The answer as it is written: pieces of text, then the final `Answer`, whose ``text``
         is the pieces joined and whose ``[n]`` citations resolve to exact spans. The extractive
@@ -1073,7 +1079,11 @@ class Index:
         from the question, see `plan`; the final `Answer`'s ``route`` says which ran and why).
         ``global`` answers from the community reports instead of retrieved chunks
         (`ragwright.pipeline.global_retrieval`; with an LLM engine, map-reduce over the
-        reports: `ragwright.pipeline.global_llm`)."""
+        reports: `ragwright.pipeline.global_llm`).
+
+        ``request`` gives the other search settings of every retrieval (fusion, arm weights,
+        configured result processors: the ``[search]`` table's, as `ragwright ask` passes
+        them); ``top_k``, ``where`` and ``mode`` override its own."""
         name = self._checked_engine(engine, llm, session)
         where = _filter(where)
         if name == "extractive" and graph_context:
@@ -1090,6 +1100,7 @@ class Index:
         def retrieve(query: str) -> list[Hit]:
             return self.search(
                 query,
+                request,
                 top_k=top_k,
                 where=where,
                 mode=route.mode,

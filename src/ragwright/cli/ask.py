@@ -20,6 +20,7 @@ from ragwright.cli._common import (
     ConfigOption,
     EmbedderOption,
     JsonOption,
+    ProcessorOption,
     console,
     parse_where,
     print_json,
@@ -39,7 +40,7 @@ from ragwright.config import load_config
 from ragwright.index import Index
 from ragwright.llms.settings import ENGINES, Budget, LLMSettings
 from ragwright.models import DEFAULT_COLLECTION, Answer, Citation
-from ragwright.pipeline.search_request import SearchMode
+from ragwright.pipeline.search_request import SearchMode, SearchRequest
 from ragwright.shapes import answer_json
 from ragwright.surface_limits import MAX_ASK_TOP_K, checked_text
 
@@ -98,6 +99,15 @@ def ask(
             "from the community reports (run graph communities --rebuild first)."
         ),
     ] = SearchMode.AUTO,
+    sparse_weight: Annotated[
+        float | None,
+        typer.Option(
+            help="The sparse learned-term arm's weight in hybrid (an index built with "
+            "--sparse). [default: [search] sparse_weight, else 0]",
+            min=0,
+        ),
+    ] = None,
+    processor: ProcessorOption = None,
     config: ConfigOption = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -118,6 +128,10 @@ def ask(
     where = parse_where(filter_expression)
     given = locations(index)
     configuration = load_config(config)
+    flags: dict[str, Any] = {"sparse_weight": sparse_weight, "processors": processor or None}
+    request = SearchRequest.from_config(configuration).but(
+        **{key: value for key, value in flags.items() if value is not None}
+    )
     if is_federated(given, federation):
         with open_federation(
             given,
@@ -129,7 +143,12 @@ def ask(
             llm_settings=settings,
         ) as indexes:
             stream = indexes.ask_stream(
-                question, top_k=top_k, where=where, graph_context=graph_context, mode=mode
+                question,
+                top_k=top_k,
+                where=where,
+                graph_context=graph_context,
+                mode=mode,
+                request=request,
             )
             answer = _answer(question, stream, json_output)
     else:
@@ -143,7 +162,12 @@ def ask(
             config=configuration,
         ) as kb:
             stream = kb.ask_stream(
-                question, top_k=top_k, where=where, graph_context=graph_context, mode=mode
+                question,
+                top_k=top_k,
+                where=where,
+                graph_context=graph_context,
+                mode=mode,
+                request=request,
             )
             answer = _answer(question, stream, json_output)
             warn_if_filter_matched_nothing(kb, where, len(answer.hits))

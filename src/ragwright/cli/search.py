@@ -13,6 +13,7 @@ from ragwright.cli._common import (
     ConfigOption,
     EmbedderOption,
     JsonOption,
+    ProcessorOption,
     console,
     open_index,
     parse_where,
@@ -92,6 +93,7 @@ def search(
             help="Candidates each arm fetches for fusion. [default: max(2 x top-k, 20)]", min=0
         ),
     ] = None,
+    processor: ProcessorOption = None,
     index: IndexesOption = None,
     collection: CollectionOption = DEFAULT_COLLECTION,
     embedder: EmbedderOption = None,
@@ -117,6 +119,7 @@ def search(
         "vector_weight": vector_weight,
         "sparse_weight": sparse_weight,
         "arm_depth": arm_depth,
+        "processors": processor or None,
     }
     configuration = load_config(config)
     defaults = SearchRequest.from_config(configuration)

@@ -25,6 +25,8 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
     graph_relation_weight = 1.0  # factor on entity-entity relation edges (0: off)
     graph_synonym_weight = 1.0   # factor on synonym links (0: off)
     graph_tolerance = 1e-5   # the local walk's push threshold (smaller: closer to exact, slower)
+    # result processors run on the hits, in order (see ragwright.processors.specs)
+    processors = []          # e.g. ["dedupe", { name = "compress", max_sentences = 1 }]
 
 An evaluation configuration (``ragwright eval --config``) uses the same keys.
 """
@@ -42,6 +44,7 @@ from ragwright.filters import Filter, parse_filter
 from ragwright.graph.settings import GraphSettings
 from ragwright.models import Arm
 from ragwright.pipeline.fusion import DEFAULT_RRF_K
+from ragwright.processors.specs import ProcessorSpec, processor_specs
 
 __all__ = [
     "DEFAULT_FUSION",
@@ -104,6 +107,7 @@ SETTING_KEYS = (
     "sparse_weight",
     "arm_depth",
     *GRAPH_KEYS,
+    "processors",
 )
 
 _Choice = TypeVar("_Choice", bound=StrEnum)
@@ -176,10 +180,14 @@ class SearchRequest:
     graph_relation_weight: float = _GRAPH.relation_weight
     graph_synonym_weight: float = _GRAPH.synonym_weight
     graph_tolerance: float = _GRAPH.tolerance
+    #: Result processors run on the hits, in order (names and data options; see
+    #: `ragwright.processors.specs`), before any the caller passes as objects.
+    processors: tuple[ProcessorSpec, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mode", _choice(SearchMode, self.mode, "search mode"))
         object.__setattr__(self, "fusion", _choice(Fusion, self.fusion, "fusion"))
+        object.__setattr__(self, "processors", processor_specs(self.processors))
         if isinstance(self.where, str):
             object.__setattr__(self, "where", parse_filter(self.where))
         elif self.where is not None and not isinstance(self.where, Filter):
@@ -276,6 +284,8 @@ def _number(value: object) -> bool:
 
 
 def _plain(value: object) -> object:
+    if isinstance(value, tuple):
+        return [item.plain() if isinstance(item, ProcessorSpec) else item for item in value]
     return value.value if isinstance(value, StrEnum) else value
 
 
