@@ -151,3 +151,27 @@ def test_the_cli_builds_and_searches_the_arm(tmp_path: Path, model: Path) -> Non
     assert "sparse" in json.loads(fused.output)["hits"][0]["arms"]
     flag = invoke("search", "logs", "--index", index, "--sparse-weight", "1", "--json")
     assert "sparse" in json.loads(flag.output)["hits"][0]["arms"]
+
+
+def test_eval_measures_the_sparse_arm_it_builds(tmp_path: Path, model: Path) -> None:
+    root = tmp_path / "beir"
+    (root / "qrels").mkdir(parents=True)
+    corpus = {
+        "d1": DOCUMENTS["ops.md"],
+        "d2": DOCUMENTS["alerts.md"],
+        "d3": DOCUMENTS["billing.md"],
+    }
+    (root / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": k, "title": "", "text": v}) + "\n" for k, v in corpus.items())
+    )
+    queries = {"q1": "logs", "q2": "refund"}
+    (root / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": k, "text": v}) + "\n" for k, v in queries.items())
+    )
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td3\t1\n")
+    common = [str(root), "--embedder", "hashing", "--cache-dir", str(tmp_path / "cache"), "--json"]
+    sparse = invoke("eval", *common, "--mode", "sparse", "--sparse", f"splade:{model}")
+    assert sparse.exit_code == 0, sparse.output
+    assert json.loads(sparse.stdout)["configs"][0]["metrics"]["ndcg_at_10"] == pytest.approx(1.0)
+    bm25 = invoke("eval", *common, "--mode", "bm25")
+    assert json.loads(bm25.stdout)["configs"][0]["metrics"]["ndcg_at_10"] < 0.5

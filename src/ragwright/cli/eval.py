@@ -277,6 +277,7 @@ def _result_json(
         "modes_run": result.modes,
         "chunking": {"name": config.chunking.name, "options": dict(config.chunking.options)},
         "embedder": config.embedder,
+        "sparse": config.sparse,
         "index": {
             "key": result.index.key,
             "directory": str(result.index.directory),

@@ -5,7 +5,8 @@ request body, eval from its configuration) and hands it down; the retriever and 
 as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the settings::
 
     [search]
-    mode = "hybrid"          # bm25, vector, hybrid, graph, global or auto (the planner chooses)
+    mode = "hybrid"          # bm25, vector, hybrid, graph, global, auto (the planner chooses)
+                             # or sparse (the learned-term arm alone)
     top_k = 10               # chunks returned
     fusion = "convex"        # how hybrid fuses its arms: convex (normalized scores) or rrf
     rrf_k = 60               # the k of reciprocal-rank fusion
@@ -61,8 +62,6 @@ __all__ = [
 class SearchMode(StrEnum):
     BM25 = "bm25"
     VECTOR = "vector"
-    #: The sparse learned-term arm alone (an index built with ``--sparse``).
-    SPARSE = "sparse"
     HYBRID = "hybrid"
     #: Hybrid fused by rank with graph search (personalized PageRank over the entity graph).
     GRAPH = "graph"
@@ -71,6 +70,8 @@ class SearchMode(StrEnum):
     #: The mode planner chooses per question (see `ragwright.planner`); the route it took and
     #: why come back with the answer (`Answer.route`) or from `Index.plan`.
     AUTO = "auto"
+    #: The sparse learned-term arm alone (an index built with ``--sparse``).
+    SPARSE = "sparse"
 
 
 class Fusion(StrEnum):
