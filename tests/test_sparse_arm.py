@@ -4,6 +4,7 @@ store, searched alone (mode sparse) and fused into hybrid (sparse_weight > 0).""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -31,9 +32,15 @@ def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return save_tiny_splade(tmp_path_factory.mktemp("splade"))
 
 
-@pytest.fixture
-def kb(tmp_path: Path, model: Path) -> Index:
-    index = Index(tmp_path / "kb", embedder=HashingEmbedder())
+@pytest.fixture(params=["sqlite", "postgresql"])
+def kb(request: pytest.FixtureRequest, tmp_path: Path, model: Path) -> Iterator[Index]:
+    """The three documents with their weights, in each store."""
+    location = tmp_path / "kb" if request.param == "sqlite" else request.getfixturevalue("pg_url")
+    with Index(location, embedder=HashingEmbedder()) as index:
+        yield _filled(index, model)
+
+
+def _filled(index: Index, model: Path) -> Index:
     docs = [
         Document.from_text(name, text, metadata={"team": name[:3]})
         for name, text in DOCUMENTS.items()
