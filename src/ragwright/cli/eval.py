@@ -110,7 +110,7 @@ def eval_dataset(
     chunker: Annotated[
         str | None,
         typer.Option(
-            help="recursive (default, as ingest), paragraph, markdown, fixed (with their "
+            help="recursive (default, as ingest), sentence, paragraph, markdown, fixed (with their "
             "default options) or document (one chunk per document, for BEIR parity)."
         ),
     ] = None,

@@ -64,8 +64,8 @@ def ingest(
     chunker: Annotated[
         str | None,
         typer.Option(
-            help="recursive (default), paragraph, markdown, fixed or document (one chunk "
-            "per document).",
+            help="recursive (default), sentence, paragraph, markdown, fixed or document "
+            "(one chunk per document).",
         ),
     ] = None,
     chunk_size: Annotated[
@@ -157,6 +157,10 @@ def ingest(
             raise ConfigError("--dataset ingests here: leave out --engine ray")
         if paths:
             raise ConfigError("give either PATHS or --dataset, not both")
+        if sparse is not None:
+            raise ConfigError(
+                "--sparse builds the sparse arm on a file ingest: leave out --dataset"
+            )
         _finish(_ingest_dataset(index, collection, embedder, dataset, json_output), json_output)
         return
     if not paths:

@@ -5,7 +5,8 @@ design, `ragwright.stores.sqlite.sparse`).
 Postings rather than pgvector's ``sparsevec``: a query then reads only its own terms' postings
 through the primary key, where ``sparsevec`` scores every row (its HNSW index takes at most
 1,000 non-zero entries per vector). Both tables reference ``chunks`` with ``ON DELETE
-CASCADE``, so a chunk's weights go in the transaction that deletes it. They are created with
+CASCADE`` (and ``ON UPDATE CASCADE``: a moved document's chunks get new ids), so a chunk's
+weights go in the transaction that deletes it. They are created with
 the first weights written.
 """
 
@@ -23,10 +24,11 @@ from ragwright.stores.postgres.rows import hits, ranked
 
 _DDL = (
     'CREATE TABLE IF NOT EXISTS {s}.sparse_chunks (chunk_id text COLLATE "C" PRIMARY KEY '
-    "REFERENCES {s}.chunks(id) ON DELETE CASCADE); "
+    "REFERENCES {s}.chunks(id) ON DELETE CASCADE ON UPDATE CASCADE); "
     "CREATE TABLE IF NOT EXISTS {s}.sparse_postings (term integer NOT NULL, "
     'chunk_id text COLLATE "C" NOT NULL REFERENCES {s}.sparse_chunks(chunk_id) '
-    "ON DELETE CASCADE, weight real NOT NULL, PRIMARY KEY (term, chunk_id) INCLUDE (weight)); "
+    "ON DELETE CASCADE ON UPDATE CASCADE, weight real NOT NULL, "
+    "PRIMARY KEY (term, chunk_id) INCLUDE (weight)); "
     "CREATE INDEX IF NOT EXISTS sparse_postings_chunk ON {s}.sparse_postings (chunk_id)"
 )
 _RANKING = (
