@@ -182,3 +182,20 @@ def test_eval_measures_the_sparse_arm_it_builds(tmp_path: Path, model: Path) -> 
     assert json.loads(sparse.stdout)["configs"][0]["metrics"]["ndcg_at_10"] == pytest.approx(1.0)
     bm25 = invoke("eval", *common, "--mode", "bm25")
     assert json.loads(bm25.stdout)["configs"][0]["metrics"]["ndcg_at_10"] < 0.5
+
+
+def test_the_http_api_searches_the_arm(tmp_path: Path, model: Path) -> None:
+    import httpx
+
+    from server_helpers import serve
+
+    with Index(tmp_path / "kb", embedder=HashingEmbedder()) as index:
+        _filled(index, model)
+        with serve(index) as url, httpx.Client(base_url=url, timeout=30) as client:
+            alone = client.post("/v1/search", json={"query": "logs", "mode": "sparse"})
+            assert alone.status_code == 200, alone.text
+            assert [h["arms"] for h in alone.json()["hits"]] == [["sparse"]]
+            fused = client.post("/v1/search", json={"query": "logs", "sparse_weight": 1.0})
+            assert "sparse" in fused.json()["hits"][0]["arms"]
+            bad = client.post("/v1/search", json={"query": "logs", "sparse_weight": -1})
+            assert bad.status_code == 422

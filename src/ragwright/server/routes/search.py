@@ -69,6 +69,7 @@ class SearchRequest(BaseModel):
     )
     bm25_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
     vector_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
+    sparse_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
     arm_depth: int | None = Field(
         None, ge=0, le=MAX_TOP_K, strict=True, description="Candidates each arm fetches."
     )
