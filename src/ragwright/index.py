@@ -877,7 +877,7 @@ class Index:
         # Made (and so checked) even when there is nothing to search.
         request = (request or SearchRequest()).but(**options)
         configured = [
-            spec.build(embedder=self.embedder, store=self._store, documents=self._store)
+            spec.build(embedder=lambda: self.embedder, store=self._store, documents=self._store)
             for spec in request.processors
         ]
         chain = ResultChain([*configured, *processors])  # refuses a bad order before any work

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import inspect
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -83,12 +83,19 @@ class ProcessorSpec:
         return {"name": self.name, **self.options}
 
     def build(
-        self, *, embedder: Embedder, store: ChunkLookup, documents: DocumentLookup
+        self,
+        *,
+        embedder: Callable[[], Embedder],
+        store: ChunkLookup,
+        documents: DocumentLookup,
     ) -> ResultProcessor:
-        """The processor, given the index's parts where its constructor takes them."""
+        """The processor, given the index's parts where its constructor takes them
+        (``embedder`` is asked for only then: a BM25 search never loads a model for it)."""
         parameters = inspect.signature(RESULT_PROCESSORS[self.name]).parameters
-        parts = {"embedder": embedder, "store": store, "documents": documents}
-        given = {key: value for key, value in parts.items() if key in parameters}
+        given: dict[str, object] = {"store": store, "documents": documents}
+        if "embedder" in parameters:
+            given["embedder"] = embedder()
+        given = {key: value for key, value in given.items() if key in parameters}
         return create_result_processor(self.name, **given, **self.options)
 
 
