@@ -43,8 +43,9 @@ def overwrite_page(database: Path, table: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "mode", [m for m in SearchMode if m not in (SearchMode.GRAPH, SearchMode.GLOBAL)]
-)  # no graph, no communities
+    "mode",
+    [m for m in SearchMode if m not in (SearchMode.GRAPH, SearchMode.GLOBAL, SearchMode.SPARSE)],
+)  # no graph, no communities, no sparse term weights
 def test_an_overwritten_page_of_the_chunks_table_is_a_store_error(
     tmp_path: Path, mode: SearchMode
 ) -> None:

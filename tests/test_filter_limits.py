@@ -29,8 +29,9 @@ from ragwright.pipeline.retrieval import SearchMode
 from server_helpers import build_index, serve
 
 #: Graph mode runs hybrid search with the same filter first (test_graph_search covers it);
-#: this index has no graph.
-PLAIN_MODES = [m for m in SearchMode if m not in (SearchMode.GRAPH, SearchMode.GLOBAL)]
+#: this index has no graph (nor sparse term weights: test_sparse_arm filters that arm).
+UNBUILT = (SearchMode.GRAPH, SearchMode.GLOBAL, SearchMode.SPARSE)
+PLAIN_MODES = [m for m in SearchMode if m not in UNBUILT]
 
 # The audit's reproductions: Python's recursion limit and SQLite's parser stack and expression
 # depth, each reached by a filter shorter than the surfaces' 4,096-character limit.

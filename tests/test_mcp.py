@@ -102,7 +102,15 @@ def test_tools_are_listed_with_bounded_input_schemas_and_output_schemas(kb: Inde
     search = tools["search"].input_schema["properties"]
     assert search["query"]["maxLength"] == 4096
     assert (search["top_k"]["minimum"], search["top_k"]["maximum"]) == (1, 100)
-    assert search["mode"]["enum"] == ["bm25", "vector", "hybrid", "graph", "global", "auto"]
+    assert search["mode"]["enum"] == [
+        "bm25",
+        "vector",
+        "hybrid",
+        "graph",
+        "global",
+        "auto",
+        "sparse",
+    ]
     assert search["sources"]["anyOf"][0]["maxItems"] == 100
     for name in ("search", "ask", "get_chunk", "get_document"):
         assert UNTRUSTED_NOTICE in (tools[name].description or "")
@@ -175,7 +183,7 @@ def test_search_restricts_to_sources_by_path_or_id(kb: Index) -> None:
         ({"query": ""}, "at least 1 character"),
         ({"query": "dawn", "top_k": 0}, "greater than or equal to 1"),
         ({"query": "dawn", "top_k": 101}, "less than or equal to 100"),
-        ({"query": "dawn", "mode": "fuzzy"}, "'graph', 'global' or 'auto'"),
+        ({"query": "dawn", "mode": "fuzzy"}, "'global', 'auto' or 'sparse'"),
         ({"query": "dawn", "sources": [f"s{i}" for i in range(101)]}, "at most 100 items"),
         ({"query": "dawn", "filter": "year >"}, "expected a value"),
     ],

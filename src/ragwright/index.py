@@ -63,6 +63,7 @@ from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
 from ragwright.pipeline.communities import CommunityWorkflow, ReportsMade
 from ragwright.pipeline.community_view import CommunityView, community_view, entity_community
+from ragwright.pipeline.document_chunking import FusedFirst
 from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.pipeline.filter_fields import missing_fields_warning
 from ragwright.pipeline.folder_source import FolderSourceSync
@@ -88,6 +89,7 @@ from ragwright.pipeline.reindex import Reindexer, ReindexReport
 from ragwright.pipeline.retrieval import Retriever
 from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
 from ragwright.pipeline.source_sync import BATCH_DOCUMENTS, SourceSync
+from ragwright.pipeline.sparse_terms import SparseWorkflow
 from ragwright.planner import Capabilities, LLMPlanner, RulesPlanner, dispatch, requested
 from ragwright.planner.capabilities import CapabilityCache
 from ragwright.planner.settings import PlannerSettings
@@ -117,6 +119,7 @@ from ragwright.ports import (
     SourceCheckpoints,
     SpaceRebuild,
     SpaceStatus,
+    SparseEncoder,
     StoreBackend,
     TokenCounter,
 )
@@ -166,7 +169,7 @@ class AskOptions(TypedDict, total=False):
     processors: Sequence[ResultProcessor]
     graph_context: bool | None
     mode: SearchMode | str
-    search: SearchRequest | None
+    request: SearchRequest | None
 
 
 class Index:
@@ -232,6 +235,7 @@ class Index:
         self._planner = planner
         self._global_retriever: GlobalRetriever | None = None
         self._capability_cache = CapabilityCache(self._graph, self._store)
+        self._sparse = SparseWorkflow(self._store, self.display_location)
 
     def close(self) -> None:
         if self._llm_records is not None:
@@ -496,6 +500,7 @@ class Index:
             else:
                 report = self._ingest_on_ray(ingestor, cluster, listed, progress)
             self._complete_graph(graph_extractor, report)
+            self._sparse.complete()
             return report
 
     def _ingest_on_ray(
@@ -624,7 +629,7 @@ class Index:
         return Ingestor(
             self._store,
             embedder,
-            ParserRegistry.from_entry_points(options=parser_options),
+            FusedFirst.from_entry_points(ParserRegistry.from_entry_points(options=parser_options)),
             chunker,
             chunker_spec=chunking.spec,
             base=base or self.source_base,
@@ -661,7 +666,15 @@ class Index:
                 extractor=graph_extractor,
             )
             self._complete_graph(graph_extractor, report)
+            self._sparse.complete()
             return report
+
+    # -- the sparse learned-term arm ------------------------------------------------------
+
+    def build_sparse(self, encoder: SparseEncoder | str | None = None) -> int:
+        """Give the chunks that have none their sparse term weights from the stored text
+        (see `SparseWorkflow.build`); returns how many were encoded."""
+        return self._sparse.build(encoder)
 
     # -- the entity graph ------------------------------------------------------------------
 
@@ -875,9 +888,13 @@ class Index:
         ``processors`` (see `ragwright.processors`) run in order on the hits, checked as a
         `ResultChain`; ``query_processors`` (see `ragwright.query`) run in order on the query
         first."""
-        chain = ResultChain(processors)  # refuses a bad order before any work
         # Made (and so checked) even when there is nothing to search.
         request = (request or SearchRequest()).but(**options)
+        configured = [
+            spec.build(embedder=lambda: self.embedder, store=self._store, documents=self._store)
+            for spec in request.processors
+        ]
+        chain = ResultChain([*configured, *processors])  # refuses a bad order before any work
         if request.mode is SearchMode.AUTO:
             request = request.but(mode=self.plan(query).mode)
         if request.mode is SearchMode.GLOBAL:
@@ -894,7 +911,7 @@ class Index:
             # A reindex swapped the space after the query was embedded: embed it again in
             # the new space, once (a second swap within one search is the caller's to retry).
             hits = self._retrieve(query, request, graph, query_processors)
-        hits = chain.process(query, hits) if processors else hits
+        hits = chain.process(query, hits) if chain.processors else hits
         return [dataclasses.replace(hit, rank=rank) for rank, hit in enumerate(hits, start=1)]
 
     def _retrieve(
@@ -905,7 +922,12 @@ class Index:
         query_processors: Sequence[QueryProcessor],
     ) -> list[Hit]:
         embedder = self.embedder if request.mode is SearchMode.BM25 else self._checked_embedder()
-        retriever = Retriever(self._store, embedder, query_processors=query_processors or None)
+        retriever = Retriever(
+            self._store,
+            embedder,
+            query_processors=query_processors or None,
+            sparse=self._sparse.arm(request),
+        )
         if graph is not None:
             return graph.search(retriever, query, request)
         return retriever.search(query, request)
@@ -1045,7 +1067,7 @@ class Index:
         processors: Sequence[ResultProcessor] = (),
         graph_context: bool | None = None,
         mode: SearchMode | str = SearchMode.AUTO,
-        search: SearchRequest | None = None,
+        request: SearchRequest | None = None,
     ) -> Iterator[str | Answer]:
         """The answer as it is written: pieces of text, then the final `Answer`, whose ``text``
         is the pieces joined and whose ``[n]`` citations resolve to exact spans. The extractive
@@ -1071,8 +1093,11 @@ class Index:
         from the question, see `plan`; the final `Answer`'s ``route`` says which ran and why).
         ``global`` answers from the community reports instead of retrieved chunks
         (`ragwright.pipeline.global_retrieval`; with an LLM engine, map-reduce over the
-        reports: `ragwright.pipeline.global_llm`). ``search`` gives the other search settings
-        of every retrieval (fusion, weights, depth: the ``[search]`` table, say)."""
+        reports: `ragwright.pipeline.global_llm`).
+
+        ``request`` gives the other search settings of every retrieval (fusion, arm weights,
+        configured result processors: the ``[search]`` table's, as `ragwright ask` passes
+        them); ``top_k``, ``where`` and ``mode`` override its own."""
         name = self._checked_engine(engine, llm, session)
         where = _filter(where)
         if name == "extractive" and graph_context:
@@ -1089,7 +1114,7 @@ class Index:
         def retrieve(query: str) -> list[Hit]:
             return self.search(
                 query,
-                search,
+                request,
                 top_k=top_k,
                 where=where,
                 mode=route.mode,

@@ -139,6 +139,7 @@ class Scale(StrEnum):
 
     SIMILARITY = "similarity"  # cosine similarity in [-1, 1]
     BM25 = "bm25"  # BM25 relevance, >= 0, not comparable across queries
+    SPARSE = "sparse"  # inner product of learned term weights, >= 0, not comparable across queries
     FUSED = "fused"  # a fused (or reranked) ranking score: order only, never thresholded
     #: The former name of `FUSED` (whose value was ``"rank"``, easily read as a position).
     RANK = "fused"
@@ -153,6 +154,9 @@ class Arm(StrEnum):
 
     BM25 = "bm25"
     VECTOR = "vector"
+    #: Learned term weights (SPLADE-style), the sparse arm: ``--mode sparse``, or hybrid with
+    #: ``sparse_weight`` > 0.
+    SPARSE = "sparse"
     #: Personalized PageRank over the entity graph (``--mode graph``, fused with hybrid).
     GRAPH = "graph"
     #: Cited by the community reports global search chose (``--mode global``).

@@ -41,6 +41,7 @@ from ragwright.models import (
     StoreStats,
     Usage,
 )
+from ragwright.sparse.vector import SparseVector
 
 Vectors = npt.NDArray[np.float32]
 
@@ -98,6 +99,39 @@ class Chunker(Protocol):
     """Splits a document into chunks whose text is an exact slice of the content."""
 
     def chunk(self, document: Document) -> list[Chunk]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkSpan:
+    """One chunk a `DocumentChunker` made: ``content[char_start:char_end]`` of the text it
+    returned, and what the chunk's metadata should say (a heading path, a page, ...)."""
+
+    char_start: int
+    char_end: int
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkedDocument:
+    """A file parsed and chunked in one pass: the text the index stores (which the spans
+    index into) with its sections and metadata, and the chunks, in document order."""
+
+    document: ParsedDocument
+    spans: tuple[ChunkSpan, ...]
+
+
+@runtime_checkable
+class DocumentChunker(Protocol):
+    """A structure-aware converter that emits its chunks itself (parse and chunk fused, as
+    layout-aware document converters do). Ingest consults it before the parser + chunker path
+    for the extensions and content types it claims."""
+
+    #: File extensions (lower case, with the dot) it claims.
+    extensions: tuple[str, ...]
+    #: Media types it claims.
+    content_types: tuple[str, ...]
+
+    def parse_chunks(self, data: bytes, source: str) -> ChunkedDocument: ...
 
 
 @runtime_checkable
@@ -836,3 +870,41 @@ class Reranker(Protocol):
     similarities, so no similarity threshold may be applied to them."""
 
     def rerank(self, query: str, hits: list[Hit], top_k: int | None = None) -> list[Hit]: ...
+
+
+@runtime_checkable
+class SparseEncoder(Protocol):
+    """Maps texts to learned term weights over a model's vocabulary (SPLADE-style); ``spec``
+    recreates it (the index records it) and ``fingerprint`` names the model's bytes."""
+
+    @property
+    def spec(self) -> str: ...
+
+    @property
+    def fingerprint(self) -> str: ...
+
+    def encode_documents(self, texts: Sequence[str]) -> list[SparseVector]: ...
+
+    def encode_query(self, text: str) -> SparseVector: ...
+
+
+@runtime_checkable
+class SparseSearch(Protocol):
+    """The sparse learned-term arm: chunks by the inner product of their term weights with
+    the query's, best first, the filter applied inside the store (scale ``sparse``)."""
+
+    def sparse_search(
+        self, query: SparseVector, top_k: int, where: Filter | None = None
+    ) -> list[Hit]: ...
+
+
+@runtime_checkable
+class SparseTermIndex(Protocol):
+    """Where a store keeps its chunks' sparse term weights, built from the stored chunk text
+    (see `ragwright.pipeline.sparse_terms`); a chunk's weights go when the chunk does."""
+
+    def chunks_without_terms(self, limit: int) -> list[tuple[str, str]]: ...
+
+    def write_terms(self, rows: Sequence[tuple[str, SparseVector]]) -> None: ...
+
+    def clear_terms(self) -> None: ...

@@ -86,6 +86,15 @@ ConfigOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print stable JSON instead of text.")]
+ProcessorOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--processor",
+        help="A result processor run on the hits, NAME[:KEY=VALUE,...] (e.g. compress:"
+        "max_sentences=1, parent_section, top_n:n=5); repeatable, in order. Replaces the "
+        "[search] processors list. See docs/processors.md.",
+    ),
+]
 
 P = ParamSpec("P")
 R = TypeVar("R")

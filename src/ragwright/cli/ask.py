@@ -20,6 +20,7 @@ from ragwright.cli._common import (
     ConfigOption,
     EmbedderOption,
     JsonOption,
+    ProcessorOption,
     console,
     parse_where,
     print_json,
@@ -99,6 +100,15 @@ def ask(
         ),
     ] = SearchMode.AUTO,
     document_share: DocumentShareOption = None,
+    sparse_weight: Annotated[
+        float | None,
+        typer.Option(
+            help="The sparse learned-term arm's weight in hybrid (an index built with "
+            "--sparse). [default: [search] sparse_weight, else 0]",
+            min=0,
+        ),
+    ] = None,
+    processor: ProcessorOption = None,
     config: ConfigOption = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -119,9 +129,14 @@ def ask(
     where = parse_where(filter_expression)
     given = locations(index)
     configuration = load_config(config)
-    search = SearchRequest.from_config(configuration)
-    if document_share is not None:
-        search = search.but(document_share=document_share)
+    flags: dict[str, Any] = {
+        "document_share": document_share,
+        "sparse_weight": sparse_weight,
+        "processors": processor or None,
+    }
+    request = SearchRequest.from_config(configuration).but(
+        **{key: value for key, value in flags.items() if value is not None}
+    )
     if is_federated(given, federation):
         with open_federation(
             given,
@@ -138,7 +153,7 @@ def ask(
                 where=where,
                 graph_context=graph_context,
                 mode=mode,
-                search=search,
+                request=request,
             )
             answer = _answer(question, stream, json_output)
     else:
@@ -157,7 +172,7 @@ def ask(
                 where=where,
                 graph_context=graph_context,
                 mode=mode,
-                search=search,
+                request=request,
             )
             answer = _answer(question, stream, json_output)
             warn_if_filter_matched_nothing(kb, where, len(answer.hits))

@@ -39,9 +39,9 @@ NameOption = Annotated[str | None, typer.Option(help="Dataset name (default: fol
 def build(
     folder: Annotated[Path, typer.Argument(help="Folder of documents to parse and chunk.")],
     out: OutOption,
-    chunker: Annotated[str, typer.Option(help="recursive, paragraph, markdown or fixed.")] = (
-        "recursive"
-    ),
+    chunker: Annotated[
+        str, typer.Option(help="recursive, sentence, paragraph, markdown or fixed.")
+    ] = ("recursive"),
     chunk_size: Annotated[
         int | None, typer.Option(help="Maximum characters per chunk.", min=1)
     ] = None,

@@ -21,7 +21,14 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from ragwright.cli._common import JsonOption, console, errors, print_json, reports_errors
+from ragwright.cli._common import (
+    JsonOption,
+    ProcessorOption,
+    console,
+    errors,
+    print_json,
+    reports_errors,
+)
 from ragwright.errors import ConfigError
 from ragwright.pipeline.evaluate import (
     ConfigResult,
@@ -103,7 +110,7 @@ def eval_dataset(
     chunker: Annotated[
         str | None,
         typer.Option(
-            help="recursive (default, as ingest), paragraph, markdown, fixed (with their "
+            help="recursive (default, as ingest), sentence, paragraph, markdown, fixed (with their "
             "default options) or document (one chunk per document, for BEIR parity)."
         ),
     ] = None,
@@ -111,11 +118,26 @@ def eval_dataset(
         int | None,
         typer.Option("--top-k", help="Chunks retrieved per query (default 100).", min=1),
     ] = None,
+    sparse: Annotated[
+        str | None,
+        typer.Option(
+            help="Give the index the sparse arm's term weights from this encoder "
+            "(splade:FOLDER); search it with --mode sparse or a sparse_weight in --config."
+        ),
+    ] = None,
+    processor: ProcessorOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Evaluate retrieval on a BEIR-layout dataset: nDCG@10, Recall@10/100, MRR@10, hit rate
     and latency. The index is built once per corpus, chunking and embedder, then cached."""
-    overrides = {"mode": mode, "embedder": embedder, "chunker": chunker, "top_k": top_k}
+    overrides = {
+        "mode": mode,
+        "embedder": embedder,
+        "chunker": chunker,
+        "top_k": top_k,
+        "sparse": sparse,
+        "processors": processor or None,
+    }
     configs = _configs(config_files or [], {k: v for k, v in overrides.items() if v is not None})
     run_files = _run_file_targets(run_file, [config.name for config in configs])
     data = load_dataset(dataset, split, limit)
@@ -255,6 +277,7 @@ def _result_json(
         "modes_run": result.modes,
         "chunking": {"name": config.chunking.name, "options": dict(config.chunking.options)},
         "embedder": config.embedder,
+        "sparse": config.sparse,
         "index": {
             "key": result.index.key,
             "directory": str(result.index.directory),

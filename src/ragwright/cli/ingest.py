@@ -64,8 +64,8 @@ def ingest(
     chunker: Annotated[
         str | None,
         typer.Option(
-            help="recursive (default), paragraph, markdown, fixed or document (one chunk "
-            "per document).",
+            help="recursive (default), sentence, paragraph, markdown, fixed or document "
+            "(one chunk per document).",
         ),
     ] = None,
     chunk_size: Annotated[
@@ -137,6 +137,14 @@ def ingest(
     workers: Annotated[
         int | None, typer.Option(help="Ray workers (default: one per CPU of the cluster).", min=1)
     ] = None,
+    sparse: Annotated[
+        str | None,
+        typer.Option(
+            "--sparse",
+            help="Build the sparse learned-term arm with this encoder, e.g. splade:FOLDER "
+            "(an ONNX SPLADE export); recorded, so later ingests keep it current.",
+        ),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Ingest files and folders (recursively). Unchanged files cost nothing; changed files
@@ -149,6 +157,10 @@ def ingest(
             raise ConfigError("--dataset ingests here: leave out --engine ray")
         if paths:
             raise ConfigError("give either PATHS or --dataset, not both")
+        if sparse is not None:
+            raise ConfigError(
+                "--sparse builds the sparse arm on a file ingest: leave out --dataset"
+            )
         _finish(_ingest_dataset(index, collection, embedder, dataset, json_output), json_output)
         return
     if not paths:
@@ -182,6 +194,8 @@ def ingest(
                 extractor=chosen,
                 cluster=cluster,
             )
+        if sparse is not None:
+            kb.build_sparse(sparse)
     _finish(report, json_output)
 
 

@@ -13,6 +13,7 @@ from ragwright.cli._common import (
     ConfigOption,
     EmbedderOption,
     JsonOption,
+    ProcessorOption,
     console,
     open_index,
     parse_where,
@@ -87,6 +88,14 @@ def search(
     vector_weight: Annotated[
         float | None, typer.Option(help="The vector arm's weight in fusion. [default: 1]", min=0)
     ] = None,
+    sparse_weight: Annotated[
+        float | None,
+        typer.Option(
+            help="The sparse learned-term arm's weight in hybrid (an index built with "
+            "--sparse); 0 leaves it out. [default: 0]",
+            min=0,
+        ),
+    ] = None,
     arm_depth: Annotated[
         int | None,
         typer.Option(
@@ -94,6 +103,7 @@ def search(
         ),
     ] = None,
     document_share: DocumentShareOption = None,
+    processor: ProcessorOption = None,
     index: IndexesOption = None,
     collection: CollectionOption = DEFAULT_COLLECTION,
     embedder: EmbedderOption = None,
@@ -117,8 +127,10 @@ def search(
         "rrf_k": rrf_k,
         "bm25_weight": bm25_weight,
         "vector_weight": vector_weight,
+        "sparse_weight": sparse_weight,
         "arm_depth": arm_depth,
         "document_share": document_share,
+        "processors": processor or None,
     }
     configuration = load_config(config)
     defaults = SearchRequest.from_config(configuration)

@@ -16,7 +16,13 @@ from ragwright.errors import IngestLimitExceeded, RagwrightError
 from ragwright.index import ChunkingConfig, Index
 from ragwright.parsers.registry import ParserRegistry
 from ragwright.pipeline.discover import Candidate, discover
-from ragwright.pipeline.documents import chunks_within_limit, document_from, failure_reason
+from ragwright.pipeline.document_chunking import FusedFirst, ParserLookup, fused_chunks
+from ragwright.pipeline.documents import (
+    checked_chunks,
+    chunks_within_limit,
+    document_from,
+    failure_reason,
+)
 from ragwright.pipeline.ingest import Failure, IngestOptions
 from ragwright.pipeline.parse_worker import ParseWorker
 from ragwright.ports import Chunker
@@ -47,7 +53,7 @@ def build_dataset(
     the file's magic bytes, and parsing runs under the per-file time and memory limits."""
     chunking = chunking or ChunkingConfig()
     options = options or IngestOptions()
-    parsers = ParserRegistry.from_entry_points()
+    parsers = FusedFirst.from_entry_points(ParserRegistry.from_entry_points())
     chunker = create_chunker(chunking.name, **chunking.options)
     found = discover(
         [folder],
@@ -79,7 +85,7 @@ def build_dataset(
 
 def _document_chunks(
     candidate: Candidate,
-    parsers: ParserRegistry,
+    parsers: ParserLookup,
     worker: ParseWorker,
     chunker: Chunker,
     options: IngestOptions,
@@ -87,14 +93,21 @@ def _document_chunks(
     """One file's chunks as records, with metadata merged as the store would merge it."""
     data = candidate.path.read_bytes()
     parser = parsers.parser_for(candidate.path, data)
-    document = document_from(worker.parse(parser, data, candidate.source), candidate)
+    parsed = worker.parse(parser, data, candidate.source)
+    document = document_from(parsed, candidate)
+    fused = fused_chunks(document, parsed)  # a document chunker made them with the text
+    chunks = (
+        chunks_within_limit(document, chunker, options.max_chunk_chars)
+        if fused is None
+        else checked_chunks(fused, options.max_chunk_chars)
+    )
     return [
         chunk_record(
             replace(chunk, metadata={**document.metadata, **chunk.metadata}),
             document.source,
             document.content_hash,
         )
-        for chunk in chunks_within_limit(document, chunker, options.max_chunk_chars)
+        for chunk in chunks
     ]
 
 

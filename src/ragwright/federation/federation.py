@@ -280,7 +280,7 @@ class Federation:
         processors: Sequence[ResultProcessor] = (),
         graph_context: bool | None = None,
         mode: SearchMode | str = SearchMode.AUTO,
-        search: SearchRequest | None = None,
+        request: SearchRequest | None = None,
     ) -> Iterator[str | Answer]:
         """`Index.ask_stream` over the federated search: the engine gets the fused hits, and
         each citation names the member holding its span. The first member's engines and LLM
@@ -291,7 +291,7 @@ class Federation:
                 "graph context needs one entity graph, and each member of a federation has its "
                 "own: ask without --graph-context, or ask one index"
             )
-        request = (search or SearchRequest()).but(  # auto: each member plans its own route
+        request = (request or SearchRequest()).but(  # auto: each member plans its own route
             mode=SearchMode(mode),
             top_k=top_k,
             where=parse_filter(where) if isinstance(where, str) else where,

@@ -107,7 +107,7 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
             int, Field(ge=1, le=MAX_TOP_K, strict=True, description="Number of hits.")
         ] = 10,
         mode: Annotated[
-            Literal["bm25", "vector", "hybrid", "graph", "global", "auto"],
+            Literal["bm25", "vector", "hybrid", "graph", "global", "auto", "sparse"],
             Field(
                 description="graph: hybrid fused with entity-graph search (needs a graph); "
                 "global: the chunks the community reports chosen for the query cite (needs "
@@ -160,7 +160,7 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
             ),
         ] = None,
         mode: Annotated[
-            Literal["bm25", "vector", "hybrid", "graph", "global", "auto"],
+            Literal["bm25", "vector", "hybrid", "graph", "global", "auto", "sparse"],
             Field(
                 description="The search mode; auto (default): the planner chooses; global "
                 "answers from the community reports, about the whole corpus."

@@ -48,7 +48,11 @@ def moved_document(stored: Document, candidate: Candidate) -> Document:
 def chunks_within_limit(document: Document, chunker: Chunker, max_chunk_chars: int) -> list[Chunk]:
     """The document's chunks; `IngestLimitExceeded` if one is longer than ``max_chunk_chars``
     (a file that yields a giant chunk is refused rather than stored unsearchably)."""
-    chunks = chunker.chunk(document)
+    return checked_chunks(chunker.chunk(document), max_chunk_chars)
+
+
+def checked_chunks(chunks: list[Chunk], max_chunk_chars: int) -> list[Chunk]:
+    """``chunks``; `IngestLimitExceeded` if one is longer than ``max_chunk_chars``."""
     longest = max((len(c.text) for c in chunks), default=0)
     if longest > max_chunk_chars:
         raise _too_long(longest, max_chunk_chars)

@@ -21,7 +21,7 @@ from typing import Protocol, TypeVar
 
 import numpy as np
 
-from ragwright.errors import EmbedderError, IngestLimitExceeded, RagwrightError
+from ragwright.errors import EmbedderError, IngestLimitExceeded, ParseError, RagwrightError
 from ragwright.graph.model import ChunkFacts
 from ragwright.models import Chunk, Document, document_id_for
 from ragwright.pipeline.discover import (
@@ -32,7 +32,9 @@ from ragwright.pipeline.discover import (
     source_name,
     source_path,
 )
+from ragwright.pipeline.document_chunking import FusedParser, fused_chunks
 from ragwright.pipeline.documents import (
+    checked_chunks,
     chunks_within_limit,
     document_from,
     failure_reason,
@@ -408,8 +410,15 @@ class FileSteps:
         # The worker takes the bytes over: none is held here while the parsed text arrives.
         parsed = worker.parse_taking(parser, loaded.take_data, candidate.source)
         report.warnings.extend(IngestWarning(candidate.source, w) for w in parsed.warnings)
+        document = document_from(parsed, candidate)
+        fused = fused_chunks(document, parsed)  # a document chunker made them with the text
+        if fused is not None:
+            limit = self.options.max_chunk_chars
+            return PendingDocument(
+                document, checked_chunks(fused, limit), loaded.fingerprint, loaded.is_update
+            )
         return prepared_document(
-            document_from(parsed, candidate),
+            document,
             loaded.fingerprint,
             loaded.is_update,
             chunker=self.chunker,
@@ -527,6 +536,9 @@ class Ingestor:
     def moved(self, stored: Document, candidate: Candidate) -> tuple[Document, list[Chunk]]:
         """The stored document as ingesting it from ``candidate`` (the same bytes at another
         path) would make it, and its chunks, without reading the file again."""
+        if isinstance(self.parsers.parser_for(candidate.path), FusedParser):
+            # Its chunks came from the file, not from a chunker: read it again.
+            raise ParseError(candidate.source, "a document chunker's file is read again")
         document = moved_document(stored, candidate)
         return document, chunks_within_limit(document, self.chunker, self.options.max_chunk_chars)
 

@@ -9,7 +9,7 @@ same mode, every ranking of every query then fused into one.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ragwright._surrogates import refuse_surrogates
 from ragwright.errors import ConfigError, UnsupportedScale
@@ -31,6 +31,9 @@ from ragwright.pipeline.search_request import (
 from ragwright.ports import DeferredRowSearch, Embedder, KeywordSearch, Vectors, VectorSearch
 from ragwright.processors.passage_first import PassageFirst
 from ragwright.query import ProcessedQuery, QueryChain, QueryKind, QueryProcessor
+
+if TYPE_CHECKING:
+    from ragwright.pipeline.sparse_terms import SparseArm
 
 __all__ = [
     "DEFAULT_FUSION",
@@ -60,13 +63,16 @@ class Retriever:
         embedder: Embedder,
         *,
         query_processors: QueryChain | Iterable[QueryProcessor] | None = None,
+        sparse: SparseArm | None = None,
     ) -> None:
         """``query_processors`` (a `QueryChain`, or processors to build one) run before each
-        search."""
+        search; ``sparse`` is the sparse learned-term arm (its store and encoder), for a
+        request that runs it (`SearchRequest.sparse`)."""
         self.store = store
         self.embedder = embedder
         # A store that can rank without reading rows reads only those of the fused top_k.
         self._deferred = store if isinstance(store, DeferredRowSearch) else None
+        self.sparse = sparse
         chain = query_processors
         if chain is not None and not isinstance(chain, QueryChain):
             chain = QueryChain(chain)
@@ -95,6 +101,12 @@ class Retriever:
         processor did. Without processors the query comes back as given, with no notes."""
         refuse_surrogates(query, "the query")
         self._check_chain(request, query_vector=query_vector)
+        if request.sparse and self.sparse is None:
+            raise ConfigError(
+                "this search runs the sparse arm (mode sparse, or sparse_weight > 0), but the "
+                "index has no sparse term weights; build them with ragwright ingest --sparse "
+                "splade:FOLDER"
+            )
         processed = ProcessedQuery.of(query)
         if self.query_chain is not None:
             processed = self.query_chain.process(processed)
@@ -125,12 +137,12 @@ class Retriever:
             return self._rankings(
                 query.text, query.dense_text, mode, request.top_k, where, query_vector
             )[0]
-        depth, deferred = request.depth, self._deferred
+        depth, deferred, weight = request.depth, self._deferred, request.sparse_weight
         rankings = self._rankings(
-            query.text, query.dense_text, mode, depth, where, query_vector, deferred
+            query.text, query.dense_text, mode, depth, where, query_vector, weight, deferred
         )
         for variant in query.variants:
-            rankings += self._rankings(variant, variant, mode, depth, where, None, deferred)
+            rankings += self._rankings(variant, variant, mode, depth, where, None, weight, deferred)
         if request.fusion is not Fusion.RRF:
             combine = zscore_combination if request.fusion is Fusion.ZSCORE else convex_combination
             fused = combine(
@@ -163,11 +175,18 @@ class Retriever:
         top_k: int,
         where: Filter | None,
         query_vector: Vectors | None,
+        sparse_weight: float = 0.0,
         deferred: DeferredRowSearch | None = None,
     ) -> list[list[Hit]]:
-        """One ranking per arm the mode uses: BM25 over ``text``, vectors for ``dense_text``
-        (hits with only their chunk ids from a ``deferred`` store, to be fused first)."""
+        """One ranking per arm the mode uses: BM25 over ``text``, vectors for ``dense_text``,
+        learned terms of ``text`` (mode sparse, or hybrid with ``sparse_weight`` > 0); hits
+        with only their chunk ids from a ``deferred`` store, to be fused first."""
         rankings: list[list[Hit]] = []
+        if mode is SearchMode.SPARSE or (self.sparse is not None and sparse_weight > 0):
+            assert self.sparse is not None  # checked in search_with_notes
+            rankings.append(self.sparse.search(text, top_k, where))
+            if mode is SearchMode.SPARSE:
+                return rankings
         if mode is not SearchMode.VECTOR:
             if deferred is None:
                 rankings.append(self.store.keyword_search(text, top_k, where))

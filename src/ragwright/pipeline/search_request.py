@@ -5,12 +5,14 @@ request body, eval from its configuration) and hands it down; the retriever and 
 as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the settings::
 
     [search]
-    mode = "hybrid"          # bm25, vector, hybrid, graph, global or auto (the planner chooses)
+    mode = "hybrid"          # bm25, vector, hybrid, graph, global, auto (the planner chooses)
+                             # or sparse (the learned-term arm alone)
     top_k = 10               # chunks returned
     fusion = "convex"        # how hybrid fuses its arms: convex (min-max), zscore or rrf
     rrf_k = 60               # the k of reciprocal-rank fusion
     bm25_weight = 1.0        # each arm's weight in fusion
     vector_weight = 1.0
+    sparse_weight = 0.0      # the sparse learned-term arm's weight in hybrid; 0: left out
     arm_depth = 0            # candidates each arm fetches for fusion; 0: max(2·top_k, 20)
     document_share = 1.0     # share of its document's best score in an arm a chunk takes (0-1)
     # the right passage first: the fused candidates reordered before the cut to top_k
@@ -28,6 +30,8 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
     graph_relation_weight = 1.0  # factor on entity-entity relation edges (0: off)
     graph_synonym_weight = 1.0   # factor on synonym links (0: off)
     graph_tolerance = 1e-5   # the local walk's push threshold (smaller: closer to exact, slower)
+    # result processors run on the hits, in order (see ragwright.processors.specs)
+    processors = []          # e.g. ["dedupe", { name = "compress", max_sentences = 1 }]
 
 An evaluation configuration (``ragwright eval --config``) uses the same keys.
 """
@@ -45,6 +49,7 @@ from ragwright.filters import Filter, parse_filter
 from ragwright.graph.settings import GraphSettings
 from ragwright.models import Arm
 from ragwright.pipeline.fusion import DEFAULT_RRF_K
+from ragwright.processors.specs import ProcessorSpec, processor_specs
 
 __all__ = [
     "DEFAULT_FUSION",
@@ -69,6 +74,8 @@ class SearchMode(StrEnum):
     #: The mode planner chooses per question (see `ragwright.planner`); the route it took and
     #: why come back with the answer (`Answer.route`) or from `Index.plan`.
     AUTO = "auto"
+    #: The sparse learned-term arm alone (an index built with ``--sparse``).
+    SPARSE = "sparse"
 
 
 class Fusion(StrEnum):
@@ -108,10 +115,12 @@ SETTING_KEYS = (
     "rrf_k",
     "bm25_weight",
     "vector_weight",
+    "sparse_weight",
     "arm_depth",
     "document_share",
     *PASSAGE_KEYS,
     *GRAPH_KEYS,
+    "processors",
 )
 
 _Choice = TypeVar("_Choice", bound=StrEnum)
@@ -136,6 +145,7 @@ class SearchOptions(TypedDict, total=False):
     rrf_k: int
     bm25_weight: float
     vector_weight: float
+    sparse_weight: float
     arm_depth: int
     document_share: float
     passage_coverage_weight: float
@@ -169,6 +179,9 @@ class SearchRequest:
     rrf_k: int = DEFAULT_RRF_K
     bm25_weight: float = 1.0
     vector_weight: float = 1.0
+    #: The sparse arm's weight in hybrid fusion; 0 (the default) leaves the arm out: no
+    #: package ships SPLADE weights, so nothing measured it better than hybrid yet.
+    sparse_weight: float = 0.0
     #: Candidates each arm fetches for fusion (hybrid or multi-query); 0: `arm_depth(top_k)`.
     arm_depth: int = 0
     #: Share (0 to 1) of its document's best fusion contribution in each arm that a chunk
@@ -190,10 +203,14 @@ class SearchRequest:
     graph_relation_weight: float = _GRAPH.relation_weight
     graph_synonym_weight: float = _GRAPH.synonym_weight
     graph_tolerance: float = _GRAPH.tolerance
+    #: Result processors run on the hits, in order (names and data options; see
+    #: `ragwright.processors.specs`), before any the caller passes as objects.
+    processors: tuple[ProcessorSpec, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mode", _choice(SearchMode, self.mode, "search mode"))
         object.__setattr__(self, "fusion", _choice(Fusion, self.fusion, "fusion"))
+        object.__setattr__(self, "processors", processor_specs(self.processors))
         if isinstance(self.where, str):
             object.__setattr__(self, "where", parse_filter(self.where))
         elif self.where is not None and not isinstance(self.where, Filter):
@@ -212,7 +229,7 @@ class SearchRequest:
                 f"document_share must be a number from 0 to 1, got {self.document_share!r}"
             )
         object.__setattr__(self, "document_share", float(self.document_share))
-        for key in ("bm25_weight", "vector_weight", *PASSAGE_KEYS):
+        for key in ("bm25_weight", "vector_weight", "sparse_weight", *PASSAGE_KEYS):
             weight = getattr(self, key)
             if not _number(weight) or weight < 0:
                 raise ConfigError(f"{key} must be a number >= 0, got {weight!r}")
@@ -234,7 +251,18 @@ class SearchRequest:
     @property
     def weights(self) -> Mapping[Arm, float]:
         """Each arm's weight in fusion."""
-        return {Arm.BM25: self.bm25_weight, Arm.VECTOR: self.vector_weight}
+        return {
+            Arm.BM25: self.bm25_weight,
+            Arm.VECTOR: self.vector_weight,
+            Arm.SPARSE: self.sparse_weight,
+        }
+
+    @property
+    def sparse(self) -> bool:
+        """Whether the search runs the sparse arm: alone, or fused into hybrid (graph mode's
+        hybrid too) when its weight is above 0."""
+        fused = self.mode in (SearchMode.HYBRID, SearchMode.GRAPH, SearchMode.AUTO)
+        return self.mode is SearchMode.SPARSE or (fused and self.sparse_weight > 0)
 
     @property
     def graph(self) -> GraphSettings:
@@ -284,6 +312,8 @@ def _number(value: object) -> bool:
 
 
 def _plain(value: object) -> object:
+    if isinstance(value, tuple):
+        return [item.plain() if isinstance(item, ProcessorSpec) else item for item in value]
     return value.value if isinstance(value, StrEnum) else value
 
 

@@ -25,7 +25,8 @@ from types import MappingProxyType
 
 from ragwright.errors import RagwrightError
 from ragwright.models import Document, document_id_for
-from ragwright.pipeline.documents import chunks_within_limit, failure_reason
+from ragwright.pipeline.document_chunking import fused_chunks
+from ragwright.pipeline.documents import checked_chunks, chunks_within_limit, failure_reason
 from ragwright.pipeline.folder_sync import SyncReport
 from ragwright.pipeline.ingest import (
     BatchWriter,
@@ -159,7 +160,12 @@ class _Run:
             sections=parsed.sections,
         )
         options = ingestor.options
-        chunks = chunks_within_limit(document, ingestor.chunker, options.max_chunk_chars)
+        fused = fused_chunks(document, parsed)  # a document chunker made them with the text
+        chunks = (
+            chunks_within_limit(document, ingestor.chunker, options.max_chunk_chars)
+            if fused is None
+            else checked_chunks(fused, options.max_chunk_chars)
+        )
         update = item.document_source in self.known
         return PendingDocument(document, chunks, fingerprint, update)
 

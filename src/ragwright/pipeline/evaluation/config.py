@@ -33,8 +33,8 @@ DOCUMENT_CHUNKING = "document"
 EVAL_TOP_K = 100
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_OWN_KEYS = ("name", "aggregate", "chunking", "embedder")
-_CONFIG_KEYS = ("name", *SETTING_KEYS, "aggregate", "chunking", "embedder")
+_OWN_KEYS = ("name", "aggregate", "chunking", "embedder", "sparse")
+_CONFIG_KEYS = ("name", *SETTING_KEYS, "aggregate", "chunking", "embedder", "sparse")
 _Choice = TypeVar("_Choice", bound=StrEnum)
 
 
@@ -85,6 +85,9 @@ class EvalConfig:
     # The product's defaults, so `ragwright eval` with no config measures what users get.
     chunking: Chunking = field(default_factory=lambda: Chunking(DEFAULT_CHUNKER))
     embedder: str = DEFAULT_EMBEDDER
+    #: The sparse encoder whose term weights the index gets (``splade:FOLDER``), for a search
+    #: that runs the sparse arm (mode sparse, or sparse_weight > 0); None: no sparse arm.
+    sparse: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.match(self.name):
@@ -98,6 +101,8 @@ class EvalConfig:
         if not isinstance(self.embedder, str) or not self.embedder.strip():
             raise ConfigError(f"embedder must be a spec such as 'minilm'; got {self.embedder!r}")
         object.__setattr__(self, "embedder", self.embedder.strip())
+        if self.sparse is not None and (not isinstance(self.sparse, str) or not self.sparse):
+            raise ConfigError(f"sparse must be a spec such as 'splade:FOLDER'; got {self.sparse!r}")
         if not isinstance(self.chunking, Chunking):
             object.__setattr__(self, "chunking", _chunking(self.chunking))
 

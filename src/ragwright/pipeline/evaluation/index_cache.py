@@ -162,7 +162,9 @@ def build_or_reuse_index(
     cached = full if vectors or full.complete else _CachedIndex(root, dataset, config, embedder)
     if cached.complete:
         _report(progress, Stage.INDEX, label, total, total)
-        return _with_graph(EvalIndex(cached.info(reused=True), cached.open()), config)
+        return _with_sparse(
+            _with_graph(EvalIndex(cached.info(reused=True), cached.open()), config), config
+        )
     index = cached.start()
     try:
         _fill(index, dataset, config, batch_size, progress, label)
@@ -170,7 +172,7 @@ def build_or_reuse_index(
     except BaseException:
         index.close()
         raise
-    return _with_graph(EvalIndex(cached.info(reused=False), index), config)
+    return _with_sparse(_with_graph(EvalIndex(cached.info(reused=False), index), config), config)
 
 
 #: The modes that read the entity graph, and those that read its communities' reports (auto
@@ -191,6 +193,18 @@ def _with_graph(built: EvalIndex, config: EvalConfig) -> EvalIndex:
             built.index.build_graph()
             if mode in _COMMUNITY_MODES and built.index.community_build() is None:
                 built.index.build_communities()
+        except BaseException:
+            built.index.close()
+            raise
+    return built
+
+
+def _with_sparse(built: EvalIndex, config: EvalConfig) -> EvalIndex:
+    """With ``config.sparse``, the index with that encoder's term weights (for the chunks
+    that have none yet: a cached index is encoded once per model)."""
+    if config.sparse is not None:
+        try:
+            built.index.build_sparse(config.sparse)
         except BaseException:
             built.index.close()
             raise

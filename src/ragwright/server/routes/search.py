@@ -71,6 +71,7 @@ class SearchRequest(BaseModel):
     )
     bm25_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
     vector_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
+    sparse_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
     arm_depth: int | None = Field(
         None, ge=0, le=MAX_TOP_K, strict=True, description="Candidates each arm fetches."
     )
@@ -168,7 +169,7 @@ def ask(
         "engine": body.engine,
         "graph_context": body.graph_context,
         "mode": body.mode,
-        "search": defaults,
+        "request": defaults,
     }
     if not (body.stream or "text/event-stream" in accept):
         answer = index.ask(body.question, top_k=body.top_k, where=where, **options)

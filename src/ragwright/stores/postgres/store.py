@@ -45,6 +45,7 @@ from ragwright.stores.postgres.moves import PostgresMoves
 from ragwright.stores.postgres.schema import SCHEMA_VERSION, schema_name
 from ragwright.stores.postgres.settings import open_schema
 from ragwright.stores.postgres.spaces import PostgresSpaces
+from ragwright.stores.postgres.sparse import PostgresSparse
 from ragwright.stores.postgres.vector_search import PostgresVectorSearch
 from ragwright.stores.postgres.writes import PostgresWrites
 
@@ -65,6 +66,7 @@ class PostgresStore(
     PostgresCommunities,
     PostgresEntityResolution,
     PostgresSpaces,
+    PostgresSparse,
 ):
     """One collection of a PostgreSQL index. Safe to share between threads (every call takes
     a pooled connection for one transaction). Open it with `PostgresBackend.open`."""

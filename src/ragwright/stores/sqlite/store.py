@@ -43,6 +43,7 @@ from ragwright.stores.sqlite.opening import EMPTY_FILE, settle_schema
 from ragwright.stores.sqlite.schema import FEATURES, SCHEMA_VERSION
 from ragwright.stores.sqlite.search import SQLiteSearch
 from ragwright.stores.sqlite.spaces import SQLiteSpaces
+from ragwright.stores.sqlite.sparse import SQLiteSparse
 from ragwright.stores.sqlite.vector_matrix import VectorMatrix
 from ragwright.stores.sqlite.writes import SQLiteWrites
 
@@ -61,6 +62,7 @@ class SQLiteStore(
     SQLiteCommunities,
     SQLiteEntityResolution,
     SQLiteSpaces,
+    SQLiteSparse,
 ):
     """Documents, chunks, vectors, BM25 and the entity graph in one SQLite file. Safe to
     share between threads."""
