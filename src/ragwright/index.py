@@ -61,6 +61,7 @@ from ragwright.models import (
 )
 from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
+from ragwright.permissions import PermissionRules
 from ragwright.pipeline.communities import CommunityWorkflow, ReportsMade
 from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.pipeline.filter_fields import missing_fields_warning
@@ -624,9 +625,14 @@ class Index:
             chunker,
             chunker_spec=chunking.spec,
             base=base or self.source_base,
-            options=options,
+            options=self._with_permissions(options),
             extractor=graph_extractor,
         )
+
+    def _with_permissions(self, options: IngestOptions | None) -> IngestOptions:
+        """``options`` with the configuration's ``[[permissions]]`` rules."""
+        rules = PermissionRules.from_config(self._config or Config())
+        return dataclasses.replace(options or IngestOptions(), permissions=rules)
 
     def ingest_documents(
         self,
@@ -652,7 +658,7 @@ class Index:
                 documents,
                 chunker,
                 chunker_spec=chunking.spec,
-                options=options,
+                options=self._with_permissions(options),
                 progress=progress,
                 extractor=graph_extractor,
             )

@@ -33,6 +33,7 @@ from ragwright.pipeline.ingest import (
     Ingestor,
     IngestReport,
     PendingDocument,
+    with_principals,
 )
 from ragwright.pipeline.parse_worker import ParseWorker
 from ragwright.ports import (
@@ -135,12 +136,12 @@ class _Run:
         self.report.hashed += 1
         parser = ingestor.parsers.parser_for(item.name, data)
         metadata: dict[str, object] = {**item.metadata, "sync_source": self.sync.name}
-        if item.principals:
-            metadata["principals"] = list(item.principals)
+        principals = ingestor.steps.principals_for(item.document_source, item.principals)
         extra = json.dumps(metadata, sort_keys=True, default=str)
         fingerprint = hashlib.sha256(
             f"{ingestor.fingerprint_data(data, parser)}\0{extra}".encode()
         ).hexdigest()
+        fingerprint = with_principals(fingerprint, principals)
         if self.known.get(item.document_source) == fingerprint:
             return None
         parsed = self.worker.parse(parser, data, item.document_source)
@@ -157,6 +158,7 @@ class _Run:
                 }
             ),
             sections=parsed.sections,
+            principals=principals,
         )
         options = ingestor.options
         chunks = chunks_within_limit(document, ingestor.chunker, options.max_chunk_chars)

@@ -25,10 +25,12 @@ from ragwright.filters import (
     In,
     Not,
     Or,
+    Readable,
     Scalar,
     check_limits,
     render_filter,
 )
+from ragwright.stores.sqlite.permissions import readable_condition
 
 Params = list[object]
 
@@ -56,6 +58,8 @@ def _compile(node: Filter, params: Params, indexed: bool) -> str:
             return _membership(field, values, negated, params, indexed)
         case Exists(field):
             return _exists(field, params)
+        case Readable(principals):
+            return readable_condition(principals, params, "c.document_id")
     raise UnsupportedFilter(f"unknown filter node {node!r}")
 
 

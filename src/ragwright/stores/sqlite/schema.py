@@ -27,6 +27,7 @@ from contextlib import contextmanager, suppress
 
 from ragwright.stores.sqlite.community_schema import COMMUNITY_DDL
 from ragwright.stores.sqlite.graph_schema import GRAPH_DDL
+from ragwright.stores.sqlite.permissions import READERS_DDL
 
 SCHEMA_VERSION = 2
 
@@ -271,4 +272,5 @@ FEATURES = {
     "feature_graph": GRAPH_DDL,  # the entity graph (graph_schema)
     "feature_communities": COMMUNITY_DDL,  # its communities and reports (after the graph)
     "feature_spaces": SPACES_DDL,
+    "feature_permissions": READERS_DDL,  # who may read each document (permissions)
 }

@@ -17,6 +17,7 @@ from ragwright.stores.checks import check_write
 from ragwright.stores.graph_facts import FactRows, write_fact_rows
 from ragwright.stores.rows import document_row, dump_json, sections_json
 from ragwright.stores.sqlite.graph_writes import insert_facts
+from ragwright.stores.sqlite.permissions import write_readers
 from ragwright.stores.sqlite.settings import SQLiteSettings
 from ragwright.stores.writes import SingleWrites, bound_space
 
@@ -50,6 +51,7 @@ class SQLiteWrites(SingleWrites, SQLiteSettings):
             "metadata, sections) VALUES (?, ?, ?, ?, ?, ?, ?)",
             _document_row(item),
         )
+        write_readers(db, item.document.id, item.document.principals)
 
     @staticmethod
     def _insert_chunks(
