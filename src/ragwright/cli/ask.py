@@ -16,10 +16,12 @@ import typer
 from rich.markup import escape
 
 from ragwright.cli._common import (
+    AsOption,
     CollectionOption,
     ConfigOption,
     EmbedderOption,
     JsonOption,
+    caller_of,
     console,
     parse_where,
     print_json,
@@ -100,6 +102,7 @@ def ask(
     ] = SearchMode.AUTO,
     config: ConfigOption = None,
     json_output: JsonOption = False,
+    as_principal: AsOption = None,
 ) -> None:
     """Answer from the index with [n] citations resolving to a document and an exact character
     span: extractive and offline by default, or written by an LLM (--engine). With several
@@ -118,6 +121,7 @@ def ask(
     where = parse_where(filter_expression)
     given = locations(index)
     configuration = load_config(config)
+    caller = caller_of(as_principal)
     if is_federated(given, federation):
         with open_federation(
             given,
@@ -129,7 +133,12 @@ def ask(
             llm_settings=settings,
         ) as indexes:
             stream = indexes.ask_stream(
-                question, top_k=top_k, where=where, graph_context=graph_context, mode=mode
+                question,
+                top_k=top_k,
+                where=where,
+                graph_context=graph_context,
+                mode=mode,
+                caller=caller,
             )
             answer = _answer(question, stream, json_output)
     else:
@@ -143,10 +152,16 @@ def ask(
             config=configuration,
         ) as kb:
             stream = kb.ask_stream(
-                question, top_k=top_k, where=where, graph_context=graph_context, mode=mode
+                question,
+                top_k=top_k,
+                where=where,
+                graph_context=graph_context,
+                mode=mode,
+                caller=caller,
             )
             answer = _answer(question, stream, json_output)
-            warn_if_filter_matched_nothing(kb, where, len(answer.hits))
+            if not caller.restricted:  # it names fields of every document
+                warn_if_filter_matched_nothing(kb, where, len(answer.hits))
     if not json_output:
         _show_sources(answer)
 

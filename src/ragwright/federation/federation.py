@@ -338,14 +338,16 @@ class Federation:
             lambda member: member.index().document(id_or_source, caller=caller), index
         )
 
-    def chunks_of(self, document_id: str, index: str) -> list[Chunk]:
+    def chunks_of(self, document_id: str, index: str, *, caller: Caller = EVERYONE) -> list[Chunk]:
         """A document's chunks in order, from member ``index``."""
-        return self.member(index).chunks_of(document_id)
+        return self.member(index).chunks_of(document_id, caller=caller)
 
-    def documents(self, where: Filter | str | None = None) -> list[tuple[str, DocumentInfo]]:
+    def documents(
+        self, where: Filter | str | None = None, *, caller: Caller = EVERYONE
+    ) -> list[tuple[str, DocumentInfo]]:
         """Every member's documents, each with its member, member by member (each sorted by
         source); a failed member is an error here, since a listing cannot say what it lacks."""
-        listed = self._fan_out(lambda member: member.index().documents(where))
+        listed = self._fan_out(lambda member: member.index().documents(where, caller=caller))
         if listed.failures:
             self._raise(listed.failures, "a listing without them would be incomplete")
         return [(name, info) for name in self.names for info in listed.results[name]]

@@ -29,6 +29,17 @@ COMMIT;
 """
 
 
+#: What a read-only open of an index from before the feature reads instead: an empty table in
+#: the connection's temporary database (writable when the file is not), so every document is
+#: everyone's, as it is in that index.
+EMPTY_READERS_DDL = """
+CREATE TEMP TABLE IF NOT EXISTS document_readers (
+    document_id TEXT NOT NULL,
+    principal   TEXT NOT NULL,
+    PRIMARY KEY (document_id, principal)
+) WITHOUT ROWID"""
+
+
 def readable_condition(principals: Sequence[str], params: list[object], column: str) -> str:
     """True for the rows whose document (``column``, such as ``c.document_id``) has no
     readers or lists one of ``principals``: two lookups on the primary key per row."""
