@@ -170,3 +170,20 @@ def test_a_federated_search_applies_the_caller_in_every_member(
         salaries = federation.document("hr/salaries.md")
         assert salaries is not None
         assert federation.document("hr/salaries.md", caller=STAFF) is None
+
+
+class Copycat(Shared):
+    """A second source listing the same documents as `Shared` (its ``svc:`` names)."""
+
+
+def test_a_second_source_holding_the_same_documents_is_refused_naming_both(
+    tmp_path: Path,
+) -> None:
+    with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
+        kb.sync_source("first", Shared())
+        before = {d.source: kb.document(d.source) for d in kb.documents()}
+        with pytest.raises(ConfigError, match="'first' and 'second' both hold 'svc:a'"):
+            kb.sync_source("second", Copycat())
+        assert {d.source: kb.document(d.source) for d in kb.documents()} == before
+        assert kb.sync_checkpoint("second").items == {}
+        assert kb.sync_source("first", Shared()).unchanged == 2

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from types import MappingProxyType
 
-from ragwright.errors import RagwrightError
+from ragwright.errors import ConfigError, RagwrightError
 from ragwright.models import Document, document_id_for
 from ragwright.pipeline.documents import chunks_within_limit, failure_reason
 from ragwright.pipeline.folder_sync import SyncReport
@@ -170,6 +170,7 @@ class _Run:
         batch, self.batch = self.batch, []
         if not batch:
             return
+        self._refuse_overlap([item.document_source for item, _ in batch])
         ingestor = self.sync.ingestor
         written = IngestReport()
         batch_chunks = ingestor.options.embed_batch
@@ -186,6 +187,19 @@ class _Run:
         for item, pending in batch:
             if item.document_source not in failed:
                 self.known[item.document_source] = pending.fingerprint
+
+    def _refuse_overlap(self, document_sources: list[str]) -> None:
+        """`ConfigError` before writing a document another source's checkpoint holds: the two
+        would overwrite each other's versions and prune each other's documents."""
+        claimed = self.sync.checkpoints.claimed_by_others(self.sync.name, document_sources)
+        if claimed:
+            document, other = sorted(claimed.items())[0]
+            raise ConfigError(
+                f"the sources {other!r} and {self.sync.name!r} both hold {document!r} "
+                f"({len(claimed)} such documents in this batch): two sources must not sync the "
+                "same documents; narrow one of them (its root, prefix or URL), or remove one "
+                "with `ragwright sync remove`"
+            )
 
     def _record(self, items: list[SourceItem]) -> None:
         now = time.time()
