@@ -140,7 +140,7 @@ class SQLiteStore(
                 self._add_features()
             elif self.get_setting("feature_permissions") is None:
                 with self._db.lock:  # no readers table yet: every document is everyone's
-                    self._db.connection.execute(EMPTY_READERS_DDL)
+                    self._db.connection.executescript(EMPTY_READERS_DDL)
             self._cache_key = self._derived_cache_key(read_only)
         except BaseException:
             self._db.close()
