@@ -93,6 +93,7 @@ from ragwright.pipeline.permitted import (
 from ragwright.pipeline.reindex import Reindexer, ReindexReport
 from ragwright.pipeline.retrieval import Retriever
 from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
+from ragwright.pipeline.source_status import SourceState, forget_run, record_run, source_state
 from ragwright.pipeline.source_sync import BATCH_DOCUMENTS, SourceSync
 from ragwright.planner import Capabilities, LLMPlanner, RulesPlanner, dispatch, requested
 from ragwright.planner.settings import PlannerSettings
@@ -589,7 +590,22 @@ class Index:
             lock=self._ingest_lock,
             batch_documents=batch_documents,
         )
-        return sync.run(full=full)
+        report = sync.run(full=full)
+        record_run(self._store, name, report)
+        return report
+
+    def source_states(self, config: Config | None = None) -> list[SourceState]:
+        """Each source of ``config``'s (default: this index's) ``[sources]`` table, with
+        its checkpoint and what its last run could not do (see `source_status`)."""
+        tables = (config or self._config or Config()).section("sources")
+        checkpoints = self._checkpoints()
+        return [
+            source_state(
+                self._store, name, str(table.get("type", "?")), checkpoints.checkpoint(name)
+            )
+            for name, table in sorted(tables.items())
+            if isinstance(table, dict)
+        ]
 
     def sync_checkpoint(self, name: str) -> Checkpoint:
         """Where the source ``name`` last left off (empty before its first sync)."""
@@ -603,6 +619,7 @@ class Index:
             recorded = checkpoints.checkpoint(name).items.values()
             with self._ingest_lock():
                 self._store.delete_many([document_id_for(r.document_source) for r in recorded])
+        forget_run(self._store, name)
         return checkpoints.drop_checkpoint(name)
 
     def _checkpoints(self) -> SourceCheckpoints:
