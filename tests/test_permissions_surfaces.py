@@ -72,7 +72,13 @@ def test_cli_search_and_ask_as_a_principal(index_dir: Path) -> None:
     assert asked.exit_code == 0, asked.output
     assert unreadable(asked.output)
     refused = runner.invoke(cli, ["search", "vault", *base, "--mode", "global", "--as", "g:x"])
-    assert refused.exit_code != 0 and "principals" in refused.output
+    assert refused.exit_code == 2 and "principals" in refused.output
+    listed = runner.invoke(cli, ["docs", "list", *base, "--json", "--as", "group:x"])
+    assert [d["source"] for d in json.loads(listed.output)] == ["open.md"]
+    shown = runner.invoke(cli, ["docs", "show", "vault/code.md", *base, "--as", "group:x"])
+    assert shown.exit_code == 2 and unreadable(shown.output.replace("'vault/code.md'", ""))
+    counted = runner.invoke(cli, ["stats", *base, "--json", "--as", "group:x"])
+    assert json.loads(counted.output)["documents"] == 1
 
 
 def test_keys_add_binds_a_key_to_principals(tmp_path: Path) -> None:
