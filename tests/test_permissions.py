@@ -99,6 +99,12 @@ def test_views_built_from_every_document_are_refused_to_a_restricted_caller(kb: 
         kb.ask("kelp?", caller=STAFF, engine="stuff", graph_context=True)
 
 
+def test_a_documents_principals_are_its_sources_and_its_rules() -> None:
+    rules = PermissionRules.from_config(RULES)
+    assert rules.principals_for("hr/a.md", ("user:bo", " ", "")) == ("group:hr", "user:bo")
+    assert rules.principals_for("hrx/a.md") == () and rules.principals_for("a/hr/b.md") == ()
+
+
 def test_the_unrestricted_caller_is_the_default() -> None:
     assert not EVERYONE.restricted and Caller.of().restricted
     assert EVERYONE.scope(None) is None

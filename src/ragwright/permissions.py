@@ -96,7 +96,8 @@ class PermissionRules:
     rules: tuple[PermissionRule, ...] = ()
 
     def principals_for(self, source: str, given: Iterable[str] = ()) -> tuple[str, ...]:
-        found = set(given)
+        """``given`` (a sync source's, blank ones dropped) and every matching rule's."""
+        found = {principal.strip() for principal in given if principal.strip()}
         for rule in self.rules:
             if rule.matches(source):
                 found.update(rule.principals)
