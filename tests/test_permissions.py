@@ -17,6 +17,7 @@ from ragwright.permissions import EVERYONE, Caller, PermissionRules
 from ragwright.pipeline.search_request import SearchRequest
 from ragwright.ports import Checkpoint, ListingOutcome, SourceItem
 from ragwright.testing import HashingEmbedder
+from ragwright.testing.extractor import CapitalizedExtractor
 
 RULES = Config({"permissions": [{"path": "hr/**", "principals": ["group:hr"]}]})
 HR = Caller.of("group:hr")
@@ -193,3 +194,20 @@ def test_a_second_source_holding_the_same_documents_is_refused_naming_both(
         assert {d.source: kb.document(d.source) for d in kb.documents()} == before
         assert kb.sync_checkpoint("second").items == {}
         assert kb.sync_source("first", Shared()).unchanged == 2
+
+
+def test_graph_mode_only_reorders_what_the_caller_may_read(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    (docs / "hr").mkdir(parents=True)
+    (docs / "guide.md").write_text("Kelp Farm grows kelp. Kelp Farm sells to Harbour Market.\n")
+    (docs / "hr" / "pay.md").write_text("Harbour Market pays Kelp Farm 900 crowns for kelp.\n")
+    with Index(tmp_path / "kb", embedder=HashingEmbedder(), config=RULES) as kb:
+        kb.name_sources_from(docs)
+        kb.ingest(docs, extractor=CapitalizedExtractor())
+        assert sources(kb.search("Harbour Market kelp", mode="graph")) == {
+            "guide.md",
+            "hr/pay.md",
+        }
+        assert sources(kb.search("Harbour Market kelp", mode="graph", caller=STAFF)) == {"guide.md"}
+        answer = kb.ask("What does Harbour Market pay?", mode="graph", caller=STAFF)
+        assert "900" not in answer.text
