@@ -580,7 +580,9 @@ class Index:
         checkpoints = self._checkpoints()
         if isinstance(source, FolderSource):
             folders = self.folder_sync(source.roots, options=options)
-            return FolderSourceSync(name, folders, checkpoints).run()
+            report = FolderSourceSync(name, folders, checkpoints).run()
+            record_run(self._store, name, report)
+            return report
         ingestor = self._ingestor(None, options, None, None, None)
         sync = SourceSync(
             name,
