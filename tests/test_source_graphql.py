@@ -140,7 +140,7 @@ def test_watermark_update_delete_and_the_pinned_api_key_header(api: Api, tmp_pat
         assert kb.sync_checkpoint("api").cursor == "2026-01-05T00:00:00Z"
         source = f"{api.url}/graphql#i0"
         document = kb.document(source)
-        assert document is not None and document.metadata["principals"] == ["u:ann"]
+        assert document is not None and document.principals == ("u:ann",)
 
         api.calls.clear()
         again = sync(kb, api)

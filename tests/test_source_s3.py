@@ -120,7 +120,7 @@ def test_sync_update_delete_and_an_unchanged_bucket_downloads_nothing(
         assert sorted(report.added) == expected and not report.failed and report.complete
         document = kb.document(expected[0])
         assert document is not None and "Amber" in document.content
-        assert document.metadata["principals"] == ["group:staff"]
+        assert document.principals == ("group:staff",)
         assert counting.gets() == 2  # the two objects a parser reads
 
         again, counting = sync(kb, endpoint, name, monkeypatch)

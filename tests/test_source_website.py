@@ -64,7 +64,7 @@ def test_crawl_update_delete_and_an_unchanged_site_answers_only_304s(
         assert not first.failed and first.complete
         document = kb.document(site.url + "/a.html")
         assert document is not None and "Amber coral" in document.content
-        assert document.metadata["principals"] == ["team"]
+        assert document.principals == ("team",)
         assert document.metadata["sync_source"] == "site"
 
         mark = len(site.log)

@@ -13,6 +13,7 @@ with Index("./.ragwright") as kb:
 from __future__ import annotations
 
 from ragwright.errors import (
+    AccessDenied,
     BudgetExceeded,
     CircuitOpen,
     ClusterError,
@@ -68,16 +69,19 @@ from ragwright.models import (
     Section,
 )
 from ragwright.parsers.options import ParserOptions
+from ragwright.permissions import Caller
 from ragwright.pipeline.ingest import IngestOptions, IngestReport
 from ragwright.pipeline.search_request import Fusion, SearchMode, SearchRequest
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AccessDenied",
     "And",
     "Answer",
     "Arm",
     "BudgetExceeded",
+    "Caller",
     "Chunk",
     "ChunkingConfig",
     "CircuitOpen",

@@ -27,6 +27,7 @@ The tree::
     ├── SourceError                 a sync source's server failed or answered unusably (names why)
     ├── RerankerError               the reranking model failed to load or run
     ├── UnsupportedScale            a score threshold asked of a scale it does not fit
+    ├── AccessDenied                a restricted caller asked for what it may not read
     ├── LLMError                    the language model's server failed or refused (names why)
     │   ├── LLMResponseError        the server answered something that is not a chat completion
     │   └── CircuitOpen             recent calls failed; calls are refused until a cool-down ends
@@ -215,6 +216,12 @@ class RerankerError(RagwrightError):
 
 class UnsupportedScale(RagwrightError):
     """A similarity threshold was asked of a score scale it does not fit (e.g. fused ranks)."""
+
+
+class AccessDenied(RagwrightError):
+    """A caller bound to principals (``--as``, an API key's, an MCP server's) asked for
+    something that would show text or counts of documents it may not read: a view built from
+    every document (community reports, the entity graph). Nothing of it is returned."""
 
 
 class LLMError(RagwrightError):

@@ -67,6 +67,16 @@ class Exists:
 
 
 @dataclass(frozen=True, slots=True)
+class Readable:
+    """True for the chunks of documents the caller may read: those with no principals
+    (everyone's), and those listing one of ``principals``. Never parsed from an expression:
+    `ragwright.permissions.Caller` adds it to a search's or lookup's filter, so the store
+    applies it inside the same query as the user's filter."""
+
+    principals: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class And:
     operands: tuple[Filter, ...]
 
@@ -81,7 +91,7 @@ class Not:
     operand: Filter
 
 
-Filter = Comparison | In | Exists | And | Or | Not
+Filter = Comparison | In | Exists | Readable | And | Or | Not
 
 
 def eq(field: str, value: Scalar) -> Comparison:
@@ -285,7 +295,7 @@ def check_limits(node: Filter) -> Filter:
                 pending.extend((o, depth + 1) for o in operands)
             case Not(operand):
                 pending.append((operand, depth + 1))
-            case In(_, listed, _):
+            case In(_, listed, _) | Readable(listed):
                 terms, values = terms + 1, values + len(listed)
             case _:
                 terms, values = terms + 1, values + 1
@@ -330,6 +340,8 @@ def render_filter(node: Filter) -> str:
             return f"{_render_field(name)} {'not in' if negated else 'in'} ({listed})"
         case Exists(name):
             return f"{_render_field(name)} exists"
+        case Readable(principals):  # for messages only: no expression parses into it
+            return f"readable by ({', '.join(_render_value(p) for p in principals)})"
         case And(operands):
             return " and ".join(f"({render_filter(o)})" for o in operands)
         case Or(operands):

@@ -61,6 +61,7 @@ from ragwright.models import (
 )
 from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
+from ragwright.permissions import EVERYONE, Caller, PermissionRules
 from ragwright.pipeline.communities import CommunityWorkflow, ReportsMade
 from ragwright.pipeline.community_view import CommunityView, community_view, entity_community
 from ragwright.pipeline.document_chunking import FusedFirst
@@ -85,9 +86,16 @@ from ragwright.pipeline.ingest import (
     ingest_documents,
 )
 from ragwright.pipeline.llm_reports import LLMReporter
+from ragwright.pipeline.permitted import (
+    readable_chunks,
+    readable_ids,
+    readable_stats,
+    refuse_restricted,
+)
 from ragwright.pipeline.reindex import Reindexer, ReindexReport
 from ragwright.pipeline.retrieval import Retriever
 from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
+from ragwright.pipeline.source_status import SourceState, forget_run, record_run, source_state
 from ragwright.pipeline.source_sync import BATCH_DOCUMENTS, SourceSync
 from ragwright.pipeline.sparse_terms import SparseWorkflow
 from ragwright.planner import Capabilities, LLMPlanner, RulesPlanner, dispatch, requested
@@ -170,6 +178,7 @@ class AskOptions(TypedDict, total=False):
     graph_context: bool | None
     mode: SearchMode | str
     request: SearchRequest | None
+    caller: Caller
 
 
 class Index:
@@ -580,7 +589,9 @@ class Index:
         checkpoints = self._checkpoints()
         if isinstance(source, FolderSource):
             folders = self.folder_sync(source.roots, options=options)
-            return FolderSourceSync(name, folders, checkpoints).run()
+            report = FolderSourceSync(name, folders, checkpoints).run()
+            record_run(self._store, name, report)
+            return report
         ingestor = self._ingestor(None, options, None, None, None)
         sync = SourceSync(
             name,
@@ -590,7 +601,22 @@ class Index:
             lock=self._ingest_lock,
             batch_documents=batch_documents,
         )
-        return sync.run(full=full)
+        report = sync.run(full=full)
+        record_run(self._store, name, report)
+        return report
+
+    def source_states(self, config: Config | None = None) -> list[SourceState]:
+        """Each source of ``config``'s (default: this index's) ``[sources]`` table, with
+        its checkpoint and what its last run could not do (see `source_status`)."""
+        tables = (config or self._config or Config()).section("sources")
+        checkpoints = self._checkpoints()
+        return [
+            source_state(
+                self._store, name, str(table.get("type", "?")), checkpoints.checkpoint(name)
+            )
+            for name, table in sorted(tables.items())
+            if isinstance(table, dict)
+        ]
 
     def sync_checkpoint(self, name: str) -> Checkpoint:
         """Where the source ``name`` last left off (empty before its first sync)."""
@@ -604,6 +630,7 @@ class Index:
             recorded = checkpoints.checkpoint(name).items.values()
             with self._ingest_lock():
                 self._store.delete_many([document_id_for(r.document_source) for r in recorded])
+        forget_run(self._store, name)
         return checkpoints.drop_checkpoint(name)
 
     def _checkpoints(self) -> SourceCheckpoints:
@@ -633,9 +660,14 @@ class Index:
             chunker,
             chunker_spec=chunking.spec,
             base=base or self.source_base,
-            options=options,
+            options=self._with_permissions(options),
             extractor=graph_extractor,
         )
+
+    def _with_permissions(self, options: IngestOptions | None) -> IngestOptions:
+        """``options`` with the configuration's ``[[permissions]]`` rules."""
+        rules = PermissionRules.from_config(self._config or Config())
+        return dataclasses.replace(options or IngestOptions(), permissions=rules)
 
     def ingest_documents(
         self,
@@ -661,7 +693,7 @@ class Index:
                 documents,
                 chunker,
                 chunker_spec=chunking.spec,
-                options=options,
+                options=self._with_permissions(options),
                 progress=progress,
                 extractor=graph_extractor,
             )
@@ -736,12 +768,17 @@ class Index:
         with self._ingest_lock():
             return build_graph(self._graph_store(), chosen, progress=progress)
 
-    def graph_stats(self) -> GraphStats:
+    def graph_stats(self, *, caller: Caller = EVERYONE) -> GraphStats:
+        refuse_restricted(caller, "the entity graph")
         return self._graph_store().graph_stats()
 
-    def entity(self, name: str, max_sites: int = 50) -> EntityInfo | None:
+    def entity(
+        self, name: str, max_sites: int = 50, *, caller: Caller = EVERYONE
+    ) -> EntityInfo | None:
         """An entity by name, with its aliases, synonyms, neighbours and the exact spans
-        that mention it; None when the graph has no such entity."""
+        that mention it; None when the graph has no such entity. Graph views are refused to
+        a restricted ``caller`` (`AccessDenied`): they are built from every document."""
+        refuse_restricted(caller, "the entity graph")
         return self._graph_store().describe_entity(name, max_sites)
 
     def export_graph(self) -> GraphExport:
@@ -752,17 +789,21 @@ class Index:
         return export_graph(snapshot, lambda key: self.entity(key, max_sites=0))
 
     def neighbourhood(
-        self, name: str, *, limit: int = 12, max_sites: int = 50
+        self, name: str, *, limit: int = 12, max_sites: int = 50, caller: Caller = EVERYONE
     ) -> Neighbourhood | None:
         """The entity ``name`` with its ``limit`` heaviest neighbours and the edges among
         them (what the web page draws), and at most ``max_sites`` mentions; None when there
         is no such entity, `GraphNotBuilt` when there is no graph."""
+        refuse_restricted(caller, "the entity graph")
         snapshot = GraphRetriever(self._graph, self._store, self._graph_search).check()
         info = self.entity(name, max_sites=max_sites)
         return neighbourhood(snapshot, info, limit) if info is not None else None
 
-    def find_entities(self, text: str, limit: int = 10) -> list[EntityNode]:
+    def find_entities(
+        self, text: str, limit: int = 10, *, caller: Caller = EVERYONE
+    ) -> list[EntityNode]:
         """Entities whose normalized name contains ``text``'s, most mentioned first."""
+        refuse_restricted(caller, "the entity graph")
         snapshot = GraphRetriever(self._graph, self._store, self._graph_search).check()
         return find_entities(snapshot, text, limit)
 
@@ -895,10 +936,14 @@ class Index:
             for spec in request.processors
         ]
         chain = ResultChain([*configured, *processors])  # refuses a bad order before any work
+        caller = request.caller
         if request.mode is SearchMode.AUTO:
-            request = request.but(mode=self.plan(query).mode)
+            request = request.but(mode=self.plan(query, caller=caller).mode)
         if request.mode is SearchMode.GLOBAL:
+            refuse_restricted(caller, "global search (the community reports)")
             return self._global_search(query, request, chain)
+        # The caller's permissions join the user's filter: the store applies both in its query.
+        request = request.but(where=caller.scope(request.where))
         graph_mode = request.mode is SearchMode.GRAPH
         graph = GraphRetriever(self._graph, self._store, self._graph_search) if graph_mode else None
         if graph is not None:
@@ -1009,12 +1054,17 @@ class Index:
         hits = chain.process(query, hits) if chain.processors else hits
         return [dataclasses.replace(hit, rank=rank) for rank, hit in enumerate(hits, start=1)]
 
-    def plan(self, question: str, *, session: LLMSession | None = None) -> Route:
+    def plan(
+        self, question: str, *, session: LLMSession | None = None, caller: Caller = EVERYONE
+    ) -> Route:
         """The route a ``mode="auto"`` search of ``question`` takes: the planner's choice,
         checked against what this index can run (no entity graph or no global search: hybrid,
         the reason says so). An LLM classifier (``[planner] classifier = "llm"``) calls
         ``session.llm``, by default a new request session's (budget, ledger, cache)."""
-        return dispatch(self._mode_planner(session).route(question), self._capabilities())
+        able = self._capabilities()
+        if caller.restricted:  # global answers from reports of every document
+            able = dataclasses.replace(able, global_search=False)
+        return dispatch(self._mode_planner(session).route(question), able)
 
     def _mode_planner(self, session: LLMSession | None) -> ModePlanner:
         if self._planner is not None:
@@ -1030,11 +1080,13 @@ class Index:
     def _capabilities(self) -> Capabilities:
         return self._capability_cache.current()
 
-    def _route(self, question: str, mode: SearchMode | str, session: LLMSession | None) -> Route:
+    def _route(
+        self, question: str, mode: SearchMode | str, session: LLMSession | None, caller: Caller
+    ) -> Route:
         chosen = SearchRequest().but(mode=mode).mode
         if chosen is not SearchMode.AUTO:
             return requested(chosen)
-        return self.plan(question, session=session)
+        return self.plan(question, session=session, caller=caller)
 
     def search_routed(
         self,
@@ -1045,7 +1097,7 @@ class Index:
         """`search`, with the route it took: for ``mode="auto"`` the planner's choice and its
         reason (the surfaces show it), else the mode asked for."""
         request = (request or SearchRequest()).but(**options)
-        route = self._route(query, request.mode, None)
+        route = self._route(query, request.mode, None, request.caller)
         return route, self.search(query, request.but(mode=route.mode))
 
     def ask(self, question: str, **options: Unpack[AskOptions]) -> Answer:
@@ -1068,6 +1120,7 @@ class Index:
         graph_context: bool | None = None,
         mode: SearchMode | str = SearchMode.AUTO,
         request: SearchRequest | None = None,
+        caller: Caller = EVERYONE,
     ) -> Iterator[str | Answer]:
         """The answer as it is written: pieces of text, then the final `Answer`, whose ``text``
         is the pieces joined and whose ``[n]`` citations resolve to exact spans. The extractive
@@ -1097,16 +1150,25 @@ class Index:
 
         ``request`` gives the other search settings of every retrieval (fusion, arm weights,
         configured result processors: the ``[search]`` table's, as `ragwright ask` passes
-        them); ``top_k``, ``where`` and ``mode`` override its own."""
+        them); ``top_k``, ``where`` and ``mode`` override its own.
+
+        ``caller`` (see `ragwright.permissions`): every retrieval reads only what it may; its
+        answers take no graph context, and global mode is refused (`AccessDenied`): both
+        are built from every document."""
         name = self._checked_engine(engine, llm, session)
         where = _filter(where)
+        if caller.restricted:
+            if graph_context:
+                refuse_restricted(caller, "graph context (the entity graph)")
+            graph_context = False
         if name == "extractive" and graph_context:
             raise ConfigError("graph context is for the LLM engines (--engine stuff, …)")
         classifies = self._planner is None and self.planner_settings.classifier == "llm"
         if name != "extractive" or (classifies and llm is not None):
             session = session or self.llm_session("request", llm)  # the planner's calls too
-        route = self._route(question, mode, session)
+        route = self._route(question, mode, session, caller)
         if route.mode == SearchMode.GLOBAL:
+            refuse_restricted(caller, "global search (the community reports)")
             answer = self._global_answer(question, name, where, llm, session)
             yield dataclasses.replace(answer, route=route)
             return
@@ -1120,6 +1182,7 @@ class Index:
                 mode=route.mode,
                 query_processors=query_processors,
                 processors=processors,
+                caller=caller,
             )
 
         for item in self.answer_stream(
@@ -1243,31 +1306,41 @@ class Index:
             self._store, parse_filter(where) if isinstance(where, str) else where
         )
 
-    def documents(self, where: Filter | str | None = None) -> list[DocumentInfo]:
-        return self._store.list_documents(_filter(where))
+    # Lookups take the ``caller`` (see `ragwright.permissions`): what it may not read is
+    # absent, as if it did not exist.
 
-    def document(self, id_or_source: str) -> Document | None:
+    def documents(
+        self, where: Filter | str | None = None, *, caller: Caller = EVERYONE
+    ) -> list[DocumentInfo]:
+        return self._store.list_documents(caller.scope(_filter(where)))
+
+    def document(self, id_or_source: str, *, caller: Caller = EVERYONE) -> Document | None:
         """A document by id or by source path."""
-        return self._store.get_document(id_or_source) or self._store.find_document(id_or_source)
+        found = self._store.get_document(id_or_source) or self._store.find_document(id_or_source)
+        if found is None or found.id not in readable_ids(self._store, caller, [found.id]):
+            return None
+        return found
 
-    def chunk(self, chunk_id: str) -> Chunk | None:
+    def chunk(self, chunk_id: str, *, caller: Caller = EVERYONE) -> Chunk | None:
         """A chunk by its id."""
-        return self._store.get_chunks([chunk_id]).get(chunk_id)
+        return self.chunks([chunk_id], caller=caller).get(chunk_id)
 
-    def chunks(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
+    def chunks(self, chunk_ids: Sequence[str], *, caller: Caller = EVERYONE) -> dict[str, Chunk]:
         """Chunks by id; unknown ids are absent."""
-        return self._store.get_chunks(chunk_ids)
+        return readable_chunks(self._store, caller, self._store.get_chunks(chunk_ids))
 
-    def chunks_of(self, document_id: str) -> list[Chunk]:
+    def chunks_of(self, document_id: str, *, caller: Caller = EVERYONE) -> list[Chunk]:
         """A document's chunks in order."""
+        if document_id not in readable_ids(self._store, caller, [document_id]):
+            return []
         return self._store.chunks_of(document_id)
 
     def delete(self, id_or_source: str) -> bool:
         document = self.document(id_or_source)
         return document is not None and self._store.delete(document.id)
 
-    def stats(self) -> StoreStats:
-        return self._store.stats()
+    def stats(self, *, caller: Caller = EVERYONE) -> StoreStats:
+        return readable_stats(self._store, caller, self._store.stats())
 
 
 def _filter(where: Filter | str | None) -> Filter | None:

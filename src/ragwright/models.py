@@ -85,6 +85,8 @@ class Document:
     content: str
     metadata: Metadata = field(default_factory=lambda: _EMPTY)
     sections: tuple[Section, ...] = ()
+    #: Who may read it (see `ragwright.permissions`); empty: everyone.
+    principals: tuple[str, ...] = ()
 
     @property
     def content_hash(self) -> str:

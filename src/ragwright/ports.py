@@ -399,6 +399,11 @@ class SourceCheckpoints(Protocol):
         """Forget the source's checkpoint; how many items it held."""
         ...
 
+    def claimed_by_others(self, source: str, document_sources: Sequence[str]) -> dict[str, str]:
+        """Which of ``document_sources`` another source's checkpoint holds: document source
+        → that source's name (two sources must never write the same document)."""
+        ...
+
 
 @runtime_checkable
 class VectorSearch(Protocol):

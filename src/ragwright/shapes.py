@@ -26,6 +26,7 @@ from ragwright.models import (
 )
 from ragwright.pipeline.ingest import IngestReport
 from ragwright.pipeline.retrieval import SearchMode
+from ragwright.pipeline.source_status import SourceState
 from ragwright.pipeline.sync_status import SyncSnapshot
 
 
@@ -230,6 +231,21 @@ def sync_status_json(status: SyncSnapshot) -> dict[str, Any]:
         },
         "failures": [{"source": f.source, "reason": f.reason} for f in status.failures],
         "error": status.error,
+    }
+
+
+def source_state_json(state: SourceState) -> dict[str, Any]:
+    """A sync source's status (``GET /v1/sync``'s ``sources``, ``sync list --json``)."""
+    return {
+        "name": state.name,
+        "type": state.type,
+        "items": state.items,
+        "cursor": state.cursor,
+        "last_run": _iso(state.last_run),
+        "cursor_age_seconds": None if state.cursor_age is None else round(state.cursor_age, 1),
+        "complete": state.complete,
+        "failed": state.failed,
+        "failures": [{"source": f.source, "reason": f.reason} for f in state.failures],
     }
 
 

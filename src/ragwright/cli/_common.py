@@ -23,6 +23,7 @@ from ragwright.errors import RagwrightError
 from ragwright.filters import Filter, parse_filter
 from ragwright.index import DEFAULT_INDEX_DIR, ChunkingConfig, Index
 from ragwright.models import DEFAULT_COLLECTION
+from ragwright.permissions import EVERYONE, Caller
 from ragwright.surface_limits import checked_text
 
 #: C0 controls but tab, newline and carriage return (which Rich drops itself, and which ends
@@ -69,6 +70,32 @@ CollectionOption = Annotated[
         show_default=True,
     ),
 ]
+#: ``--as PRINCIPAL`` (repeatable): read as that caller (see `ragwright.permissions`); without
+#: it a local user reads every document.
+AsOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--as",
+        help="Read only what this principal may (repeatable), e.g. --as group:hr. Default: "
+        "everything.",
+    ),
+]
+#: ``ragwright mcp --principal P``: the caller every tool of the server reads as.
+PrincipalOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--principal",
+        help="Serve only what this principal may read (repeatable), e.g. --principal "
+        "group:hr. Default: everything.",
+    ),
+]
+
+
+def caller_of(principals: list[str] | None) -> Caller:
+    """The caller of ``--as``/``--principal``: unrestricted when none was given."""
+    return EVERYONE if not principals else Caller.of(*principals)
+
+
 EmbedderOption = Annotated[
     str | None,
     typer.Option(

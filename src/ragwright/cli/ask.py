@@ -16,11 +16,13 @@ import typer
 from rich.markup import escape
 
 from ragwright.cli._common import (
+    AsOption,
     CollectionOption,
     ConfigOption,
     EmbedderOption,
     JsonOption,
     ProcessorOption,
+    caller_of,
     console,
     parse_where,
     print_json,
@@ -111,6 +113,7 @@ def ask(
     processor: ProcessorOption = None,
     config: ConfigOption = None,
     json_output: JsonOption = False,
+    as_principal: AsOption = None,
 ) -> None:
     """Answer from the index with [n] citations resolving to a document and an exact character
     span: extractive and offline by default, or written by an LLM (--engine). With several
@@ -137,6 +140,7 @@ def ask(
     request = SearchRequest.from_config(configuration).but(
         **{key: value for key, value in flags.items() if value is not None}
     )
+    caller = caller_of(as_principal)
     if is_federated(given, federation):
         with open_federation(
             given,
@@ -154,6 +158,7 @@ def ask(
                 graph_context=graph_context,
                 mode=mode,
                 request=request,
+                caller=caller,
             )
             answer = _answer(question, stream, json_output)
     else:
@@ -173,9 +178,11 @@ def ask(
                 graph_context=graph_context,
                 mode=mode,
                 request=request,
+                caller=caller,
             )
             answer = _answer(question, stream, json_output)
-            warn_if_filter_matched_nothing(kb, where, len(answer.hits))
+            if not caller.restricted:  # it names fields of every document
+                warn_if_filter_matched_nothing(kb, where, len(answer.hits))
     if not json_output:
         _show_sources(answer)
 

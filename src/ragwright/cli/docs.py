@@ -10,9 +10,11 @@ from rich.table import Table
 
 from ragwright.cli._common import (
     DEFAULT_INDEX,
+    AsOption,
     CollectionOption,
     IndexOption,
     JsonOption,
+    caller_of,
     console,
     open_index,
     parse_where,
@@ -38,12 +40,15 @@ def list_documents(
     index: IndexOption = DEFAULT_INDEX,
     collection: CollectionOption = DEFAULT_COLLECTION,
     json_output: JsonOption = False,
+    as_principal: AsOption = None,
 ) -> None:
     """List documents, sorted by source."""
     where = parse_where(filter_expression)
+    caller = caller_of(as_principal)
     with open_index(index, collection=collection, read_only=True) as kb:
-        documents = kb.documents(where)
-        warn_if_filter_matched_nothing(kb, where, len(documents))
+        documents = kb.documents(where, caller=caller)
+        if not caller.restricted:  # it names fields of every document
+            warn_if_filter_matched_nothing(kb, where, len(documents))
     if json_output:
         print_json([document_info_json(d) for d in documents])
         return
@@ -62,10 +67,11 @@ def show(
     collection: CollectionOption = DEFAULT_COLLECTION,
     chunks: Annotated[bool, typer.Option(help="Also list the document's chunks.")] = False,
     json_output: JsonOption = False,
+    as_principal: AsOption = None,
 ) -> None:
     """Show a document's metadata, sections and text."""
     with open_index(index, collection=collection, read_only=True) as kb:
-        found = kb.document(document)
+        found = kb.document(document, caller=caller_of(as_principal))
         if found is None:
             raise StoreError(
                 f"no document with id or source {document!r}; see `ragwright docs list`"

@@ -12,6 +12,7 @@ from rich.table import Table
 from ragwright.cli._common import ConfigOption, console, errors, reports_errors
 from ragwright.config import CONFIG_FILE, config_path, load_config
 from ragwright.errors import ConfigError, MissingDependencyError
+from ragwright.permissions import check_principal
 
 app = typer.Typer(
     help="Create, list and remove API keys for `ragwright serve` (stored hashed in the "
@@ -53,6 +54,14 @@ def add(
     scope: Annotated[
         str, typer.Option(help="read (search, ask, fetch) or write (also upload and delete).")
     ] = "read",
+    principal: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--principal",
+            help="Bind the key to this principal (repeatable): it then reads only documents "
+            "everyone may read and those listing one of its principals.",
+        ),
+    ] = None,
     config: ConfigOption = None,
     index: NoIndexOption = None,
 ) -> None:
@@ -67,8 +76,13 @@ def add(
     if scope not in {s.value for s in Scope}:
         raise ConfigError(f"--scope must be read or write, not {scope!r}")
     path = _target(config)
-    secret = add_key(path, name, Scope(scope))
-    errors.print(f"added key {escape(name)} ({scope}) to {escape(str(path))}; it is shown once:")
+    principals = tuple(check_principal(p, "--principal") for p in principal or ()) or None
+    secret = add_key(path, name, Scope(scope), principals)
+    bound = f", as {', '.join(principals)}" if principals else ""
+    errors.print(
+        f"added key {escape(name)} ({scope}{escape(bound)}) to {escape(str(path))}; "
+        "it is shown once:"
+    )
     typer.echo(secret)
 
 
@@ -83,9 +97,10 @@ def list_keys(config: ConfigOption = None, index: NoIndexOption = None) -> None:
         raise _needs_server_extra(error) from None
 
     settings = ServerSettings.from_config(load_config(config))
-    table = Table("name", "scope", header_style="bold", box=None)
+    table = Table("name", "scope", "principals", header_style="bold", box=None)
     for key in settings.keys:
-        table.add_row(escape(key.name), key.scope.value)
+        bound = "(all documents)" if key.principals is None else ", ".join(key.principals)
+        table.add_row(escape(key.name), key.scope.value, escape(bound))
     console.print(table)
     console.print(f"[dim]{len(settings.keys)} keys[/]")
 

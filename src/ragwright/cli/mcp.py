@@ -8,6 +8,8 @@ from ragwright.cli._common import (
     ConfigOption,
     EmbedderOption,
     IndexOption,
+    PrincipalOption,
+    caller_of,
     reports_errors,
 )
 from ragwright.config import load_config
@@ -24,6 +26,7 @@ def mcp(
     collection: CollectionOption = DEFAULT_COLLECTION,
     embedder: EmbedderOption = None,
     config: ConfigOption = None,
+    principal: PrincipalOption = None,
 ) -> None:
     """Run an MCP server on stdin/stdout with the tools search, ask, get_chunk, get_document
     and list_sources (see docs/mcp.md). Document text in results is marked untrusted. With a
@@ -34,12 +37,13 @@ def mcp(
         from ragwright.mcp_server import build_federation_server, build_server
     except ImportError as error:
         raise MissingDependencyError("ragwright mcp", "pip install 'ragwright[mcp]'") from error
+    caller = caller_of(principal)
     federation = FederationSettings.from_config(configuration)
     if federation.configured:
         with Federation.from_settings(
             federation, config=configuration, llm_settings=llm_settings
         ) as indexes:
-            build_federation_server(indexes).run("stdio")
+            build_federation_server(indexes, caller=caller).run("stdio")
         return
     # A long-running server: the in-memory keyword cache pays off from the second query on.
     with Index(
@@ -51,4 +55,4 @@ def mcp(
         llm_settings=llm_settings,
         config=configuration,
     ) as kb:
-        build_server(kb).run("stdio")
+        build_server(kb, caller=caller).run("stdio")

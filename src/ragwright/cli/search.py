@@ -9,11 +9,13 @@ import typer
 from rich.markup import escape
 
 from ragwright.cli._common import (
+    AsOption,
     CollectionOption,
     ConfigOption,
     EmbedderOption,
     JsonOption,
     ProcessorOption,
+    caller_of,
     console,
     open_index,
     parse_where,
@@ -111,6 +113,7 @@ def search(
     federation_timeout: FederationTimeoutOption = None,
     config: ConfigOption = None,
     json_output: JsonOption = False,
+    as_principal: AsOption = None,
 ) -> None:
     """Search the index: hybrid (BM25 and vectors fused) by default. The [search] table of
     ragwright.toml sets the defaults of every option but the filter and min-score. With
@@ -135,6 +138,7 @@ def search(
     configuration = load_config(config)
     defaults = SearchRequest.from_config(configuration)
     request = defaults.but(**{key: value for key, value in flags.items() if value is not None})
+    request = request.but(caller=caller_of(as_principal))
     given = locations(index)
     warnings: tuple[str, ...] = ()
     route: Route | None = None
@@ -153,7 +157,8 @@ def search(
     else:
         with open_index(given[0], embedder, collection=collection, read_only=True) as kb:
             route, hits = kb.search_routed(query, request)
-            warn_if_filter_matched_nothing(kb, request.where, len(hits))
+            if not request.caller.restricted:  # it names fields of every document
+                warn_if_filter_matched_nothing(kb, request.where, len(hits))
     if json_output:
         shape = search_json(query, request.mode, request.top_k, request.where, hits, route)
         print_json(shape | ({"warnings": list(warnings)} if federated else {}))

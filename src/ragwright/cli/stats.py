@@ -7,9 +7,11 @@ from rich.table import Table
 
 from ragwright.cli._common import (
     DEFAULT_INDEX,
+    AsOption,
     CollectionOption,
     IndexOption,
     JsonOption,
+    caller_of,
     console,
     open_index,
     print_json,
@@ -24,11 +26,12 @@ def stats(
     index: IndexOption = DEFAULT_INDEX,
     collection: CollectionOption = DEFAULT_COLLECTION,
     json_output: JsonOption = False,
+    as_principal: AsOption = None,
 ) -> None:
     """Show counts, size, embedding space and chunking of the index, and the LLM ledger:
     calls, tokens and estimated cost per model, and the response cache."""
     with open_index(index, collection=collection, read_only=True) as kb:
-        numbers = kb.stats()
+        numbers = kb.stats(caller=caller_of(as_principal))
         embedder = kb.embedder_spec
         chunking = kb.chunking
         ledger = kb.llm_ledger()

@@ -18,9 +18,11 @@ from ragwright.cli._common import (
     ConfigOption,
     EmbedderOption,
     IndexOption,
+    JsonOption,
     console,
     errors,
     open_index,
+    print_json,
     reports_errors,
 )
 from ragwright.cli.ingest import name_sources
@@ -28,7 +30,9 @@ from ragwright.config import CONFIG_FILE, config_path, load_config
 from ragwright.errors import ConfigError
 from ragwright.models import DEFAULT_COLLECTION
 from ragwright.pipeline.folder_sync import SyncReport
+from ragwright.pipeline.source_status import SourceState
 from ragwright.pipeline.source_sync import BATCH_DOCUMENTS
+from ragwright.shapes import source_state_json
 from ragwright.sources import open_source, source_types
 from ragwright.sources.config_file import add_source, remove_source
 from ragwright.sources.settings import SourceSettings
@@ -89,26 +93,54 @@ def list_sources(
     index: IndexOption = DEFAULT_INDEX,
     collection: CollectionOption = DEFAULT_COLLECTION,
     config: ConfigOption = None,
+    json_output: JsonOption = False,
 ) -> None:
-    """The configured sources, with what the index's checkpoint holds for each."""
+    """The configured sources, with what the index's checkpoint holds for each and what
+    their last run could not do."""
     loaded = load_config(config)
-    names = sorted(loaded.section("sources"))
-    table = Table("name", "type", "items", "cursor", "last sync", header_style="bold", box=None)
     with open_index(index, collection=collection, create=False, read_only=True) as kb:
-        for name in names:
-            kind = str(loaded.section("sources")[name].get("type", "?"))
-            checkpoint = kb.sync_checkpoint(name)
-            last = checkpoint.last_run
-            when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(last)) if last else "never"
-            table.add_row(
-                escape(name),
-                escape(kind),
-                str(len(checkpoint.items)),
-                escape(checkpoint.cursor or "-"),
-                when,
-            )
+        states = kb.source_states(loaded)
+    if json_output:
+        print_json({"sources": [source_state_json(state) for state in states]})
+        return
+    columns = ("name", "type", "items", "cursor", "last sync", "age", "last run")
+    table = Table(*columns, header_style="bold", box=None)
+    for state in states:
+        last = state.last_run
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(last)) if last else "never"
+        table.add_row(
+            escape(state.name),
+            escape(state.type),
+            str(state.items),
+            escape(state.cursor or "-"),
+            when,
+            "-" if state.cursor_age is None else _age(state.cursor_age),
+            _outcome(state),
+        )
     console.print(table)
-    console.print(f"[dim]{len(names)} sources[/]")
+    for state in states:
+        for failure in state.failures:
+            console.print(
+                f"[yellow]{escape(state.name)}:[/] {escape(failure.source)}: "
+                f"{escape(failure.reason)}",
+                soft_wrap=True,
+            )
+    console.print(f"[dim]{len(states)} sources[/]")
+
+
+def _age(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.0f}{unit}"
+    return f"{seconds:.0f}s"
+
+
+def _outcome(state: SourceState) -> str:
+    """The last run: ok, or how many items failed (pending until a run syncs them)."""
+    if state.complete is None:
+        return "-"
+    listing = "" if state.complete else ", partial listing"
+    return (f"{state.failed} failed (pending)" if state.failed else "ok") + listing
 
 
 @app.command("run")

@@ -37,6 +37,7 @@ from ragwright.filters import Filter, parse_filter
 from ragwright.index import AskOptions, Index
 from ragwright.llms.settings import LLMSettings
 from ragwright.models import Answer, Chunk, Document, DocumentInfo, Hit, final_answer
+from ragwright.permissions import EVERYONE, Caller
 from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.pipeline.fusion import fuse_ranked_lists
 from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
@@ -281,6 +282,7 @@ class Federation:
         graph_context: bool | None = None,
         mode: SearchMode | str = SearchMode.AUTO,
         request: SearchRequest | None = None,
+        caller: Caller = EVERYONE,
     ) -> Iterator[str | Answer]:
         """`Index.ask_stream` over the federated search: the engine gets the fused hits, and
         each citation names the member holding its span. The first member's engines and LLM
@@ -295,6 +297,7 @@ class Federation:
             mode=SearchMode(mode),
             top_k=top_k,
             where=parse_filter(where) if isinstance(where, str) else where,
+            caller=caller,  # each member applies it in its own store
         )
         warnings: list[str] = []
 
@@ -321,23 +324,31 @@ class Federation:
 
     # -- looking up ------------------------------------------------------------------------
 
-    def chunk(self, chunk_id: str, index: str | None = None) -> tuple[str, Chunk] | None:
+    def chunk(
+        self, chunk_id: str, index: str | None = None, *, caller: Caller = EVERYONE
+    ) -> tuple[str, Chunk] | None:
         """A chunk by id, with the member holding it: in member ``index`` when given, else
-        the first member (in order) that has it."""
-        return self._first(lambda member: member.index().chunk(chunk_id), index)
+        the first member (in order) that has it and lets ``caller`` read it."""
+        return self._first(lambda member: member.index().chunk(chunk_id, caller=caller), index)
 
-    def document(self, id_or_source: str, index: str | None = None) -> tuple[str, Document] | None:
+    def document(
+        self, id_or_source: str, index: str | None = None, *, caller: Caller = EVERYONE
+    ) -> tuple[str, Document] | None:
         """A document by id or source, with the member holding it (as `chunk` finds it)."""
-        return self._first(lambda member: member.index().document(id_or_source), index)
+        return self._first(
+            lambda member: member.index().document(id_or_source, caller=caller), index
+        )
 
-    def chunks_of(self, document_id: str, index: str) -> list[Chunk]:
+    def chunks_of(self, document_id: str, index: str, *, caller: Caller = EVERYONE) -> list[Chunk]:
         """A document's chunks in order, from member ``index``."""
-        return self.member(index).chunks_of(document_id)
+        return self.member(index).chunks_of(document_id, caller=caller)
 
-    def documents(self, where: Filter | str | None = None) -> list[tuple[str, DocumentInfo]]:
+    def documents(
+        self, where: Filter | str | None = None, *, caller: Caller = EVERYONE
+    ) -> list[tuple[str, DocumentInfo]]:
         """Every member's documents, each with its member, member by member (each sorted by
         source); a failed member is an error here, since a listing cannot say what it lacks."""
-        listed = self._fan_out(lambda member: member.index().documents(where))
+        listed = self._fan_out(lambda member: member.index().documents(where, caller=caller))
         if listed.failures:
             self._raise(listed.failures, "a listing without them would be incomplete")
         return [(name, info) for name in self.names for info in listed.results[name]]

@@ -17,6 +17,8 @@ from ragwright.index import Index
 from ragwright.mcp_server.results import UNTRUSTED_NOTICE, UntrustedText, untrusted
 from ragwright.mcp_server.server import READ_ONLY, CollectionName, describe, tool_errors
 from ragwright.models import Citation
+from ragwright.permissions import EVERYONE, Caller
+from ragwright.pipeline.permitted import refuse_restricted
 
 MAX_ID = 2**31 - 1
 
@@ -64,8 +66,11 @@ class CommunityResult(BaseModel):
     citations: list[CitationView]
 
 
-def register_community_tools(server: MCPServer, index: Callable[[str | None], Index]) -> None:
-    """Add the community tools to ``server``; ``index(collection)`` is the collection."""
+def register_community_tools(
+    server: MCPServer, index: Callable[[str | None], Index], caller: Caller = EVERYONE
+) -> None:
+    """Add the community tools to ``server``; ``index(collection)`` is the collection. A
+    restricted ``caller`` is refused them (communities are built from every document)."""
 
     @server.tool(
         annotations=READ_ONLY,
@@ -79,6 +84,7 @@ def register_community_tools(server: MCPServer, index: Callable[[str | None], In
         collection: CollectionName = None,
     ) -> CommunitiesResult:
         with tool_errors():
+            refuse_restricted(caller, "the community reports")
             workflow = index(collection).community_workflow()
             build = workflow.checked_build()
             reports = {r.report.community: r for r in workflow.extractive_reports()}
@@ -100,6 +106,7 @@ def register_community_tools(server: MCPServer, index: Callable[[str | None], In
         collection: CollectionName = None,
     ) -> CommunityResult:
         with tool_errors():
+            refuse_restricted(caller, "the community reports")
             view = index(collection).community(community_id)
         if view is None:
             raise ToolError(f"no community {community_id} in the index")

@@ -47,6 +47,7 @@ from ragwright.mcp_server.server import (
     tool_errors,
     where_of,
 )
+from ragwright.permissions import EVERYONE, Caller
 from ragwright.planner import requested
 from ragwright.surface_limits import MAX_ASK_TOP_K, MAX_TOP_K
 
@@ -72,8 +73,11 @@ class IndexesResult(BaseModel):
     strict: bool = Field(description="True: a failed or late member fails the search.")
 
 
-def build_federation_server(federation: Federation, *, name: str = "ragwright") -> MCPServer:
-    """An MCP server over ``federation``; the caller closes it."""
+def build_federation_server(
+    federation: Federation, *, name: str = "ragwright", caller: Caller = EVERYONE
+) -> MCPServer:
+    """An MCP server over ``federation``; the caller closes it. Every tool reads as
+    ``caller``, whom each member applies in its own store."""
     server = MCPServer(
         name,
         version=__version__,
@@ -100,7 +104,7 @@ def build_federation_server(federation: Federation, *, name: str = "ragwright") 
     ) -> SearchResult:
         with tool_errors():
             found = federation.search(
-                query, mode=mode, top_k=top_k, where=where_of(filter, sources)
+                query, mode=mode, top_k=top_k, where=where_of(filter, sources), caller=caller
             )
         return SearchResult(
             query=query,
@@ -138,7 +142,11 @@ def build_federation_server(federation: Federation, *, name: str = "ragwright") 
             raise ToolError(unknown_engine(engine))
         with tool_errors():
             answer = federation.ask(
-                question, top_k=top_k, where=where_of(filter, sources), engine=engine
+                question,
+                top_k=top_k,
+                where=where_of(filter, sources),
+                engine=engine,
+                caller=caller,
             )
         return ask_result(question, answer)
 
@@ -148,8 +156,12 @@ def build_federation_server(federation: Federation, *, name: str = "ragwright") 
         index: MemberName = None,
     ) -> ChunkResult:
         with tool_errors():
-            found = federation.chunk(chunk_id, index)
-            document = federation.document(found[1].document_id, found[0]) if found else None
+            found = federation.chunk(chunk_id, index, caller=caller)
+            document = (
+                federation.document(found[1].document_id, found[0], caller=caller)
+                if found
+                else None
+            )
         if found is None or document is None:
             raise ToolError(f"no chunk with id {chunk_id!r}")
         return ChunkResult(chunk=chunk_view(found[1], document[1].source), index=found[0])
@@ -162,7 +174,7 @@ def build_federation_server(federation: Federation, *, name: str = "ragwright") 
         index: MemberName = None,
     ) -> DocumentResult:
         with tool_errors():
-            found = federation.document(document, index)
+            found = federation.document(document, index, caller=caller)
         if found is None:
             raise ToolError(f"no document with id or source {document!r}")
         result = document_result(found[1], char_start, max_chars)
@@ -175,7 +187,7 @@ def build_federation_server(federation: Federation, *, name: str = "ragwright") 
         limit: Annotated[int, Field(ge=1, le=MAX_LISTED_SOURCES, strict=True)] = 100,
     ) -> SourcesResult:
         with tool_errors():
-            documents = federation.documents(filter)
+            documents = federation.documents(filter, caller=caller)
         page = documents[offset : offset + limit]
         return SourcesResult(
             total=len(documents),

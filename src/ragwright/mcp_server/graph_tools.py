@@ -15,6 +15,7 @@ from ragwright.graph.records import EntityInfo, EntityLink, GraphStats
 from ragwright.index import Index
 from ragwright.mcp_server.results import UNTRUSTED_NOTICE, UntrustedText, untrusted
 from ragwright.mcp_server.server import READ_ONLY, CollectionName, describe, tool_errors
+from ragwright.permissions import EVERYONE, Caller
 
 MAX_NAME_CHARS = 500
 MAX_SITES = 200
@@ -68,13 +69,16 @@ class EntityResult(BaseModel):
     sites: list[SiteView]
 
 
-def register_graph_tools(server: MCPServer, index: Callable[[str | None], Index]) -> None:
-    """Add the graph tools to ``server``; ``index(collection)`` is the collection to use."""
+def register_graph_tools(
+    server: MCPServer, index: Callable[[str | None], Index], caller: Caller = EVERYONE
+) -> None:
+    """Add the graph tools to ``server``; ``index(collection)`` is the collection to use.
+    A restricted ``caller`` is refused them (the graph is built from every document)."""
 
     @server.tool(annotations=READ_ONLY, description="Counts of the entity graph.")
     def graph_stats(collection: CollectionName = None) -> GraphStatsResult:
         with tool_errors():
-            stats = index(collection).graph_stats()
+            stats = index(collection).graph_stats(caller=caller)
         return _stats(stats)
 
     @server.tool(
@@ -90,7 +94,7 @@ def register_graph_tools(server: MCPServer, index: Callable[[str | None], Index]
         collection: CollectionName = None,
     ) -> EntityResult:
         with tool_errors():
-            info = index(collection).entity(name, max_sites=max_sites)
+            info = index(collection).entity(name, max_sites=max_sites, caller=caller)
         if info is None:
             raise ToolError(f"no entity {name!r} in the graph")
         return _entity(info)

@@ -41,6 +41,7 @@ from ragwright.mcp_server.results import (
     route_view,
     source_view,
 )
+from ragwright.permissions import EVERYONE, Caller
 from ragwright.surface_limits import MAX_ASK_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K
 
 MAX_SOURCES = 100
@@ -90,8 +91,11 @@ DOCUMENT_WINDOW = (
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 
 
-def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
-    """An MCP server over ``index`` (an `Index`, or a function that opens one on first use)."""
+def build_server(
+    index: IndexSource, *, name: str = "ragwright", caller: Caller = EVERYONE
+) -> MCPServer:
+    """An MCP server over ``index`` (an `Index`, or a function that opens one on first use).
+    Every tool reads as ``caller`` (``ragwright mcp --principal``): only what it may read."""
     kb = _IndexHandle(index)
     server = MCPServer(
         name,
@@ -120,7 +124,7 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
     ) -> SearchResult:
         with tool_errors():
             route, hits = kb.get(collection).search_routed(
-                query, mode=mode, top_k=top_k, where=where_of(filter, sources)
+                query, mode=mode, top_k=top_k, where=where_of(filter, sources), caller=caller
             )
         return SearchResult(
             query=query,
@@ -178,6 +182,7 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
                 engine=engine,
                 graph_context=graph_context,
                 mode=mode,
+                caller=caller,
             )
         return ask_result(question, answer)
 
@@ -188,8 +193,8 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
     ) -> ChunkResult:
         with tool_errors():
             index = kb.get(collection)
-            chunk = index.chunk(chunk_id)
-            document = index.document(chunk.document_id) if chunk else None
+            chunk = index.chunk(chunk_id, caller=caller)
+            document = index.document(chunk.document_id, caller=caller) if chunk else None
         if chunk is None or document is None:
             raise ToolError(f"no chunk with id {chunk_id!r}")
         return ChunkResult(chunk=chunk_view(chunk, document.source))
@@ -202,7 +207,7 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
         collection: CollectionName = None,
     ) -> DocumentResult:
         with tool_errors():
-            found = kb.get(collection).document(document)
+            found = kb.get(collection).document(document, caller=caller)
         if found is None:
             raise ToolError(f"no document with id or source {document!r}")
         return document_result(found, char_start, max_chars)
@@ -215,7 +220,7 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
         collection: CollectionName = None,
     ) -> SourcesResult:
         with tool_errors():
-            documents = kb.get(collection).documents(filter)
+            documents = kb.get(collection).documents(filter, caller=caller)
         page = documents[offset : offset + limit]
         return SourcesResult(
             total=len(documents), offset=offset, sources=[source_view(d) for d in page]
@@ -231,8 +236,8 @@ def build_server(index: IndexSource, *, name: str = "ragwright") -> MCPServer:
     from ragwright.mcp_server.community_tools import register_community_tools
     from ragwright.mcp_server.graph_tools import register_graph_tools
 
-    register_graph_tools(server, kb.get)
-    register_community_tools(server, kb.get)
+    register_graph_tools(server, kb.get, caller)
+    register_community_tools(server, kb.get, caller)
     return server
 
 

@@ -10,6 +10,7 @@ through `ingest_documents`.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -24,6 +25,7 @@ import numpy as np
 from ragwright.errors import EmbedderError, IngestLimitExceeded, ParseError, RagwrightError
 from ragwright.graph.model import ChunkFacts
 from ragwright.models import Chunk, Document, document_id_for
+from ragwright.permissions import PermissionRules
 from ragwright.pipeline.discover import (
     Candidate,
     Discovery,
@@ -88,6 +90,9 @@ class IngestOptions:
     #: the write transaction stays open while it is embedded, so searches through the same
     #: SQLite store object (a server's) wait that long; below this, ~7x the text is cheap.
     stream_chars: int = 8_000_000
+    #: Who may read each document, by source path (the ``[[permissions]]`` rules; `Index`
+    #: passes its configuration's): part of the fingerprint, so a changed rule rewrites.
+    permissions: PermissionRules = field(default_factory=PermissionRules)
 
     @property
     def parse_limits(self) -> ParseLimits:
@@ -390,6 +395,7 @@ class FileSteps:
         """The file read and fingerprinted; None when it is unchanged since the last run."""
         data = read_within(candidate.path, self.options.max_file_size)
         fingerprint = self.fingerprint(data, self.parsers.parser_for(candidate.path, data))
+        fingerprint = with_principals(fingerprint, self.principals_for(candidate.source))
         if known.get(candidate.source) == fingerprint:
             return None
         return LoadedFile(candidate, data, fingerprint, candidate.source in known)
@@ -411,6 +417,7 @@ class FileSteps:
         parsed = worker.parse_taking(parser, loaded.take_data, candidate.source)
         report.warnings.extend(IngestWarning(candidate.source, w) for w in parsed.warnings)
         document = document_from(parsed, candidate)
+        document = dataclasses.replace(document, principals=self.principals_for(candidate.source))
         fused = fused_chunks(document, parsed)  # a document chunker made them with the text
         if fused is not None:
             limit = self.options.max_chunk_chars
@@ -425,6 +432,11 @@ class FileSteps:
             store=target,
             options=self.options,
         )
+
+    def principals_for(self, source: str, given: Sequence[str] = ()) -> tuple[str, ...]:
+        """Who may read the document of ``source``: ``given`` (its sync source's) and the
+        rules'."""
+        return self.options.permissions.principals_for(source, given)
 
     def fingerprint(self, data: bytes, parser: Parser) -> str:
         """The file's bytes and everything that decides its chunks: the parser, its settings
@@ -540,6 +552,9 @@ class Ingestor:
             # Its chunks came from the file, not from a chunker: read it again.
             raise ParseError(candidate.source, "a document chunker's file is read again")
         document = moved_document(stored, candidate)
+        # The rules may give the new path other readers (a sync source's are not moved).
+        principals = self.steps.principals_for(candidate.source)
+        document = dataclasses.replace(document, principals=principals)
         return document, chunks_within_limit(document, self.chunker, self.options.max_chunk_chars)
 
     def _nothing_to_read(self, roots: Sequence[Path], found: Discovery) -> list[IngestWarning]:
@@ -612,7 +627,9 @@ def ingest_documents(
     writer = BatchWriter(store, embedder, report, options.embed_batch, extractor)
 
     def prepare(document: Document) -> Prepared | None:
-        fingerprint = document_fingerprint(document, chunker_spec)
+        principals = options.permissions.principals_for(document.source, document.principals)
+        document = dataclasses.replace(document, principals=principals)
+        fingerprint = with_principals(document_fingerprint(document, chunker_spec), principals)
         if known.get(document.source) == fingerprint:
             report.unchanged.append(document.source)
             return None
@@ -628,6 +645,15 @@ def ingest_documents(
     prepared = ((document.source, prepare(document)) for document in documents)
     writer.write_all(prepared, len(documents), progress)
     return report
+
+
+def with_principals(fingerprint: str, principals: Sequence[str]) -> str:
+    """A fingerprint that changes when who may read the document does (unchanged when
+    everyone may: the fingerprints of indexes written before permissions stay valid)."""
+    if not principals:
+        return fingerprint
+    joined = "\0".join(principals)
+    return hashlib.sha256(f"{fingerprint}\0principals\0{joined}".encode()).hexdigest()
 
 
 def document_fingerprint(document: Document, chunker_spec: str) -> str:

@@ -48,6 +48,7 @@ from ragwright.errors import ConfigError, UnsupportedScale
 from ragwright.filters import Filter, parse_filter
 from ragwright.graph.settings import GraphSettings
 from ragwright.models import Arm
+from ragwright.permissions import EVERYONE, Caller
 from ragwright.pipeline.fusion import DEFAULT_RRF_K
 from ragwright.processors.specs import ProcessorSpec, processor_specs
 
@@ -161,6 +162,7 @@ class SearchOptions(TypedDict, total=False):
     graph_relation_weight: float
     graph_synonym_weight: float
     graph_tolerance: float
+    caller: Caller
 
 
 @dataclass(frozen=True)
@@ -206,6 +208,8 @@ class SearchRequest:
     #: Result processors run on the hits, in order (names and data options; see
     #: `ragwright.processors.specs`), before any the caller passes as objects.
     processors: tuple[ProcessorSpec, ...] = ()
+    #: Who is asking: only documents it may read are searched (see `ragwright.permissions`).
+    caller: Caller = EVERYONE
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mode", _choice(SearchMode, self.mode, "search mode"))
@@ -215,6 +219,8 @@ class SearchRequest:
             object.__setattr__(self, "where", parse_filter(self.where))
         elif self.where is not None and not isinstance(self.where, Filter):
             raise ConfigError(f"a filter must be an expression or a Filter; got {self.where!r}")
+        if not isinstance(self.caller, Caller):
+            raise ConfigError(f"caller must be a ragwright.permissions.Caller; got {self.caller!r}")
         if not _integer(self.top_k) or not 1 <= self.top_k <= MAX_TOP_K:
             raise ConfigError(f"top_k must be between 1 and {MAX_TOP_K:,}, got {self.top_k!r}")
         if not _integer(self.rrf_k) or self.rrf_k < 1:

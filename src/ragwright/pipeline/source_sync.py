@@ -23,7 +23,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from types import MappingProxyType
 
-from ragwright.errors import RagwrightError
+from ragwright.errors import ConfigError, RagwrightError
 from ragwright.models import Document, document_id_for
 from ragwright.pipeline.document_chunking import fused_chunks
 from ragwright.pipeline.documents import checked_chunks, chunks_within_limit, failure_reason
@@ -34,6 +34,7 @@ from ragwright.pipeline.ingest import (
     Ingestor,
     IngestReport,
     PendingDocument,
+    with_principals,
 )
 from ragwright.pipeline.parse_worker import ParseWorker
 from ragwright.ports import (
@@ -136,12 +137,12 @@ class _Run:
         self.report.hashed += 1
         parser = ingestor.parsers.parser_for(item.name, data)
         metadata: dict[str, object] = {**item.metadata, "sync_source": self.sync.name}
-        if item.principals:
-            metadata["principals"] = list(item.principals)
+        principals = ingestor.steps.principals_for(item.document_source, item.principals)
         extra = json.dumps(metadata, sort_keys=True, default=str)
         fingerprint = hashlib.sha256(
             f"{ingestor.fingerprint_data(data, parser)}\0{extra}".encode()
         ).hexdigest()
+        fingerprint = with_principals(fingerprint, principals)
         if self.known.get(item.document_source) == fingerprint:
             return None
         parsed = self.worker.parse(parser, data, item.document_source)
@@ -158,6 +159,7 @@ class _Run:
                 }
             ),
             sections=parsed.sections,
+            principals=principals,
         )
         options = ingestor.options
         fused = fused_chunks(document, parsed)  # a document chunker made them with the text
@@ -174,6 +176,7 @@ class _Run:
         batch, self.batch = self.batch, []
         if not batch:
             return
+        self._refuse_overlap([item.document_source for item, _ in batch])
         ingestor = self.sync.ingestor
         written = IngestReport()
         batch_chunks = ingestor.options.embed_batch
@@ -190,6 +193,19 @@ class _Run:
         for item, pending in batch:
             if item.document_source not in failed:
                 self.known[item.document_source] = pending.fingerprint
+
+    def _refuse_overlap(self, document_sources: list[str]) -> None:
+        """`ConfigError` before writing a document another source's checkpoint holds: the two
+        would overwrite each other's versions and prune each other's documents."""
+        claimed = self.sync.checkpoints.claimed_by_others(self.sync.name, document_sources)
+        if claimed:
+            document, other = sorted(claimed.items())[0]
+            raise ConfigError(
+                f"the sources {other!r} and {self.sync.name!r} both hold {document!r} "
+                f"({len(claimed)} such documents in this batch): two sources must not sync the "
+                "same documents; narrow one of them (its root, prefix or URL), or remove one "
+                "with `ragwright sync remove`"
+            )
 
     def _record(self, items: list[SourceItem]) -> None:
         now = time.time()

@@ -17,6 +17,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.types import ASGIApp, Receive, Send
 from starlette.types import Scope as AsgiScope
 
+from ragwright.permissions import EVERYONE
 from ragwright.server.keys import ApiKey, Scope, find_key
 from ragwright.server.problems import ApiError, error_body
 from ragwright.server.settings import ServerSettings
@@ -64,6 +65,7 @@ def require(required: Scope) -> Callable[..., str | None]:
         key = check(settings, request.headers.get("authorization"), required)
         name = key.name if key else None
         request.state.key_name = name
+        request.state.caller = key.caller if key else EVERYONE
         return name
 
     return dependency
@@ -82,6 +84,14 @@ class RequireKey:
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         try:
             key = check(self.settings, headers.get("authorization"), self.required)
+            if key is not None and key.caller.restricted:
+                # Its tools serve the whole index; `ragwright mcp --principal` binds one.
+                raise ApiError(
+                    403,
+                    "forbidden",
+                    f"the key {key.name!r} is bound to principals and the mounted MCP endpoint "
+                    "is not; run `ragwright mcp --principal …` for that caller",
+                )
         except ApiError as error:
             body = error_body(error.status, error.code, error.message)
             await JSONResponse(body, error.status, headers=error.headers)(scope, receive, send)

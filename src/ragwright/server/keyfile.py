@@ -15,9 +15,9 @@ from ragwright.errors import ConfigError
 from ragwright.server.keys import KEY_NAME, Scope, digest_of, new_secret
 
 
-def add_key(path: Path, name: str, scope: Scope) -> str:
-    """Create a key named ``name``, store its hash in ``path`` (created if missing) and return
-    the secret."""
+def add_key(path: Path, name: str, scope: Scope, principals: tuple[str, ...] | None = None) -> str:
+    """Create a key named ``name`` (bound to ``principals`` when given), store its hash in
+    ``path`` (created if missing) and return the secret."""
     if not KEY_NAME.match(name):
         raise ConfigError(f"key name {name!r}: use 1-64 letters, digits, '-' and '_'")
     document = _read(path)
@@ -29,6 +29,8 @@ def add_key(path: Path, name: str, scope: Scope) -> str:
     entry = tomlkit.table()
     entry["hash"] = digest_of(secret)
     entry["scope"] = scope.value
+    if principals is not None:
+        entry["principals"] = list(principals)
     entry["created"] = datetime.now(UTC).replace(microsecond=0).isoformat()
     keys[name] = entry
     _write(path, document)

@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from ragwright.permissions import EVERYONE, Caller
+
 KEY_PREFIX = "rw_"
 HASH_PREFIX = "sha256:"
 #: Key names appear in logs and TOML table names: keep them plain.
@@ -33,11 +35,17 @@ class Scope(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class ApiKey:
-    """A configured key: its name, scope and the hash of its secret."""
+    """A configured key: its name, scope, the hash of its secret and the principals it acts
+    as (None: unrestricted, it reads every document; see `ragwright.permissions`)."""
 
     name: str
     scope: Scope
     digest: str  # "sha256:<hex>"
+    principals: tuple[str, ...] | None = None
+
+    @property
+    def caller(self) -> Caller:
+        return EVERYONE if self.principals is None else Caller.of(*self.principals)
 
 
 def new_secret() -> str:

@@ -15,6 +15,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ragwright.errors import (
+    AccessDenied,
     BudgetExceeded,
     CircuitOpen,
     ConfigError,
@@ -43,6 +44,7 @@ log = logging.getLogger(LOGGER)
 
 #: ragwright's errors, most specific first: (class, HTTP status, error code).
 ERROR_STATUS: tuple[tuple[type[RagwrightError], int, str], ...] = (
+    (AccessDenied, 403, "access_denied"),
     (FilterSyntaxError, 400, "filter_syntax"),
     (UnsupportedFilter, 400, "unsupported_filter"),
     (UnsupportedScale, 400, "unsupported_scale"),

@@ -11,6 +11,7 @@
     [server.keys.alice]          # written by `ragwright keys add alice --scope write`
     hash = "sha256:…"
     scope = "write"
+    principals = ["group:hr"]    # optional: it reads only what these may (`keys add --principal`)
 
 ``/v1/search`` takes its defaults from the ``[search]`` table (see
 `ragwright.pipeline.search_request`). Every key is optional; a wrong value is a `ConfigError`
@@ -24,6 +25,7 @@ from typing import Any
 
 from ragwright.config import Config
 from ragwright.errors import ConfigError
+from ragwright.permissions import check_principal
 from ragwright.pipeline.search_request import SearchRequest
 from ragwright.server.keys import HASH_PREFIX, KEY_NAME, ApiKey, Scope
 
@@ -91,5 +93,11 @@ def _keys(table: object, where: str) -> tuple[ApiKey, ...]:
             raise ConfigError(f"{here}: hash must be a string starting with {HASH_PREFIX!r}")
         if scope not in {s.value for s in Scope}:
             raise ConfigError(f"{here}: scope must be 'read' or 'write', not {scope!r}")
-        keys.append(ApiKey(name, Scope(scope), digest))
+        principals = entry.get("principals")
+        if principals is not None and not isinstance(principals, list):
+            raise ConfigError(f'{here}: principals must be a list such as ["group:hr"]')
+        bound = None
+        if principals is not None:
+            bound = tuple(check_principal(p, f"{here} principals") for p in principals)
+        keys.append(ApiKey(name, Scope(scope), digest, bound))
     return tuple(keys)

@@ -66,3 +66,15 @@ class CheckpointContract:
         checkpoints.set_cursor("api", None, 2.0)
         found = checkpoints.checkpoint("api")
         assert (found.cursor, found.last_run) == (None, 2.0)
+
+    def test_the_documents_another_source_holds_are_named_with_it(
+        self, checkpoints: SourceCheckpoints
+    ) -> None:
+        assert checkpoints.claimed_by_others("b", ["https://example.test/1"]) == {}
+        checkpoints.record_items("a", [("k1", record("1")), ("k2", record("2"))], [])
+        checkpoints.record_items("b", [("k3", record("3"))], [])
+        found = checkpoints.claimed_by_others(
+            "b", ["https://example.test/1", "https://example.test/3", "https://example.test/9"]
+        )
+        assert found == {"https://example.test/1": "a"}
+        assert checkpoints.claimed_by_others("a", ["https://example.test/1"]) == {}

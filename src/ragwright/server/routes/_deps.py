@@ -8,6 +8,7 @@ from fastapi import Depends, Request
 
 from ragwright.collection_pool import CollectionPool
 from ragwright.index import Index
+from ragwright.permissions import EVERYONE, Caller
 from ragwright.pipeline.search_request import SearchRequest
 from ragwright.server.auth import require
 from ragwright.server.keys import Scope
@@ -40,6 +41,16 @@ UploaderDep = Annotated[Uploader, Depends(_uploader)]
 read_key = require(Scope.READ)
 ReadKey = Annotated[str | None, Depends(read_key)]
 WriteKey = Annotated[str | None, Depends(require(Scope.WRITE))]
+
+
+def _caller(request: Request, _: ReadKey) -> Caller:
+    """Who the read key acts as (everyone's reader when auth is off or the key is unbound)."""
+    caller: Caller = getattr(request.state, "caller", EVERYONE)
+    return caller
+
+
+#: The read-scope check, giving the caller its key is bound to.
+ReadCaller = Annotated[Caller, Depends(_caller)]
 
 #: Documents' text in responses is data from the indexed files, never instructions: every
 #: response that carries it says so (see docs/http-api.md).

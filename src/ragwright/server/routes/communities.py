@@ -10,8 +10,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query
 
 from ragwright.graph.community_shapes import build_json, community_json
+from ragwright.pipeline.permitted import refuse_restricted
 from ragwright.server.problems import ApiError
-from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadKey
+from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadCaller
 from ragwright.shapes import citation_json
 
 router = APIRouter(tags=["graph"])
@@ -20,13 +21,14 @@ router = APIRouter(tags=["graph"])
 @router.get("/graph/communities")
 def communities(
     index: IndexDep,
-    _: ReadKey,
+    caller: ReadCaller,
     level: Annotated[
         int | None, Query(ge=0, le=1000, description="The level to list (0: coarsest); all.")
     ] = None,
 ) -> dict[str, Any]:
     """The build's stats and the communities (of ``level``), each with its report's title,
     terms and points."""
+    refuse_restricted(caller, "the community reports")
     workflow = index.community_workflow()
     build = workflow.checked_build()
     reports = {r.report.community: r for r in workflow.extractive_reports()}
@@ -42,11 +44,12 @@ def communities(
 @router.get("/graph/communities/{community_id}")
 def community(
     index: IndexDep,
-    _: ReadKey,
+    caller: ReadCaller,
     community_id: Annotated[int, Path(ge=0, le=2**31 - 1, description="The community's id.")],
 ) -> dict[str, Any]:
     """One community, its report, and the report's points as citations: ``char_start`` and
     ``char_end`` are offsets in the document's text (``GET /v1/documents/{document_id}``)."""
+    refuse_restricted(caller, "the community reports")
     view = index.community(community_id)
     if view is None:
         raise ApiError(404, "unknown_community", f"no community {community_id} in the index")

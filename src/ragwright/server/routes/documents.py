@@ -10,7 +10,13 @@ from fastapi.responses import JSONResponse
 from starlette.datastructures import UploadFile
 
 from ragwright.server.problems import ApiError, error_body
-from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadKey, UploaderDep, WriteKey
+from ragwright.server.routes._deps import (
+    UNTRUSTED,
+    IndexDep,
+    ReadCaller,
+    UploaderDep,
+    WriteKey,
+)
 from ragwright.server.uploads import Upload, uploaded_documents
 from ragwright.shapes import chunk_json, document_info_json, document_json, ingest_report_json
 from ragwright.surface_limits import MAX_QUERY_CHARS
@@ -66,40 +72,42 @@ async def upload(request: Request, index: IndexDep, uploader: UploaderDep, _: Wr
 @router.get("/documents")
 def list_documents(
     index: IndexDep,
-    _: ReadKey,
+    caller: ReadCaller,
     filter: Annotated[
         str | None,
         Query(max_length=MAX_QUERY_CHARS, description="Documents having a chunk that matches."),
     ] = None,
 ) -> dict[str, Any]:
     """The documents in the index, sorted by source."""
-    return {"documents": [document_info_json(d) for d in index.documents(filter)]}
+    return {"documents": [document_info_json(d) for d in index.documents(filter, caller=caller)]}
 
 
 @router.get("/documents/{document:path}")
-def get_document(document: str, index: IndexDep, _: ReadKey) -> dict[str, Any]:
+def get_document(document: str, index: IndexDep, caller: ReadCaller) -> dict[str, Any]:
     """A document by id or source: metadata, sections, full text and chunk spans. Citation
     offsets (``char_start``/``char_end``) index into ``content``."""
-    found = index.document(document)
+    found = index.document(document, caller=caller)
     if found is None:
         raise ApiError(404, "not_found", f"no document with id or source {document!r}")
-    return {**document_json(found, index.chunks_of(found.id)), **UNTRUSTED}
+    return {**document_json(found, index.chunks_of(found.id, caller=caller)), **UNTRUSTED}
 
 
 @router.delete("/documents/{document:path}")
-def delete_document(document: str, index: IndexDep, _: WriteKey) -> dict[str, Any]:
+def delete_document(
+    document: str, index: IndexDep, _: WriteKey, caller: ReadCaller
+) -> dict[str, Any]:
     """Delete a document and its chunks (one transaction)."""
-    found = index.document(document)
+    found = index.document(document, caller=caller)  # what it may not read, it cannot name
     if found is None or not index.delete(found.id):
         raise ApiError(404, "not_found", f"no document with id or source {document!r}")
     return {"deleted": found.id, "source": found.source}
 
 
 @router.get("/chunks/{chunk_id}")
-def get_chunk(chunk_id: str, index: IndexDep, _: ReadKey) -> dict[str, Any]:
+def get_chunk(chunk_id: str, index: IndexDep, caller: ReadCaller) -> dict[str, Any]:
     """One chunk: its text, span in its document, breadcrumb and metadata."""
-    chunk = index.chunk(chunk_id)
-    document = index.document(chunk.document_id) if chunk else None
+    chunk = index.chunk(chunk_id, caller=caller)
+    document = index.document(chunk.document_id, caller=caller) if chunk else None
     if chunk is None or document is None:
         raise ApiError(404, "not_found", f"no chunk with id {chunk_id!r}")
     return {**chunk_json(chunk, document.source), **UNTRUSTED}

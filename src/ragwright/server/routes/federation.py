@@ -13,7 +13,7 @@ from fastapi.responses import StreamingResponse
 from ragwright.federation import Federation
 from ragwright.filters import parse_filter
 from ragwright.server.problems import ApiError
-from ragwright.server.routes._deps import UNTRUSTED, ReadKey, SearchDefaults
+from ragwright.server.routes._deps import UNTRUSTED, ReadCaller, ReadKey, SearchDefaults
 from ragwright.server.routes.search import AskRequest, SearchRequest, events
 from ragwright.shapes import (
     answer_json,
@@ -45,11 +45,11 @@ MemberQuery = Annotated[
 
 @router.post("/search")
 def search(
-    body: SearchRequest, federation: FederationDep, defaults: SearchDefaults, _: ReadKey
+    body: SearchRequest, federation: FederationDep, defaults: SearchDefaults, caller: ReadCaller
 ) -> dict[str, Any]:
     """Ranked chunks from every member, fused by rank; each hit names its ``index``.
     ``warnings`` say which members were left out (failed or late) and why."""
-    request = body.request(defaults)
+    request = body.request(defaults).but(caller=caller)
     found = federation.search(body.query, request)
     shape = search_json(body.query, request.mode, request.top_k, request.where, list(found.hits))
     return {**shape, "warnings": list(found.warnings), **UNTRUSTED}
@@ -62,13 +62,17 @@ def search(
 def ask(
     body: AskRequest,
     federation: FederationDep,
-    _: ReadKey,
+    caller: ReadCaller,
     accept: Annotated[str, Header()] = "",
 ) -> Any:
     """An answer from the members' fused hits; each citation names its ``index``. Streamed
     as ``POST /v1/ask`` on one index is."""
     where = parse_filter(body.filter) if body.filter else None
-    options: dict[str, Any] = {"engine": body.engine, "graph_context": body.graph_context}
+    options: dict[str, Any] = {
+        "engine": body.engine,
+        "graph_context": body.graph_context,
+        "caller": caller,
+    }
     if not (body.stream or "text/event-stream" in accept):
         answer = federation.ask(body.question, top_k=body.top_k, where=where, **options)
         return {**answer_json(body.question, answer), **UNTRUSTED}
@@ -83,11 +87,11 @@ def ask(
 
 @router.get("/chunks/{chunk_id}")
 def get_chunk(
-    chunk_id: str, federation: FederationDep, _: ReadKey, index: MemberQuery = None
+    chunk_id: str, federation: FederationDep, caller: ReadCaller, index: MemberQuery = None
 ) -> dict[str, Any]:
     """One chunk, from the member holding it."""
-    found = federation.chunk(chunk_id, index)
-    document = federation.document(found[1].document_id, found[0]) if found else None
+    found = federation.chunk(chunk_id, index, caller=caller)
+    document = federation.document(found[1].document_id, found[0], caller=caller) if found else None
     if found is None or document is None:
         raise ApiError(404, "not_found", f"no chunk with id {chunk_id!r}")
     name, chunk = found
@@ -97,28 +101,28 @@ def get_chunk(
 @router.get("/documents")
 def list_documents(
     federation: FederationDep,
-    _: ReadKey,
+    caller: ReadCaller,
     filter: Annotated[
         str | None,
         Query(max_length=MAX_QUERY_CHARS, description="Documents having a chunk that matches."),
     ] = None,
 ) -> dict[str, Any]:
     """Every member's documents, member by member, each naming its ``index``."""
-    listed = federation.documents(filter)
+    listed = federation.documents(filter, caller=caller)
     return {"documents": [document_info_json(info) | {"index": n} for n, info in listed]}
 
 
 @router.get("/documents/{document:path}")
 def get_document(
-    document: str, federation: FederationDep, _: ReadKey, index: MemberQuery = None
+    document: str, federation: FederationDep, caller: ReadCaller, index: MemberQuery = None
 ) -> dict[str, Any]:
     """A document by id or source, from the member holding it: citation offsets index into
     its ``content``."""
-    found = federation.document(document, index)
+    found = federation.document(document, index, caller=caller)
     if found is None:
         raise ApiError(404, "not_found", f"no document with id or source {document!r}")
     name, doc = found
-    shape = document_json(doc, federation.chunks_of(doc.id, name))
+    shape = document_json(doc, federation.chunks_of(doc.id, name, caller=caller))
     return {**shape, "index": name, **UNTRUSTED}
 
 

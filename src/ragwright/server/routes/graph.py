@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragwright.graph.shapes import build_report_json, entity_json, graph_stats_json
 from ragwright.server.problems import ApiError
-from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadKey, WriteKey
+from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadCaller, WriteKey
 from ragwright.surface_limits import MAX_QUERY_CHARS
 
 router = APIRouter(tags=["graph"])
@@ -44,23 +44,23 @@ def build(body: BuildRequest, index: IndexDep, _: WriteKey) -> dict[str, Any]:
 
 
 @router.get("/graph/stats")
-def stats(index: IndexDep, _: ReadKey) -> dict[str, Any]:
+def stats(index: IndexDep, caller: ReadCaller) -> dict[str, Any]:
     """Counts: chunks extracted per extractor, entities, edges, mentions, links, merges."""
-    return graph_stats_json(index.graph_stats())
+    return graph_stats_json(index.graph_stats(caller=caller))
 
 
 @router.get("/graph/entities/{name:path}")
 def entity(
     name: str,
     index: IndexDep,
-    _: ReadKey,
+    caller: ReadCaller,
     max_sites: Annotated[int, Query(ge=0, le=1000, description="Mentions to list.")] = 50,
 ) -> dict[str, Any]:
     """One entity: aliases, synonyms, merges, neighbours with edge weights, and the chunks
     mentioning it with exact spans. Names and spans are the documents' text: untrusted."""
     if len(name) > MAX_QUERY_CHARS:
         raise ApiError(422, "invalid_request", f"an entity name is at most {MAX_QUERY_CHARS}")
-    info = index.entity(name, max_sites=max_sites)
+    info = index.entity(name, max_sites=max_sites, caller=caller)
     if info is None:
         raise ApiError(404, "unknown_entity", f"no entity {name!r} in the graph")
     return {**entity_json(info), **UNTRUSTED}

@@ -14,7 +14,7 @@ from ragwright.graph.neighbourhood import MAX_NEIGHBOURS, Neighbourhood
 from ragwright.graph.shapes import entity_json
 from ragwright.index import Index
 from ragwright.server.problems import ApiError
-from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadKey
+from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadCaller
 from ragwright.surface_limits import MAX_QUERY_CHARS
 
 router = APIRouter(tags=["graph"])
@@ -31,13 +31,13 @@ def _checked(name: str, what: str) -> str:
 @router.get("/graph/entities")
 def find(
     index: IndexDep,
-    _: ReadKey,
+    caller: ReadCaller,
     q: Annotated[str, Query(description="Part of an entity's name.")],
     limit: Annotated[int, Query(ge=1, le=100, description="Entities to list.")] = 10,
 ) -> dict[str, Any]:
     """Entities whose normalized name contains ``q``'s, an exact match first, then the most
     mentioned. Names are documents' text: untrusted."""
-    found = index.find_entities(_checked(q, "q"), limit)
+    found = index.find_entities(_checked(q, "q"), limit, caller=caller)
     return {"query": q, "entities": [asdict(node) for node in found], **UNTRUSTED}
 
 
@@ -45,7 +45,7 @@ def find(
 def neighbourhood(
     name: str,
     index: IndexDep,
-    _: ReadKey,
+    caller: ReadCaller,
     limit: Annotated[
         int, Query(ge=0, le=MAX_NEIGHBOURS, description="Neighbours to include.")
     ] = 12,
@@ -53,7 +53,9 @@ def neighbourhood(
 ) -> dict[str, Any]:
     """The entity, its ``limit`` heaviest neighbours and every edge among them, and the
     chunks mentioning it with exact spans in their documents (404 ``unknown_entity``)."""
-    found = index.neighbourhood(_checked(name, "an entity name"), limit=limit, max_sites=max_sites)
+    found = index.neighbourhood(
+        _checked(name, "an entity name"), limit=limit, max_sites=max_sites, caller=caller
+    )
     if found is None:
         raise ApiError(404, "unknown_entity", f"no entity {name!r} in the graph")
     community = index.entity_community(found.entity.key)

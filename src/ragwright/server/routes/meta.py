@@ -8,7 +8,7 @@ from fastapi import APIRouter
 
 import ragwright
 from ragwright.llms.settings import ENGINES
-from ragwright.server.routes._deps import IndexDep, ReadKey
+from ragwright.server.routes._deps import IndexDep, ReadCaller, ReadKey
 from ragwright.shapes import llm_records_json, stats_json
 
 #: Served for each collection (``/v1/stats``, ``/v1/collections/{collection}/stats``).
@@ -18,7 +18,7 @@ index_router = APIRouter(tags=["index"])
 
 
 @router.get("/stats")
-def stats(index: IndexDep, _: ReadKey) -> dict[str, Any]:
+def stats(index: IndexDep, caller: ReadCaller) -> dict[str, Any]:
     """Counts, size, embedding space and chunking of the index, the LLM ledger and response
     cache (as `ragwright stats --json`), and the answer engines ``/v1/ask`` offers (with the
     default, and the configured LLM model if any)."""
@@ -26,7 +26,7 @@ def stats(index: IndexDep, _: ReadKey) -> dict[str, Any]:
     answers = {"default_engine": llm.engine, "engines": list(ENGINES), "model": llm.model or None}
     return (
         stats_json(
-            index.stats(),
+            index.stats(caller=caller),
             index=index.display_location,
             embedder=index.embedder_spec,
             chunking=index.chunking,

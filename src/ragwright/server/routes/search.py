@@ -20,7 +20,7 @@ from ragwright.pipeline import search_request
 from ragwright.pipeline.search_request import Fusion, SearchMode
 from ragwright.server.access_log import LOGGER
 from ragwright.server.problems import error_body, status_of
-from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadKey, SearchDefaults
+from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadCaller, SearchDefaults
 from ragwright.shapes import answer_json, search_json
 from ragwright.surface_limits import MAX_ASK_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K
 
@@ -140,10 +140,10 @@ class AskRequest(BaseModel):
 
 @router.post("/search")
 def search(
-    body: SearchRequest, index: IndexDep, defaults: SearchDefaults, _: ReadKey
+    body: SearchRequest, index: IndexDep, defaults: SearchDefaults, caller: ReadCaller
 ) -> dict[str, Any]:
     """Ranked chunks for a query: hybrid (BM25 and vectors fused), bm25 or vector."""
-    request = body.request(defaults)
+    request = body.request(defaults).but(caller=caller)
     route, hits = index.search_routed(body.query, request)
     shape = search_json(body.query, request.mode, request.top_k, request.where, hits, route)
     return {**shape, **UNTRUSTED}
@@ -157,7 +157,7 @@ def ask(
     body: AskRequest,
     index: IndexDep,
     defaults: SearchDefaults,
-    _: ReadKey,
+    caller: ReadCaller,
     accept: Annotated[str, Header()] = "",
 ) -> Any:
     """An answer with ``[n]`` citations to exact character spans. Streamed as server-sent
@@ -170,6 +170,7 @@ def ask(
         "graph_context": body.graph_context,
         "mode": body.mode,
         "request": defaults,
+        "caller": caller,
     }
     if not (body.stream or "text/event-stream" in accept):
         answer = index.ask(body.question, top_k=body.top_k, where=where, **options)

@@ -683,16 +683,34 @@ function describeAnswers(answers) {
   return answers.model ? `${answers.default_engine} (LLM: ${answers.model})` : answers.default_engine;
 }
 
-// The folder watch's status line (a server started with --watch); hidden otherwise.
+// One sync source's part of the status line: last run, cursor age, failed (pending) items.
+function sourceStatus(source) {
+  if (!source.last_run) return `${source.name}: never synced`;
+  const when = new Date(source.last_run).toLocaleTimeString();
+  const age = source.cursor_age_seconds;
+  const cursor = age === null ? "" : `, cursor ${Math.round(age / 60)} min old`;
+  const failed = source.failed ? ` · ${source.failed} failed (pending)` : "";
+  return `${source.name}: ${source.items} items, last run ${when}${cursor}${failed}`;
+}
+
+// The status line of the folder watch (a server started with --watch) and of the configured
+// sync sources; hidden when there are neither.
 async function loadSync() {
   try {
     const sync = await api("/v1/sync");
-    if (!sync.watching.length) return;  // this server watches no folder
-    const when = sync.last_sync ? new Date(sync.last_sync).toLocaleTimeString() : "not yet";
-    const failing = sync.failures.length ? ` · ${sync.failures.length} failing` : "";
-    const error = sync.error ? ` · error: ${sync.error}` : "";
-    $("sync-status").textContent = `Synced ${when} · ${sync.pending} pending${failing}${error}`;
-    $("sync-status").title = sync.failures.map((f) => `${f.source}: ${f.reason}`).join("\n");
+    const sources = sync.sources || [];
+    if (!sync.watching.length && !sources.length) return;
+    const parts = sources.map(sourceStatus);
+    const notes = sources.flatMap((s) => s.failures.map((f) => `${s.name}: ${f.source}: ${f.reason}`));
+    if (sync.watching.length) {
+      const when = sync.last_sync ? new Date(sync.last_sync).toLocaleTimeString() : "not yet";
+      const failing = sync.failures.length ? ` · ${sync.failures.length} failing` : "";
+      const error = sync.error ? ` · error: ${sync.error}` : "";
+      parts.unshift(`Synced ${when} · ${sync.pending} pending${failing}${error}`);
+      notes.unshift(...sync.failures.map((f) => `${f.source}: ${f.reason}`));
+    }
+    $("sync-status").textContent = parts.join(" · ");
+    $("sync-status").title = notes.join("\n");
     $("sync-status").hidden = false;
     setTimeout(loadSync, 5000);
   } catch (_) {

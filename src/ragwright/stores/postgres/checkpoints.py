@@ -94,6 +94,24 @@ class PostgresCheckpoints:
 
         return self._db.run(work, "dropping a sync checkpoint")
 
+    def claimed_by_others(self, source: str, document_sources: Sequence[str]) -> dict[str, str]:
+        if not document_sources:
+            return {}
+
+        def work(conn: Connection[Any]) -> dict[str, str]:
+            if not _exists(self._db, conn):
+                return {}
+            rows = conn.execute(
+                self._db.sql(
+                    "SELECT document_source, min(source) FROM {s}.source_items WHERE "
+                    "source <> %s AND document_source = ANY(%s) GROUP BY document_source"
+                ),
+                (source, list(document_sources)),
+            ).fetchall()
+            return {row[0]: row[1] for row in rows}
+
+        return self._db.run(work, "reading the other sources' items")
+
     def _ensure(self, conn: Connection[Any]) -> None:
         if not _exists(self._db, conn):
             lock_schema(conn, self._db.schema)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from psycopg import sql
 
 from ragwright.filters import Filter
@@ -17,10 +19,15 @@ class PostgresDocuments:
 
     def get_document(self, document_id: str) -> Document | None:
         rows = self._db.query(
-            "SELECT id, source, content, metadata, sections FROM {s}.documents WHERE id = %s",
+            "SELECT id, source, content, metadata, sections, ARRAY(SELECT r.principal FROM "
+            "{s}.document_readers r WHERE r.document_id = d.id ORDER BY r.principal) "
+            "FROM {s}.documents d WHERE id = %s",
             (document_id,),
         )
-        return document_from_row(rows[0]) if rows else None
+        if not rows:
+            return None
+        document = document_from_row(rows[0][:5])
+        return dataclasses.replace(document, principals=tuple(rows[0][5]))
 
     def find_document(self, source: str) -> Document | None:
         rows = self._db.query("SELECT id FROM {s}.documents WHERE source = %s", (source,))

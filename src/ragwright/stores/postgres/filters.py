@@ -33,10 +33,12 @@ from ragwright.filters import (
     In,
     Not,
     Or,
+    Readable,
     Scalar,
     check_limits,
     render_filter,
 )
+from ragwright.stores.postgres.permissions import readable_condition
 
 Params = list[object]
 
@@ -50,6 +52,7 @@ class FilterCompiler:
 
     def __init__(self, schema: str) -> None:
         self._documents = sql.SQL("{}.documents").format(sql.Identifier(schema))
+        self._readers = sql.SQL("{}.document_readers").format(sql.Identifier(schema))
 
     def compile(self, node: Filter | None) -> tuple[sql.Composable, Params]:
         """SQL condition and its parameters, in order (``TRUE`` for no filter)."""
@@ -77,6 +80,8 @@ class FilterCompiler:
                     return _TRUE
                 params.append(_key(field))
                 return sql.SQL("(c.metadata ? %s)")
+            case Readable(principals):
+                return readable_condition(self._readers, principals, params)
         raise UnsupportedFilter(f"unknown filter node {node!r}")
 
     def _comparison(self, field: str, op: str, value: Scalar, params: Params) -> sql.Composable:

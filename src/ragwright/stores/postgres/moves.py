@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ragwright.models import Chunk, Document
 from ragwright.stores.moves import StoredChunk, check_move
 from ragwright.stores.postgres.database import SchemaDatabase
+from ragwright.stores.postgres.permissions import write_readers
 from ragwright.stores.postgres.rows import jsonb
 from ragwright.stores.postgres.writes import _LOCK_KEYS
 
@@ -89,6 +90,7 @@ class PostgresMoves:
             conn.execute(sql(_MOVE_POSTINGS), (moved.id, [old_ids[i] for i in indices], new_ids))
             if moved.id != document_id:
                 conn.execute(sql("DELETE FROM {s}.documents WHERE id = %s"), (document_id,))
+            write_readers(self._db, conn, [(moved.id, moved.principals)])
             return True
 
         return self._db.run(work, "moving a document")

@@ -18,6 +18,7 @@ from ragwright.stores.checks import check_write
 from ragwright.stores.fts_terms import FTS5Terms
 from ragwright.stores.graph_facts import FactRows, write_fact_rows
 from ragwright.stores.postgres.graph_writes import bump_graph_version, copy_facts, had_facts
+from ragwright.stores.postgres.permissions import write_readers
 from ragwright.stores.postgres.rows import jsonb
 from ragwright.stores.postgres.schema import STAT_SLOTS
 from ragwright.stores.postgres.settings import PostgresSettings
@@ -64,6 +65,7 @@ class _Rows:
     postings: list[_Row]
     tokens: int
     facts: list[FactRows]
+    principals: tuple[str, ...] = ()
 
 
 class PostgresWrites(SingleWrites, PostgresSettings):
@@ -131,7 +133,9 @@ class PostgresWrites(SingleWrites, PostgresSettings):
                 jsonb(document.metadata, document.source),
                 jsonb(sections_json(document), document.source),
             )
-            prepared.append(_Rows(row, chunk_rows, posting_rows, tokens, write_fact_rows(item)))
+            facts = write_fact_rows(item)
+            rows = _Rows(row, chunk_rows, posting_rows, tokens, facts, document.principals)
+            prepared.append(rows)
         return prepared
 
     def _write(
@@ -150,6 +154,7 @@ class PostgresWrites(SingleWrites, PostgresSettings):
         if old:
             _, removed_chunks, removed_tokens = self._delete(conn, old)
         self._copy(conn, "documents", _DOCUMENT_COPY, [r.document for r in rows])
+        write_readers(self._db, conn, [(str(r.document[0]), r.principals) for r in rows])
         self._copy(conn, "chunks", _CHUNK_COPY, [c for r in rows for c in r.chunks])
         self._copy(conn, "postings", _POSTING_COPY, [p for r in rows for p in r.postings])
         facts = [(str(r.document[0]), f) for r in rows for f in _last_facts(r.facts)]

@@ -4,6 +4,7 @@ committed version). Both are made on the first write."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 
@@ -74,6 +75,16 @@ class SQLiteCheckpoints:
         with self._db.transaction() as db:
             db.execute("DELETE FROM source_checkpoints WHERE source = ?", (source,))
             return db.execute("DELETE FROM source_items WHERE source = ?", (source,)).rowcount
+
+    def claimed_by_others(self, source: str, document_sources: Sequence[str]) -> dict[str, str]:
+        if not document_sources or "source_items" not in self._db.names():
+            return {}
+        rows = self._db.query(
+            "SELECT document_source, min(source) FROM source_items WHERE source != ? AND "
+            "document_source IN (SELECT value FROM json_each(?)) GROUP BY document_source",
+            (source, json.dumps(list(document_sources))),
+        )
+        return {row[0]: row[1] for row in rows}
 
 
 def _ensure(db: sqlite3.Connection) -> None:

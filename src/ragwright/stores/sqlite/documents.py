@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
+
 from ragwright.filters import Filter
 from ragwright.models import Document, DocumentInfo
 from ragwright.stores.rows import document_from_row, document_info_from_row
@@ -14,10 +17,15 @@ class SQLiteDocuments:
 
     def get_document(self, document_id: str) -> Document | None:
         rows = self._db.query(
-            "SELECT id, source, content, metadata, sections FROM documents WHERE id = ?",
+            "SELECT id, source, content, metadata, sections, (SELECT json_group_array("
+            "principal) FROM (SELECT principal FROM document_readers r WHERE r.document_id = "
+            "documents.id ORDER BY principal)) FROM documents WHERE id = ?",
             (document_id,),
         )
-        return document_from_row(rows[0]) if rows else None
+        if not rows:
+            return None
+        principals = tuple(json.loads(rows[0][5]))
+        return dataclasses.replace(document_from_row(rows[0][:5]), principals=principals)
 
     def find_document(self, source: str) -> Document | None:
         rows = self._db.query("SELECT id FROM documents WHERE source = ?", (source,))

@@ -7,8 +7,9 @@ exactly the complement.
 Equality, ``in`` and ordering on a metadata key read the indexed ``chunk_fields`` table (the
 chunk's scalar values, see `schema.FIELDS_DDL`), so a selective filter costs time in
 proportion to the rows it matches; ``exists`` (true for lists, objects and nulls too) reads the
-JSON. `matching_rowids_query` goes further for a filter made only of such tests: it never
-touches the chunks table at all.
+JSON. `matching_rowids_query` goes further for a filter made only of such tests (and a
+caller's permissions, the `Readable` node, read from ``chunk_readers``): it never touches the
+chunks table at all.
 """
 
 from __future__ import annotations
@@ -25,10 +26,12 @@ from ragwright.filters import (
     In,
     Not,
     Or,
+    Readable,
     Scalar,
     check_limits,
     render_filter,
 )
+from ragwright.stores.sqlite.permissions import readable_condition, readable_rows
 
 Params = list[object]
 
@@ -56,6 +59,8 @@ def _compile(node: Filter, params: Params, indexed: bool) -> str:
             return _membership(field, values, negated, params, indexed)
         case Exists(field):
             return _exists(field, params)
+        case Readable(principals):
+            return readable_condition(principals, params)
     raise UnsupportedFilter(f"unknown filter node {node!r}")
 
 
@@ -190,6 +195,8 @@ def _rows_only(node: Filter, params: Params, nested: bool) -> str | None:
             return _field_rows(field, op, value, params)
         case In(field, values, negated) if field not in DOCUMENT_FIELDS and values and not negated:
             return _field_members(field, values, params)
+        case Readable(principals):  # a caller's permissions (`permissions.chunk_readers`)
+            return readable_rows(principals, params)
     return None
 
 

@@ -12,6 +12,7 @@ from ragwright.models import Chunk, Document
 from ragwright.stores.moves import StoredChunk, check_move
 from ragwright.stores.rows import dump_json
 from ragwright.stores.sqlite.database import Database
+from ragwright.stores.sqlite.permissions import write_readers
 
 
 class SQLiteMoves:
@@ -43,6 +44,7 @@ class SQLiteMoves:
                 "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
                 (moved.id, moved.source, dump_json(moved.metadata, moved.source), document_id),
             )
+            write_readers(db, moved.id, moved.principals)  # a move may change who reads it
             db.executemany(
                 "UPDATE chunks SET id = ?, document_id = ?, metadata = ? WHERE rowid = ?",
                 [

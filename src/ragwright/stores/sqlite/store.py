@@ -40,6 +40,7 @@ from ragwright.stores.sqlite.graph_writes import SQLiteGraphWrites
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
 from ragwright.stores.sqlite.moves import SQLiteMoves
 from ragwright.stores.sqlite.opening import EMPTY_FILE, settle_schema
+from ragwright.stores.sqlite.permissions import EMPTY_READERS_DDL
 from ragwright.stores.sqlite.schema import FEATURES, SCHEMA_VERSION
 from ragwright.stores.sqlite.search import SQLiteSearch
 from ragwright.stores.sqlite.spaces import SQLiteSpaces
@@ -139,6 +140,9 @@ class SQLiteStore(
             if not read_only:  # indexes from before the tokenizer was recorded
                 self.set_setting("fts_tokenizer", tokenizer)
                 self._add_features()
+            elif self.get_setting("feature_permissions") is None:
+                with self._db.lock:  # no readers table yet: every document is everyone's
+                    self._db.connection.executescript(EMPTY_READERS_DDL)
             self._cache_key = self._derived_cache_key(read_only)
             self._db.before_commit = self._prune_change_log
         except BaseException:

@@ -17,6 +17,7 @@ from ragwright.stores.checks import check_write
 from ragwright.stores.graph_facts import FactRows, write_fact_rows
 from ragwright.stores.rows import document_row, dump_json, sections_json
 from ragwright.stores.sqlite.graph_writes import insert_facts
+from ragwright.stores.sqlite.permissions import write_readers
 from ragwright.stores.sqlite.settings import SQLiteSettings
 from ragwright.stores.writes import SingleWrites, bound_space
 
@@ -55,6 +56,7 @@ class SQLiteWrites(SingleWrites, SQLiteSettings):
         # copy of the content with them, until it runs again: once more now, inserting
         # nothing, so a huge document's text is not held twice while its chunks are written.
         db.execute(_INSERT_DOCUMENT, (None,) * 7 + (False,))
+        write_readers(db, item.document.id, item.document.principals)
 
     @staticmethod
     def _insert_chunks(
