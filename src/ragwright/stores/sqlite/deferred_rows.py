@@ -2,8 +2,8 @@
 
 A hybrid search ranks ``depth`` candidates in each arm and keeps ``top_k`` of them: reading
 every candidate's row (text, metadata JSON, source) and building its `Chunk` was about a third
-of a SciFact hybrid call. So an arm's ranking hits carry a chunk with only its id (what fusion
-orders and breaks ties by), and `with_rows` reads the whole rows of the fused top ones.
+of a SciFact hybrid call. So an arm's ranking hits carry a chunk with only its id and its document's (what
+fusion orders, groups by document and breaks ties by), and `with_rows` reads the whole rows of the fused top ones.
 """
 
 from __future__ import annotations
@@ -27,17 +27,22 @@ def ranked_hits(db: Database, scored: list[tuple[int, float]], scale: Scale, arm
     if not scored:
         return []
     marks = ", ".join("?" for _ in scored)
-    ids = dict(
-        db.query(f"SELECT rowid, id FROM chunks WHERE rowid IN ({marks})", [r for r, _ in scored])
-    )
+    # The document id too: fusion can give a chunk a share of its document's best score.
+    ids = {
+        rowid: (chunk_id, document_id)
+        for rowid, chunk_id, document_id in db.query(
+            f"SELECT rowid, id, document_id FROM chunks WHERE rowid IN ({marks})",
+            [r for r, _ in scored],
+        )
+    }
     arms = frozenset({arm})
     hits = []
     for rank, (rowid, score) in enumerate(scored, start=1):
-        chunk_id = ids.get(rowid)
-        if chunk_id is not None:
+        found = ids.get(rowid)
+        if found is not None:
             hits.append(
                 Hit(
-                    chunk=Chunk(chunk_id, "", 0, "", 0, 0),
+                    chunk=Chunk(found[0], found[1], 0, "", 0, 0),
                     score=score,
                     scale=scale,
                     arms=arms,
