@@ -2,8 +2,9 @@
 
 A hybrid search ranks ``depth`` candidates in each arm and keeps ``top_k`` of them: reading
 every candidate's row (text, metadata JSON, source) and building its `Chunk` was about a third
-of a SciFact hybrid call. So an arm's ranking hits carry a chunk with only its id and its document's (what
-fusion orders, groups by document and breaks ties by), and `with_rows` reads the whole rows of the fused top ones.
+of a SciFact hybrid call. So an arm's ranking hits carry a chunk with only its id and its
+document's (what fusion orders, groups by document and breaks ties by), and `with_rows` reads
+the whole rows of the fused top ones.
 """
 
 from __future__ import annotations
