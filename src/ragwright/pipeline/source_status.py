@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -90,4 +89,4 @@ def _key(name: str) -> str:
     return f"sync_run.{name}"
 
 
-__all__: Sequence[str] = ("SourceState", "forget_run", "record_run", "source_state")
+__all__ = ["SourceState", "forget_run", "record_run", "source_state"]
