@@ -51,11 +51,12 @@ class PassageFirst:
             return list(hits)
         low, high = min(h.score for h in hits), max(h.score for h in hits)
         spread = high - low or 1.0
+        window = len(hits) if self.window is None else self.window
         rest = [
             dataclasses.replace(h, score=(h.score - low) / spread, scale=Scale.FUSED)
-            for h in hits[self.window :]
+            for h in hits[window:]
         ]
-        hits = hits[: self.window]
+        hits = hits[:window]
         words = [content_words(" ".join([h.chunk.indexed_text, *headings(h.chunk)])) for h in hits]
         weights = _rarity(question, words)
         total = sum(weights.values()) or 1.0
