@@ -81,14 +81,16 @@ def main() -> None:
     rows = [r for r in questions(args.name) if args.split in ("all", r["split"])]
     with tempfile.TemporaryDirectory() as tmp, open_index(args.name, args.cache_dir, tmp) as index:
         for variant in args.variant or ["after"]:
-            figures: dict[str, list[bool]] = defaultdict(list)
+            figures: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
             for row in rows:
                 hits = index.search(row["question"], top_k=max(5, args.top_k))
                 answer = ask(index, row["question"], args.top_k, variant)
-                _score(row, [_flat(h.text) for h in hits], answer, figures)
+                _score(row, [_flat(h.text) for h in hits], answer, figures[row["split"]])
                 if args.show:
                     print(f"{row['id']} [{row['kind']}] {row['question']}\n    -> {answer.text}")
-            _report(f"{args.name} {args.split} {variant}", rows, args.top_k, figures)
+            for split in sorted(figures):  # per split, even with --split all
+                chosen = [r for r in rows if r["split"] == split]
+                _report(f"{args.name} {split} {variant}", chosen, args.top_k, figures[split])
 
 
 def _report(title: str, rows: list[dict], top_k: int, figures: dict[str, list[bool]]) -> None:

@@ -7,9 +7,9 @@ Ingests the set's ``corpus/`` with the default configuration (what ``ragwright i
 into ``--cache-dir`` when given, so a second run embeds nothing), then runs ``Index.search``
 (hybrid, top 10) for every answerable question. A hit holds the evidence when its exact span
 (``hit.text``, whitespace-normalized) contains the evidence sentence; evidence@k is the share of
-questions with such a hit among the first k. The variants differ only in the result processors
-after retrieval: ``before`` has none (the default search), ``passage`` is the `passage_first`
-step. Tune on ``dev``; ``test`` is reported, never used to choose.
+questions with such a hit among the first k. The variants differ only in the `passage_first`
+step over the fused candidates: ``before`` without it, ``after`` the default search. Tune on
+``dev``; ``test`` is reported, never used to choose.
 """
 
 from __future__ import annotations
@@ -17,20 +17,21 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from ragwright import Index
 from ragwright.models import Hit
-from ragwright.ports import ResultProcessor
 from ragwright.processors import PassageFirst
 
 DATA = Path(__file__).parent / "data"
-Variant = Callable[[Index], Sequence[ResultProcessor]]
-VARIANTS: dict[str, Variant] = {
-    "before": lambda index: (),
-    "passage": lambda index: (PassageFirst(),),
+#: Search settings per variant: ``before`` switches the passage_first step off, ``after`` is
+#: the default search (the step on, with the [search] defaults).
+VARIANTS: dict[str, dict[str, float]] = {
+    "before": {"passage_coverage_weight": 0.0, "passage_heading_weight": 0.0},
+    "after": {},
 }
+OFF = VARIANTS["before"]
 
 
 def flat(text: str) -> str:
@@ -74,10 +75,10 @@ def main() -> None:
         print(f"{args.name}: {len(rows)} answerable questions, hybrid search, top 10")
         print(f"{'variant':<10} {'split':<5} {'evidence@1':>16} {'evidence@5':>16}")
         for variant in variants:
-            processors = VARIANTS[variant](index)
+            settings = VARIANTS[variant]
             splits = args.split or ["dev", "test"]
             chosen_rows = [r for r in rows if r["split"] in splits]
-            ranks = {r["id"]: _rank(index, r, processors, args.show) for r in chosen_rows}
+            ranks = {r["id"]: _rank(index, r, settings, args.show) for r in chosen_rows}
             for split in splits:
                 chosen = [ranks[r["id"]] for r in rows if r["split"] == split]
                 print(f"{variant:<10} {split:<5} {_rate(chosen, 1):>16} {_rate(chosen, 5):>16}")
@@ -86,7 +87,9 @@ def main() -> None:
 def _sweep(index: Index, rows: list[dict[str, str]], weights: list[float]) -> None:
     """Every weight pair on the same fused candidates (searched once per question): the 20 that
     a top-10 hybrid search fuses (its arm depth), reordered, then cut to 10."""
-    retrieved = [(row, index.search(row["question"], top_k=20, arm_depth=20)) for row in rows]
+    retrieved = [
+        (row, index.search(row["question"], top_k=20, arm_depth=20, **OFF)) for row in rows
+    ]
     print(f"dev, {len(rows)} questions: heading_weight coverage_weight evidence@1 evidence@5")
     for heading in weights:
         for coverage in weights:
@@ -102,11 +105,9 @@ def _position(row: dict[str, str], hits: Sequence[Hit]) -> int | None:
     return next((n for n, h in enumerate(hits, start=1) if evidence in flat(h.text)), None)
 
 
-def _rank(
-    index: Index, row: dict[str, str], processors: Sequence[ResultProcessor], show: bool
-) -> int | None:
+def _rank(index: Index, row: dict[str, str], settings: dict[str, float], show: bool) -> int | None:
     """The position (from 1) of the first hit holding the evidence, or None."""
-    hits = index.search(row["question"], top_k=10, processors=processors)
+    hits = index.search(row["question"], top_k=10, **settings)
     rank = _position(row, hits)
     if show and rank != 1 and row["split"] == "dev":
         first = f"{hits[0].source} {hits[0].chunk.metadata.get('breadcrumb')}" if hits else "-"

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ragwright.models import Arm, Hit, Scale
+from ragwright.models import Arm, Document, Hit, Scale
 from ragwright.pipeline.extractive import NOT_FOUND, ExtractiveAnswerer, ExtractiveOptions
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.store_contract import make_document
@@ -200,3 +200,23 @@ def test_lists_are_never_quoted_whole_with_max_list_chars_zero() -> None:
         "Which platforms are supported?", hits_for(("support.md", [text]))
     )
     assert [c.quote for c in answer.citations] == ["That is all."]
+
+
+def test_a_list_at_the_end_of_a_chunk_is_quoted_when_its_document_shows_it_ends_there() -> None:
+    from ragwright.testing.store_contract import make_document
+
+    texts = [
+        "Supported platforms are:\n\n- Debian 12 on x86-64\n- Ubuntu 24.04",
+        "## Contact\n\nWrite.",
+    ]
+    document, chunks = make_document("support.md", texts)
+    hits = [Hit(c, 1.0, Scale.RANK, frozenset({Arm.BM25}), source="support.md") for c in chunks]
+
+    class Documents:
+        def get_document(self, document_id: str) -> Document | None:
+            return document if document_id == document.id else None
+
+    answer = ExtractiveAnswerer(HashingEmbedder(), LOOSE, Documents()).answer(
+        "Which platforms are supported?", hits[:1]
+    )
+    assert [c.quote for c in answer.citations] == [texts[0]]

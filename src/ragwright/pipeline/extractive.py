@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ragwright.chunkers._tables import row_with_header, rows_with_headers
-from ragwright.models import TABLE_HEADER, Answer, Citation, Hit
+from ragwright.models import TABLE_HEADER, Answer, Chunk, Citation, Document, Hit
 from ragwright.pipeline.prose import MAX_LIST_CHARS, prose_sentences
 from ragwright.pipeline.recency import SourceFacts, Strength, overrides
 from ragwright.ports import DocumentLookup, Embedder
@@ -121,6 +121,7 @@ class ExtractiveAnswerer:
 
     def _candidates(self, hits: list[Hit]) -> list[_Candidate]:
         candidates, seen = [], set()
+        documents: dict[str, Document | None] = {}
         for rank, hit in enumerate(hits):
             chunk = hit.chunk
             header = chunk.metadata.get(TABLE_HEADER)
@@ -128,7 +129,8 @@ class ExtractiveAnswerer:
             headers, header_blocks = rows_with_headers(chunk.text, carried)
             cut = chunk.char_start > 0  # a later chunk may start inside a sentence
             lists = self.options.max_list_chars
-            for start, end in _spans(chunk.text, headers, header_blocks, cut, lists):
+            following = self._following(chunk, documents) if lists else None
+            for start, end in _spans(chunk.text, headers, header_blocks, cut, lists, following):
                 key = (chunk.document_id, chunk.char_start + start, chunk.char_start + end)
                 text = chunk.text[start:end]
                 if key in seen or len(text) < self.options.min_sentence_chars:
@@ -138,6 +140,16 @@ class ExtractiveAnswerer:
                 shown = row_with_header(text, row_header) if row_header else " ".join(text.split())
                 candidates.append(_Candidate(hit, rank, *key[1:], text, shown))
         return candidates
+
+    def _following(self, chunk: Chunk, documents: dict[str, Document | None]) -> str | None:
+        """The start of the document text after ``chunk`` (None without a document lookup):
+        whether a list at the chunk's end goes on."""
+        if self.documents is None:
+            return None
+        if chunk.document_id not in documents:
+            documents[chunk.document_id] = self.documents.get_document(chunk.document_id)
+        document = documents[chunk.document_id]
+        return document.content[chunk.char_end : chunk.char_end + 200] if document else None
 
     def _choose(
         self, candidates: list[_Candidate], scores: Floats, ranking: Floats, vectors: Floats
@@ -230,13 +242,16 @@ def _spans(
     header_blocks: list[tuple[int, int]],
     cut: bool,
     max_list_chars: int,
+    following: str | None,
 ) -> list[tuple[int, int]]:
     """What may be quoted, in order: each table row whole (a cell's full stop does not split
     it), and the prose sentences outside the tables (a header alone answers nothing)."""
     tables = [*rows, *header_blocks]
     prose = [
         (start, end)
-        for start, end in prose_sentences(text, cut=cut, max_list_chars=max_list_chars)
+        for start, end in prose_sentences(
+            text, cut=cut, max_list_chars=max_list_chars, following=following
+        )
         if not any(start < table_end and table_start < end for table_start, table_end in tables)
     ]
     return sorted([*rows, *prose])

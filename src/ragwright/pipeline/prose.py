@@ -36,12 +36,19 @@ MAX_LIST_CHARS = 600
 
 
 def prose_sentences(
-    text: str, offset: int = 0, *, cut: bool = True, max_list_chars: int = MAX_LIST_CHARS
+    text: str,
+    offset: int = 0,
+    *,
+    cut: bool = True,
+    max_list_chars: int = MAX_LIST_CHARS,
+    following: str | None = None,
 ) -> list[tuple[int, int]]:
     """``(start, end)`` of each whole prose sentence of ``text``, and of each list introduction
     with its list, in order. ``cut``: the text may begin in the middle of a sentence (a chunk
     after the first), so a first line that does not start like a sentence is taken for the end
-    of one and left out. ``max_list_chars`` 0 quotes no lists."""
+    of one and left out. ``max_list_chars`` 0 quotes no lists. ``following``: the text after
+    ``text`` in its document, when known ("" at its end), which says whether a list running
+    to the end of ``text`` goes on."""
     spans: list[tuple[int, int]] = []
     blocks = _blocks(text)
     for number, block in enumerate(blocks):
@@ -52,23 +59,29 @@ def prose_sentences(
         whole = [(s, e) for s, e in sentences if not (s == 0 and cut and not _STARTS.match(text))]
         spans += [(s + offset, e + offset) for s, e in whole if _ENDS.search(text[s:e])]
         if whole and not block.item and text[block.start : block.end].endswith(":"):
-            end, s = _list_end(blocks, number, text), whole[-1][0]
+            end, s = _list_end(blocks, number, text, following), whole[-1][0]
             if end is not None and end - s <= max_list_chars:
                 spans.append((s + offset, end + offset))
     return sorted(spans)
 
 
-def _list_end(blocks: list[_Block], number: int, text: str) -> int | None:
+def _list_end(blocks: list[_Block], number: int, text: str, following: str | None) -> int | None:
     """Where the list right after the introduction ``blocks[number]`` ends: after its last item,
-    when it has one and ends before the text does (else it may go on in the next chunk)."""
+    when it has one and is known to end there: before the text does, or where the text that
+    follows does not go on with an item (unknown: it may go on in the next chunk)."""
     end = None
     for block in blocks[number + 1 :]:
         if not block.item or block.group != blocks[number].group:
             break
         end = block.end
-    if end is None or not text[end:].strip():
+    if end is None:
         return None
-    return end
+    if text[end:].strip():
+        return end
+    if following is None:
+        return None
+    rest = following.lstrip("\r\n")
+    return None if _ITEM.match(rest) or (rest[:1].isspace() and rest.strip()) else end
 
 
 @dataclass(frozen=True, slots=True)

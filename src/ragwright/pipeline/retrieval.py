@@ -157,11 +157,9 @@ class Retriever:
             )
         if request.passage_coverage_weight or request.passage_heading_weight:
             step = PassageFirst(request.passage_heading_weight, request.passage_coverage_weight)
-            # the step reads the text of the hits it may reorder or return: only those rows
-            # are read (the rest only set the score range, and are cut)
+            # The step reads the text of every candidate it may reorder (all, by default).
             if deferred is not None:
-                read = max(step.window, request.top_k)
-                fused = deferred.with_rows(fused[:read]) + fused[read:]
+                fused = deferred.with_rows(fused)
             fused = step.process(query.query, fused)
             return fused[: request.top_k]
         kept = fused[: request.top_k]
