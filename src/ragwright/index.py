@@ -577,17 +577,20 @@ class Index:
         checkpoints = self._checkpoints()
         if isinstance(source, FolderSource):
             folders = self.folder_sync(source.roots, options=options)
-            return FolderSourceSync(name, folders, checkpoints).run()
-        ingestor = self._ingestor(None, options, None, None, None)
-        sync = SourceSync(
-            name,
-            source,
-            ingestor,
-            checkpoints,
-            lock=self._ingest_lock,
-            batch_documents=batch_documents,
-        )
-        return sync.run(full=full)
+            report = FolderSourceSync(name, folders, checkpoints).run()
+        else:
+            ingestor = self._ingestor(None, options, None, None, None)
+            sync = SourceSync(
+                name,
+                source,
+                ingestor,
+                checkpoints,
+                lock=self._ingest_lock,
+                batch_documents=batch_documents,
+            )
+            report = sync.run(full=full)
+        self._sparse.complete()  # what the sync wrote gets its sparse terms, if the index has them
+        return report
 
     def sync_checkpoint(self, name: str) -> Checkpoint:
         """Where the source ``name`` last left off (empty before its first sync)."""
