@@ -214,3 +214,24 @@ def test_a_sync_gives_what_it_wrote_its_terms(tmp_path: Path, model: Path) -> No
         kb.sync_source("docs", FolderSource((docs,)))
         assert [h.source for h in kb.search("refund", mode="sparse")] == ["docs/billing.md"]
         assert kb.build_sparse() == 0
+
+
+@pytest.mark.parametrize("store", ["sqlite", "postgresql"])
+def test_a_moved_file_keeps_its_terms(
+    request: pytest.FixtureRequest, tmp_path: Path, model: Path, store: str
+) -> None:
+    from ragwright.sources.files import FolderSource
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "billing.md").write_text(DOCUMENTS["billing.md"])
+    location = tmp_path / "kb" if store == "sqlite" else request.getfixturevalue("pg_url")
+    with Index(location, embedder=HashingEmbedder()) as kb:
+        kb.sync_source("docs", FolderSource((docs,)))
+        assert kb.build_sparse(f"splade:{model}") == 1
+        (docs / "billing.md").rename(docs / "invoices.md")
+        report = kb.sync_source("docs", FolderSource((docs,)))
+        assert report.moved  # moved in the store (new ids), not written again
+        (hit,) = kb.search("refund", mode="sparse")
+        assert hit.source.endswith("docs/invoices.md")
+        assert kb.build_sparse() == 0  # the weights moved with the chunks
