@@ -199,3 +199,39 @@ def test_the_http_api_searches_the_arm(tmp_path: Path, model: Path) -> None:
             assert "sparse" in fused.json()["hits"][0]["arms"]
             bad = client.post("/v1/search", json={"query": "logs", "sparse_weight": -1})
             assert bad.status_code == 422
+
+
+def test_a_sync_gives_what_it_wrote_its_terms(tmp_path: Path, model: Path) -> None:
+    from ragwright.sources.files import FolderSource
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ops.md").write_text(DOCUMENTS["ops.md"])
+    with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
+        assert kb.ingest([docs], base=docs).ok
+        assert kb.build_sparse(f"splade:{model}") == 1
+        (docs / "billing.md").write_text(DOCUMENTS["billing.md"])
+        kb.sync_source("docs", FolderSource((docs,)))
+        assert [h.source for h in kb.search("refund", mode="sparse")] == ["docs/billing.md"]
+        assert kb.build_sparse() == 0
+
+
+@pytest.mark.parametrize("store", ["sqlite", "postgresql"])
+def test_a_moved_file_keeps_its_terms(
+    request: pytest.FixtureRequest, tmp_path: Path, model: Path, store: str
+) -> None:
+    from ragwright.sources.files import FolderSource
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "billing.md").write_text(DOCUMENTS["billing.md"])
+    location = tmp_path / "kb" if store == "sqlite" else request.getfixturevalue("pg_url")
+    with Index(location, embedder=HashingEmbedder()) as kb:
+        kb.sync_source("docs", FolderSource((docs,)))
+        assert kb.build_sparse(f"splade:{model}") == 1
+        (docs / "billing.md").rename(docs / "invoices.md")
+        report = kb.sync_source("docs", FolderSource((docs,)))
+        assert report.moved  # moved in the store (new ids), not written again
+        (hit,) = kb.search("refund", mode="sparse")
+        assert hit.source.endswith("docs/invoices.md")
+        assert kb.build_sparse() == 0  # the weights moved with the chunks

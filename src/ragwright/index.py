@@ -590,19 +590,19 @@ class Index:
         if isinstance(source, FolderSource):
             folders = self.folder_sync(source.roots, options=options)
             report = FolderSourceSync(name, folders, checkpoints).run()
-            record_run(self._store, name, report)
-            return report
-        ingestor = self._ingestor(None, options, None, None, None)
-        sync = SourceSync(
-            name,
-            source,
-            ingestor,
-            checkpoints,
-            lock=self._ingest_lock,
-            batch_documents=batch_documents,
-        )
-        report = sync.run(full=full)
+        else:
+            ingestor = self._ingestor(None, options, None, None, None)
+            sync = SourceSync(
+                name,
+                source,
+                ingestor,
+                checkpoints,
+                lock=self._ingest_lock,
+                batch_documents=batch_documents,
+            )
+            report = sync.run(full=full)
         record_run(self._store, name, report)
+        self._sparse.complete()  # what the sync wrote gets its sparse terms, if the index has them
         return report
 
     def source_states(self, config: Config | None = None) -> list[SourceState]:
