@@ -6,7 +6,9 @@
 to a temporary directory first, so the original is never written. Every library gets the
 same chunks, and the same query vectors (embedded once, cached in benchmarks/.cache):
 
-- numpy exact: ``matrix @ q`` and argpartition, the floor for exact dense search;
+- numpy exact: ``matrix @ q`` and argpartition, the floor for exact dense search (with
+  one BLAS thread, like everything in the process once ragwright has searched:
+  `blas_threads`; ``--blas-default`` measures it with OpenBLAS's threads first);
 - bm25s (stemmed with PyStemmer, English stop words) over the chunk texts, the floor for
   in-process BM25; "not installed" without it (it is not a dependency of ragwright);
 - ragwright's store: vector and bm25 search, and the `Retriever`'s hybrid search (query
@@ -118,6 +120,12 @@ def haystack_runs(texts: list[str], matrix: np.ndarray) -> dict[str, Run]:
     }
 
 
+def timed_floor(matrix: np.ndarray, vector: np.ndarray) -> float:
+    started = time.perf_counter()
+    numpy_exact(matrix)("", vector)
+    return (time.perf_counter() - started) * 1000
+
+
 def installed(*modules: str) -> bool:
     try:
         return all(importlib.util.find_spec(m) is not None for m in modules)
@@ -130,6 +138,11 @@ def main() -> None:
     parser.add_argument("--index", type=Path, required=True)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--blas-default",
+        action="store_true",
+        help="first time numpy exact with OpenBLAS's default threads (before any search)",
+    )
     args = parser.parse_args()
     data = dataset("test")
     texts_asked = list(data.queries.values())[: args.queries]
@@ -161,17 +174,28 @@ def main() -> None:
                 runs |= make()
             else:
                 missing.append(name)
-        for run in runs.values():  # warm every cache before timing
+        if args.blas_default:
+            samples_default = [timed_floor(matrix, v) for v in vectors]
+        for run in runs.values():  # warm every cache before timing (ragwright limits BLAS)
             run(texts_asked[0], vectors[0])
         samples: dict[str, list[float]] = {name: [] for name in runs}
+        cpu: dict[str, list[float]] = {name: [] for name in runs}
         for _ in range(args.rounds):
             for text, vector in zip(texts_asked, vectors, strict=True):
                 for name, run in runs.items():
-                    started = time.perf_counter()
+                    started, spent = time.perf_counter(), time.thread_time()
                     run(text, vector)
+                    cpu[name].append((time.thread_time() - spent) * 1000)
                     samples[name].append((time.perf_counter() - started) * 1000)
         store.close()
+    if args.blas_default:
+        samples["numpy exact, default BLAS threads, before"] = samples_default
     report(samples, len(texts), len(texts_asked), args.rounds)
+    # On a loaded machine wall time is mostly waiting for a core: the CPU time this thread
+    # spent (every run here computes on the calling thread, BLAS being limited to one) is
+    # what the call costs.
+    print("\nthe same calls, CPU time of the calling thread")
+    report(cpu, len(texts), len(texts_asked), args.rounds)
     for name in missing:
         print(f"{name:<32} not installed")
 

@@ -1,67 +1,43 @@
-"""A query's vector product runs with one BLAS thread, and the libraries' own setting comes
-back afterwards, however the holds of concurrent queries interleave."""
+"""The process that searches multiplies with one BLAS thread: the first vector search limits
+numpy's BLAS, once (a product is memory-bound, and OpenBLAS's threads starve on a busy
+machine)."""
 
 from __future__ import annotations
 
-import threading
+import json
+import subprocess
+import sys
+from pathlib import Path
 
-import numpy as np
+SEARCH = """
+import json, sys
 from threadpoolctl import ThreadpoolController
+from ragwright.stores.sqlite import SQLiteStore
+from ragwright.testing.store_contract import SPACE, make_document, vectors_for
 
-from ragwright.stores.sqlite.blas_threads import OneThreadHold, one_blas_thread
-from ragwright.stores.sqlite.row_slots import RowSlots
-from ragwright.stores.sqlite.vector_matrix import VectorMatrix
-
-
-class Library:
-    """A BLAS library's thread setting (what threadpoolctl's controllers offer)."""
-
-    def __init__(self, threads: int) -> None:
-        self.num_threads = threads
-
-    def set_num_threads(self, num_threads: int) -> None:
-        self.num_threads = num_threads
-
-
-def test_numpy_s_blas_runs_the_body_with_one_thread_and_gets_its_setting_back() -> None:
-    libraries = ThreadpoolController().select(user_api="blas").lib_controllers
-    before = [lib.num_threads for lib in libraries]
-    with one_blas_thread():
-        inside = [lib.num_threads for lib in libraries]
-        with one_blas_thread():
-            nested = [lib.num_threads for lib in libraries]
-    assert libraries and inside == nested == [1] * len(libraries)
-    assert [lib.num_threads for lib in libraries] == before
+blas = ThreadpoolController().select(user_api="blas").lib_controllers
+for library in blas:
+    library.set_num_threads(2)
+store = SQLiteStore(sys.argv[1], background=False)
+store.bind_space(SPACE)
+document, chunks = make_document("a.md", ["green tea", "black tea"])
+store.upsert(document, chunks, vectors_for("a.md", 2))
+before = [library.num_threads for library in blas]
+hits = store.vector_search(vectors_for("a.md", 2)[0], 2)
+after = [library.num_threads for library in blas]
+print(json.dumps({"before": before, "after": after, "hits": len(hits)}))
+"""
 
 
-def test_overlapping_holds_restore_the_setting_only_when_the_last_one_ends() -> None:
-    blas, other = Library(4), Library(2)
-    hold = OneThreadHold([blas, other])
-    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
-    seen: dict[str, tuple[int, int]] = {}
-
-    def first() -> None:
-        with hold.held():
-            first_in.set()
-            second_in.wait(5)
-        first_out.set()
-
-    worker = threading.Thread(target=first)
-    worker.start()
-    first_in.wait(5)
-    with hold.held():
-        second_in.set()
-        first_out.wait(5)
-        seen["the second, after the first ended"] = (blas.num_threads, other.num_threads)
-    worker.join(5)
-    seen["after both"] = (blas.num_threads, other.num_threads)
-    assert seen == {"the second, after the first ended": (1, 1), "after both": (4, 2)}
-
-
-def test_the_matrix_ranks_the_same_under_the_limit() -> None:
-    rng = np.random.default_rng(0)
-    vectors = rng.normal(size=(300, 16)).astype(np.float32)
-    matrix = VectorMatrix(RowSlots.of(np.arange(300, dtype=np.int64) * 3), (vectors,))
-    query = vectors[7]
-    best = [int(i) for i in np.argsort(-(vectors @ query), kind="stable")[:5]]
-    assert [rowid for rowid, _ in matrix.top_k(query, 5)] == [3 * i for i in best]
+def test_the_first_vector_search_limits_the_process_s_blas_to_one_thread(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", SEARCH, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    found = json.loads(done.stdout)
+    count = len(found["before"])
+    assert count >= 1 and found["hits"] == 2
+    assert (found["before"], found["after"]) == ([2] * count, [1] * count)

@@ -11,6 +11,7 @@ delete), and the graph is built again once a fifth of it is dead.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sqlite3
 from dataclasses import dataclass
@@ -52,6 +53,15 @@ def available() -> bool:
     except MissingDependencyError:
         return False
     return True
+
+
+def installed() -> bool:
+    """Whether faiss can be imported, without importing it (seconds on a loaded machine: a
+    serving store imports it where it reads the graph, in the background)."""
+    try:
+        return importlib.util.find_spec("faiss") is not None
+    except (ImportError, ValueError):  # hidden (a None in sys.modules) or broken
+        return False
 
 
 @dataclass(frozen=True)

@@ -90,4 +90,5 @@ def ann_kind(space: EmbeddingSpace) -> CacheKind[AnnIndex]:
         delta=delta,
         from_arrays=AnnIndex.from_arrays,
         has_fallback=True,
+        load_in_background=True,
     )

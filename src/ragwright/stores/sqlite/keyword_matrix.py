@@ -143,8 +143,7 @@ class KeywordMatrix:
         if allowed is not None:
             live = np.zeros(size, dtype=bool)
             live[allowed] = True
-        scores = np.zeros(size, dtype=np.float64)
-        matched = np.zeros(size, dtype=bool)
+        term_slots, term_scores = [], []
         for term, repeat in terms.items():
             slots, tf = self._term(term.encode())
             if self.rows.dead_count and slots.size:
@@ -155,9 +154,16 @@ class KeywordMatrix:
                 continue
             idf = np.maximum(np.log((count - frequency + 0.5) / (frequency + 0.5)), _MIN_IDF)
             weight = tf.astype(np.float64)
-            scores[slots] += repeat * (idf * weight * (K1 + 1) / (weight + self._norms[slots]))
-            matched[slots] = True
-        candidates = np.flatnonzero(matched & live)
+            term_slots.append(slots)
+            term_scores.append(repeat * (idf * weight * (K1 + 1) / (weight + self._norms[slots])))
+        if not term_slots:
+            return []
+        # One pass summing every term's scores per slot, in term order (as a loop of `+=`
+        # would); every matching row scores above 0 (idf is floored above 0).
+        scores: Floats = np.bincount(
+            np.concatenate(term_slots), weights=np.concatenate(term_scores), minlength=size
+        ).astype(np.float64, copy=False)
+        candidates = np.flatnonzero((scores > 0) & live)
         if candidates.size == 0:
             return []
         rowids = self.rows.rowids[candidates]

@@ -22,7 +22,7 @@ from ragwright.stores.fts_terms import FTS5Terms
 from ragwright.stores.rows import hit_from_row
 from ragwright.stores.sqlite import derived
 from ragwright.stores.sqlite.ann_choice import ANN_SETTING, AnnChoice, check_mode
-from ragwright.stores.sqlite.ann_index import INSTALL, AnnIndex, available
+from ragwright.stores.sqlite.ann_index import INSTALL, AnnIndex, available, installed
 from ragwright.stores.sqlite.cache_kinds import (
     ANN_SUFFIX,
     CACHE_SUFFIXES,
@@ -248,7 +248,7 @@ class SQLiteSearch(SQLiteSettings):
         if not choice.uses_graph(rows, None if filtered is None else int(filtered.size)):
             return None
         if self._ann_available is None:
-            self._ann_available = available()
+            self._ann_available = installed() if self._background else available()
         if not self._ann_available:
             return None
         if self._ann is None:

@@ -53,8 +53,15 @@ class SQLiteSettings:
     def check_space(self, space: EmbeddingSpace) -> None:
         """Inside a read snapshot: `EmbeddingSpaceChanged` when the recorded space is no longer
         ``space`` (the one a query was embedded for), after which `space` is the new one."""
-        recorded = recorded_space(self._db.connection)
-        if recorded is not None and recorded != space:
+        row = self._db.connection.execute(
+            "SELECT value FROM meta WHERE key = 'embedding_space'"
+        ).fetchone()
+        if row is None or (row[0], space) == getattr(self, "_checked_space", None):
+            return  # the text last found to be ``space``: no JSON to parse on every query
+        recorded = space_from_json(row[0])
+        if recorded == space:
+            self._checked_space = (row[0], space)
+        elif recorded is not None:
             self.space_changed(recorded)
             raise EmbeddingSpaceChanged(recorded.describe(), space.describe())
 

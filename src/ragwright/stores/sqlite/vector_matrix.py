@@ -82,16 +82,16 @@ class VectorMatrix:
 
     def top_k(self, query: Floats, k: int, slots: Slots | None = None) -> list[tuple[int, float]]:
         """(row id, cosine similarity) of the k best live rows (of ``slots`` if given)."""
-        with one_blas_thread():
-            if slots is None:
-                scores = self._scores(query)
-                if self.rows.dead_count:
-                    slots = self.rows.sorted_slots
-                    scores = scores[slots]
-            elif slots.size * 4 > len(self.rows):  # a broad filter: one product, then pick
-                scores = self._scores(query)[slots]
-            else:  # a selective filter: multiply only the rows it allows
-                scores = self._rows(slots) @ query
+        one_blas_thread()
+        if slots is None:
+            scores = self._scores(query)
+            if self.rows.dead_count:
+                slots = self.rows.sorted_slots
+                scores = scores[slots]
+        elif slots.size * 4 > len(self.rows):  # a broad filter: one product, then pick rows
+            scores = self._scores(query)[slots]
+        else:  # a selective filter: multiply only the rows it allows
+            scores = self._rows(slots) @ query
         candidates = self.rows.rowids if slots is None else self.rows.rowids[slots]
         if scores.shape[0] == 0 or k <= 0:
             return []
