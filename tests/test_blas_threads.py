@@ -5,6 +5,7 @@ machine)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -29,15 +30,30 @@ print(json.dumps({"before": before, "after": after, "hits": len(hits)}))
 """
 
 
-def test_the_first_vector_search_limits_the_process_s_blas_to_one_thread(tmp_path: Path) -> None:
+def _search(tmp_path: Path, **environment: str) -> dict[str, list[int] | int]:
+    chosen = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+    env = {k: v for k, v in os.environ.items() if k not in chosen} | environment
     done = subprocess.run(
         [sys.executable, "-c", SEARCH, str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=120,
         check=True,
+        env=env,
     )
-    found = json.loads(done.stdout)
-    count = len(found["before"])
+    found: dict[str, list[int] | int] = json.loads(done.stdout)
+    return found
+
+
+def test_the_first_vector_search_limits_the_process_s_blas_to_one_thread(tmp_path: Path) -> None:
+    found = _search(tmp_path)
+    count = len(found["before"])  # type: ignore[arg-type]
     assert count >= 1 and found["hits"] == 2
     assert (found["before"], found["after"]) == ([2] * count, [1] * count)
+
+
+def test_threads_the_environment_names_are_left_as_chosen(tmp_path: Path) -> None:
+    found = _search(tmp_path, OMP_NUM_THREADS="2")
+    count = len(found["before"])  # type: ignore[arg-type]
+    assert count >= 1 and found["hits"] == 2
+    assert found["before"] == found["after"] == [2] * count

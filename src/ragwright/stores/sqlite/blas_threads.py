@@ -11,15 +11,19 @@ spinning for the cores). So the first search limits the process's BLAS to one th
 and leaves it there, as ``OPENBLAS_NUM_THREADS=1`` in the environment would.
 
 The BLAS libraries are found through threadpoolctl (extra ``speed``); without it nothing
-changes (set ``OPENBLAS_NUM_THREADS=1`` for the process instead).
+changes (set ``OPENBLAS_NUM_THREADS=1`` for the process instead). A process whose environment
+names its BLAS threads (``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS`` or ``MKL_NUM_THREADS``)
+chose them itself: it is left as it is.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 
 _lock = threading.Lock()
 _done = False
+_CHOSEN_BY_USER = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def one_blas_thread() -> None:
@@ -35,6 +39,9 @@ def one_blas_thread() -> None:
         except ImportError:
             pass
         else:
+            if any(name in os.environ for name in _CHOSEN_BY_USER):
+                _done = True
+                return
             for library in ThreadpoolController().select(user_api="blas").lib_controllers:
                 library.set_num_threads(1)
         _done = True
