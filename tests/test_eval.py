@@ -307,7 +307,8 @@ def test_config_from_toml(tmp_path: Path) -> None:
     assert config.chunking == Chunking("recursive", {"size": 400, "overlap": 40})
     assert EvalConfig.from_mapping({"chunking": "recursive", "name": "d"}) == EvalConfig(name="d")
     assert EvalConfig().search == SearchRequest(top_k=100)  # the product's defaults
-    assert EvalConfig().search.fusion is Fusion.CONVEX
+    assert EvalConfig().search.fusion is Fusion.ZSCORE
+    assert EvalConfig().search.document_share == 1.0
     assert EvalConfig(chunking="Recursive").chunking == Chunking("recursive")
 
 
@@ -395,7 +396,7 @@ def test_cli_json_is_complete(dataset: Path) -> None:
     (config,) = out["configs"]
     assert set(config) == {
         "name", "mode", "top_k", "fusion", "rrf_k", "bm25_weight", "vector_weight", "arm_depth",
-        *GRAPH_KEYS, "aggregate", "modes_run", "chunking", "embedder", "index",
+        "document_share", *GRAPH_KEYS, "aggregate", "modes_run", "chunking", "embedder", "index",
         "metrics", "latency_ms", "versus_first", "run_file", "per_query",
     }  # fmt: skip
     assert (config["name"], config["mode"], config["top_k"]) == ("default", "bm25", 100)
