@@ -76,7 +76,7 @@ def search(
     ] = None,
     fusion: Annotated[
         Fusion | None,
-        typer.Option(help="How hybrid search fuses its arms. [default: convex]"),
+        typer.Option(help="How hybrid search fuses its arms. [default: zscore]"),
     ] = None,
     rrf_k: Annotated[
         int | None, typer.Option("--rrf-k", help="The k of rrf fusion. [default: 60]", min=1)
