@@ -47,8 +47,8 @@ FilterOption = Annotated[
 DocumentShareOption = Annotated[
     float | None,
     typer.Option(
-        help="Share of its document's best score in each arm a chunk takes in fusion "
-        "(0: chunk by chunk; 1: by document). [default: 1]",
+        help="Share of its document's best score in each arm a document's leading chunk "
+        "takes in fusion (0: chunk by chunk; 1: by document). [default: 1]",
         min=0,
         max=1,
     ),

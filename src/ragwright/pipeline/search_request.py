@@ -12,7 +12,7 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
     bm25_weight = 1.0        # each arm's weight in fusion
     vector_weight = 1.0
     arm_depth = 0            # candidates each arm fetches for fusion; 0: max(2·top_k, 20)
-    document_share = 1.0     # share of its document's best score in an arm a chunk takes (0-1)
+    document_share = 1.0     # share of its document's best per arm its leading chunk takes
     # mode = "graph": hybrid fused by rank with personalized PageRank over the entity graph
     graph_weight = 1.0       # the graph ranking's weight against hybrid's 1 in rank fusion
     graph_rrf_k = 10         # the k of that fusion
@@ -165,8 +165,9 @@ class SearchRequest:
     vector_weight: float = 1.0
     #: Candidates each arm fetches for fusion (hybrid or multi-query); 0: `arm_depth(top_k)`.
     arm_depth: int = 0
-    #: Share (0 to 1) of its document's best fusion contribution in each arm that a chunk
-    #: takes when its own is lower: 1 fuses by document (see `ragwright.pipeline.fusion`).
+    #: Share (0 to 1) of its document's best fusion contribution in each arm that a
+    #: document's leading chunk takes when its own is lower: 1 ranks documents as if fused by
+    #: document (see `ragwright.pipeline.fusion`).
     document_share: float = DEFAULT_DOCUMENT_SHARE
     #: Graph mode's settings (see `GraphSettings`, whose fields these are, prefixed).
     graph_weight: float = _GRAPH.weight
