@@ -63,6 +63,7 @@ def main() -> None:
     for label, path, split, cache in runs:
         report = run_evaluation(load_dataset(path, split), chosen, cache_dir=cache)
         for result in report.results:
+            print(f"{label} {result.config.name}: {result.metrics.ndcg_at_10:.4f}", flush=True)
             metrics = result.metrics
             figures.setdefault(result.config.name, {})[label] = (
                 metrics.ndcg_at_10,

@@ -53,12 +53,19 @@ def test_chunk_by_chunk_fusion_splits_a_documents_evidence() -> None:
 
 def test_fusion_by_document_adds_both_arms_evidence() -> None:
     fused = convex_combination([BM25, VECTOR], document_share=1.0)
-    # x1 and x2 both score x's best in each arm (1 + 0.9375) and keep their own best rank order.
-    assert order(fused) == ["x1", "x2", "y1", "w"]
-    assert fused[0].score == fused[1].score == pytest.approx(1.9375)
-    assert fused[2].score == pytest.approx(1.8)
+    # x1, x's leading chunk, scores x's best in each arm (1 + 0.9375); x2 keeps its own.
+    assert order(fused) == ["x1", "y1", "x2", "w"]
+    assert [h.score for h in fused[:3]] == pytest.approx([1.9375, 1.8, 0.9375])
     # A lifted chunk keeps the arms that actually returned it.
-    assert fused[0].arms == {Arm.BM25} and fused[1].arms == {Arm.VECTOR}
+    assert fused[0].arms == {Arm.BM25} and fused[2].arms == {Arm.VECTOR}
+
+
+def test_a_strong_documents_weak_chunk_is_not_lifted() -> None:
+    bm25 = [*BM25, hit("x3", "x", Arm.BM25, 0.05)]
+    fused = convex_combination([bm25, VECTOR], document_share=1.0)
+    scores = {h.chunk.id: h.score for h in fused}
+    assert scores["x3"] == pytest.approx(0.05)  # its own: the leader x1 carries x's evidence
+    assert order(fused).index("x3") > order(fused).index("y1")
 
 
 def test_a_partial_share_lifts_a_chunk_part_way() -> None:
@@ -66,7 +73,7 @@ def test_a_partial_share_lifts_a_chunk_part_way() -> None:
     assert order(fused)[0] == "y1"
     scores = {h.chunk.id: h.score for h in fused}
     assert scores["x1"] == pytest.approx(1.0 + 0.5 * 0.9375)
-    assert scores["x2"] == pytest.approx(0.5 * 1.0 + 0.9375)
+    assert scores["x2"] == pytest.approx(0.9375)
 
 
 def test_rrf_fuses_by_document_too() -> None:
@@ -75,10 +82,11 @@ def test_rrf_fuses_by_document_too() -> None:
     alone = {h.chunk.id: h.score for h in by_chunk}
     assert order(by_chunk)[0] == "y1"
     assert alone["x1"] == pytest.approx(1 / 61)  # BM25's first, alone
-    # By document, x's chunks add BM25's rank 1 and vectors' rank 2, as y1 does the reverse.
+    # By document, x1 adds BM25's rank 1 and x2's rank 2 in vectors, as y1 does the reverse.
     scores = {h.chunk.id: h.score for h in by_document}
-    assert scores["x1"] == scores["x2"] == pytest.approx(scores["y1"])
+    assert scores["x1"] == pytest.approx(scores["y1"])
     assert scores["x1"] == pytest.approx(1 / 61 + 1 / 62)
+    assert scores["x2"] == pytest.approx(1 / 62)
 
 
 @pytest.mark.parametrize("share", [-0.1, 1.5])
@@ -108,10 +116,13 @@ def retriever(tmp_path: Path) -> Retriever:
     embedder = HashingEmbedder()
     store = SQLiteStore(tmp_path)
     store.bind_space(embedder.space)
+    # a.md's first chunk holds the rare query word (BM25's best), its second only the common
+    # one, alone (vectors' best: the hashing embedder weighs no word by rarity).
     corpus = {
-        "a.md": ["alpha beta beta", "gamma delta delta"],
-        "b.md": ["alpha gamma epsilon"],
-        "c.md": ["zeta eta theta"],
+        "a.md": ["alpha beta beta beta", "gamma"],
+        "b.md": ["gamma one two"],
+        "c.md": ["gamma three four"],
+        "d.md": ["gamma five six"],
     }
     for source, texts in corpus.items():
         document, chunks = make_document(source, texts, {})
@@ -125,11 +136,12 @@ def test_the_retriever_fuses_as_the_request_says(retriever: Retriever) -> None:
         return {h.chunk.text: h.score for h in retriever.search("alpha gamma", request)}
 
     by_chunk, by_document = scores(0.0), scores(1.0)
-    first, second = "alpha beta beta", "gamma delta delta"
-    assert by_chunk[first] != by_chunk[second]
-    # Each chunk of a.md takes a.md's best in each arm: the two tie, above either alone.
-    assert by_document[first] == pytest.approx(by_document[second])
-    assert by_document[first] >= max(by_chunk[first], by_chunk[second])
+    first, second = "alpha beta beta beta", "gamma"
+    leader, other = sorted((first, second), key=lambda text: -by_chunk[text])
+    assert by_chunk[leader] > by_chunk[other]
+    # a.md's leading chunk takes a.md's best in each arm, above its own; the other keeps its own.
+    assert by_document[leader] > by_chunk[leader]
+    assert by_document[other] == pytest.approx(by_chunk[other])
 
 
 def test_search_and_ask_take_the_share_from_the_flag_and_the_config_file(

@@ -313,7 +313,8 @@ def test_config_from_toml(tmp_path: Path) -> None:
     assert config.chunking == Chunking("recursive", {"size": 400, "overlap": 40})
     assert EvalConfig.from_mapping({"chunking": "recursive", "name": "d"}) == EvalConfig(name="d")
     assert EvalConfig().search == SearchRequest(top_k=100)  # the product's defaults
-    assert EvalConfig().search.fusion is Fusion.CONVEX
+    assert EvalConfig().search.fusion is Fusion.ZSCORE
+    assert EvalConfig().search.document_share == 1.0
     assert EvalConfig(chunking="Recursive").chunking == Chunking("recursive")
 
 

@@ -19,7 +19,7 @@ from ragwright.graph.search import GraphSearch, GraphSettings
 from ragwright.graph.snapshot import MemoryGraph, build_snapshot
 from ragwright.models import Arm, Chunk, Document, Hit, Scale
 from ragwright.pipeline.fusion import fuse_ranked_lists
-from ragwright.pipeline.search_request import SearchRequest
+from ragwright.pipeline.search_request import SearchOptions, SearchRequest
 from ragwright.testing import HashingEmbedder
 
 QUERY = "Which waterway passes the hometown of Ada Quill?"
@@ -96,11 +96,16 @@ def test_pagerank_conserves_mass_and_restarts_at_the_seeds(facts: list[ChunkFact
     assert not personalized_pagerank(graph, seeds * 0, damping=0.5).any()
 
 
+# The rankings three deep were laid out for min-max fusion: z-scores over three candidates let
+# a distractor found by the vector arm alone lead, so these tests name the fusion they test.
+MIN_MAX: SearchOptions = {"fusion": "convex", "document_share": 0.0}
+
+
 def test_graph_mode_finds_the_bridge_that_hybrid_misses(kb: Index) -> None:
     hybrid = kb.search(QUERY, top_k=3)
     assert sources(hybrid)[0] == "first.txt" and "bridge.txt" not in sources(hybrid)
     # Each ranking three deep, so the bridge can come from nowhere but the graph.
-    graph = kb.search(QUERY, top_k=3, mode="graph", arm_depth=3, graph_keep_top=1)
+    graph = kb.search(QUERY, top_k=3, mode="graph", arm_depth=3, graph_keep_top=1, **MIN_MAX)
     assert sources(graph)[:2] == ["first.txt", "bridge.txt"]
     first, bridge = graph[0], graph[1]
     assert Arm.GRAPH in first.arms and first.arms & {Arm.BM25, Arm.VECTOR}
@@ -111,8 +116,8 @@ def test_graph_mode_finds_the_bridge_that_hybrid_misses(kb: Index) -> None:
 
 
 def test_hybrids_first_hits_keep_their_places_and_the_graph_fills_after_them(kb: Index) -> None:
-    hybrid = kb.search(QUERY, top_k=3, arm_depth=3)
-    graph = kb.search(QUERY, top_k=4, mode="graph", arm_depth=3, graph_keep_top=3)
+    hybrid = kb.search(QUERY, top_k=3, arm_depth=3, **MIN_MAX)
+    graph = kb.search(QUERY, top_k=4, mode="graph", arm_depth=3, graph_keep_top=3, **MIN_MAX)
     assert [h.chunk.id for h in graph[:3]] == [h.chunk.id for h in hybrid]
     assert sources(graph)[3] == "bridge.txt" and graph[3].arms == {Arm.GRAPH}
     assert Arm.GRAPH in graph[0].arms  # a kept hit still says the graph found it too
@@ -190,7 +195,7 @@ def test_the_walk_follows_the_stores_graph_after_each_write(tmp_path: Path) -> N
 
         def graph_sources() -> list[str]:
             return sources(index.search(QUERY, top_k=3, mode="graph", arm_depth=3,
-                                        graph_keep_top=1))  # fmt: skip
+                                        graph_keep_top=1, **MIN_MAX))  # fmt: skip
 
         assert "bridge.txt" not in graph_sources()
         assert index.ingest_documents([everything["bridge.txt"]], extractor="rules").ok

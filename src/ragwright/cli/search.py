@@ -50,8 +50,8 @@ FilterOption = Annotated[
 DocumentShareOption = Annotated[
     float | None,
     typer.Option(
-        help="Share of its document's best score in each arm a chunk takes in fusion "
-        "(0: chunk by chunk; 1: by document). [default: 1]",
+        help="Share of its document's best score in each arm a document's leading chunk "
+        "takes in fusion (0: chunk by chunk; 1: by document). [default: 1]",
         min=0,
         max=1,
     ),
@@ -79,7 +79,7 @@ def search(
     ] = None,
     fusion: Annotated[
         Fusion | None,
-        typer.Option(help="How hybrid search fuses its arms. [default: convex]"),
+        typer.Option(help="How hybrid search fuses its arms. [default: zscore]"),
     ] = None,
     rrf_k: Annotated[
         int | None, typer.Option("--rrf-k", help="The k of rrf fusion. [default: 60]", min=1)

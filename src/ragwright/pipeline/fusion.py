@@ -12,12 +12,13 @@
 
 Either way the fused score is on the rank scale: only its order means anything.
 
-``document_share`` (0 to 1) lets a chunk take that share of its document's best contribution
-in each arm when its own is lower (or the arm did not return it). With chunked documents the
-BM25 arm often finds a document by one chunk (its title, say) and the vector arm by another;
-fused chunk by chunk, neither chunk gets both arms' evidence. At 1 the fusion is by document:
-every chunk a ranking returned scores its document's best in each arm, and a document's chunks
-are ordered by their own best rank.
+``document_share`` (0 to 1) lets each document's leading chunk (its best by its own fused
+score) take that share of the document's best contribution in each arm when its own is lower
+(or the arm did not return it). With chunked documents the BM25 arm often finds a document by
+one chunk (its title, say) and the vector arm by another; fused chunk by chunk, neither chunk
+gets both arms' evidence. At 1 documents rank as if fused by document, each led by its best
+chunk; the document's other chunks keep their own scores, so a weak chunk of a strong
+document does not push better passages of other documents down.
 """
 
 from __future__ import annotations
@@ -125,9 +126,9 @@ def _fuse(
     contribution_for: Callable[[Sequence[Hit]], Contribution],
     document_share: float = 0.0,
 ) -> list[Hit]:
-    """Sum each chunk's weighted contributions over the rankings (each raised to
-    ``document_share`` of its document's best in that ranking); rank-scale hits, best first,
-    ties broken by the best rank in any arm, then by chunk id."""
+    """Sum each chunk's weighted contributions over the rankings (for a document's leading
+    chunk, each raised to ``document_share`` of the document's best in that ranking);
+    rank-scale hits, best first, ties broken by the best rank in any arm, then by chunk id."""
     if not 0.0 <= document_share <= 1.0:
         raise ConfigError(f"document_share must be between 0 and 1, got {document_share!r}")
     first_seen: dict[str, Hit] = {}
@@ -152,15 +153,23 @@ def _fuse(
             best[document_id] = max(own[chunk_id], best.get(document_id, 0.0))
             first_seen.setdefault(chunk_id, hit)
         contributions.append((own, best))
-    scores = dict.fromkeys(first_seen, 0.0)
-    for own, best in contributions:
-        for chunk_id in scores:
-            value = own.get(chunk_id, 0.0)
-            if document_share > 0.0:
-                lifted = document_share * best.get(first_seen[chunk_id].chunk.document_id, 0.0)
-                value = max(value, lifted)
-            scores[chunk_id] += value
-    order = sorted(scores, key=lambda cid: (-scores[cid], min(ranks[cid].values()), cid))
+    scores = {cid: sum(own.get(cid, 0.0) for own, _ in contributions) for cid in first_seen}
+
+    def key(cid: str) -> tuple[float, int, str]:
+        return (-scores[cid], min(ranks[cid].values()), cid)
+
+    if document_share > 0.0:
+        # Only each document's leading chunk is lifted: lifting all of them would let a weak
+        # chunk of the best document push better passages of other documents down.
+        leaders: dict[str, str] = {}
+        for cid in sorted(first_seen, key=key):
+            leaders.setdefault(first_seen[cid].chunk.document_id, cid)
+        for document_id, cid in leaders.items():
+            scores[cid] = sum(
+                max(own.get(cid, 0.0), document_share * best.get(document_id, 0.0))
+                for own, best in contributions
+            )
+    order = sorted(scores, key=key)
     return [
         Hit(
             chunk=first_seen[cid].chunk,

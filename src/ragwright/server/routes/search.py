@@ -80,7 +80,8 @@ class SearchRequest(BaseModel):
         ge=0,
         le=1,
         strict=True,
-        description="Share of its document's best score in each arm a chunk takes in fusion.",
+        description="Share of its document's best score in each arm a document's leading "
+        "chunk takes in fusion.",
     )
     # Graph mode's settings (ragwright.toml's [search] graph_* keys; checked by SearchRequest).
     graph_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
