@@ -79,7 +79,14 @@ def test_fusion_breaks_ties_by_chunk_id_as_before(store: SQLiteStore) -> None:
     """RRF ties (one hit first in BM25, another first in vectors) are broken by chunk id,
     which the id-only rankings carry."""
     embedder = HashingEmbedder()
-    request = SearchRequest(mode=SearchMode.HYBRID, top_k=40, fusion=Fusion.RRF)
+    # Fusion's own ties: chunk by chunk, with no passage step reordering them.
+    request = SearchRequest(
+        mode=SearchMode.HYBRID,
+        top_k=40,
+        fusion=Fusion.RRF,
+        document_share=0.0,
+        passage_coverage_weight=0.0,
+    )
     tied = 0
     for query in QUERIES:
         found = Retriever(store, embedder).search(query, request)

@@ -132,7 +132,8 @@ def retriever(tmp_path: Path) -> Retriever:
 
 def test_the_retriever_fuses_as_the_request_says(retriever: Retriever) -> None:
     def scores(share: float) -> dict[str, float]:
-        request = SearchRequest(top_k=10, document_share=share)
+        # fused scores as fusion gives them (no passage step rescoring them after)
+        request = SearchRequest(top_k=10, document_share=share, passage_coverage_weight=0.0)
         return {h.chunk.text: h.score for h in retriever.search("alpha gamma", request)}
 
     by_chunk, by_document = scores(0.0), scores(1.0)
