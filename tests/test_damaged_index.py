@@ -118,6 +118,9 @@ def test_each_damage_is_a_typed_error_and_a_read_writes_nothing(tmp_path: Path, 
         with pytest.raises(error, match=message):
             search_in(tmp_path / "index", read_only)
     assert database.read_bytes() == before
+    # What ingest and serve open (a writer that may create an index) takes none for a new one.
+    with pytest.raises(error, match=message), Index(tmp_path / "index") as index:
+        index.search("install", mode=SearchMode.HYBRID)
 
 
 def search_in(location: Path, read_only: bool) -> None:
@@ -151,6 +154,22 @@ def test_every_read_command_says_so_in_one_line_naming_check(tmp_path: Path, kin
         expected = "newer ragwright" if kind == "newer_schema" else "`ragwright check`"
         assert expected in message, (command, message)
     assert database.read_bytes() == before  # read-only: not even a schema written
+
+
+OPENS_NOTHING = [kind for kind in DAMAGE if kind != "chunks_page"]  # that one opens, see below
+
+
+@pytest.mark.parametrize("kind", OPENS_NOTHING)
+def test_serve_mcp_and_ingest_refuse_to_start_naming_check(tmp_path: Path, kind: str) -> None:
+    """The servers and the writer open the index first: a damaged one stops them with the same
+    one line (a 0-byte file is no new index for them to fill)."""
+    damaged_index(tmp_path, kind)
+    expected = "newer ragwright" if kind == "newer_schema" else "`ragwright check`"
+    for command in (["serve", "--port", "0"], ["mcp"], ["ingest", str(tmp_path / "docs")]):
+        result = runner.invoke(app, [*command, "--index", str(tmp_path / "index")])
+        assert result.exit_code == 2, (command, result.output)
+        assert result.stderr.startswith("error: the index at "), (command, result.stderr)
+        assert expected in result.stderr and "Traceback" not in result.output
 
 
 def test_the_http_api_answers_503_problem_json_naming_check(tmp_path: Path) -> None:

@@ -8,12 +8,13 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from ragwright import ChunkingConfig, Index
-from ragwright.errors import IndexDamaged
+from ragwright.errors import IndexDamaged, StoreError
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.stores.sqlite.schema import REQUIRED, SCHEMA_VERSION
 from ragwright.testing import HashingEmbedder
@@ -114,31 +115,59 @@ def test_a_schema_1_index_is_upgraded_in_place_by_a_writer(tmp_path: Path) -> No
 KILLED_CREATE = textwrap.dedent(
     """
     import os, signal, sqlite3, sys
-    from ragwright.stores.sqlite import schema
+    from ragwright.stores.sqlite import SQLiteStore
 
-    db = sqlite3.connect(sys.argv[1], isolation_level=None)
-    db.execute("PRAGMA journal_mode=WAL")
+    connect = sqlite3.connect
 
     def kill_before_fts(statement):
         if "CREATE VIRTUAL TABLE" in statement:
             os.kill(os.getpid(), signal.SIGKILL)
 
-    db.set_trace_callback(kill_before_fts)
-    schema.create(db, schema.FTS_TOKENIZER)
+    def connect_and_watch(*args, **kwargs):
+        db = connect(*args, **kwargs)
+        db.set_trace_callback(kill_before_fts)
+        return db
+
+    sqlite3.connect = connect_and_watch
+    SQLiteStore(sys.argv[1])
     """
 )
 
 
-def test_a_process_killed_while_creating_the_schema_leaves_no_part_of_it(tmp_path: Path) -> None:
-    """Killed after the tables and before their FTS index: the next open sees no schema (a
-    reader refuses the empty file; a writer creates the whole schema), never half of one."""
-    database = tmp_path / "index.sqlite3"
-    run = subprocess.run([sys.executable, "-c", KILLED_CREATE, str(database)], check=False)
+def test_a_process_killed_while_creating_the_schema_leaves_no_index_file(tmp_path: Path) -> None:
+    """Killed after the tables and before their FTS index: the schema was being made in a
+    temporary file, so no index file appears, never half of one; the next open makes it."""
+    run = subprocess.run([sys.executable, "-c", KILLED_CREATE, str(tmp_path)], check=False)
     assert run.returncode == -9
-    with sqlite3.connect(database) as db:
-        assert db.execute("SELECT name FROM sqlite_master").fetchall() == []
-    with pytest.raises(IndexDamaged, match="without any tables"):
+    database = tmp_path / "index.sqlite3"
+    assert not database.exists()
+    with pytest.raises(StoreError, match="no index at"):
         SQLiteStore(tmp_path, read_only=True)
     SQLiteStore(tmp_path).close()
     with sqlite3.connect(database) as db:
         assert {r[0] for r in db.execute("SELECT name FROM sqlite_master")} >= REQUIRED
+
+
+def test_an_empty_database_is_damage_for_a_writer_too(tmp_path: Path) -> None:
+    """What a kill during an in-place schema creation (before it was one transaction in a file
+    of its own) could leave: an SQLite file without tables. It is no new index to fill."""
+    database = tmp_path / "index.sqlite3"
+    with closing(sqlite3.connect(database)) as db:
+        db.execute("PRAGMA journal_mode=WAL")
+    for options in ({"read_only": True}, {}):
+        with pytest.raises(IndexDamaged, match="without any tables"):
+            SQLiteStore(tmp_path, **options)
+    with closing(sqlite3.connect(database)) as db:
+        assert db.execute("SELECT name FROM sqlite_master").fetchall() == []
+
+
+def test_two_stores_creating_one_index_at_once_share_it(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def create(_: int) -> int:
+        with SQLiteStore(tmp_path / "index") as store:
+            return store.stats().schema_version
+
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(create, range(4))) == [SCHEMA_VERSION] * 4
+    assert [p.name for p in (tmp_path / "index").iterdir() if p.name.endswith(".creating")] == []

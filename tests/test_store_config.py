@@ -60,6 +60,8 @@ def test_keys_left_out_keep_the_backend_defaults() -> None:
         ("pool_size = 0", r"pool_size must be an integer >= 1"),
         ('retry_seconds = "10"', r"retry_seconds must be a number >= 0"),
         ("connect_timeout = 0", r"connect_timeout must be a number >= 0.001"),
+        ('durability = "full"', r"'durability' is a \[store\.sqlite\] setting: .*commit"),
+        ("private = false", r"'private' is a \[store\.sqlite\] setting"),
     ],
 )
 def test_wrong_keys_types_and_ranges_are_config_errors_naming_file_and_key(

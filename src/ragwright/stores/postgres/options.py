@@ -36,6 +36,16 @@ _RULES: dict[str, tuple[type, float]] = {
     "exact_limit": (int, 0),
 }
 
+#: Keys of ``[store.sqlite]`` that PostgreSQL leaves to the server, and what to set there.
+_SQLITE_ONLY = {
+    "durability": (
+        "is a [store.sqlite] setting: on PostgreSQL a commit's durability is the server's "
+        "(synchronous_commit = on, its default, survives an OS crash or power loss; off may "
+        "lose the last commits, never part of one)"
+    ),
+    "private": "is a [store.sqlite] setting: on PostgreSQL access is the server's roles' own",
+}
+
 
 @dataclass(frozen=True, slots=True)
 class PostgresOptions:
@@ -60,6 +70,8 @@ class PostgresOptions:
         others keep their defaults."""
         values: dict[str, Any] = {}
         for key, value in table.items():
+            if key in _SQLITE_ONLY:
+                raise ConfigError(f"{where}: {key!r} {_SQLITE_ONLY[key]}")
             if key not in _RULES:
                 raise ConfigError(f"{where}: unknown key {key!r}; known: {', '.join(_RULES)}")
             values[key] = _checked(key, value, where)

@@ -1,6 +1,6 @@
-"""What an index file holds decides what opening it does: an empty file is initialized only
-when the caller may create an index, an older schema is upgraded only by a writer, and a file
-that is no ragwright index, or one from a newer ragwright, is a typed error naming the file."""
+"""What an index file holds decides what opening it does: an older schema is upgraded only by
+a writer, and an empty file, one that is no ragwright index, or one from a newer ragwright, is
+a typed error naming the file (a new index is made whole, see `create_index_file`)."""
 
 from __future__ import annotations
 
@@ -13,19 +13,15 @@ from ragwright.stores.sqlite import schema
 from ragwright.stores.sqlite.database import Database, store_error
 
 
-def settle_schema(db: Database, requested_tokenizer: str | None, *, create: bool) -> str:
-    """The FTS5 tokenizer of the index in ``db`` once its schema is complete and current:
-    created in an empty file when ``create`` (and ``db`` is writable), upgraded in place from
-    an older version when ``db`` is writable (a read-only one reads an older version as it is).
-    Raises `IndexDamaged` for an empty file that may not be created, a file without the
-    schema or with part of it, and `IndexTooNew` for a schema newer than this ragwright's."""
+def settle_schema(db: Database, requested_tokenizer: str | None) -> str:
+    """The FTS5 tokenizer of the index in ``db`` once its schema is current: upgraded in place
+    from an older version when ``db`` is writable (a read-only one reads an older version as
+    it is). Raises `IndexDamaged` for an empty file (a new one is made whole, see
+    `create_index_file`: an empty one was damaged), a file without the schema or with part of
+    it, and `IndexTooNew` for a schema newer than this ragwright's."""
     names = db.names()
     if not names:
-        if db.read_only or not create:
-            raise IndexDamaged(str(db.path), empty_reason(db))
-        tokenizer = settle_tokenizer(None, requested_tokenizer, "index", "a new directory")
-        _run(db, lambda: schema.create(db.connection, tokenizer))
-        names = db.names()
+        raise IndexDamaged(str(db.path), empty_reason(db))
     version = schema_version(db, names)
     recorded = db.query("SELECT value FROM meta WHERE key = 'fts_tokenizer'")
     tokenizer = settle_tokenizer(

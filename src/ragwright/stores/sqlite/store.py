@@ -10,7 +10,6 @@ them.
 
 from __future__ import annotations
 
-import os
 import secrets
 import threading
 from collections.abc import Callable
@@ -23,7 +22,7 @@ import numpy.typing as npt
 from ragwright.errors import ConfigError, IndexDamaged, MissingDependencyError, StoreError
 from ragwright.models import EmbeddingSpace, StoreStats
 from ragwright.stores.fts_query import STOP_WORDS
-from ragwright.stores.fts_terms import FTS5Terms
+from ragwright.stores.fts_terms import FTS5Terms, settle_tokenizer
 from ragwright.stores.ingest_lock import ingest_lock
 from ragwright.stores.sqlite.ann_choice import ANN_MODES, ANN_SETTING, DEFAULT_EF, AnnChoice
 from ragwright.stores.sqlite.ann_index import INSTALL, AnnIndex, available
@@ -31,6 +30,7 @@ from ragwright.stores.sqlite.caches import DerivedCache
 from ragwright.stores.sqlite.checkpoints import SQLiteCheckpoints
 from ragwright.stores.sqlite.chunks import SQLiteChunks
 from ragwright.stores.sqlite.communities import SQLiteCommunities
+from ragwright.stores.sqlite.creation import create_index_file
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.documents import SQLiteDocuments
 from ragwright.stores.sqlite.graph_reads import SQLiteGraphReads
@@ -111,10 +111,10 @@ class SQLiteStore(
         ``ann_ef`` is the graph's search beam (higher: closer to exact, slower).
 
         ``read_only`` opens the file with SQLite's ``mode=ro``: nothing is created, upgraded or
-        written (a write is a `StoreError`), so a damaged or foreign file stays as it was. An
-        empty file is initialized only when ``create`` and not ``read_only``; otherwise it,
-        like a damaged file or one that is not an index, is `IndexDamaged`, and a schema from a
-        newer ragwright is `IndexTooNew`."""
+        written (a write is a `StoreError`), so a damaged or foreign file stays as it was. A new
+        index file is made with its whole schema (`create_index_file`), so an empty file, like
+        a damaged file or one that is not an index, is `IndexDamaged` for every open, and a
+        schema from a newer ragwright is `IndexTooNew`."""
         choice = AnnChoice(ann or "auto", ann_ef)  # bad settings fail before anything opens
         if ann == "on" and not available():
             raise MissingDependencyError("approximate vector search (ann = on)", INSTALL)
@@ -124,19 +124,18 @@ class SQLiteStore(
             raise StoreError(
                 f"no index at {self.directory}; create one with `ragwright ingest PATH`"
             )
-        if (read_only or not create) and self.path.stat().st_size == 0:
-            # Not even SQLite's header: opening it for writing would write one.
+        if self.path.exists() and self.path.stat().st_size == 0:
+            # Not even SQLite's header (a new file never lacks it): opening it would write one.
             raise IndexDamaged(str(self.path), EMPTY_FILE)
         self._space: EmbeddingSpace | None = None
         synchronous = durability_pragma(durability)
-        try:
-            if not read_only:
-                _create_files(self.path, private)
-        except OSError as error:
-            raise StoreError(f"cannot open the index at {self.path}: {error}") from error
+        if not self.path.exists():  # and create, not read_only (see above)
+            _create_directory(self.directory, private)
+            fresh = settle_tokenizer(None, fts_tokenizer, "index", "a new directory")
+            create_index_file(self.path, fresh, private=private)
         self._db = Database(self.path, synchronous=synchronous, read_only=read_only)
         try:
-            tokenizer = settle_schema(self._db, fts_tokenizer, create=create)
+            tokenizer = settle_schema(self._db, fts_tokenizer)
             if not read_only:  # indexes from before the tokenizer was recorded
                 self.set_setting("fts_tokenizer", tokenizer)
                 self._add_features()
@@ -242,18 +241,16 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _create_files(path: Path, private: bool) -> None:
-    """The index directory and an empty database file, owner-only when ``private`` (SQLite
-    gives its WAL and shared-memory files the database file's permissions). Existing ones
-    keep theirs."""
-    if not private:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return
-    if not path.parent.exists():
-        path.parent.parent.mkdir(parents=True, exist_ok=True)
-        path.parent.mkdir(mode=0o700, exist_ok=True)
-    if not path.exists():
-        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+def _create_directory(directory: Path, private: bool) -> None:
+    """The index directory, owner-only when ``private`` (an existing one keeps its mode)."""
+    try:
+        if not private:
+            directory.mkdir(parents=True, exist_ok=True)
+        elif not directory.exists():
+            directory.parent.mkdir(parents=True, exist_ok=True)
+            directory.mkdir(mode=0o700, exist_ok=True)
+    except OSError as error:
+        raise StoreError(f"cannot create the index directory {directory}: {error}") from error
 
 
 def _file_identity(path: Path) -> tuple[int, int] | None:
