@@ -264,3 +264,19 @@ def test_postgres_prunes_its_log_and_a_reader_left_behind_reads_everything(pg_ur
             db.run(behind, "reading the graph")
     finally:
         store.close()
+
+
+def test_a_moved_document_is_seen_under_its_new_chunk_ids(written: SQLiteStore) -> None:
+    texts = ["Ada Lovelace met Charles Babbage in London."]
+    before = written.graph_snapshot()
+    document, _ = make_document("a.md", texts)
+    moved, chunks = make_document("renamed.md", texts)
+    assert written.move_document(document.id, moved, chunks)
+    after = written.graph_snapshot()
+    assert after.version != before.version
+    assert after.chunk_ids == (chunks[0].id,) != before.chunk_ids
+    fresh = SQLiteStore(written.directory)
+    try:
+        assert_same(after, fresh.graph_snapshot())
+    finally:
+        fresh.close()
