@@ -280,3 +280,26 @@ def test_a_moved_document_is_seen_under_its_new_chunk_ids(written: SQLiteStore) 
         assert_same(after, fresh.graph_snapshot())
     finally:
         fresh.close()
+
+
+def test_an_index_made_before_the_log_is_read_whole_when_opened_read_only(
+    written: SQLiteStore,
+) -> None:
+    expected = written.graph_snapshot()
+    db = sqlite3.connect(written.path)
+    try:
+        with db:  # as an index from before the log was
+            names = "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE ?"
+            for (trigger,) in db.execute(names, ("graph_changes%",)).fetchall():
+                db.execute(f"DROP TRIGGER {trigger}")
+            db.execute("DROP TABLE graph_changes")
+            db.execute("DELETE FROM meta WHERE key = 'feature_graph_changes'")
+    finally:
+        db.close()
+    reader = SQLiteStore(written.directory, read_only=True)
+    try:
+        assert_same(reader.graph_snapshot(), expected)
+        written.write([graph_write("b.md", ["Turing met Ada Lovelace in London."])])
+        assert "turing" in reader.graph_snapshot().entity_keys
+    finally:
+        reader.close()
