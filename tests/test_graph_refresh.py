@@ -27,6 +27,7 @@ from ragwright.stores.graph_snapshot import SnapshotRows
 from ragwright.stores.postgres import connect
 from ragwright.stores.postgres.graph_refresh import CachedGraph as CachedPostgresGraph
 from ragwright.stores.postgres.graph_refresh import current_graph as current_pg_graph
+from ragwright.stores.postgres.graph_schema import BUMP_GRAPH_VERSION as PG_BUMP
 from ragwright.stores.postgres.graph_schema import GRAPH_CHANGES_KEPT as PG_KEPT
 from ragwright.stores.postgres.graph_writes import PRUNE_EVERY
 from ragwright.stores.sqlite import SQLiteStore
@@ -303,3 +304,30 @@ def test_an_index_made_before_the_log_is_read_whole_when_opened_read_only(
         assert "turing" in reader.graph_snapshot().entity_keys
     finally:
         reader.close()
+
+
+def test_postgres_stamps_the_changes_of_any_writer_that_bumps_the_version(pg_url: str) -> None:
+    store = connect(pg_url)
+    store.bind_space(SPACE)
+    try:
+        store.write([graph_write("a.md", ["Ada Lovelace met Charles Babbage in London."])])
+        store.write([graph_write("b.md", ["Turing met Ada Lovelace."])])
+        before = store.graph_snapshot()
+        db = store._db
+        document = make_document("b.md", ["x"])[0].id
+
+        def older_writer(conn: Any) -> None:  # its own SQL: cascade, then the bare bump
+            conn.execute(db.sql("DELETE FROM {s}.chunks WHERE document_id = %s"), (document,))
+            conn.execute(db.sql(PG_BUMP))
+
+        db.run(older_writer, "deleting a document's chunks")
+        after = store.graph_snapshot()
+        assert after.change is not None and after.change.base == before.version  # replayed
+        assert "turing" not in after.entity_keys
+        fresh = connect(pg_url)
+        try:
+            assert_same(after, fresh.graph_snapshot())
+        finally:
+            fresh.close()
+    finally:
+        store.close()
