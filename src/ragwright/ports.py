@@ -724,7 +724,8 @@ class EntityResolver(Protocol):
 @runtime_checkable
 class GraphSource(Protocol):
     """The entity graph as graph search reads it: a snapshot of entities, chunks and their
-    links at one version (cheap to ask for again while nothing changed)."""
+    links at one version (cheap to ask for again while nothing changed; the stores bring
+    theirs up to date from a change log, and say so in `GraphSnapshot.change`)."""
 
     def graph_version(self) -> str: ...
 

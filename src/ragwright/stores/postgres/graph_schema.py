@@ -104,11 +104,13 @@ GRAPH_CHANGES_KEPT = 20_000
 
 #: The graph's change log (added beside the graph's tables, like them, once): what changed
 #: the graph, logged by triggers as it happens (a chunk whose facts were written or deleted,
-#: a key whose synonym links changed; neither: a merge decision) and stamped with the graph
-#: version its transaction bumps to (`BUMP_GRAPH_VERSION`). The bump holds the version's row
-#: until commit, so versions follow commit order: a reader that sees version V sees every
-#: change stamped V or less. A row never stamped (its transaction changed nothing the
-#: snapshot shows) is pruned with those older than the newest `GRAPH_CHANGES_KEPT` versions.
+#: a key whose synonym links changed; neither: a merge decision) and stamped, by a trigger on
+#: the settings row, with the graph version its transaction bumps to (`BUMP_GRAPH_VERSION`,
+#: last in every transaction that changes the graph), so any writer's changes are stamped.
+#: The bump holds the version's row until commit, so versions follow commit order: a reader
+#: that sees version V sees every change stamped V or less. A row never stamped (its
+#: transaction changed nothing the snapshot shows) is pruned with those older than the
+#: newest `GRAPH_CHANGES_KEPT` versions.
 GRAPH_CHANGES_DDL = """
 CREATE TABLE IF NOT EXISTS {s}.graph_changes (
     version  bigint,
@@ -144,6 +146,14 @@ BEGIN
     INSERT INTO {s}.graph_changes (chunk_id, key) VALUES (NULL, NULL);
     RETURN NULL;
 END $$;
+CREATE OR REPLACE FUNCTION {s}.graph_changes_stamp() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE {s}.graph_changes SET version = NEW.value::bigint
+        WHERE version IS NULL AND txid = txid_current();
+    RETURN NULL;
+END $$;
+CREATE OR REPLACE TRIGGER graph_changes_stamp AFTER INSERT OR UPDATE ON {s}.settings
+    FOR EACH ROW WHEN (NEW.key = 'graph_version') EXECUTE FUNCTION {s}.graph_changes_stamp();
 CREATE OR REPLACE TRIGGER graph_changes_facts AFTER INSERT OR DELETE ON {s}.graph_extractions
     FOR EACH ROW EXECUTE FUNCTION {s}.graph_changes_chunk();
 CREATE OR REPLACE TRIGGER graph_changes_synonyms AFTER INSERT OR DELETE ON {s}.graph_synonyms
@@ -152,10 +162,6 @@ CREATE OR REPLACE TRIGGER graph_changes_decisions AFTER INSERT ON {s}.graph_deci
     FOR EACH ROW EXECUTE FUNCTION {s}.graph_changes_decision();
 """
 
-#: This transaction's logged changes stamped with the version it bumped to.
-STAMP_GRAPH_CHANGES = (
-    "UPDATE {s}.graph_changes SET version = %s WHERE version IS NULL AND txid = txid_current()"
-)
 PRUNE_GRAPH_CHANGES = (
     "DELETE FROM {s}.graph_changes WHERE version <= %s OR "
     "(version IS NULL AND txid <> txid_current())"

@@ -17,7 +17,6 @@ from ragwright.stores.postgres.graph_schema import (
     BUMP_GRAPH_VERSION,
     GRAPH_CHANGES_KEPT,
     PRUNE_GRAPH_CHANGES,
-    STAMP_GRAPH_CHANGES,
 )
 from ragwright.stores.postgres.rows import CHUNK_COLUMNS
 from ragwright.stores.rows import chunk_from_row
@@ -81,12 +80,11 @@ def had_facts(db: SchemaDatabase, conn: Connection[Any], document_ids: list[str]
 
 
 def bump_graph_version(db: SchemaDatabase, conn: Connection[Any]) -> None:
-    """The next graph version, given to what this transaction logged; every so often the
-    log's old rows are pruned."""
+    """The next graph version (a trigger gives it to what this transaction logged); every
+    so often the log's old rows are pruned."""
     row = conn.execute(db.sql(BUMP_GRAPH_VERSION + " RETURNING value::bigint")).fetchone()
     assert row is not None
     version = int(row[0])
-    conn.execute(db.sql(STAMP_GRAPH_CHANGES), (version,))
     if version % PRUNE_EVERY == 0:
         conn.execute(db.sql(PRUNE_GRAPH_CHANGES), (version - GRAPH_CHANGES_KEPT,))
 

@@ -43,8 +43,8 @@ _SYNONYMS = (
 
 @dataclass(frozen=True, slots=True)
 class CachedGraph:
-    """A snapshot and what replaying the log onto it needs: the last change it covers, its
-    chunks' row ids and the keys current merge decisions name."""
+    """A snapshot and what replaying the log onto it needs: the last change it covers (-1:
+    the index has no log), its chunks' row ids and the keys current merge decisions name."""
 
     snapshot: GraphSnapshot
     seq: int
@@ -84,6 +84,8 @@ def _read_whole(
 
 def _replayed(db: sqlite3.Connection, cached: CachedGraph, version: str) -> CachedGraph | None:
     """``cached`` with the logged changes applied; None when reading everything is due."""
+    if cached.seq < 0:
+        return None  # an index without the log, opened read-only
     first, last = db.execute("SELECT min(seq), max(seq) FROM graph_changes").fetchone()
     if (first is None and cached.seq) or (first is not None and first > cached.seq + 1):
         return None  # pruned past the cached snapshot
@@ -142,4 +144,11 @@ def _version(db: sqlite3.Connection) -> str:
 
 
 def _last_seq(db: sqlite3.Connection) -> int:
+    """The last change logged; -1 when the index has no log (made before it, and opened
+    read-only, so it was not added)."""
+    found = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'graph_changes'"
+    ).fetchone()
+    if found is None:
+        return -1
     return int(db.execute("SELECT coalesce(max(seq), 0) FROM graph_changes").fetchone()[0])
