@@ -154,11 +154,16 @@ def main() -> None:
         store = SQLiteStore(tmp, create=False, background=False)
         retriever = Retriever(store, embedder)
         hybrid = SearchRequest(mode=SearchMode.HYBRID, top_k=10)
+        # The default's passage-first step reads and scores every fused candidate's text.
+        no_passage = hybrid.but(passage_coverage_weight=0.0, passage_heading_weight=0.0)
         runs: dict[str, Run] = {
             "numpy exact": numpy_exact(matrix),
             "ragwright vector": lambda t, v: store.vector_search(v, 10),
             "ragwright bm25": lambda t, v: store.keyword_search(t, 10),
             "ragwright hybrid": lambda t, v: retriever.search(t, hybrid, query_vector=v),
+            "ragwright hybrid, no passage step": lambda t, v: retriever.search(
+                t, no_passage, query_vector=v
+            ),
         }
         missing = []
         optional: list[tuple[str, tuple[str, ...], Callable[[], dict[str, Run]]]] = [
