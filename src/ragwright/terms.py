@@ -23,10 +23,14 @@ _QUESTION_WORDS = frozenset(
 )
 
 
+_WORD = re.compile(r"[a-z0-9]+")
+
+
 def content_words(text: str) -> set[str]:
     """The stems of ``text``'s content words."""
-    found = re.findall(r"[a-z0-9]+", text.lower())
-    return {stem(word) for word in found if len(word) > 1 and word not in _QUESTION_WORDS}
+    # Each distinct word once: a passage repeats its words, and stemming is the cost here.
+    found = set(_WORD.findall(text.lower()))
+    return {stem(word) for word in found - _QUESTION_WORDS if len(word) > 1}
 
 
 def names(text: str) -> list[str]:
