@@ -39,7 +39,7 @@ from ragwright.cli._federation import (
 )
 from ragwright.cli.search import DocumentShareOption, FilterOption
 from ragwright.config import load_config
-from ragwright.index import Index
+from ragwright.index import AskOptions, Index
 from ragwright.llms.settings import ENGINES, Budget, LLMSettings
 from ragwright.models import DEFAULT_COLLECTION, Answer, Citation
 from ragwright.pipeline.search_request import SearchMode, SearchRequest
@@ -141,6 +141,14 @@ def ask(
         **{key: value for key, value in flags.items() if value is not None}
     )
     caller = caller_of(as_principal)
+    options: AskOptions = {
+        "top_k": top_k,
+        "where": where,
+        "graph_context": graph_context,
+        "mode": mode,
+        "request": request,
+        "caller": caller,
+    }
     if is_federated(given, federation):
         with open_federation(
             given,
@@ -151,15 +159,7 @@ def ask(
             config=configuration,
             llm_settings=settings,
         ) as indexes:
-            stream = indexes.ask_stream(
-                question,
-                top_k=top_k,
-                where=where,
-                graph_context=graph_context,
-                mode=mode,
-                request=request,
-                caller=caller,
-            )
+            stream = indexes.ask_stream(question, **options)
             answer = _answer(question, stream, json_output)
     else:
         with Index(
@@ -171,15 +171,7 @@ def ask(
             llm_settings=settings,
             config=configuration,
         ) as kb:
-            stream = kb.ask_stream(
-                question,
-                top_k=top_k,
-                where=where,
-                graph_context=graph_context,
-                mode=mode,
-                request=request,
-                caller=caller,
-            )
+            stream = kb.ask_stream(question, **options)
             answer = _answer(question, stream, json_output)
             if not caller.restricted:  # it names fields of every document
                 warn_if_filter_matched_nothing(kb, where, len(answer.hits))

@@ -31,6 +31,7 @@ import numpy.typing as npt
 
 from ragwright.graph.model import GraphSnapshot, SnapshotChange
 from ragwright.graph.records import EDGE_WEIGHT_CAP, WEIGHT_UNITS
+from ragwright.stores.graph_snapshot import typed_snapshot
 
 T = TypeVar("T")
 Int64s = npt.NDArray[np.int64]
@@ -149,21 +150,15 @@ def apply_patch(
         entities=np.unique(relinked[relinked >= 0]),
         chunks=chunks.new_index(new_chunks),
     )
-    return GraphSnapshot(
-        version=version,
-        entity_keys=tuple(keys),
-        entity_names=tuple(entity_names),
-        chunk_ids=tuple(chunks.items),
-        mention_entity=mention_entity.astype(np.int32),
-        mention_chunk=mention_chunk.astype(np.int32),
-        mention_count=mention_count.astype(np.float32),
-        edge_source=edge_source.astype(np.int32),
-        edge_target=edge_target.astype(np.int32),
-        edge_weight=edge_weight.astype(np.float32),
-        synonym_source=synonym_source.astype(np.int32),
-        synonym_target=synonym_target.astype(np.int32),
-        synonym_weight=synonym_weight.astype(np.float32),
-        change=change,
+    return typed_snapshot(
+        version,
+        keys,
+        entity_names,
+        chunks.items,
+        (mention_entity, mention_chunk, mention_count),
+        (edge_source, edge_target, edge_weight),
+        (synonym_source, synonym_target, synonym_weight),
+        change,
     )
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ragwright.graph.model import GraphSnapshot
+from ragwright.graph.model import GraphSnapshot, SnapshotChange
 from ragwright.graph.records import EDGE_WEIGHT_CAP, WEIGHT_UNITS
 
 Int64s = npt.NDArray[np.int64]
@@ -82,20 +82,49 @@ def assemble(rows: SnapshotRows) -> GraphSnapshot:
     synonym_source, synonym_target, synonym_weight = _undirected(
         entities(rows.synonyms[:, 0]), entities(rows.synonyms[:, 1]), rows.synonyms[:, 2], "max"
     )
+    return typed_snapshot(
+        rows.version,
+        [keys[i] for i in kept],
+        [names[i] for i in kept],
+        rows.chunk_ids,
+        (mention_entity, mention_chunk, mention_count),
+        (edge_source, edge_target, edge_weight),
+        (synonym_source, synonym_target, synonym_weight),
+    )
+
+
+Triple = tuple[npt.NDArray[np.generic], npt.NDArray[np.generic], npt.NDArray[np.generic]]
+
+
+def typed_snapshot(
+    version: str,
+    keys: Sequence[str],
+    names: Sequence[str],
+    chunk_ids: Sequence[str],
+    mentions: Triple,
+    edges: Triple,
+    synonyms: Triple,
+    change: SnapshotChange | None = None,
+) -> GraphSnapshot:
+    """The snapshot with its arrays in their kept types: int32 positions, float32 weights.
+    ``mentions`` are (entity, chunk, count); ``edges`` and ``synonyms`` (source, target,
+    weight)."""
+    (mention_entity, mention_chunk, mention_count) = mentions
     return GraphSnapshot(
-        version=rows.version,
-        entity_keys=tuple(keys[i] for i in kept),
-        entity_names=tuple(names[i] for i in kept),
-        chunk_ids=tuple(rows.chunk_ids),
+        version=version,
+        entity_keys=tuple(keys),
+        entity_names=tuple(names),
+        chunk_ids=tuple(chunk_ids),
         mention_entity=mention_entity.astype(np.int32),
         mention_chunk=mention_chunk.astype(np.int32),
         mention_count=mention_count.astype(np.float32),
-        edge_source=edge_source.astype(np.int32),
-        edge_target=edge_target.astype(np.int32),
-        edge_weight=edge_weight.astype(np.float32),
-        synonym_source=synonym_source.astype(np.int32),
-        synonym_target=synonym_target.astype(np.int32),
-        synonym_weight=synonym_weight.astype(np.float32),
+        edge_source=edges[0].astype(np.int32),
+        edge_target=edges[1].astype(np.int32),
+        edge_weight=edges[2].astype(np.float32),
+        synonym_source=synonyms[0].astype(np.int32),
+        synonym_target=synonyms[1].astype(np.int32),
+        synonym_weight=synonyms[2].astype(np.float32),
+        change=change,
     )
 
 
