@@ -158,6 +158,9 @@ class ParseWorker:
         """The worker's connection once the worker holds ``parser`` (None: it cannot load it),
         and whether the worker answered just now (it was started or sent the parser)."""
         key = id(parser)
+        if self._child is not None and not self._child.is_alive():
+            # It died since the last file: a fresh one, without trying a send first.
+            self._discard()
         fresh = self._connection is None
         connection = self._ensure_started(source)
         if key in self._sent:  # (never so for a fresh worker)
