@@ -27,30 +27,22 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from ragwright._lazy import Lazy
-from ragwright.embedders.onnx import bert_feeds, bert_inputs, read_tokenizers
-from ragwright.errors import ConfigError, MissingDependencyError, RerankerError
+from ragwright.embedders.onnx import bert_feeds, read_tokenizers
+from ragwright.embedders.onnx_session import BertSession, model_in_folder, open_bert_session
+from ragwright.errors import ConfigError, RerankerError
 from ragwright.models import Hit
 from ragwright.rerankers._base import check_positive, check_top_k, reranked
 
 if TYPE_CHECKING:
     from tokenizers import Encoding, Tokenizer
 
-_INSTALL = "pip install onnxruntime tokenizers"
 _OWNER = "cross-encoder reranker"
-
-
-@dataclass(frozen=True)
-class _Runtime:
-    session: Any
-    input_names: tuple[str, ...]
-    input_dtypes: tuple[npt.DTypeLike, ...]
-    output_name: str
 
 
 @dataclass(frozen=True)
@@ -87,7 +79,11 @@ class CrossEncoderReranker:
         self.batch_size = check_positive(_OWNER, "batch_size", batch_size)
         self.threads = None if threads is None else check_positive(_OWNER, "threads", threads)
         self._pairs = Lazy(self._read_pairs)
-        self._runtime = Lazy(self._open_runtime)
+        self._runtime = Lazy(
+            lambda: open_bert_session(
+                self.model_path, threads=self.threads, what="a cross-encoder", error=RerankerError
+            )
+        )
 
     @classmethod
     def from_folder(
@@ -106,10 +102,8 @@ class CrossEncoderReranker:
                 f"{folder} is not a folder; the {_OWNER} expects a folder holding model.onnx "
                 "and tokenizer.json (an ONNX export of a cross-encoder)"
             )
-        candidates = (folder / "model.onnx", folder / "onnx" / "model.onnx")
-        model = next((p for p in candidates if p.is_file()), candidates[0])
         return cls(
-            model,
+            model_in_folder(folder),
             folder / "tokenizer.json",
             max_tokens=max_tokens,
             batch_size=batch_size,
@@ -165,7 +159,7 @@ class CrossEncoderReranker:
         return encoded
 
     def _run_batch(
-        self, runtime: _Runtime, batch: list[Encoding], pad_id: int
+        self, runtime: BertSession, batch: list[Encoding], pad_id: int
     ) -> npt.NDArray[np.float32]:
         feeds, _ = bert_feeds(batch, pad_id, runtime.input_names, runtime.input_dtypes)
         ids = feeds["input_ids"]
@@ -201,29 +195,6 @@ class CrossEncoderReranker:
                 f"passage beside the {specials} special tokens; raise it"
             )
         return _Pairs(tokenizer=tokenizers.counter, pad_id=tokenizers.pad_id, specials=specials)
-
-    def _open_runtime(self) -> _Runtime:
-        try:
-            import onnxruntime as ort
-        except ImportError as exc:  # pragma: no cover - a core dependency
-            raise MissingDependencyError(f"the {_OWNER}", _INSTALL) from exc
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = self.threads or 0
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        try:
-            session = ort.InferenceSession(
-                str(self.model_path), sess_options=options, providers=["CPUExecutionProvider"]
-            )
-        except Exception as exc:
-            raise RerankerError(f"onnxruntime cannot load {self.model_path}: {exc}") from exc
-        names, dtypes = bert_inputs(session, self.model_path, "a cross-encoder")
-        return _Runtime(
-            session=session,
-            input_names=names,
-            input_dtypes=dtypes,
-            output_name=session.get_outputs()[0].name,
-        )
 
 
 def _encode_plain(tokenizer: Tokenizer, texts: list[str]) -> list[Encoding]:

@@ -19,29 +19,25 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
 
 from ragwright._lazy import Lazy
-from ragwright.embedders.onnx import bert_feeds, bert_inputs, read_tokenizers
-from ragwright.errors import ConfigError, EmbedderError, MissingDependencyError
+from ragwright.embedders.onnx import bert_feeds, read_tokenizers
+from ragwright.embedders.onnx_session import BertSession, model_in_folder, open_bert_session
+from ragwright.errors import ConfigError, EmbedderError
 from ragwright.sparse.vector import SparseVector
 
 if TYPE_CHECKING:
     from tokenizers import Encoding, Tokenizer
 
-_INSTALL = "pip install onnxruntime tokenizers"
 _WHAT = "the SPLADE encoder"
 
 
 @dataclass(frozen=True)
 class _Runtime:
-    session: Any
-    input_names: tuple[str, ...]
-    input_dtypes: tuple[npt.DTypeLike, ...]
-    output_name: str
+    graph: BertSession
     tokenizer: Tokenizer  # truncates at max_tokens, never pads
     pad_id: int
 
@@ -65,8 +61,7 @@ class SpladeEncoder:
                 f"{self.folder} is not a folder; {_WHAT} expects a folder holding model.onnx "
                 "and tokenizer.json (an ONNX export of a SPLADE model)"
             )
-        candidates = (self.folder / "model.onnx", self.folder / "onnx" / "model.onnx")
-        self.model_path = next((p for p in candidates if p.is_file()), candidates[0])
+        self.model_path = model_in_folder(self.folder)
         self.tokenizer_path = self.folder / "tokenizer.json"
         missing = [str(p) for p in (self.model_path, self.tokenizer_path) if not p.is_file()]
         if missing:
@@ -118,11 +113,10 @@ class SpladeEncoder:
 
     def _run(self, runtime: _Runtime, texts: list[str]) -> list[SparseVector]:
         encodings = _encode(runtime.tokenizer, texts)
-        feeds, mask = bert_feeds(
-            encodings, runtime.pad_id, runtime.input_names, runtime.input_dtypes
-        )
+        graph = runtime.graph
+        feeds, mask = bert_feeds(encodings, runtime.pad_id, graph.input_names, graph.input_dtypes)
         try:
-            (logits,) = runtime.session.run([runtime.output_name], feeds)
+            (logits,) = graph.session.run([graph.output_name], feeds)
         except Exception as exc:  # onnxruntime raises its own untyped exceptions
             raise EmbedderError(f"onnxruntime failed on {len(texts)} texts: {exc}") from exc
         logits = np.asarray(logits, dtype=np.float32)
@@ -138,30 +132,11 @@ class SpladeEncoder:
         return [SparseVector.from_dense(row) for row in pooled]
 
     def _open(self) -> _Runtime:
-        try:
-            import onnxruntime as ort
-        except ImportError as exc:  # pragma: no cover - a core dependency
-            raise MissingDependencyError(_WHAT, _INSTALL) from exc
         tokenizers = read_tokenizers(self.tokenizer_path, self.max_tokens)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = self.threads or 0
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        try:
-            session = ort.InferenceSession(
-                str(self.model_path), sess_options=options, providers=["CPUExecutionProvider"]
-            )
-        except Exception as exc:
-            raise ConfigError(f"onnxruntime cannot load {self.model_path}: {exc}") from exc
-        names, dtypes = bert_inputs(session, self.model_path, _WHAT)
-        return _Runtime(
-            session=session,
-            input_names=names,
-            input_dtypes=dtypes,
-            output_name=session.get_outputs()[0].name,
-            tokenizer=tokenizers.encoder,
-            pad_id=tokenizers.pad_id,
+        graph = open_bert_session(
+            self.model_path, threads=self.threads, what=_WHAT, error=ConfigError
         )
+        return _Runtime(graph=graph, tokenizer=tokenizers.encoder, pad_id=tokenizers.pad_id)
 
 
 def _encode(tokenizer: Tokenizer, texts: list[str]) -> list[Encoding]:
