@@ -4,6 +4,7 @@ routes carrying it through search, search_routed and ask."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +12,9 @@ from types import MappingProxyType
 
 import pytest
 
+from cli_helpers import runner
 from ragwright import Index
+from ragwright.cli import app
 from ragwright.config import Config
 from ragwright.errors import ConfigError
 from ragwright.models import Arm, Chunk, Hit, Route, Scale
@@ -66,6 +69,17 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Index]:
     with Index(tmp_path_factory.mktemp("kb"), embedder=HashingEmbedder()) as built:
         built.ingest([docs])
         yield built
+
+
+def test_the_search_command_takes_the_cap(index: Index) -> None:
+    where = ["--index", str(index.location), "--embedder", "hashing"]
+    flags = ["--mode", "hybrid", "-k", "4", "--per-document", "1", "--json"]
+    shown = runner.invoke(app, ["search", "kettle lid spout", *where, *flags])
+    assert shown.exit_code == 0, shown.output
+    hits = json.loads(shown.stdout)["hits"]
+    assert len({hit["source"] for hit in hits}) == 4
+    refused = runner.invoke(app, ["search", "kettle", "--per-document", "-1"])
+    assert refused.exit_code == 2 and "Traceback" not in refused.output
 
 
 def sources(hits: list[Hit]) -> list[str]:
