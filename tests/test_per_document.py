@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import MappingProxyType
 
+import httpx
 import pytest
 
 from cli_helpers import runner
@@ -23,6 +24,7 @@ from ragwright.pipeline.search_request import SearchRequest
 from ragwright.planner import Capabilities, RulesPlanner, dispatch
 from ragwright.planner.settings import PlannerSettings
 from ragwright.testing import HashingEmbedder
+from server_helpers import serve
 
 AGGREGATE = "What are the main themes about kettles?"
 
@@ -80,6 +82,16 @@ def test_the_search_command_takes_the_cap(index: Index) -> None:
     assert len({hit["source"] for hit in hits}) == 4
     refused = runner.invoke(app, ["search", "kettle", "--per-document", "-1"])
     assert refused.exit_code == 2 and "Traceback" not in refused.output
+
+
+def test_the_http_search_takes_the_cap(index: Index) -> None:
+    body = {"query": "kettle lid spout", "mode": "hybrid", "top_k": 4, "per_document": 1}
+    with serve(index) as url:
+        found = httpx.post(f"{url}/v1/search", json=body, timeout=30)
+        refused = httpx.post(f"{url}/v1/search", json={**body, "per_document": -1}, timeout=30)
+    assert found.status_code == 200, found.text
+    assert len({hit["source"] for hit in found.json()["hits"]}) == 4
+    assert refused.status_code == 422 and "Traceback" not in refused.text
 
 
 def sources(hits: list[Hit]) -> list[str]:
