@@ -1,7 +1,7 @@
 """Aggregate questions: how much of what a complete answer must cover does each mode retrieve?
 
     nice .venv/bin/python benchmarks/aggregate_coverage.py [--top-k 5 10] [--extractor spacy] \\
-        [--min-mentions 2]
+        [--min-mentions 2] [--caps 1 2 3] [--depths 0 40]
 
 The 40 aggregate questions of the routing set (data/routing/questions.jsonl, written over the
 handbook corpus) have gold in data/routing/aggregate_gold.jsonl: for each, the documents a
@@ -11,8 +11,12 @@ recall@k is the share of those documents among the documents of the first k hits
 The handbook is ingested as ``ragwright ingest --graph`` does it (the default MiniLM
 embedder, the spaCy extractor), its communities are built as ``ragwright graph communities
 --rebuild`` does (extractive reports), and every question runs through `Index.search` in
-hybrid, graph, global and auto mode, as ``ragwright search --mode …`` runs it. Printed: the
-coverage per split and mode, and the modes auto ran.
+hybrid, graph, global and auto mode, as ``ragwright search --mode …`` runs it (auto with
+the planner's defaults: aggregate questions go to graph search with at most one chunk of a
+document in the top k), and, for each of ``--caps``, hybrid and graph search with that
+``per_document`` cap (``hybrid/1``: at most one chunk a document), at each of ``--depths``
+(``graph/1@40``: from 40 candidates). Printed: the coverage per
+split and mode, and the modes auto ran.
 """
 
 from __future__ import annotations
@@ -32,19 +36,39 @@ ROOT = Path(__file__).resolve().parent
 CORPUS = ROOT / "data" / "handbook" / "corpus"
 ROUTING = ROOT / "data" / "routing"
 MODES = ("hybrid", "graph", "global", "auto")
+#: A column: its label, the search mode, its per_document cap (0: none) and arm_depth (0: the
+#: default, max(2·top_k, 20)).
+Column = tuple[str, str, int, int]
 
 
 def _jsonl(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
 
 
-def coverage(index: Index, question: str, mode: str, required: set[str], k: int) -> float:
-    hits = index.search(question, mode=mode, top_k=k)
+def coverage(index: Index, question: str, column: Column, required: set[str], k: int) -> float:
+    _, mode, cap, depth = column
+    hits = index.search(question, mode=mode, top_k=k, per_document=cap, arm_depth=depth)
     found = {Path(hit.source).name for hit in hits[:k]}
     return len(found & required) / len(required)
 
 
-def measure(extractor: str, min_mentions: int, ks: Sequence[int]) -> None:
+def columns(caps: Sequence[int], depths: Sequence[int] = (0,)) -> list[Column]:
+    plain = [(mode, mode, 0, 0) for mode in MODES]
+    return plain + [
+        (f"{mode}/{cap}" + (f"@{depth}" if depth else ""), mode, cap, depth)
+        for cap in caps
+        for depth in depths
+        for mode in ("hybrid", "graph")
+    ]
+
+
+def measure(
+    extractor: str,
+    min_mentions: int,
+    ks: Sequence[int],
+    caps: Sequence[int] = (),
+    depths: Sequence[int] = (0,),
+) -> None:
     """Ingest the handbook with ``extractor``'s graph, build its communities, print the
     coverage table."""
     questions = {
@@ -78,7 +102,7 @@ def measure(extractor: str, min_mentions: int, ks: Sequence[int]) -> None:
             )
         ran = Counter(index.plan(str(questions[q]["question"])).mode for q in questions)
         print(f"auto ran: {dict(ran)}")
-        _report(index, questions, gold, ks)
+        _report(index, questions, gold, ks, columns(caps, depths))
 
 
 def main() -> None:
@@ -86,8 +110,12 @@ def main() -> None:
     parser.add_argument("--top-k", type=int, nargs="+", default=[5, 10])
     parser.add_argument("--extractor", default="spacy", help="the graph's extractor (spec)")
     parser.add_argument("--min-mentions", type=int, default=CommunitySettings().min_mentions)
+    parser.add_argument("--caps", type=int, nargs="*", default=[1], help="per_document caps")
+    parser.add_argument(
+        "--depths", type=int, nargs="+", default=[0], help="arm_depth of the capped columns"
+    )
     args = parser.parse_args()
-    measure(args.extractor, args.min_mentions, args.top_k)
+    measure(args.extractor, args.min_mentions, args.top_k, args.caps, args.depths)
 
 
 def _report(
@@ -95,24 +123,23 @@ def _report(
     questions: dict[str, dict[str, object]],
     gold: dict[str, set[str]],
     ks: Sequence[int],
+    shown: Sequence[Column],
 ) -> None:
-    header = " ".join(f"{mode + ' @' + str(k):>12}" for k in ks for mode in MODES)
     print("coverage recall (share of required documents among the top-k hits' documents)")
-    print(f"{'split':<6} {'n':>3} {header}")
-    scores = {
-        (q, mode, k): coverage(index, str(questions[q]["question"]), mode, gold[q], k)
-        for q in questions
-        for mode in MODES
-        for k in ks
-    }
-    for split in ("dev", "test", "all"):
-        ids = [q for q in questions if split in (questions[q]["split"], "all")]
-        cells = [
-            f"{sum(scores[(q, mode, k)] for q in ids) / len(ids):>12.3f}"
-            for k in ks
-            for mode in MODES
-        ]
-        print(f"{split:<6} {len(ids):>3} " + " ".join(cells), flush=True)
+    for k in ks:
+        header = " ".join(f"{column[0]:>10}" for column in shown)
+        print(f"@{k:<5} {'n':>3} {header}")
+        scores = {
+            (q, column[0]): coverage(index, str(questions[q]["question"]), column, gold[q], k)
+            for q in questions
+            for column in shown
+        }
+        for split in ("dev", "test", "all"):
+            ids = [q for q in questions if split in (questions[q]["split"], "all")]
+            cells = [
+                f"{sum(scores[(q, column[0])] for q in ids) / len(ids):>10.3f}" for column in shown
+            ]
+            print(f"{split:<6} {len(ids):>3} " + " ".join(cells), flush=True)
 
 
 if __name__ == "__main__":

@@ -194,7 +194,8 @@ def main() -> None:
     fields = (("AS@5", "all_support_at_5"), ("nDCG", "ndcg_at_10"))
     report("HotpotQA dev500 by type", runs, hotpot, groups, fields)
     if not args.skip_handbook:
-        measure("spacy", 2, (5, 10))  # the defaults: `ingest --graph`, `graph communities`
+        # The defaults (`ingest --graph`, `graph communities`); hybrid and graph capped too.
+        measure("spacy", 2, (5, 10), caps=(1,))
     if args.skip_scifact:
         return
     scifact = load_dataset(args.scifact)

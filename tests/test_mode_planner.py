@@ -61,7 +61,7 @@ def test_aggregation_goes_where_configured_and_a_yes_no_question_never_to_global
     to_global = RulesPlanner(aggregate_mode="global")
     assert to_global.route(question) == Route(
         "global", "aggregation cue 'main themes': a question about the corpus (aggregate_mode "
-        "global)"
+        "global, at most 1 chunk a document)", per_document=1
     )  # fmt: skip
     route = to_global.route("Do the main themes of the handbook include security?")
     assert route.mode != "global"

@@ -86,6 +86,7 @@ from ragwright.pipeline.ingest import (
     ingest_documents,
 )
 from ragwright.pipeline.llm_reports import LLMReporter
+from ragwright.pipeline.per_document import capped, routed
 from ragwright.pipeline.permitted import (
     readable_chunks,
     readable_ids,
@@ -938,7 +939,8 @@ class Index:
         chain = ResultChain([*configured, *processors])  # refuses a bad order before any work
         caller = request.caller
         if request.mode is SearchMode.AUTO:
-            request = request.but(mode=self.plan(query, caller=caller).mode)
+            request = routed(request, self.plan(query, caller=caller))
+        request, chain = capped(request, chain)
         if request.mode is SearchMode.GLOBAL:
             refuse_restricted(caller, "global search (the community reports)")
             return self._global_search(query, request, chain)
@@ -1071,7 +1073,9 @@ class Index:
             return self._planner
         settings = self.planner_settings
         rules = RulesPlanner(
-            comparison_mode=settings.comparison_mode, aggregate_mode=settings.aggregate_mode
+            comparison_mode=settings.comparison_mode,
+            aggregate_mode=settings.aggregate_mode,
+            aggregate_per_document=settings.aggregate_per_document,
         )
         if self.planner_settings.classifier == "llm":
             return LLMPlanner((session or self.llm_session("request")).llm, fallback=rules)
@@ -1098,7 +1102,7 @@ class Index:
         reason (the surfaces show it), else the mode asked for."""
         request = (request or SearchRequest()).but(**options)
         route = self._route(query, request.mode, None, request.caller)
-        return route, self.search(query, request.but(mode=route.mode))
+        return route, self.search(query, routed(request, route))
 
     def ask(self, question: str, **options: Unpack[AskOptions]) -> Answer:
         """An answer with ``[n]`` citations resolved to exact spans: `ask_stream`'s final
@@ -1167,6 +1171,7 @@ class Index:
         if name != "extractive" or (classifies and llm is not None):
             session = session or self.llm_session("request", llm)  # the planner's calls too
         route = self._route(question, mode, session, caller)
+        request = routed(request or SearchRequest(), route)
         if route.mode == SearchMode.GLOBAL:
             refuse_restricted(caller, "global search (the community reports)")
             answer = self._global_answer(question, name, where, llm, session)

@@ -256,12 +256,14 @@ class Route:
     """Where a question is sent: the search ``mode`` that runs (a `SearchMode` value), the one
     the planner chose (``planned``: "global" may run as hybrid where an index has no global
     search), why, and which planner decided ("rules", "llm:MODEL", or "request" when the
-    caller named the mode)."""
+    caller named the mode). ``per_document`` above 0 caps the chunks of one document in the
+    search's top k (the ``per_document`` search setting), for questions about many documents."""
 
     mode: str
     reason: str
     planned: str = ""
     planner: str = "rules"
+    per_document: int = 0
 
     def __post_init__(self) -> None:
         if not self.planned:

@@ -105,6 +105,15 @@ def search(
         ),
     ] = None,
     document_share: DocumentShareOption = None,
+    per_document: Annotated[
+        int | None,
+        typer.Option(
+            help="At most this many chunks of one document in the results, the rest behind "
+            "them (0: no cap). [default: 0]",
+            min=0,
+            max=MAX_TOP_K,
+        ),
+    ] = None,
     processor: ProcessorOption = None,
     index: IndexesOption = None,
     collection: CollectionOption = DEFAULT_COLLECTION,
@@ -133,6 +142,7 @@ def search(
         "sparse_weight": sparse_weight,
         "arm_depth": arm_depth,
         "document_share": document_share,
+        "per_document": per_document,
         "processors": processor or None,
     }
     configuration = load_config(config)

@@ -30,6 +30,7 @@ from ragwright.errors import (
     UnsupportedFilter,
     UnsupportedScale,
 )
+from ragwright.federation.communities import FederatedCommunities, member_communities
 from ragwright.federation.fan_out import Failure, FanOut, Pools, reason_of
 from ragwright.federation.members import MemberSpec, unique_members
 from ragwright.federation.settings import DEFAULT_TIMEOUT, FederationSettings
@@ -38,8 +39,10 @@ from ragwright.index import AskOptions, Index
 from ragwright.llms.settings import LLMSettings
 from ragwright.models import Answer, Chunk, Document, DocumentInfo, Hit, final_answer
 from ragwright.permissions import EVERYONE, Caller
+from ragwright.pipeline.community_view import CommunityView
 from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.pipeline.fusion import fuse_ranked_lists
+from ragwright.pipeline.permitted import refuse_restricted
 from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
 from ragwright.ports import LLM, ResultProcessor
 from ragwright.processors.chain import ResultChain
@@ -352,6 +355,26 @@ class Federation:
         if listed.failures:
             self._raise(listed.failures, "a listing without them would be incomplete")
         return [(name, info) for name in self.names for info in listed.results[name]]
+
+    def communities(
+        self, level: int | None = None, *, caller: Caller = EVERYONE
+    ) -> FederatedCommunities:
+        """Every member's communities (of ``level``; all when None) under its name, as
+        `ragwright.federation.communities` says: a member without any is left out with a
+        warning (strict: an error), and with none anywhere it is `GraphNotBuilt`."""
+        refuse_restricted(caller, "the community reports")
+        fanned = self._fan_out(lambda one: member_communities(one.name, one.index(), level))
+        self._check(fanned)
+        listed = tuple(fanned.results[name] for name in self.names if name in fanned.results)
+        return FederatedCommunities(listed, _warnings(fanned.failures))
+
+    def community(
+        self, community_id: int, index: str, *, caller: Caller = EVERYONE
+    ) -> CommunityView | None:
+        """Community ``community_id`` of member ``index`` (ids are numbered per member) with
+        its report cited into that member's documents; None when it has no such community."""
+        refuse_restricted(caller, "the community reports")
+        return self.member(index).community(community_id)
 
     def _first(
         self, lookup: Callable[[_Member], T | None], index: str | None

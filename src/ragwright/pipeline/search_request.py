@@ -15,6 +15,8 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
     sparse_weight = 0.0      # the sparse learned-term arm's weight in hybrid; 0: left out
     arm_depth = 0            # candidates each arm fetches for fusion; 0: max(2·top_k, 20)
     document_share = 1.0     # share of its document's best per arm its leading chunk takes
+    per_document = 0         # at most this many chunks of one document in the top_k (0: no
+                             # cap; see ragwright.pipeline.per_document)
     # the right passage first: the fused candidates reordered before the cut to top_k
     passage_coverage_weight = 0.3  # bonus for holding the question's rarer words (0: off)
     passage_heading_weight = 0.0   # bonus for a section heading matching the question
@@ -121,6 +123,7 @@ SETTING_KEYS = (
     "sparse_weight",
     "arm_depth",
     "document_share",
+    "per_document",
     *PASSAGE_KEYS,
     *GRAPH_KEYS,
     "processors",
@@ -151,6 +154,7 @@ class SearchOptions(TypedDict, total=False):
     sparse_weight: float
     arm_depth: int
     document_share: float
+    per_document: int
     passage_coverage_weight: float
     passage_heading_weight: float
     graph_weight: float
@@ -192,6 +196,9 @@ class SearchRequest:
     #: document's leading chunk takes when its own is lower: 1 ranks documents as if fused by
     #: document (see `ragwright.pipeline.fusion`).
     document_share: float = DEFAULT_DOCUMENT_SHARE
+    #: At most this many chunks of one document in the top_k, the rest behind them (0: no
+    #: cap): coverage for questions about many documents (`ragwright.pipeline.per_document`).
+    per_document: int = 0
     #: The `PassageFirst` step over fused candidates (see `ragwright.processors.passage_first`):
     #: chosen on the docs-qa dev half (benchmarks/evidence.py --sweep); both 0: off.
     passage_coverage_weight: float = 0.3
@@ -238,6 +245,11 @@ class SearchRequest:
                 f"document_share must be a number from 0 to 1, got {self.document_share!r}"
             )
         object.__setattr__(self, "document_share", float(self.document_share))
+        if not _integer(self.per_document) or not 0 <= self.per_document <= MAX_TOP_K:
+            raise ConfigError(
+                f"per_document must be an integer from 0 (no cap) to {MAX_TOP_K:,}, "
+                f"got {self.per_document!r}"
+            )
         for key in ("bm25_weight", "vector_weight", "sparse_weight", *PASSAGE_KEYS):
             weight = getattr(self, key)
             if not _number(weight) or weight < 0:

@@ -37,6 +37,7 @@ def dispatch(planned: Route, able: Capabilities) -> Route:
         f"{planned.reason}; {missing}, so hybrid",
         planned=planned.planned,
         planner=planned.planner,
+        per_document=planned.per_document,
     )
 
 

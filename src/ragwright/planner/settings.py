@@ -5,6 +5,8 @@ classifier = "rules"        # rules (offline) or llm (the [llm] model, one call 
 comparison_mode = "hybrid"  # where the rules send comparisons: hybrid or graph
 aggregate_mode = "graph"    # where they send questions about the whole corpus: graph, hybrid
                             # or global
+aggregate_per_document = 1  # at most this many chunks of one document in such a search's
+                            # top k (0: no cap)
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from ragwright.errors import ConfigError
 from ragwright.planner.rules import (
     AGGREGATE_MODES,
     DEFAULT_AGGREGATE_MODE,
+    DEFAULT_AGGREGATE_PER_DOCUMENT,
     DEFAULT_COMPARISON_MODE,
 )
 
@@ -27,6 +30,7 @@ class PlannerSettings:
     classifier: str = "rules"
     comparison_mode: str = DEFAULT_COMPARISON_MODE
     aggregate_mode: str = DEFAULT_AGGREGATE_MODE
+    aggregate_per_document: int = DEFAULT_AGGREGATE_PER_DOCUMENT
 
     def __post_init__(self) -> None:
         if self.classifier not in CLASSIFIERS:
@@ -43,15 +47,22 @@ class PlannerSettings:
                 f"[planner] aggregate_mode must be one of {', '.join(AGGREGATE_MODES)}, "
                 f"got {self.aggregate_mode!r}"
             )
+        per_document = self.aggregate_per_document
+        if not isinstance(per_document, int) or isinstance(per_document, bool) or per_document < 0:
+            raise ConfigError(
+                "[planner] aggregate_per_document must be an integer >= 0 (0: no cap), "
+                f"got {per_document!r}"
+            )
 
     @classmethod
     def from_config(cls, config: Config) -> PlannerSettings:
         raw = config.section("planner")
-        unknown = sorted(set(raw) - {"classifier", "comparison_mode", "aggregate_mode"})
+        known = ("classifier", "comparison_mode", "aggregate_mode", "aggregate_per_document")
+        unknown = sorted(set(raw) - set(known))
         if unknown:
             raise ConfigError(
                 f"{config.where} [planner]: unknown setting {', '.join(unknown)}; "
-                "known: classifier, comparison_mode, aggregate_mode"
+                f"known: {', '.join(known)}"
             )
         try:
             return cls(**raw)

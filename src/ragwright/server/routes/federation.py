@@ -1,23 +1,25 @@
 """The read routes over a federation (``ragwright serve`` with a ``[federation]`` table):
-search, ask, chunks and documents across the member indexes, each result naming its member
-(``index``). Writing (uploads, deletes, graph builds) goes to one index's own server; a
-federation serves none of those routes."""
+search, ask, chunks, documents and the members' graph communities across the member indexes,
+each result naming its member (``index``). Writing (uploads, deletes, graph builds) goes to
+one index's own server; a federation serves none of those routes."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi import APIRouter, Depends, Header, Path, Query, Request
 from fastapi.responses import StreamingResponse
 
 from ragwright.federation import Federation
 from ragwright.filters import parse_filter
+from ragwright.graph.community_shapes import build_json, community_json
 from ragwright.server.problems import ApiError
 from ragwright.server.routes._deps import UNTRUSTED, ReadCaller, ReadKey, SearchDefaults
 from ragwright.server.routes.search import AskRequest, SearchRequest, events
 from ragwright.shapes import (
     answer_json,
     chunk_json,
+    citation_json,
     document_info_json,
     document_json,
     search_json,
@@ -124,6 +126,59 @@ def get_document(
     name, doc = found
     shape = document_json(doc, federation.chunks_of(doc.id, name, caller=caller))
     return {**shape, "index": name, **UNTRUSTED}
+
+
+@router.get("/graph/communities", tags=["graph"])
+def communities(
+    federation: FederationDep,
+    caller: ReadCaller,
+    level: Annotated[
+        int | None, Query(ge=0, le=1000, description="The level to list (0: coarsest); all.")
+    ] = None,
+) -> dict[str, Any]:
+    """Each member's community build and communities (of ``level``), member by member under
+    its ``index``: a community is a cluster of one member's own entity graph, none spans
+    members. A member without communities is left out with a warning (strict: an error);
+    409 ``graph_not_built`` when no member has any."""
+    found = federation.communities(level, caller=caller)
+    listed = [
+        {
+            "index": member.index,
+            "build": build_json(member.build),
+            "communities": [
+                community_json(c, member.reports.get(c.community.id)) for c in member.communities
+            ],
+        }
+        for member in found.members
+    ]
+    return {"level": level, "members": listed, "warnings": list(found.warnings), **UNTRUSTED}
+
+
+@router.get("/graph/communities/{community_id}", tags=["graph"])
+def community(
+    federation: FederationDep,
+    caller: ReadCaller,
+    community_id: Annotated[int, Path(ge=0, le=2**31 - 1, description="The community's id.")],
+    index: Annotated[
+        str,
+        Query(
+            max_length=64,
+            description="The member whose community it is (a listed member's `index`): ids "
+            "are numbered per member, so the same id in two members names two communities.",
+        ),
+    ],
+) -> dict[str, Any]:
+    """One member's community, its report, and the report's points as citations into that
+    member's documents (``GET /v1/documents/{document_id}?index=…``)."""
+    view = federation.community(community_id, index, caller=caller)
+    if view is None:
+        raise ApiError(404, "unknown_community", f"no community {community_id} in index {index}")
+    return {
+        "index": index,
+        "community": community_json(view.community, view.report),
+        "citations": [citation_json(c) | {"index": index} for c in view.citations],
+        **UNTRUSTED,
+    }
 
 
 @router.get("/federation")

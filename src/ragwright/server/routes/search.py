@@ -83,6 +83,14 @@ class SearchRequest(BaseModel):
         description="Share of its document's best score in each arm a document's leading "
         "chunk takes in fusion.",
     )
+    per_document: int | None = Field(
+        None,
+        ge=0,
+        le=MAX_TOP_K,
+        strict=True,
+        description="At most this many chunks of one document in the hits, the rest behind "
+        "them (0: no cap).",
+    )
     # Graph mode's settings (ragwright.toml's [search] graph_* keys; checked by SearchRequest).
     graph_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
     graph_rrf_k: int | None = Field(None, ge=1, le=MAX_RRF_K, strict=True)
