@@ -150,8 +150,8 @@ def _print_report(kb: Index, report: ReindexReport | RechunkReport, json_output:
 def _print_status(kb: Index, json_output: bool) -> None:
     status = kb.space_status()
     if json_output:
-        kept = asdict(kb.chunking_status())
-        print_json(asdict(status) | {"embedder": kb.embedder_spec, "chunkings": kept})
+        chunks = asdict(kb.chunking_status())
+        print_json(asdict(status) | {"embedder": kb.embedder_spec, "chunkings": chunks})
         return
     chunkings = kb.chunking_status()
     console.print(f"current: {escape(str(kb.embedder_spec))}, {status.chunks:,} chunks")
