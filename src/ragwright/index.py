@@ -86,6 +86,7 @@ from ragwright.pipeline.ingest import (
     ingest_documents,
 )
 from ragwright.pipeline.llm_reports import LLMReporter
+from ragwright.pipeline.one_chunking import within_one_chunking
 from ragwright.pipeline.permitted import (
     readable_chunks,
     readable_ids,
@@ -955,12 +956,16 @@ class Index:
             graph.check()  # no graph is an error, even where there is nothing to search
         if self._store.space is None or not query.strip():
             return []
-        try:
-            hits = self._retrieve(query, request, graph, query_processors)
-        except EmbeddingSpaceChanged:
-            # A reindex swapped the space after the query was embedded: embed it again in
-            # the new space, once (a second swap within one search is the caller's to retry).
-            hits = self._retrieve(query, request, graph, query_processors)
+
+        def retrieve() -> list[Hit]:
+            try:
+                return self._retrieve(query, request, graph, query_processors)
+            except EmbeddingSpaceChanged:
+                # A reindex swapped the space after the query was embedded: embed it again in
+                # the new space, once (a second swap within one search is the caller's to retry).
+                return self._retrieve(query, request, graph, query_processors)
+
+        hits = within_one_chunking(self._store, retrieve)  # a re-chunk swaps every chunk
         hits = chain.process(query, hits) if chain.processors else hits
         return [dataclasses.replace(hit, rank=rank) for rank, hit in enumerate(hits, start=1)]
 

@@ -339,6 +339,11 @@ class ChunkingSwapped:
     graph_chunks: int
 
 
+#: The setting each chunking swap increments in its transaction: a search that finds it
+#: unchanged around its retrieval read one chunking (`ragwright.pipeline.one_chunking`).
+CHUNKING_GENERATION = "chunking_generation"
+
+
 @runtime_checkable
 class ChunkingRebuild(Protocol):
     """What `ragwright reindex --chunker` needs of a store: new chunks (ids, text, vectors,

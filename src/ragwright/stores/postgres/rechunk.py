@@ -23,6 +23,7 @@ import numpy as np
 from ragwright.errors import StoreError
 from ragwright.models import EmbeddingSpace
 from ragwright.ports import (
+    CHUNKING_GENERATION,
     Chunking,
     ChunkingSlot,
     ChunkingStatus,
@@ -237,6 +238,8 @@ class PostgresRechunk(PostgresWrites):
         if self._exists(conn, "space_vectors"):
             run("DELETE FROM {s}.space_vectors")
         run("DELETE FROM {s}.settings WHERE key IN ('space_staged', 'space_previous')")
+        run("INSERT INTO {s}.settings VALUES (%s, '1') ON CONFLICT (key) DO UPDATE "
+            "SET value = (settings.value::bigint + 1)::text", (CHUNKING_GENERATION,))  # fmt: skip
         if graph_chunks:
             bump_graph_version(self._db, conn)
         chunks = self._one(conn, "SELECT count(*) FROM {s}.chunks")

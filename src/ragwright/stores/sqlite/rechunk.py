@@ -24,6 +24,7 @@ import numpy as np
 from ragwright.errors import StoreError
 from ragwright.models import EmbeddingSpace
 from ragwright.ports import (
+    CHUNKING_GENERATION,
     Chunking,
     ChunkingSlot,
     ChunkingStatus,
@@ -174,6 +175,11 @@ class SQLiteRechunk(SQLiteSettings):
             # The vector spaces beside the current one belonged to the chunks just replaced.
             db.execute("DELETE FROM space_vectors")
             db.execute("DELETE FROM meta WHERE key IN ('space_staged', 'space_previous')")
+            db.execute(
+                "INSERT INTO meta(key, value) VALUES (?, '1') "
+                "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+                (CHUNKING_GENERATION,),
+            )
         self.space_changed(made.space)
         return ChunkingSwapped(documents, chunks, graph_chunks)
 
