@@ -1074,10 +1074,9 @@ class Index:
         `reindex` back (and a second call forward again), a re-chunk's chunks with it (their
         graph facts go with the chunks they belonged to: run `build_graph`)."""
         store = self._rebuildable()
-        chunkings = self._store if isinstance(self._store, ChunkingRebuild) else None
         with self._ingest_lock():
-            if slot == "previous" and chunkings and chunkings.chunking_status().previous:
-                chunkings.swap_chunking(slot)
+            if self._chunking_in(slot):
+                self._rechunkable().swap_chunking(slot)
             else:
                 store.swap_space(slot)
         self._embedder_made_again()
@@ -1091,6 +1090,13 @@ class Index:
             store.drop_space(slot)
             if isinstance(self._store, ChunkingRebuild):
                 self._store.drop_chunking(slot)
+
+    def _chunking_in(self, slot: Slot) -> bool:
+        """Whether a chunking (not only a space) is kept in ``slot``."""
+        if not isinstance(self._store, ChunkingRebuild):
+            return False
+        status = self._store.chunking_status()
+        return (status.staged if slot == "staged" else status.previous) is not None
 
     def _chunkings_staged(self) -> ChunkingSlot | None:
         if not isinstance(self._store, ChunkingRebuild):
