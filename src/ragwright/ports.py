@@ -470,6 +470,16 @@ class Source(Protocol):
 
 
 @runtime_checkable
+class ScopedSource(Protocol):
+    """A source that knows, before any listing, the prefixes of every document source it can
+    produce (``s3://bucket/prefix``, ``https://host/``): `ragwright sync add` refuses a source
+    whose scope overlaps another configured source's."""
+
+    @property
+    def scopes(self) -> tuple[str, ...]: ...
+
+
+@runtime_checkable
 class SourceCheckpoints(Protocol):
     """What `ragwright sync` needs of a store: a checkpoint per source, advanced only after
     the documents it covers are committed. Each call is one transaction."""
