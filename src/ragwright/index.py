@@ -1386,9 +1386,8 @@ class Index:
     def document(self, id_or_source: str, *, caller: Caller = EVERYONE) -> Document | None:
         """A document by id or by source path."""
         found = self._store.get_document(id_or_source) or self._store.find_document(id_or_source)
-        if found is None or found.id not in readable_ids(self._store, caller, [found.id]):
-            return None
-        return found
+        # Decided from its own principals: a document with no chunks has no readable chunk.
+        return found if found is not None and caller.may_read(found.principals) else None
 
     def chunk(self, chunk_id: str, *, caller: Caller = EVERYONE) -> Chunk | None:
         """A chunk by its id."""
