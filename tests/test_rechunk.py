@@ -152,6 +152,12 @@ def test_an_embedder_reindex_and_a_rechunk_wait_for_each_other(location: str) ->
         assert kb.embedder_spec == "hashing:128" and kb.space is not None
         assert kb.space.dimension == 128
         assert len(kb.search("bread", mode="vector", top_k=3)) == 3
+        kb.reindex("hashing:64", sample=0)  # an embedder swap after the re-chunk
+        assert kb.chunking_status().previous is None  # one rollback: the last swap's
+        previous = kb.space_status().previous
+        assert previous is not None and previous.embedder == "hashing:128"
+        kb.swap_space("previous")
+        assert kb.embedder_spec == "hashing:128" and len(chunk_ids(kb)) == 120
 
 
 RESUMABLE = """
