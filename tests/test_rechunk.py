@@ -127,6 +127,9 @@ def test_after_a_rechunk_the_graph_belongs_to_the_new_chunks_and_a_rollback_rest
             assert document.content[hit.chunk.char_start : hit.chunk.char_end] == hit.chunk.text
         kb.swap_space("previous")
         assert chunk_ids(kb) == old and kb.chunking == ChunkingConfig()
+        mentioned = {c for entity in kb.export_graph().entities for c in entity.chunks}
+        assert mentioned and mentioned <= old  # extracted again for the chunks brought back
+        assert kb.graph_stats().extracted["capitalized:1"] == 30
         after = [h.chunk.id for h in kb.search("rivers Item3x1", mode="hybrid", top_k=5)]
         assert after == before
         previous = kb.chunking_status().previous

@@ -1071,15 +1071,19 @@ class Index:
 
     def swap_space(self, slot: Slot) -> None:
         """Make the space in ``slot`` current in one transaction: ``previous`` rolls the last
-        `reindex` back (and a second call forward again), a re-chunk's chunks with it (their
-        graph facts go with the chunks they belonged to: run `build_graph`)."""
+        `reindex` back (and a second call forward again), a re-chunk's chunks with it (the
+        graph facts go with the chunks they belonged to, so those swapped in are extracted
+        after, as `reindex` does)."""
         store = self._rebuildable()
+        dropped = 0
         with self._ingest_lock():
             if self._chunking_in(slot):
-                self._rechunkable().swap_chunking(slot)
+                dropped = self._rechunkable().swap_chunking(slot).graph_chunks
             else:
                 store.swap_space(slot)
         self._embedder_made_again()
+        if dropped:  # the facts went with the chunks they belonged to: extract the others'
+            self.build_graph()
 
     def drop_space(self, slot: Slot) -> None:
         """Free the vectors of the space in ``slot`` (and the chunks of a re-chunk's):

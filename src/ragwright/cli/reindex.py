@@ -133,8 +133,9 @@ def _print_report(kb: Index, report: ReindexReport | RechunkReport, json_output:
             f"vs {a.self_found_staged:.0%} (new)"
         )
     if report.swapped:
+        chunker = f" chunked by {kb.chunking.spec}" if isinstance(report, RechunkReport) else ""
         console.print(
-            f"swapped: the index now uses {escape(str(kb.embedder_spec))}; "
+            f"swapped: the index now uses {escape(str(kb.embedder_spec))}{escape(chunker)}; "
             "`ragwright reindex --rollback` swaps back, `--drop-previous` frees the old space"
         )
     else:
