@@ -93,7 +93,7 @@ from ragwright.pipeline.permitted import (
     readable_stats,
     refuse_restricted,
 )
-from ragwright.pipeline.rechunk import Rechunker, RechunkReport
+from ragwright.pipeline.rechunk import Rechunker, RechunkReport, kept_chunking
 from ragwright.pipeline.reindex import Reindexer, ReindexReport
 from ragwright.pipeline.retrieval import Retriever
 from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
@@ -111,7 +111,6 @@ from ragwright.ports import (
     ChunkExport,
     Chunking,
     ChunkingRebuild,
-    ChunkingSlot,
     ChunkingStatus,
     ChunkLookup,
     CollectionIdentity,
@@ -1014,7 +1013,7 @@ class Index:
         spec = embedder or self.embedder_spec
         if spec is None:
             raise ConfigError("the index holds nothing to re-index yet: ingest first")
-        staged = self._chunkings_staged()
+        staged = kept_chunking(self._store, "staged")
         if chunking is None and staged is not None:
             raise ConfigError(
                 f"a re-chunk to {staged.chunking.chunker} is under way: finish it with the same "
@@ -1077,7 +1076,7 @@ class Index:
         store = self._rebuildable()
         dropped = 0
         with self._ingest_lock():
-            if self._chunking_in(slot):
+            if kept_chunking(self._store, slot) is not None:
                 dropped = self._rechunkable().swap_chunking(slot).graph_chunks
             else:
                 store.swap_space(slot)
@@ -1094,18 +1093,6 @@ class Index:
             store.drop_space(slot)
             if isinstance(self._store, ChunkingRebuild):
                 self._store.drop_chunking(slot)
-
-    def _chunking_in(self, slot: Slot) -> bool:
-        """Whether a chunking (not only a space) is kept in ``slot``."""
-        if not isinstance(self._store, ChunkingRebuild):
-            return False
-        status = self._store.chunking_status()
-        return (status.staged if slot == "staged" else status.previous) is not None
-
-    def _chunkings_staged(self) -> ChunkingSlot | None:
-        if not isinstance(self._store, ChunkingRebuild):
-            return None
-        return self._store.chunking_status().staged
 
     def _rechunkable(self) -> ChunkingRebuild:
         if not isinstance(self._store, ChunkingRebuild):

@@ -28,9 +28,11 @@ from ragwright.ports import (
     ChunkExport,
     Chunking,
     ChunkingRebuild,
+    ChunkingSlot,
     ChunkingStatus,
     DocumentWrite,
     Embedder,
+    Slot,
     StoredText,
     VectorSearch,
 )
@@ -176,3 +178,11 @@ class Rechunker:
             found_staged += chunk.document_id in staged
         n = len(chunks)
         return Agreement(n, top_k, overlap / n, found_current / n, found_staged / n)
+
+
+def kept_chunking(store: object, slot: Slot) -> ChunkingSlot | None:
+    """The chunking ``store`` keeps in ``slot`` (None there, or in a store that keeps none)."""
+    if not isinstance(store, ChunkingRebuild):
+        return None
+    status = store.chunking_status()
+    return status.staged if slot == "staged" else status.previous
