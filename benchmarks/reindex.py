@@ -14,7 +14,9 @@ With ``--chunker``, a re-chunk is timed too, in the same rounds: (c) the bare fl
 re-chunk, chunking the stored documents with the new chunker and embedding the new chunks'
 indexed texts with ``--to`` in batches, against (d) ``Index.reindex(--to, chunking=…)`` (read
 the stored documents, chunk, embed, stage whole documents a batch per transaction, swap), whose
-swap alone is timed as well; rates are new chunks per second.
+swap alone is timed as well (`Index.swap_space("staged")`: the store's one transaction, then
+making the index's embedder again, which for a model is its load); rates are new chunks per
+second.
 """
 
 from __future__ import annotations
