@@ -211,3 +211,21 @@ def test_graph_mode_only_reorders_what_the_caller_may_read(tmp_path: Path) -> No
         assert sources(kb.search("Harbour Market kelp", mode="graph", caller=STAFF)) == {"guide.md"}
         answer = kb.ask("What does Harbour Market pay?", mode="graph", caller=STAFF)
         assert "900" not in answer.text
+
+
+def test_a_document_without_chunks_is_seen_by_those_who_may_read_it(
+    tmp_path: Path, folder: Path
+) -> None:
+    (folder / "blank.md").write_text("\n\n", "utf-8")
+    (folder / "hr" / "blank.md").write_text("\n\n", "utf-8")
+    with Index(tmp_path / "kb", embedder=HashingEmbedder(), config=RULES) as kb:
+        kb.name_sources_from(folder)
+        kb.ingest(folder)
+        assert kb.chunks_of(kb.document("hr/blank.md").id) == []  # type: ignore[union-attr]
+        assert kb.document("blank.md", caller=STAFF) is not None
+        assert kb.document("hr/blank.md", caller=STAFF) is None
+        assert kb.document("hr/blank.md", caller=HR) is not None
+        listed = {d.source for d in kb.documents(caller=HR)}
+        assert listed == {"guide.md", "blank.md", "hr/salaries.md", "hr/blank.md"}
+        assert {d.source for d in kb.documents(caller=STAFF)} == {"guide.md", "blank.md"}
+        assert (kb.stats(caller=STAFF).documents, kb.stats(caller=HR).documents) == (2, 4)

@@ -86,6 +86,7 @@ from ragwright.pipeline.ingest import (
     ingest_documents,
 )
 from ragwright.pipeline.llm_reports import LLMReporter
+from ragwright.pipeline.one_chunking import within_one_chunking
 from ragwright.pipeline.per_document import capped, routed
 from ragwright.pipeline.permitted import (
     readable_chunks,
@@ -93,6 +94,7 @@ from ragwright.pipeline.permitted import (
     readable_stats,
     refuse_restricted,
 )
+from ragwright.pipeline.rechunk import Rechunker, RechunkReport, kept_chunking
 from ragwright.pipeline.reindex import Reindexer, ReindexReport
 from ragwright.pipeline.retrieval import Retriever
 from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
@@ -108,6 +110,9 @@ from ragwright.ports import (
     Checkpoint,
     Chunker,
     ChunkExport,
+    Chunking,
+    ChunkingRebuild,
+    ChunkingStatus,
     ChunkLookup,
     CollectionIdentity,
     CommunityStore,
@@ -952,12 +957,16 @@ class Index:
             graph.check()  # no graph is an error, even where there is nothing to search
         if self._store.space is None or not query.strip():
             return []
-        try:
-            hits = self._retrieve(query, request, graph, query_processors)
-        except EmbeddingSpaceChanged:
-            # A reindex swapped the space after the query was embedded: embed it again in
-            # the new space, once (a second swap within one search is the caller's to retry).
-            hits = self._retrieve(query, request, graph, query_processors)
+
+        def retrieve() -> list[Hit]:
+            try:
+                return self._retrieve(query, request, graph, query_processors)
+            except EmbeddingSpaceChanged:
+                # A reindex swapped the space after the query was embedded: embed it again in
+                # the new space, once (a second swap within one search is the caller's to retry).
+                return self._retrieve(query, request, graph, query_processors)
+
+        hits = within_one_chunking(self._store, retrieve)  # a re-chunk swaps every chunk
         hits = chain.process(query, hits) if chain.processors else hits
         return [dataclasses.replace(hit, rank=rank) for rank, hit in enumerate(hits, start=1)]
 
@@ -983,63 +992,114 @@ class Index:
 
     def reindex(
         self,
-        embedder: str,
+        embedder: str | None,
         *,
+        chunking: ChunkingConfig | None = None,
         batch: int = 256,
         sample: int = 50,
         swap: bool = True,
         progress: Callable[[int, int], None] | None = None,
-    ) -> ReindexReport:
+    ) -> ReindexReport | RechunkReport:
         """Build the space of the embedder ``embedder`` (a spec such as ``hashing:128``)
         beside the current one from the stored chunks, check it and (``swap``) make it
         current in one transaction; searches use the current space until then, and the
         previous one is kept for `swap_space("previous")`. Resumes a killed run. See
-        `ragwright.pipeline.reindex`."""
-        store = self._rebuildable()
+        `ragwright.pipeline.reindex`. With ``chunking``, the documents' stored text is
+        chunked again too (``embedder`` None: the current one), and a swap that drops graph
+        facts extracts the new chunks' (`ragwright.pipeline.rechunk`)."""
         if self._embedder_choice is not None:
             raise ConfigError(
                 "open the index without an embedder to reindex it: the new one is named by "
                 "reindex's own --embedder"
             )
-        new = create_embedder(embedder)
+        spec = embedder or self.embedder_spec
+        if spec is None:
+            raise ConfigError("the index holds nothing to re-index yet: ingest first")
+        staged = kept_chunking(self._store, "staged")
+        if chunking is None and staged is not None:
+            raise ConfigError(
+                f"a re-chunk to {staged.chunking.chunker} is under way: finish it with the same "
+                "`ragwright reindex --chunker …` or abandon it with `ragwright reindex --abandon`"
+            )
+        new = create_embedder(spec)
         try:
             with self._ingest_lock():
-                reindexer = Reindexer(
-                    store,
-                    self._store,
-                    self._store,
-                    current=self._checked_embedder(),
-                    embedder=new,
-                    embedder_spec=embedder,
-                    batch=batch,
-                )
-                report = reindexer.run(sample=sample, swap=swap, progress=progress)
+                if chunking is None:
+                    report: ReindexReport | RechunkReport = Reindexer(
+                        self._rebuildable(), self._store, self._store,
+                        current=self._checked_embedder(), embedder=new, embedder_spec=spec,
+                        batch=batch,
+                    ).run(sample=sample, swap=swap, progress=progress)  # fmt: skip
+                else:
+                    report = self._rechunk(new, spec, chunking, batch).run(
+                        sample=sample, swap=swap, progress=progress
+                    )
         finally:
             closing = getattr(new, "close", None)
             if callable(closing):
                 closing()
         if swap:
             self._embedder_made_again()
+        if isinstance(report, RechunkReport) and report.graph_chunks_dropped:
+            extracted = self.build_graph().chunks_extracted
+            report = dataclasses.replace(report, graph_chunks_extracted=extracted)
         return report
+
+    def _rechunk(
+        self, embedder: Embedder, spec: str, chunking: ChunkingConfig, batch: int
+    ) -> Rechunker:
+        if self._rebuildable().space_status().staged is not None:
+            raise ConfigError(
+                "an embedder reindex is under way: finish it or abandon it with "
+                "`ragwright reindex --abandon` before re-chunking"
+            )
+        counter = embedder if isinstance(embedder, TokenCounter) else None
+        chunker = create_chunker(chunking.name, token_counter=counter, **chunking.options)
+        return Rechunker(
+            self._rechunkable(), self._store, self._store,
+            current=self._checked_embedder(), chunker=chunker, embedder=embedder,
+            chunking=Chunking(chunking.spec, embedder.space, spec),
+            max_chunk_chars=IngestOptions().max_chunk_chars, batch=batch,
+        )  # fmt: skip
 
     def space_status(self) -> SpaceStatus:
         """The current space's chunk count and the spaces kept beside it (`reindex`)."""
         return self._rebuildable().space_status()
 
+    def chunking_status(self) -> ChunkingStatus:
+        """The current chunking's counts and the chunkings kept beside it (`reindex`)."""
+        return self._rechunkable().chunking_status()
+
     def swap_space(self, slot: Slot) -> None:
         """Make the space in ``slot`` current in one transaction: ``previous`` rolls the last
-        `reindex` back (and a second call forward again)."""
+        `reindex` back (and a second call forward again), a re-chunk's chunks with it (the
+        graph facts go with the chunks they belonged to, so those swapped in are extracted
+        after, as `reindex` does)."""
         store = self._rebuildable()
+        dropped = 0
         with self._ingest_lock():
-            store.swap_space(slot)
+            if kept_chunking(self._store, slot) is not None:
+                dropped = self._rechunkable().swap_chunking(slot).graph_chunks
+            else:
+                store.swap_space(slot)
         self._embedder_made_again()
+        if dropped:  # the facts went with the chunks they belonged to: extract the others'
+            self.build_graph()
 
     def drop_space(self, slot: Slot) -> None:
-        """Free the vectors of the space in ``slot``: ``previous`` after a `reindex` is
-        trusted (no rollback from then on), ``staged`` to abandon one being built."""
+        """Free the vectors of the space in ``slot`` (and the chunks of a re-chunk's):
+        ``previous`` after a `reindex` is trusted (no rollback from then on), ``staged`` to
+        abandon one being built."""
         store = self._rebuildable()
         with self._ingest_lock():
             store.drop_space(slot)
+            if isinstance(self._store, ChunkingRebuild):
+                self._store.drop_chunking(slot)
+
+    def _rechunkable(self) -> ChunkingRebuild:
+        if not isinstance(self._store, ChunkingRebuild):
+            raise ConfigError(f"{type(self._store).__name__} cannot build a second chunking")
+        return self._store
 
     def _rebuildable(self) -> SpaceRebuild:
         if not isinstance(self._store, SpaceRebuild):
@@ -1322,9 +1382,8 @@ class Index:
     def document(self, id_or_source: str, *, caller: Caller = EVERYONE) -> Document | None:
         """A document by id or by source path."""
         found = self._store.get_document(id_or_source) or self._store.find_document(id_or_source)
-        if found is None or found.id not in readable_ids(self._store, caller, [found.id]):
-            return None
-        return found
+        # Decided from its own principals: a document with no chunks has no readable chunk.
+        return found if found is not None and caller.may_read(found.principals) else None
 
     def chunk(self, chunk_id: str, *, caller: Caller = EVERYONE) -> Chunk | None:
         """A chunk by its id."""

@@ -63,6 +63,13 @@ class Caller:
     def restricted(self) -> bool:
         return self.principals is not None
 
+    def may_read(self, principals: Sequence[str]) -> bool:
+        """Whether this caller may read a document listing ``principals`` (none: everyone's),
+        as `Readable` decides it in a store's query."""
+        if self.principals is None or not principals:
+            return True
+        return not set(principals).isdisjoint(self.principals)
+
     def readable(self) -> Readable | None:
         """The filter node that keeps what this caller may read (None: everything)."""
         return None if self.principals is None else Readable(self.principals)

@@ -291,6 +291,95 @@ class SpaceRebuild(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class Chunking:
+    """What makes a chunking's chunks and vectors: the chunker spec (`ChunkingConfig.spec`),
+    the embedding space and the embedder spec."""
+
+    chunker: str
+    space: EmbeddingSpace
+    embedder: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkingSlot:
+    """A chunking kept in a `Slot` beside the current one, and how many documents (at their
+    stored version) and chunks of them it holds."""
+
+    chunking: Chunking
+    documents: int
+    chunks: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkingStatus:
+    """The current chunking's documents and chunks and the chunkings kept beside it."""
+
+    documents: int
+    chunks: int
+    staged: ChunkingSlot | None
+    previous: ChunkingSlot | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredText:
+    """A stored document and its stored version (its fingerprint), read to be re-chunked."""
+
+    document: Document
+    fingerprint: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkingSwapped:
+    """What a chunking swap did: the documents and chunks now current, and how many chunks'
+    graph facts it dropped with the chunks they belonged to."""
+
+    documents: int
+    chunks: int
+    graph_chunks: int
+
+
+#: The setting each chunking swap increments in its transaction: a search that finds it
+#: unchanged around its retrieval read one chunking (`ragwright.pipeline.one_chunking`).
+CHUNKING_GENERATION = "chunking_generation"
+
+
+@runtime_checkable
+class ChunkingRebuild(Protocol):
+    """What `ragwright reindex --chunker` needs of a store: new chunks (ids, text, vectors,
+    keyword and field entries) built beside the current ones from the stored text, swapped
+    in one transaction, the previous ones kept for a rollback. Searches keep using the
+    current chunks until the swap."""
+
+    def chunking_status(self) -> ChunkingStatus: ...
+
+    def unstaged_documents(self, after: str | None, limit: int) -> list[StoredText]:
+        """Up to ``limit`` documents, in id order after ``after``, whose stored version has
+        no chunks in the staged chunking yet: what a resumed build still has to chunk."""
+        ...
+
+    def stage_chunks(self, chunking: Chunking, writes: Sequence[DocumentWrite]) -> None:
+        """Record the chunks and vectors of ``writes`` (each replacing what the document had
+        staged; its ``fingerprint`` the stored version they were made from) in the staged
+        ``chunking``, in one transaction; the first call starts it. `StoreError` if another
+        chunking is staged."""
+        ...
+
+    def staged_documents_search(self, queries: Vectors, top_k: int) -> list[list[str]]:
+        """The document ids of each query's ``top_k`` nearest chunks in the staged chunking."""
+        ...
+
+    def swap_chunking(self, slot: Slot) -> ChunkingSwapped:
+        """Make the chunking in ``slot`` current in one transaction (refused unless it holds
+        every document at its stored version); the current one becomes ``previous``. The
+        current chunks' graph facts go with them; the spaces of `SpaceRebuild` are dropped."""
+        ...
+
+    def drop_chunking(self, slot: Slot) -> None:
+        """Forget the chunking in ``slot`` and free its chunks."""
+        ...
+
+
 @runtime_checkable
 class DocumentMove(Protocol):
     """What the folder watcher needs to follow a renamed or moved file: the stored document
@@ -378,6 +467,16 @@ class Source(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class ScopedSource(Protocol):
+    """A source that knows, before any listing, the prefixes of every document source it can
+    produce (``s3://bucket/prefix``, ``https://host/``): `ragwright sync add` refuses a source
+    whose scope overlaps another configured source's."""
+
+    @property
+    def scopes(self) -> tuple[str, ...]: ...
 
 
 @runtime_checkable

@@ -26,7 +26,7 @@ from ragwright.cli._common import (
     reports_errors,
 )
 from ragwright.cli.ingest import name_sources
-from ragwright.config import CONFIG_FILE, config_path, load_config
+from ragwright.config import CONFIG_FILE, Config, config_path, load_config
 from ragwright.errors import ConfigError
 from ragwright.models import DEFAULT_COLLECTION
 from ragwright.pipeline.folder_sync import SyncReport
@@ -35,6 +35,7 @@ from ragwright.pipeline.source_sync import BATCH_DOCUMENTS
 from ragwright.shapes import source_state_json
 from ragwright.sources import open_source, source_types
 from ragwright.sources.config_file import add_source, remove_source
+from ragwright.sources.scopes import refuse_overlap
 from ragwright.sources.settings import SourceSettings
 
 app = typer.Typer(
@@ -83,6 +84,7 @@ def add(
             raise ConfigError(f"--set {setting!r}: write KEY=VALUE")
         table[key.strip()] = _value(value.strip())
     path = _target(config)
+    refuse_overlap(load_config(path) if path.is_file() else Config({}, path), name, table)
     add_source(path, name, table)
     console.print(f"added source {escape(name)} ({kind}) to {escape(str(path))}")
 

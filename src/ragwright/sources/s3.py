@@ -40,6 +40,11 @@ class S3Source:
         self.max_bytes = max_bytes
         self.principals = principals
 
+    @property
+    def scopes(self) -> tuple[str, ...]:
+        """Its objects' document sources all start so (`ScopedSource`)."""
+        return (self._source(self.prefix),)
+
     def close(self) -> None:
         self.client.close()
 

@@ -66,6 +66,11 @@ class WebsiteSource:
         )
         self._bodies: dict[str, bytes] = {}
 
+    @property
+    def scopes(self) -> tuple[str, ...]:
+        """The crawl stays on one host: its pages' document sources all start so."""
+        return (self.origin + "/",)
+
     def close(self) -> None:
         self.client.close()
 

@@ -109,6 +109,16 @@ class PermissionContract:
             ("public.md", 1),
         ]
 
+    def test_documents_without_chunks_are_listed_for_their_readers(self, store: Any) -> None:
+        fill(store)
+        for source, principals in (("empty.md", ()), ("hr/empty.md", ("group:hr",))):
+            document = Document(document_id_for(source), source, "", principals=principals)
+            store.upsert(document, [], np.empty((0, SPACE.dimension), dtype=np.float32))
+        listed = {d.source for d in store.list_documents(Readable(("group:hr",)))}
+        assert listed == {"public.md", "hr/pay.md", "hr/review.md", "empty.md", "hr/empty.md"}
+        listed = {d.source for d in store.list_documents(Readable(("group:legal",)))}
+        assert listed == {"public.md", "legal/case.md", "empty.md"}
+
     def test_a_documents_principals_are_read_back(self, store: Any) -> None:
         fill(store)
         document = store.get_document(document_id_for("hr/review.md"))

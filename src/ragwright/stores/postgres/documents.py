@@ -6,10 +6,11 @@ import dataclasses
 
 from psycopg import sql
 
-from ragwright.filters import Filter
+from ragwright.filters import Filter, Readable
 from ragwright.models import Document, DocumentInfo
 from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.filters import FilterCompiler
+from ragwright.stores.postgres.permissions import readable_documents
 from ragwright.stores.rows import document_from_row, document_info_from_row
 
 
@@ -36,7 +37,11 @@ class PostgresDocuments:
     def list_documents(self, where: Filter | None = None) -> list[DocumentInfo]:
         """Stored documents by source; with a filter, those having a chunk that matches."""
         condition, params = self._filters.compile(where)
-        if where is not None:
+        if isinstance(where, Readable):  # by the documents' readers: also those without chunks
+            readers = sql.SQL("{}.document_readers").format(self._db.identifier)
+            params = []
+            condition = readable_documents(readers, where.principals, params)
+        elif where is not None:
             condition = sql.SQL("d.id IN (SELECT c.document_id FROM {}.chunks c WHERE {})").format(
                 self._db.identifier, condition
             )

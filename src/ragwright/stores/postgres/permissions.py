@@ -43,16 +43,31 @@ def readable_condition(
     readers: sql.Composable, principals: Sequence[str], params: list[object]
 ) -> sql.Composable:
     """True for chunks ``c`` whose document has no readers or lists one of ``principals``."""
-    everyone = sql.SQL(
-        "NOT EXISTS (SELECT 1 FROM {} r WHERE r.document_id = c.document_id)"
-    ).format(readers)
+    return _readable(sql.SQL("c.document_id"), readers, principals, params)
+
+
+def readable_documents(
+    readers: sql.Composable, principals: Sequence[str], params: list[object]
+) -> sql.Composable:
+    """True for the documents ``d`` a caller with ``principals`` may read (with chunks or not)."""
+    return _readable(sql.SQL("d.id"), readers, principals, params)
+
+
+def _readable(
+    document: sql.Composable,
+    readers: sql.Composable,
+    principals: Sequence[str],
+    params: list[object],
+) -> sql.Composable:
+    everyone = sql.SQL("NOT EXISTS (SELECT 1 FROM {} r WHERE r.document_id = {})").format(
+        readers, document
+    )
     if not principals:
         return sql.SQL("({})").format(everyone)
     params.append(list(principals))
     listed = sql.SQL(
-        "EXISTS (SELECT 1 FROM {} r WHERE r.document_id = c.document_id "
-        "AND r.principal = ANY(%s::text[]))"
-    ).format(readers)
+        "EXISTS (SELECT 1 FROM {} r WHERE r.document_id = {} AND r.principal = ANY(%s::text[]))"
+    ).format(readers, document)
     return sql.SQL("({} OR {})").format(everyone, listed)
 
 

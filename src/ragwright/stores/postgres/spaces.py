@@ -20,6 +20,7 @@ from ragwright.errors import StoreError
 from ragwright.models import Chunk, EmbeddingSpace
 from ragwright.ports import Slot, SpaceSlot, SpaceStatus, Vectors
 from ragwright.stores.postgres.backend import lock_schema
+from ragwright.stores.postgres.rechunk import drop_chunking_slot
 from ragwright.stores.postgres.rows import CHUNK_COLUMNS
 from ragwright.stores.postgres.schema import HNSW_MAX_DIMENSION
 from ragwright.stores.postgres.settings import PostgresSettings
@@ -179,6 +180,7 @@ class PostgresSpaces(PostgresSettings):
         run("DELETE FROM {s}.settings WHERE key = %s", (_KEYS[slot],))
         if current is not None:
             self._record(conn, "previous", current, embedder)
+        drop_chunking_slot(self._db, conn, "previous")  # one rollback at a time: this swap's
         return incoming.space
 
     def _run_on(self, conn: Connection[Any]) -> Any:

@@ -42,6 +42,7 @@ from ragwright.stores.postgres.graph_writes import PostgresGraphWrites
 from ragwright.stores.postgres.ingest_lock import ingest_lock
 from ragwright.stores.postgres.keyword_search import PostgresKeywordSearch
 from ragwright.stores.postgres.moves import PostgresMoves
+from ragwright.stores.postgres.rechunk import PostgresRechunk
 from ragwright.stores.postgres.schema import SCHEMA_VERSION, schema_name
 from ragwright.stores.postgres.settings import open_schema
 from ragwright.stores.postgres.spaces import PostgresSpaces
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
 
 
 class PostgresStore(
+    PostgresRechunk,  # before the writes it builds on
     PostgresWrites,
     PostgresMoves,
     PostgresCheckpoints,

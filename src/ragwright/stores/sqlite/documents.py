@@ -5,11 +5,12 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from ragwright.filters import Filter
+from ragwright.filters import Filter, Readable
 from ragwright.models import Document, DocumentInfo
 from ragwright.stores.rows import document_from_row, document_info_from_row
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.filters import Params, compile_filter
+from ragwright.stores.sqlite.permissions import readable_documents
 
 
 class SQLiteDocuments:
@@ -34,7 +35,9 @@ class SQLiteDocuments:
     def list_documents(self, where: Filter | None = None) -> list[DocumentInfo]:
         """Stored documents by source; with a filter, those having a chunk that matches."""
         condition, params = condition_for(where)
-        if where is not None:
+        if isinstance(where, Readable):  # by the documents' readers: also those without chunks
+            condition, params = readable_documents(where.principals)
+        elif where is not None:
             condition = f"d.id IN (SELECT c.document_id FROM chunks c WHERE {condition})"
         rows = self._db.query(
             "SELECT d.id, d.source, d.content_hash, "

@@ -86,6 +86,22 @@ def readable_condition(principals: Sequence[str], params: list[object]) -> str:
     return f"(c.rowid IN ({readable_rows(principals, params)}))"
 
 
+def readable_documents(principals: Sequence[str]) -> tuple[str, list[object]]:
+    """True for the documents ``d`` a caller with ``principals`` may read, from their readers
+    (a document with no chunks has no `chunk_readers` row)."""
+    marks = ", ".join("?" for _ in principals)
+    listed = (
+        f" OR EXISTS (SELECT 1 FROM document_readers r WHERE r.document_id = d.id AND "
+        f"r.principal IN ({marks}))"
+        if principals
+        else ""
+    )
+    condition = (
+        f"(NOT EXISTS (SELECT 1 FROM document_readers r WHERE r.document_id = d.id){listed})"
+    )
+    return condition, list(principals)
+
+
 def write_readers(db: sqlite3.Connection, document_id: str, principals: Sequence[str]) -> None:
     """Make ``principals`` the readers of a document (inside the caller's transaction), before
     its chunks are inserted or re-pointed (their triggers copy the readers)."""

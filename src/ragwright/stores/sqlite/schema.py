@@ -28,6 +28,7 @@ from contextlib import contextmanager, suppress
 from ragwright.stores.sqlite.community_schema import ALIAS_DDL, COMMUNITY_DDL
 from ragwright.stores.sqlite.graph_schema import GRAPH_CHANGES_DDL, GRAPH_DDL
 from ragwright.stores.sqlite.permissions import READERS_DDL
+from ragwright.stores.sqlite.rechunk import CHUNK_SLOTS_DDL
 from ragwright.stores.sqlite.sparse_schema import SPARSE_DDL
 
 SCHEMA_VERSION = 2
@@ -277,4 +278,5 @@ FEATURES = {
     "feature_spaces": SPACES_DDL,
     "feature_sparse": SPARSE_DDL,  # the sparse learned-term arm's postings (sparse)
     "feature_permissions": READERS_DDL,  # who may read each document (permissions)
+    "feature_chunk_slots": CHUNK_SLOTS_DDL,  # chunkings beside the current one (rechunk)
 }

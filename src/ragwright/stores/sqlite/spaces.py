@@ -23,6 +23,7 @@ from ragwright.models import Chunk, EmbeddingSpace
 from ragwright.ports import Slot, SpaceSlot, SpaceStatus, Vectors
 from ragwright.stores.rows import chunk_from_row, space_json
 from ragwright.stores.sqlite.keyword_matrix import best_positions
+from ragwright.stores.sqlite.rechunk import drop_chunking_slot
 from ragwright.stores.sqlite.rows import CHUNK_COLUMNS
 from ragwright.stores.sqlite.settings import SQLiteSettings, recorded_space
 
@@ -126,6 +127,7 @@ class SQLiteSpaces(SQLiteSettings):
             db.execute("DELETE FROM meta WHERE key = ?", (_KEYS[slot],))
             if current is not None:
                 _record(db, "previous", current, str(embedder[0]) if embedder else "")
+            drop_chunking_slot(db, "previous")  # one rollback at a time: this swap's
         self.space_changed(incoming.space)
 
     def drop_space(self, slot: Slot) -> None:

@@ -41,6 +41,7 @@ from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
 from ragwright.stores.sqlite.moves import SQLiteMoves
 from ragwright.stores.sqlite.opening import EMPTY_FILE, settle_schema
 from ragwright.stores.sqlite.permissions import EMPTY_READERS_DDL
+from ragwright.stores.sqlite.rechunk import SQLiteRechunk
 from ragwright.stores.sqlite.schema import FEATURES, SCHEMA_VERSION
 from ragwright.stores.sqlite.search import SQLiteSearch
 from ragwright.stores.sqlite.spaces import SQLiteSpaces
@@ -63,6 +64,7 @@ class SQLiteStore(
     SQLiteCommunities,
     SQLiteEntityResolution,
     SQLiteSpaces,
+    SQLiteRechunk,
     SQLiteSparse,
 ):
     """Documents, chunks, vectors, BM25 and the entity graph in one SQLite file. Safe to
