@@ -186,6 +186,8 @@ def _setting(item: str) -> tuple[str, float | int]:
     return key, int(number) if key in (
         "graph_seed_hits",
         "graph_keep_top",
+        "graph_max_new",
+        "graph_known_depth",
         "graph_rrf_k",
         "rrf_k",
         "arm_depth",
