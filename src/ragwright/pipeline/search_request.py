@@ -22,7 +22,7 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
     graph_weight = 1.5       # the graph ranking's weight against hybrid's 1 in rank fusion
     graph_rrf_k = 10         # the k of that fusion
     graph_keep_top = 3       # hybrid's first hits that keep their places
-    graph_max_new = 2        # chunks the graph may bring from outside hybrid's first ...
+    graph_max_new = 1        # chunks the graph may bring from outside hybrid's first ...
     graph_known_depth = 20   # ... this many hits (1000: no bound)
     graph_damping = 0.5      # the walk's probability of following a link
     graph_seed_hits = 2      # top hybrid hits that seed the walk
