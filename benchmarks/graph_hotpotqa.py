@@ -1,7 +1,7 @@
 """Graph mode against hybrid on multi-hop questions (HotpotQA dev500, or any BEIR folder).
 
     nice .venv/bin/python benchmarks/graph_hotpotqa.py --cache-dir /tmp/gsearch-hotpot \\
-        [--dataset ../shared/datasets/hotpotqa-dev500] [--extractor spacy] [--grid]
+        [--dataset ../shared/datasets/hotpotqa-dev500] [--split test] [--extractor spacy] [--grid]
 
 The index is the one ``ragwright eval`` builds (its cache, `build_or_reuse_index`: the default
 chunking and the MiniLM embedder, through `Index.ingest_documents`); the graph is extracted
@@ -132,6 +132,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--dataset", type=Path, default=DATASET)
     parser.add_argument("--cache-dir", type=Path, required=True)
+    parser.add_argument("--split", default="test", help="the qrels split (SciFact: tune on train)")
     parser.add_argument("--extractor", default="spacy", help="spacy, spacy:noun-chunks, rules")
     parser.add_argument(
         "--grid", nargs="+", metavar="TRIAL", help="tune on the dev questions: 'KEY=V KEY=V' each"
@@ -143,7 +144,7 @@ def main() -> None:
         "--all-only", action="store_true", help="report all questions only, not the two halves"
     )
     args = parser.parse_args()
-    data = load_dataset(args.dataset)
+    data = load_dataset(args.dataset, split=args.split)
     base = EvalConfig(name="hybrid")
     built = build_or_reuse_index(data, base, args.cache_dir)
     directory, embedder = built.info.directory, built.index.embedder
@@ -186,6 +187,8 @@ def _setting(item: str) -> tuple[str, float | int]:
     return key, int(number) if key in (
         "graph_seed_hits",
         "graph_keep_top",
+        "graph_max_new",
+        "graph_known_depth",
         "graph_rrf_k",
         "rrf_k",
         "arm_depth",

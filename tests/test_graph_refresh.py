@@ -1,7 +1,7 @@
 """A store's cached graph snapshot, brought up to date from its change log after every write,
 is exactly the snapshot a fresh read of the whole graph gives, and graph search ranks the
-same on both: random sequences of writes, rewrites, deletes, synonym linking, merges and
-unmerges on both stores."""
+same on both: random sequences of writes, rewrites, deletes, moves, synonym linking, merges
+and unmerges on both stores."""
 
 from __future__ import annotations
 
@@ -52,6 +52,7 @@ step = st.one_of(
     st.tuples(st.just("write"), st.sampled_from(SOURCES), st.lists(sentence, min_size=1,
                                                                     max_size=3)),
     st.tuples(st.just("delete"), st.sampled_from(SOURCES)),
+    st.tuples(st.just("move"), st.sampled_from(SOURCES), st.sampled_from(SOURCES)),
     st.tuples(st.just("link")),
     st.tuples(st.sampled_from(["merge", "unmerge"]), st.sampled_from(NAMES),
               st.sampled_from(NAMES)),
@@ -65,6 +66,11 @@ def run(store: Any, action: tuple[Any, ...]) -> None:
         store.write([graph_write(action[1], action[2])])
     elif kind == "delete":
         store.delete(make_document(action[1], ["x"])[0].id)
+    elif kind == "move":  # a rename, replacing the document at the new source if any
+        stored = store.find_document(action[1])
+        if stored is not None and action[1] != action[2]:
+            moved, chunks = make_document(action[2], stored.content.split("\n\n"))
+            assert store.move_document(stored.id, moved, chunks)
     elif kind == "link":
         store.link_synonyms()
     else:

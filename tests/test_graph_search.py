@@ -19,6 +19,7 @@ from ragwright.graph.search import GraphSearch, GraphSettings
 from ragwright.graph.snapshot import MemoryGraph, build_snapshot
 from ragwright.models import Arm, Chunk, Document, Hit, Scale
 from ragwright.pipeline.fusion import fuse_ranked_lists
+from ragwright.pipeline.graph_retrieval import bounded_newcomers
 from ragwright.pipeline.search_request import SearchOptions, SearchRequest
 from ragwright.testing import HashingEmbedder
 
@@ -122,6 +123,25 @@ def test_hybrids_first_hits_keep_their_places_and_the_graph_fills_after_them(kb:
     assert sources(graph)[3] == "bridge.txt" and graph[3].arms == {Arm.GRAPH}
     assert Arm.GRAPH in graph[0].arms  # a kept hit still says the graph found it too
     assert [hit.rank for hit in graph] == [1, 2, 3, 4]
+
+
+def test_the_graph_brings_at_most_graph_max_new_chunks_hybrid_did_not_rank(kb: Index) -> None:
+    ranked = [("first", 0.5), ("a", 0.3), ("second", 0.2), ("b", 0.1), ("c", 0.05)]
+    known = ["first", "second"]
+    assert bounded_newcomers(ranked, known, 1) == [("first", 0.5), ("a", 0.3), ("second", 0.2)]
+    assert bounded_newcomers(ranked, known, 0) == [("first", 0.5), ("second", 0.2)]
+    assert bounded_newcomers(ranked, known, 1000) == ranked
+    # Through Index.search: with none allowed, the bridge hybrid missed stays out.
+    options: SearchOptions = {"top_k": 3, "mode": "graph", "arm_depth": 3, **MIN_MAX}
+    assert "bridge.txt" in sources(kb.search(QUERY, graph_keep_top=1, **options))
+    none = kb.search(QUERY, graph_keep_top=1, graph_max_new=0, **options)
+    hybrid = kb.search(QUERY, top_k=3, arm_depth=3, **MIN_MAX)
+    assert {h.chunk.id for h in none} == {h.chunk.id for h in hybrid}
+    assert any(Arm.GRAPH in h.arms for h in none)  # the walk still reorders what hybrid found
+    # No hybrid hit known and none new allowed: the graph ranking is empty, hybrid's is left.
+    bare = kb.search(QUERY, graph_keep_top=1, graph_max_new=0, graph_known_depth=0, **options)
+    assert [h.chunk.id for h in bare] == [h.chunk.id for h in hybrid]
+    assert not any(Arm.GRAPH in h.arms for h in bare)
 
 
 def test_a_filter_is_never_widened_by_the_graph(kb: Index) -> None:

@@ -13,8 +13,8 @@ import pytest
 
 from ragwright.stores.postgres import connect
 from ragwright.stores.sqlite import SQLiteStore
-from ragwright.testing.graph_contract import GraphContract, load_graph
-from ragwright.testing.store_contract import SPACE
+from ragwright.testing.graph_contract import GRAPH_CORPUS, GraphContract, load_graph
+from ragwright.testing.store_contract import SPACE, make_document
 
 
 class TestPostgresGraph(GraphContract):
@@ -40,3 +40,34 @@ def test_both_stores_build_the_same_snapshot(pg_url: str, tmp_path: Path) -> Non
                   "edge_target", "edge_weight", "synonym_source", "synonym_target",
                   "synonym_weight"):  # fmt: skip
         assert np.array_equal(getattr(postgres, field), getattr(sqlite, field)), field
+
+
+def test_a_collection_made_before_moves_followed_the_graph_is_upgraded(pg_url: str) -> None:
+    store = connect(pg_url, "premoves")
+    store.bind_space(SPACE)
+    load_graph(store)
+    db = store._db
+
+    def as_before(conn: Any) -> None:  # the evidence's foreign keys as first made, no trigger
+        for table in ("graph_extractions", "graph_mentions", "graph_relations"):
+            conn.execute(db.sql(
+                f"ALTER TABLE {{s}}.{table} DROP CONSTRAINT {table}_chunk_id_fkey, ADD "
+                f"CONSTRAINT {table}_chunk_id_fkey FOREIGN KEY (chunk_id) REFERENCES "
+                "{s}.chunks(id) ON DELETE CASCADE"
+            ))  # fmt: skip
+        conn.execute(db.sql("DROP FUNCTION {s}.graph_changes_moved() CASCADE"))
+
+    db.run(as_before, "making an old collection")
+    store.close()
+    reopened = connect(pg_url, "premoves")
+    try:
+        before = reopened.graph_snapshot()
+        texts = GRAPH_CORPUS["obama.md"]
+        moved, chunks = make_document("renamed.md", texts)
+        assert reopened.move_document(make_document("obama.md", texts)[0].id, moved, chunks)
+        after = reopened.graph_snapshot()
+        assert after.change is not None and after.change.base == before.version  # replayed
+        assert {c.id for c in chunks} <= set(after.chunk_ids)
+        assert float(after.mention_count.sum()) == float(before.mention_count.sum())
+    finally:
+        reopened.close()

@@ -6,8 +6,9 @@ Hybrid search runs first (its processors, filter and fusion as the request says)
 `ChunkReader` (their documents' sources through `DocumentLookup`, only for those that make
 the final cut), and the two rankings are fused with `fuse_ranked_lists` (weights 1 and
 ``graph_weight``, with ``graph_rrf_k``), hybrid's first ``graph_keep_top`` hits keeping
-their places. Graph scores never meet similarity scores: only ranks are fused, and only chunks
-are ranked.
+their places. The graph ranking brings at most ``graph_max_new`` chunks from outside
+hybrid's first ``graph_known_depth`` hits (`bounded_newcomers`). Graph scores never meet
+similarity scores: only ranks are fused, and only chunks are ranked.
 """
 
 from __future__ import annotations
@@ -28,6 +29,24 @@ from ragwright.pipeline.search_request import SearchMode, SearchRequest
 from ragwright.ports import ChunkReader, DocumentLookup, GraphSource
 
 BUILD_HINT = "run `ragwright graph build` first (or ingest with --graph)"
+
+
+def bounded_newcomers(
+    ranked: Sequence[tuple[str, float]], known: Sequence[str], max_new: int
+) -> list[tuple[str, float]]:
+    """The graph ranking with only its first ``max_new`` chunks that are not ``known``
+    (hybrid's first hits), in order: the walk may reorder what hybrid found, but a question
+    with nothing to bridge must not get a page of the walk's neighbours."""
+    known_ids = set(known)
+    kept: list[tuple[str, float]] = []
+    new = 0
+    for chunk_id, score in ranked:
+        if chunk_id not in known_ids:
+            if new == max_new:
+                continue
+            new += 1
+        kept.append((chunk_id, score))
+    return kept
 
 
 class ProvenanceReader(ChunkReader, DocumentLookup, Protocol):
@@ -59,8 +78,12 @@ class GraphRetriever:
         hybrid = retriever.search(
             query, request.but(mode=SearchMode.HYBRID, top_k=depth, arm_depth=depth)
         )
-        ranked = self.graph_search.rank(
-            query, [hit.chunk.id for hit in hybrid], snapshot, request.graph, depth
+        ranked = bounded_newcomers(
+            self.graph_search.rank(
+                query, [hit.chunk.id for hit in hybrid], snapshot, request.graph, depth
+            ),
+            [hit.chunk.id for hit in hybrid[: request.graph.known_depth]],
+            request.graph.max_new,
         )
         graph_hits = self._graph_hits(ranked, hybrid, request.where)
         fused = fuse_ranked_lists(

@@ -21,9 +21,11 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
     passage_coverage_weight = 0.3  # bonus for holding the question's rarer words (0: off)
     passage_heading_weight = 0.0   # bonus for a section heading matching the question
     # mode = "graph": hybrid fused by rank with personalized PageRank over the entity graph
-    graph_weight = 1.0       # the graph ranking's weight against hybrid's 1 in rank fusion
+    graph_weight = 1.5       # the graph ranking's weight against hybrid's 1 in rank fusion
     graph_rrf_k = 10         # the k of that fusion
     graph_keep_top = 3       # hybrid's first hits that keep their places
+    graph_max_new = 1        # chunks the graph may bring from outside hybrid's first ...
+    graph_known_depth = 20   # ... this many hits (1000: no bound)
     graph_damping = 0.5      # the walk's probability of following a link
     graph_seed_hits = 2      # top hybrid hits that seed the walk
     graph_chunk_seed_weight = 0.6  # share of the seed on those hits' chunks (rest: entities)
@@ -101,6 +103,8 @@ GRAPH_KEYS = (
     "graph_weight",
     "graph_rrf_k",
     "graph_keep_top",
+    "graph_max_new",
+    "graph_known_depth",
     "graph_damping",
     "graph_seed_hits",
     "graph_chunk_seed_weight",
@@ -160,6 +164,8 @@ class SearchOptions(TypedDict, total=False):
     graph_weight: float
     graph_rrf_k: int
     graph_keep_top: int
+    graph_max_new: int
+    graph_known_depth: int
     graph_damping: float
     graph_seed_hits: int
     graph_chunk_seed_weight: float
@@ -207,6 +213,8 @@ class SearchRequest:
     graph_weight: float = _GRAPH.weight
     graph_rrf_k: int = _GRAPH.rrf_k
     graph_keep_top: int = _GRAPH.keep_top
+    graph_max_new: int = _GRAPH.max_new
+    graph_known_depth: int = _GRAPH.known_depth
     graph_damping: float = _GRAPH.damping
     graph_seed_hits: int = _GRAPH.seed_hits
     graph_chunk_seed_weight: float = _GRAPH.chunk_seed_weight

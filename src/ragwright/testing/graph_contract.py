@@ -159,6 +159,28 @@ class GraphContract:
         graph.delete(_document("ibm.md").id)
         assert graph.graph_snapshot() is not first
 
+    def test_a_moved_document_keeps_its_facts_under_its_new_chunk_ids(self, graph: Any) -> None:
+        before = graph.graph_snapshot()
+        texts = GRAPH_CORPUS["obama.md"]
+        moved, chunks = make_document("renamed.md", texts)
+        assert graph.move_document(_document("obama.md").id, moved, chunks)
+        after = graph.graph_snapshot()
+        assert after.version != before.version  # a cached walk would name the old chunk ids
+        new_ids = {c.id for c in chunks}
+        assert new_ids <= set(after.chunk_ids)
+        assert set(after.entity_keys) == set(before.entity_keys)
+        assert float(after.mention_count.sum()) == float(before.mention_count.sum())
+        info = graph.describe_entity("Berlin")
+        assert {s.chunk_id for s in info.sites} <= new_ids
+        assert {(s.source, s.document_id) for s in info.sites} == {("renamed.md", moved.id)}
+        assert graph.graph_stats().extracted == {EXTRACTOR.id: 5}
+        # the facts now belong to the moved document: its delete takes them out
+        version = graph.graph_version()
+        assert graph.delete(moved.id)
+        assert graph.graph_version() != version
+        assert "berlin" not in graph.graph_snapshot().entity_keys
+        assert graph.graph_stats().extracted == {EXTRACTOR.id: 3}
+
     # -- facts for stored chunks (graph build) ----------------------------------------------
 
     def test_facts_for_stored_chunks_and_paging(self, store: Any) -> None:

@@ -1,7 +1,10 @@
 """Moves (`ports.DocumentMove`): a renamed file's document re-keyed in one transaction. The
 document row is copied under its new id and source, its chunks and BM25 postings re-pointed
 (their vectors, token counts and terms kept: nothing is embedded or tokenized again), then the
-old row removed; the BM25 counters move only for a document the move replaced."""
+old row removed; the BM25 counters move only for a document the move replaced. Graph facts
+follow their chunks' new ids by cascade (`graph_move_schema`) and are given the new document
+id here; the graph version is bumped when the moved or a replaced document had facts, since
+a cached snapshot names chunks by id."""
 
 from __future__ import annotations
 
@@ -11,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 from ragwright.models import Chunk, Document
 from ragwright.stores.moves import StoredChunk, check_move
 from ragwright.stores.postgres.database import SchemaDatabase
+from ragwright.stores.postgres.graph_move_schema import MOVE_FACT_DOCUMENTS
+from ragwright.stores.postgres.graph_writes import bump_graph_version, had_facts
 from ragwright.stores.postgres.permissions import write_readers
 from ragwright.stores.postgres.rows import jsonb
 from ragwright.stores.postgres.writes import _LOCK_KEYS
@@ -72,6 +77,7 @@ class PostgresMoves:
                     (moved.id, moved.source, document_id),
                 )
             ]
+            graph_changed = had_facts(self._db, conn, [document_id, *replaced])
             if replaced:
                 _, removed_chunks, removed_tokens = self._delete(conn, replaced)
                 self._count(conn, -removed_chunks, -removed_tokens)
@@ -89,8 +95,12 @@ class PostgresMoves:
             conn.execute(sql(_MOVE_CHUNKS), (moved.id, indices, new_ids, metadata, document_id))
             conn.execute(sql(_MOVE_POSTINGS), (moved.id, [old_ids[i] for i in indices], new_ids))
             if moved.id != document_id:
+                for statement in MOVE_FACT_DOCUMENTS:
+                    conn.execute(sql(statement), (moved.id, document_id))
                 conn.execute(sql("DELETE FROM {s}.documents WHERE id = %s"), (document_id,))
             write_readers(self._db, conn, [(moved.id, moved.principals)])
+            if graph_changed:
+                bump_graph_version(self._db, conn)
             return True
 
         return self._db.run(work, "moving a document")

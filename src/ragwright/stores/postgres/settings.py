@@ -20,6 +20,7 @@ from ragwright.stores.fts_terms import settle_tokenizer
 from ragwright.stores.postgres.backend import lock_schema
 from ragwright.stores.postgres.community_schema import ensure_community_schema
 from ragwright.stores.postgres.database import SchemaDatabase
+from ragwright.stores.postgres.graph_move_schema import ensure_graph_moves
 from ragwright.stores.postgres.graph_schema import ensure_graph_changes, ensure_graph_schema
 from ragwright.stores.postgres.permissions import ensure_readers_schema
 from ragwright.stores.postgres.schema import (
@@ -142,6 +143,7 @@ def open_schema(
         )
     ensure_graph_schema(db, conn)
     ensure_graph_changes(db, conn)
+    ensure_graph_moves(db, conn)
     ensure_community_schema(db, conn)
     ensure_readers_schema(db, conn)
     recorded = db.setting(conn, "fts_tokenizer")
