@@ -163,9 +163,9 @@ class KeywordMatrix:
         else:
             # One pass summing every term's scores per slot, in term order (as a loop of
             # `+=` would); every matching row scores above 0 (idf is floored above 0).
-            summed: Floats = np.bincount(
+            summed = np.bincount(
                 np.concatenate(term_slots), weights=np.concatenate(term_scores), minlength=size
-            )
+            ).astype(np.float64, copy=False)
             candidates = np.flatnonzero(summed > 0)  # ~6x faster than on the floats
             scores = summed[candidates]
         if allowed is not None:
