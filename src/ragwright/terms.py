@@ -33,6 +33,25 @@ def content_words(text: str) -> set[str]:
     return {stem(word) for word in found - _QUESTION_WORDS if len(word) > 1}
 
 
+def held(question: set[str], text: str) -> set[str]:
+    """``question & content_words(text)`` without stemming every word of ``text``: a stem
+    shorter than five letters comes only from itself or itself plus ``s``, and a five-letter
+    one also from any longer word it begins (what `stem` cuts)."""
+    words = set(_WORD.findall(text.lower())) - _QUESTION_WORDS
+    found, prefixes = set(), []
+    for word in question:
+        if (word in words and stem(word) == word) or (
+            len(word) < 5 and word + "s" in words and stem(word + "s") == word
+        ):
+            found.add(word)
+        elif len(word) == 5:
+            prefixes.append(word)
+    if prefixes:
+        begun = {w[:5] for w in words if len(w) > 5}
+        found.update(word for word in prefixes if word in begun)
+    return found
+
+
 def names(text: str) -> list[str]:
     """The names a question mentions: its capitalized words after the first ("Which port does
     Tidepool use?" names Tidepool), without a possessive ``'s``; "I" and question words are
