@@ -3,6 +3,7 @@ SQLite's FTS5 gives the same text, with either tokenizer an index may use."""
 
 from __future__ import annotations
 
+import functools
 import random
 import sqlite3
 
@@ -34,6 +35,7 @@ _REAL = (
 ).split()
 
 
+@functools.cache  # shared by the tests: 30,000 generated words
 def _vocabulary() -> list[str]:
     rng = random.Random(15)
     words = set(_REAL)
