@@ -9,6 +9,7 @@ about which passage answers it.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -31,6 +32,23 @@ def content_words(text: str) -> set[str]:
     # Each distinct word once: a passage repeats its words, and stemming is the cost here.
     found = set(_WORD.findall(text.lower()))
     return {stem(word) for word in found - _QUESTION_WORDS if len(word) > 1}
+
+
+def held(question: set[str], text: str) -> set[str]:
+    """``question & content_words(text)`` without stemming every word of ``text``: a stem is
+    where its words begin (`stem` only cuts), so only the words that begin with one of the
+    question's stems are found (one regular expression) and stemmed."""
+    if not question:
+        return set()
+    words = set(_beginning(frozenset(question)).findall(text.lower())) - _QUESTION_WORDS
+    return {found for word in words if (found := stem(word)) in question}
+
+
+@functools.lru_cache(maxsize=256)  # a query's pattern serves each of its candidates
+def _beginning(stems: frozenset[str]) -> re.Pattern[str]:
+    """The words (as `_WORD` reads them) that begin with one of ``stems``."""
+    alternatives = "|".join(re.escape(s) for s in sorted(stems))
+    return re.compile(rf"(?<![a-z0-9])(?:{alternatives})[a-z0-9]*")
 
 
 def names(text: str) -> list[str]:

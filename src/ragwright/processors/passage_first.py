@@ -29,7 +29,7 @@ import math
 
 from ragwright.models import Hit, Scale
 from ragwright.processors._args import integer, real
-from ragwright.terms import content_words, dice, headings
+from ragwright.terms import content_words, dice, headings, held
 
 
 class PassageFirst:
@@ -57,12 +57,15 @@ class PassageFirst:
             for h in hits[window:]
         ]
         hits = hits[:window]
-        words = [content_words(" ".join([h.chunk.indexed_text, *headings(h.chunk)])) for h in hits]
+        # Only which question words each hit holds matters (not all of its words).
+        words = [held(question, " ".join([h.chunk.indexed_text, *headings(h.chunk)])) for h in hits]
         weights = _rarity(question, words)
         total = sum(weights.values()) or 1.0
         scored = []
         for position, (hit, found) in enumerate(zip(hits, words, strict=True)):
-            heading = dice(question, content_words(" ".join(headings(hit.chunk)[1:])))
+            heading = 0.0  # times a weight of 0 adds exactly nothing: not computed
+            if self.heading_weight:
+                heading = dice(question, content_words(" ".join(headings(hit.chunk)[1:])))
             coverage = sum(w for word, w in weights.items() if word in found) / total
             score = (
                 (hit.score - low) / spread

@@ -6,16 +6,25 @@ PostgreSQL store) must produce exactly the terms FTS5 would, or its scores drift
 SQLite's: so instead of re-implementing unicode61 + Porter, the text is run through an
 in-memory FTS5 table with the same tokenizer and the terms are read back with ``fts5vocab``.
 Python's standard ``sqlite3`` always has FTS5 here; no extension is loaded.
+
+A query's ASCII words skip that round trip (a tenth of a SciFact BM25 search): unicode61 reads
+ASCII as runs of letters and digits, lower-cased, and `fts_porter` stems them as FTS5 does.
 """
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ragwright.errors import StoreError
+from ragwright.stores.fts_porter import porter
+
+#: What unicode61 reads as a token in ASCII text (every other ASCII character separates).
+_ASCII_TOKEN = re.compile(r"[a-z0-9]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +47,7 @@ class FTS5Terms:
         if tokenizer not in FTS_TOKENIZERS:  # spliced into DDL, so never free text
             raise ValueError(f"unknown FTS5 tokenizer {tokenizer!r}")
         self.tokenizer = tokenizer
+        self._stemmed = tokenizer.startswith("porter ")
         self._db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         self._db.execute(f"CREATE VIRTUAL TABLE texts USING fts5(text, tokenize='{tokenizer}')")
         self._db.execute("CREATE VIRTUAL TABLE text_terms USING fts5vocab(texts, row)")
@@ -47,6 +57,18 @@ class FTS5Terms:
     def terms(self, words: str) -> dict[str, int]:
         """Each term of ``words`` with how often it occurs: two words with one stem count
         twice, as two phrases of an FTS5 query do."""
+        # Whitespace always separates tokens, so ASCII pieces are tokenized here and only
+        # the others go through FTS5.
+        pieces = words.split()
+        other = [piece for piece in pieces if not piece.isascii()]
+        tokens = _ASCII_TOKEN.findall(" ".join(p for p in pieces if p.isascii()).lower())
+        found = Counter(map(porter, tokens) if self._stemmed else tokens)
+        if other:
+            found.update(self._fts5_terms(" ".join(other)))
+        # In fts5vocab's order (code points sort as UTF-8 bytes): scores sum in term order.
+        return dict(sorted(found.items()))
+
+    def _fts5_terms(self, words: str) -> dict[str, int]:
         with self._lock:
             self._db.execute("DELETE FROM texts")
             self._db.execute("INSERT INTO texts(text) VALUES (?)", (words,))

@@ -38,8 +38,8 @@ B = 0.75
 _MIN_IDF = 1e-6
 #: Terms read per batch while building (bounds the memory of one batch's doc id text).
 _TERMS_PER_BATCH = 2000
-#: Terms whose postings a cache remembers (their slices: no copy of the postings).
-_TERMS_REMEMBERED = 50_000
+#: Postings whose term weights a cache remembers (8 bytes each, besides their slots).
+_POSTINGS_REMEMBERED = 4_000_000
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
@@ -94,14 +94,22 @@ class Postings:
         return int(self.slots.shape[0])
 
 
+@dataclass
+class _Remembered:
+    """The terms one state of the cache has weighed, and how many postings they hold."""
+
+    terms: dict[bytes, tuple[npt.NDArray[np.int32], Floats]] = field(default_factory=dict)
+    postings: int = 0
+
+
 @dataclass(frozen=True)
 class KeywordMatrix:
     rows: RowSlots
     lengths: npt.NDArray[np.int32]  # slot → tokens
     segments: tuple[Postings, ...]
     total_length: int  # tokens of the live rows
-    _looked_up: dict[bytes, tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]] = field(
-        default_factory=dict, init=False, repr=False, compare=False
+    _remembered: _Remembered = field(
+        default_factory=lambda: _Remembered(), init=False, repr=False, compare=False
     )
 
     @classmethod
@@ -139,36 +147,37 @@ class KeywordMatrix:
         count = self.rows.live_count
         if count == 0 or k <= 0:
             return []
-        live = self.rows.live
-        if allowed is not None:
-            live = np.zeros(size, dtype=bool)
-            live[allowed] = True
         term_slots, term_scores = [], []
         for term, repeat in terms.items():
-            slots, tf = self._term(term.encode())
-            if self.rows.dead_count and slots.size:
-                alive = self.rows.live[slots]
-                slots, tf = slots[alive], tf[alive]
-            frequency = np.float64(slots.size)  # matching live rows: FTS5's n
+            slots, weights = self._weighed(term.encode())
+            frequency = slots.size  # matching live rows: FTS5's n
             if frequency == 0:
                 continue
-            idf = np.maximum(np.log((count - frequency + 0.5) / (frequency + 0.5)), _MIN_IDF)
-            weight = tf.astype(np.float64)
+            idf = max(math.log((count - frequency + 0.5) / (frequency + 0.5)), _MIN_IDF)
             term_slots.append(slots)
-            term_scores.append(repeat * (idf * weight * (K1 + 1) / (weight + self._norms[slots])))
+            term_scores.append(weights * (repeat * idf))
         if not term_slots:
             return []
-        # One pass summing every term's scores per slot, in term order (as a loop of `+=`
-        # would); every matching row scores above 0 (idf is floored above 0).
-        scores: Floats = np.bincount(
-            np.concatenate(term_slots), weights=np.concatenate(term_scores), minlength=size
-        ).astype(np.float64, copy=False)
-        candidates = np.flatnonzero((scores > 0) & live)
+        if len(term_slots) == 1:  # one term: its slots are distinct, no sum needed
+            candidates, scores = term_slots[0].astype(np.int64), term_scores[0]
+        else:
+            # One pass summing every term's scores per slot, in term order (as a loop of
+            # `+=` would); every matching row scores above 0 (idf is floored above 0).
+            summed = np.bincount(
+                np.concatenate(term_slots), weights=np.concatenate(term_scores), minlength=size
+            ).astype(np.float64, copy=False)
+            candidates = np.flatnonzero(summed > 0)  # ~6x faster than on the floats
+            scores = summed[candidates]
+        if allowed is not None:
+            inside = np.zeros(size, dtype=bool)
+            inside[allowed] = True
+            keep = inside[candidates]
+            candidates, scores = candidates[keep], scores[keep]
         if candidates.size == 0:
             return []
         rowids = self.rows.rowids[candidates]
-        best = best_positions(scores[candidates], rowids, k)
-        return [(int(rowids[i]), float(scores[candidates[i]])) for i in best]
+        best = best_positions(scores, rowids, k)
+        return list(zip(rowids[best].tolist(), scores[best].tolist(), strict=True))
 
     @functools.cached_property
     def _norms(self) -> Floats:
@@ -177,14 +186,25 @@ class KeywordMatrix:
         average = max(self.total_length / max(self.rows.live_count, 1), 1e-9)
         return np.asarray(K1 * (1 - B + B * self.lengths / average), dtype=np.float64)
 
-    def _term(self, term: bytes) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
-        """The postings of a term across the segments (remembered: a term table lookup is a
-        bisection in Python, and queries repeat their words)."""
-        found = self._looked_up.get(term)
+    def _weighed(self, term: bytes) -> tuple[npt.NDArray[np.int32], Floats]:
+        """A term's live slots and their BM25 weights before idf, ``tf * (k1 + 1) / (tf +
+        norm)``: fixed for this state of the index, and queries repeat their words, so they
+        are remembered (up to `_POSTINGS_REMEMBERED` postings; a term table lookup is a
+        bisection in Python besides)."""
+        remembered = self._remembered
+        found = remembered.terms.get(term)
         if found is None:
-            if len(self._looked_up) >= _TERMS_REMEMBERED:
-                self._looked_up.clear()
-            found = self._looked_up[term] = self._find(term)
+            slots, tf = self._find(term)
+            if self.rows.dead_count and slots.size:
+                alive = self.rows.live[slots]
+                slots, tf = slots[alive], tf[alive]
+            frequency = tf.astype(np.float64)
+            weights = frequency * (K1 + 1) / (frequency + self._norms[slots])
+            if remembered.postings + slots.size > _POSTINGS_REMEMBERED:
+                remembered.terms.clear()
+                remembered.postings = 0
+            found = remembered.terms[term] = (slots, weights)
+            remembered.postings += slots.size
         return found
 
     def _find(self, term: bytes) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
@@ -233,10 +253,12 @@ class KeywordMatrix:
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, npt.NDArray[Any]]) -> KeywordMatrix:
-        rows = RowSlots.of(np.asarray(arrays["rowids"]), np.asarray(arrays["live"]))
-        terms = TermTable(arrays["term_blob"], arrays["term_offsets"])
-        segment = Postings(terms, arrays["indptr"], arrays["slots"], arrays["tf"])
-        lengths = arrays["lengths"]
+        # Plain arrays over the mapped file: each slice of a `np.memmap` runs Python code.
+        plain = {name: np.asarray(array) for name, array in arrays.items()}
+        rows = RowSlots.of(plain["rowids"], plain["live"])
+        terms = TermTable(plain["term_blob"], plain["term_offsets"])
+        segment = Postings(terms, plain["indptr"], plain["slots"], plain["tf"])
+        lengths = plain["lengths"]
         total = int(lengths[rows.sorted_slots].sum())
         return cls(rows, lengths, (segment,), total)
 

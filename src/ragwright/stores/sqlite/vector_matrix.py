@@ -121,7 +121,9 @@ class VectorMatrix:
     @classmethod
     def from_arrays(cls, arrays: dict[str, npt.NDArray[Any]]) -> VectorMatrix:
         rows = RowSlots.of(np.asarray(arrays["rowids"]), np.asarray(arrays["live"]))
-        return cls(rows, (arrays["matrix"],))
+        # A plain array over the mapped file: every result computed from a `np.memmap` is
+        # one too, and each runs Python code as it is made.
+        return cls(rows, (np.asarray(arrays["matrix"]),))
 
 
 def json_ids(rowids: RowIds) -> str:
