@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_helpers import app, runner
 from ragwright import Index
 from ragwright.chunkers import create_chunker
 from ragwright.chunkers.context_headers import ContextHeaderChunker, context_header
@@ -218,3 +219,22 @@ def test_a_new_chunking_embeds_only_the_texts_no_cached_index_holds(tmp_path: Pa
     assert [runs[w][0] for w in ("keywords", "embedding", "both")] == [0, chunks - 6, 0]
     alone = embedded(data, "both", tmp_path / "fresh")  # the same index, built from nothing
     assert alone == (chunks, pytest.approx(runs["both"][1]))
+
+
+def test_ingest_takes_context_headers_and_records_them(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text(
+        "# Fin guide\n\n## Regeneration\n\n" + " ".join(["Blastema cells proliferate."] * 30),
+        encoding="utf-8",
+    )
+    kb = str(tmp_path / "kb")
+    args = ["ingest", str(docs), "--index", kb, "--embedder", "hashing:64", "--chunk-size", "200"]
+    result = runner.invoke(app, [*args, "--context-headers", "keywords"])
+    assert result.exit_code == 0, result.output
+    with Index(kb, create=False) as index:
+        assert index.chunking.options == {"size": 200, "context_headers": "keywords"}
+        hits = index.search("fin guide", mode="bm25", top_k=20)
+        assert len(hits) == len(index.chunks_of(hits[0].chunk.document_id)) > 2  # every chunk
+    bad = runner.invoke(app, [*args, "--context-headers", "title"])
+    assert bad.exit_code == 2 and "context_headers must be one of" in bad.output
