@@ -29,6 +29,14 @@ def test_which_questions_ask_for_a_number(question: str, asks: bool) -> None:
     assert asks_for_quantity(question) is asks
 
 
+def test_phone_numbers_and_years_have_their_shape() -> None:
+    phone = "What is the on-call phone number?"
+    assert states_quantity("Call +49 30 123456 at any hour.", phone)
+    assert not states_quantity("The first response comes within 1 hour.", phone)
+    assert states_quantity("It was founded in 1998.", "In which year was it founded?")
+    assert not states_quantity("It has 12 members.", "In which year was it founded?")
+
+
 def test_numbers_in_digits_or_words() -> None:
     assert states_quantity("Call +49 30 1234 for P1 incidents.")
     assert states_quantity("New employees get twenty-five days.")

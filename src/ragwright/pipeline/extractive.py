@@ -107,7 +107,7 @@ class ExtractiveAnswerer:
     def answer(self, question: str, hits: list[Hit]) -> Answer:
         candidates = self._candidates(hits)
         if self.options.require_quantity and asks_for_quantity(question):
-            candidates = [c for c in candidates if states_quantity(c.shown)]
+            candidates = [c for c in candidates if states_quantity(c.shown, question)]
         words = content_words(question)
         if (
             not candidates
