@@ -8,10 +8,11 @@ answer)?
 Ingests the set's ``corpus/`` with the default configuration (what ``ragwright ingest`` does;
 into ``--cache-dir`` when given), then for each question of the split runs ``Index.search`` and
 ``Index.ask`` (the extractive engine, offline) as ``ragwright search`` and ``ragwright ask``
-do. Each ``--variant`` is measured in the same run: ``after`` is the default, ``before`` the
-extractive answer without what issue 16 added; ``lists`` adds a list quoted whole with its
+do. Each ``--variant`` is measured in the same run: ``quantities`` is the default, ``before``
+the extractive answer without what issue 16 added; ``lists`` adds a list quoted whole with its
 introduction, ``names`` the abstention on a name no passage mentions, ``after`` the
-``passage_first`` step in search. Figures:
+``passage_first`` step in search (the second round's default), ``quantities`` the quantity rule
+(`ragwright.pipeline.quantities`). ``--headers`` picks the chunking's context headers. Figures:
 
 - evidence@1 / evidence@5: the evidence sentence lies inside the first hit / one of the first
   five (answerable questions);
@@ -37,13 +38,16 @@ from ragwright.models import Answer, Hit, final_answer
 from ragwright.pipeline.extractive import ExtractiveOptions
 
 _NEW = ExtractiveOptions()
-_OLD = dataclasses.replace(_NEW, max_list_chars=0, require_names=False)
+#: The second round's answerer: before the quantity rule.
+_ROUND2 = dataclasses.replace(_NEW, require_quantity=False)
+_OLD = dataclasses.replace(_ROUND2, max_list_chars=0, require_names=False)
 #: What issue 16 added, step by step: (extractive options, passage_first in search).
 VARIANTS: dict[str, tuple[ExtractiveOptions, bool]] = {
     "before": (_OLD, False),
     "lists": (dataclasses.replace(_OLD, max_list_chars=_NEW.max_list_chars), False),
-    "names": (_NEW, False),
-    "after": (_NEW, True),
+    "names": (_ROUND2, False),
+    "after": (_ROUND2, True),
+    "quantities": (_NEW, True),  # the default now
 }
 
 
@@ -77,9 +81,15 @@ def main() -> None:
     parser.add_argument("--variant", action="append", choices=list(VARIANTS), default=None)
     parser.add_argument("--cache-dir", type=Path, default=None)
     parser.add_argument("--show", action="store_true", help="print each question's answer")
+    parser.add_argument(
+        "--headers", choices=["off", "keywords", "embedding", "both"], default="off"
+    )
     args = parser.parse_args()
     rows = [r for r in questions(args.name) if args.split in ("all", r["split"])]
-    with tempfile.TemporaryDirectory() as tmp, open_index(args.name, args.cache_dir, tmp) as index:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        open_index(args.name, args.cache_dir, tmp, args.headers) as index,
+    ):
         for variant in args.variant or ["after"]:
             figures: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
             for row in rows:

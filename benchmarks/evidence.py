@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ragwright import Index
+from ragwright.chunkers import DEFAULT_CHUNKER
+from ragwright.index import ChunkingConfig
 from ragwright.models import Hit
 from ragwright.processors import PassageFirst
 
@@ -43,11 +45,14 @@ def questions(name: str) -> list[dict[str, str]]:
     return [json.loads(line) for line in lines]
 
 
-def open_index(name: str, cache_dir: Path | None, tmp: str) -> Index:
-    """The set's corpus ingested with the defaults; re-ingesting an unchanged cache is a no-op."""
-    index = Index((cache_dir or Path(tmp)) / f"{name}-index")
+def open_index(name: str, cache_dir: Path | None, tmp: str, headers: str = "off") -> Index:
+    """The set's corpus ingested with the defaults (and chunk ``headers``, the chunking's
+    ``context_headers``, in an index of their own); re-ingesting an unchanged cache is a no-op."""
+    suffix = "" if headers == "off" else f"-headers-{headers}"
+    index = Index((cache_dir or Path(tmp)) / f"{name}-index{suffix}")
     corpus = (DATA / name / "corpus").resolve()
-    index.ingest(str(corpus), base=corpus)
+    options = {} if headers == "off" else {"context_headers": headers}
+    index.ingest(str(corpus), base=corpus, chunking=ChunkingConfig(DEFAULT_CHUNKER, options))
     return index
 
 
@@ -59,6 +64,12 @@ def main() -> None:
     parser.add_argument("--split", choices=["dev", "test"], action="append", default=None)
     parser.add_argument("--show", action="store_true", help="print each dev miss at 1")
     parser.add_argument(
+        "--headers",
+        choices=["off", "keywords", "embedding", "both"],
+        default="off",
+        help="the chunking's context_headers (an index of its own in --cache-dir)",
+    )
+    parser.add_argument(
         "--sweep",
         type=float,
         nargs="+",
@@ -68,11 +79,16 @@ def main() -> None:
     args = parser.parse_args()
     rows = [r for r in questions(args.name) if r["evidence"]]
     variants = args.variant or list(VARIANTS)
-    with tempfile.TemporaryDirectory() as tmp, open_index(args.name, args.cache_dir, tmp) as index:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        open_index(args.name, args.cache_dir, tmp, args.headers) as index,
+    ):
         if args.sweep:
             _sweep(index, [r for r in rows if r["split"] == "dev"], args.sweep)
             return
-        print(f"{args.name}: {len(rows)} answerable questions, hybrid search, top 10")
+        print(
+            f"{args.name}: {len(rows)} answerable questions, hybrid, top 10, headers {args.headers}"
+        )
         print(f"{'variant':<10} {'split':<5} {'evidence@1':>16} {'evidence@5':>16}")
         for variant in variants:
             settings = VARIANTS[variant]

@@ -10,8 +10,8 @@ once: pass the same ``--cache-dir`` as to ``ragwright eval``. Beside the answer 
 how often the gold answer is anywhere in the top-5 chunks (the ceiling for a quoting engine)
 and the abstention rate. ``--variant NAME`` (repeatable) measures answer_quality.py's
 variants in the same run (``before``: the extractive answer and search as before issue 16;
-``after``: the defaults), ``--variant SENTENCES:GAP`` other ``max_sentences`` / ``max_gap``
-settings of the default.
+``after``: the second round's defaults; ``quantities``: the defaults), ``--variant
+SENTENCES:GAP`` other ``max_sentences`` / ``max_gap`` settings of the default.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from ragwright import Index
 from ragwright.pipeline.evaluate import EvalConfig, build_or_reuse_index, load_dataset
 from ragwright.pipeline.evaluation.dataset import EvalDataset
 from ragwright.pipeline.extractive import ExtractiveOptions
+from ragwright.pipeline.quantities import asks_for_quantity
 
 DATASET = Path("/work/shared/datasets/hotpotqa-dev500")
 
@@ -51,6 +52,12 @@ def main() -> None:
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--variant", action="append", default=[], metavar="SENTENCES:GAP")
+    parser.add_argument(
+        "--quantity-questions",
+        action="store_true",
+        help="only the questions that ask for a number (where the quantity rule acts: on the "
+        "others ``after`` and ``quantities`` answer alike)",
+    )
     args = parser.parse_args()
     variants: dict[str, ExtractiveOptions | str] = {}
     for variant in args.variant or ["after"]:
@@ -62,6 +69,8 @@ def main() -> None:
     data = load_dataset(args.dataset, "test")
     golds = gold_answers(args.dataset)
     query_ids = [q for q in data.query_ids if q in golds][: args.limit]
+    if args.quantity_questions:
+        query_ids = [q for q in query_ids if asks_for_quantity(data.data.queries[q])]
     print(f"HotpotQA dev500: {len(query_ids)} non-yes/no questions, top {args.top_k} hits")
     with build_or_reuse_index(data, EvalConfig(), args.cache_dir) as cached:
         for name, options in variants.items():
@@ -93,7 +102,8 @@ def _measure(
     print(
         f"{name:<10} answer holds the gold answer {contains / n:.3f} ({contains}/{n}); "
         f"gold in the top-{top_k} chunks {in_context / n:.3f}; abstained {abstained / n:.3f} "
-        f"({abstained}); {words / n:.1f} words per answer"
+        f"({abstained}); {words / n:.1f} words per answer",
+        flush=True,
     )
 
 

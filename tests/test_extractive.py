@@ -100,7 +100,10 @@ def test_rows_under_a_header_in_the_chunk_are_read_with_it_and_headers_never_quo
         "| Kettle | 30 |\n| Teapot | 45 |\n\nPrices include tax."
     )
     hits = hits_for(("prices.md", [text]))
-    options = ExtractiveOptions(min_similarity=0.0, max_gap=2.0, max_sentences=10)
+    # Every sentence quotable (a price question would otherwise quote only those with a number).
+    options = ExtractiveOptions(
+        min_similarity=0.0, max_gap=2.0, max_sentences=10, require_quantity=False
+    )
     answer = ExtractiveAnswerer(HashingEmbedder(), options).answer("teapot price", hits)
     shown = {citation.quote: citation for citation in answer.citations}
     assert set(shown) == {

@@ -23,6 +23,12 @@ BREADCRUMB_SEPARATOR = " > "
 #: Chunk metadata: the header and separator lines of the table a chunk continues (its rows
 #: start inside a table whose header is in an earlier chunk). See `Chunk.indexed_text`.
 TABLE_HEADER = "table_header"
+#: Chunk metadata: the context a chunk lacks (its document's title and heading breadcrumb, the
+#: parts its text does not already say), indexed with its keyword text. See
+#: `ragwright.chunkers.context_headers`.
+KEYWORD_HEADER = "keyword_header"
+#: Chunk metadata: the same kind of context, prepended to the text the chunk is embedded as.
+EMBEDDING_HEADER = "embedding_header"
 
 
 def content_hash(text: str) -> str:
@@ -129,11 +135,26 @@ class Chunk:
 
     @property
     def indexed_text(self) -> str:
-        """What is embedded, keyword-indexed and shown for this chunk: its text, after the
-        header of the table it continues when it starts among a table's rows, so a row is
-        found and understood with its column names (``text`` stays the exact span)."""
+        """What is shown for this chunk, and the base of what is embedded and keyword-indexed:
+        its text, after the header of the table it continues when it starts among a table's
+        rows, so a row is found and understood with its column names (``text`` stays the
+        exact span)."""
         header = self.metadata.get(TABLE_HEADER)
         return f"{header}\n{self.text}" if header else self.text
+
+    @property
+    def keyword_text(self) -> str:
+        """What BM25 indexes: `indexed_text` after the chunk's `KEYWORD_HEADER`, if any."""
+        return _headed(self.metadata.get(KEYWORD_HEADER), self.indexed_text)
+
+    @property
+    def embedded_text(self) -> str:
+        """What is embedded: `indexed_text` after the chunk's `EMBEDDING_HEADER`, if any."""
+        return _headed(self.metadata.get(EMBEDDING_HEADER), self.indexed_text)
+
+
+def _headed(header: object, text: str) -> str:
+    return f"{header}\n{text}" if isinstance(header, str) and header else text
 
 
 class Scale(StrEnum):

@@ -11,6 +11,8 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from ragwright.chunkers.context_headers import OPTION as HEADERS_OPTION
+from ragwright.chunkers.context_headers import ContextHeaderChunker, ContextHeaders
 from ragwright.chunkers.fixed import FixedWindowChunker
 from ragwright.chunkers.markdown_heading import MarkdownHeadingChunker
 from ragwright.chunkers.paragraph import ParagraphChunker
@@ -47,7 +49,14 @@ CHUNKERS: dict[str, type[Chunker]] = {
 
 
 def create_chunker(name: str = DEFAULT_CHUNKER, **options: Any) -> Chunker:
-    """The chunker registered as ``name``, built with ``options`` (its constructor arguments)."""
+    """The chunker registered as ``name``, built with ``options``: its constructor arguments,
+    and ``context_headers``, which every chunker takes (see `chunkers.context_headers`)."""
+    where = ContextHeaders.parse(options.pop(HEADERS_OPTION, ContextHeaders.OFF.value))
+    chunker = _registered(name, options)
+    return chunker if where is ContextHeaders.OFF else ContextHeaderChunker(chunker, where)
+
+
+def _registered(name: str, options: dict[str, Any]) -> Chunker:
     chunker_class = CHUNKERS.get(name.strip().lower())
     if chunker_class is None:
         raise ConfigError(f"unknown chunker {name!r}; valid names: {', '.join(CHUNKERS)}")
@@ -56,6 +65,6 @@ def create_chunker(name: str = DEFAULT_CHUNKER, **options: Any) -> Chunker:
     if unknown:
         raise ConfigError(
             f"chunker {name!r} does not take {', '.join(unknown)}; "
-            f"its options are: {', '.join(accepted)}"
+            f"its options are: {', '.join([*accepted, HEADERS_OPTION])}"
         )
     return chunker_class(**options)

@@ -18,6 +18,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+from ragwright.chunkers.context_headers import OPTION as HEADERS_OPTION
+from ragwright.chunkers.context_headers import ContextHeaders
 from ragwright.config import CONFIG_ENV, load_config
 from ragwright.errors import RagwrightError
 from ragwright.filters import Filter, parse_filter
@@ -163,11 +165,21 @@ def open_index(
 
 
 def with_chunk_options(
-    current: ChunkingConfig, name: str | None, size: int | None, overlap: int | None
+    current: ChunkingConfig,
+    name: str | None,
+    size: int | None,
+    overlap: int | None,
+    headers: str | None = None,
 ) -> ChunkingConfig:
-    """``current`` with the command line's chunker, size and overlap over it. The size option is
-    ``size`` for the recursive and fixed chunkers, ``max_size`` for the others; a different
-    chunker starts from its own defaults."""
+    """``current`` with the command line's chunker, size, overlap and context headers over it.
+    The size option is ``size`` for the recursive and fixed chunkers, ``max_size`` for the
+    others; a different chunker starts from its own defaults."""
+    if headers is not None:
+        chosen = with_chunk_options(current, name, size, overlap)
+        options = {k: v for k, v in chosen.options.items() if k != HEADERS_OPTION}
+        if ContextHeaders.parse(headers) is not ContextHeaders.OFF:
+            options[HEADERS_OPTION] = ContextHeaders.parse(headers).value
+        return ChunkingConfig(chosen.name, options)
     if name is None and size is None and overlap is None:
         return current
     name = name.lower() if name else None

@@ -74,6 +74,13 @@ def ingest(
     chunk_overlap: Annotated[
         int | None, typer.Option(help="Characters repeated between chunks.", min=0)
     ] = None,
+    context_headers: Annotated[
+        str | None,
+        typer.Option(
+            help="Each chunk's missing document title and headings, indexed with it: off "
+            "(default), keywords (BM25 only), embedding or both.",
+        ),
+    ] = None,
     prune: Annotated[
         bool, typer.Option(help="Remove documents whose files vanished from these paths.")
     ] = False,
@@ -179,7 +186,9 @@ def ingest(
     parser_options = fields if text_field or meta_field else None
     with open_index(index, embedder, create=True, collection=collection) as kb:
         name_sources(kb, root)
-        chunking = with_chunk_options(kb.chunking, chunker, chunk_size, chunk_overlap)
+        chunking = with_chunk_options(
+            kb.chunking, chunker, chunk_size, chunk_overlap, context_headers
+        )
         chosen = (extractor or kb.graph_extractor) if graph else None
         with _progress_bar(enabled=not json_output) as update:
             report = kb.ingest(

@@ -35,6 +35,7 @@ import numpy.typing as npt
 from ragwright.chunkers._tables import row_with_header, rows_with_headers
 from ragwright.models import TABLE_HEADER, Answer, Chunk, Citation, Document, Hit
 from ragwright.pipeline.prose import MAX_LIST_CHARS, prose_sentences
+from ragwright.pipeline.quantities import asks_for_quantity, states_quantity
 from ragwright.pipeline.recency import SourceFacts, Strength, overrides
 from ragwright.ports import DocumentLookup, Embedder
 from ragwright.terms import content_words, dice, headings, names
@@ -76,6 +77,10 @@ class ExtractiveOptions:
     #: "Oracle", "Milvus") that none of the retrieved chunks mentions: they are about
     #: something else, however many of the other words they share.
     require_names: bool = True
+    #: For a question that asks for a number ("how many", "cost", "phone number"; see
+    #: `ragwright.pipeline.quantities`), quote only sentences stating one, and abstain when
+    #: no retrieved sentence does.
+    require_quantity: bool = True
     #: Two sentences of different documents this similar say the same kind of thing; where
     #: one document says it supersedes the other (or the newer sentence says what changed),
     #: only the newer one's is quoted.
@@ -101,6 +106,8 @@ class ExtractiveAnswerer:
 
     def answer(self, question: str, hits: list[Hit]) -> Answer:
         candidates = self._candidates(hits)
+        if self.options.require_quantity and asks_for_quantity(question):
+            candidates = [c for c in candidates if states_quantity(c.shown, question)]
         words = content_words(question)
         if (
             not candidates

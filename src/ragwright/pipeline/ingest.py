@@ -250,7 +250,8 @@ class BatchWriter:
         if not pending:
             return
         try:
-            vectors = self._embed([chunk.indexed_text for item in pending for chunk in item.chunks])
+            texts = [chunk.embedded_text for item in pending for chunk in item.chunks]
+            vectors = self._embed(texts)
         except EmbedderError as error:
             if len(pending) == 1:
                 failure = Failure(pending[0].document.source, f"embedding failed: {error}")
@@ -317,7 +318,7 @@ class BatchWriter:
         text are let go of by then, and given back."""
         release_freed_memory()
         while batch := list(itertools.islice(chunks, self.batch_chunks)):
-            vectors = self._embed([chunk.indexed_text for chunk in batch])
+            vectors = self._embed([chunk.embedded_text for chunk in batch])
             facts = self._extract_chunks(batch)
             extracted[0] += len(facts)
             yield ChunkBatch(batch, vectors, [facts[c.id] for c in batch if c.id in facts])

@@ -89,7 +89,7 @@ class Reindexer:
         space, embedded, after = self.embedder.space, 0, None
         while chunks := self.store.unstaged_chunks(after, self.batch):
             after = chunks[-1].id
-            vectors = self.embedder.embed_documents([chunk.indexed_text for chunk in chunks])
+            vectors = self.embedder.embed_documents([chunk.embedded_text for chunk in chunks])
             self.store.stage_vectors(
                 space, self.embedder_spec, {c.id: v for c, v in zip(chunks, vectors, strict=True)}
             )

@@ -29,6 +29,7 @@ from ragwright.models import EmbeddingSpace
 from ragwright.pipeline.evaluation.config import EvalConfig, index_key
 from ragwright.pipeline.evaluation.dataset import EvalDataset, corpus_documents
 from ragwright.pipeline.evaluation.progress import ProgressCallback, Stage, _report
+from ragwright.pipeline.evaluation.vector_reuse import reusing, sibling_vectors
 from ragwright.pipeline.ingest import IngestOptions, IngestReport, Progress
 from ragwright.pipeline.search_request import SearchMode
 from ragwright.ports import Embedder, TokenCounter, Vectors
@@ -165,7 +166,7 @@ def build_or_reuse_index(
         return _with_sparse(
             _with_graph(EvalIndex(cached.info(reused=True), cached.open()), config), config
         )
-    index = cached.start()
+    index = cached.start(root)
     try:
         _fill(index, dataset, config, batch_size, progress, label)
         cached.finish()
@@ -258,14 +259,21 @@ class _CachedIndex:
     def open(self) -> Index:
         return Index(self.directory, embedder=self.embedder, create=False)
 
-    def start(self) -> Index:
+    def start(self, root: Path) -> Index:
         """The index to fill: the folder as it is when it holds this build, interrupted, else
-        a new one (what was there, of another embedding space or unknown, is deleted)."""
+        a new one (what was there, of another embedding space or unknown, is deleted). One with
+        vectors takes those its complete siblings in ``root`` hold for the same texts
+        (`vector_reuse`)."""
         if self._recorded() != {**self.manifest, "complete": False} and self.directory.exists():
             shutil.rmtree(self.directory)
+        embedder = self.embedder
+        if self.vectors:
+            siblings = [path for path in sorted(root.iterdir()) if path != self.directory]
+            known = sibling_vectors(siblings, MANIFEST_NAME, self.embedder)
+            embedder = reusing(self.embedder, known) if known else embedder
         self.directory.mkdir(parents=True, exist_ok=True)
         self._write(complete=False)
-        return Index(self.directory, embedder=self.embedder)
+        return Index(self.directory, embedder=embedder)
 
     def finish(self) -> None:
         self._write(complete=True)

@@ -12,7 +12,7 @@ import numpy as np
 from psycopg import sql
 
 from ragwright.errors import StoreError
-from ragwright.models import Chunk, EmbeddingSpace
+from ragwright.models import KEYWORD_HEADER, TABLE_HEADER, Chunk, EmbeddingSpace
 from ragwright.ports import DocumentWrite
 from ragwright.stores.checks import check_write
 from ragwright.stores.fts_terms import FTS5Terms
@@ -234,7 +234,11 @@ def _last_facts(facts: list[FactRows]) -> list[FactRows]:
 
 
 def _indexed_text(chunk: Chunk, metadata: dict[str, Any]) -> str:
-    """What BM25 indexes: the text after the header of the table it continues, exactly as the
-    SQLite store's FTS5 trigger builds it from the merged metadata."""
-    header = metadata.get("table_header")
-    return f"{header}\n{chunk.text}" if isinstance(header, str) else chunk.text
+    """What BM25 indexes (`Chunk.keyword_text`): the text after the header of the table it
+    continues and the chunk's keyword header, exactly as the SQLite store's FTS5 trigger
+    builds it from the merged metadata."""
+    text = chunk.text
+    for key in (TABLE_HEADER, KEYWORD_HEADER):
+        header = metadata.get(key)
+        text = f"{header}\n{text}" if isinstance(header, str) and header else text
+    return text

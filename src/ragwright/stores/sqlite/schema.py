@@ -81,9 +81,13 @@ CREATE TABLE IF NOT EXISTS chunks (
 
 
 def _indexed_text(row: str) -> str:
-    """`Chunk.indexed_text` in SQL, for the chunk ``row`` (``new``, ``old`` or a table)."""
-    header = f"json_extract({row}.metadata, '$.table_header')"
-    return f"iif({header} <> '', {header} || char(10), '') || {row}.text"
+    """`Chunk.keyword_text` in SQL, for the chunk ``row`` (``new``, ``old`` or a table)."""
+    return _prefixed(row, "keyword_header", _prefixed(row, "table_header", f"{row}.text"))
+
+
+def _prefixed(row: str, key: str, text: str) -> str:
+    header = f"json_extract({row}.metadata, '$.{key}')"
+    return f"iif({header} <> '', {header} || char(10), '') || {text}"
 
 
 #: The indexed text, one place for FTS5 to read it from (its external content).
@@ -122,6 +126,20 @@ _UPGRADE_FROM_1 = (
     *_TRIGGERS,
     "INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')",
 )
+
+#: Feature "keyword_headers": the view and triggers of an index made before chunks had a
+#: ``keyword_header`` (see `ragwright.chunkers.context_headers`) are made again to index it. No
+#: rebuild: no chunk of such an index has one, so every indexed text stays what it was.
+KEYWORD_HEADERS_DDL = f"""
+BEGIN;
+DROP TRIGGER IF EXISTS chunks_fts_add;
+DROP TRIGGER IF EXISTS chunks_fts_remove;
+DROP VIEW IF EXISTS chunks_indexed;
+{_VIEW};
+{";".join(_TRIGGERS)};
+INSERT OR REPLACE INTO meta(key, value) VALUES ('feature_keyword_headers', '1');
+COMMIT;
+"""
 
 #: The text FTS5 indexes for a chunk row (as the triggers above write it): what a cache that
 #: tokenizes rows itself (`cache_kinds`) must index too.
@@ -279,4 +297,5 @@ FEATURES = {
     "feature_sparse": SPARSE_DDL,  # the sparse learned-term arm's postings (sparse)
     "feature_permissions": READERS_DDL,  # who may read each document (permissions)
     "feature_chunk_slots": CHUNK_SLOTS_DDL,  # chunkings beside the current one (rechunk)
+    "feature_keyword_headers": KEYWORD_HEADERS_DDL,  # a chunk's context header in FTS5's text
 }

@@ -1,0 +1,73 @@
+"""A question that asks for a number is answered only by a sentence that states one; with
+none among the retrieved passages, the extractive answer abstains."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragwright import Index
+from ragwright.pipeline.extractive import NOT_FOUND, ExtractiveOptions
+from ragwright.pipeline.quantities import asks_for_quantity, states_quantity
+from ragwright.testing import HashingEmbedder
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("How many vacation days do new employees get?", True),
+        ("What does an enterprise licence cost per year?", True),
+        ("What is the on-call phone number for P1 incidents?", True),
+        ("In which year was the policy written? What year?", True),
+        ("How long are backups kept?", False),  # often words: "until the run ends"
+        ("How often is a restore tested?", False),  # "quarterly"
+        ("Who heads the security office?", False),
+    ],
+)
+def test_which_questions_ask_for_a_number(question: str, asks: bool) -> None:
+    assert asks_for_quantity(question) is asks
+
+
+def test_phone_numbers_and_years_have_their_shape() -> None:
+    phone = "What is the on-call phone number?"
+    assert states_quantity("Call +49 30 123456 at any hour.", phone)
+    assert not states_quantity("The first response comes within 1 hour.", phone)
+    assert states_quantity("It was founded in 1998.", "In which year was it founded?")
+    assert not states_quantity("It has 12 members.", "In which year was it founded?")
+
+
+def test_numbers_in_digits_or_words() -> None:
+    assert states_quantity("Call +49 30 1234 for P1 incidents.")
+    assert states_quantity("New employees get twenty-five days.")
+    assert states_quantity("The community edition is free.")
+    assert not states_quantity("Call the on-call phone for P1 incidents.")  # a name's digit
+    assert not states_quantity("Someone answers the phone.")  # "one" inside a word is no number
+
+
+def test_a_number_question_quotes_a_sentence_with_a_number_or_abstains(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "oncall.md").write_text(
+        "# On-call\n\nP1 incidents page the on-call engineer by phone.\n", encoding="utf-8"
+    )
+    anything = ExtractiveOptions(min_similarity=-1.0)
+    with Index(tmp_path / "index", embedder=HashingEmbedder()) as index:
+        index.ingest(docs)
+        phone = index.ask("What is the on-call phone number for P1 incidents?", options=anything)
+        assert phone.text == NOT_FOUND and not phone.found
+        lenient = ExtractiveOptions(min_similarity=-1.0, require_quantity=False)
+        quoted = index.ask("What is the on-call phone number for P1 incidents?", options=lenient)
+        assert quoted.found and "by phone" in quoted.text
+        (docs / "response.md").write_text(
+            "# Response\n\nThe on-call engineer answers P1 incidents within 15 minutes.\n",
+            encoding="utf-8",
+        )
+        index.ingest(docs)
+        minutes = index.ask("How many minutes does a P1 incident wait?", options=anything)
+        assert minutes.found and "15 minutes" in minutes.text
+        assert "by phone" not in minutes.text  # the sentence without a number is left out
+        for citation in minutes.citations:
+            document = index.document(citation.document_id)
+            assert document is not None
+            assert document.content[citation.char_start : citation.char_end] == citation.quote
