@@ -238,3 +238,18 @@ def test_ingest_takes_context_headers_and_records_them(tmp_path: Path) -> None:
         assert len(hits) == len(index.chunks_of(hits[0].chunk.document_id)) > 2  # every chunk
     bad = runner.invoke(app, [*args, "--context-headers", "title"])
     assert bad.exit_code == 2 and "context_headers must be one of" in bad.output
+
+
+def test_a_rechunk_to_headed_chunks_indexes_and_embeds_their_headers(
+    location: str | Path,
+) -> None:
+    ingested(location, "off", HashingEmbedder(64)).close()
+    headed = ChunkingConfig("recursive", {"size": 60, "overlap": 0, "context_headers": "both"})
+    with Index(location) as index:  # reindex names its own embedder: the current one here
+        index.reindex(None, chunking=headed)
+        hits = index.search("zebrafish", mode="bm25", top_k=5)
+        assert sorted(hit.chunk.index for hit in hits) == list(range(len(chunks_of("off"))))
+        later = next(hit.chunk for hit in hits if hit.chunk.index == 1)
+        assert later.embedded_text.startswith(f"{TITLE}\n")
+        (best,) = index.search(later.embedded_text, mode="vector", top_k=1)
+        assert best.chunk.id == later.id and best.score == pytest.approx(1.0, abs=1e-5)

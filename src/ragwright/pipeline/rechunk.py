@@ -136,7 +136,7 @@ class Rechunker:
             raise IngestLimitExceeded(f"{stored.document.source}: {error}") from None
 
     def _stage(self, pending: Sequence[tuple[StoredText, list[Chunk]]]) -> int:
-        texts = [chunk.indexed_text for _, chunks in pending for chunk in chunks]
+        texts = [chunk.embedded_text for _, chunks in pending for chunk in chunks]
         dimension = self.chunking.space.dimension
         vectors = (
             np.asarray(self.embedder.embed_documents(texts), dtype=np.float32)
