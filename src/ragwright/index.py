@@ -18,8 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
-from ragwright.answers import create_engine
-from ragwright.answers.graph_context import GraphContext
 from ragwright.answers.settings import AnswerSettings
 from ragwright.chunkers import DEFAULT_CHUNKER, create_chunker
 from ragwright.config import Config
@@ -42,8 +40,8 @@ from ragwright.graph.registry import DEFAULT_EXTRACTOR, create_extractor
 from ragwright.graph.reports import ExtractiveReporter
 from ragwright.graph.search import GraphSearch
 from ragwright.llms import create_llm
-from ragwright.llms.session import LLM_WRAPPERS, LLMSession, open_session
-from ragwright.llms.settings import ENGINES, LLMSettings, unknown_engine
+from ragwright.llms.session import LLMSession, open_session
+from ragwright.llms.settings import LLMSettings
 from ragwright.models import (
     DEFAULT_COLLECTION,
     Answer,
@@ -62,6 +60,7 @@ from ragwright.models import (
 from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
 from ragwright.permissions import EVERYONE, Caller, PermissionRules
+from ragwright.pipeline.asking import AnswerWorkflow, GraphContexts
 from ragwright.pipeline.communities import CommunityWorkflow, ReportsMade
 from ragwright.pipeline.community_view import CommunityView, community_view, entity_community
 from ragwright.pipeline.document_chunking import FusedFirst
@@ -69,7 +68,6 @@ from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.pipeline.filter_fields import missing_fields_warning
 from ragwright.pipeline.folder_source import FolderSourceSync
 from ragwright.pipeline.folder_sync import FolderSync, SyncReport
-from ragwright.pipeline.global_llm import LLMGlobalSearch
 from ragwright.pipeline.global_retrieval import GlobalRetriever, refuse_filter
 from ragwright.pipeline.graph_build import (
     GraphBuildReport,
@@ -221,7 +219,6 @@ class Index:
         ``mode="auto"`` searches and answers (by default the ``[planner]`` table's: the
         offline rules, or the LLM classifier)."""
         self.answer_settings = AnswerSettings.from_config(config or Config())
-        self._graph_context_made: GraphContext | None = None  # kept: it indexes the snapshot
         self.location = location if is_url(location) else Path(location)
         self.collection = collection
         self.read_only = read_only
@@ -244,6 +241,7 @@ class Index:
         self._llm_lock = threading.Lock()
         store_graph = self._store if isinstance(self._store, GraphSource) else None
         self._graph: GraphSource | None = graph if graph is not None else store_graph
+        self._graph_contexts = GraphContexts(self._graph, self.display_location)
         self._graph_search = GraphSearch()  # caches the walk's matrices by graph version
         self._communities: CommunityWorkflow | None = None
         self.planner_settings = PlannerSettings.from_config(config or Config())
@@ -1219,64 +1217,21 @@ class Index:
         ``caller`` (see `ragwright.permissions`): every retrieval reads only what it may; its
         answers take no graph context, and global mode is refused (`AccessDenied`): both
         are built from every document."""
-        name = self._checked_engine(engine, llm, session)
-        where = _filter(where)
-        if caller.restricted:
-            if graph_context:
-                refuse_restricted(caller, "graph context (the entity graph)")
-            graph_context = False
-        if name == "extractive" and graph_context:
-            raise ConfigError("graph context is for the LLM engines (--engine stuff, …)")
-        classifies = self._planner is None and self.planner_settings.classifier == "llm"
-        if name != "extractive" or (classifies and llm is not None):
-            session = session or self.llm_session("request", llm)  # the planner's calls too
-        route = self._route(question, mode, session, caller)
-        request = routed(request or SearchRequest(), route)
-        if route.mode == SearchMode.GLOBAL:
-            refuse_restricted(caller, "global search (the community reports)")
-            answer = self._global_answer(question, name, where, llm, session)
-            yield dataclasses.replace(answer, route=route)
-            return
-
-        def retrieve(query: str) -> list[Hit]:
-            return self.search(
-                query,
-                request,
-                top_k=top_k,
-                where=where,
-                mode=route.mode,
-                query_processors=query_processors,
-                processors=processors,
-                caller=caller,
-            )
-
-        for item in self.answer_stream(
+        yield from self._answers().ask_stream(
             question,
-            retrieve,
+            top_k=top_k,
+            where=where,
             options=options,
-            engine=name,
-            llm=llm if session is None else None,  # the session wraps it
+            engine=engine,
+            llm=llm,
             session=session,
+            query_processors=query_processors,
+            processors=processors,
             graph_context=graph_context,
-        ):
-            yield dataclasses.replace(item, route=route) if isinstance(item, Answer) else item
-
-    def _checked_engine(
-        self, engine: str | None, llm: LLM | None, session: LLMSession | None
-    ) -> str:
-        """The answer engine's name (``engine`` or the configured one), refusing an unknown
-        one and an ``llm`` that would be counted twice."""
-        name = engine or self.llm_settings.engine
-        if name not in ENGINES:
-            raise ConfigError(unknown_engine(name))
-        if session is not None and llm is not None:
-            raise ConfigError("pass either llm or session (whose model is session.llm), not both")
-        if isinstance(llm, LLM_WRAPPERS):
-            raise ConfigError(
-                "this llm already belongs to a session (its budget, ledger and cache): pass "
-                "session=... instead, or every call would be counted twice"
-            )
-        return name
+            mode=mode,
+            request=request,
+            caller=caller,
+        )
 
     def answer_stream(
         self,
@@ -1294,75 +1249,33 @@ class Index:
         passes its fused one), with this index's engines, LLM settings, ledger and response
         cache. ``documents`` (default: this collection's) is where the extractive engine
         looks the hits' documents up."""
-        name = self._checked_engine(engine, llm, session)
-        if name == "extractive":
-            if graph_context:
-                raise ConfigError("graph context is for the LLM engines (--engine stuff, …)")
-            extractive = create_engine(
-                name,
-                embedder=self.embedder,
-                options=options,
-                documents=self._store if documents is None else documents,
-            )
-            yield from extractive.stream(question, retrieve(question))
-            return
-        session = session or self.llm_session("request", llm)
-        use_graph = self.answer_settings.graph_context if graph_context is None else graph_context
-        graph = self._graph_context() if use_graph else None
-
-        answer_engine = create_engine(
-            name,
-            llm=session.llm,
-            retrieve=retrieve,
-            max_tokens=self.llm_settings.max_answer_tokens,
-            boundary_key=self.llm_records.boundary_key(),
-            graph=graph,
+        yield from self._answers().answer_stream(
+            question,
+            retrieve,
+            options=options,
+            engine=engine,
+            llm=llm,
+            session=session,
+            graph_context=graph_context,
+            documents=documents,
         )
-        empty = graph is not None and graph.graph.graph_snapshot().entity_count == 0
-        for item in answer_engine.stream(question, retrieve(question)):
-            if isinstance(item, Answer):
-                item = session.finish(item)
-                if empty:
-                    note = "graph context: the index's entity graph is empty (build it first)"
-                    item = dataclasses.replace(item, warnings=(*item.warnings, note))
-            yield item
 
-    def _global_answer(
-        self,
-        question: str,
-        engine: str,
-        where: Filter | None,
-        llm: LLM | None,
-        session: LLMSession | None,
-    ) -> Answer:
-        """Global mode's answer: extractive from the reports, or the LLM's map-reduce."""
-        refuse_filter(where)
-        self.community_workflow().checked_build()
-        retriever = self._global()
-        if engine == "extractive":
-            return retriever.answer(question)
-        session = session or self.llm_session("request", llm)
-        search = LLMGlobalSearch(
-            retriever,
-            session.llm,
-            key=self.llm_records.boundary_key(),
-            max_tokens=self.llm_settings.max_answer_tokens,
+    def _answers(self) -> AnswerWorkflow:
+        """The answer workflow, with the settings as they are now."""
+        return AnswerWorkflow(
+            llm_settings=self.llm_settings,
+            answer_settings=self.answer_settings,
+            documents=self._store,
+            embedder=lambda: self.embedder,
+            open_session=self.llm_session,
+            boundary_key=lambda: self.llm_records.boundary_key(),
+            graph_contexts=self._graph_contexts,
+            searcher=self,
+            route=self._route,
+            planner_classifies=self._planner is None and self.planner_settings.classifier == "llm",
+            communities=self.community_workflow,
+            global_retriever=self._global,
         )
-        return session.finish(search.answer(question))
-
-    def _graph_context(self) -> GraphContext:
-        """The graph context over the collection's entity graph; a `ConfigError` where the
-        store keeps none."""
-        if self._graph_context_made is None:
-            graph = self._graph if self._graph is not None else self._store
-            if not isinstance(graph, GraphSource):
-                raise ConfigError(
-                    f"the index at {self.display_location} keeps no entity graph, so an answer "
-                    "cannot get graph context: turn graph context off, or use a store with a "
-                    "graph"
-                )
-            self._graph_context_made = GraphContext(graph, self.answer_settings.graph)
-        return self._graph_context_made
 
     def filter_warning(self, where: Filter | str) -> str | None:
         """Why a filter may match nothing: the fields it names that no chunk has (a misspelled
