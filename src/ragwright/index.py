@@ -92,8 +92,9 @@ from ragwright.pipeline.permitted import (
     readable_stats,
     refuse_restricted,
 )
-from ragwright.pipeline.rechunk import Rechunker, RechunkReport, kept_chunking
-from ragwright.pipeline.reindex import Reindexer, ReindexReport
+from ragwright.pipeline.rechunk import RechunkReport
+from ragwright.pipeline.reindex import ReindexReport
+from ragwright.pipeline.reindexing import Reindexing
 from ragwright.pipeline.retrieval import Retriever
 from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
 from ragwright.pipeline.source_status import SourceState, forget_run, record_run, source_state
@@ -108,8 +109,6 @@ from ragwright.ports import (
     Checkpoint,
     Chunker,
     ChunkExport,
-    Chunking,
-    ChunkingRebuild,
     ChunkingStatus,
     ChunkLookup,
     CollectionIdentity,
@@ -129,7 +128,6 @@ from ragwright.ports import (
     Slot,
     Source,
     SourceCheckpoints,
-    SpaceRebuild,
     SpaceStatus,
     SparseEncoder,
     StoreBackend,
@@ -1010,99 +1008,45 @@ class Index:
                 "open the index without an embedder to reindex it: the new one is named by "
                 "reindex's own --embedder"
             )
-        spec = embedder or self.embedder_spec
-        if spec is None:
-            raise ConfigError("the index holds nothing to re-index yet: ingest first")
-        staged = kept_chunking(self._store, "staged")
-        if chunking is None and staged is not None:
-            raise ConfigError(
-                f"a re-chunk to {staged.chunking.chunker} is under way: finish it with the same "
-                "`ragwright reindex --chunker …` or abandon it with `ragwright reindex --abandon`"
-            )
-        new = create_embedder(spec)
-        try:
-            with self._ingest_lock():
-                if chunking is None:
-                    report: ReindexReport | RechunkReport = Reindexer(
-                        self._rebuildable(), self._store, self._store,
-                        current=self._checked_embedder(), embedder=new, embedder_spec=spec,
-                        batch=batch,
-                    ).run(sample=sample, swap=swap, progress=progress)  # fmt: skip
-                else:
-                    report = self._rechunk(new, spec, chunking, batch).run(
-                        sample=sample, swap=swap, progress=progress
-                    )
-        finally:
-            closing = getattr(new, "close", None)
-            if callable(closing):
-                closing()
-        if swap:
-            self._embedder_made_again()
-        if isinstance(report, RechunkReport) and report.graph_chunks_dropped:
-            extracted = self.build_graph().chunks_extracted
-            report = dataclasses.replace(report, graph_chunks_extracted=extracted)
-        return report
-
-    def _rechunk(
-        self, embedder: Embedder, spec: str, chunking: ChunkingConfig, batch: int
-    ) -> Rechunker:
-        if self._rebuildable().space_status().staged is not None:
-            raise ConfigError(
-                "an embedder reindex is under way: finish it or abandon it with "
-                "`ragwright reindex --abandon` before re-chunking"
-            )
-        counter = embedder if isinstance(embedder, TokenCounter) else None
-        chunker = create_chunker(chunking.name, token_counter=counter, **chunking.options)
-        return Rechunker(
-            self._rechunkable(), self._store, self._store,
-            current=self._checked_embedder(), chunker=chunker, embedder=embedder,
-            chunking=Chunking(chunking.spec, embedder.space, spec),
-            max_chunk_chars=IngestOptions().max_chunk_chars, batch=batch,
-        )  # fmt: skip
+        return self._reindexing().reindex(
+            embedder or self.embedder_spec,
+            chunking=chunking,
+            batch=batch,
+            sample=sample,
+            swap=swap,
+            progress=progress,
+        )
 
     def space_status(self) -> SpaceStatus:
         """The current space's chunk count and the spaces kept beside it (`reindex`)."""
-        return self._rebuildable().space_status()
+        return self._reindexing().space_status()
 
     def chunking_status(self) -> ChunkingStatus:
         """The current chunking's counts and the chunkings kept beside it (`reindex`)."""
-        return self._rechunkable().chunking_status()
+        return self._reindexing().chunking_status()
 
     def swap_space(self, slot: Slot) -> None:
         """Make the space in ``slot`` current in one transaction: ``previous`` rolls the last
         `reindex` back (and a second call forward again), a re-chunk's chunks with it (the
         graph facts go with the chunks they belonged to, so those swapped in are extracted
         after, as `reindex` does)."""
-        store = self._rebuildable()
-        dropped = 0
-        with self._ingest_lock():
-            if kept_chunking(self._store, slot) is not None:
-                dropped = self._rechunkable().swap_chunking(slot).graph_chunks
-            else:
-                store.swap_space(slot)
-        self._embedder_made_again()
-        if dropped:  # the facts went with the chunks they belonged to: extract the others'
-            self.build_graph()
+        self._reindexing().swap_space(slot)
 
     def drop_space(self, slot: Slot) -> None:
         """Free the vectors of the space in ``slot`` (and the chunks of a re-chunk's):
         ``previous`` after a `reindex` is trusted (no rollback from then on), ``staged`` to
         abandon one being built."""
-        store = self._rebuildable()
-        with self._ingest_lock():
-            store.drop_space(slot)
-            if isinstance(self._store, ChunkingRebuild):
-                self._store.drop_chunking(slot)
+        self._reindexing().drop_space(slot)
 
-    def _rechunkable(self) -> ChunkingRebuild:
-        if not isinstance(self._store, ChunkingRebuild):
-            raise ConfigError(f"{type(self._store).__name__} cannot build a second chunking")
-        return self._store
-
-    def _rebuildable(self) -> SpaceRebuild:
-        if not isinstance(self._store, SpaceRebuild):
-            raise ConfigError(f"{type(self._store).__name__} cannot build a second space")
-        return self._store
+    def _reindexing(self) -> Reindexing:
+        """The rebuilds of this collection's space and chunking, under its ingest lock."""
+        return Reindexing(
+            self._store,
+            ingest_lock=self._ingest_lock,
+            current=self._checked_embedder,
+            embedder_swapped=self._embedder_made_again,
+            build_graph=self.build_graph,
+        )
 
     def _global_search(self, query: str, request: SearchRequest, chain: ResultChain) -> list[Hit]:
         """Global mode: the chunks the community reports chosen for ``query`` cite."""
