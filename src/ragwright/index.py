@@ -32,12 +32,11 @@ from ragwright.errors import (
 )
 from ragwright.filters import Filter, parse_filter
 from ragwright.graph.community_model import CommunityBuild, CommunitySettings, StoredCommunity
-from ragwright.graph.export import GraphExport, export_graph
+from ragwright.graph.export import GraphExport
 from ragwright.graph.extractor_context import ExtractorContext
-from ragwright.graph.neighbourhood import EntityNode, Neighbourhood, find_entities, neighbourhood
+from ragwright.graph.neighbourhood import EntityNode, Neighbourhood
 from ragwright.graph.records import EntityInfo, GraphStats
 from ragwright.graph.registry import DEFAULT_EXTRACTOR, create_extractor
-from ragwright.graph.reports import ExtractiveReporter
 from ragwright.graph.search import GraphSearch
 from ragwright.llms import create_llm
 from ragwright.llms.session import LLMSession, open_session
@@ -76,6 +75,12 @@ from ragwright.pipeline.graph_build import (
     build_graph,
 )
 from ragwright.pipeline.graph_retrieval import GraphRetriever
+from ragwright.pipeline.graph_views import (
+    GraphViews,
+    build_communities,
+    build_reports,
+    graph_store,
+)
 from ragwright.pipeline.ingest import (
     IngestOptions,
     Ingestor,
@@ -116,10 +121,7 @@ from ragwright.ports import (
     DocumentLookup,
     DocumentMove,
     Embedder,
-    EntityResolver,
     Extractor,
-    FactTarget,
-    GraphReader,
     GraphSource,
     IngestLock,
     LLMRecords,
@@ -748,13 +750,13 @@ class Index:
             report.chunks_extracted += built.chunks_extracted
 
     def _graph_store(self) -> GraphBuildTarget:
-        store = self._store
-        if not all(
-            isinstance(store, port)
-            for port in (FactTarget, EntityResolver, GraphReader, GraphSource)
-        ):
-            raise StoreError(f"the store at {self.display_location} keeps no entity graph")
-        return store  # type: ignore[return-value]
+        return graph_store(self._store, self.display_location)
+
+    def _graph_views(self) -> GraphViews:
+        """The entity graph's views and manual edits (`ragwright.pipeline.graph_views`)."""
+        return GraphViews(
+            self._store, self._graph, self._store, self._graph_search, self.display_location
+        )
 
     def build_graph(
         self,
@@ -771,8 +773,7 @@ class Index:
             return build_graph(self._graph_store(), chosen, progress=progress)
 
     def graph_stats(self, *, caller: Caller = EVERYONE) -> GraphStats:
-        refuse_restricted(caller, "the entity graph")
-        return self._graph_store().graph_stats()
+        return self._graph_views().stats(caller)
 
     def entity(
         self, name: str, max_sites: int = 50, *, caller: Caller = EVERYONE
@@ -780,15 +781,13 @@ class Index:
         """An entity by name, with its aliases, synonyms, neighbours and the exact spans
         that mention it; None when the graph has no such entity. Graph views are refused to
         a restricted ``caller`` (`AccessDenied`): they are built from every document."""
-        refuse_restricted(caller, "the entity graph")
-        return self._graph_store().describe_entity(name, max_sites)
+        return self._graph_views().entity(name, max_sites, caller)
 
     def export_graph(self) -> GraphExport:
         """The entity graph graph search reads, with every entity's aliases and the chunks
         behind each entity and edge (see `ragwright.graph.export`); `GraphNotBuilt` when
         there is none."""
-        snapshot = GraphRetriever(self._graph, self._store, self._graph_search).check()
-        return export_graph(snapshot, lambda key: self.entity(key, max_sites=0))
+        return self._graph_views().export()
 
     def neighbourhood(
         self, name: str, *, limit: int = 12, max_sites: int = 50, caller: Caller = EVERYONE
@@ -796,26 +795,23 @@ class Index:
         """The entity ``name`` with its ``limit`` heaviest neighbours and the edges among
         them (what the web page draws), and at most ``max_sites`` mentions; None when there
         is no such entity, `GraphNotBuilt` when there is no graph."""
-        refuse_restricted(caller, "the entity graph")
-        snapshot = GraphRetriever(self._graph, self._store, self._graph_search).check()
-        info = self.entity(name, max_sites=max_sites)
-        return neighbourhood(snapshot, info, limit) if info is not None else None
+        return self._graph_views().neighbourhood(
+            name, limit=limit, max_sites=max_sites, caller=caller
+        )
 
     def find_entities(
         self, text: str, limit: int = 10, *, caller: Caller = EVERYONE
     ) -> list[EntityNode]:
         """Entities whose normalized name contains ``text``'s, most mentioned first."""
-        refuse_restricted(caller, "the entity graph")
-        snapshot = GraphRetriever(self._graph, self._store, self._graph_search).check()
-        return find_entities(snapshot, text, limit)
+        return self._graph_views().find_entities(text, limit, caller)
 
     def merge_entities(self, first: str, second: str) -> None:
         """Record that two entities are one (graph search then treats them as one node)."""
-        self._graph_store().merge_entities(first, second)
+        self._graph_views().merge_entities(first, second)
 
     def unmerge_entities(self, first: str, second: str) -> bool:
         """Record that two entities are not one: undoes a merge or a synonym link."""
-        return self._graph_store().unmerge_entities(first, second)
+        return self._graph_views().unmerge_entities(first, second)
 
     @property
     def graph(self) -> GraphSource:
@@ -839,13 +835,7 @@ class Index:
     def build_communities(self, settings: CommunitySettings | None = None) -> CommunityBuild:
         """Re-cluster the entity graph (explicit only: ingest never does), with ``settings``,
         else the last build's, else the defaults; then make the extractive reports."""
-        workflow = self.community_workflow()
-        with self._ingest_lock():
-            previous = workflow.store.community_build()
-            chosen = settings or (previous.settings if previous is not None else None)
-            build = workflow.rebuild(chosen)
-            workflow.refresh(ExtractiveReporter())
-        return build
+        return build_communities(self.community_workflow(), self._ingest_lock, settings)
 
     def communities(self, level: int | None = None) -> list[StoredCommunity]:
         return self.community_workflow().communities(level)
@@ -869,12 +859,12 @@ class Index:
         """Make the missing and dirty reports: extractive ones, and with ``llm`` the LLM's
         (over a ``graph`` session: the ingest budget, the ledger, the response cache)."""
         workflow = self.community_workflow()
-        made = [workflow.refresh(ExtractiveReporter())]
-        if llm:
-            session = self.llm_session("graph")
-            reporter = LLMReporter(session.llm, key=self.llm_records.boundary_key())
-            made.append(workflow.refresh(reporter))
-        return made
+        return build_reports(workflow, self._llm_reporter if llm else None)
+
+    def _llm_reporter(self) -> LLMReporter:
+        """The LLM's reporter, over a new ``graph`` session."""
+        session = self.llm_session("graph")
+        return LLMReporter(session.llm, key=self.llm_records.boundary_key())
 
     def _global(self) -> GlobalRetriever:
         """Global search over the collection (kept: it caches the reports it ranks)."""
