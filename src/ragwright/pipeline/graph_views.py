@@ -39,9 +39,9 @@ def graph_store(store: object, location: str) -> GraphBuildTarget:
 
 
 class GraphViews:
-    """Reads and manual edits of one collection's entity graph. ``graph`` is the graph graph
-    search walks (the store's, or one given to the index); ``store`` keeps the facts, their
-    spans and the merges."""
+    """Reads and manual edits of one collection's entity graph. ``graph`` is the one that
+    graph search walks (the store's, or one given to the index); ``store`` keeps the facts,
+    their spans and the merges."""
 
     def __init__(
         self,
