@@ -38,6 +38,7 @@ from ragwright.stores.postgres.backend import lock_schema
 from ragwright.stores.postgres.graph_writes import bump_graph_version
 from ragwright.stores.postgres.schema import HNSW_MAX_DIMENSION
 from ragwright.stores.postgres.writes import PostgresWrites
+from ragwright.stores.rechunk_messages import to_finish, under_way
 from ragwright.stores.rows import document_from_row, space_from_json, space_json
 
 if TYPE_CHECKING:
@@ -123,7 +124,7 @@ class PostgresRechunk(PostgresWrites):
             if recorded is None:
                 self._record_chunking(conn, "staged", chunking)
             elif recorded.chunking != chunking:
-                raise StoreError(_under_way(recorded.chunking))
+                raise StoreError(under_way(recorded.chunking))
             ids = [item.document.id for item in writes]
             for table in _SLOT_TABLES:
                 conn.execute(
@@ -188,7 +189,7 @@ class PostgresRechunk(PostgresWrites):
         if incoming.documents != documents:
             raise StoreError(
                 f"{documents - incoming.documents:,} of {documents:,} documents have no chunks "
-                f"in the {slot} chunking; {_finish(slot)}"
+                f"in the {slot} chunking; {to_finish(slot)}"
             )
         graph_chunks = self._graph_chunks(conn)
         current = self._current_chunking(conn)
@@ -338,17 +339,3 @@ def _staged(rows: Sequence[Any]) -> tuple[list[tuple[object, ...]], list[tuple[o
     chunks = [("staged", *row) for prepared in rows for row in prepared.chunks]
     postings = [("staged", *row) for prepared in rows for row in prepared.postings]
     return chunks, postings
-
-
-def _under_way(chunking: Chunking) -> str:
-    return (
-        f"a reindex to the chunker {chunking.chunker} with {chunking.embedder} is under way; "
-        "finish it with the same `ragwright reindex` or abandon it with "
-        "`ragwright reindex --abandon`"
-    )
-
-
-def _finish(slot: Slot) -> str:
-    if slot == "staged":
-        return "finish building it: run `ragwright reindex` again with the same options"
-    return "documents were written since the swap; re-index instead of rolling back"

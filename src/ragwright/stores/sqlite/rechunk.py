@@ -35,6 +35,7 @@ from ragwright.ports import (
     Vectors,
 )
 from ragwright.stores.checks import check_write
+from ragwright.stores.rechunk_messages import to_finish, under_way
 from ragwright.stores.rows import document_from_row, dump_json, space_json
 from ragwright.stores.sqlite.keyword_matrix import best_positions
 from ragwright.stores.sqlite.settings import SQLiteSettings, recorded_space
@@ -99,7 +100,7 @@ class SQLiteRechunk(SQLiteSettings):
             if recorded is None:
                 _record(db, "staged", chunking)
             elif recorded.chunking != chunking:
-                raise StoreError(_under_way(recorded.chunking))
+                raise StoreError(under_way(recorded.chunking))
             for item in writes:
                 _stage(db, item)
 
@@ -137,7 +138,7 @@ class SQLiteRechunk(SQLiteSettings):
             if incoming.documents != documents:
                 raise StoreError(
                     f"{documents - incoming.documents:,} of {documents:,} documents have no "
-                    f"chunks in the {slot} chunking; {_finish(slot)}"
+                    f"chunks in the {slot} chunking; {to_finish(slot)}"
                 )
             graph_chunks = db.execute("SELECT count(*) FROM graph_extractions").fetchone()[0]
             current = _current(db)
@@ -264,17 +265,3 @@ def _set(db: sqlite3.Connection, key: str, value: str) -> None:
         "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         (key, value),
     )
-
-
-def _under_way(chunking: Chunking) -> str:
-    return (
-        f"a reindex to the chunker {chunking.chunker} with {chunking.embedder} is under way; "
-        "finish it with the same `ragwright reindex` or abandon it with "
-        "`ragwright reindex --abandon`"
-    )
-
-
-def _finish(slot: Slot) -> str:
-    if slot == "staged":
-        return "finish building it: run `ragwright reindex` again with the same options"
-    return "documents were written since the swap; re-index instead of rolling back"
