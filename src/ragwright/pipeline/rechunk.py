@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ragwright.errors import ConfigError, IngestLimitExceeded
+from ragwright.errors import IngestLimitExceeded
 from ragwright.models import Chunk
 from ragwright.pipeline.documents import checked_chunks
-from ragwright.pipeline.reindex import QUERY_CHARS, Agreement
+from ragwright.pipeline.reindex import QUERY_CHARS, Agreement, checked_batch
 from ragwright.ports import (
     Chunker,
     ChunkExport,
@@ -70,8 +70,7 @@ class Rechunker:
         max_chunk_chars: int,
         batch: int = 256,
     ) -> None:
-        if batch < 1:
-            raise ConfigError(f"the reindex batch must be at least 1, not {batch}")
+        checked_batch(batch)
         self.store = store
         self.search = search
         self.chunks = chunks

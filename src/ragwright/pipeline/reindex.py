@@ -42,6 +42,13 @@ class ReindexReport:
     swapped: bool
 
 
+def checked_batch(batch: int) -> int:
+    """A rebuild's batch size (chunks embedded a transaction), refused below 1."""
+    if batch < 1:
+        raise ConfigError(f"the reindex batch must be at least 1, not {batch}")
+    return batch
+
+
 class Reindexer:
     """Builds ``embedder``'s space (made from the spec ``embedder_spec``) beside the current
     one, whose embedder is ``current``, then checks and swaps it."""
@@ -57,8 +64,7 @@ class Reindexer:
         embedder_spec: str,
         batch: int = 256,
     ) -> None:
-        if batch < 1:
-            raise ConfigError(f"the reindex batch must be at least 1, not {batch}")
+        checked_batch(batch)
         self.store = store
         self.search = search
         self.chunks = chunks
