@@ -25,7 +25,6 @@ from ragwright.distributed.cluster import RaySettings
 from ragwright.embedders import DEFAULT_EMBEDDER, create_embedder
 from ragwright.errors import (
     ConfigError,
-    EmbeddingSpaceChanged,
     EmbeddingSpaceMismatch,
     MissingDependencyError,
     StoreError,
@@ -67,14 +66,13 @@ from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.pipeline.filter_fields import missing_fields_warning
 from ragwright.pipeline.folder_source import FolderSourceSync
 from ragwright.pipeline.folder_sync import FolderSync, SyncReport
-from ragwright.pipeline.global_retrieval import GlobalRetriever, refuse_filter
+from ragwright.pipeline.global_retrieval import GlobalRetriever
 from ragwright.pipeline.graph_build import (
     GraphBuildReport,
     GraphBuildTarget,
     GraphProgress,
     build_graph,
 )
-from ragwright.pipeline.graph_retrieval import GraphRetriever
 from ragwright.pipeline.graph_views import (
     GraphViews,
     build_communities,
@@ -89,23 +87,20 @@ from ragwright.pipeline.ingest import (
     ingest_documents,
 )
 from ragwright.pipeline.llm_reports import LLMReporter
-from ragwright.pipeline.one_chunking import within_one_chunking
-from ragwright.pipeline.per_document import capped, routed
 from ragwright.pipeline.permitted import (
     readable_chunks,
     readable_ids,
     readable_stats,
-    refuse_restricted,
 )
 from ragwright.pipeline.rechunk import RechunkReport
 from ragwright.pipeline.reindex import ReindexReport
 from ragwright.pipeline.reindexing import Reindexing
-from ragwright.pipeline.retrieval import Retriever
 from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
+from ragwright.pipeline.searching import Searching
 from ragwright.pipeline.source_status import SourceState, forget_run, record_run, source_state
 from ragwright.pipeline.source_sync import BATCH_DOCUMENTS, SourceSync
 from ragwright.pipeline.sparse_terms import SparseWorkflow
-from ragwright.planner import Capabilities, LLMPlanner, RulesPlanner, dispatch, requested
+from ragwright.planner import LLMPlanner, RulesPlanner
 from ragwright.planner.capabilities import CapabilityCache
 from ragwright.planner.settings import PlannerSettings
 from ragwright.ports import (
@@ -135,7 +130,6 @@ from ragwright.ports import (
     StoreBackend,
     TokenCounter,
 )
-from ragwright.processors.chain import ResultChain
 from ragwright.query.model import QueryProcessor
 from ragwright.sources.files import FolderSource
 from ragwright.stores import display_location, is_url, open_backend
@@ -921,58 +915,24 @@ class Index:
         ``processors`` (see `ragwright.processors`) run in order on the hits, checked as a
         `ResultChain`; ``query_processors`` (see `ragwright.query`) run in order on the query
         first."""
-        # Made (and so checked) even when there is nothing to search.
-        request = (request or SearchRequest()).but(**options)
-        configured = [
-            spec.build(embedder=lambda: self.embedder, store=self._store, documents=self._store)
-            for spec in request.processors
-        ]
-        chain = ResultChain([*configured, *processors])  # refuses a bad order before any work
-        caller = request.caller
-        if request.mode is SearchMode.AUTO:
-            request = routed(request, self.plan(query, caller=caller))
-        request, chain = capped(request, chain)
-        if request.mode is SearchMode.GLOBAL:
-            refuse_restricted(caller, "global search (the community reports)")
-            return self._global_search(query, request, chain)
-        # The caller's permissions join the user's filter: the store applies both in its query.
-        request = request.but(where=caller.scope(request.where))
-        graph_mode = request.mode is SearchMode.GRAPH
-        graph = GraphRetriever(self._graph, self._store, self._graph_search) if graph_mode else None
-        if graph is not None:
-            graph.check()  # no graph is an error, even where there is nothing to search
-        if self._store.space is None or not query.strip():
-            return []
-
-        def retrieve() -> list[Hit]:
-            try:
-                return self._retrieve(query, request, graph, query_processors)
-            except EmbeddingSpaceChanged:
-                # A reindex swapped the space after the query was embedded: embed it again in
-                # the new space, once (a second swap within one search is the caller's to retry).
-                return self._retrieve(query, request, graph, query_processors)
-
-        hits = within_one_chunking(self._store, retrieve)  # a re-chunk swaps every chunk
-        hits = chain.process(query, hits) if chain.processors else hits
-        return [dataclasses.replace(hit, rank=rank) for rank, hit in enumerate(hits, start=1)]
-
-    def _retrieve(
-        self,
-        query: str,
-        request: SearchRequest,
-        graph: GraphRetriever | None,
-        query_processors: Sequence[QueryProcessor],
-    ) -> list[Hit]:
-        embedder = self.embedder if request.mode is SearchMode.BM25 else self._checked_embedder()
-        retriever = Retriever(
-            self._store,
-            embedder,
-            query_processors=query_processors or None,
-            sparse=self._sparse.arm(request),
+        return self._searching().search(
+            query, request, processors=processors, query_processors=query_processors, **options
         )
-        if graph is not None:
-            return graph.search(retriever, query, request)
-        return retriever.search(query, request)
+
+    def _searching(self) -> Searching:
+        """The search workflow over this collection."""
+        return Searching(
+            self._store,
+            embedder=lambda: self.embedder,
+            checked_embedder=self._checked_embedder,
+            graph=self._graph,
+            graph_search=self._graph_search,
+            sparse=self._sparse,
+            planner=self._mode_planner,
+            capabilities=self._capability_cache.current,
+            communities=self.community_workflow,
+            global_retriever=self._global,
+        )
 
     # -- re-indexing ---------------------------------------------------------------------------
 
@@ -1038,16 +998,6 @@ class Index:
             build_graph=self.build_graph,
         )
 
-    def _global_search(self, query: str, request: SearchRequest, chain: ResultChain) -> list[Hit]:
-        """Global mode: the chunks the community reports chosen for ``query`` cite."""
-        refuse_filter(request.where)
-        self.community_workflow().checked_build()
-        if self._store.space is None or not query.strip():
-            return []
-        hits = self._global().search(query, request.top_k)
-        hits = chain.process(query, hits) if chain.processors else hits
-        return [dataclasses.replace(hit, rank=rank) for rank, hit in enumerate(hits, start=1)]
-
     def plan(
         self, question: str, *, session: LLMSession | None = None, caller: Caller = EVERYONE
     ) -> Route:
@@ -1055,10 +1005,7 @@ class Index:
         checked against what this index can run (no entity graph or no global search: hybrid,
         the reason says so). An LLM classifier (``[planner] classifier = "llm"``) calls
         ``session.llm``, by default a new request session's (budget, ledger, cache)."""
-        able = self._capabilities()
-        if caller.restricted:  # global answers from reports of every document
-            able = dataclasses.replace(able, global_search=False)
-        return dispatch(self._mode_planner(session).route(question), able)
+        return self._searching().plan(question, session=session, caller=caller)
 
     def _mode_planner(self, session: LLMSession | None) -> ModePlanner:
         if self._planner is not None:
@@ -1073,17 +1020,6 @@ class Index:
             return LLMPlanner((session or self.llm_session("request")).llm, fallback=rules)
         return rules
 
-    def _capabilities(self) -> Capabilities:
-        return self._capability_cache.current()
-
-    def _route(
-        self, question: str, mode: SearchMode | str, session: LLMSession | None, caller: Caller
-    ) -> Route:
-        chosen = SearchRequest().but(mode=mode).mode
-        if chosen is not SearchMode.AUTO:
-            return requested(chosen)
-        return self.plan(question, session=session, caller=caller)
-
     def search_routed(
         self,
         query: str,
@@ -1092,9 +1028,7 @@ class Index:
     ) -> tuple[Route, list[Hit]]:
         """`search`, with the route it took: for ``mode="auto"`` the planner's choice and its
         reason (the surfaces show it), else the mode asked for."""
-        request = (request or SearchRequest()).but(**options)
-        route = self._route(query, request.mode, None, request.caller)
-        return route, self.search(query, routed(request, route))
+        return self._searching().search_routed(query, request, **options)
 
     def ask(self, question: str, **options: Unpack[AskOptions]) -> Answer:
         """An answer with ``[n]`` citations resolved to exact spans: `ask_stream`'s final
@@ -1205,7 +1139,7 @@ class Index:
             boundary_key=lambda: self.llm_records.boundary_key(),
             graph_contexts=self._graph_contexts,
             searcher=self,
-            route=self._route,
+            route=self._searching().route,
             planner_classifies=self._planner is None and self.planner_settings.classifier == "llm",
             communities=self.community_workflow,
             global_retriever=self._global,
