@@ -17,7 +17,6 @@ from starlette.applications import Starlette
 
 from ragwright import __version__
 from ragwright.federation import Federation
-from ragwright.llms.settings import ENGINES, unknown_engine
 from ragwright.mcp_server.results import (
     UNTRUSTED_NOTICE,
     AskResult,
@@ -36,20 +35,23 @@ from ragwright.mcp_server.server import (
     DOCUMENT_WINDOW,
     MAX_LISTED_SOURCES,
     READ_ONLY,
+    AskTopK,
     CharStart,
     ChunkId,
     DocumentRef,
+    EngineName,
     FilterExpression,
     MaxChars,
     Query,
+    SearchTopK,
     SourceIds,
     describe,
+    refuse_unknown_engine,
     tool_errors,
     where_of,
 )
 from ragwright.permissions import EVERYONE, Caller
 from ragwright.planner import requested
-from ragwright.surface_limits import MAX_ASK_TOP_K, MAX_TOP_K
 
 MemberName = Annotated[
     str | None,
@@ -92,9 +94,7 @@ def build_federation_server(
     )
     def search(
         query: Query,
-        top_k: Annotated[
-            int, Field(ge=1, le=MAX_TOP_K, strict=True, description="Number of hits.")
-        ] = 10,
+        top_k: SearchTopK = 10,
         mode: Annotated[
             Literal["bm25", "vector", "hybrid", "graph"],
             Field(description="Each index searches in this mode, in its own space."),
@@ -123,23 +123,12 @@ def build_federation_server(
     )
     def ask(
         question: Query,
-        top_k: Annotated[
-            int,
-            Field(ge=1, le=MAX_ASK_TOP_K, strict=True, description="Passages to answer from."),
-        ] = 5,
+        top_k: AskTopK = 5,
         filter: FilterExpression = None,
         sources: SourceIds = None,
-        engine: Annotated[
-            str | None,
-            Field(
-                description="Answer engine: " + ", ".join(ENGINES) + ". Default: the server's "
-                "configured one (extractive, offline, unless [llm] says otherwise).",
-                json_schema_extra={"enum": [*ENGINES, None]},
-            ),
-        ] = None,
+        engine: EngineName = None,
     ) -> AskResult:
-        if engine is not None and engine not in ENGINES:
-            raise ToolError(unknown_engine(engine))
+        refuse_unknown_engine(engine)
         with tool_errors():
             answer = federation.ask(
                 question,

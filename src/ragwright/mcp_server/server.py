@@ -69,6 +69,18 @@ SourceIds = Annotated[
         f"{MAX_SOURCES}).",
     ),
 ]
+SearchTopK = Annotated[int, Field(ge=1, le=MAX_TOP_K, strict=True, description="Number of hits.")]
+AskTopK = Annotated[
+    int, Field(ge=1, le=MAX_ASK_TOP_K, strict=True, description="Passages to answer from.")
+]
+EngineName = Annotated[
+    str | None,
+    Field(
+        description="Answer engine: " + ", ".join(ENGINES) + ". Default: the server's "
+        "configured one (extractive, offline, unless [llm] says otherwise).",
+        json_schema_extra={"enum": [*ENGINES, None]},
+    ),
+]
 CollectionName = Annotated[
     str | None,
     Field(
@@ -107,9 +119,7 @@ def build_server(
     @server.tool(annotations=READ_ONLY, description=describe("Search the knowledge base."))
     def search(
         query: Query,
-        top_k: Annotated[
-            int, Field(ge=1, le=MAX_TOP_K, strict=True, description="Number of hits.")
-        ] = 10,
+        top_k: SearchTopK = 10,
         mode: Annotated[
             Literal["bm25", "vector", "hybrid", "graph", "global", "auto", "sparse"],
             Field(
@@ -142,20 +152,10 @@ def build_server(
     )
     def ask(
         question: Query,
-        top_k: Annotated[
-            int,
-            Field(ge=1, le=MAX_ASK_TOP_K, strict=True, description="Passages to answer from."),
-        ] = 5,
+        top_k: AskTopK = 5,
         filter: FilterExpression = None,
         sources: SourceIds = None,
-        engine: Annotated[
-            str | None,
-            Field(
-                description="Answer engine: " + ", ".join(ENGINES) + ". Default: the server's "
-                "configured one (extractive, offline, unless [llm] says otherwise).",
-                json_schema_extra={"enum": [*ENGINES, None]},
-            ),
-        ] = None,
+        engine: EngineName = None,
         graph_context: Annotated[
             bool | None,
             Field(
@@ -172,8 +172,7 @@ def build_server(
         ] = "auto",
         collection: CollectionName = None,
     ) -> AskResult:
-        if engine is not None and engine not in ENGINES:
-            raise ToolError(unknown_engine(engine))
+        refuse_unknown_engine(engine)
         with tool_errors():
             answer = kb.get(collection).ask(
                 question,
@@ -294,6 +293,13 @@ def where_of(expression: str | None, sources: list[str] | None) -> Filter | None
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else all_of(*parts)
+
+
+def refuse_unknown_engine(engine: str | None) -> None:
+    """A tool error for an engine no answer engine is named (the schema lists them, but a
+    client may not check)."""
+    if engine is not None and engine not in ENGINES:
+        raise ToolError(unknown_engine(engine))
 
 
 def describe(what: str) -> str:
