@@ -134,6 +134,7 @@ def _fuse(
     first_seen: dict[str, Hit] = {}
     arms: dict[str, set[Arm]] = {}
     ranks: dict[str, dict[Arm, int]] = {}
+    scores: dict[str, float] = {}
     # Per ranking: each chunk's weighted contribution, and each document's best of them.
     contributions: list[tuple[dict[str, float], dict[str, float]]] = []
     for ranking in rankings:
@@ -153,10 +154,12 @@ def _fuse(
             best[document_id] = max(own[chunk_id], best.get(document_id, 0.0))
             first_seen.setdefault(chunk_id, hit)
         contributions.append((own, best))
-    scores = {cid: sum(own.get(cid, 0.0) for own, _ in contributions) for cid in first_seen}
+        for chunk_id, value in own.items():  # summed ranking by ranking, as sum() would
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + value
+    best_rank = {cid: min(arm_ranks.values()) for cid, arm_ranks in ranks.items()}
 
     def key(cid: str) -> tuple[float, int, str]:
-        return (-scores[cid], min(ranks[cid].values()), cid)
+        return (-scores[cid], best_rank[cid], cid)
 
     if document_share > 0.0:
         # Only each document's leading chunk is lifted: lifting all of them would let a weak

@@ -9,7 +9,6 @@ the whole rows of the fused top ones.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 from types import MappingProxyType
 
@@ -62,8 +61,18 @@ def with_rows(db: Database, hits: Sequence[Hit]) -> list[Hit]:
     marks = ", ".join("?" for _ in ids)
     rows = db.query(f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.id IN ({marks})", ids)
     by_id = {row[0]: row for row in rows}
+    # Not `dataclasses.replace`, which cost 2.5x as much, for each of a search's candidates.
     return [
-        dataclasses.replace(hit, chunk=chunk_from_row(row), source=row[SOURCE])
+        Hit(
+            chunk=chunk_from_row(row),
+            score=hit.score,
+            scale=hit.scale,
+            arms=hit.arms,
+            source=row[SOURCE],
+            arm_ranks=hit.arm_ranks,
+            rank=hit.rank,
+            index=hit.index,
+        )
         for hit in hits
         if (row := by_id.get(hit.chunk.id)) is not None
     ]
