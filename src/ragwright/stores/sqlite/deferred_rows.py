@@ -15,7 +15,7 @@ from types import MappingProxyType
 from ragwright.models import Arm, Chunk, Hit, Scale
 from ragwright.stores.rows import SOURCE, chunk_from_row
 from ragwright.stores.sqlite.database import Database
-from ragwright.stores.sqlite.rows import CHUNK_COLUMNS
+from ragwright.stores.sqlite.rows import CHUNKS_WITH_SOURCE, JOINED_CHUNK_COLUMNS
 
 #: How an arm turns its (row id, score) ranking into hits, inside its read snapshot.
 RowReader = Callable[[list[tuple[int, float]], Scale, Arm], list[Hit]]
@@ -59,7 +59,9 @@ def with_rows(db: Database, hits: Sequence[Hit]) -> list[Hit]:
         return []
     ids = list(dict.fromkeys(hit.chunk.id for hit in hits))
     marks = ", ".join("?" for _ in ids)
-    rows = db.query(f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.id IN ({marks})", ids)
+    rows = db.query(
+        f"SELECT {JOINED_CHUNK_COLUMNS} FROM {CHUNKS_WITH_SOURCE} WHERE c.id IN ({marks})", ids
+    )
     by_id = {row[0]: row for row in rows}
     # Not `dataclasses.replace`, which cost 2.5x as much, for each of a search's candidates.
     return [

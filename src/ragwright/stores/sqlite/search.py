@@ -37,7 +37,7 @@ from ragwright.stores.sqlite.documents import condition_for
 from ragwright.stores.sqlite.filters import compile_filter, matching_rowids_query
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
 from ragwright.stores.sqlite.row_slots import Slots, distinct
-from ragwright.stores.sqlite.rows import CHUNK_COLUMNS, ROWID
+from ragwright.stores.sqlite.rows import CHUNKS_WITH_SOURCE, JOINED_CHUNK_COLUMNS, ROWID
 from ragwright.stores.sqlite.settings import SQLiteSettings
 from ragwright.stores.sqlite.vector_matrix import VectorMatrix
 
@@ -193,7 +193,7 @@ class SQLiteSearch(SQLiteSettings):
             return []
         marks = ", ".join("?" for _ in scored)
         rows = self._db.query(
-            f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.rowid IN ({marks})",
+            f"SELECT {JOINED_CHUNK_COLUMNS} FROM {CHUNKS_WITH_SOURCE} WHERE c.rowid IN ({marks})",
             [rowid for rowid, _ in scored],
         )
         by_rowid = {row[ROWID]: row for row in rows}
