@@ -91,7 +91,7 @@ class SQLiteSearch(SQLiteSettings):
         # Ranking, filtering and reading the rows happen in one snapshot: a concurrent write
         # can never pair a ranked row id with another chunk or a stale filter result.
         with self._db.lock, self._db.read_snapshot() as generation:
-            self.check_space(space)  # a reindex swap since the query was embedded
+            self.check_space(space, generation)  # a reindex swap since the query was embedded
             matrix = self._current_matrix(space, generation)
             allowed = None if where is None else self._matching_rowids(where, generation)
             slots = None if allowed is None else matrix.rows.slots_of(allowed)
