@@ -1,5 +1,5 @@
-"""A hybrid search fuses rankings that carry only chunk ids and reads the rows of the fused
-top hits alone; its results are exactly those of fusing whole hits, in every mode."""
+"""A hybrid search fuses rankings whose hits lack only their sources and reads the sources of
+the hits it keeps alone; its results are exactly those of fusing whole hits, in every mode."""
 
 from __future__ import annotations
 

@@ -157,11 +157,8 @@ class Retriever:
             )
         if request.passage_coverage_weight or request.passage_heading_weight:
             step = PassageFirst(request.passage_heading_weight, request.passage_coverage_weight)
-            # The step reads the text of every candidate it may reorder (all, by default).
-            if deferred is not None:
-                fused = deferred.with_rows(fused)
+            # It reads the text of every candidate, which deferred rankings carry too.
             fused = step.process(query.query, fused)
-            return fused[: request.top_k]
         kept = fused[: request.top_k]
         return kept if deferred is None else deferred.with_rows(kept)
 

@@ -65,7 +65,7 @@ class SQLiteSearch(SQLiteSettings):
         return self._vector(query, top_k, where, self._hits)
 
     def vector_ranking(self, query: Vectors, top_k: int, where: Filter | None = None) -> list[Hit]:
-        """`vector_search`'s ranking, its hits carrying only their chunk ids (`with_rows`)."""
+        """`vector_search`'s ranking, its hits lacking only their sources (`with_rows`)."""
         return self._vector(query, top_k, where, self._ranked)
 
     def keyword_search(self, query: str, top_k: int, where: Filter | None = None) -> list[Hit]:
@@ -73,7 +73,7 @@ class SQLiteSearch(SQLiteSettings):
         return self._keyword(query, top_k, where, self._hits)
 
     def keyword_ranking(self, query: str, top_k: int, where: Filter | None = None) -> list[Hit]:
-        """`keyword_search`'s ranking, its hits carrying only their chunk ids (`with_rows`)."""
+        """`keyword_search`'s ranking, its hits lacking only their sources (`with_rows`)."""
         return self._keyword(query, top_k, where, self._ranked)
 
     def with_rows(self, hits: Sequence[Hit]) -> list[Hit]:
