@@ -9,8 +9,10 @@ about which passage answers it.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ragwright.models import Chunk
 
@@ -34,28 +36,37 @@ def content_words(text: str) -> set[str]:
 
 
 def held(question: set[str], text: str) -> set[str]:
-    """``question & content_words(text)`` without reading every word of ``text``: a stem is
-    where its words begin (`stem` only cuts), so each stem's occurrences are found with
-    ``str.find`` (in C) and the first one that begins a word with that stem settles it.
-    A regular expression finding every word that begins with a stem cost 3-4x as much on
-    SciFact's candidates (benchmarks/peers.py)."""
-    if not question:
-        return set()
-    lowered = text.lower()
-    return {s for s in question if _begins_a_word_of(lowered, s)}
+    """``question & content_words(text)``, without stemming every word of ``text``."""
+    return held_by_each(question, [text])[0]
 
 
-def _begins_a_word_of(lowered: str, stem_: str) -> bool:
-    """Whether a word of ``lowered`` (as `_WORD` reads it) is a content word stemmed ``stem_``."""
-    start = lowered.find(stem_)
-    while start >= 0:
-        if start == 0 or lowered[start - 1] not in _WORD_CHARACTERS:
-            # `_WORD_END` always matches (if only the empty string): never None.
-            word = lowered[start : _WORD_END.match(lowered, start).end()]  # type: ignore[union-attr]
-            if word not in _QUESTION_WORDS and stem(word) == stem_:
-                return True
-        start = lowered.find(stem_, start + 1)
-    return False
+def held_by_each(question: set[str], texts: Sequence[str]) -> list[set[str]]:
+    """`held` of each text. A stem is where its words begin (`stem` only cuts), so for each
+    stem ``str.find`` (in C) runs through the texts joined, a word that begins there and has
+    that stem settles its text, and the search goes on from the next text. For 33 SciFact
+    chunks this took 0.29 ms, a regular expression finding every word that begins with a stem
+    in each text 0.68 ms."""
+    found: list[set[str]] = [set() for _ in texts]
+    if not question or not texts:
+        return found
+    lowered = [text.lower() for text in texts]  # lowering may change a text's length
+    starts = list(itertools.accumulate((len(t) + 1 for t in lowered[:-1]), initial=0))
+    joined = "\n".join(lowered)  # no word runs across a line break
+    for stem_ in question:
+        at = joined.find(stem_)
+        while at >= 0:
+            if at == 0 or joined[at - 1] not in _WORD_CHARACTERS:
+                # `_WORD_END` always matches (if only the empty string): never None.
+                word = joined[at : _WORD_END.match(joined, at).end()]  # type: ignore[union-attr]
+                if word not in _QUESTION_WORDS and stem(word) == stem_:
+                    text = bisect.bisect_right(starts, at) - 1
+                    found[text].add(stem_)
+                    if text + 1 == len(starts):
+                        break
+                    at = joined.find(stem_, starts[text + 1])
+                    continue
+            at = joined.find(stem_, at + 1)
+    return found
 
 
 _WORD_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")

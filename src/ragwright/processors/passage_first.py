@@ -28,7 +28,7 @@ import math
 
 from ragwright.models import Hit, Scale
 from ragwright.processors._args import integer, real
-from ragwright.terms import content_words, dice, headings, held
+from ragwright.terms import content_words, dice, headings, held_by_each
 
 
 class PassageFirst:
@@ -54,7 +54,8 @@ class PassageFirst:
         rest = [rescored(h, (h.score - low) / spread) for h in hits[window:]]
         hits = hits[:window]
         # Only which question words each hit holds matters (not all of its words).
-        words = [held(question, " ".join([h.chunk.indexed_text, *headings(h.chunk)])) for h in hits]
+        texts = [" ".join([h.chunk.indexed_text, *headings(h.chunk)]) for h in hits]
+        words = held_by_each(question, texts)
         weights = _rarity(question, words)
         total = sum(weights.values()) or 1.0
         scored = []
