@@ -529,6 +529,13 @@ class DeferredRowSearch(Protocol):
 
     def keyword_ranking(self, query: str, top_k: int, where: Filter | None = None) -> list[Hit]: ...
 
+    def hybrid_rankings(
+        self, text: str, query: Vectors, top_k: int, where: Filter | None = None
+    ) -> tuple[list[Hit], list[Hit]]:
+        """``(keyword_ranking(text, …), vector_ranking(query, …))``, as of one state of the
+        index."""
+        ...
+
     def with_rows(self, hits: Sequence[Hit]) -> list[Hit]:
         """``hits`` with their sources read, in order; a hit whose chunk is gone since it was
         ranked is dropped."""

@@ -182,6 +182,10 @@ class Retriever:
             rankings.append(self.sparse.search(text, top_k, where))
             if mode is SearchMode.SPARSE:
                 return rankings
+        if mode is SearchMode.HYBRID and deferred is not None:
+            vector = self.embedder.embed_query(dense_text) if query_vector is None else query_vector
+            rankings.extend(deferred.hybrid_rankings(text, vector, top_k, where))  # one snapshot
+            return rankings
         if mode is not SearchMode.VECTOR:
             if deferred is None:
                 rankings.append(self.store.keyword_search(text, top_k, where))

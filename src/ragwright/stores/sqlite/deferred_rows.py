@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from types import MappingProxyType
 
-from ragwright.models import Arm, Hit, Scale
+from ragwright.models import Arm, Chunk, Hit, Scale
 from ragwright.stores.rows import chunk_from_row
 from ragwright.stores.sqlite.database import Database
+from ragwright.stores.sqlite.rows import IDS_PER_QUERY
 
 #: How an arm turns its (row id, score) ranking into hits, inside its read snapshot.
 RowReader = Callable[[list[tuple[int, float]], Scale, Arm], list[Hit]]
@@ -29,28 +30,39 @@ _RANKED_ROWID = 7
 def ranked_hits(db: Database, scored: list[tuple[int, float]], scale: Scale, arm: Arm) -> list[Hit]:
     """Hits of ``scored`` with their chunks but no source (ranked from 1, as the whole hits
     of `hit_from_row` are; a row deleted since the ranking is dropped)."""
-    if not scored:
-        return []
-    marks = ", ".join("?" for _ in scored)
-    rows = db.query(
-        f"SELECT {_RANKED_COLUMNS} FROM chunks WHERE rowid IN ({marks})", [r for r, _ in scored]
-    )
-    by_rowid = {row[_RANKED_ROWID]: row for row in rows}
+    return ranked_together(db, [(scored, scale, arm)])[0]
+
+
+def ranked_together(
+    db: Database, rankings: Sequence[tuple[list[tuple[int, float]], Scale, Arm]]
+) -> list[list[Hit]]:
+    """`ranked_hits` of each (scored, scale, arm) ranking, their rows read together: a row
+    in several rankings is read, and its chunk made, once."""
+    rowids = list(dict.fromkeys(rowid for scored, _, _ in rankings for rowid, _ in scored))
+    chunks: dict[int, Chunk] = {}
+    for start in range(0, len(rowids), IDS_PER_QUERY):
+        batch = rowids[start : start + IDS_PER_QUERY]
+        marks = ", ".join("?" for _ in batch)
+        rows = db.query(f"SELECT {_RANKED_COLUMNS} FROM chunks WHERE rowid IN ({marks})", batch)
+        chunks.update((row[_RANKED_ROWID], chunk_from_row(row)) for row in rows)
+    return [_hits(scored, scale, arm, chunks) for scored, scale, arm in rankings]
+
+
+def _hits(
+    scored: list[tuple[int, float]], scale: Scale, arm: Arm, chunks: dict[int, Chunk]
+) -> list[Hit]:
     arms = frozenset({arm})
-    hits = []
-    for rank, (rowid, score) in enumerate(scored, start=1):
-        row = by_rowid.get(rowid)
-        if row is not None:
-            hits.append(
-                Hit(
-                    chunk=chunk_from_row(row),
-                    score=score,
-                    scale=scale,
-                    arms=arms,
-                    arm_ranks=MappingProxyType({arm: rank}),
-                )
-            )
-    return hits
+    return [
+        Hit(
+            chunk=chunk,
+            score=score,
+            scale=scale,
+            arms=arms,
+            arm_ranks=MappingProxyType({arm: rank}),
+        )
+        for rank, (rowid, score) in enumerate(scored, start=1)
+        if (chunk := chunks.get(rowid)) is not None
+    ]
 
 
 def with_rows(db: Database, hits: Sequence[Hit]) -> list[Hit]:
@@ -59,14 +71,17 @@ def with_rows(db: Database, hits: Sequence[Hit]) -> list[Hit]:
     if not hits:
         return []
     ids = list(dict.fromkeys(hit.chunk.id for hit in hits))
-    marks = ", ".join("?" for _ in ids)
-    sources = dict(
-        db.query(
-            "SELECT c.id, d.source FROM chunks c JOIN documents d ON d.id = c.document_id "
-            f"WHERE c.id IN ({marks})",
-            ids,
+    sources: dict[str, str] = {}
+    for start in range(0, len(ids), IDS_PER_QUERY):
+        batch = ids[start : start + IDS_PER_QUERY]
+        marks = ", ".join("?" for _ in batch)
+        sources.update(
+            db.query(
+                "SELECT c.id, d.source FROM chunks c JOIN documents d ON d.id = c.document_id "
+                f"WHERE c.id IN ({marks})",
+                batch,
+            )
         )
-    )
     # Not `dataclasses.replace`, which cost 2.5x as much, for each of a search's candidates.
     return [
         Hit(
