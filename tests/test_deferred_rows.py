@@ -1,5 +1,5 @@
-"""A hybrid search fuses rankings that carry only chunk ids and reads the rows of the fused
-top hits alone; its results are exactly those of fusing whole hits, in every mode."""
+"""A hybrid search fuses rankings whose hits lack only their sources and reads the sources of
+the hits it keeps alone; its results are exactly those of fusing whole hits, in every mode."""
 
 from __future__ import annotations
 
@@ -93,6 +93,20 @@ def test_fusion_breaks_ties_by_chunk_id_as_before(store: SQLiteStore) -> None:
         assert found == Retriever(WholeHits(store), embedder).search(query, request)
         tied += sum(a.score == b.score for a, b in itertools.pairwise(found))
     assert tied  # the fixture has ties, so the order among them was checked
+
+
+@pytest.mark.parametrize("where", [None, parse_filter("shelf = 2"), parse_filter('origin = "cn"')])
+def test_both_arms_ranked_in_one_snapshot_are_the_arms_ranked_apart(
+    store: SQLiteStore, where: Filter | None
+) -> None:
+    embedder = HashingEmbedder()
+    for query in [*QUERIES, "the of and"]:  # stop words only: no BM25 ranking
+        vector = embedder.embed_query(query)
+        keyword, vectors = store.hybrid_rankings(query, vector, 20, where)
+        assert keyword == store.keyword_ranking(query, 20, where)
+        assert vectors == store.vector_ranking(vector, 20, where)
+        assert vectors and all(hit.chunk.text and not hit.source for hit in keyword + vectors)
+    assert store.hybrid_rankings("green tea", embedder.embed_query("tea"), 0) == ([], [])
 
 
 def test_a_chunk_deleted_after_the_ranking_is_dropped(tmp_path: Path) -> None:

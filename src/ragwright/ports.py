@@ -518,9 +518,10 @@ class KeywordSearch(Protocol):
 
 @runtime_checkable
 class DeferredRowSearch(Protocol):
-    """Both arms' rankings whose hits carry only their chunk's id (no row is read), and the
-    whole hits of the few that fusion keeps: a hybrid search ranks two arms' candidates and
-    returns top_k of them, so reading every candidate's row is mostly wasted."""
+    """Both arms' rankings whose hits carry their chunks but not their sources, and the
+    sources of the few hits a hybrid search keeps: it ranks two arms' candidates and returns
+    top_k of them, so reading every candidate's source (another table's row) is mostly
+    wasted."""
 
     def vector_ranking(
         self, query: Vectors, top_k: int, where: Filter | None = None
@@ -528,9 +529,16 @@ class DeferredRowSearch(Protocol):
 
     def keyword_ranking(self, query: str, top_k: int, where: Filter | None = None) -> list[Hit]: ...
 
+    def hybrid_rankings(
+        self, text: str, query: Vectors, top_k: int, where: Filter | None = None
+    ) -> tuple[list[Hit], list[Hit]]:
+        """``(keyword_ranking(text, …), vector_ranking(query, …))``, as of one state of the
+        index."""
+        ...
+
     def with_rows(self, hits: Sequence[Hit]) -> list[Hit]:
-        """``hits`` with their chunks (and sources) read, in order; a hit whose chunk is gone
-        since it was ranked is dropped."""
+        """``hits`` with their sources read, in order; a hit whose chunk is gone since it was
+        ranked is dropped."""
         ...
 
 

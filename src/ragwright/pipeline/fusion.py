@@ -134,6 +134,7 @@ def _fuse(
     first_seen: dict[str, Hit] = {}
     arms: dict[str, set[Arm]] = {}
     ranks: dict[str, dict[Arm, int]] = {}
+    scores: dict[str, float] = {}
     # Per ranking: each chunk's weighted contribution, and each document's best of them.
     contributions: list[tuple[dict[str, float], dict[str, float]]] = []
     for ranking in rankings:
@@ -144,19 +145,24 @@ def _fuse(
         best: dict[str, float] = {}
         for rank, hit in enumerate(ranking, start=1):
             chunk_id, document_id = hit.chunk.id, hit.chunk.document_id
+            if chunk_id not in first_seen:
+                first_seen[chunk_id], arms[chunk_id], ranks[chunk_id] = hit, set(), {}
+            found_by, arm_ranks = arms[chunk_id], ranks[chunk_id]
+            value, total = contribution(rank, hit), own.get(chunk_id, 0.0)
             for arm in hit.arms:
-                weight = 1.0 if weights is None else weights.get(arm, 1.0)
-                own[chunk_id] = own.get(chunk_id, 0.0) + weight * contribution(rank, hit)
-                arms.setdefault(chunk_id, set()).add(arm)
-                arm_ranks = ranks.setdefault(chunk_id, {})
-                arm_ranks[arm] = min(rank, arm_ranks.get(arm, rank))
-            best[document_id] = max(own[chunk_id], best.get(document_id, 0.0))
-            first_seen.setdefault(chunk_id, hit)
+                total += (1.0 if weights is None else weights.get(arm, 1.0)) * value
+                found_by.add(arm)
+                if rank < arm_ranks.get(arm, rank + 1):
+                    arm_ranks[arm] = rank
+            own[chunk_id] = total
+            best[document_id] = max(total, best.get(document_id, 0.0))
         contributions.append((own, best))
-    scores = {cid: sum(own.get(cid, 0.0) for own, _ in contributions) for cid in first_seen}
+        for chunk_id, value in own.items():  # summed ranking by ranking, as sum() would
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + value
+    best_rank = {cid: min(arm_ranks.values()) for cid, arm_ranks in ranks.items()}
 
     def key(cid: str) -> tuple[float, int, str]:
-        return (-scores[cid], min(ranks[cid].values()), cid)
+        return (-scores[cid], best_rank[cid], cid)
 
     if document_share > 0.0:
         # Only each document's leading chunk is lifted: lifting all of them would let a weak

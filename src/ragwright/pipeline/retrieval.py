@@ -157,11 +157,8 @@ class Retriever:
             )
         if request.passage_coverage_weight or request.passage_heading_weight:
             step = PassageFirst(request.passage_heading_weight, request.passage_coverage_weight)
-            # The step reads the text of every candidate it may reorder (all, by default).
-            if deferred is not None:
-                fused = deferred.with_rows(fused)
+            # It reads the text of every candidate, which deferred rankings carry too.
             fused = step.process(query.query, fused)
-            return fused[: request.top_k]
         kept = fused[: request.top_k]
         return kept if deferred is None else deferred.with_rows(kept)
 
@@ -185,6 +182,10 @@ class Retriever:
             rankings.append(self.sparse.search(text, top_k, where))
             if mode is SearchMode.SPARSE:
                 return rankings
+        if mode is SearchMode.HYBRID and deferred is not None:
+            vector = self.embedder.embed_query(dense_text) if query_vector is None else query_vector
+            rankings.extend(deferred.hybrid_rankings(text, vector, top_k, where))  # one snapshot
+            return rankings
         if mode is not SearchMode.VECTOR:
             if deferred is None:
                 rankings.append(self.store.keyword_search(text, top_k, where))

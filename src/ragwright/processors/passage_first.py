@@ -24,12 +24,11 @@ fusion). No hit is added or dropped.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 from ragwright.models import Hit, Scale
 from ragwright.processors._args import integer, real
-from ragwright.terms import content_words, dice, headings, held
+from ragwright.terms import content_words, dice, headings, held_by_each
 
 
 class PassageFirst:
@@ -52,13 +51,11 @@ class PassageFirst:
         low, high = min(h.score for h in hits), max(h.score for h in hits)
         spread = high - low or 1.0
         window = len(hits) if self.window is None else self.window
-        rest = [
-            dataclasses.replace(h, score=(h.score - low) / spread, scale=Scale.FUSED)
-            for h in hits[window:]
-        ]
+        rest = [rescored(h, (h.score - low) / spread) for h in hits[window:]]
         hits = hits[:window]
         # Only which question words each hit holds matters (not all of its words).
-        words = [held(question, " ".join([h.chunk.indexed_text, *headings(h.chunk)])) for h in hits]
+        texts = [" ".join([h.chunk.indexed_text, *headings(h.chunk)]) for h in hits]
+        words = held_by_each(question, texts)
         weights = _rarity(question, words)
         total = sum(weights.values()) or 1.0
         scored = []
@@ -74,8 +71,23 @@ class PassageFirst:
             )
             scored.append((-score, position, hit))
         scored.sort(key=lambda item: (item[0], item[1]))
-        ranked = [dataclasses.replace(hit, score=-s, scale=Scale.FUSED) for s, _, hit in scored]
+        ranked = [rescored(hit, -s) for s, _, hit in scored]
         return ranked + rest
+
+
+def rescored(hit: Hit, score: float) -> Hit:
+    """``hit`` with ``score`` on the fused scale; not `dataclasses.replace`, which cost 2.5x
+    as much, for each of a search's candidates."""
+    return Hit(
+        chunk=hit.chunk,
+        score=score,
+        scale=Scale.FUSED,
+        arms=hit.arms,
+        source=hit.source,
+        arm_ranks=hit.arm_ranks,
+        rank=hit.rank,
+        index=hit.index,
+    )
 
 
 def _rarity(question: set[str], words: list[set[str]]) -> dict[str, float]:

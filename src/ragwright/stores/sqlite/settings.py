@@ -50,17 +50,21 @@ class SQLiteSettings:
             elif not recorded.compatible_with(space):
                 raise EmbeddingSpaceMismatch(recorded.describe(), space.describe())
 
-    def check_space(self, space: EmbeddingSpace) -> None:
-        """Inside a read snapshot: `EmbeddingSpaceChanged` when the recorded space is no longer
-        ``space`` (the one a query was embedded for), after which `space` is the new one."""
+    def check_space(self, space: EmbeddingSpace, generation: int) -> None:
+        """Inside a read snapshot tagged ``generation``: `EmbeddingSpaceChanged` when the
+        recorded space is no longer ``space`` (the one a query was embedded for), after which
+        `space` is the new one. A swap is a write, which bumps the generation: so a generation
+        already found to hold ``space`` is not read again (every search asks)."""
+        if (generation, space) == getattr(self, "_checked_space", None):
+            return
         row = self._db.connection.execute(
             "SELECT value FROM meta WHERE key = 'embedding_space'"
         ).fetchone()
-        if row is None or (row[0], space) == getattr(self, "_checked_space", None):
-            return  # the text last found to be ``space``: no JSON to parse on every query
+        if row is None:
+            return
         recorded = space_from_json(row[0])
         if recorded == space:
-            self._checked_space = (row[0], space)
+            self._checked_space = (generation, space)
         elif recorded is not None:
             self.space_changed(recorded)
             raise EmbeddingSpaceChanged(recorded.describe(), space.describe())
