@@ -62,9 +62,8 @@ class RowSlots:
         if rowids.size >= _TABLE_FROM or "_slot_table" in self.__dict__:
             table = self._slot_table
             if table is not None:
-                inside = rowids[(rowids >= 0) & (rowids < table.size)]
-                found = table[inside]
-                return distinct(found[found >= 0].astype(np.intp))
+                looked_up = table[rowids[(rowids >= 0) & (rowids < table.size)]]
+                return distinct(looked_up[looked_up >= 0].astype(np.intp))
         found = np.searchsorted(self.sorted_rowids, rowids)
         inside = found < self.live_count
         found, wanted = found[inside], rowids[inside]
