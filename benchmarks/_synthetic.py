@@ -26,7 +26,9 @@ class Words:
         words: set[str] = set()
         while len(words) < size:
             words.add("".join(rng.choices(syllables, k=rng.randint(2, 4))))
-        self.words = sorted(words, key=lambda w: rng.random())
+        # Sorted first: a set's order follows the process's string hash seed, so the words'
+        # topics (and every text and query) would differ from one process to the next.
+        self.words = sorted(sorted(words), key=lambda w: rng.random())
         self.cumulative = list(itertools.accumulate(1.0 / (rank + 1) for rank in range(size)))
         per_topic = size // topics
         self.topics = [self.words[t * per_topic : (t + 1) * per_topic] for t in range(topics)]

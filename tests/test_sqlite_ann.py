@@ -147,6 +147,30 @@ def test_a_write_is_found_before_the_graph_holds_it(index: Path, queries: np.nda
     assert graph.read_bytes() == saved  # the change log covered what the graph does not hold
 
 
+def test_a_graph_read_in_place_from_its_file_is_extended_from_a_copy(
+    index: Path, queries: np.ndarray
+) -> None:
+    """The graph a store reads from its file is the file's own mapped bytes; enough writes to
+    link them into the graph (a tenth of the rows, at least 1000) extend a copy of it: the
+    file's graph is never written to (faiss would abort the process)."""
+    graph = index / (DATABASE_NAME + ANN_SUFFIX)
+    saved = graph.read_bytes()
+    with SQLiteStore(index, background=False, ann_ef=400) as store:
+        store.vector_search(queries[0], 10)
+        assert store._ann is not None and store._ann._built is not None
+        assert store._ann._built.value.mapped is not None  # read in place, not copied
+        write(store, range(DOCUMENTS, DOCUMENTS + 340), seed=2)  # 1,020 chunks
+        store.vector_search(queries[0], 10)  # catches up, then links them into a copy
+        linked = store._ann._built.value
+        assert linked.mapped is None and linked.tail == ()
+        assert linked.graph_size == 3 * (DOCUMENTS + 340)
+        with exact(index) as plain:
+            assert answers(store, queries) == answers(plain, queries)
+    assert graph.read_bytes() != saved  # the extended copy was saved in its place
+    with SQLiteStore(index, background=False, ann_ef=400) as store, exact(index) as plain:
+        assert answers(store, queries) == answers(plain, queries)
+
+
 @pytest.mark.parametrize(
     "where",
     [

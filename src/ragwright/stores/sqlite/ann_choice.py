@@ -22,10 +22,10 @@ MIN_ROWS = 50_000
 #: A filter keeping at most this many rows (and a tenth of the collection) is searched
 #: exactly within them (~2 ms for 20,000 rows).
 EXACT_FILTER_ROWS = 20_000
-#: The graph's search beam, and the candidates the exact rescoring picks from (at 1M clustered
-#: chunks, recall@10 against exact: 0.955 at 128, 0.982 at 256, 0.988 at 512; 256 cost no
-#: more time than 128 there).
-DEFAULT_EF = 256
+#: The graph's search beam, and the candidates the exact rescoring picks from. At 1M clustered
+#: chunks (benchmarks/scale.py's, 200 queries), recall@10 against exact: 0.977 at 256, 0.983
+#: at 320, 0.984 at 384, 0.985 at 512, for vector search p50 2.8 / 3.1 / 3.3 / 3.6 ms.
+DEFAULT_EF = 384
 
 
 def check_mode(mode: str) -> str:

@@ -69,7 +69,8 @@ def vector_kind(space: EmbeddingSpace) -> CacheKind[VectorMatrix]:
 
 
 def ann_kind(space: EmbeddingSpace) -> CacheKind[AnnIndex]:
-    """The HNSW graph: built in the background (exact search answers meanwhile)."""
+    """The HNSW graph: built in the background (exact search answers meanwhile); its file is
+    checked and then read in place in the query (`AnnIndex.from_arrays`)."""
     dimension, normalize = space.dimension, not space.normalized
 
     def delta(db: sqlite3.Connection, added: RowIds) -> AnnIndex:
@@ -90,5 +91,4 @@ def ann_kind(space: EmbeddingSpace) -> CacheKind[AnnIndex]:
         delta=delta,
         from_arrays=AnnIndex.from_arrays,
         has_fallback=True,
-        load_in_background=True,
     )

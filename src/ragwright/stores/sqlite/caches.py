@@ -56,9 +56,6 @@ class CacheKind(Generic[T]):
     delta: Callable[[sqlite3.Connection, RowIds], T]  # just these rows
     from_arrays: Callable[[dict[str, npt.NDArray[Any]]], T]
     has_fallback: bool
-    #: Read its file in the background too (the fallback answers meanwhile): for a file that
-    #: must be parsed, not just mapped (the HNSW graph: seconds at a million chunks).
-    load_in_background: bool = False
 
 
 @dataclass(frozen=True)
@@ -111,9 +108,6 @@ class DerivedCache(Generic[T]):
         if built is not None and behind_pruning(db, built.seq):
             built = None  # the log no longer holds its changes: the newer file, or a rebuild
         if built is None:
-            if self._background and self._kind.load_in_background:
-                self._start_worker()
-                return None
             built = self._from_file(db)
         last = last_change(db)
         if built is not None and (

@@ -8,6 +8,7 @@ many dead slots is rebuilt instead. `RowSlots` maps row ids to their live slots.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from dataclasses import dataclass
 
@@ -16,6 +17,11 @@ import numpy.typing as npt
 
 RowIds = npt.NDArray[np.int64]
 Slots = npt.NDArray[np.intp]
+#: `RowSlots.slots_of` looks this many row ids or more up in a table (fewer: binary search,
+#: without building the table for a state of the cache that a write will replace).
+_TABLE_FROM = 1000
+#: The table is kept while the largest row id is at most this many times the live rows.
+_TABLE_SPREAD = 4
 
 
 @dataclass(frozen=True)
@@ -53,11 +59,30 @@ class RowSlots:
         """Live slots of these row ids; ids not in the cache are dropped."""
         if self.live_count == 0 or rowids.size == 0:
             return np.empty(0, dtype=np.intp)
+        if rowids.size >= _TABLE_FROM or "_slot_table" in self.__dict__:
+            table = self._slot_table
+            if table is not None:
+                looked_up = table[rowids[(rowids >= 0) & (rowids < table.size)]]
+                return distinct(looked_up[looked_up >= 0].astype(np.intp))
         found = np.searchsorted(self.sorted_rowids, rowids)
         inside = found < self.live_count
         found, wanted = found[inside], rowids[inside]
         found = found[self.sorted_rowids[found] == wanted]  # present iff it sits where it sorts
         return np.sort(self.sorted_slots[distinct(found)])
+
+    @functools.cached_property
+    def _slot_table(self) -> npt.NDArray[np.int32] | None:
+        """Row id → live slot (-1: none) as one array, where the row ids are dense enough (at
+        most `_TABLE_SPREAD` ids per live row): a filter's 10,000 row ids at a million chunks
+        are then one gather instead of as many binary searches (and a sort of their slots)."""
+        if self.live_count == 0 or self.sorted_rowids[0] < 0 or len(self) >= 2**31:
+            return None
+        top = int(self.sorted_rowids[-1])
+        if top + 1 > _TABLE_SPREAD * self.live_count:
+            return None
+        table = np.full(top + 1, -1, dtype=np.int32)
+        table[self.sorted_rowids] = self.sorted_slots
+        return table
 
     def changed(self, removed: RowIds, added: RowIds) -> RowSlots:
         """These slots with ``removed`` rows masked and ``added`` rows appended."""

@@ -292,7 +292,9 @@ class SQLiteSearch(SQLiteSettings):
             return None
         if self._ann is None:
             kind = ann_kind(space)
-            # Its file is checked before faiss parses it (it reads it all anyway).
+            # Its file's checksums are checked before faiss reads it in place (a damaged
+            # graph could send a search outside its arrays), in the query: it is mapped,
+            # not parsed, so that costs one pass over the file, less than exact search.
             self._ann = DerivedCache(self.path, kind, self._cache_key, background=self._background)
         return self._ann.current(self._db.connection, generation)
 

@@ -21,6 +21,10 @@ from ragwright.stores.sqlite.row_slots import RowIds, RowSlots, Slots
 Floats = npt.NDArray[np.float32]
 #: Rows read per fetch while building (bounds the memory of the row tuples in flight).
 _ROWS_PER_FETCH = 20_000
+#: Rows gathered per product in a filtered search (1.5 MB at 384 dimensions): a 1% filter's
+#: 10,000 scattered rows at a million chunks scored in 3.4 ms, against 5.6 ms as one gather
+#: and one product (benchmarks/scale.py's matrix, one thread, a loaded machine).
+_GATHER_ROWS = 1024
 
 
 @dataclass(frozen=True)
@@ -91,7 +95,7 @@ class VectorMatrix:
         elif slots.size * 4 > len(self.rows):  # a broad filter: one product, then pick rows
             scores = self._scores(query)[slots]
         else:  # a selective filter: multiply only the rows it allows
-            scores = self._rows(slots) @ query
+            scores = self._scores_of(slots, query)
         candidates = self.rows.rowids if slots is None else self.rows.rowids[slots]
         if scores.shape[0] == 0 or k <= 0:
             return []
@@ -102,6 +106,15 @@ class VectorMatrix:
         if len(self.blocks) == 1:
             return self.blocks[0] @ query
         return np.concatenate([block @ query for block in self.blocks])
+
+    def _scores_of(self, slots: Slots, query: Floats) -> Floats:
+        """The scores of these rows, gathered `_GATHER_ROWS` at a time: each piece is
+        multiplied while it is still in the CPU cache, not read back from memory."""
+        scores = np.empty(slots.shape[0], dtype=np.result_type(self.blocks[0], query))
+        for start in range(0, slots.shape[0], _GATHER_ROWS):
+            piece = slots[start : start + _GATHER_ROWS]
+            scores[start : start + piece.shape[0]] = self._rows(piece) @ query
+        return scores
 
     def _rows(self, slots: Slots) -> Floats:
         if len(self.blocks) == 1:
