@@ -10,8 +10,9 @@ once: pass the same ``--cache-dir`` as to ``ragwright eval``. Beside the answer 
 how often the gold answer is anywhere in the top-5 chunks (the ceiling for a quoting engine)
 and the abstention rate. ``--variant NAME`` (repeatable) measures answer_quality.py's
 variants in the same run (``before``: the extractive answer and search as before issue 16;
-``after``: the second round's defaults; ``quantities``: the defaults), ``--variant
-SENTENCES:GAP`` other ``max_sentences`` / ``max_gap`` settings of the default.
+``after``: the second round's defaults; ``quantities``: the quantity rule; ``quoted``: the
+defaults), ``--variant SENTENCES:GAP`` other ``max_sentences`` / ``max_gap`` settings of the
+default.
 """
 
 from __future__ import annotations

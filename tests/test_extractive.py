@@ -223,3 +223,25 @@ def test_a_list_at_the_end_of_a_chunk_is_quoted_when_its_document_shows_it_ends_
         "Which platforms are supported?", hits[:1]
     )
     assert [c.quote for c in answer.citations] == [texts[0]]
+
+
+def test_abstains_when_no_sentence_to_quote_mentions_the_questions_names() -> None:
+    question = "How do I install ragwright as a Windows service?"
+    elsewhere = hits_for(
+        ("install.md", ["Install ragwright with pip as a service. Run it as a service."]),
+        ("notes.md", ["On Windows."]),  # too short to quote: the name is retrieved, never quoted
+    )
+    anything = ExtractiveOptions(min_similarity=-1.0, max_gap=2.0)
+    answer = ExtractiveAnswerer(HashingEmbedder(), anything).answer(question, elsewhere)
+    assert answer.text == NOT_FOUND and not answer.found
+    lenient = ExtractiveOptions(min_similarity=-1.0, max_gap=2.0, require_quoted_names=False)
+    quoted = ExtractiveAnswerer(HashingEmbedder(), lenient).answer(question, elsewhere)
+    assert quoted.found and "pip" in quoted.text
+
+    named = hits_for(("windows.md", ["Install ragwright as a Windows service with nssm."]))
+    answer = ExtractiveAnswerer(HashingEmbedder(), anything).answer(question, named)
+    assert answer.found and "nssm" in answer.text
+    # The quoted sentence's own passage naming Windows is enough.
+    passage = hits_for(("windows.md", ["On Windows. Install ragwright with pip as a service."]))
+    answer = ExtractiveAnswerer(HashingEmbedder(), anything).answer(question, passage)
+    assert answer.found and answer.citations[0].quote.startswith("Install ragwright with pip")

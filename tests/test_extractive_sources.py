@@ -175,7 +175,12 @@ def test_abstains_when_the_passages_never_mention_a_name_the_question_asks_about
         assert oracle.text == NOT_FOUND and not oracle.found
         named = index.ask("Can the index be kept in a PostgreSQL database?", options=anything)
         assert named.found and "pgvector" in named.text
-        lenient = ExtractiveOptions(min_similarity=-1.0, require_names=False)
+        # Nothing to quote mentions Oracle either: the quoted-name rule alone abstains too.
+        unnamed = ExtractiveOptions(min_similarity=-1.0, require_names=False)
+        assert not index.ask("Can the index be kept in an Oracle database?", options=unnamed).found
+        lenient = ExtractiveOptions(
+            min_similarity=-1.0, require_names=False, require_quoted_names=False
+        )
         assert index.ask("Can the index be kept in an Oracle database?", options=lenient).found
 
 

@@ -3,6 +3,7 @@ none among the retrieved passages, the extractive answer abstains."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,19 @@ def test_phone_numbers_and_years_have_their_shape() -> None:
     assert not states_quantity("It has 12 members.", "In which year was it founded?")
 
 
+def test_a_price_is_a_sum_of_money_not_any_number() -> None:
+    price = "How much does the Premium support plan cost per month?"
+    assert not states_quantity("Premium answers within four hours, around the clock.", price)
+    assert states_quantity("Premium answers within four hours.", price, money=False)
+    assert states_quantity("Premium support costs $49 per month.", price)
+    assert states_quantity("It is 49 EUR a month.", price)
+    assert states_quantity("The plan costs 1.2 million dollars.", price)
+    assert states_quantity("The Basic plan is free.", price)
+    assert states_quantity("Support comes at no extra charge.", price)
+    assert states_quantity("The fee is 30 euros.", "What is the fee?")
+    assert states_quantity("It has 12 members.", "How many members?")  # a count: any number
+
+
 def test_numbers_in_digits_or_words() -> None:
     assert states_quantity("Call +49 30 1234 for P1 incidents.")
     assert states_quantity("New employees get twenty-five days.")
@@ -67,6 +81,14 @@ def test_a_number_question_quotes_a_sentence_with_a_number_or_abstains(tmp_path:
         minutes = index.ask("How many minutes does a P1 incident wait?", options=anything)
         assert minutes.found and "15 minutes" in minutes.text
         assert "by phone" not in minutes.text  # the sentence without a number is left out
+        (docs / "plans.md").write_text(
+            "# Plans\n\nThe Premium plan answers P1 incidents within four hours.\n",
+            encoding="utf-8",
+        )
+        index.ingest(docs)
+        price = "What does the Premium plan cost?"
+        assert not index.ask(price, options=anything).found  # a number, but no price
+        assert index.ask(price, options=dataclasses.replace(anything, require_money=False)).found
         for citation in minutes.citations:
             document = index.document(citation.document_id)
             assert document is not None

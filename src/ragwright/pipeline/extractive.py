@@ -12,7 +12,11 @@ line. A sentence whose section heading shares words with the question is preferr
 install it?" is answered from the section "Install".
 
 It abstains, too, when the retrieved chunks lack too many of the question's content words (see
-``min_coverage``): the passages then speak of something else, however close in meaning.
+``min_coverage``): the passages then speak of something else, however close in meaning. So it
+does when the question names something ("a Windows service") and the passages of the sentences
+it would quote mention none of its names (``require_quoted_names``), and when a question
+asking for a number or a price finds no sentence stating one (``require_quantity``,
+``require_money``).
 
 When two quoted sentences from different documents say the same kind of thing and one document
 supersedes the other (it says so by title, or its metadata date is later: see
@@ -81,6 +85,13 @@ class ExtractiveOptions:
     #: `ragwright.pipeline.quantities`), quote only sentences stating one, and abstain when
     #: no retrieved sentence does.
     require_quantity: bool = True
+    #: With ``require_quantity``, a question that asks for a price ("cost", "fee") needs a
+    #: sum of money (a currency beside a number, or "free"), not any number.
+    require_money: bool = True
+    #: Abstain, too, when the question names something and none of the passages the chosen
+    #: sentences come from (their chunks, with their headings) mentions any of its names:
+    #: passages that mention it were retrieved, but what would be quoted is about another.
+    require_quoted_names: bool = True
     #: Two sentences of different documents this similar say the same kind of thing; where
     #: one document says it supersedes the other (or the newer sentence says what changed),
     #: only the newer one's is quoted.
@@ -107,7 +118,8 @@ class ExtractiveAnswerer:
     def answer(self, question: str, hits: list[Hit]) -> Answer:
         candidates = self._candidates(hits)
         if self.options.require_quantity and asks_for_quantity(question):
-            candidates = [c for c in candidates if states_quantity(c.shown, question)]
+            money = self.options.require_money
+            candidates = [c for c in candidates if states_quantity(c.shown, question, money=money)]
         words = content_words(question)
         if (
             not candidates
@@ -121,7 +133,10 @@ class ExtractiveAnswerer:
         bonus = [self.options.heading_weight * _heading_match(words, c.hit) for c in candidates]
         ranking = scores + np.array(bonus, np.float32)
         chosen = self._choose(candidates, scores, ranking, vectors)
-        if not chosen:
+        if not chosen or (
+            self.options.require_quoted_names
+            and not _names_quoted(question, [candidates[i] for i in chosen])
+        ):
             return Answer(NOT_FOUND, (), tuple(hits), found=False)
         chosen, notes = self._prefer_newer(chosen, candidates, scores, ranking, vectors)
         return _compose([candidates[i] for i in chosen], hits, notes)
@@ -278,6 +293,18 @@ def missing_names(question: str, hits: list[Hit]) -> list[str]:
     """The names of the question that no hit's text or headings mention (case-folded)."""
     said = " ".join(" ".join([h.chunk.indexed_text, *headings(h.chunk)]) for h in hits).lower()
     return [name for name in names(question) if name.lower() not in said]
+
+
+def _names_quoted(question: str, chosen: list[_Candidate]) -> bool:
+    """Whether the passages of the chosen sentences (their chunks, with their headings)
+    mention one of the question's names, or the question names nothing. The passage, not the
+    sentence alone: "It runs as a service." answers from a section that names Windows."""
+    asked = names(question)
+    if not asked:
+        return True
+    chunks = {c.hit.chunk.id: c.hit.chunk for c in chosen}.values()
+    said = " ".join(" ".join([chunk.text, *headings(chunk)]) for chunk in chunks).lower()
+    return any(name.lower() in said for name in asked)
 
 
 def _heading_match(question: set[str], hit: Hit) -> float:
