@@ -79,9 +79,11 @@ def peak_rss_gb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
-def current_rss_gb() -> float:
+def current_rss_gb(field: str = "VmRSS") -> float:
+    """This process's resident set (``RssFile``: of it, pages of mapped files, which the
+    kernel can drop and read again; ``RssAnon``: its own memory)."""
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(field + ":"):
             return int(line.split()[1]) / 2**20
     return float("nan")
 
@@ -201,6 +203,8 @@ def serve(directory: Path, count: int, cold: bool, ann: str = "auto") -> dict[st
     result["ann_used"] = store._ann is not None  # auto: the graph from MIN_ROWS chunks
     samples = interleaved(runs, asked)
     result["serving_rss_gb"] = current_rss_gb()
+    result["serving_rss_file_gb"] = current_rss_gb("RssFile")
+    result["serving_rss_anon_gb"] = current_rss_gb("RssAnon")
     result["serving_peak_rss_gb"] = peak_rss_gb()
     # Then the floor and exact search (a second store, ann off: it maps the vector file
     # again, so after the serving RSS), interleaved with the store's own vector search.

@@ -62,7 +62,7 @@ def available() -> bool:
 
 def installed() -> bool:
     """Whether faiss can be imported, without importing it (seconds on a loaded machine: a
-    serving store imports it where it reads the graph, in the background)."""
+    serving store imports it only to read a graph file or to build one in the background)."""
     try:
         return importlib.util.find_spec("faiss") is not None
     except (ImportError, ValueError):  # hidden (a None in sys.modules) or broken
