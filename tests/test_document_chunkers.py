@@ -11,7 +11,8 @@ import pytest
 
 from ragwright import Index
 from ragwright.errors import ParseError
-from ragwright.models import ParsedDocument
+from ragwright.index import ChunkingConfig
+from ragwright.models import EMBEDDING_HEADER, KEYWORD_HEADER, ParsedDocument
 from ragwright.pipeline.document_chunking import FusedFirst, FusedParser
 from ragwright.ports import ChunkedDocument, ChunkSpan
 from ragwright.testing import HashingEmbedder
@@ -44,7 +45,8 @@ class HeadingSlices:
             spans.append(ChunkSpan(start, start + len(body), {"heading": name}))
             level = len(heading.group(1)) if heading else 0
             sections.append(Section(start, start + len(body), (name,), level))
-        document = ParsedDocument(text, tuple(sections), {"slices": len(spans)}, "text/markdown")
+        metadata = {"slices": len(spans), "title": "Ops runbook"}
+        document = ParsedDocument(text, tuple(sections), metadata, "text/markdown")
         return ChunkedDocument(document, tuple(spans))
 
     def __repr__(self):
@@ -113,6 +115,29 @@ def test_a_document_chunker_claims_its_format_ahead_of_the_parser(
         again = kb.ingest([docs], base=docs)
         assert sorted(again.unchanged) == ["notes.txt", "ops.md"]
         assert [c.id for c in kb.chunks_of(document.id)] == [c.id for c in chunks]
+
+
+def test_the_chunkings_context_headers_reach_a_document_chunkers_chunks(
+    tmp_path: Path, plugin: None
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ops.md").write_bytes(MARKDOWN.encode())
+    headers = ChunkingConfig("recursive", {"context_headers": "keywords"})
+    with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
+        kb.ingest([docs], base=docs, chunking=headers)
+        document = kb.document("ops.md")
+        assert document is not None
+        chunks = kb.chunks_of(document.id)
+        assert [c.metadata["heading"] for c in chunks] == ["Rotation", "Retention", "Alerts"]
+        # Each slice lacks the title, so BM25 reads it in front; the span stays exact.
+        assert [c.metadata.get(KEYWORD_HEADER) for c in chunks] == ["Ops runbook"] * 3
+        assert all(c.keyword_text.startswith("Ops runbook") for c in chunks)
+        assert EMBEDDING_HEADER not in chunks[0].metadata
+        for chunk in chunks:
+            assert document.content[chunk.char_start : chunk.char_end] == chunk.text
+        hit = kb.search("runbook thirty days", mode="bm25", top_k=1)[0]
+        assert hit.chunk.metadata["heading"] == "Retention"
 
 
 def test_a_span_outside_the_text_fails_that_file_alone(tmp_path: Path, plugin: None) -> None:

@@ -114,3 +114,12 @@ class ContextHeaderChunker:
         if not header:
             return chunk
         return replace(chunk, metadata={**chunk.metadata, **dict.fromkeys(self.where.keys, header)})
+
+
+def headed(chunker: Chunker, document: Document, chunks: list[Chunk]) -> list[Chunk]:
+    """``chunks``, made by something other than ``chunker`` (a document chunker, which parses
+    and chunks in one pass), with the context headers ``chunker`` gives its own (none unless
+    it is a `ContextHeaderChunker`): the configured chunking's headers reach every chunk."""
+    if not isinstance(chunker, ContextHeaderChunker):
+        return chunks
+    return [chunker._headed(document, chunk) for chunk in chunks]

@@ -95,7 +95,7 @@ def _document_chunks(
     parser = parsers.parser_for(candidate.path, data)
     parsed = worker.parse(parser, data, candidate.source)
     document = document_from(parsed, candidate)
-    fused = fused_chunks(document, parsed)  # a document chunker made them with the text
+    fused = fused_chunks(document, parsed, chunker)  # a document chunker made them with the text
     chunks = (
         chunks_within_limit(document, chunker, options.max_chunk_chars)
         if fused is None

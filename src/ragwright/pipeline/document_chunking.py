@@ -18,9 +18,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Protocol
 
+from ragwright.chunkers.context_headers import headed
 from ragwright.errors import ParseError, RegistryError
 from ragwright.models import Chunk, Document, ParsedDocument, chunk_id_for
-from ragwright.ports import ChunkedDocument, ChunkSpan, DocumentChunker, Parser
+from ragwright.ports import ChunkedDocument, Chunker, ChunkSpan, DocumentChunker, Parser
 
 ENTRY_POINT_GROUP = "ragwright.document_chunkers"
 
@@ -64,9 +65,12 @@ class FusedParser:
         return f"FusedParser({self.chunker!r})"
 
 
-def fused_chunks(document: Document, parsed: ParsedDocument) -> list[Chunk] | None:
-    """The chunks a document chunker made for ``document`` (made from ``parsed``), or None
-    when a parser read it (its chunker decides)."""
+def fused_chunks(
+    document: Document, parsed: ParsedDocument, chunker: Chunker
+) -> list[Chunk] | None:
+    """The chunks a document chunker made for ``document`` (made from ``parsed``), with the
+    context headers the configured ``chunker`` gives (see `context_headers.headed`), or None
+    when a parser read it (``chunker`` decides)."""
     if not isinstance(parsed, FusedParse):
         return None
     chunks = []
@@ -83,7 +87,7 @@ def fused_chunks(document: Document, parsed: ParsedDocument) -> list[Chunk] | No
                 metadata=MappingProxyType(dict(span.metadata)),
             )
         )
-    return chunks
+    return headed(chunker, document, chunks)
 
 
 def _check_spans(source: str, content: str, spans: tuple[ChunkSpan, ...]) -> None:

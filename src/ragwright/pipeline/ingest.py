@@ -419,7 +419,8 @@ class FileSteps:
         report.warnings.extend(IngestWarning(candidate.source, w) for w in parsed.warnings)
         document = document_from(parsed, candidate)
         document = dataclasses.replace(document, principals=self.principals_for(candidate.source))
-        fused = fused_chunks(document, parsed)  # a document chunker made them with the text
+        # A document chunker made them with the text (None: the chunker makes them).
+        fused = fused_chunks(document, parsed, self.chunker)
         if fused is not None:
             limit = self.options.max_chunk_chars
             return PendingDocument(

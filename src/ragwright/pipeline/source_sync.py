@@ -162,7 +162,8 @@ class _Run:
             principals=principals,
         )
         options = ingestor.options
-        fused = fused_chunks(document, parsed)  # a document chunker made them with the text
+        # A document chunker made them with the text (None: the chunker makes them).
+        fused = fused_chunks(document, parsed, ingestor.chunker)
         chunks = (
             chunks_within_limit(document, ingestor.chunker, options.max_chunk_chars)
             if fused is None
