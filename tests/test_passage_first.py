@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +10,9 @@ import pytest
 
 from ragwright import ChunkingConfig, Index
 from ragwright.errors import ConfigError, UnsupportedScale
-from ragwright.models import Arm, Hit, Scale
+from ragwright.models import Arm, Chunk, Hit, Scale
 from ragwright.processors import PassageFirst, SimilarityThreshold
+from ragwright.processors.passage_first import rescored
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.store_contract import make_document
 
@@ -127,3 +128,23 @@ def test_negative_weights_in_the_search_settings_are_refused() -> None:
     with pytest.raises(ConfigError, match=r"\[search\].*passage_coverage_weight"):
         SearchRequest.from_mapping({"passage_coverage_weight": -1})
     assert SearchRequest.from_mapping({"passage_heading_weight": 0.5}).passage_heading_weight == 0.5
+
+
+def test_a_rescored_hit_keeps_every_field_but_its_score_and_scale() -> None:
+    # rescored (and the SQLite store's with_rows) copy a Hit field by field, for speed: a
+    # field added to Hit must be copied there too, or the step would drop it.
+    copied = {"chunk", "score", "scale", "arms", "source", "arm_ranks", "rank", "index"}
+    assert {f.name for f in fields(Hit)} == copied, "copy the new field in rescored, with_rows"
+    hit = Hit(
+        chunk=Chunk("c1", "d1", 2, "some text", 10, 19),
+        score=0.25,
+        scale=Scale.SIMILARITY,
+        arms=frozenset({Arm.VECTOR, Arm.BM25}),
+        source="notes.md",
+        arm_ranks={Arm.VECTOR: 3, Arm.BM25: 1},
+        rank=4,
+        index="member",
+    )
+    again = rescored(hit, 0.9)
+    assert (again.score, again.scale) == (0.9, Scale.FUSED)
+    assert replace(again, score=hit.score, scale=hit.scale) == hit
