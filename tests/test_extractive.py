@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import dataclasses
+
 from ragwright.models import Arm, Document, Hit, Scale
 from ragwright.pipeline.extractive import NOT_FOUND, ExtractiveAnswerer, ExtractiveOptions
 from ragwright.testing import HashingEmbedder
@@ -245,3 +247,24 @@ def test_abstains_when_no_sentence_to_quote_mentions_the_questions_names() -> No
     passage = hits_for(("windows.md", ["On Windows. Install ragwright with pip as a service."]))
     answer = ExtractiveAnswerer(HashingEmbedder(), anything).answer(question, passage)
     assert answer.found and answer.citations[0].quote.startswith("Install ragwright with pip")
+
+
+def test_abstains_when_the_quoted_passages_hold_too_few_of_the_questions_words() -> None:
+    # Retrieval found the deployments, but nothing says where they are hosted.
+    question = "Which cloud regions host the production deployments?"
+    schedule = hits_for(
+        ("release.md", ["The production deployments are upgraded on a fixed schedule."]),
+        ("hosts.md", ["Each host keeps the previous release."]),
+    )
+    anything = ExtractiveOptions(min_similarity=-1.0, max_gap=2.0, max_sentences=1)
+    answer = ExtractiveAnswerer(HashingEmbedder(), anything).answer(question, schedule)
+    assert answer.text == NOT_FOUND and not answer.found  # 2 of 5 words: production, deploy
+    unchecked = dataclasses.replace(anything, min_quoted_coverage=0.0)
+    quoted = ExtractiveAnswerer(HashingEmbedder(), unchecked).answer(question, schedule)
+    assert quoted.found
+
+    regions = hits_for(
+        ("regions.md", ["Production deployments run in two cloud regions, both in Europe."])
+    )
+    answer = ExtractiveAnswerer(HashingEmbedder(), anything).answer(question, regions)
+    assert answer.found and "Europe" in answer.text

@@ -1,5 +1,5 @@
 """The ``[answer]`` table of ``ragwright.toml``: what the LLM answer engines are given beside
-the retrieved chunks.
+the retrieved chunks, and the offline extractive engine's thresholds.
 
 ::
 
@@ -8,16 +8,23 @@ the retrieved chunks.
     graph_entities = 12       # at most this many entities,
     graph_relations = 16      # this many relations,
     graph_tokens = 400        # and this many tokens for both sections together
+
+    [answer.extractive]       # any field of ExtractiveOptions, e.g.
+    max_sentences = 3
+    min_quoted_coverage = 0.5
+    require_names = true
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from ragwright.answers.graph_context import GraphContextOptions
 from ragwright.config import Config
 from ragwright.errors import ConfigError
+from ragwright.pipeline.extractive import ExtractiveOptions
 
+_KINDS = {bool: "true or false", int: "an integer >= 0", float: "a number"}
 _COUNTS = {
     "graph_entities": "max_entities",
     "graph_relations": "max_relations",
@@ -29,13 +36,15 @@ _COUNTS = {
 class AnswerSettings:
     graph_context: bool = False
     graph: GraphContextOptions = field(default_factory=GraphContextOptions)
+    #: The extractive engine's options when a call gives none.
+    extractive: ExtractiveOptions = field(default_factory=ExtractiveOptions)
 
     @classmethod
     def from_config(cls, config: Config) -> AnswerSettings:
         """The ``[answer]`` table; unknown keys and wrong types are `ConfigError`s."""
         table = config.section("answer")
         where = f"{config.where} [answer]"
-        unknown = set(table) - {"graph_context", *_COUNTS}
+        unknown = set(table) - {"graph_context", "extractive", *_COUNTS}
         if unknown:
             raise ConfigError(f"{where}: unknown keys {sorted(unknown)}")
         enabled = table.get("graph_context", False)
@@ -47,4 +56,28 @@ class AnswerSettings:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{where}: {key} must be an integer >= 1")
             limits[option] = value
-        return cls(enabled, GraphContextOptions(**limits))
+        extractive = _extractive_options(table.get("extractive", {}), f"{where}.extractive")
+        return cls(enabled, GraphContextOptions(**limits), extractive)
+
+
+def _extractive_options(table: object, where: str) -> ExtractiveOptions:
+    """``[answer.extractive]``: each key a field of `ExtractiveOptions`, of its type (an
+    integer is taken for a number); anything else is a `ConfigError`."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where} must be a table")
+    defaults = ExtractiveOptions()
+    known = {option.name for option in fields(ExtractiveOptions)}
+    unknown = set(table) - known
+    if unknown:
+        raise ConfigError(f"{where}: unknown keys {sorted(unknown)}; known: {sorted(known)}")
+    for key, value in table.items():
+        default = getattr(defaults, key)
+        if isinstance(default, bool):
+            fits = isinstance(value, bool)
+        elif isinstance(default, int):
+            fits = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        else:
+            fits = isinstance(value, int | float) and not isinstance(value, bool)
+        if not fits:
+            raise ConfigError(f"{where}: {key} must be {_KINDS[type(default)]} (got {value!r})")
+    return ExtractiveOptions(**table)

@@ -199,7 +199,7 @@ class AnswerWorkflow:
             extractive = create_engine(
                 name,
                 embedder=self.embedder(),
-                options=options,
+                options=self.answer_settings.extractive if options is None else options,
                 documents=self.documents if documents is None else documents,
             )
             yield from extractive.stream(question, retrieve(question))

@@ -14,7 +14,8 @@ install it?" is answered from the section "Install".
 It abstains, too, when the retrieved chunks lack too many of the question's content words (see
 ``min_coverage``): the passages then speak of something else, however close in meaning. So it
 does when the question names something ("a Windows service") and the passages of the sentences
-it would quote mention none of its names (``require_quoted_names``), and when a question
+it would quote mention none of its names (``require_quoted_names``) or hold too few of its
+content words (``min_quoted_coverage``), and when a question
 asking for a number or a price finds no sentence stating one (``require_quantity``,
 ``require_money``).
 
@@ -92,6 +93,11 @@ class ExtractiveOptions:
     #: sentences come from (their chunks, with their headings) mentions any of its names:
     #: passages that mention it were retrieved, but what would be quoted is about another.
     require_quoted_names: bool = True
+    #: Share of the question's content words the passages of the chosen sentences (their
+    #: chunks, with their headings) must hold, else "not found": retrieval found the topic,
+    #: but what would be quoted does not speak of what the question asks ("cloud regions" of
+    #: a deployment answered with its upgrade schedule). 0 turns the check off.
+    min_quoted_coverage: float = 0.5
     #: Two sentences of different documents this similar say the same kind of thing; where
     #: one document says it supersedes the other (or the newer sentence says what changed),
     #: only the newer one's is quoted.
@@ -133,13 +139,27 @@ class ExtractiveAnswerer:
         bonus = [self.options.heading_weight * _heading_match(words, c.hit) for c in candidates]
         ranking = scores + np.array(bonus, np.float32)
         chosen = self._choose(candidates, scores, ranking, vectors)
-        if not chosen or (
-            self.options.require_quoted_names
-            and not _names_quoted(question, [candidates[i] for i in chosen])
+        if not chosen or not self._quoted_passages_answer(
+            question, words, [candidates[i] for i in chosen]
         ):
             return Answer(NOT_FOUND, (), tuple(hits), found=False)
         chosen, notes = self._prefer_newer(chosen, candidates, scores, ranking, vectors)
         return _compose([candidates[i] for i in chosen], hits, notes)
+
+    def _quoted_passages_answer(
+        self, question: str, words: set[str], chosen: list[_Candidate]
+    ) -> bool:
+        """Whether the passages the chosen sentences come from speak of what the question asks:
+        they mention one of its names (``require_quoted_names``) and hold enough of its
+        content words (``min_quoted_coverage``). The passage, not the sentence alone: "It runs
+        as a service." answers from a section that names Windows."""
+        said = _passages_text(chosen)
+        if self.options.require_quoted_names and not _names_said(names(question), said):
+            return False
+        if not words or self.options.min_quoted_coverage <= 0:
+            return True
+        covered = len(words & content_words(said)) / len(words)
+        return covered >= self.options.min_quoted_coverage
 
     def _candidates(self, hits: list[Hit]) -> list[_Candidate]:
         candidates, seen = [], set()
@@ -295,16 +315,15 @@ def missing_names(question: str, hits: list[Hit]) -> list[str]:
     return [name for name in names(question) if name.lower() not in said]
 
 
-def _names_quoted(question: str, chosen: list[_Candidate]) -> bool:
-    """Whether the passages of the chosen sentences (their chunks, with their headings)
-    mention one of the question's names, or the question names nothing. The passage, not the
-    sentence alone: "It runs as a service." answers from a section that names Windows."""
-    asked = names(question)
-    if not asked:
-        return True
+def _passages_text(chosen: list[_Candidate]) -> str:
+    """The chunks the chosen sentences come from, each once, with their headings, lowered."""
     chunks = {c.hit.chunk.id: c.hit.chunk for c in chosen}.values()
-    said = " ".join(" ".join([chunk.text, *headings(chunk)]) for chunk in chunks).lower()
-    return any(name.lower() in said for name in asked)
+    return " ".join(" ".join([chunk.text, *headings(chunk)]) for chunk in chunks).lower()
+
+
+def _names_said(asked: list[str], said: str) -> bool:
+    """Whether ``said`` (lowered) mentions one of the names ``asked``, or nothing is asked."""
+    return not asked or any(name.lower() in said for name in asked)
 
 
 def _heading_match(question: set[str], hit: Hit) -> float:
