@@ -324,3 +324,15 @@ def test_a_keyed_token_is_the_same_for_the_same_prompt_only() -> None:
     tokens = [fence_token(call) for call in llm.calls]
     assert tokens[0] == tokens[1]
     assert len({tokens[0], tokens[2], tokens[3]}) == 3
+
+
+def test_the_ask_options_are_exactly_the_fields_of_the_ask_request() -> None:
+    # `Index.ask_stream` and `Federation.ask_stream` take `AskOptions` and build an
+    # `AskRequest` from them, which holds the defaults: an option in one but not the other
+    # would be refused at a call or silently dropped.
+    import dataclasses
+
+    from ragwright.index import AskOptions
+    from ragwright.pipeline.asking import AskRequest
+
+    assert set(AskOptions.__annotations__) == {f.name for f in dataclasses.fields(AskRequest)}

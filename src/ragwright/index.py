@@ -58,7 +58,7 @@ from ragwright.models import (
 from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
 from ragwright.permissions import EVERYONE, Caller, PermissionRules
-from ragwright.pipeline.asking import AnswerWorkflow, GraphContexts
+from ragwright.pipeline.asking import AnswerWorkflow, AskRequest, GraphContexts
 from ragwright.pipeline.communities import CommunityWorkflow, ReportsMade
 from ragwright.pipeline.community_view import CommunityView, community_view, entity_community
 from ragwright.pipeline.document_chunking import FusedFirst
@@ -163,7 +163,8 @@ class ChunkingConfig:
 
 
 class AskOptions(TypedDict, total=False):
-    """The keyword arguments of `Index.ask`, which are `Index.ask_stream`'s."""
+    """The keyword arguments of `Index.ask` and `Index.ask_stream` (the fields of
+    `AskRequest`, which holds their defaults)."""
 
     top_k: int
     where: Filter | str | None
@@ -1035,23 +1036,7 @@ class Index:
         `Answer` (see it for the options)."""
         return final_answer(self.ask_stream(question, **options))
 
-    def ask_stream(
-        self,
-        question: str,
-        *,
-        top_k: int = 5,
-        where: Filter | str | None = None,
-        options: ExtractiveOptions | None = None,
-        engine: str | None = None,
-        llm: LLM | None = None,
-        session: LLMSession | None = None,
-        query_processors: Sequence[QueryProcessor] = (),
-        processors: Sequence[ResultProcessor] = (),
-        graph_context: bool | None = None,
-        mode: SearchMode | str = SearchMode.AUTO,
-        request: SearchRequest | None = None,
-        caller: Caller = EVERYONE,
-    ) -> Iterator[str | Answer]:
+    def ask_stream(self, question: str, **options: Unpack[AskOptions]) -> Iterator[str | Answer]:
         """The answer as it is written: pieces of text, then the final `Answer`, whose ``text``
         is the pieces joined and whose ``[n]`` citations resolve to exact spans. The extractive
         answer arrives as one piece; an LLM engine streams its final call. Usage and cost cover
@@ -1085,21 +1070,7 @@ class Index:
         ``caller`` (see `ragwright.permissions`): every retrieval reads only what it may; its
         answers take no graph context, and global mode is refused (`AccessDenied`): both
         are built from every document."""
-        yield from self._answers().ask_stream(
-            question,
-            top_k=top_k,
-            where=where,
-            options=options,
-            engine=engine,
-            llm=llm,
-            session=session,
-            query_processors=query_processors,
-            processors=processors,
-            graph_context=graph_context,
-            mode=mode,
-            request=request,
-            caller=caller,
-        )
+        yield from self._answers().ask_stream(question, AskRequest(**options))
 
     def answer_stream(
         self,

@@ -18,7 +18,7 @@ import dataclasses
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NoReturn, TypeVar, Unpack
+from typing import NoReturn, TypeVar, Unpack
 
 from ragwright._surrogates import refuse_surrogates
 from ragwright.config import Config
@@ -39,17 +39,14 @@ from ragwright.index import AskOptions, Index
 from ragwright.llms.settings import LLMSettings
 from ragwright.models import Answer, Chunk, Document, DocumentInfo, Hit, final_answer
 from ragwright.permissions import EVERYONE, Caller
+from ragwright.pipeline.asking import AskRequest
 from ragwright.pipeline.community_view import CommunityView
-from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.pipeline.fusion import fuse_ranked_lists
 from ragwright.pipeline.permitted import refuse_restricted
 from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
-from ragwright.ports import LLM, ResultProcessor
+from ragwright.ports import ResultProcessor
 from ragwright.processors.chain import ResultChain
 from ragwright.query.model import QueryProcessor
-
-if TYPE_CHECKING:
-    from ragwright.llms.session import LLMSession
 
 T = TypeVar("T")
 #: Errors that say the request, not the member, is at fault: when every failed member raised
@@ -270,43 +267,29 @@ class Federation:
         """`ask_stream`'s final `Answer`."""
         return final_answer(self.ask_stream(question, **options))
 
-    def ask_stream(
-        self,
-        question: str,
-        *,
-        top_k: int = 5,
-        where: Filter | str | None = None,
-        options: ExtractiveOptions | None = None,
-        engine: str | None = None,
-        llm: LLM | None = None,
-        session: LLMSession | None = None,
-        query_processors: Sequence[QueryProcessor] = (),
-        processors: Sequence[ResultProcessor] = (),
-        graph_context: bool | None = None,
-        mode: SearchMode | str = SearchMode.AUTO,
-        request: SearchRequest | None = None,
-        caller: Caller = EVERYONE,
-    ) -> Iterator[str | Answer]:
+    def ask_stream(self, question: str, **options: Unpack[AskOptions]) -> Iterator[str | Answer]:
         """`Index.ask_stream` over the federated search: the engine gets the fused hits, and
         each citation names the member holding its span. The first member's engines and LLM
         settings answer. A partial search's warnings are the answer's. Graph context is
         refused: each member's entity graph knows only its own chunks."""
-        if graph_context:
+        ask = AskRequest(**options)
+        if ask.graph_context:
             raise ConfigError(
                 "graph context needs one entity graph, and each member of a federation has its "
                 "own: ask without --graph-context, or ask one index"
             )
-        request = (request or SearchRequest()).but(  # auto: each member plans its own route
-            mode=SearchMode(mode),
-            top_k=top_k,
-            where=parse_filter(where) if isinstance(where, str) else where,
-            caller=caller,  # each member applies it in its own store
+        where = parse_filter(ask.where) if isinstance(ask.where, str) else ask.where
+        request = (ask.request or SearchRequest()).but(  # auto: each member plans its own route
+            mode=SearchMode(ask.mode),
+            top_k=ask.top_k,
+            where=where,
+            caller=ask.caller,  # each member applies it in its own store
         )
         warnings: list[str] = []
 
         def retrieve(query: str) -> list[Hit]:
             found = self.search(
-                query, request, processors=processors, query_processors=query_processors
+                query, request, processors=ask.processors, query_processors=ask.query_processors
             )
             warnings.extend(w for w in found.warnings if w not in warnings)
             return list(found.hits)
@@ -314,10 +297,10 @@ class Federation:
         for item in self.primary.answer_stream(
             question,
             retrieve,
-            options=options,
-            engine=engine,
-            llm=llm,
-            session=session,
+            options=ask.options,
+            engine=ask.engine,
+            llm=ask.llm,
+            session=ask.session,
             graph_context=False,
             documents=_Documents(self),
         ):

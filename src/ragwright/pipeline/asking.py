@@ -22,7 +22,7 @@ from ragwright.filters import Filter, parse_filter
 from ragwright.llms.session import LLM_WRAPPERS, LLMSession
 from ragwright.llms.settings import ENGINES, LLMSettings, unknown_engine
 from ragwright.models import Answer, Hit, Route
-from ragwright.permissions import Caller
+from ragwright.permissions import EVERYONE, Caller
 from ragwright.pipeline.communities import CommunityWorkflow
 from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.pipeline.global_llm import LLMGlobalSearch
@@ -48,6 +48,25 @@ class Searcher(Protocol):
         query_processors: Sequence[QueryProcessor] = (),
         **options: Unpack[SearchOptions],
     ) -> list[Hit]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class AskRequest:
+    """What an ask asks besides the question: the options of `Index.ask_stream` (see it for
+    each), with their defaults, made once from its keyword arguments (`AskOptions`)."""
+
+    top_k: int = 5
+    where: Filter | str | None = None
+    options: ExtractiveOptions | None = None
+    engine: str | None = None
+    llm: LLM | None = None
+    session: LLMSession | None = None
+    query_processors: Sequence[QueryProcessor] = ()
+    processors: Sequence[ResultProcessor] = ()
+    graph_context: bool | None = None
+    mode: SearchMode | str = SearchMode.AUTO
+    request: SearchRequest | None = None
+    caller: Caller = EVERYONE
 
 
 #: Chooses the route of a question: (question, mode, session, caller) -> route.
@@ -114,26 +133,11 @@ class AnswerWorkflow:
     communities: Callable[[], CommunityWorkflow]
     global_retriever: Callable[[], GlobalRetriever]
 
-    def ask_stream(
-        self,
-        question: str,
-        *,
-        top_k: int,
-        where: Filter | str | None,
-        options: ExtractiveOptions | None,
-        engine: str | None,
-        llm: LLM | None,
-        session: LLMSession | None,
-        query_processors: Sequence[QueryProcessor],
-        processors: Sequence[ResultProcessor],
-        graph_context: bool | None,
-        mode: SearchMode | str,
-        request: SearchRequest | None,
-        caller: Caller,
-    ) -> Iterator[str | Answer]:
+    def ask_stream(self, question: str, ask: AskRequest) -> Iterator[str | Answer]:
         """`Index.ask_stream` (see it)."""
-        name = self.checked_engine(engine, llm, session)
-        where = parse_filter(where) if isinstance(where, str) else where
+        caller, llm, session, graph_context = ask.caller, ask.llm, ask.session, ask.graph_context
+        name = self.checked_engine(ask.engine, llm, session)
+        where = parse_filter(ask.where) if isinstance(ask.where, str) else ask.where
         if caller.restricted:
             if graph_context:
                 refuse_restricted(caller, "graph context (the entity graph)")
@@ -142,8 +146,8 @@ class AnswerWorkflow:
             raise ConfigError(NO_GRAPH_CONTEXT_FOR_EXTRACTIVE)
         if name != "extractive" or (self.planner_classifies and llm is not None):
             session = session or self.open_session("request", llm)  # the planner's calls too
-        route = self.route(question, mode, session, caller)
-        request = routed(request or SearchRequest(), route)
+        route = self.route(question, ask.mode, session, caller)
+        request = routed(ask.request or SearchRequest(), route)
         if route.mode == SearchMode.GLOBAL:
             refuse_restricted(caller, "global search (the community reports)")
             answer = self.global_answer(question, name, where, llm, session)
@@ -154,18 +158,18 @@ class AnswerWorkflow:
             return self.searcher.search(
                 query,
                 request,
-                top_k=top_k,
+                top_k=ask.top_k,
                 where=where,
                 mode=route.mode,
-                query_processors=query_processors,
-                processors=processors,
+                query_processors=ask.query_processors,
+                processors=ask.processors,
                 caller=caller,
             )
 
         for item in self.answer_stream(
             question,
             retrieve,
-            options=options,
+            options=ask.options,
             engine=name,
             llm=llm if session is None else None,  # the session wraps it
             session=session,
