@@ -38,7 +38,7 @@ def test_the_extractive_table_sets_any_option_and_keeps_the_others() -> None:
     ],
 )
 def test_a_wrong_key_or_type_is_a_config_error_naming_it(table: object, message: str) -> None:
-    with pytest.raises(ConfigError, match=r"\[answer\]\.extractive"):
+    with pytest.raises(ConfigError, match=r"\[answer\.extractive\]"):
         settings(table)
     with pytest.raises(ConfigError, match=message):
         settings(table)

@@ -56,7 +56,9 @@ class AnswerSettings:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{where}: {key} must be an integer >= 1")
             limits[option] = value
-        extractive = _extractive_options(table.get("extractive", {}), f"{where}.extractive")
+        extractive = _extractive_options(
+            table.get("extractive", {}), f"{config.where} [answer.extractive]"
+        )
         return cls(enabled, GraphContextOptions(**limits), extractive)
 
 
