@@ -206,3 +206,10 @@ def test_cli_build_export_and_ingest_dataset(
     assert both.exit_code == 2 and "not both" in both.output
     neither = runner.invoke(app, ["ingest", "--index", "kb"])
     assert neither.exit_code == 2 and "nothing to ingest" in neither.output
+    # A file ingest's options would do nothing to frozen chunks: refused, each named.
+    chunked = runner.invoke(
+        app,
+        ["ingest", "--dataset", "built", "--index", "kb", "--chunk-size", "400", "--graph"],
+    )
+    assert chunked.exit_code == 2
+    assert "leave out --chunk-size, --graph" in " ".join(chunked.output.split())

@@ -160,13 +160,31 @@ def ingest(
         raise ConfigError("--extractor chooses the graph's extractor: give --graph too")
     cluster = _cluster(engine, ray_address, workers)
     if dataset is not None:
-        if cluster is not None:
-            raise ConfigError("--dataset ingests here: leave out --engine ray")
         if paths:
             raise ConfigError("give either PATHS or --dataset, not both")
-        if sparse is not None:
+        # What only a file ingest reads: with --dataset it would be silently ignored.
+        ignored = [
+            flag
+            for flag, given in (
+                ("--engine ray", cluster is not None),
+                ("--sparse", sparse is not None),
+                ("--chunker", chunker is not None),
+                ("--chunk-size", chunk_size is not None),
+                ("--chunk-overlap", chunk_overlap is not None),
+                ("--context-headers", context_headers is not None),
+                ("--prune", prune),
+                ("--follow-symlinks", follow_symlinks),
+                ("--text-field", bool(text_field)),
+                ("--meta-field", bool(meta_field)),
+                ("--root", root is not None),
+                ("--graph", graph),
+            )
+            if given
+        ]
+        if ignored:
             raise ConfigError(
-                "--sparse builds the sparse arm on a file ingest: leave out --dataset"
+                "--dataset ingests the dataset's frozen chunks here, as they are: leave out "
+                + ", ".join(ignored)
             )
         _finish(_ingest_dataset(index, collection, embedder, dataset, json_output), json_output)
         return
