@@ -8,7 +8,6 @@ from `CapitalizedExtractor`, so every entity, edge and span below is known exact
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -20,7 +19,7 @@ from ragwright.graph.records import EDGE_WEIGHT_CAP
 from ragwright.models import Chunk, Document
 from ragwright.ports import DocumentWrite
 from ragwright.testing.extractor import CapitalizedExtractor
-from ragwright.testing.store_contract import SPACE, make_document, vectors_for
+from ragwright.testing.store_contract import BoundStore, make_document, vectors_for
 
 EXTRACTOR = CapitalizedExtractor()
 
@@ -57,19 +56,8 @@ def _edge(snapshot: Any, first: str, second: str) -> float:
     return 0.0
 
 
-class GraphContract:
+class GraphContract(BoundStore):
     """Inherit and provide the ``open_store`` fixture."""
-
-    @pytest.fixture
-    def open_store(self) -> Callable[[], Any]:
-        raise NotImplementedError("a store's test class provides open_store")
-
-    @pytest.fixture
-    def store(self, open_store: Callable[[], Any]) -> Iterator[Any]:
-        store = open_store()
-        store.bind_space(SPACE)
-        yield store
-        store.close()
 
     @pytest.fixture
     def graph(self, store: Any) -> Any:

@@ -117,8 +117,9 @@ def _sources(hits: list[Any]) -> list[str]:
     return [hit.source for hit in hits]
 
 
-class StoreContract:
-    """Inherit and provide the ``open_store`` fixture."""
+class BoundStore:
+    """The ``store`` fixture of the contracts that test a store bound to `SPACE`: a store's
+    test class inherits a contract and provides ``open_store``."""
 
     @pytest.fixture
     def open_store(self) -> Callable[[], Any]:
@@ -130,6 +131,10 @@ class StoreContract:
         store.bind_space(SPACE)
         yield store
         store.close()
+
+
+class StoreContract(BoundStore):
+    """Inherit and provide the ``open_store`` fixture."""
 
     @pytest.fixture
     def loaded(self, store: Any) -> Any:
