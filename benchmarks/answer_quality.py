@@ -8,13 +8,14 @@ answer)?
 Ingests the set's ``corpus/`` with the default configuration (what ``ragwright ingest`` does;
 into ``--cache-dir`` when given), then for each question of the split runs ``Index.search`` and
 ``Index.ask`` (the extractive engine, offline) as ``ragwright search`` and ``ragwright ask``
-do. Each ``--variant`` is measured in the same run: ``covered`` is the default, ``before``
+do. Each ``--variant`` is measured in the same run: ``words`` is the default, ``before``
 the extractive answer without what issue 16 added; ``lists`` adds a list quoted whole with its
 introduction, ``names`` the abstention on a name no passage mentions, ``after`` the
 ``passage_first`` step in search (the second round's default), ``quantities`` the quantity rule
 (`ragwright.pipeline.quantities`), ``money`` a price that must be a sum of money, ``quoted``
-the abstention when no sentence to be quoted mentions the question's names, ``covered`` (the
-default) when their passages hold under half of the question's content words.
+the abstention when no sentence to be quoted mentions the question's names, ``covered`` when
+their passages hold under half of the question's content words, ``words`` (the default) a
+sentence's own share of them added to its score.
 ``--headers`` picks the chunking's context headers. Figures:
 
 - evidence@1 / evidence@5: the evidence sentence lies inside the first hit / one of the first
@@ -41,8 +42,10 @@ from ragwright.models import Answer, Hit, final_answer
 from ragwright.pipeline.extractive import ExtractiveOptions
 
 _NEW = ExtractiveOptions()
+#: Before a sentence's own share of the question's words counted in its score.
+_COVERED = dataclasses.replace(_NEW, word_weight=0.0)
 #: The fourth round's answerer: before the quoted passages had to hold the question's words.
-_ROUND4 = dataclasses.replace(_NEW, min_quoted_coverage=0.0)
+_ROUND4 = dataclasses.replace(_COVERED, min_quoted_coverage=0.0)
 #: The third round's answerer: before the price and quoted-name rules.
 _ROUND3 = dataclasses.replace(_ROUND4, require_money=False, require_quoted_names=False)
 #: The second round's answerer: before the quantity rule.
@@ -57,7 +60,8 @@ VARIANTS: dict[str, tuple[ExtractiveOptions, bool]] = {
     "quantities": (_ROUND3, True),
     "money": (dataclasses.replace(_ROUND3, require_money=True), True),
     "quoted": (_ROUND4, True),
-    "covered": (_NEW, True),  # the default now
+    "covered": (_COVERED, True),
+    "words": (_NEW, True),  # the default now
 }
 
 

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from ragwright.models import Arm, Document, Hit, Scale
 from ragwright.pipeline.extractive import NOT_FOUND, ExtractiveAnswerer, ExtractiveOptions
 from ragwright.testing import HashingEmbedder
@@ -268,3 +270,28 @@ def test_abstains_when_the_quoted_passages_hold_too_few_of_the_questions_words()
     )
     answer = ExtractiveAnswerer(HashingEmbedder(), anything).answer(question, regions)
     assert answer.found and "Europe" in answer.text
+
+
+class SameMeaning:
+    """Every text the same vector: only the bonuses tell sentences apart."""
+
+    space = HashingEmbedder().space
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return np.full((len(texts), self.space.dimension), self.space.dimension**-0.5, np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
+
+
+def test_of_two_sentences_alike_in_meaning_the_one_holding_the_questions_words_is_quoted() -> None:
+    hits = hits_for(
+        ("watch.md", ["The watch command keeps folders current. Its default debounce is 500 ms."])
+    )
+    question = "What is the default debounce of watch?"  # 2 of its 3 words in the second
+    plain = ExtractiveOptions(max_sentences=1, word_weight=0.0, heading_weight=0.0)
+    first = ExtractiveAnswerer(SameMeaning(), plain).answer(question, hits)
+    assert first.citations[0].quote == "The watch command keeps folders current."
+    worded = dataclasses.replace(plain, word_weight=0.1)
+    answer = ExtractiveAnswerer(SameMeaning(), worded).answer(question, hits)
+    assert answer.citations[0].quote == "Its default debounce is 500 ms."

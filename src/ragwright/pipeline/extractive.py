@@ -43,7 +43,7 @@ from ragwright.pipeline.prose import MAX_LIST_CHARS, prose_sentences
 from ragwright.pipeline.quantities import asks_for_quantity, states_quantity
 from ragwright.pipeline.recency import SourceFacts, Strength, overrides
 from ragwright.ports import DocumentLookup, Embedder
-from ragwright.terms import content_words, dice, headings, names
+from ragwright.terms import content_words, dice, headings, held_by_each, names
 
 NOT_FOUND = "Not found in the sources."
 Floats = npt.NDArray[np.float32]
@@ -75,6 +75,10 @@ class ExtractiveOptions:
     #: Added to a sentence's score when its section heading has all the question's words
     #: (in proportion when it has some): the section a question names is the place to quote.
     heading_weight: float = 0.15
+    #: Added to a sentence's score in proportion to the share of the question's content words
+    #: it holds itself: of two sentences alike in meaning, the one saying what was asked
+    #: ("the default debounce") wins over the page's introduction.
+    word_weight: float = 0.1
     #: Share of the question's content words the retrieved chunks (with their headings) must
     #: hold, else the answer is "not found": they are about something else.
     min_coverage: float = 0.6
@@ -137,6 +141,10 @@ class ExtractiveAnswerer:
         vectors = self.embedder.embed_documents([c.shown for c in candidates])
         scores = vectors @ query
         bonus = [self.options.heading_weight * _heading_match(words, c.hit) for c in candidates]
+        if self.options.word_weight and words:
+            held = held_by_each(words, [c.shown for c in candidates])
+            weight = self.options.word_weight / len(words)
+            bonus = [b + weight * len(h) for b, h in zip(bonus, held, strict=True)]
         ranking = scores + np.array(bonus, np.float32)
         chosen = self._choose(candidates, scores, ranking, vectors)
         if not chosen or not self._quoted_passages_answer(
