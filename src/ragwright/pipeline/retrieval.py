@@ -158,7 +158,7 @@ class Retriever:
         if request.passage_coverage_weight or request.passage_heading_weight:
             step = PassageFirst(request.passage_heading_weight, request.passage_coverage_weight)
             # It reads the text of every candidate, which deferred rankings carry too.
-            fused = step.process(query.query, fused)
+            fused = step.first(query.query, fused, request.top_k)
         kept = fused[: request.top_k]
         return kept if deferred is None else deferred.with_rows(kept)
 
