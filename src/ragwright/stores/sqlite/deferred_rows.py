@@ -30,27 +30,25 @@ _RANKED_ROWID = 7
 def ranked_hits(db: Database, scored: list[tuple[int, float]], scale: Scale, arm: Arm) -> list[Hit]:
     """Hits of ``scored`` with their chunks but no source (ranked from 1, as the whole hits
     of `hit_from_row` are; a row deleted since the ranking is dropped)."""
-    return ranked_together(db, [(scored, scale, arm)])[0]
+    return hits_of(scored, scale, arm, read_chunks(db, [rowid for rowid, _ in scored], {}))
 
 
-def ranked_together(
-    db: Database, rankings: Sequence[tuple[list[tuple[int, float]], Scale, Arm]]
-) -> list[list[Hit]]:
-    """`ranked_hits` of each (scored, scale, arm) ranking, their rows read together: a row
-    in several rankings is read, and its chunk made, once."""
-    rowids = list(dict.fromkeys(rowid for scored, _, _ in rankings for rowid, _ in scored))
-    chunks: dict[int, Chunk] = {}
-    for start in range(0, len(rowids), IDS_PER_QUERY):
-        batch = rowids[start : start + IDS_PER_QUERY]
+def read_chunks(db: Database, rowids: Sequence[int], chunks: dict[int, Chunk]) -> dict[int, Chunk]:
+    """``chunks`` (by row id) with the chunks of ``rowids`` it lacks read and added (a row
+    deleted is left out): a row in several rankings is read, and its chunk made, once."""
+    missing = [rowid for rowid in dict.fromkeys(rowids) if rowid not in chunks]
+    for start in range(0, len(missing), IDS_PER_QUERY):
+        batch = missing[start : start + IDS_PER_QUERY]
         marks = ", ".join("?" for _ in batch)
         rows = db.query(f"SELECT {_RANKED_COLUMNS} FROM chunks WHERE rowid IN ({marks})", batch)
         chunks.update((row[_RANKED_ROWID], chunk_from_row(row)) for row in rows)
-    return [_hits(scored, scale, arm, chunks) for scored, scale, arm in rankings]
+    return chunks
 
 
-def _hits(
+def hits_of(
     scored: list[tuple[int, float]], scale: Scale, arm: Arm, chunks: dict[int, Chunk]
 ) -> list[Hit]:
+    """The hits of ``scored`` whose chunks ``chunks`` holds, ranked from 1."""
     arms = frozenset({arm})
     return [
         Hit(
