@@ -543,6 +543,26 @@ class DeferredRowSearch(Protocol):
 
 
 @runtime_checkable
+class IdRankingSearch(Protocol):
+    """Hybrid rankings whose hits carry only their chunks' and documents' ids, and the whole
+    rows of the few a search keeps: without the passage-first step (which reads every
+    candidate's text) fusion orders candidates by id and score alone, so reading each one's
+    text is wasted."""
+
+    def hybrid_id_rankings(
+        self, text: str, query: Vectors, top_k: int, where: Filter | None = None
+    ) -> tuple[list[Hit], list[Hit]]:
+        """`DeferredRowSearch.hybrid_rankings` with each hit's chunk holding only its id and
+        its document's (empty text, no metadata)."""
+        ...
+
+    def with_chunks(self, hits: Sequence[Hit]) -> list[Hit]:
+        """``hits`` with their whole chunks and sources read, in order; a hit whose chunk is
+        gone since it was ranked is dropped."""
+        ...
+
+
+@runtime_checkable
 class DocumentLookup(Protocol):
     def get_document(self, document_id: str) -> Document | None: ...
 

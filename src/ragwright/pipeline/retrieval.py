@@ -28,7 +28,14 @@ from ragwright.pipeline.search_request import (
     SearchRequest,
     arm_depth,
 )
-from ragwright.ports import DeferredRowSearch, Embedder, KeywordSearch, Vectors, VectorSearch
+from ragwright.ports import (
+    DeferredRowSearch,
+    Embedder,
+    IdRankingSearch,
+    KeywordSearch,
+    Vectors,
+    VectorSearch,
+)
 from ragwright.processors.passage_first import PassageFirst
 from ragwright.query import ProcessedQuery, QueryChain, QueryKind, QueryProcessor
 
@@ -72,6 +79,7 @@ class Retriever:
         self.embedder = embedder
         # A store that can rank without reading rows reads only those of the fused top_k.
         self._deferred = store if isinstance(store, DeferredRowSearch) else None
+        self._by_id = store if isinstance(store, IdRankingSearch) else None
         self.sparse = sparse
         chain = query_processors
         if chain is not None and not isinstance(chain, QueryChain):
@@ -138,11 +146,16 @@ class Retriever:
                 query.text, query.dense_text, mode, request.top_k, where, query_vector
             )[0]
         depth, deferred, weight = request.depth, self._deferred, request.sparse_weight
+        passage = bool(request.passage_coverage_weight or request.passage_heading_weight)
+        # Without the passage step nothing reads a candidate's text before the top_k is cut.
+        by_id = None if passage or deferred is None else self._by_id
         rankings = self._rankings(
-            query.text, query.dense_text, mode, depth, where, query_vector, weight, deferred
+            query.text, query.dense_text, mode, depth, where, query_vector, weight, deferred, by_id
         )
         for variant in query.variants:
-            rankings += self._rankings(variant, variant, mode, depth, where, None, weight, deferred)
+            rankings += self._rankings(
+                variant, variant, mode, depth, where, None, weight, deferred, by_id
+            )
         if request.fusion is not Fusion.RRF:
             combine = zscore_combination if request.fusion is Fusion.ZSCORE else convex_combination
             fused = combine(
@@ -155,11 +168,13 @@ class Retriever:
                 weights=request.weights,
                 document_share=request.document_share,
             )
-        if request.passage_coverage_weight or request.passage_heading_weight:
+        if passage:
             step = PassageFirst(request.passage_heading_weight, request.passage_coverage_weight)
             # It reads the text of every candidate, which deferred rankings carry too.
-            fused = step.process(query.query, fused)
+            fused = step.first(query.query, fused, request.top_k)
         kept = fused[: request.top_k]
+        if by_id is not None:
+            return by_id.with_chunks(kept)
         return kept if deferred is None else deferred.with_rows(kept)
 
     def _rankings(
@@ -172,10 +187,12 @@ class Retriever:
         query_vector: Vectors | None,
         sparse_weight: float = 0.0,
         deferred: DeferredRowSearch | None = None,
+        by_id: IdRankingSearch | None = None,
     ) -> list[list[Hit]]:
         """One ranking per arm the mode uses: BM25 over ``text``, vectors for ``dense_text``,
         learned terms of ``text`` (mode sparse, or hybrid with ``sparse_weight`` > 0); hits
-        with only their chunk ids from a ``deferred`` store, to be fused first."""
+        without their sources from a ``deferred`` store, to be fused first (hybrid ones with
+        only their chunks' ids from ``by_id``)."""
         rankings: list[list[Hit]] = []
         if mode is SearchMode.SPARSE or (self.sparse is not None and sparse_weight > 0):
             assert self.sparse is not None  # checked in search_with_notes
@@ -184,7 +201,8 @@ class Retriever:
                 return rankings
         if mode is SearchMode.HYBRID and deferred is not None:
             vector = self.embedder.embed_query(dense_text) if query_vector is None else query_vector
-            rankings.extend(deferred.hybrid_rankings(text, vector, top_k, where))  # one snapshot
+            rank = deferred.hybrid_rankings if by_id is None else by_id.hybrid_id_rankings
+            rankings.extend(rank(text, vector, top_k, where))  # one snapshot
             return rankings
         if mode is not SearchMode.VECTOR:
             if deferred is None:

@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ragwright.stores.sqlite.row_slots import RowIds, RowSlots, Slots
+from ragwright.stores.sqlite.top_k import best_positions
 
 K1 = 1.2
 B = 0.75
@@ -96,7 +97,7 @@ class Postings:
 
 @dataclass
 class _Remembered:
-    """The terms one state of the cache has weighed, and how many postings they hold."""
+    """The terms one state of the cache has scored, and how many postings they hold."""
 
     terms: dict[bytes, tuple[npt.NDArray[np.int32], Floats]] = field(default_factory=dict)
     postings: int = 0
@@ -144,18 +145,14 @@ class KeywordMatrix:
         """(row id, BM25 score) of the k best rows matching any term, best first. ``terms``
         maps each query term to its count in the query; ``allowed`` limits the rows."""
         size = len(self.rows)
-        count = self.rows.live_count
-        if count == 0 or k <= 0:
+        if self.rows.live_count == 0 or k <= 0:
             return []
         term_slots, term_scores = [], []
         for term, repeat in terms.items():
-            slots, weights = self._weighed(term.encode())
-            frequency = slots.size  # matching live rows: FTS5's n
-            if frequency == 0:
-                continue
-            idf = max(math.log((count - frequency + 0.5) / (frequency + 0.5)), _MIN_IDF)
-            term_slots.append(slots)
-            term_scores.append(weights * (repeat * idf))
+            slots, scores = self._scored(term.encode(), repeat)
+            if slots.size:  # else no live row holds it
+                term_slots.append(slots)
+                term_scores.append(scores)
         if not term_slots:
             return []
         if len(term_slots) == 1:  # one term: its slots are distinct, no sum needed
@@ -166,6 +163,11 @@ class KeywordMatrix:
             summed = np.bincount(
                 np.concatenate(term_slots), weights=np.concatenate(term_scores), minlength=size
             ).astype(np.float64, copy=False)
+            if allowed is None:  # the best straight from the sums: 0 is a row not matched
+                best = best_positions(summed, self.rows.rowids, k, positive=True)
+                return list(
+                    zip(self.rows.rowids[best].tolist(), summed[best].tolist(), strict=True)
+                )
             candidates = np.flatnonzero(summed > 0)  # ~6x faster than on the floats
             scores = summed[candidates]
         if allowed is not None:
@@ -186,26 +188,31 @@ class KeywordMatrix:
         average = max(self.total_length / max(self.rows.live_count, 1), 1e-9)
         return np.asarray(K1 * (1 - B + B * self.lengths / average), dtype=np.float64)
 
-    def _weighed(self, term: bytes) -> tuple[npt.NDArray[np.int32], Floats]:
-        """A term's live slots and their BM25 weights before idf, ``tf * (k1 + 1) / (tf +
-        norm)``: fixed for this state of the index, and queries repeat their words, so they
-        are remembered (up to `_POSTINGS_REMEMBERED` postings; a term table lookup is a
-        bisection in Python besides)."""
+    def _scored(self, term: bytes, repeat: int) -> tuple[npt.NDArray[np.int32], Floats]:
+        """A term's live slots and their BM25 scores for a query that holds it ``repeat``
+        times, ``tf * (k1 + 1) / (tf + norm) * (repeat * idf)``: fixed for this state of the
+        index, and queries repeat their words, so those of a term asked once are remembered
+        (up to `_POSTINGS_REMEMBERED` postings; a term table lookup is a bisection in Python
+        besides)."""
         remembered = self._remembered
-        found = remembered.terms.get(term)
-        if found is None:
-            slots, tf = self._find(term)
-            if self.rows.dead_count and slots.size:
-                alive = self.rows.live[slots]
-                slots, tf = slots[alive], tf[alive]
-            frequency = tf.astype(np.float64)
-            weights = frequency * (K1 + 1) / (frequency + self._norms[slots])
+        found = remembered.terms.get(term) if repeat == 1 else None
+        if found is not None:
+            return found
+        slots, tf = self._find(term)
+        if self.rows.dead_count and slots.size:
+            alive = self.rows.live[slots]
+            slots, tf = slots[alive], tf[alive]
+        frequency = tf.astype(np.float64)
+        weights = frequency * (K1 + 1) / (frequency + self._norms[slots])
+        # slots.size: the matching live rows, FTS5's n
+        scores = weights * (repeat * idf(self.rows.live_count, int(slots.size)))
+        if repeat == 1:
             if remembered.postings + slots.size > _POSTINGS_REMEMBERED:
                 remembered.terms.clear()
                 remembered.postings = 0
-            found = remembered.terms[term] = (slots, weights)
+            remembered.terms[term] = (slots, scores)
             remembered.postings += slots.size
-        return found
+        return slots, scores
 
     def _find(self, term: bytes) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
         found = [p for p in (s.of(term) for s in self.segments) if p is not None]
@@ -320,21 +327,6 @@ def _term_batches(db: sqlite3.Connection, vocabulary: str) -> Iterator[list[tupl
         yield batch
 
 
-def best_positions(
-    scores: npt.NDArray[np.floating[Any]], rowids: RowIds, k: int
-) -> npt.NDArray[np.intp]:
-    """Indices of the k best scores, best first, ties broken by ascending row id, exactly as
-    ``ORDER BY score DESC, rowid LIMIT k`` would (rows tied at the cut-off are all considered
-    before cutting, so the choice among them is not left to argpartition)."""
-    if k < scores.size:
-        cutoff = np.partition(scores, scores.size - k)[scores.size - k]
-        kept = np.flatnonzero(scores >= cutoff)
-    else:
-        kept = np.arange(scores.size)
-    order = np.lexsort((rowids[kept], -scores[kept]))
-    return kept[order][:k]
-
-
 def _varint(blob: bytes) -> int:
     """The first SQLite varint of an FTS5 docsize record: the row's token count."""
     value = 0
@@ -348,5 +340,5 @@ def _varint(blob: bytes) -> int:
 
 
 def idf(rows: int, hits: int) -> float:
-    """FTS5's idf, for tests and explanations."""
+    """FTS5's idf of a term that ``hits`` of ``rows`` rows hold."""
     return max(math.log((rows - hits + 0.5) / (hits + 0.5)), _MIN_IDF)

@@ -32,7 +32,16 @@ from ragwright.stores.sqlite.cache_kinds import (
 )
 from ragwright.stores.sqlite.caches import DerivedCache
 from ragwright.stores.sqlite.change_log import covered_by_files, prune
-from ragwright.stores.sqlite.deferred_rows import RowReader, ranked_hits, ranked_together, with_rows
+from ragwright.stores.sqlite.deferred_rows import (
+    ChunkReader,
+    RowReader,
+    hits_of,
+    ranked_hits,
+    read_chunks,
+    read_ids,
+    with_chunks,
+    with_rows,
+)
 from ragwright.stores.sqlite.documents import condition_for
 from ragwright.stores.sqlite.filters import compile_filter, matching_rowids_query
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
@@ -79,20 +88,40 @@ class SQLiteSearch(SQLiteSettings):
     def hybrid_rankings(
         self, text: str, query: Vectors, top_k: int, where: Filter | None = None
     ) -> tuple[list[Hit], list[Hit]]:
-        """`keyword_ranking` and `vector_ranking` from one read snapshot, the rows of both
-        read by one query (a chunk both arms found is read once)."""
+        """`keyword_ranking` and `vector_ranking` from one read snapshot (a chunk both arms
+        found is read once)."""
+        return self._hybrid(text, query, top_k, where, read_chunks)
+
+    def hybrid_id_rankings(
+        self, text: str, query: Vectors, top_k: int, where: Filter | None = None
+    ) -> tuple[list[Hit], list[Hit]]:
+        """`hybrid_rankings` whose chunks hold only their ids (`with_chunks` reads the rest)."""
+        return self._hybrid(text, query, top_k, where, read_ids)
+
+    def _hybrid(
+        self, text: str, query: Vectors, top_k: int, where: Filter | None, read: ChunkReader
+    ) -> tuple[list[Hit], list[Hit]]:
         words = query_terms(text, self._stop_words)
         unit = self._unit_query(query, top_k)
         with self._db.lock, self._db.read_snapshot() as generation:
             keyword = self._keyword_scored(words, top_k, where, generation) if words else []
+            # The BM25 arm's rows are read before the product, which streams the matrix
+            # through the CPU caches (after it, every page and object read is a miss): both
+            # rankings with depth 20 on SciFact, 2.36 ms p50 against 2.43 with every row
+            # read after it (ad hoc, thread time).
+            chunks = read(self._db, [rowid for rowid, _ in keyword], {})
             vector = [] if unit is None else self._vector_scored(*unit, top_k, where, generation)
-            found = ranked_together(
-                self._db, [(keyword, Scale.BM25, Arm.BM25), (vector, Scale.SIMILARITY, Arm.VECTOR)]
+            read(self._db, [rowid for rowid, _ in vector], chunks)
+            return (
+                hits_of(keyword, Scale.BM25, Arm.BM25, chunks),
+                hits_of(vector, Scale.SIMILARITY, Arm.VECTOR, chunks),
             )
-            return found[0], found[1]
 
     def with_rows(self, hits: Sequence[Hit]) -> list[Hit]:
         return with_rows(self._db, hits)
+
+    def with_chunks(self, hits: Sequence[Hit]) -> list[Hit]:
+        return with_chunks(self._db, hits)
 
     def _vector(
         self, query: Vectors, top_k: int, where: Filter | None, read: RowReader
@@ -114,7 +143,7 @@ class SQLiteSearch(SQLiteSettings):
         if space is None or top_k <= 0:
             return None
         vector = query_vector(query, space)
-        norm = float(np.linalg.norm(vector))
+        norm = float(np.sqrt(vector.dot(vector)))  # np.linalg.norm's own sum, minus its checks
         return space, vector / norm if norm > 0 else vector
 
     def _vector_scored(
