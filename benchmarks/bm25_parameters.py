@@ -25,8 +25,8 @@ from ragwright.pipeline.evaluate import ConfigResult, EvalConfig, load_dataset, 
 
 HOTPOT = DATASET.parent / "hotpotqa-dev500"
 BASE = (1.2, 0.75)  # FTS5's own, the default
-K1 = (0.6, 0.8, 0.9, 1.0, 1.1, 1.2, 1.5)
-B = (0.3, 0.4, 0.5, 0.6, 0.75)
+K1 = (0.8, 1.0, 1.2, 1.5)
+B = (0.3, 0.5, 0.75)
 
 
 def config(k1: float, b: float) -> EvalConfig:
