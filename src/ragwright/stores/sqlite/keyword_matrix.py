@@ -99,9 +99,10 @@ class Postings:
 
 @dataclass
 class _Remembered:
-    """The terms one state of the cache has weighed, and how many postings they hold."""
+    """The terms one state of the cache has weighed (per BM25 parameter pair), and how many
+    postings they hold."""
 
-    terms: dict[tuple[bytes, BM25Parameters], tuple[npt.NDArray[np.int32], Floats]] = field(
+    terms: dict[BM25Parameters, dict[bytes, tuple[npt.NDArray[np.int32], Floats]]] = field(
         default_factory=dict
     )
     postings: int = 0
@@ -164,8 +165,11 @@ class KeywordMatrix:
         if count == 0 or k <= 0:
             return []
         term_slots, term_scores = [], []
+        known = self._remembered.terms.setdefault(bm25, {})  # hashed once, not per term
         for term, repeat in terms.items():
-            slots, weights = self._weighed(term.encode(), bm25)
+            encoded = term.encode()
+            found = known.get(encoded)
+            slots, weights = self._weighed(encoded, bm25) if found is None else found
             frequency = slots.size  # matching live rows: FTS5's n
             if frequency == 0:
                 continue
@@ -212,24 +216,23 @@ class KeywordMatrix:
 
     def _weighed(self, term: bytes, bm25: BM25Parameters) -> tuple[npt.NDArray[np.int32], Floats]:
         """A term's live slots and their BM25 weights before idf, ``tf * (k1 + 1) / (tf +
-        norm)``: fixed for this state of the index, and queries repeat their words, so they
-        are remembered (up to `_POSTINGS_REMEMBERED` postings; a term table lookup is a
-        bisection in Python besides)."""
+        norm)``, computed and remembered: fixed for this state of the index, and queries
+        repeat their words (up to `_POSTINGS_REMEMBERED` postings are kept; a term table
+        lookup is a bisection in Python besides)."""
         remembered = self._remembered
-        found = remembered.terms.get((term, bm25))
-        if found is None:
-            slots, tf = self._find(term)
-            if self.rows.dead_count and slots.size:
-                alive = self.rows.live[slots]
-                slots, tf = slots[alive], tf[alive]
-            frequency = tf.astype(np.float64)
-            weights = frequency * (bm25.k1 + 1) / (frequency + self._norms(bm25)[slots])
-            if remembered.postings + slots.size > _POSTINGS_REMEMBERED:
-                remembered.terms.clear()
-                remembered.postings = 0
-            found = remembered.terms[(term, bm25)] = (slots, weights)
-            remembered.postings += slots.size
-        return found
+        slots, tf = self._find(term)
+        if self.rows.dead_count and slots.size:
+            alive = self.rows.live[slots]
+            slots, tf = slots[alive], tf[alive]
+        frequency = tf.astype(np.float64)
+        weights = frequency * (bm25.k1 + 1) / (frequency + self._norms(bm25)[slots])
+        if remembered.postings + slots.size > _POSTINGS_REMEMBERED:
+            for known in remembered.terms.values():
+                known.clear()
+            remembered.postings = 0
+        remembered.terms.setdefault(bm25, {})[term] = (slots, weights)
+        remembered.postings += slots.size
+        return slots, weights
 
     def _find(self, term: bytes) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
         found = [p for p in (s.of(term) for s in self.segments) if p is not None]
