@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ragwright.filters import Filter, parse_filter
-from ragwright.models import Hit
+from ragwright.models import FTS5_BM25, BM25Parameters, Hit
 from ragwright.pipeline.retrieval import Fusion, Retriever, SearchMode, SearchRequest
 from ragwright.ports import DeferredRowSearch, IdRankingSearch, Vectors
 from ragwright.stores.sqlite import SQLiteStore
@@ -29,8 +29,15 @@ class WholeHits:
     def vector_search(self, query: Vectors, top_k: int, where: Filter | None = None) -> list[Hit]:
         return self._store.vector_search(query, top_k, where)
 
-    def keyword_search(self, query: str, top_k: int, where: Filter | None = None) -> list[Hit]:
-        return self._store.keyword_search(query, top_k, where)
+    def keyword_search(
+        self,
+        query: str,
+        top_k: int,
+        where: Filter | None = None,
+        *,
+        bm25: BM25Parameters = FTS5_BM25,
+    ) -> list[Hit]:
+        return self._store.keyword_search(query, top_k, where, bm25=bm25)
 
 
 @pytest.fixture(scope="module")

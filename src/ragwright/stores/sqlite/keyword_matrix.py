@@ -14,13 +14,13 @@ are one more segment of postings, removed rows are masked, and nothing already b
 FTS5's formula (fts5_aux.c): for each query term with ``n`` matching rows out of ``N``,
 ``idf = log((N - n + 0.5) / (n + 0.5))`` (floored at 1e-6), and a row with ``tf`` occurrences
 and ``dl`` tokens scores ``idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))`` with
-``k1 = 1.2``, ``b = 0.75``.
+``k1 = 1.2``, ``b = 0.75``. A search may name another ``k1`` and ``b`` (`BM25Parameters`): the
+same postings score them, since term frequencies and lengths are what is kept.
 """
 
 from __future__ import annotations
 
 import bisect
-import functools
 import itertools
 import math
 import sqlite3
@@ -31,16 +31,19 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ragwright.models import FTS5_BM25, BM25Parameters
 from ragwright.stores.sqlite.row_slots import RowIds, RowSlots, Slots
 from ragwright.stores.sqlite.top_k import best_positions
 
-K1 = 1.2
-B = 0.75
+K1 = FTS5_BM25.k1
+B = FTS5_BM25.b
 _MIN_IDF = 1e-6
 #: Terms read per batch while building (bounds the memory of one batch's doc id text).
 _TERMS_PER_BATCH = 2000
 #: Postings whose term weights a cache remembers (8 bytes each, besides their slots).
 _POSTINGS_REMEMBERED = 4_000_000
+#: BM25 parameter pairs whose length normalizations a cache remembers (8 bytes a row each).
+_NORMS_REMEMBERED = 4
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
@@ -97,10 +100,15 @@ class Postings:
 
 @dataclass
 class _Remembered:
-    """The terms one state of the cache has scored, and how many postings they hold."""
+    """The terms one state of the cache has scored (per BM25 parameter pair), and how many
+    postings they hold."""
 
-    terms: dict[bytes, tuple[npt.NDArray[np.int32], Floats]] = field(default_factory=dict)
+    terms: dict[BM25Parameters, dict[bytes, tuple[npt.NDArray[np.int32], Floats]]] = field(
+        default_factory=dict
+    )
     postings: int = 0
+    #: Each parameter pair's length normalizations (one array of the row count per pair).
+    norms: dict[BM25Parameters, Floats] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -115,11 +123,16 @@ class KeywordMatrix:
 
     @classmethod
     def load(
-        cls, db: sqlite3.Connection, schema: str = "main", table: str = "chunks_fts"
+        cls,
+        db: sqlite3.Connection,
+        schema: str = "main",
+        table: str = "chunks_fts",
+        terms: Sequence[str] | None = None,
     ) -> KeywordMatrix:
-        """Read the FTS5 index ``schema.table`` (call inside one read transaction)."""
+        """Read the FTS5 index ``schema.table`` (call inside one read transaction); with
+        ``terms``, the postings of those terms only (every row's length all the same)."""
         rowids, lengths = _row_lengths(db, schema, table)
-        segment = _postings(db, schema, table, rowids)
+        segment = _postings(db, schema, table, rowids, terms)
         return cls(RowSlots.of(rowids), lengths, (segment,), int(lengths.sum()))
 
     def extended(self, removed: RowIds, added: KeywordMatrix) -> KeywordMatrix:
@@ -140,7 +153,11 @@ class KeywordMatrix:
         return sum(s.size for s in self.segments)
 
     def top_k(
-        self, terms: dict[str, int], k: int, allowed: Slots | None = None
+        self,
+        terms: dict[str, int],
+        k: int,
+        allowed: Slots | None = None,
+        bm25: BM25Parameters = FTS5_BM25,
     ) -> list[tuple[int, float]]:
         """(row id, BM25 score) of the k best rows matching any term, best first. ``terms``
         maps each query term to its count in the query; ``allowed`` limits the rows."""
@@ -149,7 +166,7 @@ class KeywordMatrix:
             return []
         term_slots, term_scores = [], []
         for term, repeat in terms.items():
-            slots, scores = self._scored(term.encode(), repeat)
+            slots, scores = self._scored(term.encode(), repeat, bm25)
             if slots.size:  # else no live row holds it
                 term_slots.append(slots)
                 term_scores.append(scores)
@@ -181,21 +198,32 @@ class KeywordMatrix:
         best = best_positions(scores, rowids, k)
         return list(zip(rowids[best].tolist(), scores[best].tolist(), strict=True))
 
-    @functools.cached_property
-    def _norms(self) -> Floats:
+    def _norms(self, bm25: BM25Parameters) -> Floats:
         """Each slot's BM25 length normalization, ``k1 * (1 - b + b * dl / avgdl)``: fixed for
-        this state of the index, so computed once rather than per posting and query."""
-        average = max(self.total_length / max(self.rows.live_count, 1), 1e-9)
-        return np.asarray(K1 * (1 - B + B * self.lengths / average), dtype=np.float64)
+        this state of the index, so computed once per pair rather than per posting and query."""
+        norms = self._remembered.norms
+        found = norms.get(bm25)
+        if found is None:
+            if len(norms) >= _NORMS_REMEMBERED:
+                norms.clear()
+            average = max(self.total_length / max(self.rows.live_count, 1), 1e-9)
+            k1, b = bm25.k1, bm25.b
+            found = norms[bm25] = np.asarray(
+                k1 * (1 - b + b * self.lengths / average), dtype=np.float64
+            )
+        return found
 
-    def _scored(self, term: bytes, repeat: int) -> tuple[npt.NDArray[np.int32], Floats]:
+    def _scored(
+        self, term: bytes, repeat: int, bm25: BM25Parameters
+    ) -> tuple[npt.NDArray[np.int32], Floats]:
         """A term's live slots and their BM25 scores for a query that holds it ``repeat``
         times, ``tf * (k1 + 1) / (tf + norm) * (repeat * idf)``: fixed for this state of the
-        index, and queries repeat their words, so those of a term asked once are remembered
-        (up to `_POSTINGS_REMEMBERED` postings; a term table lookup is a bisection in Python
-        besides)."""
+        index and parameter pair, and queries repeat their words, so those of a term asked
+        once are remembered (up to `_POSTINGS_REMEMBERED` postings over all pairs; a term
+        table lookup is a bisection in Python besides)."""
         remembered = self._remembered
-        found = remembered.terms.get(term) if repeat == 1 else None
+        known = remembered.terms.get(bm25)
+        found = known.get(term) if known is not None and repeat == 1 else None
         if found is not None:
             return found
         slots, tf = self._find(term)
@@ -203,14 +231,14 @@ class KeywordMatrix:
             alive = self.rows.live[slots]
             slots, tf = slots[alive], tf[alive]
         frequency = tf.astype(np.float64)
-        weights = frequency * (K1 + 1) / (frequency + self._norms[slots])
+        weights = frequency * (bm25.k1 + 1) / (frequency + self._norms(bm25)[slots])
         # slots.size: the matching live rows, FTS5's n
         scores = weights * (repeat * idf(self.rows.live_count, int(slots.size)))
         if repeat == 1:
             if remembered.postings + slots.size > _POSTINGS_REMEMBERED:
                 remembered.terms.clear()
                 remembered.postings = 0
-            remembered.terms[term] = (slots, scores)
+            remembered.terms.setdefault(bm25, {})[term] = (slots, scores)
             remembered.postings += slots.size
         return slots, scores
 
@@ -279,9 +307,16 @@ def _row_lengths(
     return rowids, lengths
 
 
-def _postings(db: sqlite3.Connection, schema: str, table: str, rowids: RowIds) -> Postings:
-    """The postings of an FTS5 index, read term by term as doc id lists that SQLite joins
-    into text (one Python string per term, parsed by numpy: no object per posting)."""
+def _postings(
+    db: sqlite3.Connection,
+    schema: str,
+    table: str,
+    rowids: RowIds,
+    only: Sequence[str] | None = None,
+) -> Postings:
+    """The postings of an FTS5 index (of the terms ``only`` when given), read term by term as
+    doc id lists that SQLite joins into text (one Python string per term, parsed by numpy:
+    no object per posting)."""
     vocabulary = f"{table}_instances"
     db.execute(
         f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocabulary} "
@@ -289,7 +324,7 @@ def _postings(db: sqlite3.Connection, schema: str, table: str, rowids: RowIds) -
     )
     terms: list[bytes] = []
     term_ids, slot_parts, counts = [], [], []
-    for batch in _term_batches(db, vocabulary):
+    for batch in _term_batches(db, vocabulary, only):
         first = len(terms)
         terms += [term.encode() for term, _ in batch]
         parsed = [np.fromstring(text, dtype=np.int64, sep=",") for _, text in batch]
@@ -319,9 +354,16 @@ def _postings(db: sqlite3.Connection, schema: str, table: str, rowids: RowIds) -
     return Postings(TermTable.of(terms), indptr, slots, tf)
 
 
-def _term_batches(db: sqlite3.Connection, vocabulary: str) -> Iterator[list[tuple[str, str]]]:
+def _term_batches(
+    db: sqlite3.Connection, vocabulary: str, only: Sequence[str] | None
+) -> Iterator[list[tuple[str, str]]]:
+    chosen, params = "", list(only or ())
+    if only is not None:
+        chosen = f"WHERE term IN ({', '.join('?' for _ in params)}) " if params else "WHERE 0 "
     cursor = db.execute(
-        f"SELECT term, group_concat(doc) FROM temp.{vocabulary} GROUP BY term ORDER BY term"
+        f"SELECT term, group_concat(doc) FROM temp.{vocabulary} {chosen}"
+        "GROUP BY term ORDER BY term",
+        params,
     )
     while batch := cursor.fetchmany(_TERMS_PER_BATCH):
         yield batch
