@@ -53,7 +53,7 @@ from ragwright.config import Config
 from ragwright.errors import ConfigError, UnsupportedScale
 from ragwright.filters import Filter, parse_filter
 from ragwright.graph.settings import GraphSettings
-from ragwright.models import Arm, BM25Parameters
+from ragwright.models import FTS5_BM25, Arm, BM25Parameters
 from ragwright.permissions import EVERYONE, Caller
 from ragwright.pipeline.fusion import DEFAULT_RRF_K
 from ragwright.processors.specs import ProcessorSpec, processor_specs
@@ -141,7 +141,6 @@ _Choice = TypeVar("_Choice", bound=StrEnum)
 
 
 _GRAPH = GraphSettings()
-_BM25 = BM25Parameters()
 
 
 def arm_depth(top_k: int) -> int:
@@ -202,8 +201,8 @@ class SearchRequest:
     vector_weight: float = 1.0
     #: BM25's parameters (`BM25Parameters`), FTS5's by default: tuning them on SciFact train
     #: gained within the noise and nothing on test (docs/ablation.md).
-    bm25_k1: float = _BM25.k1
-    bm25_b: float = _BM25.b
+    bm25_k1: float = FTS5_BM25.k1
+    bm25_b: float = FTS5_BM25.b
     #: The sparse arm's weight in hybrid fusion; 0 (the default) leaves the arm out: no
     #: package ships SPLADE weights, so nothing measured it better than hybrid yet.
     sparse_weight: float = 0.0
