@@ -37,10 +37,13 @@ def check_write(
 
 
 def query_vector(query: Vectors, space: EmbeddingSpace) -> npt.NDArray[np.float32]:
-    """``query`` as one float32 vector of the space's dimension (another is a `StoreError`)."""
+    """``query`` as one float32 vector of the space's dimension; another, or one holding NaN
+    or infinity (which would rank rows arbitrarily), is a `StoreError`."""
     vector = np.asarray(query, dtype=np.float32).reshape(-1)
     if vector.shape[0] != space.dimension:
         raise StoreError(
             f"query vector has dimension {vector.shape[0]}, the index {space.dimension}"
         )
+    if not np.isfinite(vector).all():
+        raise StoreError("the query vector contains NaN or infinity")
     return vector

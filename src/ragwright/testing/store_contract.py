@@ -209,6 +209,16 @@ class StoreContract(BoundStore):
         assert hits[2].score == pytest.approx(0.8, abs=1e-6)
         assert all(h.scale is Scale.SIMILARITY and h.arms == {Arm.VECTOR} for h in hits)
 
+    def test_a_query_vector_of_another_dimension_or_not_finite_is_refused(
+        self, loaded: Any
+    ) -> None:
+        with pytest.raises(StoreError, match="dimension 3, the index 4"):
+            loaded.vector_search(np.ones(3, dtype=np.float32), 3)
+        for bad in (np.nan, np.inf):
+            query = np.array([1.0, bad, 0.0, 0.0], dtype=np.float32)
+            with pytest.raises(StoreError, match="NaN or infinity"):
+                loaded.vector_search(query, 3)
+
     def test_top_k_bounds_the_result(self, loaded: Any) -> None:
         query = np.array([0.5, 0.5, 0.5, 0.5], dtype=np.float32)
         assert len(loaded.vector_search(query, 4)) == 4

@@ -13,7 +13,6 @@ import numpy as np
 import numpy.typing as npt
 from psycopg import sql
 
-from ragwright.errors import StoreError
 from ragwright.filters import Filter
 from ragwright.models import Arm, Hit, Scale
 from ragwright.ports import Vectors
@@ -60,8 +59,6 @@ class PostgresVectorSearch(PostgresSettings):
         if space is None or top_k <= 0:
             return []
         vector = query_vector(query, space)
-        if not np.isfinite(vector).all():
-            raise StoreError("the query vector contains NaN or infinity")
         search = _VectorQuery(vector, top_k, condition, params, where is not None)
         if space.dimension > HNSW_MAX_DIMENSION:
             search = dataclasses.replace(search, indexed=False)
