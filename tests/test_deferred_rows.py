@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from ragwright.filters import Filter, parse_filter
-from ragwright.models import Hit
+from ragwright.models import FTS5_BM25, BM25Parameters, Hit
 from ragwright.pipeline.retrieval import Fusion, Retriever, SearchMode, SearchRequest
-from ragwright.ports import DeferredRowSearch, Vectors
+from ragwright.ports import DeferredRowSearch, IdRankingSearch, Vectors
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.store_contract import make_document
@@ -29,8 +29,15 @@ class WholeHits:
     def vector_search(self, query: Vectors, top_k: int, where: Filter | None = None) -> list[Hit]:
         return self._store.vector_search(query, top_k, where)
 
-    def keyword_search(self, query: str, top_k: int, where: Filter | None = None) -> list[Hit]:
-        return self._store.keyword_search(query, top_k, where)
+    def keyword_search(
+        self,
+        query: str,
+        top_k: int,
+        where: Filter | None = None,
+        *,
+        bm25: BM25Parameters = FTS5_BM25,
+    ) -> list[Hit]:
+        return self._store.keyword_search(query, top_k, where, bm25=bm25)
 
 
 @pytest.fixture(scope="module")
@@ -60,9 +67,15 @@ REQUESTS = [
     SearchRequest(mode=SearchMode.VECTOR, top_k=10),
     SearchRequest(mode=SearchMode.BM25, top_k=10, where=parse_filter("shelf != 1")),
 ]
+#: Without the passage-first step hybrid rankings carry chunk ids only (`IdRankingSearch`).
+NO_PASSAGE = [
+    r.but(passage_coverage_weight=0.0, passage_heading_weight=0.0)
+    for r in REQUESTS
+    if r.mode is SearchMode.HYBRID
+]
 
 
-@pytest.mark.parametrize("request_", REQUESTS)
+@pytest.mark.parametrize("request_", REQUESTS + NO_PASSAGE)
 def test_every_mode_gives_exactly_the_whole_hit_results(
     store: SQLiteStore, request_: SearchRequest
 ) -> None:
@@ -120,3 +133,33 @@ def test_a_chunk_deleted_after_the_ranking_is_dropped(tmp_path: Path) -> None:
     gone = next(h for h in store.keyword_search("green tea", 10) if h.source == "a.md")
     store.delete(gone.chunk.document_id)
     assert [hit.source for hit in store.with_rows(ranked)] == ["b.md"]
+
+
+def test_id_rankings_are_the_rankings_with_chunk_ids_alone(store: SQLiteStore) -> None:
+    embedder = HashingEmbedder()
+    assert isinstance(store, IdRankingSearch)
+    for query in QUERIES:
+        vector = embedder.embed_query(query)
+        whole = store.hybrid_rankings(query, vector, 20)
+        by_id = store.hybrid_id_rankings(query, vector, 20)
+        for ranked, bare in zip(whole, by_id, strict=True):
+            assert [(h.chunk.id, h.chunk.document_id, h.score, h.arm_ranks) for h in ranked] == [
+                (h.chunk.id, h.chunk.document_id, h.score, h.arm_ranks) for h in bare
+            ]
+            assert all(h.chunk.text == "" and not h.chunk.metadata for h in bare)
+        fused = whole[0][:3] + whole[1][:3]
+        assert store.with_chunks(by_id[0][:3] + by_id[1][:3]) == store.with_rows(fused)
+
+
+def test_a_chunk_deleted_after_its_id_ranking_is_dropped(tmp_path: Path) -> None:
+    embedder = HashingEmbedder()
+    store = SQLiteStore(tmp_path, background=False)
+    store.bind_space(embedder.space)
+    for source in ("a.md", "b.md"):
+        document, chunks = make_document(source, [f"green tea from {source}"])
+        store.upsert(document, chunks, embedder.embed_documents([c.text for c in chunks]))
+    keyword, _ = store.hybrid_id_rankings("green tea", embedder.embed_query("green tea"), 10)
+    gone = next(h for h in store.keyword_search("green tea", 10) if h.source == "a.md")
+    store.delete(gone.chunk.document_id)
+    kept = store.with_chunks(keyword)
+    assert [(hit.source, hit.chunk.text) for hit in kept] == [("b.md", "green tea from b.md")]

@@ -148,3 +148,13 @@ def test_a_rescored_hit_keeps_every_field_but_its_score_and_scale() -> None:
     again = rescored(hit, 0.9)
     assert (again.score, again.scale) == (0.9, Scale.FUSED)
     assert replace(again, score=hit.score, scale=hit.scale) == hit
+
+
+@pytest.mark.parametrize("window", [None, 1, 2])
+@pytest.mark.parametrize("count", [0, 1, 2, 3, 5])
+def test_first_is_the_head_of_what_process_returns(window: int | None, count: int) -> None:
+    """A search keeps the first top_k: `first` gives exactly those, scores included."""
+    hits = section_hits([1.0, 0.8, 0.2])
+    step = PassageFirst(heading_weight=0.3, coverage_weight=0.3, window=window)
+    assert step.first(QUESTION, hits, count) == step.process(QUESTION, hits)[:count]
+    assert step.first("the of", hits, count) == hits[:count]  # no content words: as given

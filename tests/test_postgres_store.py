@@ -30,7 +30,15 @@ from ragwright.errors import (
 )
 from ragwright.filters import parse_filter
 from ragwright.index import Index
-from ragwright.models import CacheStats, Chunk, EmbeddingSpace, Hit, LedgerRow, Usage
+from ragwright.models import (
+    BM25Parameters,
+    CacheStats,
+    Chunk,
+    EmbeddingSpace,
+    Hit,
+    LedgerRow,
+    Usage,
+)
 from ragwright.ports import Completion, DocumentWrite, TokenLogprob
 from ragwright.stores import open_backend
 from ragwright.stores.postgres import PostgresBackend, connect
@@ -154,6 +162,13 @@ def test_bm25_equals_the_sqlite_stores(pg_url: str, tmp_path: Path) -> None:
         sqlite.keyword_search("cells genes", 10, where),
     )
     assert [h.source for h in postgres.keyword_search("quantity fruit", 5)] == ["table.md"]
+    for bm25 in (BM25Parameters(0.6, 0.3), BM25Parameters(2.0, 1.0)):  # not FTS5's own pair
+        for length in (1, 3, 6):
+            query = " ".join(rng.choices(WORDS, k=length))
+            _same_ranking(
+                postgres.keyword_search(query, 10, bm25=bm25),
+                sqlite.keyword_search(query, 10, bm25=bm25),
+            )
     postgres.close()
     sqlite.close()
 

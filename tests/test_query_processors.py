@@ -6,7 +6,7 @@ import pytest
 
 from ragwright.errors import ConfigError, RagwrightError, UnsupportedScale
 from ragwright.filters import Filter
-from ragwright.models import Hit, Scale
+from ragwright.models import FTS5_BM25, BM25Parameters, Hit, Scale
 from ragwright.pipeline.retrieval import Retriever, SearchRequest
 from ragwright.ports import LLM, Vectors
 from ragwright.query import (
@@ -46,9 +46,16 @@ class RecordingStore:
         self.store = store
         self.keyword_queries: list[str] = []
 
-    def keyword_search(self, query: str, top_k: int, where: Filter | None = None) -> list[Hit]:
+    def keyword_search(
+        self,
+        query: str,
+        top_k: int,
+        where: Filter | None = None,
+        *,
+        bm25: BM25Parameters = FTS5_BM25,
+    ) -> list[Hit]:
         self.keyword_queries.append(query)
-        return self.store.keyword_search(query, top_k, where)
+        return self.store.keyword_search(query, top_k, where, bm25=bm25)
 
     def vector_search(self, query: Vectors, top_k: int, where: Filter | None = None) -> list[Hit]:
         return self.store.vector_search(query, top_k, where)

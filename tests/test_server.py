@@ -82,6 +82,13 @@ def test_search_takes_the_fusion_settings_over_the_search_table(index: Index) ->
         ids = [hit["chunk_id"] for hit in response.json()["hits"]]
         convex = tuned.but(fusion="convex", vector_weight=1.0)
         assert ids == [hit.chunk.id for hit in index.search("install on linux", convex)]
+        body = {"query": "install on linux", "mode": "bm25", "bm25_k1": 2.0, "bm25_b": 0.0}
+        response = client.post("/v1/search", json=body)
+        scores = [hit["score"] for hit in response.json()["hits"]]
+        flat = tuned.but(mode="bm25", bm25_k1=2.0, bm25_b=0.0)
+        assert scores == [hit.score for hit in index.search("install on linux", flat)]
+        fts5 = tuned.but(mode="bm25")
+        assert scores != [hit.score for hit in index.search("install on linux", fts5)]
 
 
 @pytest.mark.parametrize(
@@ -99,6 +106,8 @@ def test_search_takes_the_fusion_settings_over_the_search_table(index: Index) ->
         {"query": "install", "bm25_weight": -1},
         {"query": "install", "vector_weight": "heavy"},
         {"query": "install", "arm_depth": -1},
+        {"query": "install", "bm25_b": 1.5},
+        {"query": "install", "bm25_k1": -0.5},
     ],
 )
 def test_search_arguments_out_of_bounds_are_422(

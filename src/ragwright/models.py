@@ -187,6 +187,28 @@ class Arm(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class BM25Parameters:
+    """BM25's term-frequency saturation ``k1`` and length normalization ``b``. The default
+    is FTS5's own (k1 1.2, b 0.75), the only pair SQLite's ``bm25()`` computes; every store
+    scores any other pair from the same postings, at query time (nothing is re-indexed)."""
+
+    k1: float = 1.2
+    b: float = 0.75
+
+    def __post_init__(self) -> None:
+        for name, value, high in (("bm25_k1", self.k1, 100.0), ("bm25_b", self.b, 1.0)):
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                raise ConfigError(f"{name} must be a number, got {value!r}")
+            if not 0.0 <= value <= high:  # also refuses NaN
+                raise ConfigError(f"{name} must be from 0 to {high:g}, got {value!r}")
+            object.__setattr__(self, "k1" if name == "bm25_k1" else "b", float(value))
+
+
+#: SQLite FTS5's BM25 parameters (fixed in its ``bm25()``): the default.
+FTS5_BM25 = BM25Parameters()
+
+
+@dataclass(frozen=True, slots=True)
 class Hit:
     """One retrieved chunk with its score, the scale of that score and the arms that found it.
 

@@ -26,7 +26,9 @@ from ragwright.graph.model import ChunkFacts, GraphSnapshot
 from ragwright.graph.records import EntityInfo, FactsWritten, GraphStats
 from ragwright.models import (
     DEFAULT_COLLECTION,
+    FTS5_BM25,
     Answer,
+    BM25Parameters,
     CacheStats,
     Chunk,
     Document,
@@ -513,7 +515,14 @@ class VectorSearch(Protocol):
 
 @runtime_checkable
 class KeywordSearch(Protocol):
-    def keyword_search(self, query: str, top_k: int, where: Filter | None = None) -> list[Hit]: ...
+    def keyword_search(
+        self,
+        query: str,
+        top_k: int,
+        where: Filter | None = None,
+        *,
+        bm25: BM25Parameters = FTS5_BM25,
+    ) -> list[Hit]: ...
 
 
 @runtime_checkable
@@ -527,10 +536,23 @@ class DeferredRowSearch(Protocol):
         self, query: Vectors, top_k: int, where: Filter | None = None
     ) -> list[Hit]: ...
 
-    def keyword_ranking(self, query: str, top_k: int, where: Filter | None = None) -> list[Hit]: ...
+    def keyword_ranking(
+        self,
+        query: str,
+        top_k: int,
+        where: Filter | None = None,
+        *,
+        bm25: BM25Parameters = FTS5_BM25,
+    ) -> list[Hit]: ...
 
     def hybrid_rankings(
-        self, text: str, query: Vectors, top_k: int, where: Filter | None = None
+        self,
+        text: str,
+        query: Vectors,
+        top_k: int,
+        where: Filter | None = None,
+        *,
+        bm25: BM25Parameters = FTS5_BM25,
     ) -> tuple[list[Hit], list[Hit]]:
         """``(keyword_ranking(text, …), vector_ranking(query, …))``, as of one state of the
         index."""
@@ -539,6 +561,32 @@ class DeferredRowSearch(Protocol):
     def with_rows(self, hits: Sequence[Hit]) -> list[Hit]:
         """``hits`` with their sources read, in order; a hit whose chunk is gone since it was
         ranked is dropped."""
+        ...
+
+
+@runtime_checkable
+class IdRankingSearch(Protocol):
+    """Hybrid rankings whose hits carry only their chunks' and documents' ids, and the whole
+    rows of the few a search keeps: without the passage-first step (which reads every
+    candidate's text) fusion orders candidates by id and score alone, so reading each one's
+    text is wasted."""
+
+    def hybrid_id_rankings(
+        self,
+        text: str,
+        query: Vectors,
+        top_k: int,
+        where: Filter | None = None,
+        *,
+        bm25: BM25Parameters = FTS5_BM25,
+    ) -> tuple[list[Hit], list[Hit]]:
+        """`DeferredRowSearch.hybrid_rankings` with each hit's chunk holding only its id and
+        its document's (empty text, no metadata)."""
+        ...
+
+    def with_chunks(self, hits: Sequence[Hit]) -> list[Hit]:
+        """``hits`` with their whole chunks and sources read, in order; a hit whose chunk is
+        gone since it was ranked is dropped."""
         ...
 
 

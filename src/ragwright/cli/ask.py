@@ -37,7 +37,7 @@ from ragwright.cli._federation import (
     locations,
     open_federation,
 )
-from ragwright.cli.search import DocumentShareOption, FilterOption
+from ragwright.cli.search import BM25BOption, BM25K1Option, DocumentShareOption, FilterOption
 from ragwright.config import load_config
 from ragwright.index import AskOptions, Index
 from ragwright.llms.settings import ENGINES, Budget, LLMSettings
@@ -102,6 +102,8 @@ def ask(
         ),
     ] = SearchMode.AUTO,
     document_share: DocumentShareOption = None,
+    bm25_k1: BM25K1Option = None,
+    bm25_b: BM25BOption = None,
     sparse_weight: Annotated[
         float | None,
         typer.Option(
@@ -134,6 +136,8 @@ def ask(
     configuration = load_config(config)
     flags: dict[str, Any] = {
         "document_share": document_share,
+        "bm25_k1": bm25_k1,
+        "bm25_b": bm25_b,
         "sparse_weight": sparse_weight,
         "processors": processor or None,
     }

@@ -56,6 +56,16 @@ DocumentShareOption = Annotated[
         max=1,
     ),
 ]
+BM25K1Option = Annotated[
+    float | None,
+    typer.Option(
+        "--bm25-k1", help="BM25's term-frequency saturation. [default: 1.2]", min=0, max=100
+    ),
+]
+BM25BOption = Annotated[
+    float | None,
+    typer.Option("--bm25-b", help="BM25's length normalization. [default: 0.75]", min=0, max=1),
+]
 SNIPPET_CHARS = 320
 
 
@@ -105,6 +115,8 @@ def search(
         ),
     ] = None,
     document_share: DocumentShareOption = None,
+    bm25_k1: BM25K1Option = None,
+    bm25_b: BM25BOption = None,
     per_document: Annotated[
         int | None,
         typer.Option(
@@ -142,6 +154,8 @@ def search(
         "sparse_weight": sparse_weight,
         "arm_depth": arm_depth,
         "document_share": document_share,
+        "bm25_k1": bm25_k1,
+        "bm25_b": bm25_b,
         "per_document": per_document,
         "processors": processor or None,
     }

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Protocol
 
 from ragwright._surrogates import refuse_surrogates
 from ragwright.errors import ConfigError, UnsupportedScale
-from ragwright.filters import Filter
 from ragwright.models import Hit
 from ragwright.pipeline.fusion import (
     convex_combination,
@@ -28,7 +27,14 @@ from ragwright.pipeline.search_request import (
     SearchRequest,
     arm_depth,
 )
-from ragwright.ports import DeferredRowSearch, Embedder, KeywordSearch, Vectors, VectorSearch
+from ragwright.ports import (
+    DeferredRowSearch,
+    Embedder,
+    IdRankingSearch,
+    KeywordSearch,
+    Vectors,
+    VectorSearch,
+)
 from ragwright.processors.passage_first import PassageFirst
 from ragwright.query import ProcessedQuery, QueryChain, QueryKind, QueryProcessor
 
@@ -72,6 +78,7 @@ class Retriever:
         self.embedder = embedder
         # A store that can rank without reading rows reads only those of the fused top_k.
         self._deferred = store if isinstance(store, DeferredRowSearch) else None
+        self._by_id = store if isinstance(store, IdRankingSearch) else None
         self.sparse = sparse
         chain = query_processors
         if chain is not None and not isinstance(chain, QueryChain):
@@ -132,17 +139,20 @@ class Retriever:
     def _run(
         self, query: ProcessedQuery, request: SearchRequest, query_vector: Vectors | None
     ) -> list[Hit]:
-        mode, where = request.mode, request.where
+        mode = request.mode
         if mode is not SearchMode.HYBRID and not query.variants:
             return self._rankings(
-                query.text, query.dense_text, mode, request.top_k, where, query_vector
+                query.text, query.dense_text, request, request.top_k, query_vector
             )[0]
-        depth, deferred, weight = request.depth, self._deferred, request.sparse_weight
+        depth, deferred = request.depth, self._deferred
+        passage = bool(request.passage_coverage_weight or request.passage_heading_weight)
+        # Without the passage step nothing reads a candidate's text before the top_k is cut.
+        by_id = None if passage or deferred is None else self._by_id
         rankings = self._rankings(
-            query.text, query.dense_text, mode, depth, where, query_vector, weight, deferred
+            query.text, query.dense_text, request, depth, query_vector, deferred, by_id
         )
         for variant in query.variants:
-            rankings += self._rankings(variant, variant, mode, depth, where, None, weight, deferred)
+            rankings += self._rankings(variant, variant, request, depth, None, deferred, by_id)
         if request.fusion is not Fusion.RRF:
             combine = zscore_combination if request.fusion is Fusion.ZSCORE else convex_combination
             fused = combine(
@@ -155,42 +165,47 @@ class Retriever:
                 weights=request.weights,
                 document_share=request.document_share,
             )
-        if request.passage_coverage_weight or request.passage_heading_weight:
+        if passage:
             step = PassageFirst(request.passage_heading_weight, request.passage_coverage_weight)
             # It reads the text of every candidate, which deferred rankings carry too.
-            fused = step.process(query.query, fused)
+            fused = step.first(query.query, fused, request.top_k)
         kept = fused[: request.top_k]
+        if by_id is not None:
+            return by_id.with_chunks(kept)
         return kept if deferred is None else deferred.with_rows(kept)
 
     def _rankings(
         self,
         text: str,
         dense_text: str,
-        mode: SearchMode,
+        request: SearchRequest,
         top_k: int,
-        where: Filter | None,
         query_vector: Vectors | None,
-        sparse_weight: float = 0.0,
         deferred: DeferredRowSearch | None = None,
+        by_id: IdRankingSearch | None = None,
     ) -> list[list[Hit]]:
-        """One ranking per arm the mode uses: BM25 over ``text``, vectors for ``dense_text``,
-        learned terms of ``text`` (mode sparse, or hybrid with ``sparse_weight`` > 0); hits
-        with only their chunk ids from a ``deferred`` store, to be fused first."""
+        """One ranking per arm the request's mode uses: BM25 over ``text``, vectors for
+        ``dense_text``, learned terms of ``text`` (mode sparse, or hybrid with a
+        ``sparse_weight`` > 0); hits without their sources from a ``deferred`` store, to be
+        fused first (hybrid ones with only their chunks' ids from ``by_id``). Its filter, and
+        BM25 parameters, from ``request``."""
+        mode, where, bm25 = request.mode, request.where, request.bm25
         rankings: list[list[Hit]] = []
-        if mode is SearchMode.SPARSE or (self.sparse is not None and sparse_weight > 0):
+        if mode is SearchMode.SPARSE or (self.sparse is not None and request.sparse_weight > 0):
             assert self.sparse is not None  # checked in search_with_notes
             rankings.append(self.sparse.search(text, top_k, where))
             if mode is SearchMode.SPARSE:
                 return rankings
         if mode is SearchMode.HYBRID and deferred is not None:
             vector = self.embedder.embed_query(dense_text) if query_vector is None else query_vector
-            rankings.extend(deferred.hybrid_rankings(text, vector, top_k, where))  # one snapshot
+            rank = deferred.hybrid_rankings if by_id is None else by_id.hybrid_id_rankings
+            rankings.extend(rank(text, vector, top_k, where, bm25=bm25))  # one snapshot
             return rankings
         if mode is not SearchMode.VECTOR:
             if deferred is None:
-                rankings.append(self.store.keyword_search(text, top_k, where))
+                rankings.append(self.store.keyword_search(text, top_k, where, bm25=bm25))
             else:
-                rankings.append(deferred.keyword_ranking(text, top_k, where))
+                rankings.append(deferred.keyword_ranking(text, top_k, where, bm25=bm25))
         if mode is not SearchMode.BM25:
             vector = self.embedder.embed_query(dense_text) if query_vector is None else query_vector
             if deferred is None:

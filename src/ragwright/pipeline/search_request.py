@@ -12,6 +12,8 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
     rrf_k = 60               # the k of reciprocal-rank fusion
     bm25_weight = 1.0        # each arm's weight in fusion
     vector_weight = 1.0
+    bm25_k1 = 1.2            # BM25's term-frequency saturation (FTS5's 1.2) ...
+    bm25_b = 0.75            # ... and length normalization, 0 to 1 (FTS5's 0.75)
     sparse_weight = 0.0      # the sparse learned-term arm's weight in hybrid; 0: left out
     arm_depth = 0            # candidates each arm fetches for fusion; 0: max(2·top_k, 20)
     document_share = 1.0     # share of its document's best per arm its leading chunk takes
@@ -51,7 +53,7 @@ from ragwright.config import Config
 from ragwright.errors import ConfigError, UnsupportedScale
 from ragwright.filters import Filter, parse_filter
 from ragwright.graph.settings import GraphSettings
-from ragwright.models import Arm
+from ragwright.models import FTS5_BM25, Arm, BM25Parameters
 from ragwright.permissions import EVERYONE, Caller
 from ragwright.pipeline.fusion import DEFAULT_RRF_K
 from ragwright.processors.specs import ProcessorSpec, processor_specs
@@ -124,6 +126,8 @@ SETTING_KEYS = (
     "rrf_k",
     "bm25_weight",
     "vector_weight",
+    "bm25_k1",
+    "bm25_b",
     "sparse_weight",
     "arm_depth",
     "document_share",
@@ -155,6 +159,8 @@ class SearchOptions(TypedDict, total=False):
     rrf_k: int
     bm25_weight: float
     vector_weight: float
+    bm25_k1: float
+    bm25_b: float
     sparse_weight: float
     arm_depth: int
     document_share: float
@@ -193,6 +199,10 @@ class SearchRequest:
     rrf_k: int = DEFAULT_RRF_K
     bm25_weight: float = 1.0
     vector_weight: float = 1.0
+    #: BM25's parameters (`BM25Parameters`), FTS5's by default: tuning them on SciFact train
+    #: gained within the noise and nothing on test (docs/ablation.md).
+    bm25_k1: float = FTS5_BM25.k1
+    bm25_b: float = FTS5_BM25.b
     #: The sparse arm's weight in hybrid fusion; 0 (the default) leaves the arm out: no
     #: package ships SPLADE weights, so nothing measured it better than hybrid yet.
     sparse_weight: float = 0.0
@@ -263,6 +273,9 @@ class SearchRequest:
             if not _number(weight) or weight < 0:
                 raise ConfigError(f"{key} must be a number >= 0, got {weight!r}")
             object.__setattr__(self, key, float(weight))
+        bm25 = self.bm25  # validates both
+        object.__setattr__(self, "bm25_k1", bm25.k1)
+        object.__setattr__(self, "bm25_b", bm25.b)
         self.graph  # noqa: B018 - made to validate the graph settings now
         self._check_min_score()
 
@@ -292,6 +305,11 @@ class SearchRequest:
         hybrid too) when its weight is above 0."""
         fused = self.mode in (SearchMode.HYBRID, SearchMode.GRAPH, SearchMode.AUTO)
         return self.mode is SearchMode.SPARSE or (fused and self.sparse_weight > 0)
+
+    @property
+    def bm25(self) -> BM25Parameters:
+        """The BM25 arm's parameters, from ``bm25_k1`` and ``bm25_b``."""
+        return BM25Parameters(self.bm25_k1, self.bm25_b)
 
     @property
     def graph(self) -> GraphSettings:

@@ -45,25 +45,30 @@ class PassageFirst:
         )
 
     def process(self, query: str, hits: list[Hit]) -> list[Hit]:
+        return self.first(query, hits, len(hits))
+
+    def first(self, query: str, hits: list[Hit], count: int) -> list[Hit]:
+        """The first ``count`` hits `process` would return (a search keeps its top_k of
+        them; re-scoring the others would copy each for nothing)."""
         question = content_words(query)
         if len(hits) < 2 or not question:
-            return list(hits)
+            return list(hits[:count])
         low, high = min(h.score for h in hits), max(h.score for h in hits)
         spread = high - low or 1.0
         window = len(hits) if self.window is None else self.window
-        rest = [rescored(h, (h.score - low) / spread) for h in hits[window:]]
+        rest = hits[window:]
         hits = hits[:window]
         # Only which question words each hit holds matters (not all of its words).
         texts = [" ".join([h.chunk.indexed_text, *headings(h.chunk)]) for h in hits]
         words = held_by_each(question, texts)
-        weights = _rarity(question, words)
-        total = sum(weights.values()) or 1.0
+        weights = list(_rarity(question, words).items())  # summed in this order
+        total = sum(w for _, w in weights) or 1.0
         scored = []
         for position, (hit, found) in enumerate(zip(hits, words, strict=True)):
             heading = 0.0  # times a weight of 0 adds exactly nothing: not computed
             if self.heading_weight:
                 heading = dice(question, content_words(" ".join(headings(hit.chunk)[1:])))
-            coverage = sum(w for word, w in weights.items() if word in found) / total
+            coverage = sum([w for word, w in weights if word in found]) / total
             score = (
                 (hit.score - low) / spread
                 + self.heading_weight * heading
@@ -71,8 +76,9 @@ class PassageFirst:
             )
             scored.append((-score, position, hit))
         scored.sort(key=lambda item: (item[0], item[1]))
-        ranked = [rescored(hit, -s) for s, _, hit in scored]
-        return ranked + rest
+        ranked = [rescored(hit, -s) for s, _, hit in scored[:count]]
+        left = max(count - len(ranked), 0)
+        return ranked + [rescored(h, (h.score - low) / spread) for h in rest[:left]]
 
 
 def rescored(hit: Hit, score: float) -> Hit:
@@ -82,7 +88,9 @@ def rescored(hit: Hit, score: float) -> Hit:
 
 def _rarity(question: set[str], words: list[set[str]]) -> dict[str, float]:
     """Each question word's weight: the log of how few of the hits hold it (at least one)."""
+    holding = dict.fromkeys(question, 0)
+    for found in words:
+        for word in found:  # found is a subset of question
+            holding[word] += 1
     n = len(words)
-    return {
-        word: math.log(1 + n / max(1, sum(word in found for found in words))) for word in question
-    }
+    return {word: math.log(1 + n / max(1, holding[word])) for word in question}

@@ -9,7 +9,7 @@ the readers here take either.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from types import MappingProxyType
 from typing import Any
@@ -17,6 +17,7 @@ from typing import Any
 from ragwright.errors import StoreError
 from ragwright.models import Arm, Chunk, Document, DocumentInfo, EmbeddingSpace, Hit, Scale, Section
 from ragwright.ports import DocumentWrite
+from ragwright.stores.json_metadata import JSONMetadata
 
 #: Where the document's source stands in a chunk row.
 SOURCE = 7
@@ -30,8 +31,14 @@ def chunk_from_row(row: Sequence[Any]) -> Chunk:
         text=row[3],
         char_start=row[4],
         char_end=row[5],
-        metadata=MappingProxyType(_decoded(row[6])),
+        metadata=_metadata(row[6]),
     )
+
+
+def _metadata(value: Any) -> Mapping[str, Any]:
+    """A chunk row's metadata, read-only: SQLite's JSON text decoded when first read (most
+    hits a search returns are never asked for it), a decoded ``jsonb`` as it is."""
+    return JSONMetadata(value) if isinstance(value, str) else MappingProxyType(value)
 
 
 def hit_from_row(row: Sequence[Any], score: float, scale: Scale, arm: Arm, rank: int) -> Hit:
@@ -123,7 +130,7 @@ def dump_json(value: object, source: str, *, allow_nan: bool = True) -> str:
 
 def plain(value: object) -> object:
     """``json.dumps``'s ``default``: the frozen containers of the models as JSON ones."""
-    if isinstance(value, MappingProxyType):
+    if isinstance(value, Mapping):  # a mapping proxy, a chunk's `JSONMetadata`
         return dict(value)
     if isinstance(value, tuple | set | frozenset):
         return list(value)

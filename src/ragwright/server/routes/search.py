@@ -72,6 +72,12 @@ class SearchRequest(BaseModel):
     bm25_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
     vector_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
     sparse_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
+    bm25_k1: float | None = Field(
+        None, ge=0, le=100, strict=True, description="BM25's term-frequency saturation."
+    )
+    bm25_b: float | None = Field(
+        None, ge=0, le=1, strict=True, description="BM25's length normalization."
+    )
     arm_depth: int | None = Field(
         None, ge=0, le=MAX_TOP_K, strict=True, description="Candidates each arm fetches."
     )

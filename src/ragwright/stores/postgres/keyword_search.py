@@ -1,16 +1,16 @@
-"""Keyword search: FTS5's BM25 (k1 1.2, b 0.75, FTS5's idf), computed in SQL over the
-postings with terms from FTS5's own tokenizer, so scores equal the SQLite store's."""
+"""Keyword search: FTS5's BM25 (FTS5's idf; k1 1.2 and b 0.75 unless the search names others),
+computed in SQL over the postings with terms from FTS5's own tokenizer, so scores equal the
+SQLite store's."""
 
 from __future__ import annotations
 
 from ragwright.filters import Filter
-from ragwright.models import Arm, Hit, Scale
+from ragwright.models import FTS5_BM25, Arm, BM25Parameters, Hit, Scale
 from ragwright.stores.fts_query import query_terms
 from ragwright.stores.fts_terms import FTS5Terms
 from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.filters import FilterCompiler
 from ragwright.stores.postgres.rows import hits, ranked
-from ragwright.stores.sqlite.keyword_matrix import K1, B
 
 
 class PostgresKeywordSearch:
@@ -19,7 +19,14 @@ class PostgresKeywordSearch:
     _terms: FTS5Terms
     _stop_words: frozenset[str]
 
-    def keyword_search(self, query: str, top_k: int, where: Filter | None = None) -> list[Hit]:
+    def keyword_search(
+        self,
+        query: str,
+        top_k: int,
+        where: Filter | None = None,
+        *,
+        bm25: BM25Parameters = FTS5_BM25,
+    ) -> list[Hit]:
         """FTS5's BM25 over the postings, best first; scores are positive."""
         condition, params = self._filters.compile(where)
         words = query_terms(query, self._stop_words)
@@ -28,7 +35,7 @@ class PostgresKeywordSearch:
         terms = self._terms.terms(" ".join(words))
         if not terms:
             return []
-        statement = ranked(self._db.identifier, _bm25(where is not None), condition)
+        statement = ranked(self._db.identifier, _bm25(where is not None, bm25), condition)
         arguments = [list(terms), list(terms.values()), *params, top_k]
         rows = self._db.run(
             lambda conn: conn.execute(statement, arguments).fetchall(), "keyword search"
@@ -36,7 +43,7 @@ class PostgresKeywordSearch:
         return hits(rows, Scale.BM25, Arm.BM25)
 
 
-def _bm25(filtered: bool) -> str:
+def _bm25(filtered: bool, bm25: BM25Parameters) -> str:
     """FTS5's bm25(): for a term in ``hits`` of ``rows`` chunks, ``idf = ln((rows - hits
     + 0.5) / (hits + 0.5))`` floored at 1e-6; a chunk of ``dl`` tokens with ``tf`` of them
     scores ``idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))``, summed over the
@@ -44,6 +51,7 @@ def _bm25(filtered: bool) -> str:
     counted live (one index range per query term); the chunk count and average length come
     from the striped counters. A filter restricts the postings to the matching chunks first,
     so a selective filter reads few postings. A ranking for `ranked`."""
+    k1, b = bm25.k1, bm25.b  # floats (checked by BM25Parameters), spliced as literals
     restrict, join = "", ""
     if filtered:
         restrict = ", allowed AS MATERIALIZED (SELECT c.id FROM {s}.chunks c WHERE {where})"
@@ -51,12 +59,12 @@ def _bm25(filtered: bool) -> str:
     return (
         "WITH q AS (SELECT * FROM unnest(%s::text[], %s::int[]) AS q(term, qtf)), "
         "n AS MATERIALIZED (SELECT sum(chunks)::float8 AS rows, "
-        f"  {K1 * (1 - B)!r}::float8 AS base, {K1 * B!r}::float8 / "
+        f"  {k1 * (1 - b)!r}::float8 AS base, {k1 * b!r}::float8 / "
         "  greatest(sum(tokens)::float8 / greatest(sum(chunks), 1), 1e-9) AS slope "
         "  FROM {s}.bm25_stats), "
         "df AS MATERIALIZED (SELECT q.term, q.qtf, "
         "  (SELECT count(*) FROM {s}.postings p WHERE p.term = q.term) AS hits FROM q), "
-        f"w AS MATERIALIZED (SELECT df.term, df.qtf * {K1 + 1!r}::float8 * "
+        f"w AS MATERIALIZED (SELECT df.term, df.qtf * {k1 + 1!r}::float8 * "
         "  greatest(ln((n.rows - df.hits + 0.5) / (df.hits + 0.5)), 1e-6) AS weight "
         f"  FROM df, n WHERE df.hits > 0){restrict} "
         "SELECT p.chunk_id AS id, "

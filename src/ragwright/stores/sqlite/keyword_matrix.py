@@ -14,13 +14,13 @@ are one more segment of postings, removed rows are masked, and nothing already b
 FTS5's formula (fts5_aux.c): for each query term with ``n`` matching rows out of ``N``,
 ``idf = log((N - n + 0.5) / (n + 0.5))`` (floored at 1e-6), and a row with ``tf`` occurrences
 and ``dl`` tokens scores ``idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))`` with
-``k1 = 1.2``, ``b = 0.75``.
+``k1 = 1.2``, ``b = 0.75``. A search may name another ``k1`` and ``b`` (`BM25Parameters`): the
+same postings score them, since term frequencies and lengths are what is kept.
 """
 
 from __future__ import annotations
 
 import bisect
-import functools
 import itertools
 import math
 import sqlite3
@@ -31,15 +31,19 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ragwright.models import FTS5_BM25, BM25Parameters
 from ragwright.stores.sqlite.row_slots import RowIds, RowSlots, Slots
+from ragwright.stores.sqlite.top_k import best_positions
 
-K1 = 1.2
-B = 0.75
+K1 = FTS5_BM25.k1
+B = FTS5_BM25.b
 _MIN_IDF = 1e-6
 #: Terms read per batch while building (bounds the memory of one batch's doc id text).
 _TERMS_PER_BATCH = 2000
 #: Postings whose term weights a cache remembers (8 bytes each, besides their slots).
 _POSTINGS_REMEMBERED = 4_000_000
+#: BM25 parameter pairs whose length normalizations a cache remembers (8 bytes a row each).
+_NORMS_REMEMBERED = 4
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
@@ -96,10 +100,15 @@ class Postings:
 
 @dataclass
 class _Remembered:
-    """The terms one state of the cache has weighed, and how many postings they hold."""
+    """The terms one state of the cache has scored (per BM25 parameter pair), and how many
+    postings they hold."""
 
-    terms: dict[bytes, tuple[npt.NDArray[np.int32], Floats]] = field(default_factory=dict)
+    terms: dict[BM25Parameters, dict[bytes, tuple[npt.NDArray[np.int32], Floats]]] = field(
+        default_factory=dict
+    )
     postings: int = 0
+    #: Each parameter pair's length normalizations (one array of the row count per pair).
+    norms: dict[BM25Parameters, Floats] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -114,11 +123,16 @@ class KeywordMatrix:
 
     @classmethod
     def load(
-        cls, db: sqlite3.Connection, schema: str = "main", table: str = "chunks_fts"
+        cls,
+        db: sqlite3.Connection,
+        schema: str = "main",
+        table: str = "chunks_fts",
+        terms: Sequence[str] | None = None,
     ) -> KeywordMatrix:
-        """Read the FTS5 index ``schema.table`` (call inside one read transaction)."""
+        """Read the FTS5 index ``schema.table`` (call inside one read transaction); with
+        ``terms``, the postings of those terms only (every row's length all the same)."""
         rowids, lengths = _row_lengths(db, schema, table)
-        segment = _postings(db, schema, table, rowids)
+        segment = _postings(db, schema, table, rowids, terms)
         return cls(RowSlots.of(rowids), lengths, (segment,), int(lengths.sum()))
 
     def extended(self, removed: RowIds, added: KeywordMatrix) -> KeywordMatrix:
@@ -139,23 +153,23 @@ class KeywordMatrix:
         return sum(s.size for s in self.segments)
 
     def top_k(
-        self, terms: dict[str, int], k: int, allowed: Slots | None = None
+        self,
+        terms: dict[str, int],
+        k: int,
+        allowed: Slots | None = None,
+        bm25: BM25Parameters = FTS5_BM25,
     ) -> list[tuple[int, float]]:
         """(row id, BM25 score) of the k best rows matching any term, best first. ``terms``
         maps each query term to its count in the query; ``allowed`` limits the rows."""
         size = len(self.rows)
-        count = self.rows.live_count
-        if count == 0 or k <= 0:
+        if self.rows.live_count == 0 or k <= 0:
             return []
         term_slots, term_scores = [], []
         for term, repeat in terms.items():
-            slots, weights = self._weighed(term.encode())
-            frequency = slots.size  # matching live rows: FTS5's n
-            if frequency == 0:
-                continue
-            idf = max(math.log((count - frequency + 0.5) / (frequency + 0.5)), _MIN_IDF)
-            term_slots.append(slots)
-            term_scores.append(weights * (repeat * idf))
+            slots, scores = self._scored(term.encode(), repeat, bm25)
+            if slots.size:  # else no live row holds it
+                term_slots.append(slots)
+                term_scores.append(scores)
         if not term_slots:
             return []
         if len(term_slots) == 1:  # one term: its slots are distinct, no sum needed
@@ -166,6 +180,11 @@ class KeywordMatrix:
             summed = np.bincount(
                 np.concatenate(term_slots), weights=np.concatenate(term_scores), minlength=size
             ).astype(np.float64, copy=False)
+            if allowed is None:  # the best straight from the sums: 0 is a row not matched
+                best = best_positions(summed, self.rows.rowids, k, positive=True)
+                return list(
+                    zip(self.rows.rowids[best].tolist(), summed[best].tolist(), strict=True)
+                )
             candidates = np.flatnonzero(summed > 0)  # ~6x faster than on the floats
             scores = summed[candidates]
         if allowed is not None:
@@ -179,33 +198,49 @@ class KeywordMatrix:
         best = best_positions(scores, rowids, k)
         return list(zip(rowids[best].tolist(), scores[best].tolist(), strict=True))
 
-    @functools.cached_property
-    def _norms(self) -> Floats:
+    def _norms(self, bm25: BM25Parameters) -> Floats:
         """Each slot's BM25 length normalization, ``k1 * (1 - b + b * dl / avgdl)``: fixed for
-        this state of the index, so computed once rather than per posting and query."""
-        average = max(self.total_length / max(self.rows.live_count, 1), 1e-9)
-        return np.asarray(K1 * (1 - B + B * self.lengths / average), dtype=np.float64)
-
-    def _weighed(self, term: bytes) -> tuple[npt.NDArray[np.int32], Floats]:
-        """A term's live slots and their BM25 weights before idf, ``tf * (k1 + 1) / (tf +
-        norm)``: fixed for this state of the index, and queries repeat their words, so they
-        are remembered (up to `_POSTINGS_REMEMBERED` postings; a term table lookup is a
-        bisection in Python besides)."""
-        remembered = self._remembered
-        found = remembered.terms.get(term)
+        this state of the index, so computed once per pair rather than per posting and query."""
+        norms = self._remembered.norms
+        found = norms.get(bm25)
         if found is None:
-            slots, tf = self._find(term)
-            if self.rows.dead_count and slots.size:
-                alive = self.rows.live[slots]
-                slots, tf = slots[alive], tf[alive]
-            frequency = tf.astype(np.float64)
-            weights = frequency * (K1 + 1) / (frequency + self._norms[slots])
+            if len(norms) >= _NORMS_REMEMBERED:
+                norms.clear()
+            average = max(self.total_length / max(self.rows.live_count, 1), 1e-9)
+            k1, b = bm25.k1, bm25.b
+            found = norms[bm25] = np.asarray(
+                k1 * (1 - b + b * self.lengths / average), dtype=np.float64
+            )
+        return found
+
+    def _scored(
+        self, term: bytes, repeat: int, bm25: BM25Parameters
+    ) -> tuple[npt.NDArray[np.int32], Floats]:
+        """A term's live slots and their BM25 scores for a query that holds it ``repeat``
+        times, ``tf * (k1 + 1) / (tf + norm) * (repeat * idf)``: fixed for this state of the
+        index and parameter pair, and queries repeat their words, so those of a term asked
+        once are remembered (up to `_POSTINGS_REMEMBERED` postings over all pairs; a term
+        table lookup is a bisection in Python besides)."""
+        remembered = self._remembered
+        known = remembered.terms.get(bm25)
+        found = known.get(term) if known is not None and repeat == 1 else None
+        if found is not None:
+            return found
+        slots, tf = self._find(term)
+        if self.rows.dead_count and slots.size:
+            alive = self.rows.live[slots]
+            slots, tf = slots[alive], tf[alive]
+        frequency = tf.astype(np.float64)
+        weights = frequency * (bm25.k1 + 1) / (frequency + self._norms(bm25)[slots])
+        # slots.size: the matching live rows, FTS5's n
+        scores = weights * (repeat * idf(self.rows.live_count, int(slots.size)))
+        if repeat == 1:
             if remembered.postings + slots.size > _POSTINGS_REMEMBERED:
                 remembered.terms.clear()
                 remembered.postings = 0
-            found = remembered.terms[term] = (slots, weights)
+            remembered.terms.setdefault(bm25, {})[term] = (slots, scores)
             remembered.postings += slots.size
-        return found
+        return slots, scores
 
     def _find(self, term: bytes) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
         found = [p for p in (s.of(term) for s in self.segments) if p is not None]
@@ -272,9 +307,16 @@ def _row_lengths(
     return rowids, lengths
 
 
-def _postings(db: sqlite3.Connection, schema: str, table: str, rowids: RowIds) -> Postings:
-    """The postings of an FTS5 index, read term by term as doc id lists that SQLite joins
-    into text (one Python string per term, parsed by numpy: no object per posting)."""
+def _postings(
+    db: sqlite3.Connection,
+    schema: str,
+    table: str,
+    rowids: RowIds,
+    only: Sequence[str] | None = None,
+) -> Postings:
+    """The postings of an FTS5 index (of the terms ``only`` when given), read term by term as
+    doc id lists that SQLite joins into text (one Python string per term, parsed by numpy:
+    no object per posting)."""
     vocabulary = f"{table}_instances"
     db.execute(
         f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocabulary} "
@@ -282,7 +324,7 @@ def _postings(db: sqlite3.Connection, schema: str, table: str, rowids: RowIds) -
     )
     terms: list[bytes] = []
     term_ids, slot_parts, counts = [], [], []
-    for batch in _term_batches(db, vocabulary):
+    for batch in _term_batches(db, vocabulary, only):
         first = len(terms)
         terms += [term.encode() for term, _ in batch]
         parsed = [np.fromstring(text, dtype=np.int64, sep=",") for _, text in batch]
@@ -312,27 +354,19 @@ def _postings(db: sqlite3.Connection, schema: str, table: str, rowids: RowIds) -
     return Postings(TermTable.of(terms), indptr, slots, tf)
 
 
-def _term_batches(db: sqlite3.Connection, vocabulary: str) -> Iterator[list[tuple[str, str]]]:
+def _term_batches(
+    db: sqlite3.Connection, vocabulary: str, only: Sequence[str] | None
+) -> Iterator[list[tuple[str, str]]]:
+    chosen, params = "", list(only or ())
+    if only is not None:
+        chosen = f"WHERE term IN ({', '.join('?' for _ in params)}) " if params else "WHERE 0 "
     cursor = db.execute(
-        f"SELECT term, group_concat(doc) FROM temp.{vocabulary} GROUP BY term ORDER BY term"
+        f"SELECT term, group_concat(doc) FROM temp.{vocabulary} {chosen}"
+        "GROUP BY term ORDER BY term",
+        params,
     )
     while batch := cursor.fetchmany(_TERMS_PER_BATCH):
         yield batch
-
-
-def best_positions(
-    scores: npt.NDArray[np.floating[Any]], rowids: RowIds, k: int
-) -> npt.NDArray[np.intp]:
-    """Indices of the k best scores, best first, ties broken by ascending row id, exactly as
-    ``ORDER BY score DESC, rowid LIMIT k`` would (rows tied at the cut-off are all considered
-    before cutting, so the choice among them is not left to argpartition)."""
-    if k < scores.size:
-        cutoff = np.partition(scores, scores.size - k)[scores.size - k]
-        kept = np.flatnonzero(scores >= cutoff)
-    else:
-        kept = np.arange(scores.size)
-    order = np.lexsort((rowids[kept], -scores[kept]))
-    return kept[order][:k]
 
 
 def _varint(blob: bytes) -> int:
@@ -348,5 +382,5 @@ def _varint(blob: bytes) -> int:
 
 
 def idf(rows: int, hits: int) -> float:
-    """FTS5's idf, for tests and explanations."""
+    """FTS5's idf of a term that ``hits`` of ``rows`` rows hold."""
     return max(math.log((rows - hits + 0.5) / (hits + 0.5)), _MIN_IDF)

@@ -22,10 +22,10 @@ from ragwright.errors import StoreError
 from ragwright.models import Chunk, EmbeddingSpace
 from ragwright.ports import Slot, SpaceSlot, SpaceStatus, Vectors
 from ragwright.stores.rows import chunk_from_row, space_json
-from ragwright.stores.sqlite.keyword_matrix import best_positions
 from ragwright.stores.sqlite.rechunk import drop_chunking_slot
 from ragwright.stores.sqlite.rows import CHUNK_COLUMNS
 from ragwright.stores.sqlite.settings import SQLiteSettings, recorded_space
+from ragwright.stores.sqlite.top_k import best_positions
 
 _KEYS: dict[Slot, str] = {"staged": "space_staged", "previous": "space_previous"}
 #: Staged vectors read per fetch by `staged_search` (bounds the row tuples in flight).

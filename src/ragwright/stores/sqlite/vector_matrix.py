@@ -15,8 +15,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ragwright.stores.sqlite.blas_threads import one_blas_thread
-from ragwright.stores.sqlite.keyword_matrix import best_positions
 from ragwright.stores.sqlite.row_slots import RowIds, RowSlots, Slots
+from ragwright.stores.sqlite.top_k import best_positions
 
 Floats = npt.NDArray[np.float32]
 #: Rows read per fetch while building (bounds the memory of the row tuples in flight).
