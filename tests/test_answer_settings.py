@@ -33,7 +33,8 @@ def test_the_extractive_table_sets_any_option_and_keeps_the_others() -> None:
         ({"max_sentences": -1}, r"max_sentences must be an integer >= 0"),
         ({"max_sentences": True}, r"max_sentences must be an integer >= 0"),
         ({"require_names": 1}, r"require_names must be true or false"),
-        ({"min_similarity": "high"}, r"min_similarity must be a number"),
+        ({"min_similarity": "high"}, r"min_similarity must be a finite number"),
+        ({"max_gap": float("nan")}, r"max_gap must be a finite number"),
         (3, r"must be a table"),
     ],
 )

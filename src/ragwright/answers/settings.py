@@ -17,6 +17,7 @@ the retrieved chunks, and the offline extractive engine's thresholds.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 
 from ragwright.answers.graph_context import GraphContextOptions
@@ -24,7 +25,7 @@ from ragwright.config import Config
 from ragwright.errors import ConfigError
 from ragwright.pipeline.extractive import ExtractiveOptions
 
-_KINDS = {bool: "true or false", int: "an integer >= 0", float: "a number"}
+_KINDS = {bool: "true or false", int: "an integer >= 0", float: "a finite number"}
 _COUNTS = {
     "graph_entities": "max_entities",
     "graph_relations": "max_relations",
@@ -78,8 +79,9 @@ def _extractive_options(table: object, where: str) -> ExtractiveOptions:
             fits = isinstance(value, bool)
         elif isinstance(default, int):
             fits = isinstance(value, int) and not isinstance(value, bool) and value >= 0
-        else:
+        else:  # a finite number: TOML has nan and inf
             fits = isinstance(value, int | float) and not isinstance(value, bool)
+            fits = fits and math.isfinite(value)
         if not fits:
             raise ConfigError(f"{where}: {key} must be {_KINDS[type(default)]} (got {value!r})")
     return ExtractiveOptions(**table)
