@@ -231,11 +231,14 @@ class Hit:
         return self.chunk.text
 
 
-def copied_hit(hit: Hit, *, score: float, scale: Scale, source: str) -> Hit:
-    """``hit`` with another score, scale and source: a search copies each of its candidates,
-    and `dataclasses.replace` costs 2.5x as much as naming the fields."""
+def copied_hit(
+    hit: Hit, *, score: float, scale: Scale, source: str, chunk: Chunk | None = None
+) -> Hit:
+    """``hit`` with another score, scale and source (and ``chunk``, when given): a search
+    copies each of its candidates, and `dataclasses.replace` costs 2.5x as much as naming the
+    fields."""
     return Hit(
-        chunk=hit.chunk,
+        chunk=hit.chunk if chunk is None else chunk,
         score=score,
         scale=scale,
         arms=hit.arms,

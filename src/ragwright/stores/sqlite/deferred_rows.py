@@ -61,10 +61,15 @@ def _rows(
 ) -> Iterator[list[Any]]:
     """Batches of the rows of ``rowids`` not in ``read`` yet, with these columns."""
     missing = [rowid for rowid in dict.fromkeys(rowids) if rowid not in read]
-    for start in range(0, len(missing), IDS_PER_QUERY):
-        batch = missing[start : start + IDS_PER_QUERY]
-        marks = ", ".join("?" for _ in batch)
-        yield db.query(f"SELECT {columns} FROM chunks WHERE rowid IN ({marks})", batch)
+    return _batches(db, f"SELECT {columns} FROM chunks WHERE rowid IN ({{marks}})", missing)
+
+
+def _batches(db: Database, sql: str, keys: Sequence[Any]) -> Iterator[list[Any]]:
+    """The rows of ``sql`` (whose ``{marks}`` stands for ``keys``' placeholders), for
+    `IDS_PER_QUERY` keys at a time (SQLite bounds a statement's variables)."""
+    for start in range(0, len(keys), IDS_PER_QUERY):
+        batch = keys[start : start + IDS_PER_QUERY]
+        yield db.query(sql.format(marks=", ".join("?" for _ in batch)), batch)
 
 
 def hits_of(
@@ -91,17 +96,13 @@ def with_rows(db: Database, hits: Sequence[Hit]) -> list[Hit]:
     if not hits:
         return []
     ids = list(dict.fromkeys(hit.chunk.id for hit in hits))
+    sql = (
+        "SELECT c.id, d.source FROM chunks c JOIN documents d ON d.id = c.document_id "
+        "WHERE c.id IN ({marks})"
+    )
     sources: dict[str, str] = {}
-    for start in range(0, len(ids), IDS_PER_QUERY):
-        batch = ids[start : start + IDS_PER_QUERY]
-        marks = ", ".join("?" for _ in batch)
-        sources.update(
-            db.query(
-                "SELECT c.id, d.source FROM chunks c JOIN documents d ON d.id = c.document_id "
-                f"WHERE c.id IN ({marks})",
-                batch,
-            )
-        )
+    for rows in _batches(db, sql, ids):
+        sources.update(rows)
     return [
         copied_hit(hit, score=hit.score, scale=hit.scale, source=source)
         for hit in hits
@@ -113,22 +114,13 @@ def with_chunks(db: Database, hits: Sequence[Hit]) -> list[Hit]:
     """``hits`` with their whole chunks and sources read, in order; a hit whose chunk is gone
     (or replaced: chunk ids are content-addressed) since it was ranked is dropped."""
     ids = list(dict.fromkeys(hit.chunk.id for hit in hits))
+    sql = f"SELECT {JOINED_CHUNK_COLUMNS} FROM {CHUNKS_WITH_SOURCE} WHERE c.id IN ({{marks}})"
     rows: dict[str, Sequence[Any]] = {}
-    for start in range(0, len(ids), IDS_PER_QUERY):
-        batch = ids[start : start + IDS_PER_QUERY]
-        marks = ", ".join("?" for _ in batch)
-        sql = f"SELECT {JOINED_CHUNK_COLUMNS} FROM {CHUNKS_WITH_SOURCE} WHERE c.id IN ({marks})"
-        rows.update((row[0], row) for row in db.query(sql, batch))
+    for batch in _batches(db, sql, ids):
+        rows.update((row[0], row) for row in batch)
     return [
-        Hit(
-            chunk=chunk_from_row(row),
-            score=hit.score,
-            scale=hit.scale,
-            arms=hit.arms,
-            source=row[SOURCE],
-            arm_ranks=hit.arm_ranks,
-            rank=hit.rank,
-            index=hit.index,
+        copied_hit(
+            hit, score=hit.score, scale=hit.scale, source=row[SOURCE], chunk=chunk_from_row(row)
         )
         for hit in hits
         if (row := rows.get(hit.chunk.id)) is not None
