@@ -34,16 +34,16 @@ import numpy as np
 import psycopg
 
 from postgres_scale import CHUNKS_PER_DOCUMENT, Words, corpus, on_server, p50, timed
-from ragwright.models import Hit
+from ragwright.models import FTS5_BM25, Hit
 from ragwright.ports import DocumentWrite
 from ragwright.stores.fts_query import STOP_WORDS, query_terms
 from ragwright.stores.postgres import PostgresBackend
 from ragwright.stores.postgres.rows import ranked
 from ragwright.stores.postgres.store import PostgresStore
 from ragwright.stores.sqlite import SQLiteStore
-from ragwright.stores.sqlite.keyword_matrix import K1, B
 from ragwright.testing.embedder import HashingEmbedder
 
+K1, B = FTS5_BM25.k1, FTS5_BM25.b
 LENGTHS = (3, 10, 30)
 WRITE_CHUNKS = 2000
 #: An alternative the store does not use, kept to measure against: each query term's postings

@@ -196,12 +196,17 @@ class BM25Parameters:
     b: float = 0.75
 
     def __post_init__(self) -> None:
-        for name, value, high in (("bm25_k1", self.k1, 100.0), ("bm25_b", self.b, 1.0)):
-            if not isinstance(value, int | float) or isinstance(value, bool):
-                raise ConfigError(f"{name} must be a number, got {value!r}")
-            if not 0.0 <= value <= high:  # also refuses NaN
-                raise ConfigError(f"{name} must be from 0 to {high:g}, got {value!r}")
-            object.__setattr__(self, "k1" if name == "bm25_k1" else "b", float(value))
+        object.__setattr__(self, "k1", _bounded("bm25_k1", self.k1, 100.0))
+        object.__setattr__(self, "b", _bounded("bm25_b", self.b, 1.0))
+
+
+def _bounded(name: str, value: object, high: float) -> float:
+    """``value`` as a float from 0 to ``high``; anything else is a `ConfigError`."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise ConfigError(f"{name} must be a number, got {value!r}")
+    if not 0.0 <= value <= high:  # also refuses NaN
+        raise ConfigError(f"{name} must be from 0 to {high:g}, got {value!r}")
+    return float(value)
 
 
 #: SQLite FTS5's BM25 parameters (fixed in its ``bm25()``): the default.

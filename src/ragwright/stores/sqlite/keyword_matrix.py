@@ -35,8 +35,6 @@ from ragwright.models import FTS5_BM25, BM25Parameters
 from ragwright.stores.sqlite.row_slots import RowIds, RowSlots, Slots
 from ragwright.stores.sqlite.top_k import best_positions
 
-K1 = FTS5_BM25.k1
-B = FTS5_BM25.b
 _MIN_IDF = 1e-6
 #: Terms read per batch while building (bounds the memory of one batch's doc id text).
 _TERMS_PER_BATCH = 2000
