@@ -20,10 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from _scifact_index import DATASET
+from _quality_runs import add_dataset_arguments
 from ragwright.pipeline.evaluate import ConfigResult, EvalConfig, load_dataset, run_evaluation
 
-HOTPOT = DATASET.parent / "hotpotqa-dev500"
 BASE = (1.2, 0.75)  # FTS5's own, the default
 K1 = (0.8, 1.0, 1.2, 1.5)
 B = (0.3, 0.5, 0.75)
@@ -70,10 +69,7 @@ def row(result: ConfigResult, base: ConfigResult, support: bool = False) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--scifact", type=Path, default=DATASET)
-    parser.add_argument("--hotpot", type=Path, default=HOTPOT)
-    parser.add_argument("--scifact-cache", type=Path, default=None)
-    parser.add_argument("--hotpot-cache", type=Path, default=None)
+    add_dataset_arguments(parser)
     args = parser.parse_args()
     grid = [BASE] + [(k1, b) for k1 in K1 for b in B if (k1, b) != BASE]
     train = run(args.scifact, "train", args.scifact_cache, grid)

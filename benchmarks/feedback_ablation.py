@@ -16,12 +16,11 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
-from _scifact_index import DATASET
+from _quality_runs import add_dataset_arguments, quality_runs
 from ragwright.evaluation import all_support_at_k, ndcg_at_k
 from ragwright.index import Index
 from ragwright.models import Arm, Hit, Scale
@@ -114,16 +113,9 @@ VARIANTS: list[tuple[str, str, float, tuple[int, float] | None]] = [
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--scifact", type=Path, default=DATASET)
-    parser.add_argument("--hotpot", type=Path, default=DATASET.parent / "hotpotqa-dev500")
-    parser.add_argument("--scifact-cache", type=Path, default=None)
-    parser.add_argument("--hotpot-cache", type=Path, default=None)
+    add_dataset_arguments(parser)
     args = parser.parse_args()
-    runs = [
-        ("SciFact train", args.scifact, "train", args.scifact_cache),
-        ("SciFact test", args.scifact, "test", args.scifact_cache),
-        ("HotpotQA", args.hotpot, "test", args.hotpot_cache),
-    ]
+    runs = quality_runs(args)
     figures: dict[str, list[str]] = {name: [] for name, *_ in VARIANTS}
     for label, path, split, cache in runs:
         dataset = load_dataset(path, split)

@@ -13,12 +13,9 @@ reported beside it (HotpotQA must not fall). Prints a Markdown table, Δ against
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from _scifact_index import DATASET
+from _quality_runs import add_dataset_arguments, quality_runs
 from ragwright.pipeline.evaluate import EvalConfig, load_dataset, run_evaluation
-
-HOTPOT = DATASET.parent / "hotpotqa-dev500"
 
 #: The settings of the default before issue 16 (convex, chunks fused one by one).
 BEFORE: dict[str, object] = {"fusion": "convex", "document_share": 0.0}
@@ -47,18 +44,11 @@ def configs(only: list[str] | None) -> list[EvalConfig]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--scifact", type=Path, default=DATASET)
-    parser.add_argument("--hotpot", type=Path, default=HOTPOT)
-    parser.add_argument("--scifact-cache", type=Path, default=None)
-    parser.add_argument("--hotpot-cache", type=Path, default=None)
+    add_dataset_arguments(parser)
     parser.add_argument("--only", nargs="*", help="rows to run (the first always runs)")
     args = parser.parse_args()
     chosen = configs(args.only)
-    runs = [
-        ("train", args.scifact, "train", args.scifact_cache),
-        ("test", args.scifact, "test", args.scifact_cache),
-        ("hotpot", args.hotpot, "test", args.hotpot_cache),
-    ]
+    runs = quality_runs(args, ("train", "test", "hotpot"))
     figures: dict[str, dict[str, tuple[float, float]]] = {}
     for label, path, split, cache in runs:
         report = run_evaluation(load_dataset(path, split), chosen, cache_dir=cache)
