@@ -186,6 +186,10 @@ class Arm(StrEnum):
     GLOBAL = "global"
 
 
+#: The largest BM25 ``k1`` accepted (``b`` is a share: 0 to 1); far past any useful value.
+MAX_BM25_K1 = 100
+
+
 @dataclass(frozen=True, slots=True)
 class BM25Parameters:
     """BM25's term-frequency saturation ``k1`` and length normalization ``b``. The default
@@ -196,7 +200,7 @@ class BM25Parameters:
     b: float = 0.75
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "k1", _bounded("bm25_k1", self.k1, 100.0))
+        object.__setattr__(self, "k1", _bounded("bm25_k1", self.k1, MAX_BM25_K1))
         object.__setattr__(self, "b", _bounded("bm25_b", self.b, 1.0))
 
 

@@ -33,7 +33,7 @@ from ragwright.cli._federation import (
     print_warnings,
 )
 from ragwright.config import load_config
-from ragwright.models import DEFAULT_COLLECTION, Hit, Route
+from ragwright.models import DEFAULT_COLLECTION, FTS5_BM25, MAX_BM25_K1, Hit, Route
 from ragwright.pipeline.search_request import Fusion, SearchMode, SearchRequest
 from ragwright.shapes import search_json
 from ragwright.stores.fts_query import query_terms
@@ -59,12 +59,17 @@ DocumentShareOption = Annotated[
 BM25K1Option = Annotated[
     float | None,
     typer.Option(
-        "--bm25-k1", help="BM25's term-frequency saturation. [default: 1.2]", min=0, max=100
+        "--bm25-k1",
+        help=f"BM25's term-frequency saturation. [default: {FTS5_BM25.k1:g}]",
+        min=0,
+        max=MAX_BM25_K1,
     ),
 ]
 BM25BOption = Annotated[
     float | None,
-    typer.Option("--bm25-b", help="BM25's length normalization. [default: 0.75]", min=0, max=1),
+    typer.Option(
+        "--bm25-b", help=f"BM25's length normalization. [default: {FTS5_BM25.b:g}]", min=0, max=1
+    ),
 ]
 SNIPPET_CHARS = 320
 

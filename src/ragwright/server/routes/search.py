@@ -15,7 +15,7 @@ from ragwright.errors import RagwrightError
 from ragwright.filters import parse_filter
 from ragwright.graph.settings import MIN_TOLERANCE
 from ragwright.llms.settings import ENGINES, unknown_engine
-from ragwright.models import Answer
+from ragwright.models import MAX_BM25_K1, Answer
 from ragwright.pipeline import search_request
 from ragwright.pipeline.search_request import Fusion, SearchMode
 from ragwright.server.access_log import LOGGER
@@ -73,7 +73,7 @@ class SearchRequest(BaseModel):
     vector_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
     sparse_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
     bm25_k1: float | None = Field(
-        None, ge=0, le=100, strict=True, description="BM25's term-frequency saturation."
+        None, ge=0, le=MAX_BM25_K1, strict=True, description="BM25's term-frequency saturation."
     )
     bm25_b: float | None = Field(
         None, ge=0, le=1, strict=True, description="BM25's length normalization."
