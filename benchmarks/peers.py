@@ -69,7 +69,7 @@ def bm25s_run(texts: list[str]) -> Run:
 
     def run(text: str, vector: np.ndarray) -> object:
         tokens = bm25s.tokenize([text], stopwords="en", stemmer=stemmer, show_progress=False)
-        return retriever.retrieve(tokens, k=10, show_progress=False, n_threads=1)
+        return retriever.retrieve(tokens, k=10, show_progress=False, n_threads=0)
 
     return run
 

@@ -131,11 +131,11 @@ def test_negative_weights_in_the_search_settings_are_refused() -> None:
 
 
 def test_a_rescored_hit_keeps_every_field_but_its_score_and_scale() -> None:
-    # models.copied_hit (behind rescored and the SQLite store's with_rows and with_chunks)
+    # models.copied_hit (behind rescored and the SQLite store's with_chunks)
     # copies a Hit field by field, for speed: a field added to Hit must be copied there too,
     # or it is dropped.
     copied = {"chunk", "score", "scale", "arms", "source", "arm_ranks", "rank", "index"}
-    assert {f.name for f in fields(Hit)} == copied, "copy the new field in rescored, with_rows"
+    assert {f.name for f in fields(Hit)} == copied, "copy the new field in copied_hit"
     hit = Hit(
         chunk=Chunk("c1", "d1", 2, "some text", 10, 19),
         score=0.25,

@@ -526,24 +526,9 @@ class KeywordSearch(Protocol):
 
 
 @runtime_checkable
-class DeferredRowSearch(Protocol):
-    """Both arms' rankings whose hits carry their chunks but not their sources, and the
-    sources of the few hits a hybrid search keeps: it ranks two arms' candidates and returns
-    top_k of them, so reading every candidate's source (another table's row) is mostly
-    wasted."""
-
-    def vector_ranking(
-        self, query: Vectors, top_k: int, where: Filter | None = None
-    ) -> list[Hit]: ...
-
-    def keyword_ranking(
-        self,
-        query: str,
-        top_k: int,
-        where: Filter | None = None,
-        *,
-        bm25: BM25Parameters = FTS5_BM25,
-    ) -> list[Hit]: ...
+class HybridRankings(Protocol):
+    """Both arms' rankings from one state of the index, each chunk both arms found read once
+    (a hybrid search ranks two arms' candidates, fuses them and keeps top_k)."""
 
     def hybrid_rankings(
         self,
@@ -554,13 +539,8 @@ class DeferredRowSearch(Protocol):
         *,
         bm25: BM25Parameters = FTS5_BM25,
     ) -> tuple[list[Hit], list[Hit]]:
-        """``(keyword_ranking(text, …), vector_ranking(query, …))``, as of one state of the
+        """``(keyword_search(text, …), vector_search(query, …))``, as of one state of the
         index."""
-        ...
-
-    def with_rows(self, hits: Sequence[Hit]) -> list[Hit]:
-        """``hits`` with their sources read, in order; a hit whose chunk is gone since it was
-        ranked is dropped."""
         ...
 
 
@@ -580,8 +560,8 @@ class IdRankingSearch(Protocol):
         *,
         bm25: BM25Parameters = FTS5_BM25,
     ) -> tuple[list[Hit], list[Hit]]:
-        """`DeferredRowSearch.hybrid_rankings` with each hit's chunk holding only its id and
-        its document's (empty text, no metadata)."""
+        """`HybridRankings.hybrid_rankings` with each hit's chunk holding only its id and its
+        document's (empty text, no metadata, no source)."""
         ...
 
     def with_chunks(self, hits: Sequence[Hit]) -> list[Hit]:

@@ -15,6 +15,11 @@ from typing import Any
 from ragwright.errors import ConfigError, IndexDamaged, StoreError
 
 NOT_TEXT = "text with a lone surrogate cannot be stored or looked up (it is not valid Unicode)"
+#: How much of the file reads see through a memory map instead of copying each page out
+#: (SQLite's ``mmap_size``): 10 SciFact rows by row id in 0.069 ms against 0.097, right after
+#: a vector product (ad hoc). Writes still go through the file; the rest of a larger file is
+#: read as before.
+MAPPED_BYTES = 256 * 2**20
 #: SQLite's primary result codes for a damaged file: SQLITE_CORRUPT and SQLITE_NOTADB.
 _DAMAGE_CODES = (11, 26)
 
@@ -52,6 +57,7 @@ class Database:
                 self.connection.execute("PRAGMA journal_mode=WAL")
             self.connection.execute(f"PRAGMA synchronous={synchronous}")  # NORMAL or FULL
             self.connection.execute("PRAGMA foreign_keys=ON")
+            self.connection.execute(f"PRAGMA mmap_size={MAPPED_BYTES}")
         except sqlite3.Error as error:
             self.connection.close()
             raise store_error(error, path, f"cannot open the index at {path}") from error

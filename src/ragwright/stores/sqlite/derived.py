@@ -98,6 +98,8 @@ class Mapped:
         """Whether every array matches its checksum (one pass over the data; the pages it
         read are dropped from this process's resident set afterwards)."""
         for name, array in self.arrays.items():
+            _advise(array, "MADV_SEQUENTIAL")
+            _advise(array, "MADV_WILLNEED")
             if checksum(array) != self.checksums[name]:
                 return False
             _release(array)
@@ -144,6 +146,13 @@ def read_arrays(path: Path) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]
     if mapped is None or not mapped.intact():
         return None
     return mapped.meta, mapped.arrays
+
+
+def _advise(array: npt.NDArray[Any], advice: str) -> None:
+    handle = getattr(array, "_mmap", None)
+    if isinstance(handle, mmap.mmap) and hasattr(mmap, advice):
+        with contextlib.suppress(OSError, ValueError):
+            handle.madvise(getattr(mmap, advice))
 
 
 def _release(array: npt.NDArray[Any]) -> None:

@@ -19,7 +19,6 @@ from ragwright.ports import Vectors
 from ragwright.stores.checks import query_vector
 from ragwright.stores.fts_query import match_expression, query_terms
 from ragwright.stores.fts_terms import FTS5Terms
-from ragwright.stores.rows import hit_from_row
 from ragwright.stores.sqlite import derived
 from ragwright.stores.sqlite.ann_choice import ANN_SETTING, AnnChoice, check_mode
 from ragwright.stores.sqlite.ann_index import INSTALL, AnnIndex, available, installed
@@ -32,21 +31,17 @@ from ragwright.stores.sqlite.cache_kinds import (
 )
 from ragwright.stores.sqlite.caches import DerivedCache
 from ragwright.stores.sqlite.change_log import covered_by_files, prune
-from ragwright.stores.sqlite.deferred_rows import (
-    ChunkReader,
-    RowReader,
-    hits_of,
-    ranked_hits,
-    read_chunks,
-    read_ids,
-    with_chunks,
-    with_rows,
-)
 from ragwright.stores.sqlite.documents import condition_for
 from ragwright.stores.sqlite.filters import compile_filter, matching_rowids_query
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
+from ragwright.stores.sqlite.ranked_rows import (
+    ChunkReader,
+    hits_of,
+    read_chunks,
+    read_ids,
+    with_chunks,
+)
 from ragwright.stores.sqlite.row_slots import Slots, distinct
-from ragwright.stores.sqlite.rows import CHUNKS_WITH_SOURCE, JOINED_CHUNK_COLUMNS, ROWID
 from ragwright.stores.sqlite.settings import SQLiteSettings
 from ragwright.stores.sqlite.vector_matrix import VectorMatrix
 
@@ -71,11 +66,7 @@ class SQLiteSearch(SQLiteSettings):
     def vector_search(self, query: Vectors, top_k: int, where: Filter | None = None) -> list[Hit]:
         """Cosine top-k, with the filter applied inside SQLite before ranking: exact, or the
         exact scores of the HNSW graph's candidates (`ann_choice` says when)."""
-        return self._vector(query, top_k, where, self._hits)
-
-    def vector_ranking(self, query: Vectors, top_k: int, where: Filter | None = None) -> list[Hit]:
-        """`vector_search`'s ranking, its hits lacking only their sources (`with_rows`)."""
-        return self._vector(query, top_k, where, self._ranked)
+        return self._vector(query, top_k, where)
 
     def keyword_search(
         self,
@@ -86,18 +77,7 @@ class SQLiteSearch(SQLiteSettings):
         bm25: BM25Parameters = FTS5_BM25,
     ) -> list[Hit]:
         """BM25 over FTS5, best first; scores are positive (higher is better)."""
-        return self._keyword(query, top_k, where, self._hits, bm25)
-
-    def keyword_ranking(
-        self,
-        query: str,
-        top_k: int,
-        where: Filter | None = None,
-        *,
-        bm25: BM25Parameters = FTS5_BM25,
-    ) -> list[Hit]:
-        """`keyword_search`'s ranking, its hits lacking only their sources (`with_rows`)."""
-        return self._keyword(query, top_k, where, self._ranked, bm25)
+        return self._keyword(query, top_k, where, bm25)
 
     def hybrid_rankings(
         self,
@@ -108,8 +88,8 @@ class SQLiteSearch(SQLiteSettings):
         *,
         bm25: BM25Parameters = FTS5_BM25,
     ) -> tuple[list[Hit], list[Hit]]:
-        """`keyword_ranking` and `vector_ranking` from one read snapshot (a chunk both arms
-        found is read once)."""
+        """``(keyword_search(text, …), vector_search(query, …))`` from one read snapshot (a
+        chunk both arms found is read once)."""
         return self._hybrid(text, query, top_k, where, read_chunks, bm25)
 
     def hybrid_id_rankings(
@@ -149,15 +129,10 @@ class SQLiteSearch(SQLiteSettings):
                 hits_of(vector, Scale.SIMILARITY, Arm.VECTOR, chunks),
             )
 
-    def with_rows(self, hits: Sequence[Hit]) -> list[Hit]:
-        return with_rows(self._db, hits)
-
     def with_chunks(self, hits: Sequence[Hit]) -> list[Hit]:
         return with_chunks(self._db, hits)
 
-    def _vector(
-        self, query: Vectors, top_k: int, where: Filter | None, read: RowReader
-    ) -> list[Hit]:
+    def _vector(self, query: Vectors, top_k: int, where: Filter | None) -> list[Hit]:
         unit = self._unit_query(query, top_k)
         if unit is None:
             return []
@@ -165,7 +140,7 @@ class SQLiteSearch(SQLiteSettings):
         # can never pair a ranked row id with another chunk or a stale filter result.
         with self._db.lock, self._db.read_snapshot() as generation:
             scored = self._vector_scored(*unit, top_k, where, generation)
-            return read(scored, Scale.SIMILARITY, Arm.VECTOR)
+            return self._hits(scored, Scale.SIMILARITY, Arm.VECTOR)
 
     def _unit_query(
         self, query: Vectors, top_k: int
@@ -200,7 +175,6 @@ class SQLiteSearch(SQLiteSettings):
         query: str,
         top_k: int,
         where: Filter | None,
-        read: RowReader,
         bm25: BM25Parameters,
     ) -> list[Hit]:
         words = query_terms(query, self._stop_words)
@@ -208,7 +182,7 @@ class SQLiteSearch(SQLiteSettings):
             return []
         with self._db.lock, self._db.read_snapshot() as generation:
             scored = self._keyword_scored(words, top_k, where, generation, bm25)
-            return read(scored, Scale.BM25, Arm.BM25)
+            return self._hits(scored, Scale.BM25, Arm.BM25)
 
     def _keyword_scored(
         self,
@@ -307,24 +281,8 @@ class SQLiteSearch(SQLiteSettings):
         return rowids
 
     def _hits(self, scored: list[tuple[int, float]], scale: Scale, arm: Arm) -> list[Hit]:
-        if not scored:
-            return []
-        marks = ", ".join("?" for _ in scored)
-        rows = self._db.query(
-            f"SELECT {JOINED_CHUNK_COLUMNS} FROM {CHUNKS_WITH_SOURCE} WHERE c.rowid IN ({marks})",
-            [rowid for rowid, _ in scored],
-        )
-        by_rowid = {row[ROWID]: row for row in rows}
-        hits = []
-        for rank, (rowid, score) in enumerate(scored, start=1):
-            row = by_rowid.get(rowid)
-            if row is None:  # deleted between the ranking and this read
-                continue
-            hits.append(hit_from_row(row, score, scale, arm, rank))
-        return hits
-
-    def _ranked(self, scored: list[tuple[int, float]], scale: Scale, arm: Arm) -> list[Hit]:
-        return ranked_hits(self._db, scored, scale, arm)
+        """The hits of ``scored``, whole (call inside its read snapshot)."""
+        return hits_of(scored, scale, arm, read_chunks(self._db, [r for r, _ in scored], {}))
 
     def _current_matrix(self, space: EmbeddingSpace, generation: int) -> VectorMatrix:
         """The vector matrix as of ``generation`` (call inside a read snapshot tagged with

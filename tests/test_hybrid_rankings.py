@@ -1,5 +1,6 @@
-"""A hybrid search fuses rankings whose hits lack only their sources and reads the sources of
-the hits it keeps alone; its results are exactly those of fusing whole hits, in every mode."""
+"""A hybrid search ranks both arms in one read snapshot, each candidate's row read once (or,
+without the passage-first step, by chunk id alone, reading the whole rows of the hits it keeps);
+its results are exactly those of fusing whole hits ranked apart, in every mode."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from ragwright.filters import Filter, parse_filter
 from ragwright.models import FTS5_BM25, BM25Parameters, Hit
 from ragwright.pipeline.retrieval import Fusion, Retriever, SearchMode, SearchRequest
-from ragwright.ports import DeferredRowSearch, IdRankingSearch, Vectors
+from ragwright.ports import HybridRankings, IdRankingSearch, Vectors
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.store_contract import make_document
@@ -80,10 +81,10 @@ def test_every_mode_gives_exactly_the_whole_hit_results(
     store: SQLiteStore, request_: SearchRequest
 ) -> None:
     embedder = HashingEmbedder()
-    deferred, whole = Retriever(store, embedder), Retriever(WholeHits(store), embedder)
-    assert isinstance(store, DeferredRowSearch)
+    at_once, whole = Retriever(store, embedder), Retriever(WholeHits(store), embedder)
+    assert isinstance(store, HybridRankings)
     for query in QUERIES:
-        found = deferred.search(query, request_)
+        found = at_once.search(query, request_)
         assert found == whole.search(query, request_)  # ids, scores, arms, ranks, chunks
         assert found and all(hit.chunk.text and hit.source for hit in found)
 
@@ -116,23 +117,10 @@ def test_both_arms_ranked_in_one_snapshot_are_the_arms_ranked_apart(
     for query in [*QUERIES, "the of and"]:  # stop words only: no BM25 ranking
         vector = embedder.embed_query(query)
         keyword, vectors = store.hybrid_rankings(query, vector, 20, where)
-        assert keyword == store.keyword_ranking(query, 20, where)
-        assert vectors == store.vector_ranking(vector, 20, where)
-        assert vectors and all(hit.chunk.text and not hit.source for hit in keyword + vectors)
+        assert keyword == store.keyword_search(query, 20, where)
+        assert vectors == store.vector_search(vector, 20, where)
+        assert vectors and all(hit.chunk.text and hit.source for hit in keyword + vectors)
     assert store.hybrid_rankings("green tea", embedder.embed_query("tea"), 0) == ([], [])
-
-
-def test_a_chunk_deleted_after_the_ranking_is_dropped(tmp_path: Path) -> None:
-    embedder = HashingEmbedder()
-    store = SQLiteStore(tmp_path, background=False)
-    store.bind_space(embedder.space)
-    for source in ("a.md", "b.md"):
-        document, chunks = make_document(source, [f"green tea from {source}"])
-        store.upsert(document, chunks, embedder.embed_documents([c.text for c in chunks]))
-    ranked = store.keyword_ranking("green tea", 10)
-    gone = next(h for h in store.keyword_search("green tea", 10) if h.source == "a.md")
-    store.delete(gone.chunk.document_id)
-    assert [hit.source for hit in store.with_rows(ranked)] == ["b.md"]
 
 
 def test_id_rankings_are_the_rankings_with_chunk_ids_alone(store: SQLiteStore) -> None:
@@ -146,9 +134,9 @@ def test_id_rankings_are_the_rankings_with_chunk_ids_alone(store: SQLiteStore) -
             assert [(h.chunk.id, h.chunk.document_id, h.score, h.arm_ranks) for h in ranked] == [
                 (h.chunk.id, h.chunk.document_id, h.score, h.arm_ranks) for h in bare
             ]
-            assert all(h.chunk.text == "" and not h.chunk.metadata for h in bare)
+            assert all(h.chunk.text == "" and not h.chunk.metadata and not h.source for h in bare)
         fused = whole[0][:3] + whole[1][:3]
-        assert store.with_chunks(by_id[0][:3] + by_id[1][:3]) == store.with_rows(fused)
+        assert store.with_chunks(by_id[0][:3] + by_id[1][:3]) == fused
 
 
 def test_a_chunk_deleted_after_its_id_ranking_is_dropped(tmp_path: Path) -> None:
