@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from ragwright.errors import ConfigError
 
@@ -256,6 +256,26 @@ def copied_hit(
         rank=hit.rank,
         index=hit.index,
     )
+
+
+class Candidate(NamedTuple):
+    """One hit of an arm's ranking as fusion reads it, before any chunk is read: a hybrid
+    search ranks, fuses and reorders these, and reads whole hits for the few it keeps."""
+
+    chunk_id: str
+    document_id: str
+    score: float
+    arms: Iterable[Arm]
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateRankings:
+    """Both arms' candidates from one state of the index, and the question words each
+    candidate holds (by chunk id; empty when no question words were asked about)."""
+
+    keyword: list[Candidate]
+    vector: list[Candidate]
+    held: Mapping[str, set[str]]
 
 
 @dataclass(frozen=True, slots=True)

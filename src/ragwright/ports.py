@@ -30,6 +30,7 @@ from ragwright.models import (
     Answer,
     BM25Parameters,
     CacheStats,
+    CandidateRankings,
     Chunk,
     Document,
     DocumentInfo,
@@ -526,11 +527,12 @@ class KeywordSearch(Protocol):
 
 
 @runtime_checkable
-class HybridRankings(Protocol):
-    """Both arms' rankings from one state of the index, each chunk both arms found read once
-    (a hybrid search ranks two arms' candidates, fuses them and keeps top_k)."""
+class CandidateSearch(Protocol):
+    """Hybrid search without a `Hit` per candidate: both arms' candidates by their ids alone,
+    with the question words each holds, and the whole rows of the few a search keeps (it
+    ranks two arms' candidates, fuses and reorders them, and keeps top_k)."""
 
-    def hybrid_rankings(
+    def hybrid_candidates(
         self,
         text: str,
         query: Vectors,
@@ -538,35 +540,16 @@ class HybridRankings(Protocol):
         where: Filter | None = None,
         *,
         bm25: BM25Parameters = FTS5_BM25,
-    ) -> tuple[list[Hit], list[Hit]]:
-        """``(keyword_search(text, …), vector_search(query, …))``, as of one state of the
-        index."""
-        ...
-
-
-@runtime_checkable
-class IdRankingSearch(Protocol):
-    """Hybrid rankings whose hits carry only their chunks' and documents' ids, and the whole
-    rows of the few a search keeps: without the passage-first step (which reads every
-    candidate's text) fusion orders candidates by id and score alone, so reading each one's
-    text is wasted."""
-
-    def hybrid_id_rankings(
-        self,
-        text: str,
-        query: Vectors,
-        top_k: int,
-        where: Filter | None = None,
-        *,
-        bm25: BM25Parameters = FTS5_BM25,
-    ) -> tuple[list[Hit], list[Hit]]:
-        """`HybridRankings.hybrid_rankings` with each hit's chunk holding only its id and its
-        document's (empty text, no metadata, no source)."""
+        question: frozenset[str] = frozenset(),
+    ) -> CandidateRankings:
+        """The candidates of ``keyword_search(text, …)`` and ``vector_search(query, …)`` as of
+        one state of the index, and which of the ``question`` words (`terms.content_words`)
+        each one's `terms.passage_text` holds."""
         ...
 
     def with_chunks(self, hits: Sequence[Hit]) -> list[Hit]:
-        """``hits`` with their whole chunks and sources read, in order; a hit whose chunk is
-        gone since it was ranked is dropped."""
+        """``hits`` (whose chunks may hold only their ids) with their whole chunks and sources
+        read, in order; a hit whose chunk is gone since it was ranked is dropped."""
         ...
 
 

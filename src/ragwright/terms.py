@@ -127,6 +127,12 @@ def headings(chunk: Chunk) -> list[str]:
     return [str(h) for h in path] if isinstance(path, list) else []
 
 
+def passage_text(chunk: Chunk) -> str:
+    """What the passage-first step matches a question's words against: the chunk's shown text
+    and its headings."""
+    return " ".join([chunk.indexed_text, *headings(chunk)])
+
+
 def dice(question: set[str], words: Iterable[str]) -> float:
     """How well ``words`` match the question's: Dice's coefficient, 0 to 1."""
     other = set(words)

@@ -24,16 +24,30 @@ document does not push better passages of other documents down.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from ragwright.errors import ConfigError
-from ragwright.models import Arm, Hit, Scale
+from ragwright.models import Arm, Candidate, Hit, Scale
 
 DEFAULT_RRF_K = 60
 
-# What one hit at one rank adds to its chunk's fused score (before the arm's weight).
-Contribution = Callable[[int, Hit], float]
+# What each entry of a ranking adds to its chunk's fused score (before the arm's weight), from
+# the scores of the whole ranking, best first (one call per ranking, not one per entry).
+Normalizer = Callable[[Sequence[float]], list[float]]
+
+
+@dataclass(frozen=True)
+class FusedScores:
+    """Fused chunk ids, best first, with each one's fused score, document, the arms that found
+    it and its best rank in each."""
+
+    order: list[str]
+    scores: dict[str, float]
+    documents: dict[str, str]
+    arms: dict[str, set[Arm]]
+    ranks: dict[str, dict[Arm, int]]
 
 
 def reciprocal_rank_fusion(
@@ -44,9 +58,7 @@ def reciprocal_rank_fusion(
     document_share: float = 0.0,
 ) -> list[Hit]:
     """Fuse ranked hit lists, best first. Ties are broken by the best rank in any arm."""
-    return _fuse(
-        rankings, weights, lambda ranking: lambda rank, hit: 1.0 / (k + rank), document_share
-    )
+    return _fused_hits(rankings, weights, _reciprocal(k), document_share)
 
 
 def fuse_ranked_lists(
@@ -93,13 +105,7 @@ def convex_combination(
     document_share: float = 0.0,
 ) -> list[Hit]:
     """Fuse by the weighted sum of each arm's min-max normalized scores, best first."""
-
-    def normalizer(ranking: Sequence[Hit]) -> Contribution:
-        low = min(hit.score for hit in ranking)
-        spread = max(hit.score for hit in ranking) - low
-        return lambda rank, hit: (hit.score - low) / spread if spread > 0 else 1.0
-
-    return _fuse(rankings, weights, normalizer, document_share)
+    return _fused_hits(rankings, weights, _min_max, document_share)
 
 
 def zscore_combination(
@@ -110,28 +116,79 @@ def zscore_combination(
 ) -> list[Hit]:
     """Fuse by the weighted sum of each arm's scores over their standard deviation (the
     arm's lowest at 0, so a chunk an arm did not return adds nothing), best first."""
-
-    def normalizer(ranking: Sequence[Hit]) -> Contribution:
-        scores = [hit.score for hit in ranking]
-        low, mean = min(scores), sum(scores) / len(scores)
-        deviation = math.sqrt(sum((score - mean) ** 2 for score in scores) / len(scores))
-        return lambda rank, hit: (hit.score - low) / deviation if deviation > 0 else 1.0
-
-    return _fuse(rankings, weights, normalizer, document_share)
+    return _fused_hits(rankings, weights, _deviations, document_share)
 
 
-def _fuse(
+#: Each fusion method's normalizer, by `SearchRequest.fusion`'s values (RRF takes its k).
+NORMALIZERS: Mapping[str, Callable[[int], Normalizer]] = MappingProxyType(
+    {
+        "rrf": lambda k: _reciprocal(k),
+        "convex": lambda k: _min_max,
+        "zscore": lambda k: _deviations,
+    }
+)
+
+
+def _reciprocal(k: int) -> Normalizer:
+    return lambda scores: [1.0 / (k + rank) for rank in range(1, len(scores) + 1)]
+
+
+def _min_max(scores: Sequence[float]) -> list[float]:
+    low = min(scores)
+    spread = max(scores) - low
+    return [(score - low) / spread for score in scores] if spread > 0 else [1.0] * len(scores)
+
+
+def _deviations(scores: Sequence[float]) -> list[float]:
+    low, mean = min(scores), sum(scores) / len(scores)
+    deviation = math.sqrt(sum((score - mean) ** 2 for score in scores) / len(scores))
+    if deviation > 0:
+        return [(score - low) / deviation for score in scores]
+    return [1.0] * len(scores)
+
+
+def _fused_hits(
     rankings: Sequence[Sequence[Hit]],
     weights: Mapping[Arm, float] | None,
-    contribution_for: Callable[[Sequence[Hit]], Contribution],
-    document_share: float = 0.0,
+    normalizer: Normalizer,
+    document_share: float,
 ) -> list[Hit]:
+    """`fused_scores` of hit lists, as rank-scale hits (each with its first-seen hit's
+    chunk and source)."""
+    first_seen: dict[str, Hit] = {}
+    entries: list[list[Candidate]] = []
+    for ranking in rankings:
+        for hit in ranking:
+            first_seen.setdefault(hit.chunk.id, hit)
+        entries.append(
+            [Candidate(h.chunk.id, h.chunk.document_id, h.score, h.arms) for h in ranking]
+        )
+    fused = fused_scores(entries, weights, normalizer, document_share)
+    return [
+        Hit(
+            chunk=first_seen[cid].chunk,
+            score=fused.scores[cid],
+            scale=Scale.FUSED,
+            arms=frozenset(fused.arms[cid]),
+            source=first_seen[cid].source,
+            arm_ranks=MappingProxyType(fused.ranks[cid]),
+        )
+        for cid in fused.order
+    ]
+
+
+def fused_scores(
+    rankings: Sequence[Sequence[Candidate]],
+    weights: Mapping[Arm, float] | None,
+    normalizer: Normalizer,
+    document_share: float = 0.0,
+) -> FusedScores:
     """Sum each chunk's weighted contributions over the rankings (for a document's leading
-    chunk, each raised to ``document_share`` of the document's best in that ranking);
-    rank-scale hits, best first, ties broken by the best rank in any arm, then by chunk id."""
+    chunk, each raised to ``document_share`` of the document's best in that ranking), best
+    first, ties broken by the best rank in any arm, then by chunk id."""
     if not 0.0 <= document_share <= 1.0:
         raise ConfigError(f"document_share must be between 0 and 1, got {document_share!r}")
-    first_seen: dict[str, Hit] = {}
+    documents: dict[str, str] = {}
     arms: dict[str, set[Arm]] = {}
     ranks: dict[str, dict[Arm, int]] = {}
     scores: dict[str, float] = {}
@@ -140,16 +197,17 @@ def _fuse(
     for ranking in rankings:
         if not ranking:
             continue
-        contribution = contribution_for(ranking)
+        values = normalizer([entry.score for entry in ranking])
         own: dict[str, float] = {}
         best: dict[str, float] = {}
-        for rank, hit in enumerate(ranking, start=1):
-            chunk_id, document_id = hit.chunk.id, hit.chunk.document_id
-            if chunk_id not in first_seen:
-                first_seen[chunk_id], arms[chunk_id], ranks[chunk_id] = hit, set(), {}
-            found_by, arm_ranks = arms[chunk_id], ranks[chunk_id]
-            value, total = contribution(rank, hit), own.get(chunk_id, 0.0)
-            for arm in hit.arms:
+        for rank, (entry, value) in enumerate(zip(ranking, values, strict=True), start=1):
+            chunk_id, document_id = entry.chunk_id, entry.document_id
+            arm_ranks = ranks.get(chunk_id)
+            if arm_ranks is None:
+                documents[chunk_id], arms[chunk_id] = document_id, set()
+                ranks[chunk_id] = arm_ranks = {}
+            found_by, total = arms[chunk_id], own.get(chunk_id, 0.0)
+            for arm in entry.arms:
                 total += (1.0 if weights is None else weights.get(arm, 1.0)) * value
                 found_by.add(arm)
                 if rank < arm_ranks.get(arm, rank + 1):
@@ -161,29 +219,22 @@ def _fuse(
             scores[chunk_id] = scores.get(chunk_id, 0.0) + value
     best_rank = {cid: min(arm_ranks.values()) for cid, arm_ranks in ranks.items()}
 
-    def key(cid: str) -> tuple[float, int, str]:
-        return (-scores[cid], best_rank[cid], cid)
+    def ordered(chunk_ids: Iterable[str]) -> list[str]:
+        # By (-score, best rank, chunk id) as tuples compared in C, not a key call each.
+        keys = sorted([(-scores[cid], best_rank[cid], cid) for cid in chunk_ids])
+        return [cid for _, _, cid in keys]
 
     if document_share > 0.0:
         # Only each document's leading chunk is lifted: lifting all of them would let a weak
         # chunk of the best document push better passages of other documents down.
         leaders: dict[str, str] = {}
-        for cid in sorted(first_seen, key=key):
-            leaders.setdefault(first_seen[cid].chunk.document_id, cid)
+        for cid in ordered(documents):
+            leaders.setdefault(documents[cid], cid)
         for document_id, cid in leaders.items():
             scores[cid] = sum(
-                max(own.get(cid, 0.0), document_share * best.get(document_id, 0.0))
-                for own, best in contributions
+                [
+                    max(own.get(cid, 0.0), document_share * best.get(document_id, 0.0))
+                    for own, best in contributions
+                ]
             )
-    order = sorted(scores, key=key)
-    return [
-        Hit(
-            chunk=first_seen[cid].chunk,
-            score=scores[cid],
-            scale=Scale.FUSED,
-            arms=frozenset(arms[cid]),
-            source=first_seen[cid].source,
-            arm_ranks=MappingProxyType(ranks[cid]),
-        )
-        for cid in order
-    ]
+    return FusedScores(ordered(scores), scores, documents, arms, ranks)

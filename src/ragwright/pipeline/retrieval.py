@@ -8,12 +8,13 @@ same mode, every ranking of every query then fused into one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol
 
 from ragwright._surrogates import refuse_surrogates
 from ragwright.errors import ConfigError, UnsupportedScale
 from ragwright.models import Hit
+from ragwright.pipeline.candidate_hybrid import candidate_hybrid, covers
 from ragwright.pipeline.fusion import (
     convex_combination,
     reciprocal_rank_fusion,
@@ -28,9 +29,8 @@ from ragwright.pipeline.search_request import (
     arm_depth,
 )
 from ragwright.ports import (
+    CandidateSearch,
     Embedder,
-    HybridRankings,
-    IdRankingSearch,
     KeywordSearch,
     Vectors,
     VectorSearch,
@@ -52,8 +52,6 @@ __all__ = [
     "arm_depth",
 ]
 
-#: `HybridRankings.hybrid_rankings` or `IdRankingSearch.hybrid_id_rankings`.
-HybridRanker = Callable[..., tuple[list[Hit], list[Hit]]]
 #: The request of a search that says nothing but its query.
 DEFAULT_REQUEST = SearchRequest()
 
@@ -78,10 +76,8 @@ class Retriever:
         request that runs it (`SearchRequest.sparse`)."""
         self.store = store
         self.embedder = embedder
-        # A store that ranks both arms at once reads each candidate once; one that ranks by
-        # chunk id alone reads only the rows of the fused top_k.
-        self._both = store if isinstance(store, HybridRankings) else None
-        self._by_id = store if isinstance(store, IdRankingSearch) else None
+        # A store that ranks candidates by their ids reads only the rows of the fused top_k.
+        self._candidates = store if isinstance(store, CandidateSearch) else None
         self.sparse = sparse
         chain = query_processors
         if chain is not None and not isinstance(chain, QueryChain):
@@ -147,13 +143,16 @@ class Retriever:
             return self._rankings(
                 query.text, query.dense_text, request, request.top_k, query_vector
             )[0]
+        if self._candidates is not None and not query.variants and covers(request):
+            vector = query_vector
+            if vector is None:
+                vector = self.embedder.embed_query(query.dense_text)
+            return candidate_hybrid(self._candidates, query.query, query.text, vector, request)
         depth = request.depth
         passage = bool(request.passage_coverage_weight or request.passage_heading_weight)
-        # Without the passage step nothing reads a candidate's text before the top_k is cut.
-        by_id = None if passage else self._by_id
-        rankings = self._rankings(query.text, query.dense_text, request, depth, query_vector, by_id)
+        rankings = self._rankings(query.text, query.dense_text, request, depth, query_vector)
         for variant in query.variants:
-            rankings += self._rankings(variant, variant, request, depth, None, by_id)
+            rankings += self._rankings(variant, variant, request, depth, None)
         if request.fusion is not Fusion.RRF:
             combine = zscore_combination if request.fusion is Fusion.ZSCORE else convex_combination
             fused = combine(
@@ -169,8 +168,7 @@ class Retriever:
         if passage:
             step = PassageFirst(request.passage_heading_weight, request.passage_coverage_weight)
             fused = step.first(query.query, fused, request.top_k)
-        kept = fused[: request.top_k]
-        return kept if by_id is None else by_id.with_chunks(kept)
+        return fused[: request.top_k]
 
     def _rankings(
         self,
@@ -179,12 +177,10 @@ class Retriever:
         request: SearchRequest,
         top_k: int,
         query_vector: Vectors | None,
-        by_id: IdRankingSearch | None = None,
     ) -> list[list[Hit]]:
         """One ranking per arm the request's mode uses: BM25 over ``text``, vectors for
         ``dense_text``, learned terms of ``text`` (mode sparse, or hybrid with a
-        ``sparse_weight`` > 0); hybrid ones with only their chunks' ids from ``by_id``. Its
-        filter, and BM25 parameters, from ``request``."""
+        ``sparse_weight`` > 0). Its filter, and BM25 parameters, from ``request``."""
         mode, where, bm25 = request.mode, request.where, request.bm25
         rankings: list[list[Hit]] = []
         if mode is SearchMode.SPARSE or (self.sparse is not None and request.sparse_weight > 0):
@@ -192,21 +188,9 @@ class Retriever:
             rankings.append(self.sparse.search(text, top_k, where))
             if mode is SearchMode.SPARSE:
                 return rankings
-        rank = None if mode is not SearchMode.HYBRID else self._hybrid_ranker(by_id)
-        if rank is not None:
-            vector = self.embedder.embed_query(dense_text) if query_vector is None else query_vector
-            rankings.extend(rank(text, vector, top_k, where, bm25=bm25))  # one snapshot
-            return rankings
         if mode is not SearchMode.VECTOR:
             rankings.append(self.store.keyword_search(text, top_k, where, bm25=bm25))
         if mode is not SearchMode.BM25:
             vector = self.embedder.embed_query(dense_text) if query_vector is None else query_vector
             rankings.append(self.store.vector_search(vector, top_k, where))
         return rankings
-
-    def _hybrid_ranker(self, by_id: IdRankingSearch | None) -> HybridRanker | None:
-        """What ranks both arms at once: ``by_id``'s id rankings, the store's whole ones, or
-        None (each arm ranked apart)."""
-        if by_id is not None:
-            return by_id.hybrid_id_rankings
-        return None if self._both is None else self._both.hybrid_rankings

@@ -25,10 +25,11 @@ fusion). No hit is added or dropped.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from ragwright.models import Hit, Scale, copied_hit
 from ragwright.processors._args import integer, real
-from ragwright.terms import content_words, dice, headings, held_by_each
+from ragwright.terms import content_words, dice, headings, held_by_each, passage_text
 
 
 class PassageFirst:
@@ -53,32 +54,46 @@ class PassageFirst:
         question = content_words(query)
         if len(hits) < 2 or not question:
             return list(hits[:count])
-        low, high = min(h.score for h in hits), max(h.score for h in hits)
-        spread = high - low or 1.0
-        window = len(hits) if self.window is None else self.window
-        rest = hits[window:]
-        hits = hits[:window]
+        window = hits if self.window is None else hits[: self.window]
         # Only which question words each hit holds matters (not all of its words).
-        texts = [" ".join([h.chunk.indexed_text, *headings(h.chunk)]) for h in hits]
-        words = held_by_each(question, texts)
-        weights = list(_rarity(question, words).items())  # summed in this order
+        found = held_by_each(question, [passage_text(h.chunk) for h in window])
+        heading = None  # times a weight of 0 adds exactly nothing: not computed
+        if self.heading_weight:
+            heading = [
+                dice(question, content_words(" ".join(headings(h.chunk)[1:]))) for h in window
+            ]
+        order = self.order(question, [h.score for h in hits], found, count, heading)
+        return [rescored(hits[position], score) for position, score in order]
+
+    def order(
+        self,
+        question: set[str],
+        scores: Sequence[float],
+        found: Sequence[set[str]],
+        count: int,
+        heading: Sequence[float] | None = None,
+    ) -> list[tuple[int, float]]:
+        """(position, new score) of the first ``count`` hits, for hits of these ``scores``
+        whose first ``len(found)`` (the window) hold these question words (and match the
+        question's words with their headings this well, for a heading weight). A search
+        that builds no `Hit` per candidate reorders its candidates with it."""
+        low, high = min(scores), max(scores)
+        spread = high - low or 1.0
+        weights = list(_rarity(question, found).items())  # summed in this order
         total = sum(w for _, w in weights) or 1.0
         scored = []
-        for position, (hit, found) in enumerate(zip(hits, words, strict=True)):
-            heading = 0.0  # times a weight of 0 adds exactly nothing: not computed
-            if self.heading_weight:
-                heading = dice(question, content_words(" ".join(headings(hit.chunk)[1:])))
-            coverage = sum([w for word, w in weights if word in found]) / total
+        for position, held in enumerate(found):
+            coverage = sum([w for word, w in weights if word in held]) / total
             score = (
-                (hit.score - low) / spread
-                + self.heading_weight * heading
+                (scores[position] - low) / spread
+                + self.heading_weight * (0.0 if heading is None else heading[position])
                 + self.coverage_weight * coverage
             )
-            scored.append((-score, position, hit))
-        scored.sort(key=lambda item: (item[0], item[1]))
-        ranked = [rescored(hit, -s) for s, _, hit in scored[:count]]
-        left = max(count - len(ranked), 0)
-        return ranked + [rescored(h, (h.score - low) / spread) for h in rest[:left]]
+            scored.append((-score, position))
+        scored.sort()
+        ranked = [(position, -negated) for negated, position in scored[:count]]
+        rest = range(len(found), min(len(scores), len(found) + count - len(ranked)))
+        return ranked + [(position, (scores[position] - low) / spread) for position in rest]
 
 
 def rescored(hit: Hit, score: float) -> Hit:
@@ -86,7 +101,7 @@ def rescored(hit: Hit, score: float) -> Hit:
     return copied_hit(hit, score=score, scale=Scale.FUSED, source=hit.source)
 
 
-def _rarity(question: set[str], words: list[set[str]]) -> dict[str, float]:
+def _rarity(question: set[str], words: Sequence[set[str]]) -> dict[str, float]:
     """Each question word's weight: the log of how few of the hits hold it (at least one)."""
     holding = dict.fromkeys(question, 0)
     for found in words:

@@ -1,11 +1,13 @@
-"""The store's derived caches: BM25 postings, the vector matrix and the HNSW graph, and how
-each is built from the database (all of it, or just the rows added since the cache was built)."""
+"""The store's derived caches: BM25 postings, the vector matrix, the HNSW graph and the
+passage step's word postings, and how each is built from the database (all of it, or just the
+rows added since the cache was built)."""
 
 from __future__ import annotations
 
 import sqlite3
 
 from ragwright.models import EmbeddingSpace
+from ragwright.stores.sqlite import passage_words
 from ragwright.stores.sqlite.ann_index import EF_CONSTRUCTION, LINKS, AnnIndex
 from ragwright.stores.sqlite.caches import CacheKind
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
@@ -16,7 +18,8 @@ from ragwright.stores.sqlite.vector_matrix import VectorMatrix, json_ids
 KEYWORDS_SUFFIX = ".bm25"
 VECTORS_SUFFIX = ".vectors"
 ANN_SUFFIX = ".ann"
-CACHE_SUFFIXES = (KEYWORDS_SUFFIX, VECTORS_SUFFIX, ANN_SUFFIX)
+WORDS_SUFFIX = ".words"
+CACHE_SUFFIXES = (KEYWORDS_SUFFIX, VECTORS_SUFFIX, ANN_SUFFIX, WORDS_SUFFIX)
 
 
 def keyword_kind(tokenizer: str) -> CacheKind[KeywordMatrix]:
@@ -90,5 +93,18 @@ def ann_kind(space: EmbeddingSpace) -> CacheKind[AnnIndex]:
         build=lambda db: AnnIndex.load(db, dimension, normalize=normalize),
         delta=delta,
         from_arrays=AnnIndex.from_arrays,
+        has_fallback=True,
+    )
+
+
+def words_kind() -> CacheKind[KeywordMatrix]:
+    """The passage step's word postings: built in the background (the candidates' texts are
+    read and matched meanwhile)."""
+    return CacheKind(
+        suffix=WORDS_SUFFIX,
+        signature={"stems": passage_words.STEMS},
+        build=passage_words.load,
+        delta=passage_words.load,
+        from_arrays=KeywordMatrix.from_arrays,
         has_fallback=True,
     )

@@ -40,6 +40,8 @@ _MIN_IDF = 1e-6
 _TERMS_PER_BATCH = 2000
 #: Postings whose term weights a cache remembers (8 bytes each, besides their slots).
 _POSTINGS_REMEMBERED = 4_000_000
+#: Terms whose postings `holding` remembers (views of the arrays: no copy).
+_HOLDERS_REMEMBERED = 10_000
 #: BM25 parameter pairs whose length normalizations a cache remembers (8 bytes a row each).
 _NORMS_REMEMBERED = 4
 
@@ -107,6 +109,8 @@ class _Remembered:
     postings: int = 0
     #: Each parameter pair's length normalizations (one array of the row count per pair).
     norms: dict[BM25Parameters, Floats] = field(default_factory=dict)
+    #: Each term's postings per segment, as `holding` looked them up (a bisection in Python).
+    holders: dict[bytes, list[npt.NDArray[np.int32]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -239,6 +243,26 @@ class KeywordMatrix:
             remembered.terms.setdefault(bm25, {})[term] = (slots, scores)
             remembered.postings += slots.size
         return slots, scores
+
+    def holding(self, term: bytes, slots: Slots) -> list[int]:
+        """The positions in ``slots`` (live slots) of those holding ``term``: a sorted lookup
+        of each in each segment's postings of the term (which are in slot order)."""
+        holders = self._remembered.holders
+        postings = holders.get(term)
+        if postings is None:
+            if len(holders) >= _HOLDERS_REMEMBERED:
+                holders.clear()
+            found = (segment.of(term) for segment in self.segments)
+            postings = holders[term] = [f[0] for f in found if f is not None]
+        if len(postings) == 1:  # a compacted cache: one segment
+            (of_term,) = postings
+            # "clip": past the end is the last posting, below any slot beyond it.
+            at = of_term.take(of_term.searchsorted(slots), mode="clip")
+            return np.flatnonzero(at == slots).tolist()
+        held = np.zeros(slots.shape[0], dtype=bool)
+        for of_term in postings:
+            held |= of_term.take(of_term.searchsorted(slots), mode="clip") == slots
+        return np.flatnonzero(held).tolist()
 
     def _find(self, term: bytes) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
         found = [p for p in (s.of(term) for s in self.segments) if p is not None]

@@ -1,24 +1,21 @@
-"""The rows of ranked hits, read inside the ranking's read snapshot, each once.
+"""Ranked rows read as whole hits, as candidates by their ids alone, and as the whole hits of
+the few a hybrid search keeps.
 
-A hybrid search ranks ``depth`` candidates in each arm, fuses them, reorders them by the
-question's words (the passage-first step, which reads every candidate's text) and keeps
-``top_k``. So `hybrid` rankings read each candidate's whole row once, by row id, with its
-document's source (a join: SciFact's 33 candidate rows in 0.145 ms with their sources against
-0.164 without, so reading the sources of the kept hits afterwards, a second statement outside
-the snapshot at 0.13 ms a call, only cost time).
-
-Without the passage-first step nothing reads a candidate's text before the top_k is cut, so
-`read_ids` gives the rankings chunks holding only their ids and `with_chunks` reads the whole
-rows of the kept hits (SciFact, that search: 3.57 ms against 3.81 with every candidate's row).
+A hybrid search ranks ``depth`` candidates in each arm (~33 distinct on SciFact), fuses them,
+reorders them by the question's words (the passage-first step) and keeps ``top_k``. Its
+rankings read each candidate's chunk and document ids alone (`read_ids`), the question words
+come from the word postings (`passage_words`), and `with_chunks` reads the whole rows, with
+their sources, of the hits kept. Reading every candidate's whole row and its metadata, and
+building a `Hit` for each, was a third of a SciFact hybrid call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from ragwright.models import Arm, Chunk, Hit, Scale, copied_hit
+from ragwright.models import Arm, Candidate, Chunk, Hit, Scale, copied_hit
 from ragwright.stores.rows import SOURCE, chunk_from_row
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.rows import (
@@ -27,34 +24,50 @@ from ragwright.stores.sqlite.rows import (
     JOINED_CHUNK_COLUMNS,
     ROWID,
 )
+from ragwright.terms import held_by_each, passage_text
 
-#: A ranked row's chunk and its document's source ("" until `with_chunks` reads it).
+#: A ranked row's chunk and its document's source.
 Row = tuple[Chunk, str]
-#: `read_chunks` or `read_ids`: the rows of row ids, added to those already read.
-ChunkReader = Callable[[Database, Sequence[int], dict[int, Row]], dict[int, Row]]
 
 
-def read_chunks(db: Database, rowids: Sequence[int], read: dict[int, Row]) -> dict[int, Row]:
-    """``read`` (by row id) with the whole rows of ``rowids`` it lacks read and added (a row
-    deleted is left out): a row in several rankings is read, and its chunk made, once."""
+def read_chunks(db: Database, rowids: Sequence[int]) -> dict[int, Row]:
+    """The whole rows of ``rowids``, by row id (a row deleted is left out)."""
     sql = f"SELECT {JOINED_CHUNK_COLUMNS} FROM {CHUNKS_WITH_SOURCE} WHERE c.rowid IN ({{marks}})"
-    for rows in _batches(db, sql, _missing(rowids, read)):
+    read: dict[int, Row] = {}
+    for rows in _batches(db, sql, rowids):
         read.update((row[ROWID], (chunk_from_row(row), row[SOURCE])) for row in rows)
     return read
 
 
-def read_ids(db: Database, rowids: Sequence[int], read: dict[int, Row]) -> dict[int, Row]:
-    """`read_chunks`, each chunk holding only its id and its document's (what fusion orders,
-    groups by document and breaks ties by), and no source: for rankings whose text nobody
-    reads."""
+def read_ids(db: Database, rowids: Sequence[int]) -> dict[int, tuple[str, str]]:
+    """Each row's (chunk id, document id), by row id (a row deleted is left out)."""
     sql = "SELECT rowid, id, document_id FROM chunks WHERE rowid IN ({marks})"
-    for rows in _batches(db, sql, _missing(rowids, read)):
-        read.update((row[0], (Chunk(row[1], row[2], 0, "", 0, 0), "")) for row in rows)
-    return read
+    ids: dict[int, tuple[str, str]] = {}
+    for rows in _batches(db, sql, rowids):
+        ids.update((row[0], (row[1], row[2])) for row in rows)
+    return ids
 
 
-def _missing(rowids: Sequence[int], read: dict[int, Row]) -> list[int]:
-    return [rowid for rowid in dict.fromkeys(rowids) if rowid not in read]
+def candidates_of(
+    scored: list[tuple[int, float]], arm: Arm, ids: dict[int, tuple[str, str]]
+) -> list[Candidate]:
+    """The candidates of ``scored`` whose rows ``ids`` holds, in order."""
+    arms = (arm,)
+    return [
+        Candidate(found[0], found[1], score, arms)
+        for rowid, score in scored
+        if (found := ids.get(rowid)) is not None
+    ]
+
+
+def held_in_texts(db: Database, question: set[str], rowids: Sequence[int]) -> dict[int, set[str]]:
+    """The question words each row's passage text holds, matched in the texts themselves."""
+    sql = "SELECT id, document_id, idx, text, char_start, char_end, metadata, rowid FROM chunks "
+    rows = [
+        row for batch in _batches(db, sql + "WHERE rowid IN ({marks})", rowids) for row in batch
+    ]
+    found = held_by_each(question, [passage_text(chunk_from_row(row)) for row in rows])
+    return {row[7]: words for row, words in zip(rows, found, strict=True)}
 
 
 def _batches(db: Database, sql: str, keys: Sequence[Any]) -> Iterator[list[Any]]:

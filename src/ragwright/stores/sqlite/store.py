@@ -154,6 +154,7 @@ class SQLiteStore(
         self._vectors: DerivedCache[VectorMatrix] | None = None
         self._keywords: DerivedCache[KeywordMatrix] | None = None
         self._ann: DerivedCache[AnnIndex] | None = None
+        self._words: DerivedCache[KeywordMatrix] | None = None
         self._ann_available: bool | None = None
         self._last_filter: tuple[int, str, npt.NDArray[np.int64]] | None = None
         recorded = self.get_setting(ANN_SETTING) if ann is None else None

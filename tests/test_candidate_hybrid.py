@@ -1,6 +1,7 @@
-"""A hybrid search ranks both arms in one read snapshot, each candidate's row read once (or,
-without the passage-first step, by chunk id alone, reading the whole rows of the hits it keeps);
-its results are exactly those of fusing whole hits ranked apart, in every mode."""
+"""A hybrid search over candidates (`CandidateSearch`: both arms ranked by chunk ids alone in
+one read snapshot, the question words each holds from the word postings, whole rows read for
+the hits kept) gives exactly the hits of fusing whole hits ranked apart and reordering them
+with `PassageFirst`, in every mode: ids, scores, arms, ranks, chunks and sources."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from ragwright.filters import Filter, parse_filter
-from ragwright.models import FTS5_BM25, BM25Parameters, Hit
+from ragwright.models import FTS5_BM25, Arm, BM25Parameters, Candidate, Chunk, Hit, copied_hit
 from ragwright.pipeline.retrieval import Fusion, Retriever, SearchMode, SearchRequest
-from ragwright.ports import HybridRankings, IdRankingSearch, Vectors
+from ragwright.ports import CandidateSearch, Vectors
 from ragwright.stores.sqlite import SQLiteStore
+from ragwright.terms import content_words, passage_text
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.store_contract import make_document
 
@@ -55,9 +57,22 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> SQLiteStore:
     return store
 
 
-QUERIES = ["green tea", "boil water in a kettle", "milk and honey", "mint lemon tea cup"]
+NO_CONTENT_WORDS = "what is it"  # no passage step; stop words alone for BM25
+QUERIES = [
+    "green tea",
+    "boil water in a kettle",
+    "milk and honey",
+    "mint lemon tea cup",
+    NO_CONTENT_WORDS,
+]
 REQUESTS = [
     SearchRequest(mode=SearchMode.HYBRID, top_k=10),
+    SearchRequest(mode=SearchMode.HYBRID, top_k=10, document_share=0.0),
+    SearchRequest(mode=SearchMode.HYBRID, top_k=10, document_share=0.5, bm25_weight=0.5),
+    SearchRequest(mode=SearchMode.HYBRID, top_k=3, arm_depth=40),
+    SearchRequest(mode=SearchMode.HYBRID, top_k=10, passage_coverage_weight=2.0),
+    # A heading bonus reads headings: the whole-hit path answers, the same way.
+    SearchRequest(mode=SearchMode.HYBRID, top_k=10, passage_heading_weight=0.5),
     SearchRequest(mode=SearchMode.HYBRID, top_k=1),
     SearchRequest(mode=SearchMode.HYBRID, top_k=25, rrf_k=5),
     SearchRequest(mode=SearchMode.HYBRID, top_k=10, vector_weight=2.0),
@@ -68,7 +83,7 @@ REQUESTS = [
     SearchRequest(mode=SearchMode.VECTOR, top_k=10),
     SearchRequest(mode=SearchMode.BM25, top_k=10, where=parse_filter("shelf != 1")),
 ]
-#: Without the passage-first step hybrid rankings carry chunk ids only (`IdRankingSearch`).
+#: Without the passage-first step, fusion's own order is kept.
 NO_PASSAGE = [
     r.but(passage_coverage_weight=0.0, passage_heading_weight=0.0)
     for r in REQUESTS
@@ -81,12 +96,13 @@ def test_every_mode_gives_exactly_the_whole_hit_results(
     store: SQLiteStore, request_: SearchRequest
 ) -> None:
     embedder = HashingEmbedder()
-    at_once, whole = Retriever(store, embedder), Retriever(WholeHits(store), embedder)
-    assert isinstance(store, HybridRankings)
+    candidates, whole = Retriever(store, embedder), Retriever(WholeHits(store), embedder)
+    assert isinstance(store, CandidateSearch)
     for query in QUERIES:
-        found = at_once.search(query, request_)
+        found = candidates.search(query, request_)
         assert found == whole.search(query, request_)  # ids, scores, arms, ranks, chunks
-        assert found and all(hit.chunk.text and hit.source for hit in found)
+        assert all(hit.chunk.text and hit.source for hit in found)
+        assert found or query == NO_CONTENT_WORDS  # BM25 alone finds nothing for it
 
 
 def test_fusion_breaks_ties_by_chunk_id_as_before(store: SQLiteStore) -> None:
@@ -110,43 +126,56 @@ def test_fusion_breaks_ties_by_chunk_id_as_before(store: SQLiteStore) -> None:
 
 
 @pytest.mark.parametrize("where", [None, parse_filter("shelf = 2"), parse_filter('origin = "cn"')])
-def test_both_arms_ranked_in_one_snapshot_are_the_arms_ranked_apart(
+def test_candidates_are_the_arms_hits_and_hold_their_passages_words(
     store: SQLiteStore, where: Filter | None
 ) -> None:
     embedder = HashingEmbedder()
     for query in [*QUERIES, "the of and"]:  # stop words only: no BM25 ranking
         vector = embedder.embed_query(query)
-        keyword, vectors = store.hybrid_rankings(query, vector, 20, where)
-        assert keyword == store.keyword_search(query, 20, where)
-        assert vectors == store.vector_search(vector, 20, where)
-        assert vectors and all(hit.chunk.text and hit.source for hit in keyword + vectors)
-    assert store.hybrid_rankings("green tea", embedder.embed_query("tea"), 0) == ([], [])
+        question = frozenset(content_words(query))
+        found = store.hybrid_candidates(query, vector, 20, where, question=question)
+        keyword, vectors = (
+            store.keyword_search(query, 20, where),
+            store.vector_search(vector, 20, where),
+        )
+        assert found.keyword == [
+            Candidate(h.chunk.id, h.chunk.document_id, h.score, (Arm.BM25,)) for h in keyword
+        ]
+        assert found.vector == [
+            Candidate(h.chunk.id, h.chunk.document_id, h.score, (Arm.VECTOR,)) for h in vectors
+        ]
+        chunks = {hit.chunk.id: hit.chunk for hit in keyword + vectors}
+        if question:
+            assert found.held == {
+                chunk_id: set(question) & content_words(passage_text(chunk))
+                for chunk_id, chunk in chunks.items()
+            }
+        else:
+            assert found.held == {}
+    assert store.hybrid_candidates("green tea", embedder.embed_query("tea"), 0).keyword == []
 
 
-def test_id_rankings_are_the_rankings_with_chunk_ids_alone(store: SQLiteStore) -> None:
+def bare(hit: Hit) -> Hit:
+    """``hit`` as a candidate search carries it until its row is read: ids, no text, no source."""
+    chunk = Chunk(hit.chunk.id, hit.chunk.document_id, 0, "", 0, 0)
+    return copied_hit(hit, score=hit.score, scale=hit.scale, source="", chunk=chunk)
+
+
+def test_with_chunks_reads_the_whole_hits_of_id_only_ones(store: SQLiteStore) -> None:
     embedder = HashingEmbedder()
-    assert isinstance(store, IdRankingSearch)
     for query in QUERIES:
-        vector = embedder.embed_query(query)
-        whole = store.hybrid_rankings(query, vector, 20)
-        by_id = store.hybrid_id_rankings(query, vector, 20)
-        for ranked, bare in zip(whole, by_id, strict=True):
-            assert [(h.chunk.id, h.chunk.document_id, h.score, h.arm_ranks) for h in ranked] == [
-                (h.chunk.id, h.chunk.document_id, h.score, h.arm_ranks) for h in bare
-            ]
-            assert all(h.chunk.text == "" and not h.chunk.metadata and not h.source for h in bare)
-        fused = whole[0][:3] + whole[1][:3]
-        assert store.with_chunks(by_id[0][:3] + by_id[1][:3]) == fused
+        whole = store.keyword_search(query, 5) + store.vector_search(embedder.embed_query(query), 5)
+        assert store.with_chunks([bare(hit) for hit in whole]) == whole
 
 
-def test_a_chunk_deleted_after_its_id_ranking_is_dropped(tmp_path: Path) -> None:
+def test_a_chunk_deleted_after_its_ranking_is_dropped(tmp_path: Path) -> None:
     embedder = HashingEmbedder()
     store = SQLiteStore(tmp_path, background=False)
     store.bind_space(embedder.space)
     for source in ("a.md", "b.md"):
         document, chunks = make_document(source, [f"green tea from {source}"])
         store.upsert(document, chunks, embedder.embed_documents([c.text for c in chunks]))
-    keyword, _ = store.hybrid_id_rankings("green tea", embedder.embed_query("green tea"), 10)
+    keyword = [bare(hit) for hit in store.keyword_search("green tea", 10)]
     gone = next(h for h in store.keyword_search("green tea", 10) if h.source == "a.md")
     store.delete(gone.chunk.document_id)
     kept = store.with_chunks(keyword)

@@ -1,0 +1,105 @@
+"""The passage step's word postings (`passage_words`, the ``.words`` file beside the index):
+the question words each chunk holds are exactly those `held_by_each` finds in its passage text
+(text, a table's header, headings), through writes, deletes and reused row ids, a deleted file
+and a background build."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+from pathlib import Path
+
+from ragwright.models import TABLE_HEADER
+from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore
+from ragwright.stores.sqlite.cache_kinds import WORDS_SUFFIX
+from ragwright.terms import content_words, held_by_each, passage_text
+from ragwright.testing import HashingEmbedder
+from ragwright.testing.store_contract import make_document
+
+WORDS = (
+    "install installing installs cell cells cellular gene genes genesis tumour tumours mass "
+    "masses meal meals x1 x10 café naïve İstanbul the of what which type"
+).split()
+
+
+def write(store: SQLiteStore, rng: random.Random, names: range) -> None:
+    embedder = HashingEmbedder()
+    for number in names:
+        texts = [" ".join(rng.choices(WORDS, k=rng.randint(1, 12))) for _ in range(3)]
+        document, chunks = make_document(f"doc{number}.md", texts)
+        chunks = [
+            replace(
+                chunk,
+                metadata={
+                    "heading_path": rng.sample(WORDS, rng.randint(0, 2)),
+                    **({TABLE_HEADER: rng.choice(WORDS)} if rng.random() < 0.3 else {}),
+                },
+            )
+            for chunk in chunks
+        ]
+        store.upsert(document, chunks, embedder.embed_documents([c.text for c in chunks]))
+
+
+def questions(rng: random.Random) -> list[frozenset[str]]:
+    asked = [content_words(" ".join(rng.choices(WORDS, k=rng.randint(1, 5)))) for _ in range(40)]
+    return [frozenset(q) for q in asked if q]
+
+
+def held_everywhere(store: SQLiteStore, question: frozenset[str]) -> dict[str, set[str]]:
+    """What the store says each of the candidates of a broad search holds."""
+    vector = HashingEmbedder().embed_query(" ".join(question))
+    return dict(store.hybrid_candidates(" ".join(WORDS), vector, 200, question=question).held)
+
+
+def held_in_texts(store: SQLiteStore, question: frozenset[str]) -> dict[str, set[str]]:
+    vector = HashingEmbedder().embed_query(" ".join(question))
+    hits = store.keyword_search(" ".join(WORDS), 200) + store.vector_search(vector, 200)
+    chunks = {hit.chunk.id: hit.chunk for hit in hits}
+    found = held_by_each(set(question), [passage_text(c) for c in chunks.values()])
+    return dict(zip(chunks, found, strict=True))
+
+
+def test_the_postings_hold_what_the_texts_hold_through_writes(tmp_path: Path) -> None:
+    rng = random.Random(21)
+    store = SQLiteStore(tmp_path, background=False)
+    store.bind_space(HashingEmbedder().space)
+    write(store, rng, range(30))
+    for step in range(4):
+        for question in questions(rng):
+            assert held_everywhere(store, question) == held_in_texts(store, question), step
+        listed = store.list_documents()
+        for info in rng.sample(listed, 4):
+            store.delete(info.id)
+        store.delete(max(listed, key=lambda d: d.source).id)  # SQLite reuses its row ids
+        write(store, rng, range(100 + 10 * step, 104 + 10 * step))
+        write(store, rng, range(3))  # replaced: new text, same source
+    assert (tmp_path / (DATABASE_NAME + WORDS_SUFFIX)).is_file()
+
+
+def test_a_deleted_words_file_is_rebuilt_with_the_same_answers(tmp_path: Path) -> None:
+    rng = random.Random(22)
+    store = SQLiteStore(tmp_path, background=False)
+    store.bind_space(HashingEmbedder().space)
+    write(store, rng, range(40))
+    asked = questions(rng)
+    before = [held_everywhere(store, q) for q in asked]
+    store.close()
+    (tmp_path / (DATABASE_NAME + WORDS_SUFFIX)).unlink()
+    reopened = SQLiteStore(tmp_path, background=False)
+    assert [held_everywhere(reopened, q) for q in asked] == before
+    assert (tmp_path / (DATABASE_NAME + WORDS_SUFFIX)).is_file()
+
+
+def test_the_texts_answer_while_the_postings_are_built_in_the_background(tmp_path: Path) -> None:
+    rng = random.Random(23)
+    store = SQLiteStore(tmp_path, background=False)
+    store.bind_space(HashingEmbedder().space)
+    write(store, rng, range(40))
+    store.close()
+    serving = SQLiteStore(tmp_path)  # background builds: the first searches read texts
+    asked = questions(rng)
+    first = [held_everywhere(serving, q) for q in asked]
+    serving.wait_for_caches()
+    assert [held_everywhere(serving, q) for q in asked] == first
+    assert first == [held_in_texts(serving, q) for q in asked]
+    assert any(any(held.values()) for held in first)  # the questions are not all missed
