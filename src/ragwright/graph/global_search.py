@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from ragwright.errors import ConfigError
 from ragwright.graph.community_model import CommunityReport, StoredReport
+from ragwright.models import FTS5_BM25
 
 __all__ = ["GlobalSettings", "RankedReport", "ReportIndex", "is_yes_no", "rank_reports"]
 
@@ -32,7 +33,6 @@ _YES_NO = re.compile(
     r"may|might|must|isn't|aren't|wasn't|weren't|don't|doesn't|didn't|won't)\b",
     re.IGNORECASE,
 )
-_BM25_K1, _BM25_B = 1.2, 0.75
 #: Question words and function words: no report is about them.
 _STOP = frozenset(
     "a an and are as at be by can could did do does for from has have how in is it its main "
@@ -140,14 +140,15 @@ class ReportIndex:
     def _bm25(self, query: str) -> npt.NDArray[np.float64]:
         count = len(self.terms)
         average = float(self.lengths.mean()) if self.lengths.mean() > 0 else 1.0
-        norm = _BM25_K1 * (1 - _BM25_B + _BM25_B * self.lengths / average)
+        k1, b = FTS5_BM25.k1, FTS5_BM25.b  # the keyword arm's defaults, over the reports
+        norm = k1 * (1 - b + b * self.lengths / average)
         scores = np.zeros(count, dtype=np.float64)
         for term in set(_tokens(query)):
             tf = np.array([t.get(term, 0) for t in self.terms], dtype=np.float64)
             df = int(np.count_nonzero(tf))
             if df:
                 idf = math.log(1 + (count - df + 0.5) / (df + 0.5))
-                scores += idf * tf * (_BM25_K1 + 1) / (tf + norm)
+                scores += idf * tf * (k1 + 1) / (tf + norm)
         return scores
 
 
