@@ -9,8 +9,10 @@ import random
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+
 from ragwright.models import TABLE_HEADER
-from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore
+from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore, passage_words
 from ragwright.stores.sqlite.cache_kinds import WORDS_SUFFIX
 from ragwright.terms import content_words, held_by_each, passage_text
 from ragwright.testing import HashingEmbedder
@@ -103,3 +105,22 @@ def test_the_texts_answer_while_the_postings_are_built_in_the_background(tmp_pat
     assert [held_everywhere(serving, q) for q in asked] == first
     assert first == [held_in_texts(serving, q) for q in asked]
     assert any(any(held.values()) for held in first)  # the questions are not all missed
+
+
+def test_a_word_whose_every_holder_was_removed_is_held_by_none(tmp_path: Path) -> None:
+    """Compacting keeps a removed row's words in the term table with no postings left."""
+    store = SQLiteStore(tmp_path, background=False)
+    embedder = HashingEmbedder()
+    store.bind_space(embedder.space)
+    for source, text in (("a.md", "zebra stripes"), ("b.md", "green tea kettle")):
+        document, chunks = make_document(source, [text])
+        store.upsert(document, chunks, embedder.embed_documents([c.text for c in chunks]))
+    db = store._db.connection
+    (zebra,) = db.execute("SELECT rowid FROM chunks WHERE text LIKE 'zebra%'").fetchone()
+    words = passage_words.load(db)
+    nothing_added = passage_words.load(db, np.empty(0, dtype=np.int64))
+    compacted = words.extended(np.array([zebra]), nothing_added).compacted()
+    everyone = compacted.rows.sorted_rowids.tolist()
+    assert passage_words.held(compacted, {"zebra", "green"}, everyone) == {
+        rowid: {"green"} for rowid in everyone
+    }

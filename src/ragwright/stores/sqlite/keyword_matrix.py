@@ -253,7 +253,10 @@ class KeywordMatrix:
             if len(holders) >= _HOLDERS_REMEMBERED:
                 holders.clear()
             found = (segment.of(term) for segment in self.segments)
-            postings = holders[term] = [f[0] for f in found if f is not None]
+            # A compacted cache keeps the terms of removed rows, with no postings left.
+            postings = holders[term] = [f[0] for f in found if f is not None and f[0].size]
+        if not postings:
+            return []
         if len(postings) == 1:  # a compacted cache: one segment
             (of_term,) = postings
             # "clip": past the end is the last posting, below any slot beyond it.
