@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,13 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> SQLiteStore:
         texts = [" ".join(pick.choices(WORDS, k=pick.randint(3, 9))) for _ in range(3)]
         metadata = {"shelf": number % 4, "origin": pick.choice(["jp", "cn"])}
         document, chunks = make_document(f"doc{number}.md", texts, metadata)
+        # Headings count among the words the passage step matches (and a heading weight's).
+        chunks = [
+            replace(chunk, metadata={"heading_path": ["Notes", pick.choice(WORDS)]})
+            if pick.random() < 0.5
+            else chunk
+            for chunk in chunks
+        ]
         store.upsert(document, chunks, embedder.embed_documents([c.text for c in chunks]))
     return store
 
