@@ -188,3 +188,17 @@ def test_a_chunk_deleted_after_its_ranking_is_dropped(tmp_path: Path) -> None:
     store.delete(gone.chunk.document_id)
     kept = store.with_chunks(keyword)
     assert [(hit.source, hit.chunk.text) for hit in kept] == [("b.md", "green tea from b.md")]
+
+
+def test_with_chunks_reads_by_row_key_and_never_trusts_a_stale_one(store: SQLiteStore) -> None:
+    """The keys of `hybrid_candidates` only speed the read: a key that names another chunk's
+    row, or no row, still gives each hit its own chunk (looked up by id)."""
+    embedder = HashingEmbedder()
+    whole = store.keyword_search("green tea", 6)
+    keys = store.hybrid_candidates("green tea", embedder.embed_query("green tea"), 6).keys
+    bare_hits = [bare(hit) for hit in whole]
+    assert store.with_chunks(bare_hits, keys) == whole
+    ids = [hit.chunk.id for hit in whole]
+    shifted = {chunk_id: keys[ids[(i + 1) % len(ids)]] for i, chunk_id in enumerate(ids)}
+    assert store.with_chunks(bare_hits, shifted) == whole
+    assert store.with_chunks(bare_hits, dict.fromkeys(ids, 10**9)) == whole

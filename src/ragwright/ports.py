@@ -547,9 +547,10 @@ class CandidateSearch(Protocol):
         each one's `terms.passage_text` holds."""
         ...
 
-    def with_chunks(self, hits: Sequence[Hit]) -> list[Hit]:
+    def with_chunks(self, hits: Sequence[Hit], keys: Mapping[str, int] | None = None) -> list[Hit]:
         """``hits`` (whose chunks may hold only their ids) with their whole chunks and sources
-        read, in order; a hit whose chunk is gone since it was ranked is dropped."""
+        read, in order; a hit whose chunk is gone since it was ranked is dropped. ``keys``
+        are `CandidateRankings.keys`, for a quicker read."""
         ...
 
 

@@ -64,5 +64,6 @@ def candidate_hybrid(
                 arm_ranks=MappingProxyType(fused.ranks[chunk_id]),
             )
             for chunk_id, score in kept
-        ]
+        ],
+        found.keys,
     )

@@ -1,15 +1,16 @@
-"""The store's derived caches: BM25 postings, the vector matrix, the HNSW graph and the
-passage step's word postings, and how each is built from the database (all of it, or just the
-rows added since the cache was built)."""
+"""The store's derived caches: BM25 postings, the vector matrix, the HNSW graph and hybrid
+search's candidate rows (ids and words), and how each is built from the database (all of it,
+or just the rows added since the cache was built)."""
 
 from __future__ import annotations
 
 import sqlite3
 
 from ragwright.models import EmbeddingSpace
-from ragwright.stores.sqlite import passage_words
+from ragwright.stores.sqlite import candidate_rows
 from ragwright.stores.sqlite.ann_index import EF_CONSTRUCTION, LINKS, AnnIndex
 from ragwright.stores.sqlite.caches import CacheKind
+from ragwright.stores.sqlite.candidate_rows import CandidateRows
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
 from ragwright.stores.sqlite.row_slots import RowIds
 from ragwright.stores.sqlite.schema import FTS_TEXT, FTS_TOKENIZERS
@@ -18,8 +19,8 @@ from ragwright.stores.sqlite.vector_matrix import VectorMatrix, json_ids
 KEYWORDS_SUFFIX = ".bm25"
 VECTORS_SUFFIX = ".vectors"
 ANN_SUFFIX = ".ann"
-WORDS_SUFFIX = ".words"
-CACHE_SUFFIXES = (KEYWORDS_SUFFIX, VECTORS_SUFFIX, ANN_SUFFIX, WORDS_SUFFIX)
+CANDIDATES_SUFFIX = ".candidates"
+CACHE_SUFFIXES = (KEYWORDS_SUFFIX, VECTORS_SUFFIX, ANN_SUFFIX, CANDIDATES_SUFFIX)
 
 
 def keyword_kind(tokenizer: str) -> CacheKind[KeywordMatrix]:
@@ -97,14 +98,14 @@ def ann_kind(space: EmbeddingSpace) -> CacheKind[AnnIndex]:
     )
 
 
-def words_kind() -> CacheKind[KeywordMatrix]:
-    """The passage step's word postings: built in the background (the candidates' texts are
-    read and matched meanwhile)."""
+def candidates_kind() -> CacheKind[CandidateRows]:
+    """Hybrid search's candidate rows: built in the background (the candidates' rows are read
+    meanwhile)."""
     return CacheKind(
-        suffix=WORDS_SUFFIX,
-        signature={"stems": passage_words.STEMS},
-        build=passage_words.load,
-        delta=passage_words.load,
-        from_arrays=KeywordMatrix.from_arrays,
+        suffix=CANDIDATES_SUFFIX,
+        signature={"stems": candidate_rows.STEMS},
+        build=candidate_rows.load,
+        delta=candidate_rows.load,
+        from_arrays=CandidateRows.from_arrays,
         has_fallback=True,
     )

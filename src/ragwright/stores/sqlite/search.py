@@ -6,7 +6,7 @@ inside SQLite first."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -27,18 +27,19 @@ from ragwright.ports import Vectors
 from ragwright.stores.checks import query_vector
 from ragwright.stores.fts_query import match_expression, query_terms
 from ragwright.stores.fts_terms import FTS5Terms
-from ragwright.stores.sqlite import derived, passage_words
+from ragwright.stores.sqlite import derived
 from ragwright.stores.sqlite.ann_choice import ANN_SETTING, AnnChoice, check_mode
 from ragwright.stores.sqlite.ann_index import INSTALL, AnnIndex, available, installed
 from ragwright.stores.sqlite.cache_kinds import (
     ANN_SUFFIX,
     CACHE_SUFFIXES,
     ann_kind,
+    candidates_kind,
     keyword_kind,
     vector_kind,
-    words_kind,
 )
 from ragwright.stores.sqlite.caches import DerivedCache
+from ragwright.stores.sqlite.candidate_rows import CandidateRows
 from ragwright.stores.sqlite.change_log import covered_by_files, prune
 from ragwright.stores.sqlite.documents import condition_for
 from ragwright.stores.sqlite.filters import compile_filter, matching_rowids_query
@@ -67,7 +68,7 @@ class SQLiteSearch(SQLiteSettings):
     _vectors: DerivedCache[VectorMatrix] | None
     _keywords: DerivedCache[KeywordMatrix] | None
     _ann: DerivedCache[AnnIndex] | None
-    _words: DerivedCache[KeywordMatrix] | None
+    _candidates: DerivedCache[CandidateRows] | None
     _ann_choice: AnnChoice
     _ann_available: bool | None
     _last_filter: tuple[int, str, npt.NDArray[np.int64]] | None
@@ -100,44 +101,45 @@ class SQLiteSearch(SQLiteSettings):
         bm25: BM25Parameters = FTS5_BM25,
         question: frozenset[str] = frozenset(),
     ) -> CandidateRankings:
-        """Both arms' candidates from one read snapshot, each row read for its ids alone,
-        and the ``question`` words each holds (from the word postings; from the candidates'
-        texts while those are built)."""
+        """Both arms' candidates from one read snapshot, with the ``question`` words each
+        holds: from the candidate rows cache (no row read), or, while that is built, from the
+        rows themselves."""
         words = query_terms(text, self._stop_words)
         unit = self._unit_query(query, top_k)
         with self._db.lock, self._db.read_snapshot() as generation:
             keyword = self._keyword_scored(words, top_k, where, generation, bm25) if words else []
             vector = [] if unit is None else self._vector_scored(*unit, top_k, where, generation)
             rowids = list(dict.fromkeys([r for r, _ in keyword] + [r for r, _ in vector]))
-            ids = read_ids(self._db, rowids)
-            held = self._held(question, [r for r in rowids if r in ids], generation)
+            cache = self._current_candidates(generation)
+            if cache is None:
+                ids = read_ids(self._db, rowids)
+                found = [r for r in rowids if r in ids]
+                held = held_in_texts(self._db, set(question), found) if question else {}
+            else:
+                ids = cache.ids_of(rowids)
+                held = cache.held(set(question), rowids) if question else {}
         return CandidateRankings(
             candidates_of(keyword, Arm.BM25, ids),
             candidates_of(vector, Arm.VECTOR, ids),
-            {ids[rowid][0]: found for rowid, found in held.items()},
+            {ids[rowid][0]: stems for rowid, stems in held.items() if rowid in ids},
+            {chunk_id: rowid for rowid, (chunk_id, _) in ids.items()},
         )
 
-    def _held(
-        self, question: frozenset[str], rowids: list[int], generation: int
-    ) -> dict[int, set[str]]:
-        """The ``question`` words each of these rows holds, as of ``generation``."""
-        if not question:
-            return {}
-        if self._words is None:
-            self._words = DerivedCache(
+    def _current_candidates(self, generation: int) -> CandidateRows | None:
+        """The candidate rows cache as of ``generation``, or None while it is being built in
+        the background."""
+        if self._candidates is None:
+            self._candidates = DerivedCache(
                 self.path,
-                words_kind(),
+                candidates_kind(),
                 self._cache_key,
                 background=self._background,
                 verify_later=self._background,
             )
-        words = self._words.current(self._db.connection, generation)
-        if words is None:  # being built: match the words in the candidates' texts
-            return held_in_texts(self._db, set(question), rowids)
-        return passage_words.held(words, set(question), rowids)
+        return self._candidates.current(self._db.connection, generation)
 
-    def with_chunks(self, hits: Sequence[Hit]) -> list[Hit]:
-        return with_chunks(self._db, hits)
+    def with_chunks(self, hits: Sequence[Hit], keys: Mapping[str, int] | None = None) -> list[Hit]:
+        return with_chunks(self._db, hits, keys)
 
     def _vector(self, query: Vectors, top_k: int, where: Filter | None) -> list[Hit]:
         unit = self._unit_query(query, top_k)
@@ -243,7 +245,7 @@ class SQLiteSearch(SQLiteSettings):
 
     def wait_for_caches(self) -> None:
         """Wait until the caches being built in the background are ready (tests, benchmarks)."""
-        for cache in (self._keywords, self._vectors, self._ann, self._words):
+        for cache in (self._keywords, self._vectors, self._ann, self._candidates):
             if cache is not None:
                 cache.wait()
 

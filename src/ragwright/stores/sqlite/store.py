@@ -27,6 +27,7 @@ from ragwright.stores.ingest_lock import ingest_lock
 from ragwright.stores.sqlite.ann_choice import ANN_MODES, ANN_SETTING, DEFAULT_EF, AnnChoice
 from ragwright.stores.sqlite.ann_index import INSTALL, AnnIndex, available
 from ragwright.stores.sqlite.caches import DerivedCache
+from ragwright.stores.sqlite.candidate_rows import CandidateRows
 from ragwright.stores.sqlite.checkpoints import SQLiteCheckpoints
 from ragwright.stores.sqlite.chunks import SQLiteChunks
 from ragwright.stores.sqlite.communities import SQLiteCommunities
@@ -154,7 +155,7 @@ class SQLiteStore(
         self._vectors: DerivedCache[VectorMatrix] | None = None
         self._keywords: DerivedCache[KeywordMatrix] | None = None
         self._ann: DerivedCache[AnnIndex] | None = None
-        self._words: DerivedCache[KeywordMatrix] | None = None
+        self._candidates: DerivedCache[CandidateRows] | None = None
         self._ann_available: bool | None = None
         self._last_filter: tuple[int, str, npt.NDArray[np.int64]] | None = None
         recorded = self.get_setting(ANN_SETTING) if ann is None else None

@@ -1,7 +1,7 @@
-"""The passage step's word postings (`passage_words`, the ``.words`` file beside the index):
-the question words each chunk holds are exactly those `held_by_each` finds in its passage text
-(text, a table's header, headings), through writes, deletes and reused row ids, a deleted file
-and a background build."""
+"""Hybrid search's candidate rows (`candidate_rows`, the ``.candidates`` file beside the index):
+each chunk's ids are its row's, and the question words it holds exactly those `held_by_each`
+finds in its passage text (text, a table's header, headings), through writes, deletes and
+reused row ids, a deleted file and a background build."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from ragwright.models import TABLE_HEADER
-from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore, passage_words
-from ragwright.stores.sqlite.cache_kinds import WORDS_SUFFIX
+from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore, candidate_rows
+from ragwright.stores.sqlite.cache_kinds import CANDIDATES_SUFFIX
 from ragwright.terms import content_words, held_by_each, passage_text
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.store_contract import make_document
@@ -61,7 +61,7 @@ def held_in_texts(store: SQLiteStore, question: frozenset[str]) -> dict[str, set
     return dict(zip(chunks, found, strict=True))
 
 
-def test_the_postings_hold_what_the_texts_hold_through_writes(tmp_path: Path) -> None:
+def test_the_cache_holds_what_the_rows_hold_through_writes(tmp_path: Path) -> None:
     rng = random.Random(21)
     store = SQLiteStore(tmp_path, background=False)
     store.bind_space(HashingEmbedder().space)
@@ -75,10 +75,10 @@ def test_the_postings_hold_what_the_texts_hold_through_writes(tmp_path: Path) ->
         store.delete(max(listed, key=lambda d: d.source).id)  # SQLite reuses its row ids
         write(store, rng, range(100 + 10 * step, 104 + 10 * step))
         write(store, rng, range(3))  # replaced: new text, same source
-    assert (tmp_path / (DATABASE_NAME + WORDS_SUFFIX)).is_file()
+    assert (tmp_path / (DATABASE_NAME + CANDIDATES_SUFFIX)).is_file()
 
 
-def test_a_deleted_words_file_is_rebuilt_with_the_same_answers(tmp_path: Path) -> None:
+def test_a_deleted_candidates_file_is_rebuilt_with_the_same_answers(tmp_path: Path) -> None:
     rng = random.Random(22)
     store = SQLiteStore(tmp_path, background=False)
     store.bind_space(HashingEmbedder().space)
@@ -86,13 +86,13 @@ def test_a_deleted_words_file_is_rebuilt_with_the_same_answers(tmp_path: Path) -
     asked = questions(rng)
     before = [held_everywhere(store, q) for q in asked]
     store.close()
-    (tmp_path / (DATABASE_NAME + WORDS_SUFFIX)).unlink()
+    (tmp_path / (DATABASE_NAME + CANDIDATES_SUFFIX)).unlink()
     reopened = SQLiteStore(tmp_path, background=False)
     assert [held_everywhere(reopened, q) for q in asked] == before
-    assert (tmp_path / (DATABASE_NAME + WORDS_SUFFIX)).is_file()
+    assert (tmp_path / (DATABASE_NAME + CANDIDATES_SUFFIX)).is_file()
 
 
-def test_the_texts_answer_while_the_postings_are_built_in_the_background(tmp_path: Path) -> None:
+def test_the_rows_answer_while_the_cache_is_built_in_the_background(tmp_path: Path) -> None:
     rng = random.Random(23)
     store = SQLiteStore(tmp_path, background=False)
     store.bind_space(HashingEmbedder().space)
@@ -117,10 +117,10 @@ def test_a_word_whose_every_holder_was_removed_is_held_by_none(tmp_path: Path) -
         store.upsert(document, chunks, embedder.embed_documents([c.text for c in chunks]))
     db = store._db.connection
     (zebra,) = db.execute("SELECT rowid FROM chunks WHERE text LIKE 'zebra%'").fetchone()
-    words = passage_words.load(db)
-    nothing_added = passage_words.load(db, np.empty(0, dtype=np.int64))
-    compacted = words.extended(np.array([zebra]), nothing_added).compacted()
+    rows = candidate_rows.load(db)
+    nothing_added = candidate_rows.load(db, np.empty(0, dtype=np.int64))
+    compacted = rows.extended(np.array([zebra]), nothing_added).compacted()
     everyone = compacted.rows.sorted_rowids.tolist()
-    assert passage_words.held(compacted, {"zebra", "green"}, everyone) == {
-        rowid: {"green"} for rowid in everyone
-    }
+    assert compacted.held({"zebra", "green"}, everyone) == {rowid: {"green"} for rowid in everyone}
+    expected = db.execute("SELECT rowid, id, document_id FROM chunks WHERE rowid != ?", (zebra,))
+    assert compacted.ids_of([zebra, *everyone]) == {r: (c, d) for r, c, d in expected}
