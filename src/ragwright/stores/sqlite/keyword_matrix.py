@@ -261,11 +261,14 @@ class KeywordMatrix:
             (of_term,) = postings
             # "clip": past the end is the last posting, below any slot beyond it.
             at = of_term.take(of_term.searchsorted(slots), mode="clip")
-            return np.flatnonzero(at == slots).tolist()
+            # .nonzero(), not np.flatnonzero: three Python calls fewer.
+            positions: list[int] = (at == slots).nonzero()[0].tolist()
+            return positions
         held = np.zeros(slots.shape[0], dtype=bool)
         for of_term in postings:
             held |= of_term.take(of_term.searchsorted(slots), mode="clip") == slots
-        return np.flatnonzero(held).tolist()
+        held_at: list[int] = held.nonzero()[0].tolist()
+        return held_at
 
     def _find(self, term: bytes) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
         found = [p for p in (s.of(term) for s in self.segments) if p is not None]
