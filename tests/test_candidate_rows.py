@@ -121,6 +121,7 @@ def test_a_word_whose_every_holder_was_removed_is_held_by_none(tmp_path: Path) -
     nothing_added = candidate_rows.load(db, np.empty(0, dtype=np.int64))
     compacted = rows.extended(np.array([zebra]), nothing_added).compacted()
     everyone = compacted.rows.sorted_rowids.tolist()
-    assert compacted.held({"zebra", "green"}, everyone) == {rowid: {"green"} for rowid in everyone}
+    ids, held = compacted.read([zebra, *everyone], {"zebra", "green"})
+    assert held == {chunk_id: {"green"} for chunk_id, _ in ids.values()}
     expected = db.execute("SELECT rowid, id, document_id FROM chunks WHERE rowid != ?", (zebra,))
-    assert compacted.ids_of([zebra, *everyone]) == {r: (c, d) for r, c, d in expected}
+    assert ids == {r: (c, d) for r, c, d in expected}

@@ -28,12 +28,12 @@ import numpy.typing as npt
 from ragwright.stores.rows import chunk_from_row
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix, Postings, TermTable
 from ragwright.stores.sqlite.row_slots import RowIds, RowSlots
+from ragwright.stores.sqlite.rows import CHUNK_TEXT_COLUMNS
 from ragwright.stores.sqlite.vector_matrix import json_ids
 from ragwright.terms import content_words, passage_text
 
 #: What the file holds; another value in its signature means another stemming or layout.
 STEMS = "ids + content_words/passage_text v1"
-_COLUMNS = "id, document_id, idx, text, char_start, char_end, metadata, rowid"
 _ROWS_PER_BATCH = 2000
 
 
@@ -41,11 +41,11 @@ def load(db: sqlite3.Connection, rowids: RowIds | None = None) -> CandidateRows:
     """Every chunk's ids and stems (just those of ``rowids`` when given), in one read
     transaction."""
     if rowids is None:
-        cursor = db.execute(f"SELECT {_COLUMNS} FROM chunks ORDER BY rowid")
+        cursor = db.execute(f"SELECT {CHUNK_TEXT_COLUMNS} FROM chunks ORDER BY rowid")
     else:
         cursor = db.execute(
-            f"SELECT {_COLUMNS} FROM chunks WHERE rowid IN (SELECT value FROM json_each(?)) "
-            "ORDER BY rowid",
+            f"SELECT {CHUNK_TEXT_COLUMNS} FROM chunks "
+            "WHERE rowid IN (SELECT value FROM json_each(?)) ORDER BY rowid",
             (json_ids(rowids),),
         )
     vocabulary: dict[str, int] = {}
@@ -111,28 +111,24 @@ class CandidateRows:
     def rows(self) -> RowSlots:
         return self.words.rows
 
-    def ids_of(self, rowids: Sequence[int]) -> dict[int, tuple[str, str]]:
-        """Each of these rows' (chunk id, document id), by row id (a row it lacks is left out)."""
-        slots = self.rows.slots_of(np.asarray(rowids, dtype=np.int64))
-        return {
-            rowid: (chunk.decode(), document.decode())
-            for rowid, chunk, document in zip(
-                self.rows.rowids[slots].tolist(),
-                self.chunk_ids[slots].tolist(),
-                self.document_ids[slots].tolist(),
-                strict=True,
-            )
-        }
-
-    def held(self, question: set[str], rowids: Sequence[int]) -> dict[int, set[str]]:
-        """The question words each of these rows holds (a row the cache lacks holds none)."""
-        found: dict[int, set[str]] = {rowid: set() for rowid in rowids}
+    def read(
+        self, rowids: Sequence[int], question: set[str]
+    ) -> tuple[dict[int, tuple[str, str]], dict[str, set[str]]]:
+        """Each of these rows' (chunk id, document id) by row id, and the ``question`` words
+        each holds by chunk id (a row the cache lacks is left out), as `read_candidates`
+        reads them from the rows."""
         slots = self.rows.slots_of(np.asarray(rowids, dtype=np.int64))
         owners = self.rows.rowids[slots].tolist()
+        chunk_ids = [chunk.decode() for chunk in self.chunk_ids[slots].tolist()]
+        documents = [document.decode() for document in self.document_ids[slots].tolist()]
+        ids = dict(zip(owners, zip(chunk_ids, documents, strict=True), strict=True))
+        if not question:
+            return ids, {}
+        held: dict[str, set[str]] = {chunk_id: set() for chunk_id in chunk_ids}
         for stem in question:
             for position in self.words.holding(stem.encode(), slots):
-                found[owners[position]].add(stem)
-        return found
+                held[chunk_ids[position]].add(stem)
+        return ids, held
 
     def extended(self, removed: RowIds, added: CandidateRows) -> CandidateRows:
         return CandidateRows(

@@ -4,7 +4,7 @@ the few a hybrid search keeps.
 A hybrid search ranks ``depth`` candidates in each arm (~33 distinct on SciFact), fuses them,
 reorders them by the question's words (the passage-first step) and keeps ``top_k``. Its
 candidates' ids and words come from the candidate rows cache (`candidate_rows`), or from the
-rows here while that is built (`read_ids`, `held_in_texts`), and `with_chunks` reads the whole
+rows here while that is built (`read_candidates`), and `with_chunks` reads the whole
 rows, with their sources, of the hits kept. Reading every candidate's whole row and its
 metadata, and building a `Hit` for each, was a third of a SciFact hybrid call.
 """
@@ -19,6 +19,7 @@ from ragwright.models import Arm, Candidate, Chunk, Hit, Scale, copied_hit
 from ragwright.stores.rows import SOURCE, chunk_from_row
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.rows import (
+    CHUNK_TEXT_COLUMNS,
     CHUNKS_WITH_SOURCE,
     IDS_PER_QUERY,
     JOINED_CHUNK_COLUMNS,
@@ -42,15 +43,6 @@ def read_chunks(db: Database, rowids: Sequence[int]) -> dict[int, Row]:
     return read
 
 
-def read_ids(db: Database, rowids: Sequence[int]) -> dict[int, tuple[str, str]]:
-    """Each row's (chunk id, document id), by row id (a row deleted is left out)."""
-    sql = "SELECT rowid, id, document_id FROM chunks WHERE rowid IN ({marks})"
-    ids: dict[int, tuple[str, str]] = {}
-    for rows in _batches(db, sql, rowids):
-        ids.update((row[0], (row[1], row[2])) for row in rows)
-    return ids
-
-
 def candidates_of(
     scored: list[tuple[int, float]], arm: Arm, ids: dict[int, tuple[str, str]]
 ) -> list[Candidate]:
@@ -63,14 +55,21 @@ def candidates_of(
     ]
 
 
-def held_in_texts(db: Database, question: set[str], rowids: Sequence[int]) -> dict[int, set[str]]:
-    """The question words each row's passage text holds, matched in the texts themselves."""
-    sql = "SELECT id, document_id, idx, text, char_start, char_end, metadata, rowid FROM chunks "
-    rows = [
-        row for batch in _batches(db, sql + "WHERE rowid IN ({marks})", rowids) for row in batch
-    ]
+def read_candidates(
+    db: Database, rowids: Sequence[int], question: set[str]
+) -> tuple[dict[int, tuple[str, str]], dict[str, set[str]]]:
+    """Each row's (chunk id, document id) by row id, and the ``question`` words each row's
+    passage text holds by chunk id, from the rows themselves in one statement (their texts only
+    when there is a question); a row deleted is left out. `CandidateRows.read` answers the
+    same from the cache."""
+    columns = CHUNK_TEXT_COLUMNS if question else "id, document_id, rowid"
+    sql = f"SELECT {columns} FROM chunks WHERE rowid IN ({{marks}})"
+    rows = [row for batch in _batches(db, sql, rowids) for row in batch]
+    ids = {row[-1]: (row[0], row[1]) for row in rows}
+    if not question:
+        return ids, {}
     found = held_by_each(question, [passage_text(chunk_from_row(row)) for row in rows])
-    return {row[7]: words for row, words in zip(rows, found, strict=True)}
+    return ids, {row[0]: words for row, words in zip(rows, found, strict=True)}
 
 
 def _batches(db: Database, sql: str, keys: Sequence[Any]) -> Iterator[list[Any]]:
@@ -111,13 +110,9 @@ def with_chunks(
     ids = list(dict.fromkeys(hit.chunk.id for hit in hits))
     rows: dict[str, Sequence[Any]] = {}
     if rowids:
-        by_rowid = (
-            f"SELECT {JOINED_CHUNK_COLUMNS} FROM {CHUNKS_WITH_SOURCE} WHERE c.rowid IN ({{marks}})"
-        )
-        for batch in _batches(db, by_rowid, [rowids[i] for i in ids if i in rowids]):
+        for batch in _batches(db, _WHOLE_BY_ROWID, [rowids[i] for i in ids if i in rowids]):
             rows.update((row[0], row) for row in batch)
-    by_id = f"SELECT {JOINED_CHUNK_COLUMNS} FROM {CHUNKS_WITH_SOURCE} WHERE c.id IN ({{marks}})"
-    for batch in _batches(db, by_id, [i for i in ids if i not in rows]):
+    for batch in _batches(db, _WHOLE_BY_ID, [i for i in ids if i not in rows]):
         rows.update((row[0], row) for row in batch)
     return [
         copied_hit(

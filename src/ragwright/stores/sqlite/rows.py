@@ -16,6 +16,9 @@ JOINED_CHUNK_COLUMNS = (
     "c.id, c.document_id, c.idx, c.text, c.char_start, c.char_end, c.metadata, d.source, c.rowid"
 )
 CHUNKS_WITH_SOURCE = "chunks c LEFT JOIN documents d ON d.id = c.document_id"
+#: The columns `chunk_from_row` reads, then the rowid, of ``chunks`` alone (no source): what a
+#: candidate's ids and passage text are read from.
+CHUNK_TEXT_COLUMNS = "id, document_id, idx, text, char_start, char_end, metadata, rowid"
 #: Below SQLite's limits on expression depth (1000) and bound variables (32766).
 PAIRS_PER_QUERY = 400
 IDS_PER_QUERY = 5000

@@ -46,10 +46,9 @@ from ragwright.stores.sqlite.filters import compile_filter, matching_rowids_quer
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
 from ragwright.stores.sqlite.ranked_rows import (
     candidates_of,
-    held_in_texts,
     hits_of,
+    read_candidates,
     read_chunks,
-    read_ids,
     with_chunks,
 )
 from ragwright.stores.sqlite.row_slots import Slots, distinct
@@ -111,17 +110,14 @@ class SQLiteSearch(SQLiteSettings):
             vector = [] if unit is None else self._vector_scored(*unit, top_k, where, generation)
             rowids = list(dict.fromkeys([r for r, _ in keyword] + [r for r, _ in vector]))
             cache = self._current_candidates(generation)
-            if cache is None:
-                ids = read_ids(self._db, rowids)
-                found = [r for r in rowids if r in ids]
-                held = held_in_texts(self._db, set(question), found) if question else {}
+            if cache is None:  # being built in the background: from the rows themselves
+                ids, held = read_candidates(self._db, rowids, set(question))
             else:
-                ids = cache.ids_of(rowids)
-                held = cache.held(set(question), rowids) if question else {}
+                ids, held = cache.read(rowids, set(question))
         return CandidateRankings(
             candidates_of(keyword, Arm.BM25, ids),
             candidates_of(vector, Arm.VECTOR, ids),
-            {ids[rowid][0]: stems for rowid, stems in held.items() if rowid in ids},
+            held,
             {chunk_id: rowid for rowid, (chunk_id, _) in ids.items()},
         )
 
