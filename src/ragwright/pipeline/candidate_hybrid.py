@@ -17,7 +17,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from ragwright.models import Chunk, Hit, Scale
-from ragwright.pipeline.fusion import NORMALIZERS, fused_scores
+from ragwright.pipeline.fusion import fused_scores
 from ragwright.pipeline.search_request import SearchRequest
 from ragwright.ports import CandidateSearch, Vectors
 from ragwright.processors.passage_first import PassageFirst
@@ -42,9 +42,8 @@ def candidate_hybrid(
     found = store.hybrid_candidates(
         text, vector, request.depth, request.where, bm25=request.bm25, question=frozenset(question)
     )
-    normalizer = NORMALIZERS[request.fusion.value](request.rrf_k)
     fused = fused_scores(
-        [found.keyword, found.vector], request.weights, normalizer, request.document_share
+        [found.keyword, found.vector], request.weights, request.normalizer, request.document_share
     )
     order, top_k = fused.order, request.top_k
     if question and len(order) >= 2:

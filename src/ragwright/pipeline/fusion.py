@@ -58,7 +58,7 @@ def reciprocal_rank_fusion(
     document_share: float = 0.0,
 ) -> list[Hit]:
     """Fuse ranked hit lists, best first. Ties are broken by the best rank in any arm."""
-    return _fused_hits(rankings, weights, _reciprocal(k), document_share)
+    return fused_hits(rankings, weights, _reciprocal(k), document_share)
 
 
 def fuse_ranked_lists(
@@ -105,7 +105,7 @@ def convex_combination(
     document_share: float = 0.0,
 ) -> list[Hit]:
     """Fuse by the weighted sum of each arm's min-max normalized scores, best first."""
-    return _fused_hits(rankings, weights, _min_max, document_share)
+    return fused_hits(rankings, weights, _min_max, document_share)
 
 
 def zscore_combination(
@@ -116,17 +116,19 @@ def zscore_combination(
 ) -> list[Hit]:
     """Fuse by the weighted sum of each arm's scores over their standard deviation (the
     arm's lowest at 0, so a chunk an arm did not return adds nothing), best first."""
-    return _fused_hits(rankings, weights, _deviations, document_share)
+    return fused_hits(rankings, weights, _deviations, document_share)
 
 
-#: Each fusion method's normalizer, by `SearchRequest.fusion`'s values (RRF takes its k).
-NORMALIZERS: Mapping[str, Callable[[int], Normalizer]] = MappingProxyType(
-    {
-        "rrf": lambda k: _reciprocal(k),
-        "convex": lambda k: _min_max,
-        "zscore": lambda k: _deviations,
-    }
-)
+def normalizer(method: str, rrf_k: int = DEFAULT_RRF_K) -> Normalizer:
+    """The normalizer of a fusion method by `SearchRequest.fusion`'s value: ``rrf`` (with its
+    ``rrf_k``), ``convex`` or ``zscore``."""
+    if method == "rrf":
+        return _reciprocal(rrf_k)
+    if method == "convex":
+        return _min_max
+    if method == "zscore":
+        return _deviations
+    raise ConfigError(f"unknown fusion {method!r}: choose rrf, convex or zscore")
 
 
 def _reciprocal(k: int) -> Normalizer:
@@ -147,14 +149,14 @@ def _deviations(scores: Sequence[float]) -> list[float]:
     return [1.0] * len(scores)
 
 
-def _fused_hits(
+def fused_hits(
     rankings: Sequence[Sequence[Hit]],
     weights: Mapping[Arm, float] | None,
     normalizer: Normalizer,
     document_share: float,
 ) -> list[Hit]:
     """`fused_scores` of hit lists, as rank-scale hits (each with its first-seen hit's
-    chunk and source)."""
+    chunk and source): what the three functions above give, by any `normalizer`."""
     first_seen: dict[str, Hit] = {}
     entries: list[list[Candidate]] = []
     for ranking in rankings:

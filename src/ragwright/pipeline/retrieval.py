@@ -15,11 +15,7 @@ from ragwright._surrogates import refuse_surrogates
 from ragwright.errors import ConfigError, UnsupportedScale
 from ragwright.models import Hit
 from ragwright.pipeline.candidate_hybrid import candidate_hybrid, covers
-from ragwright.pipeline.fusion import (
-    convex_combination,
-    reciprocal_rank_fusion,
-    zscore_combination,
-)
+from ragwright.pipeline.fusion import fused_hits
 from ragwright.pipeline.search_request import (
     DEFAULT_FUSION,
     MAX_TOP_K,
@@ -144,27 +140,14 @@ class Retriever:
                 query.text, query.dense_text, request, request.top_k, query_vector
             )[0]
         if self._candidates is not None and not query.variants and covers(request):
-            vector = query_vector
-            if vector is None:
-                vector = self.embedder.embed_query(query.dense_text)
+            vector = self._vector(query.dense_text, query_vector)
             return candidate_hybrid(self._candidates, query.query, query.text, vector, request)
         depth = request.depth
         passage = bool(request.passage_coverage_weight or request.passage_heading_weight)
         rankings = self._rankings(query.text, query.dense_text, request, depth, query_vector)
         for variant in query.variants:
             rankings += self._rankings(variant, variant, request, depth, None)
-        if request.fusion is not Fusion.RRF:
-            combine = zscore_combination if request.fusion is Fusion.ZSCORE else convex_combination
-            fused = combine(
-                rankings, weights=request.weights, document_share=request.document_share
-            )
-        else:
-            fused = reciprocal_rank_fusion(
-                rankings,
-                k=request.rrf_k,
-                weights=request.weights,
-                document_share=request.document_share,
-            )
+        fused = fused_hits(rankings, request.weights, request.normalizer, request.document_share)
         if passage:
             step = PassageFirst(request.passage_heading_weight, request.passage_coverage_weight)
             fused = step.first(query.query, fused, request.top_k)
@@ -191,6 +174,11 @@ class Retriever:
         if mode is not SearchMode.VECTOR:
             rankings.append(self.store.keyword_search(text, top_k, where, bm25=bm25))
         if mode is not SearchMode.BM25:
-            vector = self.embedder.embed_query(dense_text) if query_vector is None else query_vector
-            rankings.append(self.store.vector_search(vector, top_k, where))
+            rankings.append(
+                self.store.vector_search(self._vector(dense_text, query_vector), top_k, where)
+            )
         return rankings
+
+    def _vector(self, dense_text: str, given: Vectors | None) -> Vectors:
+        """The query vector: ``given``, or ``dense_text`` embedded."""
+        return self.embedder.embed_query(dense_text) if given is None else given

@@ -55,7 +55,7 @@ from ragwright.filters import Filter, parse_filter
 from ragwright.graph.settings import GraphSettings
 from ragwright.models import FTS5_BM25, Arm, BM25Parameters
 from ragwright.permissions import EVERYONE, Caller
-from ragwright.pipeline.fusion import DEFAULT_RRF_K
+from ragwright.pipeline.fusion import DEFAULT_RRF_K, Normalizer, normalizer
 from ragwright.processors.specs import ProcessorSpec, processor_specs
 
 __all__ = [
@@ -305,6 +305,11 @@ class SearchRequest:
         hybrid too) when its weight is above 0."""
         fused = self.mode in (SearchMode.HYBRID, SearchMode.GRAPH, SearchMode.AUTO)
         return self.mode is SearchMode.SPARSE or (fused and self.sparse_weight > 0)
+
+    @property
+    def normalizer(self) -> Normalizer:
+        """How fusion normalizes each arm's scores (`fusion.normalizer` of ``fusion``)."""
+        return normalizer(self.fusion.value, self.rrf_k)
 
     @property
     def bm25(self) -> BM25Parameters:
