@@ -102,7 +102,10 @@ class Mapped:
             _advise(array, "MADV_WILLNEED")
             if checksum(array) != self.checksums[name]:
                 return False
-            _release(array)
+            # Drop the pages the checksum read from this process's resident set: they stay
+            # in the page cache (a later read is a minor fault), so the process is charged
+            # only for the pages its queries touch (a graph search reads a few hundred rows).
+            _advise(array, "MADV_DONTNEED")
         return True
 
 
@@ -149,20 +152,12 @@ def read_arrays(path: Path) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]
 
 
 def _advise(array: npt.NDArray[Any], advice: str) -> None:
+    """``madvise`` the mapping behind ``array`` (nothing for an array that is not mapped, or
+    where the platform lacks the advice)."""
     handle = getattr(array, "_mmap", None)
     if isinstance(handle, mmap.mmap) and hasattr(mmap, advice):
         with contextlib.suppress(OSError, ValueError):
             handle.madvise(getattr(mmap, advice))
-
-
-def _release(array: npt.NDArray[Any]) -> None:
-    """Drop the pages the checksum read from this process's resident set: they stay in the
-    page cache (a later read is a minor fault), so the process is charged only for the pages
-    its queries touch (a search through the HNSW graph reads a few hundred vector rows)."""
-    handle = getattr(array, "_mmap", None)
-    if isinstance(handle, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
-        with contextlib.suppress(OSError, ValueError):
-            handle.madvise(mmap.MADV_DONTNEED)
 
 
 def remove(path: Path) -> None:
