@@ -42,6 +42,14 @@ def write(store: SQLiteStore, rng: random.Random, names: range) -> None:
         store.upsert(document, chunks, embedder.embed_documents([c.text for c in chunks]))
 
 
+def filled(directory: Path, rng: random.Random, documents: int) -> SQLiteStore:
+    """A store (building its caches in the query) with ``documents`` documents written."""
+    store = SQLiteStore(directory, background=False)
+    store.bind_space(HashingEmbedder().space)
+    write(store, rng, range(documents))
+    return store
+
+
 def questions(rng: random.Random) -> list[frozenset[str]]:
     asked = [content_words(" ".join(rng.choices(WORDS, k=rng.randint(1, 5)))) for _ in range(40)]
     return [frozenset(q) for q in asked if q]
@@ -53,7 +61,7 @@ def held_everywhere(store: SQLiteStore, question: frozenset[str]) -> dict[str, s
     return dict(store.hybrid_candidates(" ".join(WORDS), vector, 200, question=question).held)
 
 
-def held_in_texts(store: SQLiteStore, question: frozenset[str]) -> dict[str, set[str]]:
+def held_in_passages(store: SQLiteStore, question: frozenset[str]) -> dict[str, set[str]]:
     vector = HashingEmbedder().embed_query(" ".join(question))
     hits = store.keyword_search(" ".join(WORDS), 200) + store.vector_search(vector, 200)
     chunks = {hit.chunk.id: hit.chunk for hit in hits}
@@ -63,12 +71,10 @@ def held_in_texts(store: SQLiteStore, question: frozenset[str]) -> dict[str, set
 
 def test_the_cache_holds_what_the_rows_hold_through_writes(tmp_path: Path) -> None:
     rng = random.Random(21)
-    store = SQLiteStore(tmp_path, background=False)
-    store.bind_space(HashingEmbedder().space)
-    write(store, rng, range(30))
+    store = filled(tmp_path, rng, 30)
     for step in range(4):
         for question in questions(rng):
-            assert held_everywhere(store, question) == held_in_texts(store, question), step
+            assert held_everywhere(store, question) == held_in_passages(store, question), step
         listed = store.list_documents()
         for info in rng.sample(listed, 4):
             store.delete(info.id)
@@ -80,9 +86,7 @@ def test_the_cache_holds_what_the_rows_hold_through_writes(tmp_path: Path) -> No
 
 def test_a_deleted_candidates_file_is_rebuilt_with_the_same_answers(tmp_path: Path) -> None:
     rng = random.Random(22)
-    store = SQLiteStore(tmp_path, background=False)
-    store.bind_space(HashingEmbedder().space)
-    write(store, rng, range(40))
+    store = filled(tmp_path, rng, 40)
     asked = questions(rng)
     before = [held_everywhere(store, q) for q in asked]
     store.close()
@@ -94,16 +98,14 @@ def test_a_deleted_candidates_file_is_rebuilt_with_the_same_answers(tmp_path: Pa
 
 def test_the_rows_answer_while_the_cache_is_built_in_the_background(tmp_path: Path) -> None:
     rng = random.Random(23)
-    store = SQLiteStore(tmp_path, background=False)
-    store.bind_space(HashingEmbedder().space)
-    write(store, rng, range(40))
+    store = filled(tmp_path, rng, 40)
     store.close()
     serving = SQLiteStore(tmp_path)  # background builds: the first searches read texts
     asked = questions(rng)
     first = [held_everywhere(serving, q) for q in asked]
     serving.wait_for_caches()
     assert [held_everywhere(serving, q) for q in asked] == first
-    assert first == [held_in_texts(serving, q) for q in asked]
+    assert first == [held_in_passages(serving, q) for q in asked]
     assert any(any(held.values()) for held in first)  # the questions are not all missed
 
 
