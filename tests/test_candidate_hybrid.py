@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ragwright.filters import Filter, parse_filter
-from ragwright.models import FTS5_BM25, Arm, BM25Parameters, Candidate, Chunk, Hit, copied_hit
+from ragwright.models import FTS5_BM25, Arm, BM25Parameters, Candidate, Chunk, Hit
 from ragwright.pipeline.retrieval import Fusion, Retriever, SearchMode, SearchRequest
 from ragwright.ports import CandidateSearch, Vectors
 from ragwright.stores.sqlite import SQLiteStore
@@ -153,52 +153,54 @@ def test_candidates_are_the_arms_hits_and_hold_their_passages_words(
             Candidate(h.chunk.id, h.chunk.document_id, h.score, (Arm.VECTOR,)) for h in vectors
         ]
         chunks = {hit.chunk.id: hit.chunk for hit in keyword + vectors}
-        if question:
-            assert found.held == {
-                chunk_id: set(question) & content_words(passage_text(chunk))
-                for chunk_id, chunk in chunks.items()
-            }
-        else:
-            assert found.held == {}
+        assert {word: sorted(ids) for word, ids in found.holders.items()} == {
+            word: sorted(c for c, chunk in chunks.items() if word in words_of(chunk))
+            for word in question
+        }
     assert store.hybrid_candidates("green tea", embedder.embed_query("tea"), 0).keyword == []
 
 
-def bare(hit: Hit) -> Hit:
-    """``hit`` as a candidate search carries it until its row is read: ids, no text, no source."""
-    chunk = Chunk(hit.chunk.id, hit.chunk.document_id, 0, "", 0, 0)
-    return copied_hit(hit, score=hit.score, scale=hit.scale, source="", chunk=chunk)
+def words_of(chunk: Chunk) -> set[str]:
+    return content_words(passage_text(chunk))
 
 
-def test_with_chunks_reads_the_whole_hits_of_id_only_ones(store: SQLiteStore) -> None:
+def chunks_of(hits: list[Hit]) -> dict[str, tuple[Chunk, str]]:
+    return {hit.chunk.id: (hit.chunk, hit.source) for hit in hits}
+
+
+def test_kept_chunks_reads_each_whole_chunk_with_its_source(store: SQLiteStore) -> None:
     embedder = HashingEmbedder()
     for query in QUERIES:
         whole = store.keyword_search(query, 5) + store.vector_search(embedder.embed_query(query), 5)
-        assert store.with_chunks([bare(hit) for hit in whole]) == whole
+        ids = [hit.chunk.id for hit in whole]
+        assert store.kept_chunks(ids) == chunks_of(whole)
+        assert list(store.kept_chunks(ids[::-1])) == list(dict.fromkeys(ids[::-1]))  # in order
 
 
-def test_a_chunk_deleted_after_its_ranking_is_dropped(tmp_path: Path) -> None:
+def test_a_chunk_deleted_after_its_ranking_is_left_out(tmp_path: Path) -> None:
     embedder = HashingEmbedder()
     store = SQLiteStore(tmp_path, background=False)
     store.bind_space(embedder.space)
     for source in ("a.md", "b.md"):
         document, chunks = make_document(source, [f"green tea from {source}"])
         store.upsert(document, chunks, embedder.embed_documents([c.text for c in chunks]))
-    keyword = [bare(hit) for hit in store.keyword_search("green tea", 10)]
-    gone = next(h for h in store.keyword_search("green tea", 10) if h.source == "a.md")
+    ranked = store.keyword_search("green tea", 10)
+    gone = next(h for h in ranked if h.source == "a.md")
     store.delete(gone.chunk.document_id)
-    kept = store.with_chunks(keyword)
-    assert [(hit.source, hit.chunk.text) for hit in kept] == [("b.md", "green tea from b.md")]
+    kept = store.kept_chunks([hit.chunk.id for hit in ranked])
+    assert [(source, chunk.text) for chunk, source in kept.values()] == [
+        ("b.md", "green tea from b.md")
+    ]
 
 
-def test_with_chunks_reads_by_row_key_and_never_trusts_a_stale_one(store: SQLiteStore) -> None:
+def test_kept_chunks_reads_by_row_key_and_never_trusts_a_stale_one(store: SQLiteStore) -> None:
     """The keys of `hybrid_candidates` only speed the read: a key that names another chunk's
-    row, or no row, still gives each hit its own chunk (looked up by id)."""
+    row, or no row, still gives each chunk id its own chunk (looked up by id)."""
     embedder = HashingEmbedder()
     whole = store.keyword_search("green tea", 6)
     keys = store.hybrid_candidates("green tea", embedder.embed_query("green tea"), 6).keys
-    bare_hits = [bare(hit) for hit in whole]
-    assert store.with_chunks(bare_hits, keys) == whole
     ids = [hit.chunk.id for hit in whole]
+    assert store.kept_chunks(ids, keys) == chunks_of(whole)
     shifted = {chunk_id: keys[ids[(i + 1) % len(ids)]] for i, chunk_id in enumerate(ids)}
-    assert store.with_chunks(bare_hits, shifted) == whole
-    assert store.with_chunks(bare_hits, dict.fromkeys(ids, 10**9)) == whole
+    assert store.kept_chunks(ids, shifted) == chunks_of(whole)
+    assert store.kept_chunks(ids, dict.fromkeys(ids, 10**9)) == chunks_of(whole)

@@ -58,7 +58,12 @@ def questions(rng: random.Random) -> list[frozenset[str]]:
 def held_everywhere(store: SQLiteStore, question: frozenset[str]) -> dict[str, set[str]]:
     """What the store says each of the candidates of a broad search holds."""
     vector = HashingEmbedder().embed_query(" ".join(question))
-    return dict(store.hybrid_candidates(" ".join(WORDS), vector, 200, question=question).held)
+    found = store.hybrid_candidates(" ".join(WORDS), vector, 200, question=question)
+    held: dict[str, set[str]] = {c.chunk_id: set() for c in found.keyword + found.vector}
+    for word, chunk_ids in found.holders.items():
+        for chunk_id in chunk_ids:
+            held[chunk_id].add(word)
+    return held
 
 
 def held_in_passages(store: SQLiteStore, question: frozenset[str]) -> dict[str, set[str]]:
@@ -123,7 +128,7 @@ def test_a_word_whose_every_holder_was_removed_is_held_by_none(tmp_path: Path) -
     nothing_added = candidate_rows.load(db, np.empty(0, dtype=np.int64))
     compacted = rows.extended(np.array([zebra]), nothing_added).compacted()
     everyone = compacted.rows.sorted_rowids.tolist()
-    ids, held = compacted.read([zebra, *everyone], {"zebra", "green"})
-    assert held == {chunk_id: {"green"} for chunk_id, _ in ids.values()}
+    ids, holders = compacted.read([zebra, *everyone], {"zebra", "green"})
+    assert holders == {"zebra": [], "green": [chunk_id for chunk_id, _ in ids.values()]}
     expected = db.execute("SELECT rowid, id, document_id FROM chunks WHERE rowid != ?", (zebra,))
     assert ids == {r: (c, d) for r, c, d in expected}

@@ -97,7 +97,12 @@ def test_fusion_gives_exactly_its_definition(fusion: str, share: float) -> None:
     pick = random.Random(f"{fusion}{share}")
     for _ in range(300):
         rankings = generated(pick)
-        weights = {Arm.BM25: pick.choice([1.0, 0.5, 2.0]), Arm.VECTOR: pick.choice([1.0, 1.5])}
+        # A negative weight too (the functions take any): a document's leader is then lifted
+        # even when it is the document's only chunk (its own contribution is below 0).
+        weights = {
+            Arm.BM25: pick.choice([1.0, 0.5, 2.0, -0.5]),
+            Arm.VECTOR: pick.choice([1.0, 1.5]),
+        }
         if fusion == "rrf":
             k = pick.choice([1, 5, 60])
             fused = reciprocal_rank_fusion(rankings, k=k, weights=weights, document_share=share)

@@ -131,7 +131,7 @@ def test_negative_weights_in_the_search_settings_are_refused() -> None:
 
 
 def test_a_rescored_hit_keeps_every_field_but_its_score_and_scale() -> None:
-    # models.copied_hit (behind rescored and the SQLite store's with_chunks)
+    # models.copied_hit (behind rescored)
     # copies a Hit field by field, for speed: a field added to Hit must be copied there too,
     # or it is dropped.
     copied = {"chunk", "score", "scale", "arms", "source", "arm_ranks", "rank", "index"}

@@ -270,13 +270,13 @@ class Candidate(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class CandidateRankings:
-    """Both arms' candidates from one state of the index, the question words each candidate
-    holds (by chunk id; empty when no question words were asked about), and the store's keys
-    for their rows (by chunk id), which `with_chunks` takes back."""
+    """Both arms' candidates from one state of the index, the candidates holding each question
+    word (by word: their chunk ids; empty when no question words were asked about), and the
+    store's keys for their rows (by chunk id), which `kept_chunks` takes back."""
 
     keyword: list[Candidate]
     vector: list[Candidate]
-    held: Mapping[str, set[str]]
+    holders: Mapping[str, list[str]]
     keys: Mapping[str, int]
 
 

@@ -529,7 +529,7 @@ class KeywordSearch(Protocol):
 @runtime_checkable
 class CandidateSearch(Protocol):
     """Hybrid search without a `Hit` per candidate: both arms' candidates by their ids alone,
-    with the question words each holds, and the whole rows of the few a search keeps (it
+    with the question words each holds, and the whole chunks of the few a search keeps (it
     ranks two arms' candidates, fuses and reorders them, and keeps top_k)."""
 
     def hybrid_candidates(
@@ -547,10 +547,12 @@ class CandidateSearch(Protocol):
         each one's `terms.passage_text` holds."""
         ...
 
-    def with_chunks(self, hits: Sequence[Hit], keys: Mapping[str, int] | None = None) -> list[Hit]:
-        """``hits`` (whose chunks may hold only their ids) with their whole chunks and sources
-        read, in order; a hit whose chunk is gone since it was ranked is dropped. ``keys``
-        are `CandidateRankings.keys`, for a quicker read."""
+    def kept_chunks(
+        self, chunk_ids: Sequence[str], keys: Mapping[str, int] | None = None
+    ) -> dict[str, tuple[Chunk, str]]:
+        """The whole chunk of each of ``chunk_ids`` with its document's source, by chunk id;
+        a chunk gone since it was ranked is left out. ``keys`` are `CandidateRankings.keys`,
+        for a quicker read."""
         ...
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from ragwright.models import Chunk, Hit, Scale
+from ragwright.models import Hit, Scale
 from ragwright.pipeline.fusion import fused_scores
 from ragwright.pipeline.search_request import SearchRequest
 from ragwright.ports import CandidateSearch, Vectors
@@ -47,22 +47,26 @@ def candidate_hybrid(
     )
     order, top_k = fused.order, request.top_k
     if question and len(order) >= 2:
-        held = [found.held.get(chunk_id, set()) for chunk_id in order]
+        at = {chunk_id: position for position, chunk_id in enumerate(order)}
+        holders = {word: [at[c] for c in found.holders[word]] for word in question}
         scores = [fused.scores[chunk_id] for chunk_id in order]
         step = PassageFirst(0.0, coverage)
-        kept = [(order[at], score) for at, score in step.order(question, scores, held, top_k)]
+        kept = [
+            (order[position], score)
+            for position, score in step.ranked(question, scores, holders, len(order), top_k)
+        ]
     else:
         kept = [(chunk_id, fused.scores[chunk_id]) for chunk_id in order[:top_k]]
-    return store.with_chunks(
-        [
-            Hit(
-                chunk=Chunk(chunk_id, fused.documents[chunk_id], 0, "", 0, 0),
-                score=score,
-                scale=Scale.FUSED,
-                arms=frozenset(fused.arms[chunk_id]),
-                arm_ranks=MappingProxyType(fused.ranks[chunk_id]),
-            )
-            for chunk_id, score in kept
-        ],
-        found.keys,
-    )
+    chunks = store.kept_chunks([chunk_id for chunk_id, _ in kept], found.keys)
+    return [
+        Hit(
+            chunk=found_chunk[0],
+            score=score,
+            scale=Scale.FUSED,
+            arms=frozenset(fused.arms[chunk_id]),
+            source=found_chunk[1],
+            arm_ranks=MappingProxyType(fused.ranks[chunk_id]),
+        )
+        for chunk_id, score in kept
+        if (found_chunk := chunks.get(chunk_id)) is not None
+    ]

@@ -25,7 +25,7 @@ fusion). No hit is added or dropped.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ragwright.models import Hit, Scale, copied_hit
 from ragwright.processors._args import integer, real
@@ -75,37 +75,49 @@ class PassageFirst:
     ) -> list[tuple[int, float]]:
         """(position, new score) of the first ``count`` hits, for hits of these ``scores``
         whose first ``len(found)`` (the window) hold these question words (and match the
-        question's words with their headings this well, for a heading weight). A search
-        that builds no `Hit` per candidate reorders its candidates with it."""
+        question's words with their headings this well, for a heading weight)."""
+        holders: dict[str, list[int]] = {word: [] for word in question}
+        for position, words in enumerate(found):
+            for word in words:  # a subset of the question
+                holders[word].append(position)
+        return self.ranked(question, scores, holders, len(found), count, heading)
+
+    def ranked(
+        self,
+        question: set[str],
+        scores: Sequence[float],
+        holders: Mapping[str, Sequence[int]],
+        window: int,
+        count: int,
+        heading: Sequence[float] | None = None,
+    ) -> list[tuple[int, float]]:
+        """`order`, given the positions (in the first ``window`` hits) of the hits holding
+        each question word: a search that builds no `Hit` per candidate reorders its
+        candidates with it."""
         low, high = min(scores), max(scores)
         spread = high - low or 1.0
-        weights = list(_rarity(question, found).items())  # summed in this order
+        # Each word's weight is the log of how few of the hits hold it (at least one): a word
+        # every hit has decides nothing. Summed in the question's order, word by word.
+        weights = [(word, math.log(1 + window / max(1, len(holders[word])))) for word in question]
         total = sum(w for _, w in weights) or 1.0
+        covered = [0.0] * window
+        for word, weight in weights:
+            for position in holders[word]:
+                covered[position] += weight
         scored = []
-        for position, held in enumerate(found):
-            coverage = sum([w for word, w in weights if word in held]) / total
+        for position in range(window):
             score = (
                 (scores[position] - low) / spread
                 + self.heading_weight * (0.0 if heading is None else heading[position])
-                + self.coverage_weight * coverage
+                + self.coverage_weight * (covered[position] / total)
             )
             scored.append((-score, position))
         scored.sort()
-        ranked = [(position, -negated) for negated, position in scored[:count]]
-        rest = range(len(found), min(len(scores), len(found) + count - len(ranked)))
-        return ranked + [(position, (scores[position] - low) / spread) for position in rest]
+        kept = [(position, -negated) for negated, position in scored[:count]]
+        rest = range(window, min(len(scores), window + count - len(kept)))
+        return kept + [(position, (scores[position] - low) / spread) for position in rest]
 
 
 def rescored(hit: Hit, score: float) -> Hit:
     """``hit`` with ``score`` on the fused scale."""
     return copied_hit(hit, score=score, scale=Scale.FUSED, source=hit.source)
-
-
-def _rarity(question: set[str], words: Sequence[set[str]]) -> dict[str, float]:
-    """Each question word's weight: the log of how few of the hits hold it (at least one)."""
-    holding = dict.fromkeys(question, 0)
-    for found in words:
-        for word in found:  # found is a subset of question
-            holding[word] += 1
-    n = len(words)
-    return {word: math.log(1 + n / max(1, holding[word])) for word in question}

@@ -113,22 +113,20 @@ class CandidateRows:
 
     def read(
         self, rowids: Sequence[int], question: set[str]
-    ) -> tuple[dict[int, tuple[str, str]], dict[str, set[str]]]:
-        """Each of these rows' (chunk id, document id) by row id, and the ``question`` words
-        each holds by chunk id (a row the cache lacks is left out), as `read_candidates`
-        reads them from the rows."""
+    ) -> tuple[dict[int, tuple[str, str]], dict[str, list[str]]]:
+        """Each of these rows' (chunk id, document id) by row id, and the chunk ids of those
+        holding each ``question`` word (a row the cache lacks is left out), as
+        `read_candidates` reads them from the rows."""
         slots = self.rows.slots_of(np.asarray(rowids, dtype=np.int64))
         owners = self.rows.rowids[slots].tolist()
         chunk_ids = [chunk.decode() for chunk in self.chunk_ids[slots].tolist()]
         documents = [document.decode() for document in self.document_ids[slots].tolist()]
         ids = dict(zip(owners, zip(chunk_ids, documents, strict=True), strict=True))
-        if not question:
-            return ids, {}
-        held: dict[str, set[str]] = {chunk_id: set() for chunk_id in chunk_ids}
-        for stem in question:
-            for position in self.words.holding(stem.encode(), slots):
-                held[chunk_ids[position]].add(stem)
-        return ids, held
+        holders = {
+            stem: [chunk_ids[at] for at in self.words.holding(stem.encode(), slots)]
+            for stem in question
+        }
+        return ids, holders
 
     def extended(self, removed: RowIds, added: CandidateRows) -> CandidateRows:
         return CandidateRows(

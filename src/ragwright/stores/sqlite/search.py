@@ -19,6 +19,7 @@ from ragwright.models import (
     Arm,
     BM25Parameters,
     CandidateRankings,
+    Chunk,
     EmbeddingSpace,
     Hit,
     Scale,
@@ -47,9 +48,9 @@ from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
 from ragwright.stores.sqlite.ranked_rows import (
     candidates_of,
     hits_of,
+    kept_chunks,
     read_candidates,
     read_chunks,
-    with_chunks,
 )
 from ragwright.stores.sqlite.row_slots import Slots, distinct
 from ragwright.stores.sqlite.settings import SQLiteSettings
@@ -111,13 +112,13 @@ class SQLiteSearch(SQLiteSettings):
             rowids = list(dict.fromkeys([r for r, _ in keyword] + [r for r, _ in vector]))
             cache = self._current_candidates(generation)
             if cache is None:  # being built in the background: from the rows themselves
-                ids, held = read_candidates(self._db, rowids, set(question))
+                ids, holders = read_candidates(self._db, rowids, set(question))
             else:
-                ids, held = cache.read(rowids, set(question))
+                ids, holders = cache.read(rowids, set(question))
         return CandidateRankings(
             candidates_of(keyword, Arm.BM25, ids),
             candidates_of(vector, Arm.VECTOR, ids),
-            held,
+            holders,
             {chunk_id: rowid for rowid, (chunk_id, _) in ids.items()},
         )
 
@@ -134,8 +135,10 @@ class SQLiteSearch(SQLiteSettings):
             )
         return self._candidates.current(self._db.connection, generation)
 
-    def with_chunks(self, hits: Sequence[Hit], keys: Mapping[str, int] | None = None) -> list[Hit]:
-        return with_chunks(self._db, hits, keys)
+    def kept_chunks(
+        self, chunk_ids: Sequence[str], keys: Mapping[str, int] | None = None
+    ) -> dict[str, tuple[Chunk, str]]:
+        return kept_chunks(self._db, chunk_ids, keys)
 
     def _vector(self, query: Vectors, top_k: int, where: Filter | None) -> list[Hit]:
         unit = self._unit_query(query, top_k)

@@ -19,6 +19,9 @@ import numpy.typing as npt
 _SAMPLED_PER_ROW = 16
 #: Below this many scores per row wanted, a sample saves nothing: all are candidates.
 _SAMPLE_FROM = 2 * _SAMPLED_PER_ROW
+#: At most this many scores are sorted whole: bounding the cut-off first costs more than it
+#: saves (56 rescored candidates: ~6 µs against ~25, ad hoc).
+_SORTED_WHOLE = 256
 
 
 def best_positions(
@@ -34,6 +37,8 @@ def best_positions(
     only scores above 0 count (BM25 sums, where 0 is a row no term matched)."""
     if k <= 0:
         return np.empty(0, dtype=np.intp)
+    if not positive and scores.shape[0] <= _SORTED_WHOLE:  # a float16 scan's candidates
+        return np.lexsort((rowids, -scores))[:k]
     kept = _candidates(scores, k, positive)
     if k < kept.size:
         among = scores[kept]

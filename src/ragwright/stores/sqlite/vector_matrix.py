@@ -3,18 +3,23 @@
 The store is the source of truth. The matrix is one block per batch of rows the cache has
 seen (the first build, memory-mapped from its file, then the rows added since), with removed
 rows masked: a write never copies the blocks already built. Row slots are `row_slots`'.
+An unfiltered search reads a large enough block through its float16 scan (`half_scan`),
+built on first use and kept by the matrices extended from this one.
 """
 
 from __future__ import annotations
 
+import math
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from ragwright.stores.sqlite import half_scan
 from ragwright.stores.sqlite.blas_threads import one_blas_thread
+from ragwright.stores.sqlite.half_scan import HalfScan
 from ragwright.stores.sqlite.row_slots import RowIds, RowSlots, Slots
 from ragwright.stores.sqlite.top_k import best_positions
 
@@ -25,12 +30,34 @@ _ROWS_PER_FETCH = 20_000
 #: 10,000 scattered rows at a million chunks scored in 3.4 ms, against 5.6 ms as one gather
 #: and one product (benchmarks/scale.py's matrix, one thread, a loaded machine).
 _GATHER_ROWS = 1024
+#: Candidates a float16 scan proposes beyond twice the k asked for: the more there are, the
+#: lower the score a row left out can reach, and the rarer a fallback to the whole product.
+_SCAN_MARGIN = 16
+
+
+class BlockScans:
+    """The float16 scans of a matrix's blocks (None: the block is multiplied whole), built on
+    first use. A write appends a block, so a matrix extended from another shares its scans."""
+
+    def __init__(self, built: list[HalfScan | None] | None = None) -> None:
+        self._built = built if built is not None else []
+
+    def of(self, blocks: tuple[Floats, ...]) -> list[HalfScan | None]:
+        for block in blocks[len(self._built) :]:
+            rows = block.shape[0]
+            fits = half_scan.MIN_ROWS <= rows <= half_scan.MAX_ROWS
+            self._built.append(HalfScan.of(block) if fits else None)
+        return self._built[: len(blocks)]
+
+    def shared(self) -> BlockScans:
+        return BlockScans(self._built)
 
 
 @dataclass(frozen=True)
 class VectorMatrix:
     rows: RowSlots
     blocks: tuple[Floats, ...]  # slots in order: block 0's rows, then block 1's, …
+    scans: BlockScans = field(default_factory=BlockScans, compare=False, repr=False)
 
     @classmethod
     def load(
@@ -73,7 +100,9 @@ class VectorMatrix:
     def extended(self, removed: RowIds, added: VectorMatrix) -> VectorMatrix:
         """This matrix with ``removed`` rows masked and the rows of ``added`` appended."""
         return VectorMatrix(
-            self.rows.changed(removed, added.rows.rowids), self.blocks + added.blocks
+            self.rows.changed(removed, added.rows.rowids),
+            self.blocks + added.blocks,
+            self.scans.shared(),
         )
 
     def compacted(self) -> VectorMatrix:
@@ -88,6 +117,9 @@ class VectorMatrix:
         """(row id, cosine similarity) of the k best live rows (of ``slots`` if given)."""
         one_blas_thread()
         if slots is None:
+            scanned = self._scanned_top_k(query, k)
+            if scanned is not None:
+                return scanned
             scores = self._scores(query)
             if self.rows.dead_count:
                 slots = self.rows.sorted_slots
@@ -99,8 +131,35 @@ class VectorMatrix:
         candidates = self.rows.rowids if slots is None else self.rows.rowids[slots]
         if scores.shape[0] == 0 or k <= 0:
             return []
-        best = best_positions(scores, candidates, k)
-        return [(int(candidates[i]), float(scores[i])) for i in best]
+        return _pairs(candidates, scores, best_positions(scores, candidates, k))
+
+    def _scanned_top_k(self, query: Floats, k: int) -> list[tuple[int, float]] | None:
+        """`top_k` of every live row through the blocks' float16 scans: the candidates each
+        scan proposes (every row of a block without one) rescored exactly; None where no
+        block has a scan, or the scans' bounds do not prove the k best are among them."""
+        scans = self.scans.of(self.blocks)
+        if k <= 0 or not any(scans):
+            return None
+        slots, scores, bound, start = [], [], -math.inf, 0
+        for block, scan in zip(self.blocks, scans, strict=True):
+            if scan is None:
+                positions, scored = np.arange(block.shape[0]), block @ query
+            else:
+                positions, beyond = scan.candidates(query, 2 * k + _SCAN_MARGIN)
+                scored, bound = block[positions] @ query, max(bound, beyond)
+            slots.append(positions + start)
+            scores.append(scored)
+            start += block.shape[0]
+        found, exact = np.concatenate(slots), np.concatenate(scores)
+        if self.rows.dead_count:
+            live = self.rows.live[found]
+            found, exact = found[live], exact[live]
+        candidates = self.rows.rowids[found]
+        best = best_positions(exact, candidates, k)
+        # Proven when every row was a candidate, or the k-th best beats any row left out.
+        if bound > -math.inf and (best.size < k or exact[best[-1]] <= bound):
+            return None
+        return _pairs(candidates, exact, best)
 
     def _scores(self, query: Floats) -> Floats:
         if len(self.blocks) == 1:
@@ -137,6 +196,12 @@ class VectorMatrix:
         # A plain array over the mapped file: every result computed from a `np.memmap` is
         # one too, and each runs Python code as it is made.
         return cls(rows, (np.asarray(arrays["matrix"]),))
+
+
+def _pairs(rowids: RowIds, scores: Floats, best: Slots) -> list[tuple[int, float]]:
+    """(row id, score) at the positions ``best``, as Python numbers (converted by numpy
+    at once: indexing an array one element at a time makes a numpy scalar of each)."""
+    return list(zip(rowids[best].tolist(), scores[best].tolist(), strict=True))
 
 
 def json_ids(rowids: RowIds) -> str:

@@ -1,0 +1,117 @@
+"""The float16 scan of an unfiltered exact search (`half_scan`) against plain numpy over
+every live row: the same rows in the same order whatever the data, including rows tied
+within float16's rounding at the cut-off (where its bound cannot prove the k best and the
+whole product answers), removed rows, appended blocks, and values float16 cannot hold."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from ragwright.stores.sqlite import half_scan
+from ragwright.stores.sqlite.half_scan import HalfScan
+from ragwright.stores.sqlite.row_slots import RowSlots
+from ragwright.stores.sqlite.vector_matrix import VectorMatrix
+
+ROWS = half_scan.MIN_ROWS + 1000
+
+
+def unit(rows: np.ndarray) -> np.ndarray:
+    return (rows / np.linalg.norm(rows, axis=-1, keepdims=True)).astype(np.float32)
+
+
+def numpy_top_k(matrix: VectorMatrix, query: np.ndarray, k: int) -> tuple[list[int], np.ndarray]:
+    """The k best live rows as plain numpy ranks them (ties by ascending row id)."""
+    vectors = np.concatenate(matrix.blocks)
+    live = np.flatnonzero(matrix.rows.live)
+    scores = vectors[live] @ query
+    best = live[np.lexsort((matrix.rows.rowids[live], -scores))][:k]
+    return matrix.rows.rowids[best].tolist(), vectors[best] @ query
+
+
+def assert_exact(matrix: VectorMatrix, query: np.ndarray, k: int) -> None:
+    rowids, scores = numpy_top_k(matrix, query, k)
+    found = matrix.top_k(query, k)
+    assert [rowid for rowid, _ in found] == rowids
+    assert [score for _, score in found] == pytest.approx(scores.tolist(), abs=1e-6)
+
+
+@pytest.mark.parametrize("k", [1, 10, 20, 200])
+def test_the_scan_finds_the_rows_of_the_whole_product(k: int) -> None:
+    rng = np.random.default_rng(k)
+    centres = unit(rng.normal(size=(20, 48)))  # clustered, like real embeddings
+    vectors = unit(centres[rng.integers(20, size=ROWS)] + rng.normal(scale=0.08, size=(ROWS, 48)))
+    rowids = rng.permutation(np.arange(1, ROWS + 1)).astype(np.int64)
+    matrix = VectorMatrix(RowSlots.of(rowids), (vectors,))
+    for _ in range(25):
+        assert_exact(matrix, unit(vectors[rng.integers(ROWS)] + rng.normal(scale=0.05, size=48)), k)
+    (scan,) = matrix.scans.of(matrix.blocks)
+    assert scan is not None  # the scan answered, not the plain product
+
+
+def test_no_row_the_scan_leaves_out_rescores_above_its_bound() -> None:
+    rng = np.random.default_rng(7)
+    vectors = unit(rng.normal(size=(ROWS, 64)))
+    scan = HalfScan.of(vectors)
+    assert scan is not None
+    for _ in range(50):
+        query = unit(rng.normal(size=64)) * rng.uniform(0.5, 3.0)  # any length
+        positions, bound = scan.candidates(query.astype(np.float32), 40)
+        left_out = np.setdiff1d(np.arange(ROWS), positions)
+        assert (vectors[left_out] @ query.astype(np.float32)).max() <= bound
+
+
+def test_rows_tied_at_the_cut_off_are_ranked_by_row_id() -> None:
+    """Hundreds of copies of one vector: the scan cannot tell them apart, its bound proves
+    nothing, and the whole product ranks them (ties by ascending row id)."""
+    rng = np.random.default_rng(3)
+    vectors = unit(rng.normal(size=(ROWS, 32)))
+    vectors[::10] = vectors[0]
+    rowids = np.arange(ROWS, 0, -1).astype(np.int64)  # descending, so row order is not id order
+    matrix = VectorMatrix(RowSlots.of(rowids), (vectors,))
+    for k in (5, 50, 300, 600):
+        assert_exact(matrix, vectors[0], k)
+
+
+def test_removed_rows_and_appended_blocks_are_searched_as_the_product_would() -> None:
+    rng = np.random.default_rng(11)
+    first, added = unit(rng.normal(size=(ROWS, 24))), unit(rng.normal(size=(300, 24)))
+    rowids = np.arange(1, ROWS + 301, dtype=np.int64)
+    matrix = VectorMatrix(RowSlots.of(rowids[:ROWS]), (first,))
+    queries = unit(rng.normal(size=(30, 24)))
+    best = matrix.top_k(queries[0], 5)
+    grown = matrix.extended(
+        np.array([rowid for rowid, _ in best[:3]], dtype=np.int64),  # the best rows, removed
+        VectorMatrix(RowSlots.of(rowids[ROWS:]), (added,)),
+    )
+    for query in queries:
+        assert_exact(grown, query, 10)
+    # The appended matrix kept the first block's scan rather than building it again.
+    assert grown.scans.of(grown.blocks)[0] is matrix.scans.of(matrix.blocks)[0]
+
+
+def test_a_block_float16_cannot_hold_is_multiplied_whole() -> None:
+    rng = np.random.default_rng(5)
+    vectors = rng.normal(size=(ROWS, 16)).astype(np.float32)
+    vectors[17, 3] = 1e6  # beyond float16's largest, 65504
+    assert HalfScan.of(vectors) is None
+    matrix = VectorMatrix(RowSlots.of(np.arange(1, ROWS + 1, dtype=np.int64)), (vectors,))
+    assert_exact(matrix, unit(rng.normal(size=16)), 10)
+
+
+def test_small_blocks_and_a_missing_faiss_leave_the_plain_product(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = np.random.default_rng(9)
+    small = VectorMatrix(
+        RowSlots.of(np.arange(1, 101, dtype=np.int64)), (unit(rng.normal(size=(100, 8))),)
+    )
+    assert small.scans.of(small.blocks) == [None]
+    assert_exact(small, unit(rng.normal(size=8)), 10)
+    monkeypatch.setitem(sys.modules, "faiss", None)  # as if the ann extra were not installed
+    vectors = unit(rng.normal(size=(ROWS, 8)))
+    matrix = VectorMatrix(RowSlots.of(np.arange(1, ROWS + 1, dtype=np.int64)), (vectors,))
+    assert matrix.scans.of(matrix.blocks) == [None]
+    assert_exact(matrix, unit(rng.normal(size=8)), 10)
