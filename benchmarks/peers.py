@@ -17,7 +17,9 @@ same chunks, and the same query vectors (embedded once, cached in benchmarks/.ca
   hands each query to a new one-thread pool, whose start the caller's CPU time misses and
   its wall time pays); "not installed" without it (it is not a dependency of ragwright);
 - ragwright's store: vector and bm25 search, and the `Retriever`'s hybrid search (query
-  vector given, so no embedding is timed);
+  vector given, so no embedding is timed). Its exact vector search scans an 8-bit copy of
+  the matrix (with the ``ann`` extra: `int8_scan`) and rescores the candidates, so it can
+  run under the numpy floor, which reads every float32;
 - LangChain's InMemoryVectorStore, LlamaIndex's SimpleVectorStore, Haystack's in-memory
   embedding and BM25 retrievers, each only when installed.
 

@@ -11,7 +11,7 @@ For each test query the dump holds the vector, BM25 and hybrid (the default requ
 vector given) top-10 and top-100: every hit's chunk id, score, scale, source, arms, arm ranks,
 text and metadata. A speed change must leave all of it equal; ``--compare`` prints how many
 result lists differ per search, and how many of those only in their scores' last bits (the
-float16 scan rescores its candidates by another product than the whole matrix's), and exits
+8-bit scan's candidates are rescored by another product than the whole matrix's), and exits
 non-zero if any differs in more. Fix ``PYTHONHASHSEED``: the
 passage-first step sums weights in the order of a set of strings, so without it two runs of
 one tree can differ in the last bit of a hybrid score.

@@ -24,6 +24,7 @@ document does not push better passages of other documents down.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -248,17 +249,19 @@ def _lift_leaders(
     each ranking to ``share`` of the document's best contribution there, when that is more
     than its own. Only the leader is lifted: lifting every chunk would let a weak chunk of the
     best document push better passages of other documents down."""
-    grouped: dict[str, list[str]] = {}
-    for cid, document_id in documents.items():
-        grouped.setdefault(document_id, []).append(cid)
     # A document's only candidate is its own best in every ranking, so lifting it changes
     # nothing, unless a contribution below 0 (a negative weight) is raised to 0: skipping
     # those documents saved a quarter of a SciFact fusion.
-    negative = any(value < 0 for own, _ in contributions for value in own.values())
+    if any(min(own.values()) < 0 for own, _ in contributions):
+        lifted = set(documents.values())
+    else:
+        lifted = {document for document, n in Counter(documents.values()).items() if n > 1}
+    grouped: dict[str, list[str]] = {}
+    for cid, document_id in documents.items():
+        if document_id in lifted:
+            grouped.setdefault(document_id, []).append(cid)
     for document_id, chunk_ids in grouped.items():
-        if len(chunk_ids) == 1 and not negative:
-            continue
-        cid = min(chunk_ids, key=lambda c: (-scores[c], best_rank[c], c))
+        _, _, cid = min([(-scores[c], best_rank[c], c) for c in chunk_ids])
         scores[cid] = sum(
             [
                 max(own.get(cid, 0.0), share * best.get(document_id, 0.0))

@@ -37,7 +37,7 @@ def best_positions(
     only scores above 0 count (BM25 sums, where 0 is a row no term matched)."""
     if k <= 0:
         return np.empty(0, dtype=np.intp)
-    if not positive and scores.shape[0] <= _SORTED_WHOLE:  # a float16 scan's candidates
+    if not positive and scores.shape[0] <= _SORTED_WHOLE:  # an 8-bit scan's candidates
         return np.lexsort((rowids, -scores))[:k]
     kept = _candidates(scores, k, positive)
     if k < kept.size:

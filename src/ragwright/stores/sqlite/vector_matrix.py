@@ -3,8 +3,8 @@
 The store is the source of truth. The matrix is one block per batch of rows the cache has
 seen (the first build, memory-mapped from its file, then the rows added since), with removed
 rows masked: a write never copies the blocks already built. Row slots are `row_slots`'.
-An unfiltered search reads a large enough block through its float16 scan (`half_scan`),
-built on first use and kept by the matrices extended from this one.
+An unfiltered search reads a large enough block through its 8-bit scan (`int8_scan`), built
+on first use and kept by the matrices extended from this one.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ragwright.stores.sqlite import half_scan
+from ragwright.stores.sqlite import int8_scan
 from ragwright.stores.sqlite.blas_threads import one_blas_thread
-from ragwright.stores.sqlite.half_scan import HalfScan
+from ragwright.stores.sqlite.int8_scan import Int8Scan
 from ragwright.stores.sqlite.row_slots import RowIds, RowSlots, Slots
 from ragwright.stores.sqlite.top_k import best_positions
 
@@ -30,23 +30,23 @@ _ROWS_PER_FETCH = 20_000
 #: 10,000 scattered rows at a million chunks scored in 3.4 ms, against 5.6 ms as one gather
 #: and one product (benchmarks/scale.py's matrix, one thread, a loaded machine).
 _GATHER_ROWS = 1024
-#: Candidates a float16 scan proposes beyond twice the k asked for: the more there are, the
+#: Candidates an 8-bit scan proposes beyond twice the k asked for: the more there are, the
 #: lower the score a row left out can reach, and the rarer a fallback to the whole product.
 _SCAN_MARGIN = 16
 
 
 class BlockScans:
-    """The float16 scans of a matrix's blocks (None: the block is multiplied whole), built on
+    """The 8-bit scans of a matrix's blocks (None: the block is multiplied whole), built on
     first use. A write appends a block, so a matrix extended from another shares its scans."""
 
-    def __init__(self, built: list[HalfScan | None] | None = None) -> None:
+    def __init__(self, built: list[Int8Scan | None] | None = None) -> None:
         self._built = built if built is not None else []
 
-    def of(self, blocks: tuple[Floats, ...]) -> list[HalfScan | None]:
+    def of(self, blocks: tuple[Floats, ...]) -> list[Int8Scan | None]:
         for block in blocks[len(self._built) :]:
             rows = block.shape[0]
-            fits = half_scan.MIN_ROWS <= rows <= half_scan.MAX_ROWS
-            self._built.append(HalfScan.of(block) if fits else None)
+            fits = int8_scan.MIN_ROWS <= rows <= int8_scan.MAX_ROWS
+            self._built.append(Int8Scan.of(block) if fits else None)
         return self._built[: len(blocks)]
 
     def shared(self) -> BlockScans:
@@ -134,7 +134,7 @@ class VectorMatrix:
         return _pairs(candidates, scores, best_positions(scores, candidates, k))
 
     def _scanned_top_k(self, query: Floats, k: int) -> list[tuple[int, float]] | None:
-        """`top_k` of every live row through the blocks' float16 scans: the candidates each
+        """`top_k` of every live row through the blocks' 8-bit scans: the candidates each
         scan proposes (every row of a block without one) rescored exactly; None where no
         block has a scan, or the scans' bounds do not prove the k best are among them."""
         scans = self.scans.of(self.blocks)

@@ -1,7 +1,8 @@
-"""The float16 scan of an unfiltered exact search (`half_scan`) against plain numpy over
-every live row: the same rows in the same order whatever the data, including rows tied
-within float16's rounding at the cut-off (where its bound cannot prove the k best and the
-whole product answers), removed rows, appended blocks, and values float16 cannot hold."""
+"""The 8-bit scan of an unfiltered exact search (`int8_scan`) against plain numpy over every
+live row: the same rows in the same order whatever the data, including rows tied within the
+8-bit rounding at the cut-off (where its bound cannot prove the k best and the whole product
+answers), dimensions of very different ranges, removed rows, appended blocks, and values that
+are not finite."""
 
 from __future__ import annotations
 
@@ -10,12 +11,12 @@ import sys
 import numpy as np
 import pytest
 
-from ragwright.stores.sqlite import half_scan
-from ragwright.stores.sqlite.half_scan import HalfScan
+from ragwright.stores.sqlite import int8_scan
+from ragwright.stores.sqlite.int8_scan import Int8Scan
 from ragwright.stores.sqlite.row_slots import RowSlots
 from ragwright.stores.sqlite.vector_matrix import VectorMatrix
 
-ROWS = half_scan.MIN_ROWS + 1000
+ROWS = int8_scan.MIN_ROWS + 1000
 
 
 def unit(rows: np.ndarray) -> np.ndarray:
@@ -53,8 +54,10 @@ def test_the_scan_finds_the_rows_of_the_whole_product(k: int) -> None:
 
 def test_no_row_the_scan_leaves_out_rescores_above_its_bound() -> None:
     rng = np.random.default_rng(7)
-    vectors = unit(rng.normal(size=(ROWS, 64)))
-    scan = HalfScan.of(vectors)
+    # Dimensions of ranges 100x apart, each scaled on its own, and one extreme value.
+    vectors = unit(rng.normal(size=(ROWS, 64)) * np.geomspace(0.1, 10, 64))
+    vectors[5, 0] = 0.99
+    scan = Int8Scan.of(vectors)
     assert scan is not None
     for _ in range(50):
         query = unit(rng.normal(size=64)) * rng.uniform(0.5, 3.0)  # any length
@@ -88,17 +91,26 @@ def test_removed_rows_and_appended_blocks_are_searched_as_the_product_would() ->
     )
     for query in queries:
         assert_exact(grown, query, 10)
-    # The appended matrix kept the first block's scan rather than building it again.
+    # The grown matrix kept the first block's scan rather than building it again.
     assert grown.scans.of(grown.blocks)[0] is matrix.scans.of(matrix.blocks)[0]
 
 
-def test_a_block_float16_cannot_hold_is_multiplied_whole() -> None:
-    rng = np.random.default_rng(5)
-    vectors = rng.normal(size=(ROWS, 16)).astype(np.float32)
-    vectors[17, 3] = 1e6  # beyond float16's largest, 65504
-    assert HalfScan.of(vectors) is None
+def test_a_query_of_zeros_proves_nothing_and_the_product_answers() -> None:
+    rng = np.random.default_rng(13)
+    vectors = unit(rng.normal(size=(ROWS, 16)))
+    scan = Int8Scan.of(vectors)
+    assert scan is not None
+    positions, bound = scan.candidates(np.zeros(16, dtype=np.float32), 20)
+    assert positions.size == 20 and bound == np.inf
     matrix = VectorMatrix(RowSlots.of(np.arange(1, ROWS + 1, dtype=np.int64)), (vectors,))
-    assert_exact(matrix, unit(rng.normal(size=16)), 10)
+    assert_exact(matrix, np.zeros(16, dtype=np.float32), 10)  # every row ties at 0: by row id
+
+
+def test_a_block_holding_nan_is_multiplied_whole() -> None:
+    rng = np.random.default_rng(5)
+    vectors = unit(rng.normal(size=(ROWS, 16)))
+    vectors[17, 3] = np.nan
+    assert Int8Scan.of(vectors) is None
 
 
 def test_small_blocks_and_a_missing_faiss_leave_the_plain_product(
