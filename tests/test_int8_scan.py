@@ -6,15 +6,19 @@ are not finite."""
 
 from __future__ import annotations
 
+import random
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from ragwright.stores.sqlite import int8_scan
+from ragwright.stores.sqlite import SQLiteStore, int8_scan
 from ragwright.stores.sqlite.int8_scan import Int8Scan
 from ragwright.stores.sqlite.row_slots import RowSlots
 from ragwright.stores.sqlite.vector_matrix import VectorMatrix
+from ragwright.testing import HashingEmbedder
+from ragwright.testing.store_contract import make_document
 
 ROWS = int8_scan.MIN_ROWS + 1000
 
@@ -48,7 +52,7 @@ def test_the_scan_finds_the_rows_of_the_whole_product(k: int) -> None:
     matrix = VectorMatrix(RowSlots.of(rowids), (vectors,))
     for _ in range(25):
         assert_exact(matrix, unit(vectors[rng.integers(ROWS)] + rng.normal(scale=0.05, size=48)), k)
-    (scan,) = matrix.scans.of(matrix.blocks)
+    (scan,) = matrix.scans.of(matrix.blocks, background=False)
     assert scan is not None  # the scan answered, not the plain product
 
 
@@ -64,6 +68,20 @@ def test_no_row_the_scan_leaves_out_rescores_above_its_bound() -> None:
         positions, bound = scan.candidates(query.astype(np.float32), 40)
         left_out = np.setdiff1d(np.arange(ROWS), positions)
         assert (vectors[left_out] @ query.astype(np.float32)).max() <= bound
+
+
+def test_a_scan_built_in_a_thread_answers_once_built() -> None:
+    rng = np.random.default_rng(19)
+    vectors = unit(rng.normal(size=(ROWS, 24)))
+    matrix = VectorMatrix(RowSlots.of(np.arange(1, ROWS + 1, dtype=np.int64)), (vectors,))
+    query = unit(rng.normal(size=24))
+    expected = numpy_top_k(matrix, query, 10)[0]
+    # The first search starts the build and multiplies the whole matrix meanwhile.
+    assert [rowid for rowid, _ in matrix.top_k(query, 10, background=True)] == expected
+    matrix.scans.wait()
+    (scan,) = matrix.scans.of(matrix.blocks, background=True)
+    assert scan is not None
+    assert [rowid for rowid, _ in matrix.top_k(query, 10, background=True)] == expected
 
 
 def test_rows_tied_at_the_cut_off_are_ranked_by_row_id() -> None:
@@ -92,7 +110,8 @@ def test_removed_rows_and_appended_blocks_are_searched_as_the_product_would() ->
     for query in queries:
         assert_exact(grown, query, 10)
     # The grown matrix kept the first block's scan rather than building it again.
-    assert grown.scans.of(grown.blocks)[0] is matrix.scans.of(matrix.blocks)[0]
+    (first, _) = grown.scans.of(grown.blocks, background=False)
+    assert first is matrix.scans.of(matrix.blocks, background=False)[0]
 
 
 def test_a_query_of_zeros_proves_nothing_and_the_product_answers() -> None:
@@ -120,10 +139,54 @@ def test_small_blocks_and_a_missing_faiss_leave_the_plain_product(
     small = VectorMatrix(
         RowSlots.of(np.arange(1, 101, dtype=np.int64)), (unit(rng.normal(size=(100, 8))),)
     )
-    assert small.scans.of(small.blocks) == [None]
+    assert small.scans.of(small.blocks, background=False) == [None]
     assert_exact(small, unit(rng.normal(size=8)), 10)
     monkeypatch.setitem(sys.modules, "faiss", None)  # as if the ann extra were not installed
     vectors = unit(rng.normal(size=(ROWS, 8)))
     matrix = VectorMatrix(RowSlots.of(np.arange(1, ROWS + 1, dtype=np.int64)), (vectors,))
-    assert matrix.scans.of(matrix.blocks) == [None]
+    assert matrix.scans.of(matrix.blocks, background=False) == [None]
     assert_exact(matrix, unit(rng.normal(size=8)), 10)
+
+
+def test_the_store_searches_through_the_scan_as_numpy_would(tmp_path: Path) -> None:
+    """Through `SQLiteStore`: a collection large enough for the scan, then written to (a new
+    block) and deleted from (masked rows), each state searched as plain numpy ranks it."""
+    rng = random.Random(17)
+    embedder = HashingEmbedder(32)
+    store = SQLiteStore(tmp_path, background=False)
+    store.bind_space(embedder.space)
+    vocabulary = [f"w{i}" for i in range(300)]
+
+    def write(first: int, count: int) -> None:
+        for number in range(first, first + count):
+            texts = [" ".join(rng.choices(vocabulary, k=8)) for _ in range(10)]
+            document, chunks = make_document(f"d{number}.md", texts)
+            store.upsert(document, chunks, embedder.embed_documents(texts))
+
+    def assert_as_numpy() -> None:
+        db = store._db.connection
+        rows = db.execute("SELECT id, vector FROM chunks").fetchall()
+        vectors = np.frombuffer(b"".join(v for _, v in rows), dtype="<f4").reshape(len(rows), -1)
+        score_of = {chunk_id: i for i, (chunk_id, _) in enumerate(rows)}
+        for words in range(8):
+            query = np.asarray(embedder.embed_query(" ".join(rng.choices(vocabulary, k=3 + words))))
+            scores = vectors @ query.astype(np.float32)
+            hits = store.vector_search(query, 10)
+            # The 10 best scores, each the returned hit's own (rows tied within float32's
+            # rounding may come in either order: the scan rescores by another product).
+            assert [h.score for h in hits] == pytest.approx(np.sort(scores)[::-1][:10], abs=1e-6)
+            assert [h.score for h in hits] == pytest.approx(
+                [scores[score_of[h.chunk.id]] for h in hits], abs=1e-6
+            )
+
+    write(0, ROWS // 10)
+    assert_as_numpy()
+    write(ROWS // 10, 30)  # appended to the cache as a block of its own
+    assert_as_numpy()
+    for number in range(0, 60, 3):
+        store.delete(make_document(f"d{number}.md", ["x"])[0].id)
+    assert_as_numpy()
+    with store._db.lock, store._db.read_snapshot() as generation:
+        matrix = store._current_matrix(embedder.space, generation)
+    # The store's search built the first block's scan (this store builds in the query).
+    assert matrix.scans.of(matrix.blocks, background=False)[0] is not None

@@ -132,8 +132,8 @@ def normalizer(method: str, rrf_k: int = DEFAULT_RRF_K) -> Normalizer:
     raise ConfigError(f"unknown fusion {method!r}: choose rrf, convex or zscore")
 
 
-def _weight(arm: Arm, default: float) -> float:
-    """An arm's weight when no weights are given."""
+def _unweighted(arm: Arm, default: float) -> float:
+    """Every arm's weight when no weights are given (in `Mapping.get`'s shape)."""
     return 1.0
 
 
@@ -203,7 +203,7 @@ def fused_scores(
     # Per ranking: each chunk's weighted contribution, and each document's best of them.
     contributions: list[tuple[dict[str, float], dict[str, float]]] = []
     best_rank: dict[str, int] = {}
-    weight = _weight if weights is None else weights.get
+    weight = _unweighted if weights is None else weights.get
     for ranking in rankings:
         if not ranking:
             continue

@@ -176,7 +176,9 @@ class SQLiteSearch(SQLiteSettings):
         slots = None if allowed is None else matrix.rows.slots_of(allowed)
         ann = self._current_ann(space, generation, len(matrix), slots)
         scored = None if ann is None else self._approximate(ann, matrix, vector, top_k, allowed)
-        return matrix.top_k(vector, top_k, slots) if scored is None else scored
+        if scored is None:
+            return matrix.top_k(vector, top_k, slots, background=self._background)
+        return scored
 
     def _keyword(
         self,

@@ -17,9 +17,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ragwright.stores.sqlite import int8_scan
 from ragwright.stores.sqlite.blas_threads import one_blas_thread
-from ragwright.stores.sqlite.int8_scan import Int8Scan
+from ragwright.stores.sqlite.int8_scan import BlockScans
 from ragwright.stores.sqlite.row_slots import RowIds, RowSlots, Slots
 from ragwright.stores.sqlite.top_k import best_positions
 
@@ -33,24 +32,6 @@ _GATHER_ROWS = 1024
 #: Candidates an 8-bit scan proposes beyond twice the k asked for: the more there are, the
 #: lower the score a row left out can reach, and the rarer a fallback to the whole product.
 _SCAN_MARGIN = 16
-
-
-class BlockScans:
-    """The 8-bit scans of a matrix's blocks (None: the block is multiplied whole), built on
-    first use. A write appends a block, so a matrix extended from another shares its scans."""
-
-    def __init__(self, built: list[Int8Scan | None] | None = None) -> None:
-        self._built = built if built is not None else []
-
-    def of(self, blocks: tuple[Floats, ...]) -> list[Int8Scan | None]:
-        for block in blocks[len(self._built) :]:
-            rows = block.shape[0]
-            fits = int8_scan.MIN_ROWS <= rows <= int8_scan.MAX_ROWS
-            self._built.append(Int8Scan.of(block) if fits else None)
-        return self._built[: len(blocks)]
-
-    def shared(self) -> BlockScans:
-        return BlockScans(self._built)
 
 
 @dataclass(frozen=True)
@@ -113,11 +94,15 @@ class VectorMatrix:
     def __len__(self) -> int:
         return self.rows.live_count
 
-    def top_k(self, query: Floats, k: int, slots: Slots | None = None) -> list[tuple[int, float]]:
-        """(row id, cosine similarity) of the k best live rows (of ``slots`` if given)."""
+    def top_k(
+        self, query: Floats, k: int, slots: Slots | None = None, *, background: bool = False
+    ) -> list[tuple[int, float]]:
+        """(row id, cosine similarity) of the k best live rows (of ``slots`` if given). A
+        block's 8-bit scan not built yet is built now, or (``background``) in a thread while
+        the whole product answers."""
         one_blas_thread()
         if slots is None:
-            scanned = self._scanned_top_k(query, k)
+            scanned = self._scanned_top_k(query, k, background)
             if scanned is not None:
                 return scanned
             scores = self._scores(query)
@@ -133,11 +118,13 @@ class VectorMatrix:
             return []
         return _pairs(candidates, scores, best_positions(scores, candidates, k))
 
-    def _scanned_top_k(self, query: Floats, k: int) -> list[tuple[int, float]] | None:
+    def _scanned_top_k(
+        self, query: Floats, k: int, background: bool
+    ) -> list[tuple[int, float]] | None:
         """`top_k` of every live row through the blocks' 8-bit scans: the candidates each
         scan proposes (every row of a block without one) rescored exactly; None where no
         block has a scan, or the scans' bounds do not prove the k best are among them."""
-        scans = self.scans.of(self.blocks)
+        scans = self.scans.of(self.blocks, background=background)
         if k <= 0 or not any(scans):
             return None
         slots, scores, bound, start = [], [], -math.inf, 0
