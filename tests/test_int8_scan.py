@@ -148,12 +148,16 @@ def test_small_blocks_and_a_missing_faiss_leave_the_plain_product(
     assert_exact(matrix, unit(rng.normal(size=8)), 10)
 
 
-def test_the_store_searches_through_the_scan_as_numpy_would(tmp_path: Path) -> None:
+@pytest.mark.parametrize("background", [False, True])
+def test_the_store_searches_through_the_scan_as_numpy_would(
+    tmp_path: Path, background: bool
+) -> None:
     """Through `SQLiteStore`: a collection large enough for the scan, then written to (a new
-    block) and deleted from (masked rows), each state searched as plain numpy ranks it."""
+    block) and deleted from (masked rows), each state searched as plain numpy ranks it; a
+    store that builds its caches in the background builds the scan in a thread."""
     rng = random.Random(17)
     embedder = HashingEmbedder(32)
-    store = SQLiteStore(tmp_path, background=False)
+    store = SQLiteStore(tmp_path, background=background)
     store.bind_space(embedder.space)
     vocabulary = [f"w{i}" for i in range(300)]
 
@@ -186,7 +190,11 @@ def test_the_store_searches_through_the_scan_as_numpy_would(tmp_path: Path) -> N
     for number in range(0, 60, 3):
         store.delete(make_document(f"d{number}.md", ["x"])[0].id)
     assert_as_numpy()
+    store.wait_for_caches()
     with store._db.lock, store._db.read_snapshot() as generation:
         matrix = store._current_matrix(embedder.space, generation)
-    # The store's search built the first block's scan (this store builds in the query).
-    assert matrix.scans.of(matrix.blocks, background=False)[0] is not None
+    # The store's searches build the first block's scan, in the query or in a thread.
+    matrix.scans.of(matrix.blocks, background=background)
+    matrix.scans.wait()
+    assert matrix.scans.of(matrix.blocks, background=background)[0] is not None
+    assert_as_numpy()

@@ -130,6 +130,11 @@ class DerivedCache(Generic[T]):
                 self._built = self._saved(db, built, built.value.compacted())
         return self._built.value
 
+    @property
+    def latest(self) -> T | None:
+        """The state the last query was served from (None before the first)."""
+        return None if self._built is None else self._built.value
+
     def wait(self) -> None:
         """Wait for a background build or check (for tests and benchmarks)."""
         for thread in (self._checker, self._worker):

@@ -138,17 +138,20 @@ class BlockScans:
         """Each block's scan; one not built yet is built now, or (``background``) in a
         thread, None standing for it meanwhile."""
         with self._lock:
-            missing = [
-                (at, block)
-                for at, block in enumerate(blocks)
-                if at not in self._built and at not in self._building
-            ]
-            self._building.update(at for at, _ in missing)
+            missing = []
+            for at, block in enumerate(blocks):
+                if at in self._built or at in self._building:
+                    continue
+                if MIN_ROWS <= block.shape[0] <= MAX_ROWS:
+                    missing.append((at, block))
+                    self._building.add(at)
+                else:  # multiplied whole: a write's few rows, or a block too large
+                    self._built[at] = None
         if missing and background:
             thread = threading.Thread(
                 target=self._build, args=(missing,), name="ragwright int8 scan", daemon=True
             )
-            self._threads.append(thread)
+            self._threads[:] = [t for t in self._threads if t.is_alive()] + [thread]
             thread.start()
         elif missing:
             self._build(missing)
@@ -166,11 +169,10 @@ class BlockScans:
     def _build(self, blocks: list[tuple[int, Floats]]) -> None:
         for at, block in blocks:
             scan = None
-            if MIN_ROWS <= block.shape[0] <= MAX_ROWS:
-                try:
-                    scan = Int8Scan.of(block)
-                except (MemoryError, RuntimeError) as error:  # faiss's own errors
-                    log.warning("exact search multiplies every row: no 8-bit scan (%s)", error)
+            try:
+                scan = Int8Scan.of(block)
+            except (MemoryError, RuntimeError) as error:  # faiss's own errors
+                log.warning("exact search multiplies every row: no 8-bit scan (%s)", error)
             with self._lock:
                 self._built[at] = scan
                 self._building.discard(at)

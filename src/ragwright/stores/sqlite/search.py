@@ -249,6 +249,9 @@ class SQLiteSearch(SQLiteSettings):
         for cache in (self._keywords, self._vectors, self._ann, self._candidates):
             if cache is not None:
                 cache.wait()
+        matrix = None if self._vectors is None else self._vectors.latest
+        if matrix is not None:
+            matrix.scans.wait()  # the 8-bit scans, built after the first search
 
     def _prune_change_log(self, db: sqlite3.Connection) -> None:
         """In a write transaction: drop the changes every cache file beside the index holds."""
