@@ -132,11 +132,6 @@ def normalizer(method: str, rrf_k: int = DEFAULT_RRF_K) -> Normalizer:
     raise ConfigError(f"unknown fusion {method!r}: choose rrf, convex or zscore")
 
 
-def _unweighted(arm: Arm, default: float) -> float:
-    """Every arm's weight when no weights are given (in `Mapping.get`'s shape)."""
-    return 1.0
-
-
 def _reciprocal(k: int) -> Normalizer:
     return lambda scores: [1.0 / (k + rank) for rank in range(1, len(scores) + 1)]
 
@@ -203,7 +198,7 @@ def fused_scores(
     # Per ranking: each chunk's weighted contribution, and each document's best of them.
     contributions: list[tuple[dict[str, float], dict[str, float]]] = []
     best_rank: dict[str, int] = {}
-    weight = _unweighted if weights is None else weights.get
+    weight = (weights or {}).get  # an arm without a weight weighs 1
     for ranking in rankings:
         if not ranking:
             continue

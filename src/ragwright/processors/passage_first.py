@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 
 from ragwright.models import Hit, Scale, copied_hit
 from ragwright.processors._args import integer, real
-from ragwright.terms import content_words, dice, headings, held_by_each, passage_text
+from ragwright.terms import content_words, dice, headings, holders_in, passage_text
 
 
 class PassageFirst:
@@ -56,31 +56,15 @@ class PassageFirst:
             return list(hits[:count])
         window = hits if self.window is None else hits[: self.window]
         # Only which question words each hit holds matters (not all of its words).
-        found = held_by_each(question, [passage_text(h.chunk) for h in window])
+        holders = holders_in(question, [passage_text(h.chunk) for h in window])
         heading = None  # times a weight of 0 adds exactly nothing: not computed
         if self.heading_weight:
             heading = [
                 dice(question, content_words(" ".join(headings(h.chunk)[1:]))) for h in window
             ]
-        order = self.order(question, [h.score for h in hits], found, count, heading)
+        scores = [h.score for h in hits]
+        order = self.ranked(question, scores, holders, len(window), count, heading)
         return [rescored(hits[position], score) for position, score in order]
-
-    def order(
-        self,
-        question: set[str],
-        scores: Sequence[float],
-        found: Sequence[set[str]],
-        count: int,
-        heading: Sequence[float] | None = None,
-    ) -> list[tuple[int, float]]:
-        """(position, new score) of the first ``count`` hits, for hits of these ``scores``
-        whose first ``len(found)`` (the window) hold these question words (and match the
-        question's words with their headings this well, for a heading weight)."""
-        holders: dict[str, list[int]] = {word: [] for word in question}
-        for position, words in enumerate(found):
-            for word in words:  # a subset of the question
-                holders[word].append(position)
-        return self.ranked(question, scores, holders, len(found), count, heading)
 
     def ranked(
         self,
@@ -91,9 +75,11 @@ class PassageFirst:
         count: int,
         heading: Sequence[float] | None = None,
     ) -> list[tuple[int, float]]:
-        """`order`, given the positions (in the first ``window`` hits) of the hits holding
-        each question word: a search that builds no `Hit` per candidate reorders its
-        candidates with it."""
+        """(position, new score) of the first ``count`` hits, for hits of these ``scores``
+        whose first ``window`` are reordered: ``holders`` are the positions (among those) of
+        the hits holding each question word, ``heading`` how well each matches the question's
+        words with its headings (for a heading weight). A search that builds no `Hit` per
+        candidate reorders its candidates with it."""
         low, high = min(scores), max(scores)
         spread = high - low or 1.0
         # Each word's weight is the log of how few of the hits hold it (at least one): a word

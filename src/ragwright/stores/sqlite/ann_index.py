@@ -16,8 +16,6 @@ extended, so extending one always starts from an owned copy (`_owned_graph`).
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import sqlite3
 from dataclasses import dataclass
 from functools import cached_property
@@ -26,11 +24,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ragwright.errors import MissingDependencyError
+from ragwright.stores.sqlite.faiss_library import faiss_module
 from ragwright.stores.sqlite.row_slots import RowIds, RowSlots, Slots
 from ragwright.stores.sqlite.vector_matrix import Floats, VectorMatrix
 
-INSTALL = "pip install 'ragwright[ann]'"
 #: Graph links per node and the beam width while linking (faiss' HNSW parameters).
 LINKS = 32
 EF_CONSTRUCTION = 64
@@ -38,35 +35,6 @@ EF_CONSTRUCTION = 64
 _TRAINING_ROWS = 50_000
 #: A graph with this share of dead slots is built again rather than extended.
 _DEAD_SHARE = 0.2
-
-
-def faiss_module() -> Any:
-    """faiss, imported on first use; `MissingDependencyError` with the install line."""
-    try:
-        import faiss
-    except ImportError as error:
-        raise MissingDependencyError("approximate vector search", INSTALL) from error
-    # A core is left to the queries while a graph is built. OpenMP threads spin while they
-    # wait: on a machine with no idle core, two threads built a small graph 15x slower than one.
-    faiss.omp_set_num_threads(max(1, (os.cpu_count() or 1) - 1))
-    return faiss
-
-
-def available() -> bool:
-    try:
-        faiss_module()
-    except MissingDependencyError:
-        return False
-    return True
-
-
-def installed() -> bool:
-    """Whether faiss can be imported, without importing it (seconds on a loaded machine: a
-    serving store imports it only to read a graph file or to build one in the background)."""
-    try:
-        return importlib.util.find_spec("faiss") is not None
-    except (ImportError, ValueError):  # hidden (a None in sys.modules) or broken
-        return False
 
 
 @dataclass(frozen=True)

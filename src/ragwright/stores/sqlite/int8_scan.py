@@ -34,7 +34,6 @@ test queries it proved 297 of 300 top-20s from 56 candidates, and all 300 top-10
 from __future__ import annotations
 
 import copy
-import importlib.util
 import logging
 import math
 import threading
@@ -44,6 +43,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from ragwright.stores.sqlite.faiss_library import available, faiss_module
 
 Floats = npt.NDArray[np.float32]
 Positions = npt.NDArray[np.int64]
@@ -73,9 +74,9 @@ class Int8Scan:
     @classmethod
     def of(cls, block: Floats) -> Int8Scan | None:
         """The scan of ``block``; None where faiss is not installed or a value is not finite."""
-        faiss = _faiss()
-        if faiss is None or not np.isfinite(block).all():
+        if not available() or not np.isfinite(block).all():
             return None
+        faiss = faiss_module()
         largest = np.abs(block).max(axis=0)
         scales = (_LARGEST_CODE / np.where(largest > 0, largest, 1.0)).astype(np.float32)
         codes = np.rint(block * scales)
@@ -176,15 +177,3 @@ class BlockScans:
             with self._lock:
                 self._built[at] = scan
                 self._building.discard(at)
-
-
-def _faiss() -> Any:
-    """faiss, or None where it is not installed (the ``ann`` extra): then every block is
-    multiplied whole, as before."""
-    try:
-        if importlib.util.find_spec("faiss") is None:
-            return None
-        import faiss
-    except (ImportError, ValueError):  # hidden (a None in sys.modules) or broken
-        return None
-    return faiss

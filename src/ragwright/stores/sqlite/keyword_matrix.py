@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 from ragwright.models import FTS5_BM25, BM25Parameters
 from ragwright.stores.sqlite.row_slots import RowIds, RowSlots, Slots
-from ragwright.stores.sqlite.top_k import best_positions
+from ragwright.stores.sqlite.top_k import best_positions, ranked_pairs
 
 _MIN_IDF = 1e-6
 #: Terms read per batch while building (bounds the memory of one batch's doc id text).
@@ -184,9 +184,7 @@ class KeywordMatrix:
             ).astype(np.float64, copy=False)
             if allowed is None:  # the best straight from the sums: 0 is a row not matched
                 best = best_positions(summed, self.rows.rowids, k, positive=True)
-                return list(
-                    zip(self.rows.rowids[best].tolist(), summed[best].tolist(), strict=True)
-                )
+                return ranked_pairs(self.rows.rowids, summed, best)
             candidates = np.flatnonzero(summed > 0)  # ~6x faster than on the floats
             scores = summed[candidates]
         if allowed is not None:
@@ -197,8 +195,7 @@ class KeywordMatrix:
         if candidates.size == 0:
             return []
         rowids = self.rows.rowids[candidates]
-        best = best_positions(scores, rowids, k)
-        return list(zip(rowids[best].tolist(), scores[best].tolist(), strict=True))
+        return ranked_pairs(rowids, scores, best_positions(scores, rowids, k))
 
     def _norms(self, bm25: BM25Parameters) -> Floats:
         """Each slot's BM25 length normalization, ``k1 * (1 - b + b * dl / avgdl)``: fixed for

@@ -25,7 +25,7 @@ from ragwright.stores.sqlite.rows import (
     JOINED_CHUNK_COLUMNS,
     ROWID,
 )
-from ragwright.terms import held_by_each, passage_text
+from ragwright.terms import holders_in, passage_text
 
 #: A ranked row's chunk and its document's source.
 Row = tuple[Chunk, str]
@@ -66,13 +66,9 @@ def read_candidates(
     sql = f"SELECT {columns} FROM chunks WHERE rowid IN ({{marks}})"
     rows = [row for batch in _batches(db, sql, rowids) for row in batch]
     ids = {row[-1]: (row[0], row[1]) for row in rows}
-    holders: dict[str, list[str]] = {word: [] for word in question}
-    if question:
-        found = held_by_each(question, [passage_text(chunk_from_row(row)) for row in rows])
-        for row, words in zip(rows, found, strict=True):
-            for word in words:
-                holders[word].append(row[0])
-    return ids, holders
+    texts = [passage_text(chunk_from_row(row)) for row in rows] if question else []
+    found = holders_in(question, texts)
+    return ids, {word: [rows[at][0] for at in positions] for word, positions in found.items()}
 
 
 def _batches(db: Database, sql: str, keys: Sequence[Any]) -> Iterator[list[Any]]:

@@ -30,7 +30,7 @@ from ragwright.stores.fts_query import match_expression, query_terms
 from ragwright.stores.fts_terms import FTS5Terms
 from ragwright.stores.sqlite import derived
 from ragwright.stores.sqlite.ann_choice import ANN_SETTING, AnnChoice, check_mode
-from ragwright.stores.sqlite.ann_index import INSTALL, AnnIndex, available, installed
+from ragwright.stores.sqlite.ann_index import AnnIndex
 from ragwright.stores.sqlite.cache_kinds import (
     ANN_SUFFIX,
     CACHE_SUFFIXES,
@@ -43,6 +43,7 @@ from ragwright.stores.sqlite.caches import DerivedCache
 from ragwright.stores.sqlite.candidate_rows import CandidateRows
 from ragwright.stores.sqlite.change_log import covered_by_files, prune
 from ragwright.stores.sqlite.documents import condition_for
+from ragwright.stores.sqlite.faiss_library import INSTALL, available, installed
 from ragwright.stores.sqlite.filters import compile_filter, matching_rowids_query
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
 from ragwright.stores.sqlite.ranked_rows import (

@@ -25,7 +25,7 @@ from ragwright.stores.fts_query import STOP_WORDS
 from ragwright.stores.fts_terms import FTS5Terms, settle_tokenizer
 from ragwright.stores.ingest_lock import ingest_lock
 from ragwright.stores.sqlite.ann_choice import ANN_MODES, ANN_SETTING, DEFAULT_EF, AnnChoice
-from ragwright.stores.sqlite.ann_index import INSTALL, AnnIndex, available
+from ragwright.stores.sqlite.ann_index import AnnIndex
 from ragwright.stores.sqlite.caches import DerivedCache
 from ragwright.stores.sqlite.candidate_rows import CandidateRows
 from ragwright.stores.sqlite.checkpoints import SQLiteCheckpoints
@@ -34,6 +34,7 @@ from ragwright.stores.sqlite.communities import SQLiteCommunities
 from ragwright.stores.sqlite.creation import create_index_file
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.documents import SQLiteDocuments
+from ragwright.stores.sqlite.faiss_library import INSTALL, available
 from ragwright.stores.sqlite.graph_reads import SQLiteGraphReads
 from ragwright.stores.sqlite.graph_refresh import CachedGraph
 from ragwright.stores.sqlite.graph_resolution import SQLiteEntityResolution

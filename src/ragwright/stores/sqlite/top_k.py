@@ -61,3 +61,11 @@ def _candidates(
     if positive:
         return np.flatnonzero(scores > 0)
     return np.arange(size)
+
+
+def ranked_pairs(
+    rowids: npt.NDArray[np.int64], scores: npt.NDArray[np.floating[Any]], best: npt.NDArray[np.intp]
+) -> list[tuple[int, float]]:
+    """(row id, score) at the positions ``best`` (from `best_positions`), as Python numbers,
+    converted by numpy at once: indexing one element at a time makes a numpy scalar of each."""
+    return list(zip(rowids[best].tolist(), scores[best].tolist(), strict=True))

@@ -20,7 +20,7 @@ import numpy.typing as npt
 from ragwright.stores.sqlite.blas_threads import one_blas_thread
 from ragwright.stores.sqlite.int8_scan import BlockScans
 from ragwright.stores.sqlite.row_slots import RowIds, RowSlots, Slots
-from ragwright.stores.sqlite.top_k import best_positions
+from ragwright.stores.sqlite.top_k import best_positions, ranked_pairs
 
 Floats = npt.NDArray[np.float32]
 #: Rows read per fetch while building (bounds the memory of the row tuples in flight).
@@ -116,7 +116,7 @@ class VectorMatrix:
         candidates = self.rows.rowids if slots is None else self.rows.rowids[slots]
         if scores.shape[0] == 0 or k <= 0:
             return []
-        return _pairs(candidates, scores, best_positions(scores, candidates, k))
+        return ranked_pairs(candidates, scores, best_positions(scores, candidates, k))
 
     def _scanned_top_k(
         self, query: Floats, k: int, background: bool
@@ -124,8 +124,10 @@ class VectorMatrix:
         """`top_k` of every live row through the blocks' 8-bit scans: the candidates each
         scan proposes (every row of a block without one) rescored exactly; None where no
         block has a scan, or the scans' bounds do not prove the k best are among them."""
+        if k <= 0:
+            return None
         scans = self.scans.of(self.blocks, background=background)
-        if k <= 0 or not any(scans):
+        if not any(scans):
             return None
         slots, scores, bound, start = [], [], -math.inf, 0
         for block, scan in zip(self.blocks, scans, strict=True):
@@ -146,7 +148,7 @@ class VectorMatrix:
         # Proven when every row was a candidate, or the k-th best beats any row left out.
         if bound > -math.inf and (best.size < k or exact[best[-1]] <= bound):
             return None
-        return _pairs(candidates, exact, best)
+        return ranked_pairs(candidates, exact, best)
 
     def _scores(self, query: Floats) -> Floats:
         if len(self.blocks) == 1:
@@ -183,12 +185,6 @@ class VectorMatrix:
         # A plain array over the mapped file: every result computed from a `np.memmap` is
         # one too, and each runs Python code as it is made.
         return cls(rows, (np.asarray(arrays["matrix"]),))
-
-
-def _pairs(rowids: RowIds, scores: Floats, best: Slots) -> list[tuple[int, float]]:
-    """(row id, score) at the positions ``best``, as Python numbers (converted by numpy
-    at once: indexing an array one element at a time makes a numpy scalar of each)."""
-    return list(zip(rowids[best].tolist(), scores[best].tolist(), strict=True))
 
 
 def json_ids(rowids: RowIds) -> str:
