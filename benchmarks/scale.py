@@ -53,6 +53,7 @@ from ragwright.ports import DocumentWrite
 from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore
 from ragwright.stores.sqlite.cache_kinds import ANN_SUFFIX, KEYWORDS_SUFFIX, VECTORS_SUFFIX
 from ragwright.testing.embedder import HashingEmbedder
+from ragwright.testing.resident import mapped_resident_bytes
 
 DIMENSION = 384
 TOPICS = 200
@@ -206,6 +207,8 @@ def serve(directory: Path, count: int, cold: bool, ann: str = "auto") -> dict[st
     result["serving_rss_file_gb"] = current_rss_gb("RssFile")
     result["serving_rss_anon_gb"] = current_rss_gb("RssAnon")
     result["serving_peak_rss_gb"] = peak_rss_gb()
+    resident = mapped_resident_bytes(directory)
+    result["serving_rss_by_file_gb"] = {name: n / 2**30 for name, n in resident.items()}
     # Then the floor and exact search (a second store, ann off: it maps the vector file
     # again, so after the serving RSS), interleaved with the store's own vector search.
     exact = SQLiteStore(directory, create=False, ann="off")

@@ -22,9 +22,11 @@ from ragwright.models import EmbeddingSpace
 from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore
 from ragwright.stores.sqlite.ann_choice import AnnChoice
 from ragwright.stores.sqlite.ann_index import AnnIndex
-from ragwright.stores.sqlite.cache_kinds import ANN_SUFFIX
+from ragwright.stores.sqlite import derived
+from ragwright.stores.sqlite.cache_kinds import ANN_SUFFIX, VECTORS_SUFFIX
 from ragwright.stores.sqlite.row_slots import RowSlots
 from ragwright.stores.sqlite.vector_matrix import VectorMatrix
+from ragwright.testing.resident import mapped_resident_bytes
 from ragwright.testing.store_contract import make_document
 
 SPACE = EmbeddingSpace("ann-test", 32, True, "cosine", "ann-test-fingerprint")
@@ -234,3 +236,20 @@ def test_index_ann_records_the_choice_and_builds_or_drops_the_graph(index: Path)
     assert "exact" in auto.output  # 900 chunks: below the size the graph pays off at
     bad = runner.invoke(app, ["index", "--ann", "sometimes", "--index", str(index)])
     assert bad.exit_code == 2 and "sometimes" in bad.output
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").is_file(), reason="reads Linux's smaps")
+def test_searches_give_back_the_pages_of_large_cache_files_and_answer_the_same(
+    built: Path, index: Path, queries: np.ndarray, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    graph, vectors = DATABASE_NAME + ANN_SUFFIX, DATABASE_NAME + VECTORS_SUFFIX
+    with SQLiteStore(built, background=False, ann_ef=400) as store:
+        before = answers(store, queries)
+        kept = mapped_resident_bytes(built)
+    assert kept[graph] > 0 and kept[vectors] > 0  # small files stay mapped between searches
+    monkeypatch.setattr(derived, "RELEASED_BYTES", 0)  # every file counts as large
+    with SQLiteStore(index, background=False, ann_ef=400) as store:
+        assert answers(store, queries) == before
+        assert store._ann is not None and store._ann.latest is not None  # the graph answered
+        left = mapped_resident_bytes(index)
+    assert left.get(graph, 0) == 0 and left.get(vectors, 0) == 0

@@ -14,8 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore
+from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore, derived
 from ragwright.stores.sqlite.cache_kinds import KEYWORDS_SUFFIX, VECTORS_SUFFIX
+from ragwright.testing.resident import mapped_resident_bytes
 from ragwright.testing.store_contract import SPACE, make_document, vectors_for
 
 WORDS = (
@@ -230,3 +231,19 @@ def test_a_serving_store_answers_from_intact_files_it_has_not_checked_yet(
     assert (keyword_answers(serving, queries), vector_answers(serving, vectors)) == before
     serving.wait_for_caches()
     assert {s: cache_file(tmp_path, s).read_bytes() for s in saved} == saved  # kept
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").is_file(), reason="reads Linux's smaps")
+def test_searches_give_back_the_pages_they_read_from_large_cache_files(
+    tmp_path: Path, queries: list[str], vectors: np.ndarray, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with SQLiteStore(tmp_path, background=False) as store:
+        store.bind_space(SPACE)
+        write_documents(store, random.Random(7), range(40))
+        before = keyword_answers(store, queries), vector_answers(store, vectors)
+    monkeypatch.setattr(derived, "RELEASED_BYTES", 0)  # every file counts as large
+    with SQLiteStore(tmp_path, background=False) as serving:
+        assert (keyword_answers(serving, queries), vector_answers(serving, vectors)) == before
+        assert serving._keywords is not None and serving._keywords.latest is not None
+        left = mapped_resident_bytes(tmp_path)
+    assert all(left.get(DATABASE_NAME + s, 0) == 0 for s in (KEYWORDS_SUFFIX, VECTORS_SUFFIX))

@@ -64,6 +64,7 @@ class _Built(Generic[T]):
     generation: int
     seq: int
     unsaved: int  # changes applied since the file was written
+    mapped: derived.Mapped | None = None  # the file the value reads in place, if any
 
 
 class DerivedCache(Generic[T]):
@@ -130,6 +131,13 @@ class DerivedCache(Generic[T]):
                 self._built = self._saved(db, built, built.value.compacted())
         return self._built.value
 
+    def release_pages(self) -> None:
+        """Drop the pages searches read from this cache's file from the process's resident
+        set (`derived.Mapped.release_pages`)."""
+        built = self._built
+        if built is not None and built.mapped is not None:
+            built.mapped.release_pages()
+
     @property
     def latest(self) -> T | None:
         """The state the last query was served from (None before the first)."""
@@ -153,7 +161,9 @@ class DerivedCache(Generic[T]):
         if changes.size:
             added = self._kind.delta(db, changes.added)
             value = value.extended(changes.removed, added)
-        return _Built(value, generation, changes.until, built.unsaved + changes.size)
+        return _Built(
+            value, generation, changes.until, built.unsaved + changes.size, built.mapped
+        )
 
     def _rebuilt(self, db: sqlite3.Connection, generation: int) -> _Built[T]:
         seq = last_change(db)
@@ -191,7 +201,7 @@ class DerivedCache(Generic[T]):
                 target=self._check, args=(mapped,), name=name, daemon=True
             )
             self._checker.start()
-        return _Built(value, -1, seq, 0)
+        return _Built(value, -1, seq, 0, mapped)
 
     def _check(self, mapped: derived.Mapped) -> None:
         if not mapped.intact():

@@ -6,8 +6,10 @@ inside SQLite first."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -107,7 +109,7 @@ class SQLiteSearch(SQLiteSettings):
         rows themselves."""
         words = query_terms(text, self._stop_words)
         unit = self._unit_query(query, top_k)
-        with self._db.lock, self._db.read_snapshot() as generation:
+        with self._searching() as generation:
             keyword = self._keyword_scored(words, top_k, where, generation, bm25) if words else []
             vector = [] if unit is None else self._vector_scored(*unit, top_k, where, generation)
             rowids = list(dict.fromkeys([r for r, _ in keyword] + [r for r, _ in vector]))
@@ -122,6 +124,22 @@ class SQLiteSearch(SQLiteSettings):
             holders,
             {chunk_id: rowid for rowid, (chunk_id, _) in ids.items()},
         )
+
+    @contextmanager
+    def _searching(self) -> Iterator[int]:
+        """One search: the lock and a read snapshot (its generation), and afterwards the
+        pages it read from large cache files leave this process's resident set."""
+        with self._db.lock, self._db.read_snapshot() as generation:
+            try:
+                yield generation
+            finally:
+                for cache in self._caches():
+                    cache.release_pages()
+
+    def _caches(self) -> Iterator[DerivedCache[Any]]:
+        for cache in (self._keywords, self._vectors, self._ann, self._candidates):
+            if cache is not None:
+                yield cache
 
     def _current_candidates(self, generation: int) -> CandidateRows | None:
         """The candidate rows cache as of ``generation``, or None while it is being built in
@@ -147,7 +165,7 @@ class SQLiteSearch(SQLiteSettings):
             return []
         # Ranking, filtering and reading the rows happen in one snapshot: a concurrent write
         # can never pair a ranked row id with another chunk or a stale filter result.
-        with self._db.lock, self._db.read_snapshot() as generation:
+        with self._searching() as generation:
             scored = self._vector_scored(*unit, top_k, where, generation)
             return self._hits(scored, Scale.SIMILARITY, Arm.VECTOR)
 
@@ -191,7 +209,7 @@ class SQLiteSearch(SQLiteSettings):
         words = query_terms(query, self._stop_words)
         if top_k <= 0 or not words:
             return []
-        with self._db.lock, self._db.read_snapshot() as generation:
+        with self._searching() as generation:
             scored = self._keyword_scored(words, top_k, where, generation, bm25)
             return self._hits(scored, Scale.BM25, Arm.BM25)
 
@@ -247,9 +265,8 @@ class SQLiteSearch(SQLiteSettings):
 
     def wait_for_caches(self) -> None:
         """Wait until the caches being built in the background are ready (tests, benchmarks)."""
-        for cache in (self._keywords, self._vectors, self._ann, self._candidates):
-            if cache is not None:
-                cache.wait()
+        for cache in self._caches():
+            cache.wait()
         matrix = None if self._vectors is None else self._vectors.latest
         if matrix is not None:
             matrix.scans.wait()  # the 8-bit scans, built after the first search
