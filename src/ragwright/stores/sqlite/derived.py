@@ -36,6 +36,8 @@ MAGIC = b"RGWDRV1\n"
 #: (`Mapped.release_pages`); smaller ones stay mapped, a few hundred MB at most in all, so a
 #: small index's searches never fault their pages in again.
 RELEASED_BYTES = 128 * 2**20
+#: Bytes a checksum sums at a time (a multiple of 8).
+_WINDOW = 64 * 2**20
 _ALIGN = 64
 _PREFIX = len(MAGIC) + 8
 
@@ -44,15 +46,24 @@ def _aligned(offset: int) -> int:
     return -(-offset // _ALIGN) * _ALIGN
 
 
-def checksum(array: npt.NDArray[Any]) -> str:
-    """Sum and xor of the array's bytes as 64-bit words (the tail zero-padded)."""
+def checksum(array: npt.NDArray[Any], *, release: bool = False) -> str:
+    """Sum and xor of the array's bytes as 64-bit words (the tail zero-padded), read
+    `_WINDOW` bytes at a time; ``release`` drops each window's pages from this process's
+    resident set once summed (a mapped array: the pass then holds one window, not the file)."""
     raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
     whole = raw.size // 8 * 8
-    words = raw[:whole].view(np.uint64)
+    total = mixed = 0
+    for start in range(0, whole, _WINDOW):
+        end = min(start + _WINDOW, whole)
+        words = raw[start:end].view(np.uint64)
+        total += int(np.add.reduce(words, dtype=np.uint64))
+        mixed ^= int(np.bitwise_xor.reduce(words))
+        if release:
+            _release_through(array, end)
     tail = np.zeros(8, dtype=np.uint8)
     tail[: raw.size - whole] = raw[whole:]
-    total = int(np.add.reduce(words, dtype=np.uint64)) if words.size else 0
-    mixed = int(np.bitwise_xor.reduce(words)) if words.size else 0
+    if release:
+        _release_through(array, raw.size)
     last = int(tail.view(np.uint64)[0])
     return f"{(total + last) % 2**64:016x}{mixed ^ last:016x}-{raw.size}"
 
@@ -100,17 +111,15 @@ class Mapped:
     checksums: dict[str, str]
 
     def intact(self) -> bool:
-        """Whether every array matches its checksum (one pass over the data; the pages it
-        read are dropped from this process's resident set afterwards)."""
+        """Whether every array matches its checksum (one pass over the data). The pages it
+        reads leave this process's resident set window by window: they stay in the page cache
+        (a later read is a minor fault), so the process is charged only for the pages its
+        queries touch, and checking a 1.5 GB file never maps all of it at once."""
         for name, array in self.arrays.items():
             _advise(array, "MADV_SEQUENTIAL")
             _advise(array, "MADV_WILLNEED")
-            if checksum(array) != self.checksums[name]:
+            if checksum(array, release=True) != self.checksums[name]:
                 return False
-            # Drop the pages the checksum read from this process's resident set: they stay
-            # in the page cache (a later read is a minor fault), so the process is charged
-            # only for the pages its queries touch (a graph search reads a few hundred rows).
-            _advise(array, "MADV_DONTNEED")
         return True
 
     def release_pages(self) -> None:
@@ -177,6 +186,18 @@ def _advise(array: npt.NDArray[Any], advice: str) -> None:
     if isinstance(handle, mmap.mmap) and hasattr(mmap, advice):
         with contextlib.suppress(OSError, ValueError):
             handle.madvise(getattr(mmap, advice))
+
+
+def _release_through(array: npt.NDArray[Any], end: int) -> None:
+    """``MADV_DONTNEED`` a memory-mapped array's mapping up to its byte ``end``, from the
+    mapping's start: a fault maps the pages around the one read, behind it too, so pages
+    dropped once can be mapped again by the next window (nothing for an array that is not a
+    `numpy.memmap`)."""
+    handle = getattr(array, "_mmap", None)
+    if isinstance(handle, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+        skip = int(getattr(array, "offset", 0)) % mmap.ALLOCATIONGRANULARITY  # numpy's start
+        with contextlib.suppress(OSError, ValueError):
+            handle.madvise(mmap.MADV_DONTNEED, 0, min(len(handle), skip + end))
 
 
 def remove(path: Path) -> None:
