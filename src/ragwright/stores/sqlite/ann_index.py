@@ -10,8 +10,9 @@ delete), and the graph is built again once a fifth of it is dead.
 
 A graph read from its file is not copied: faiss reads it in place from the memory-mapped
 file (a 0.67 GB graph at a million chunks opens in milliseconds, and the serving process
-holds only the pages a search touches, until the search ends: `derived.Mapped.release_pages`). faiss aborts the process when such a graph is
-extended, so extending one always starts from an owned copy (`_owned_graph`).
+holds only the pages a search touches, until the search ends: `derived.Mapped.release_pages`).
+faiss aborts the process when such a graph is extended, so extending one always starts from
+an owned copy (`_owned_graph`).
 """
 
 from __future__ import annotations

@@ -161,9 +161,7 @@ class DerivedCache(Generic[T]):
         if changes.size:
             added = self._kind.delta(db, changes.added)
             value = value.extended(changes.removed, added)
-        return _Built(
-            value, generation, changes.until, built.unsaved + changes.size, built.mapped
-        )
+        return _Built(value, generation, changes.until, built.unsaved + changes.size, built.mapped)
 
     def _rebuilt(self, db: sqlite3.Connection, generation: int) -> _Built[T]:
         seq = last_change(db)
