@@ -33,8 +33,9 @@ import numpy.typing as npt
 
 MAGIC = b"RGWDRV1\n"
 #: A mapped array at least this large gives its pages back after each search that read it
-#: (`Mapped.release_pages`); smaller ones stay mapped, a few hundred MB at most in all, so a
-#: small index's searches never fault their pages in again.
+#: (`Mapped.release_pages`); smaller ones stay mapped, so a small index's searches never fault
+#: their pages in again (at 100,000 chunks the 154 MB vector matrix is the only larger array,
+#: and 0.14 GB of the other derived files stayed mapped after 100 queries of each kind).
 RELEASED_BYTES = 128 * 2**20
 #: Bytes a checksum sums at a time (a multiple of 8).
 _WINDOW = 64 * 2**20
