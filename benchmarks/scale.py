@@ -15,7 +15,8 @@ process, so its open cost and memory are its own:
   file size, the writer's peak RSS;
 - cold: open + first hybrid query with no derived files (the vector matrix is built in the
   query; BM25 comes from FTS5 and vectors are exact while their caches build in the
-  background), then how long the background builds take;
+  background), then how long the background builds take, the RSS once they are done and the
+  peak;
 - warm: open + first hybrid query with the derived files (and its CPU time), how long the
   background work after it takes (checking the files' checksums), then, once it is done,
   the serving RSS after all queries; p50/p95 of vector (through the HNSW graph from
@@ -51,7 +52,7 @@ from ragwright.models import Chunk, Document, EmbeddingSpace
 from ragwright.pipeline.retrieval import Retriever, SearchMode, SearchRequest
 from ragwright.ports import DocumentWrite
 from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore
-from ragwright.stores.sqlite.cache_kinds import ANN_SUFFIX, KEYWORDS_SUFFIX, VECTORS_SUFFIX
+from ragwright.stores.sqlite.cache_kinds import CACHE_SUFFIXES
 from ragwright.testing.embedder import HashingEmbedder
 from ragwright.testing.resident import mapped_resident_bytes
 
@@ -146,7 +147,7 @@ def timed(call: Callable[[], object]) -> float:
 
 def serve(directory: Path, count: int, cold: bool, ann: str = "auto") -> dict[str, Any]:
     if cold:
-        for suffix in (KEYWORDS_SUFFIX, VECTORS_SUFFIX, ANN_SUFFIX):
+        for suffix in CACHE_SUFFIXES:
             (directory / (DATABASE_NAME + suffix)).unlink(missing_ok=True)
     asked = list(queries(count))
     started, cpu = time.perf_counter(), time.process_time()
@@ -165,6 +166,7 @@ def serve(directory: Path, count: int, cold: bool, ann: str = "auto") -> dict[st
         started = time.perf_counter()
         store.wait_for_caches()
         result["background_builds_s"] = time.perf_counter() - started
+        result["rss_after_builds_gb"] = current_rss_gb()
         result["peak_rss_gb"] = peak_rss_gb()
         return result
     picks = itertools.count()

@@ -50,6 +50,15 @@ def truth(directory: Path, queries: list[str], vectors: np.ndarray) -> tuple[obj
         plain.close()
 
 
+def in_a_file(array: np.ndarray | None) -> bool:
+    """Whether ``array`` reads a memory-mapped file (rather than memory of its own)."""
+    while array is not None:
+        if isinstance(array, np.memmap):
+            return True
+        array = array.base if isinstance(array.base, np.ndarray) else None
+    return False
+
+
 def cache_file(directory: Path, suffix: str) -> Path:
     return directory / (DATABASE_NAME + suffix)
 
@@ -247,3 +256,26 @@ def test_searches_give_back_the_pages_they_read_from_large_cache_files(
         assert serving._keywords is not None and serving._keywords.latest is not None
         left = mapped_resident_bytes(tmp_path)
     assert all(left.get(DATABASE_NAME + s, 0) == 0 for s in (KEYWORDS_SUFFIX, VECTORS_SUFFIX))
+
+
+@pytest.mark.parametrize("background", [False, True])
+def test_a_cache_the_store_builds_is_served_from_the_file_it_wrote(
+    tmp_path: Path, queries: list[str], vectors: np.ndarray, background: bool
+) -> None:
+    """Once saved, a built cache is read in place from its file, as one opened later is: the
+    memory it was built in is freed (1.5 GB of vectors at a million chunks), and the
+    answers are those of the database."""
+    with SQLiteStore(tmp_path, background=False) as writer:
+        writer.bind_space(SPACE)
+        write_documents(writer, random.Random(8), range(40))
+    for suffix in (KEYWORDS_SUFFIX, VECTORS_SUFFIX):
+        cache_file(tmp_path, suffix).unlink(missing_ok=True)
+    with SQLiteStore(tmp_path, background=background) as store:
+        keyword_answers(store, queries), vector_answers(store, vectors)
+        store.wait_for_caches()  # the keyword cache's background build, if any
+        answered = keyword_answers(store, queries), vector_answers(store, vectors)
+        assert store._keywords is not None and store._vectors is not None
+        for cache in (store._keywords.latest, store._vectors.latest):
+            assert cache is not None
+            assert all(in_a_file(a) for a in cache.arrays().values() if a.size)
+    assert answered == truth(tmp_path, queries, vectors)

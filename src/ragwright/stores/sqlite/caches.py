@@ -169,12 +169,20 @@ class DerivedCache(Generic[T]):
         return self._saved(db, _Built(value, generation, seq, 0), value)
 
     def _saved(self, db: sqlite3.Connection, built: _Built[T], value: T) -> _Built[T]:
+        """``value`` written to the cache's file, and served from the file from now on: the
+        memory it was built in is freed (at a million chunks 1.5 GB of vectors, 0.7 GB of
+        postings), and the process holds only the pages its searches read, as it does for a
+        file it opened (`release_pages`)."""
         try:
             derived.write_arrays(self.path, {**self._meta, "seq": built.seq}, value.arrays())
         except OSError as error:  # a read-only directory: the cache lives in memory only
             log.warning("cannot write the derived cache %s: %s", self.path, error)
             return _Built(value, built.generation, built.seq, built.unsaved)
-        return _Built(value, built.generation, built.seq, 0)
+        mapped = derived.map_arrays(self.path)
+        read = None if mapped is None else self._read(mapped)
+        if read is None or read[1] != built.seq:  # replaced at once by another process's
+            return _Built(value, built.generation, built.seq, 0)
+        return _Built(read[0], built.generation, built.seq, 0, mapped)
 
     def _from_file(self, db: sqlite3.Connection) -> _Built[T] | None:
         """The cache from its file, memory-mapped. Its checksums are one pass over the data:
@@ -185,14 +193,10 @@ class DerivedCache(Generic[T]):
         mapped = derived.map_arrays(self.path)
         if mapped is None or not (self._verify_later or mapped.intact()):
             return None
-        meta = dict(mapped.meta)
-        seq = meta.pop("seq", None)
-        if meta != self._meta or not isinstance(seq, int):
+        read = self._read(mapped)
+        if read is None:
             return None
-        try:
-            value = self._kind.from_arrays(mapped.arrays)
-        except (KeyError, ValueError, IndexError):
-            return None
+        value, seq = read
         if self._verify_later:
             name = f"ragwright check {self._kind.suffix}"
             self._checker = threading.Thread(
@@ -200,6 +204,18 @@ class DerivedCache(Generic[T]):
             )
             self._checker.start()
         return _Built(value, -1, seq, 0, mapped)
+
+    def _read(self, mapped: derived.Mapped) -> tuple[T, int] | None:
+        """The cache a mapped file holds and the change ``seq`` it covers; None for a file
+        of another index or kind, or built with another signature."""
+        meta = dict(mapped.meta)
+        seq = meta.pop("seq", None)
+        if meta != self._meta or not isinstance(seq, int):
+            return None
+        try:
+            return self._kind.from_arrays(mapped.arrays), seq
+        except (KeyError, ValueError, IndexError):
+            return None
 
     def _check(self, mapped: derived.Mapped) -> None:
         if not mapped.intact():

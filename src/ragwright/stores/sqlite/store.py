@@ -178,6 +178,9 @@ class SQLiteStore(
     def close(self) -> None:
         self._db.close()
         self._tokenizer.close()
+        # The caches read their files in place: a closed store that someone still holds
+        # should not keep them mapped.
+        self._vectors = self._keywords = self._ann = self._candidates = None
 
     def __enter__(self) -> SQLiteStore:
         return self
