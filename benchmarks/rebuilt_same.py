@@ -12,9 +12,10 @@ builds them all again (open + first hybrid, then the background builds, timed, w
 once they are done and the peak) and records the same. Prints, per search, how many lists
 are identical (the same ids in the same order), and the mean overlap of the two top-10s.
 
-BM25, exact and filtered searches must be identical. The graph is not rebuilt bit for bit
-(faiss links nodes in parallel threads, so the order they join in varies): for it and for
-hybrid, which fuses it, the script also prints each graph's recall@10 against exact search.
+BM25, exact and filtered searches must be identical. So must the graph's where faiss links
+with one thread (`faiss_library` gives it every core but one: one on a 2-core machine); with
+more, the order nodes join the graph in varies between builds, so the script also prints each
+graph's recall@10 against exact search.
 """
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ matching row.
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +19,7 @@ from ragwright.cli import app
 from ragwright.errors import ConfigError
 from ragwright.filters import Filter, eq, parse_filter
 from ragwright.models import EmbeddingSpace
-from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore, ann_index, derived, vector_matrix
+from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore, derived
 from ragwright.stores.sqlite.ann_choice import AnnChoice
 from ragwright.stores.sqlite.ann_index import AnnIndex
 from ragwright.stores.sqlite.cache_kinds import ANN_SUFFIX, VECTORS_SUFFIX
@@ -121,31 +120,6 @@ def test_a_deleted_graph_file_is_rebuilt_with_the_same_answers(
     assert graph.is_file()
     with exact(index) as plain:
         assert answers(plain, queries) == before
-
-
-def test_a_graph_built_from_the_database_a_batch_at_a_time_matches_one_built_whole(
-    built: Path, queries: np.ndarray, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`AnnIndex.load` links the stored vectors a batch at a time (never holding the float
-    matrix): the same rows in the same slots, the same 8-bit codes (its ranges learned from
-    the rows a whole build samples), and at a high beam the same answers as exact search."""
-    monkeypatch.setattr(vector_matrix, "_ROWS_PER_FETCH", 64)
-    monkeypatch.setattr(ann_index, "_ADD_ROWS", 200)  # 4 batches of 256 rows, the last 132
-    monkeypatch.setattr(ann_index, "_TRAINING_ROWS", 100)
-    db = sqlite3.connect(built / DATABASE_NAME)
-    try:
-        batched = AnnIndex.load(db, SPACE.dimension, normalize=False)
-        matrix = VectorMatrix.load(db, SPACE.dimension, normalize=False)
-    finally:
-        db.close()
-    whole = AnnIndex.build(matrix)
-    assert batched.graph_size == whole.graph_size == 3 * DOCUMENTS
-    assert np.array_equal(batched.rows.rowids, whole.rows.rowids)
-    slots = np.arange(batched.graph_size)
-    assert np.array_equal(batched._vectors(slots), whole._vectors(slots))  # the same codes
-    for query in queries:
-        exact_best = matrix.rows.rowids[np.argsort(-(matrix.blocks[0] @ query))[:10]]
-        assert set(exact_best) <= set(batched.candidates(query, 30, 400))
 
 
 def test_a_damaged_graph_file_is_never_trusted(index: Path, queries: np.ndarray) -> None:

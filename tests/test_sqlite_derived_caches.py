@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import random
 import shutil
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore, derived
-from ragwright.stores.sqlite.cache_kinds import KEYWORDS_SUFFIX, VECTORS_SUFFIX
+from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore, candidate_rows, derived
+from ragwright.stores.sqlite.cache_kinds import CACHE_SUFFIXES, KEYWORDS_SUFFIX, VECTORS_SUFFIX
+from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
 from ragwright.testing.resident import mapped_resident_bytes
 from ragwright.testing.store_contract import SPACE, make_document, vectors_for
 
@@ -279,3 +284,42 @@ def test_a_cache_the_store_builds_is_served_from_the_file_it_wrote(
             assert cache is not None
             assert all(in_a_file(a) for a in cache.arrays().values() if a.size)
     assert answered == truth(tmp_path, queries, vectors)
+
+
+def test_a_stores_background_builds_from_the_database_run_one_at_a_time(
+    tmp_path: Path, queries: list[str], vectors: np.ndarray, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The keyword and candidate rows caches, both missing, are built one after the other
+    (each build holds its whole cache in memory while it runs), and then both serve."""
+    with SQLiteStore(tmp_path, background=False) as writer:
+        writer.bind_space(SPACE)
+        write_documents(writer, random.Random(9), range(40))
+    for suffix in CACHE_SUFFIXES:
+        cache_file(tmp_path, suffix).unlink(missing_ok=True)
+    running: list[str] = []
+    together: list[int] = []
+    guard = threading.Lock()
+
+    def counted(name: str, build: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            with guard:
+                running.append(name)
+                together.append(len(running))
+            time.sleep(0.3)  # room for another build to start beside it, were it let
+            try:
+                return build(*args, **kwargs)
+            finally:
+                with guard:
+                    running.remove(name)
+
+        return run
+
+    monkeypatch.setattr(KeywordMatrix, "load", staticmethod(counted("bm25", KeywordMatrix.load)))
+    monkeypatch.setattr(candidate_rows, "load", counted("candidates", candidate_rows.load))
+    with SQLiteStore(tmp_path) as store:
+        store.hybrid_candidates(queries[0], vectors[0], 10)  # starts both builds
+        store.wait_for_caches()
+        store.hybrid_candidates(queries[0], vectors[0], 10)  # takes what they handed over
+        assert store._keywords is not None and store._keywords.latest is not None
+        assert store._candidates is not None and store._candidates.latest is not None
+    assert together == [1, 1]

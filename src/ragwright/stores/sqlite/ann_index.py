@@ -18,7 +18,6 @@ an owned copy (`_owned_graph`).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -28,15 +27,13 @@ import numpy.typing as npt
 
 from ragwright.stores.sqlite.faiss_library import faiss_module
 from ragwright.stores.sqlite.row_slots import RowIds, RowSlots, Slots
-from ragwright.stores.sqlite.vector_matrix import Floats, VectorMatrix, stored_vectors
+from ragwright.stores.sqlite.vector_matrix import Floats, VectorMatrix
 
 #: Graph links per node and the beam width while linking (faiss' HNSW parameters).
 LINKS = 32
 EF_CONSTRUCTION = 64
 #: Vectors the 8-bit codes' ranges are learned from (more only costs time).
 _TRAINING_ROWS = 50_000
-#: Rows a graph built from the database links per ``add`` (100 MB of vectors at 384 dimensions).
-_ADD_ROWS = 65_536
 #: A graph with this share of dead slots is built again rather than extended.
 _DEAD_SHARE = 0.2
 
@@ -64,22 +61,7 @@ class AnnIndex:
 
     @classmethod
     def load(cls, db: sqlite3.Connection, dimension: int, *, normalize: bool) -> AnnIndex:
-        """A graph over the stored vectors, read and linked `_ADD_ROWS` at a time (call inside
-        one read transaction): the build holds the graph and one batch, never the float
-        matrix (1.5 GB at a million chunks, beside the copy the store searches). The codes'
-        ranges are learned first, from the rows `build` would sample."""
-        stored = db.execute("SELECT rowid FROM chunks")  # a covering index's order
-        rowids = np.sort(np.fromiter((r[0] for r in stored), dtype=np.int64))
-        if rowids.size == 0:
-            return cls(RowSlots.of(rowids), None, ())
-        sample = rowids[:: max(1, rowids.size // _TRAINING_ROWS)]
-        training = VectorMatrix.load(db, dimension, normalize=normalize, rowids=sample)
-        graph = _trained_graph(training.blocks[0])
-        added: list[RowIds] = []
-        for ids, vectors in _batched(stored_vectors(db, dimension, normalize=normalize)):
-            graph.add(vectors)
-            added.append(ids)
-        return cls(RowSlots.of(np.concatenate(added)), graph, ())
+        return cls.build(VectorMatrix.load(db, dimension, normalize=normalize))
 
     @property
     def graph_size(self) -> int:
@@ -194,33 +176,13 @@ def _graph(vectors: Floats) -> Any:
     None for no vectors (the codes' ranges need some to learn from)."""
     if vectors.shape[0] == 0:
         return None
-    step = max(1, vectors.shape[0] // _TRAINING_ROWS)
-    graph = _trained_graph(np.ascontiguousarray(vectors[::step]))
-    graph.add(np.ascontiguousarray(vectors))
-    return graph
-
-
-def _trained_graph(sample: Floats) -> Any:
-    """An empty HNSW graph whose 8-bit codes' ranges are learned from ``sample``."""
     faiss = faiss_module()
+    dimension = vectors.shape[1]
     graph = faiss.IndexHNSWSQ(
-        sample.shape[1], faiss.ScalarQuantizer.QT_8bit, LINKS, faiss.METRIC_INNER_PRODUCT
+        dimension, faiss.ScalarQuantizer.QT_8bit, LINKS, faiss.METRIC_INNER_PRODUCT
     )
     graph.hnsw.efConstruction = EF_CONSTRUCTION
-    graph.train(sample)
+    step = max(1, vectors.shape[0] // _TRAINING_ROWS)
+    graph.train(np.ascontiguousarray(vectors[::step]))
+    graph.add(np.ascontiguousarray(vectors))
     return graph
-
-
-def _batched(batches: Iterator[tuple[RowIds, Floats]]) -> Iterator[tuple[RowIds, Floats]]:
-    """The batches joined into batches of about `_ADD_ROWS` rows: each ``add`` links its rows
-    in parallel threads, so fewer, larger calls keep both cores busy."""
-    ids: list[RowIds] = []
-    vectors: list[Floats] = []
-    for batch_ids, batch in batches:
-        ids.append(batch_ids)
-        vectors.append(batch)
-        if sum(len(i) for i in ids) >= _ADD_ROWS:
-            yield np.concatenate(ids), np.concatenate(vectors)
-            ids, vectors = [], []
-    if ids:
-        yield np.concatenate(ids), np.concatenate(vectors)

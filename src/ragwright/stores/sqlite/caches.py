@@ -12,6 +12,7 @@ connection, so a query never waits for it; one without (vectors) is built in the
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
 import threading
@@ -79,9 +80,13 @@ class DerivedCache(Generic[T]):
         *,
         background: bool,
         verify_later: bool = False,
+        builds: threading.Lock | None = None,
     ) -> None:
         """``verify_later`` checks a file's checksums in a background thread rather than
-        before its first use (see `_from_file`)."""
+        before its first use (see `_from_file`). A background build from the database holds
+        ``builds`` (one lock for all of a store's caches) while it runs: at a million chunks
+        each build holds gigabytes while it runs, and three at once took the process to 6.9 GB
+        (docs/benchmarks.md); a catch-up from a cache already built does not wait for it."""
         self.path = database.with_name(database.name + kind.suffix)
         self._verify_later = verify_later
         self._damaged = False  # set by a background check: drop the file, build it again
@@ -94,6 +99,7 @@ class DerivedCache(Generic[T]):
         self._ready: _Built[T] | None = None  # handed over by the background thread
         self._worker: threading.Thread | None = None
         self._handover = threading.Lock()
+        self._builds = builds or threading.Lock()
 
     def current(self, db: sqlite3.Connection, generation: int) -> T | None:
         """The cache as of ``generation``, or None while it is being built elsewhere (the
@@ -242,7 +248,12 @@ class DerivedCache(Generic[T]):
         self._worker.start()
 
     def _work(self, start: _Built[T] | None) -> None:
-        """Bring the cache up to date on a connection of its own, save it, hand it over."""
+        """Bring the cache up to date on a connection of its own, save it, hand it over;
+        from the database (no cache to start from) only when no other build is running."""
+        with self._builds if start is None else contextlib.nullcontext():
+            self._bring_up_to_date(start)
+
+    def _bring_up_to_date(self, start: _Built[T] | None) -> None:
         try:
             db = sqlite3.connect(f"file:{self._database}?mode=ro", uri=True, timeout=30.0)
         except sqlite3.Error as error:

@@ -6,6 +6,7 @@ inside SQLite first."""
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -72,6 +73,7 @@ class SQLiteSearch(SQLiteSettings):
     _keywords: DerivedCache[KeywordMatrix] | None
     _ann: DerivedCache[AnnIndex] | None
     _candidates: DerivedCache[CandidateRows] | None
+    _builds: threading.Lock  # held by a cache's background build from the database
     _ann_choice: AnnChoice
     _ann_available: bool | None
     _last_filter: tuple[int, str, npt.NDArray[np.int64]] | None
@@ -151,6 +153,7 @@ class SQLiteSearch(SQLiteSettings):
                 self._cache_key,
                 background=self._background,
                 verify_later=self._background,
+                builds=self._builds,
             )
         return self._candidates.current(self._db.connection, generation)
 
@@ -363,7 +366,9 @@ class SQLiteSearch(SQLiteSettings):
             # Its file's checksums are checked before faiss reads it in place (a damaged
             # graph could send a search outside its arrays), in the query: it is mapped,
             # not parsed, so that costs one pass over the file, less than exact search.
-            self._ann = DerivedCache(self.path, kind, self._cache_key, background=self._background)
+            self._ann = DerivedCache(
+                self.path, kind, self._cache_key, background=self._background, builds=self._builds
+            )
         return self._ann.current(self._db.connection, generation)
 
     def _current_keywords(self, generation: int) -> KeywordMatrix | None:
@@ -379,5 +384,6 @@ class SQLiteSearch(SQLiteSettings):
                 self._cache_key,
                 background=self._background,
                 verify_later=self._background,
+                builds=self._builds,
             )
         return self._keywords.current(self._db.connection, generation)

@@ -157,6 +157,7 @@ class SQLiteStore(
         self._keywords: DerivedCache[KeywordMatrix] | None = None
         self._ann: DerivedCache[AnnIndex] | None = None
         self._candidates: DerivedCache[CandidateRows] | None = None
+        self._builds = threading.Lock()
         self._ann_available: bool | None = None
         self._last_filter: tuple[int, str, npt.NDArray[np.int64]] | None = None
         recorded = self.get_setting(ANN_SETTING) if ann is None else None
