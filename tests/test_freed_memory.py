@@ -7,7 +7,7 @@ import platform
 
 import pytest
 
-from ragwright.pipeline.freed_memory import release_freed_memory
+from ragwright.freed_memory import release_freed_memory
 
 MB = 1024 * 1024
 

@@ -23,6 +23,7 @@ from typing import Protocol, TypeVar
 import numpy as np
 
 from ragwright.errors import EmbedderError, IngestLimitExceeded, ParseError, RagwrightError
+from ragwright.freed_memory import release_freed_memory
 from ragwright.graph.model import ChunkFacts
 from ragwright.models import Chunk, Document, document_id_for
 from ragwright.permissions import PermissionRules
@@ -43,7 +44,6 @@ from ragwright.pipeline.documents import (
     iter_chunks_within_limit,
     moved_document,
 )
-from ragwright.pipeline.freed_memory import release_freed_memory
 from ragwright.pipeline.parse_worker import ParseLimits, ParseWorker
 from ragwright.ports import (
     ChunkBatch,

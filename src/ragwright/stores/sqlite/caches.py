@@ -23,6 +23,7 @@ from typing import Any, Generic, Protocol, Self, TypeVar
 
 import numpy.typing as npt
 
+from ragwright.freed_memory import release_freed_memory
 from ragwright.stores.sqlite import derived
 from ragwright.stores.sqlite.change_log import behind_pruning
 from ragwright.stores.sqlite.row_slots import RowIds, RowSlots, changes_since, last_change
@@ -176,7 +177,7 @@ class DerivedCache(Generic[T]):
 
     def _saved(self, db: sqlite3.Connection, built: _Built[T], value: T) -> _Built[T]:
         """``value`` written to the cache's file, and served from the file from now on: the
-        memory it was built in is freed (at a million chunks 1.5 GB of vectors, 0.7 GB of
+        memory it was built in is freed (at a million chunks 1.5 GB of vectors, 0.5 GB of
         postings), and the process holds only the pages its searches read, as it does for a
         file it opened (`release_pages`)."""
         try:
@@ -252,6 +253,9 @@ class DerivedCache(Generic[T]):
         from the database (no cache to start from) only when no other build is running."""
         with self._builds if start is None else contextlib.nullcontext():
             self._bring_up_to_date(start)
+            # What the build read and let go of sits in this thread's malloc arena, which
+            # glibc keeps (0.28 GB after the builds of a 60,000-chunk index).
+            release_freed_memory()
 
     def _bring_up_to_date(self, start: _Built[T] | None) -> None:
         try:

@@ -9,7 +9,9 @@ freed there stays in the process. Measured on a 10 MB single-line file: the main
 Files past 32 MB are mapped and unmapped, so they never had the problem.
 
 A streamed (huge) document's write calls `release_freed_memory` where those copies have just
-been let go. Without glibc (macOS, musl, Windows) there is no such call and nothing is done.
+been let go, and so does the SQLite store's background build of a derived cache when it ends
+(its thread's malloc arena holds what the build read). Without glibc (macOS, musl, Windows)
+there is no such call and nothing is done.
 """
 
 from __future__ import annotations
