@@ -7,7 +7,8 @@ covers. Anything that does not match, a file from the future of a restored datab
 that fails its checksum is ignored and rebuilt; deleting the file only costs the rebuild.
 
 A kind that has a fallback (BM25: FTS5 answers) is built in a background thread with its own
-connection, so a query never waits for it; one without (vectors) is built in the query.
+connection, so a query never waits for it (a store's builds take turns); one without (vectors)
+is built in the query. Once saved, a built cache is read from its file, as one opened later is.
 """
 
 from __future__ import annotations
