@@ -30,10 +30,9 @@ from pathlib import Path
 from _synthetic import BUCKETS
 from ragwright.filters import eq
 from ragwright.pipeline.retrieval import Retriever, SearchMode, SearchRequest
-from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore
-from ragwright.stores.sqlite.cache_kinds import CACHE_SUFFIXES
+from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing.embedder import HashingEmbedder
-from scale import DIMENSION, current_rss_gb, peak_rss_gb, queries
+from scale import DIMENSION, current_rss_gb, delete_derived_files, peak_rss_gb, queries
 
 SEARCHES = ("vector", "vector exact", "bm25", "hybrid", "hybrid 1%")
 
@@ -44,26 +43,24 @@ def record(directory: Path, count: int) -> dict[str, object]:
     started = time.perf_counter()
     store = SQLiteStore(directory, create=False)
     retriever = Retriever(store, HashingEmbedder(DIMENSION))
-    text, vector = asked[0]
-    retriever.search(text, SearchRequest(mode=SearchMode.HYBRID, top_k=10), query_vector=vector)
+    hybrid = SearchRequest(mode=SearchMode.HYBRID, top_k=10)
+    retriever.search(asked[0][0], hybrid, query_vector=asked[0][1])
     opened = time.perf_counter() - started
-    store.vector_search(vector, 10)  # starts the graph's build if its file is missing
-    started = time.perf_counter()
+    started = time.perf_counter()  # the query started every missing cache's build
     store.wait_for_caches()
     ready = time.perf_counter() - started
     rss_ready = current_rss_gb()
     exact = SQLiteStore(directory, create=False, ann="off")
     lists: dict[str, list[list[str]]] = {name: [] for name in SEARCHES}
     for number, (text, vector) in enumerate(asked):
-        bucket = eq("bucket", number % BUCKETS)
-        filtered = SearchRequest(mode=SearchMode.HYBRID, top_k=10, where=bucket)
+        filtered = SearchRequest(
+            mode=SearchMode.HYBRID, top_k=10, where=eq("bucket", number % BUCKETS)
+        )
         found = {
             "vector": store.vector_search(vector, 10),
             "vector exact": exact.vector_search(vector, 10),
             "bm25": store.keyword_search(text, 10),
-            "hybrid": retriever.search(
-                text, SearchRequest(mode=SearchMode.HYBRID, top_k=10), query_vector=vector
-            ),
+            "hybrid": retriever.search(text, hybrid, query_vector=vector),
             "hybrid 1%": retriever.search(text, filtered, query_vector=vector),
         }
         for name, hits in found.items():
@@ -79,8 +76,9 @@ def record(directory: Path, count: int) -> dict[str, object]:
     }
 
 
-def recall(found: list[list[str]], exact: list[list[str]]) -> float:
-    return sum(len(set(a) & set(b)) / 10 for a, b in zip(found, exact, strict=True)) / len(found)
+def overlap(found: list[list[str]], other: list[list[str]]) -> float:
+    """The mean share of each top-10 that the other's holds (against exact: recall@10)."""
+    return sum(len(set(a) & set(b)) / 10 for a, b in zip(found, other, strict=True)) / len(found)
 
 
 def compare(before: dict[str, object], after: dict[str, object]) -> None:
@@ -88,12 +86,11 @@ def compare(before: dict[str, object], after: dict[str, object]) -> None:
     assert isinstance(first, dict) and isinstance(second, dict)
     print(f"{'search':<14} {'identical':>12} {'top-10 overlap':>15}")
     for name in SEARCHES:
-        pairs = list(zip(first[name], second[name], strict=True))
-        same = sum(a == b for a, b in pairs)
-        overlap = sum(len(set(a) & set(b)) / 10 for a, b in pairs) / len(pairs)
-        print(f"{name:<14} {same:>6}/{len(pairs):<5} {overlap:>15.4f}")
+        same = sum(a == b for a, b in zip(first[name], second[name], strict=True))
+        shared = overlap(first[name], second[name])
+        print(f"{name:<14} {same:>6}/{len(first[name]):<5} {shared:>15.4f}")
     for name, lists in (("before", first), ("after", second)):
-        found = recall(lists["vector"], lists["vector exact"])
+        found = overlap(lists["vector"], lists["vector exact"])
         print(f"graph recall@10 vs exact, {name}: {found:.4f}")
 
 
@@ -115,13 +112,7 @@ def main() -> None:
         print(json.dumps(record(args.index, args.queries)))
         return
     before = in_fresh_process(args)
-    removed = []
-    for suffix in CACHE_SUFFIXES:
-        path = args.index / (DATABASE_NAME + suffix)
-        if path.exists():
-            path.unlink()
-            removed.append(path.name)
-    print(f"deleted: {', '.join(removed)}")
+    print(f"deleted: {', '.join(delete_derived_files(args.index))}")
     after = in_fresh_process(args)
     for name, run in (("with the files", before), ("rebuilt", after)):
         print(

@@ -145,10 +145,20 @@ def timed(call: Callable[[], object]) -> float:
     return (time.perf_counter() - started) * 1000
 
 
+def delete_derived_files(directory: Path) -> list[str]:
+    """Delete the index's derived files; the names of those there were."""
+    removed = []
+    for suffix in CACHE_SUFFIXES:
+        path = directory / (DATABASE_NAME + suffix)
+        if path.exists():
+            path.unlink()
+            removed.append(path.name)
+    return removed
+
+
 def serve(directory: Path, count: int, cold: bool, ann: str = "auto") -> dict[str, Any]:
     if cold:
-        for suffix in CACHE_SUFFIXES:
-            (directory / (DATABASE_NAME + suffix)).unlink(missing_ok=True)
+        delete_derived_files(directory)
     asked = list(queries(count))
     started, cpu = time.perf_counter(), time.process_time()
     store = SQLiteStore(directory, create=False, ann=ann)

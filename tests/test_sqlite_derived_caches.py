@@ -276,8 +276,9 @@ def test_a_cache_the_store_builds_is_served_from_the_file_it_wrote(
     for suffix in (KEYWORDS_SUFFIX, VECTORS_SUFFIX):
         cache_file(tmp_path, suffix).unlink(missing_ok=True)
     with SQLiteStore(tmp_path, background=background) as store:
-        keyword_answers(store, queries), vector_answers(store, vectors)
-        store.wait_for_caches()  # the keyword cache's background build, if any
+        keyword_answers(store, queries)  # builds the caches (the keyword one in the
+        vector_answers(store, vectors)  # background, if the store builds there)
+        store.wait_for_caches()
         answered = keyword_answers(store, queries), vector_answers(store, vectors)
         assert store._keywords is not None and store._vectors is not None
         for cache in (store._keywords.latest, store._vectors.latest):

@@ -4,11 +4,17 @@ one gathered piece, every allowed row eligible."""
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from ragwright.models import EmbeddingSpace
+from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore, vector_matrix
 from ragwright.stores.sqlite.row_slots import RowSlots
 from ragwright.stores.sqlite.vector_matrix import VectorMatrix
+from ragwright.testing.store_contract import make_document
 
 
 def unit(rows: np.ndarray) -> np.ndarray:
@@ -31,3 +37,29 @@ def test_a_filtered_top_k_equals_numpy_over_the_allowed_live_rows(allowed_rows: 
     best = live[np.lexsort((rowids[live], -scores))][:10]
     assert [rowid for rowid, _ in found] == rowids[best].tolist()
     assert [score for _, score in found] == pytest.approx((vectors[best] @ query).tolist())
+
+
+def test_loading_normalizes_each_stored_row_to_unit_length(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A space whose embedder does not normalize: the matrix holds each stored vector divided
+    by its length (normalized a fetch at a time), in row id order."""
+    monkeypatch.setattr(vector_matrix, "_ROWS_PER_FETCH", 4)  # several fetches, the last short
+    space = EmbeddingSpace("raw-test", 8, False, "cosine", "raw-test-fingerprint")
+    rng = np.random.default_rng(3)
+    stored = rng.normal(size=(15, 8)).astype(np.float32) * rng.uniform(0.1, 9, size=(15, 1))
+    with SQLiteStore(tmp_path, background=False) as store:
+        store.bind_space(space)
+        for n in range(5):
+            document, chunks = make_document(f"d{n}.md", [f"doc {n} part {i}" for i in range(3)])
+            store.upsert(document, chunks, stored[3 * n : 3 * n + 3].astype(np.float32))
+    db = sqlite3.connect(tmp_path / DATABASE_NAME)
+    try:
+        loaded = VectorMatrix.load(db, 8, normalize=True)
+        order = [r[0] for r in db.execute("SELECT rowid FROM chunks ORDER BY rowid")]
+    finally:
+        db.close()
+    assert loaded.rows.rowids.tolist() == order
+    (matrix,) = loaded.blocks
+    assert matrix.dtype == np.float32 and matrix.flags.c_contiguous
+    np.testing.assert_allclose(matrix, unit(stored), rtol=1e-6, atol=1e-7)

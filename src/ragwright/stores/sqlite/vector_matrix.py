@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,18 +49,31 @@ class VectorMatrix:
         normalize: bool,
         rowids: RowIds | None = None,
     ) -> VectorMatrix:
-        """The stored vectors (of ``rowids`` only, if given) in row id order (`stored_vectors`).
-        Call inside one read transaction."""
+        """The stored vectors (of ``rowids`` only, if given) in row id order; ``normalize``
+        makes rows unit length (for a space whose embedder does not normalize, so that
+        scores are cosine similarities). Call inside one read transaction."""
         if rowids is None:
             count = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            cursor = db.execute("SELECT rowid, vector FROM chunks ORDER BY rowid")
         else:
             count = int(rowids.size)
+            cursor = db.execute(
+                "SELECT rowid, vector FROM chunks WHERE rowid IN (SELECT value FROM json_each(?)) "
+                "ORDER BY rowid",
+                (json_ids(rowids),),
+            )
         ids = np.empty(count, dtype=np.int64)
         matrix = np.empty((count, dimension), dtype=np.float32)
         filled = 0
-        for batch_ids, vectors in stored_vectors(db, dimension, normalize=normalize, rowids=rowids):
-            end = filled + len(batch_ids)
-            ids[filled:end], matrix[filled:end] = batch_ids, vectors
+        while batch := cursor.fetchmany(_ROWS_PER_FETCH):
+            end = filled + len(batch)
+            ids[filled:end] = [r[0] for r in batch]
+            rows = matrix[filled:end]
+            rows[:] = np.frombuffer(b"".join(r[1] for r in batch), dtype="<f4").reshape(
+                len(batch), dimension
+            )
+            if normalize:  # a fetch at a time: the whole matrix's norm needs a copy of it
+                rows /= np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), np.float32(1e-12))
             filled = end
         return cls(RowSlots.of(ids[:filled]), (matrix[:filled],))
 
@@ -172,30 +184,6 @@ class VectorMatrix:
         # A plain array over the mapped file: every result computed from a `np.memmap` is
         # one too, and each runs Python code as it is made.
         return cls(rows, (np.asarray(arrays["matrix"]),))
-
-
-def stored_vectors(
-    db: sqlite3.Connection, dimension: int, *, normalize: bool, rowids: RowIds | None = None
-) -> Iterator[tuple[RowIds, Floats]]:
-    """The stored vectors (of ``rowids`` only, if given) in row id order, `_ROWS_PER_FETCH`
-    rows at a time: their row ids and vectors. ``normalize`` makes rows unit length (for a
-    space whose embedder does not normalize, so that scores are cosine similarities)."""
-    if rowids is None:
-        cursor = db.execute("SELECT rowid, vector FROM chunks ORDER BY rowid")
-    else:
-        cursor = db.execute(
-            "SELECT rowid, vector FROM chunks WHERE rowid IN (SELECT value FROM json_each(?)) "
-            "ORDER BY rowid",
-            (json_ids(rowids),),
-        )
-    while batch := cursor.fetchmany(_ROWS_PER_FETCH):
-        ids = np.fromiter((r[0] for r in batch), dtype=np.int64, count=len(batch))
-        raw = b"".join(r[1] for r in batch)
-        vectors = np.frombuffer(raw, dtype="<f4").reshape(len(batch), dimension)
-        if normalize:
-            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-            vectors = vectors / np.maximum(norms, np.float32(1e-12))
-        yield ids, np.ascontiguousarray(vectors, dtype=np.float32)
 
 
 def json_ids(rowids: RowIds) -> str:
