@@ -21,14 +21,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from ragwright.graph.model import ChunkFacts, Mention, Relation
+from ragwright.evaluation.config import EvalConfig
+from ragwright.evaluation.dataset import EvalDataset, load_dataset
+from ragwright.evaluation.index_cache import build_or_reuse_index
+from ragwright.evaluation.scoring import Metrics, run_queries, score_runs
 from ragwright.graph.registry import create_extractor
 from ragwright.graph.snapshot import MemoryGraph
 from ragwright.index import Index
-from ragwright.pipeline.evaluation.config import EvalConfig
-from ragwright.pipeline.evaluation.dataset import EvalDataset, load_dataset
-from ragwright.pipeline.evaluation.index_cache import build_or_reuse_index
-from ragwright.pipeline.evaluation.scoring import Metrics, run_queries, score_runs
+from ragwright.models.graph import ChunkFacts, Mention, Relation
 from ragwright.ports import Embedder, Extractor, Vectors
 
 ROOT = Path(__file__).resolve().parent

@@ -14,10 +14,10 @@ import pytest
 from cli_helpers import runner
 from ragwright.cli import app
 from ragwright.errors import ConfigError
+from ragwright.evaluation import EvalConfig
 from ragwright.index import Index
 from ragwright.models import FTS5_BM25, BM25Parameters
-from ragwright.pipeline.evaluate import EvalConfig
-from ragwright.pipeline.search_request import SearchRequest
+from ragwright.pipeline.search.request import SearchRequest
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.store_contract import SPACE, make_document, vectors_for

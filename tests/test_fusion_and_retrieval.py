@@ -8,8 +8,8 @@ import pytest
 from ragwright.errors import ConfigError, UnsupportedScale
 from ragwright.filters import parse_filter
 from ragwright.models import Arm, Chunk, Hit, Scale
-from ragwright.pipeline.fusion import convex_combination, reciprocal_rank_fusion
-from ragwright.pipeline.retrieval import Retriever, SearchMode, SearchRequest, arm_depth
+from ragwright.pipeline.search.fusion import convex_combination, reciprocal_rank_fusion
+from ragwright.pipeline.search.retrieval import Retriever, SearchMode, SearchRequest, arm_depth
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.store_contract import make_document

@@ -13,14 +13,14 @@ import pytest
 from ragwright import GraphNotBuilt, Index
 from ragwright.errors import ConfigError, MissingDependencyError, UnsupportedScale
 from ragwright.graph.extractors.rules import RuleExtractor
-from ragwright.graph.model import ChunkFacts
 from ragwright.graph.ppr import build_walk_graph, personalized_pagerank
 from ragwright.graph.search import GraphSearch, GraphSettings
 from ragwright.graph.snapshot import MemoryGraph, build_snapshot
 from ragwright.models import Arm, Chunk, Document, Hit, Scale
-from ragwright.pipeline.fusion import fuse_ranked_lists
-from ragwright.pipeline.graph_retrieval import bounded_newcomers
-from ragwright.pipeline.search_request import SearchOptions, SearchRequest
+from ragwright.models.graph import ChunkFacts
+from ragwright.pipeline.search.fusion import fuse_ranked_lists
+from ragwright.pipeline.search.graph_retrieval import bounded_newcomers
+from ragwright.pipeline.search.request import SearchOptions, SearchRequest
 from ragwright.testing import HashingEmbedder
 
 QUERY = "Which waterway passes the hometown of Ada Quill?"

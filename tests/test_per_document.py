@@ -19,8 +19,8 @@ from ragwright.cli import app
 from ragwright.config import Config
 from ragwright.errors import ConfigError
 from ragwright.models import Arm, Chunk, Hit, Route, Scale
-from ragwright.pipeline.per_document import PerDocument, routed
-from ragwright.pipeline.search_request import SearchRequest
+from ragwright.pipeline.search.per_document import PerDocument, routed
+from ragwright.pipeline.search.request import SearchRequest
 from ragwright.planner import Capabilities, RulesPlanner, dispatch
 from ragwright.planner.settings import PlannerSettings
 from ragwright.testing import HashingEmbedder

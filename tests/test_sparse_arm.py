@@ -14,7 +14,7 @@ from cli_helpers import app, runner
 from ragwright import Index
 from ragwright.errors import ConfigError, RegistryError
 from ragwright.models import Arm, Document, Scale
-from ragwright.pipeline.search_request import SearchRequest
+from ragwright.pipeline.search.request import SearchRequest
 from ragwright.sparse import create_sparse_encoder
 from ragwright.sparse.splade import SpladeEncoder
 from ragwright.testing import HashingEmbedder

@@ -42,7 +42,7 @@ from ragwright.config import load_config
 from ragwright.index import AskOptions, Index
 from ragwright.llms.settings import ENGINES, Budget, LLMSettings
 from ragwright.models import DEFAULT_COLLECTION, Answer, Citation
-from ragwright.pipeline.search_request import SearchMode, SearchRequest
+from ragwright.pipeline.search.request import SearchMode, SearchRequest
 from ragwright.shapes import answer_json
 from ragwright.surface_limits import MAX_ASK_TOP_K, checked_text
 

@@ -16,8 +16,8 @@ from ragwright.filters import parse_filter
 from ragwright.graph.settings import MIN_TOLERANCE
 from ragwright.llms.settings import ENGINES, unknown_engine
 from ragwright.models import MAX_BM25_K1, Answer
-from ragwright.pipeline import search_request
-from ragwright.pipeline.search_request import Fusion, SearchMode
+from ragwright.pipeline.search import request as search_request
+from ragwright.pipeline.search.request import Fusion, SearchMode
 from ragwright.server.access_log import LOGGER
 from ragwright.server.problems import error_body, status_of
 from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadCaller, SearchDefaults
