@@ -122,7 +122,7 @@ def grid(index: Index, data: EvalDataset, base: EvalConfig, trials: Sequence[str
     print(row("hybrid", score(index, data, base, DEV)), flush=True)
     for trial in trials:
         overrides = dict(_setting(item) for item in trial.split())
-        search = base.search.but(mode="graph", **overrides)  # type: ignore[arg-type]
+        search = base.search.with_settings({"mode": "graph", **overrides})
         print(
             row(f"graph {trial}", score(index, data, replace(base, search=search), DEV)), flush=True
         )
@@ -164,7 +164,7 @@ def main() -> None:
             grid(index, data, base, args.grid)
             return
         overrides = dict(_setting(item) for item in args.set)
-        search = base.search.but(mode="graph", **overrides)  # type: ignore[arg-type]
+        search = base.search.with_settings({"mode": "graph", **overrides})
         graph_config = replace(base, name="graph", search=search)
         shown = {k: v for k, v in search.settings().items() if k.startswith("graph_")}
         print(f"graph settings: {json.dumps(shown)}, rrf_k {search.rrf_k}")

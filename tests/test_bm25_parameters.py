@@ -123,7 +123,7 @@ def test_the_settings_reach_every_search_mode(tmp_path: Path) -> None:
     index.ingest(folder, base=folder)
     flat = SearchRequest.from_mapping({"bm25_b": 0.0, "mode": "bm25", "top_k": 2})
     assert [h.source for h in index.search("oak", flat)] == ["doc1.md", "doc0.md"]
-    assert [h.source for h in index.search("oak", flat.but(bm25_b=0.75))] == [
+    assert [h.source for h in index.search("oak", flat.with_settings({"bm25_b": 0.75}))] == [
         "doc0.md",
         "doc1.md",
     ]

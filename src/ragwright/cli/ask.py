@@ -141,8 +141,8 @@ def ask(
         "sparse_weight": sparse_weight,
         "processors": processor or None,
     }
-    request = SearchRequest.from_config(configuration).but(
-        **{key: value for key, value in flags.items() if value is not None}
+    request = SearchRequest.from_config(configuration).with_settings(
+        {key: value for key, value in flags.items() if value is not None}
     )
     caller = caller_of(as_principal)
     options: AskOptions = {

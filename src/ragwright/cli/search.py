@@ -166,7 +166,9 @@ def search(
     }
     configuration = load_config(config)
     defaults = SearchRequest.from_config(configuration)
-    request = defaults.but(**{key: value for key, value in flags.items() if value is not None})
+    request = defaults.with_settings(
+        {key: value for key, value in flags.items() if value is not None}
+    )
     request = request.but(caller=caller_of(as_principal))
     given = locations(index)
     warnings: tuple[str, ...] = ()

@@ -124,7 +124,7 @@ class EvalConfig:
         settings = {"top_k": EVAL_TOP_K, **{k: raw[k] for k in SETTING_KEYS if k in raw}}
         values = {key: raw[key] for key in _OWN_KEYS if key in raw}
         values.setdefault("name", default_name)
-        return cls(search=SearchRequest(**settings), **values)
+        return cls(search=SearchRequest().with_settings(settings), **values)
 
     @classmethod
     def from_toml(cls, path: str | Path) -> EvalConfig:

@@ -45,7 +45,7 @@ An evaluation configuration (``ragwright eval --config``) uses the same keys.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from enum import StrEnum
 from typing import Any, TypedDict, TypeVar, Unpack
 
@@ -59,7 +59,9 @@ from ragwright.pipeline.search.fusion import DEFAULT_RRF_K, Normalizer, normaliz
 from ragwright.processors.specs import ProcessorSpec, processor_specs
 
 __all__ = [
+    "BM25_KEYS",
     "DEFAULT_FUSION",
+    "GRAPH_KEYS",
     "MAX_TOP_K",
     "SETTING_KEYS",
     "Fusion",
@@ -116,6 +118,8 @@ GRAPH_KEYS = (
     "graph_synonym_weight",
     "graph_tolerance",
 )
+#: BM25's parameters (`BM25Parameters` fields, prefixed).
+BM25_KEYS = ("bm25_k1", "bm25_b")
 #: The `PassageFirst` step's weights.
 PASSAGE_KEYS = ("passage_coverage_weight", "passage_heading_weight")
 #: The keys of the ``[search]`` table (and of an evaluation configuration's search settings).
@@ -139,8 +143,8 @@ SETTING_KEYS = (
 
 _Choice = TypeVar("_Choice", bound=StrEnum)
 
-
-_GRAPH = GraphSettings()
+#: Graph mode's settings unless the request says otherwise.
+DEFAULT_GRAPH = GraphSettings()
 
 
 def arm_depth(top_k: int) -> int:
@@ -149,7 +153,8 @@ def arm_depth(top_k: int) -> int:
 
 
 class SearchOptions(TypedDict, total=False):
-    """`SearchRequest`'s fields as keyword arguments (see `Index.search`)."""
+    """`SearchRequest`'s fields as keyword arguments (see `Index.search`), but ``processors``
+    (passed as objects beside them); a test holds the two equal."""
 
     mode: SearchMode | str
     top_k: int
@@ -159,27 +164,14 @@ class SearchOptions(TypedDict, total=False):
     rrf_k: int
     bm25_weight: float
     vector_weight: float
-    bm25_k1: float
-    bm25_b: float
     sparse_weight: float
+    bm25: BM25Parameters
     arm_depth: int
     document_share: float
     per_document: int
     passage_coverage_weight: float
     passage_heading_weight: float
-    graph_weight: float
-    graph_rrf_k: int
-    graph_keep_top: int
-    graph_max_new: int
-    graph_known_depth: int
-    graph_damping: float
-    graph_seed_hits: int
-    graph_chunk_seed_weight: float
-    graph_query_weight: float
-    graph_specificity: float
-    graph_relation_weight: float
-    graph_synonym_weight: float
-    graph_tolerance: float
+    graph: GraphSettings
     caller: Caller
 
 
@@ -188,7 +180,8 @@ class SearchRequest:
     """Everything about a search but the query text. Strings are accepted for the mode, the
     fusion and the filter (an expression, see docs/filters.md) and turned into their types;
     anything invalid is a `ConfigError` (a threshold on hybrid's rank scale: `UnsupportedScale`)
-    when the request is made, so nothing below checks again."""
+    when the request is made, so nothing below checks again. `with_settings` takes the flat
+    keys of the ``[search]`` table (``bm25_k1``, ``graph_max_new``) that the surfaces read."""
 
     mode: SearchMode = SearchMode.HYBRID
     top_k: int = 10
@@ -199,13 +192,12 @@ class SearchRequest:
     rrf_k: int = DEFAULT_RRF_K
     bm25_weight: float = 1.0
     vector_weight: float = 1.0
-    #: BM25's parameters (`BM25Parameters`), FTS5's by default: tuning them on SciFact train
-    #: gained within the noise and nothing on test (docs/ablation.md).
-    bm25_k1: float = FTS5_BM25.k1
-    bm25_b: float = FTS5_BM25.b
     #: The sparse arm's weight in hybrid fusion; 0 (the default) leaves the arm out: no
     #: package ships SPLADE weights, so nothing measured it better than hybrid yet.
     sparse_weight: float = 0.0
+    #: BM25's parameters, FTS5's by default: tuning them on SciFact train gained within the
+    #: noise and nothing on test (docs/ablation.md). Keys ``bm25_k1`` and ``bm25_b``.
+    bm25: BM25Parameters = FTS5_BM25
     #: Candidates each arm fetches for fusion (hybrid or multi-query); 0: `arm_depth(top_k)`.
     arm_depth: int = 0
     #: Share (0 to 1) of its document's best fusion contribution in each arm that a
@@ -219,20 +211,8 @@ class SearchRequest:
     #: chosen on the docs-qa dev half (benchmarks/evidence.py --sweep); both 0: off.
     passage_coverage_weight: float = 0.3
     passage_heading_weight: float = 0.0
-    #: Graph mode's settings (see `GraphSettings`, whose fields these are, prefixed).
-    graph_weight: float = _GRAPH.weight
-    graph_rrf_k: int = _GRAPH.rrf_k
-    graph_keep_top: int = _GRAPH.keep_top
-    graph_max_new: int = _GRAPH.max_new
-    graph_known_depth: int = _GRAPH.known_depth
-    graph_damping: float = _GRAPH.damping
-    graph_seed_hits: int = _GRAPH.seed_hits
-    graph_chunk_seed_weight: float = _GRAPH.chunk_seed_weight
-    graph_query_weight: float = _GRAPH.query_weight
-    graph_specificity: float = _GRAPH.specificity
-    graph_relation_weight: float = _GRAPH.relation_weight
-    graph_synonym_weight: float = _GRAPH.synonym_weight
-    graph_tolerance: float = _GRAPH.tolerance
+    #: Graph mode's settings (`GraphSettings`; keys ``graph_`` and its field's name).
+    graph: GraphSettings = DEFAULT_GRAPH
     #: Result processors run on the hits, in order (names and data options; see
     #: `ragwright.processors.specs`), before any the caller passes as objects.
     processors: tuple[ProcessorSpec, ...] = ()
@@ -249,6 +229,10 @@ class SearchRequest:
             raise ConfigError(f"a filter must be an expression or a Filter; got {self.where!r}")
         if not isinstance(self.caller, Caller):
             raise ConfigError(f"caller must be a ragwright.permissions.Caller; got {self.caller!r}")
+        if not isinstance(self.bm25, BM25Parameters):
+            raise ConfigError(f"bm25 must be a BM25Parameters; got {self.bm25!r}")
+        if not isinstance(self.graph, GraphSettings):
+            raise ConfigError(f"graph must be a GraphSettings; got {self.graph!r}")
         if not _integer(self.top_k) or not 1 <= self.top_k <= MAX_TOP_K:
             raise ConfigError(f"top_k must be between 1 and {MAX_TOP_K:,}, got {self.top_k!r}")
         if not _integer(self.rrf_k) or self.rrf_k < 1:
@@ -273,10 +257,6 @@ class SearchRequest:
             if not _number(weight) or weight < 0:
                 raise ConfigError(f"{key} must be a number >= 0, got {weight!r}")
             object.__setattr__(self, key, float(weight))
-        bm25 = self.bm25  # validates both
-        object.__setattr__(self, "bm25_k1", bm25.k1)
-        object.__setattr__(self, "bm25_b", bm25.b)
-        self.graph  # noqa: B018 - made to validate the graph settings now
         self._check_min_score()
 
     def _check_min_score(self) -> None:
@@ -312,16 +292,6 @@ class SearchRequest:
         return normalizer(self.fusion.value, self.rrf_k)
 
     @property
-    def bm25(self) -> BM25Parameters:
-        """The BM25 arm's parameters, from ``bm25_k1`` and ``bm25_b``."""
-        return BM25Parameters(self.bm25_k1, self.bm25_b)
-
-    @property
-    def graph(self) -> GraphSettings:
-        """Graph mode's settings, from the ``graph_*`` fields."""
-        return GraphSettings(**{key[len("graph_") :]: getattr(self, key) for key in GRAPH_KEYS})
-
-    @property
     def depth(self) -> int:
         """Candidates each arm fetches when rankings are fused (never fewer than top_k)."""
         return max(self.arm_depth or arm_depth(self.top_k), self.top_k)
@@ -331,9 +301,36 @@ class SearchRequest:
         fields: dict[str, Any] = dict(changes)  # strings become their types in __post_init__
         return replace(self, **fields) if fields else self
 
+    def with_settings(self, settings: Mapping[str, Any]) -> SearchRequest:
+        """This request with settings changed as the ``[search]`` table, the CLI's flags and
+        the HTTP body spell them: the fields by name, BM25's and graph mode's flat
+        (``bm25_k1``, ``graph_max_new``). An unknown key is a `ConfigError` naming it."""
+        fields: dict[str, Any] = {}
+        bm25: dict[str, Any] = {}
+        graph: dict[str, Any] = {}
+        for key, value in settings.items():
+            if key in BM25_KEYS:
+                bm25[key.removeprefix("bm25_")] = value
+            elif key in GRAPH_KEYS:
+                graph[key.removeprefix("graph_")] = value
+            elif key in _FLAT_FIELDS:
+                fields[key] = value
+            else:
+                raise ConfigError(
+                    f"unknown search setting {key!r}; known: {', '.join(SETTING_KEYS)}"
+                )
+        if bm25:
+            fields["bm25"] = replace(self.bm25, **bm25)
+        if graph:
+            fields["graph"] = replace(self.graph, **graph)
+        return replace(self, **fields) if fields else self
+
     def settings(self) -> dict[str, Any]:
-        """The `SETTING_KEYS` fields as TOML would spell them."""
-        return {key: _plain(getattr(self, key)) for key in SETTING_KEYS}
+        """The `SETTING_KEYS` as TOML would spell them."""
+        flat = {key: _plain(getattr(self, key)) for key in SETTING_KEYS if key in _FLAT_FIELDS}
+        flat |= {key: getattr(self.bm25, key.removeprefix("bm25_")) for key in BM25_KEYS}
+        flat |= {key: getattr(self.graph, key.removeprefix("graph_")) for key in GRAPH_KEYS}
+        return {key: flat[key] for key in SETTING_KEYS}
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any], *, where: str = "[search]") -> SearchRequest:
@@ -345,7 +342,7 @@ class SearchRequest:
                 f"{', '.join(unknown)}; known: {', '.join(SETTING_KEYS)}"
             )
         try:
-            return cls(**raw)
+            return cls().with_settings(raw)
         except ConfigError as error:
             raise ConfigError(f"{where}: {error}") from None
 
@@ -353,6 +350,12 @@ class SearchRequest:
     def from_config(cls, config: Config) -> SearchRequest:
         """The defaults the ``[search]`` table of a configuration file sets."""
         return cls.from_mapping(config.section("search"), where=f"{config.where} [search]")
+
+
+#: The fields `with_settings` takes by their own names (the nested ones are spelled flat).
+_FLAT_FIELDS = frozenset(
+    field.name for field in fields(SearchRequest) if field.name not in ("bm25", "graph")
+)
 
 
 def _integer(value: object) -> bool:

@@ -115,7 +115,7 @@ class SearchRequest(BaseModel):
     def request(self, defaults: search_request.SearchRequest) -> search_request.SearchRequest:
         """The request: these fields over the server's defaults."""
         fields = self.model_dump(exclude_none=True, exclude={"query", "filter"})
-        return defaults.but(**fields, where=self.filter or None)
+        return defaults.with_settings(fields).but(where=self.filter or None)
 
 
 class AskRequest(BaseModel):
