@@ -91,6 +91,7 @@ from ragwright.pipeline.permitted import (
 from ragwright.pipeline.rebuild.rechunk import RechunkReport
 from ragwright.pipeline.rebuild.reindex import ReindexReport
 from ragwright.pipeline.rebuild.reindexing import Reindexing
+from ragwright.pipeline.search.context import SearchContext
 from ragwright.pipeline.search.filter_fields import missing_fields_warning
 from ragwright.pipeline.search.global_retrieval import GlobalRetriever
 from ragwright.pipeline.search.request import SearchMode, SearchOptions, SearchRequest
@@ -241,6 +242,7 @@ class Index:
         self._global_retriever: GlobalRetriever | None = None
         self._capability_cache = CapabilityCache(self._graph, self._store)
         self._sparse = SparseWorkflow(self._store, self.display_location)
+        self._search: Searching | None = None
 
     def close(self) -> None:
         if self._llm_records is not None:
@@ -895,19 +897,23 @@ class Index:
         )
 
     def _searching(self) -> Searching:
-        """The search workflow over this collection."""
-        return Searching(
-            self._store,
-            embedder=lambda: self.embedder,
-            checked_embedder=self._checked_embedder,
-            graph=self._graph,
-            graph_search=self._graph_search,
-            sparse=self._sparse,
-            planner=self._mode_planner,
-            capabilities=self._capability_cache.current,
-            communities=self.community_workflow,
-            global_retriever=self._global,
-        )
+        """The search workflow over this collection, wired once."""
+        if self._search is None:
+            self._search = Searching(
+                SearchContext(
+                    self._store,
+                    embedder=lambda: self.embedder,
+                    checked_embedder=self._checked_embedder,
+                    graph=self._graph,
+                    graph_search=self._graph_search,
+                    sparse=self._sparse,
+                    planner=self._mode_planner,
+                    capabilities=self._capability_cache.current,
+                    communities=self.community_workflow,
+                    global_retriever=self._global,
+                )
+            )
+        return self._search
 
     # -- re-indexing ---------------------------------------------------------------------------
 

@@ -351,7 +351,7 @@ def _print_report(report: EvalReport, run_files: Sequence[Path | None]) -> None:
 
 def _mode_cell(result: ConfigResult) -> str:
     """The mode; for auto, also how many queries each mode ran."""
-    mode = result.config.search.mode.value
+    mode = str(result.config.search.mode)
     if len(result.modes) < 2 and mode != "auto":
         return mode
     return f"{mode} (" + ", ".join(f"{m} {n}" for m, n in result.modes.items()) + ")"

@@ -25,14 +25,13 @@ from ragwright.models import (
     StoreStats,
 )
 from ragwright.pipeline.ingest.ingestor import IngestReport
-from ragwright.pipeline.search.retrieval import SearchMode
 from ragwright.pipeline.sync.source_status import SourceState
 from ragwright.pipeline.sync.sync_status import SyncSnapshot
 
 
 def search_json(
     query: str,
-    mode: SearchMode,
+    mode: str,
     top_k: int,
     where: Filter | None,
     hits: list[Hit],
@@ -42,7 +41,7 @@ def search_json(
     ``route`` the mode that ran and why (``mode`` is the one asked for, perhaps auto)."""
     return {
         "query": query,
-        "mode": mode.value,
+        "mode": str(mode),
         "top_k": top_k,
         "filter": render_filter(where) if where else None,
         "route": route_json(route) if route is not None else None,

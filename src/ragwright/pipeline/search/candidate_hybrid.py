@@ -17,6 +17,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from ragwright.models import Hit, Scale
+from ragwright.pipeline.search.arms import Arms
 from ragwright.pipeline.search.fusion import fused_scores
 from ragwright.pipeline.search.request import SearchRequest
 from ragwright.ports import CandidateSearch, Vectors
@@ -24,10 +25,10 @@ from ragwright.processors.passage_first import PassageFirst
 from ragwright.terms import content_words
 
 
-def covers(request: SearchRequest) -> bool:
-    """Whether `candidate_hybrid` answers ``request`` (hybrid, the two arms alone, no
-    heading bonus); the query having no variants is the caller's to check."""
-    return not request.sparse and not request.passage_heading_weight
+def covers(request: SearchRequest, arms: Arms) -> bool:
+    """Whether `candidate_hybrid` answers ``request`` over ``arms`` (hybrid, the two arms
+    alone, no heading bonus); the query having no variants is the caller's to check."""
+    return not arms.runs_sparse(request) and not request.passage_heading_weight
 
 
 def candidate_hybrid(

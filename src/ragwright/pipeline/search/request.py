@@ -56,6 +56,8 @@ from ragwright.graph.settings import GraphSettings
 from ragwright.models import FTS5_BM25, Arm, BM25Parameters
 from ragwright.permissions import EVERYONE, Caller
 from ragwright.pipeline.search.fusion import DEFAULT_RRF_K, Normalizer, normalizer
+from ragwright.pipeline.search.modes import mode_names, retrieval_mode
+from ragwright.pipeline.search.search_mode import SearchMode
 from ragwright.processors.specs import ProcessorSpec, processor_specs
 
 __all__ = [
@@ -70,21 +72,6 @@ __all__ = [
     "SearchRequest",
     "arm_depth",
 ]
-
-
-class SearchMode(StrEnum):
-    BM25 = "bm25"
-    VECTOR = "vector"
-    HYBRID = "hybrid"
-    #: Hybrid fused by rank with graph search (personalized PageRank over the entity graph).
-    GRAPH = "graph"
-    #: Community reports ranked for coverage; the chunks their points cite (GraphRAG global).
-    GLOBAL = "global"
-    #: The mode planner chooses per question (see `ragwright.planner`); the route it took and
-    #: why come back with the answer (`Answer.route`) or from `Index.plan`.
-    AUTO = "auto"
-    #: The sparse learned-term arm alone (an index built with ``--sparse``).
-    SPARSE = "sparse"
 
 
 class Fusion(StrEnum):
@@ -183,7 +170,9 @@ class SearchRequest:
     when the request is made, so nothing below checks again. `with_settings` takes the flat
     keys of the ``[search]`` table (``bm25_k1``, ``graph_max_new``) that the surfaces read."""
 
-    mode: SearchMode = SearchMode.HYBRID
+    #: A `SearchMode` (a `str`), or the name of a mode a plugin registered (see
+    #: `ragwright.pipeline.search.modes`).
+    mode: str = SearchMode.HYBRID
     top_k: int = 10
     where: Filter | None = None
     #: Drop hits scoring below this; raw scores only (bm25 or vector mode).
@@ -220,7 +209,7 @@ class SearchRequest:
     caller: Caller = EVERYONE
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "mode", _choice(SearchMode, self.mode, "search mode"))
+        object.__setattr__(self, "mode", _mode(self.mode))
         object.__setattr__(self, "fusion", _choice(Fusion, self.fusion, "fusion"))
         object.__setattr__(self, "processors", processor_specs(self.processors))
         if isinstance(self.where, str):
@@ -264,9 +253,9 @@ class SearchRequest:
             return
         if not _number(self.min_score):
             raise ConfigError(f"min_score must be a number, got {self.min_score!r}")
-        if self.mode in (SearchMode.HYBRID, SearchMode.GRAPH, SearchMode.GLOBAL, SearchMode.AUTO):
+        if self.mode is SearchMode.AUTO or retrieval_mode(self.mode).fused:
             raise UnsupportedScale(
-                f"min_score compares raw similarity scores, but {self.mode.value} search returns "
+                f"min_score compares raw similarity scores, but {self.mode} search returns "
                 "a fused ranking (scale 'fused'); use --mode vector or --mode bm25 with a threshold"
             )
 
@@ -278,13 +267,6 @@ class SearchRequest:
             Arm.VECTOR: self.vector_weight,
             Arm.SPARSE: self.sparse_weight,
         }
-
-    @property
-    def sparse(self) -> bool:
-        """Whether the search runs the sparse arm: alone, or fused into hybrid (graph mode's
-        hybrid too) when its weight is above 0."""
-        fused = self.mode in (SearchMode.HYBRID, SearchMode.GRAPH, SearchMode.AUTO)
-        return self.mode is SearchMode.SPARSE or (fused and self.sparse_weight > 0)
 
     @property
     def normalizer(self) -> Normalizer:
@@ -370,6 +352,17 @@ def _plain(value: object) -> object:
     if isinstance(value, tuple):
         return [item.plain() if isinstance(item, ProcessorSpec) else item for item in value]
     return value.value if isinstance(value, StrEnum) else value
+
+
+_BUILT_IN = frozenset(member.value for member in SearchMode)
+
+
+def _mode(value: object) -> str:
+    """A built-in mode as its `SearchMode`, a plugin's by its name; else a `ConfigError`."""
+    name = value.strip().lower() if isinstance(value, str) else value
+    if isinstance(name, str) and name in mode_names():
+        return SearchMode(name) if name in _BUILT_IN else name
+    raise ConfigError(f"unknown search mode {value!r}; choose one of {', '.join(mode_names())}")
 
 
 def _choice(kind: type[_Choice], value: object, what: str) -> _Choice:

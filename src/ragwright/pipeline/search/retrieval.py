@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Protocol
 from ragwright._surrogates import refuse_surrogates
 from ragwright.errors import ConfigError, UnsupportedScale
 from ragwright.models import Hit
+from ragwright.pipeline.search.arms import Arms
 from ragwright.pipeline.search.candidate_hybrid import candidate_hybrid, covers
 from ragwright.pipeline.search.fusion import fused_hits
+from ragwright.pipeline.search.modes import retrieval_mode
 from ragwright.pipeline.search.request import (
     DEFAULT_FUSION,
     MAX_TOP_K,
@@ -86,10 +88,11 @@ class Retriever:
         request: SearchRequest = DEFAULT_REQUEST,
         *,
         query_vector: Vectors | None = None,
+        arms: Arms | None = None,
     ) -> list[Hit]:
-        """Search as ``request`` says. ``query_vector`` skips embedding the query (it must come
-        from the index's embedder)."""
-        hits, _ = self.search_with_notes(query, request, query_vector=query_vector)
+        """Search as ``request`` says, over ``arms`` (by default its mode's). ``query_vector``
+        skips embedding the query (it must come from the index's embedder)."""
+        hits, _ = self.search_with_notes(query, request, query_vector=query_vector, arms=arms)
         return hits
 
     def search_with_notes(
@@ -98,12 +101,14 @@ class Retriever:
         request: SearchRequest = DEFAULT_REQUEST,
         *,
         query_vector: Vectors | None = None,
+        arms: Arms | None = None,
     ) -> tuple[list[Hit], ProcessedQuery]:
         """`search`, also returning the processed query: its ``notes`` say what each query
         processor did. Without processors the query comes back as given, with no notes."""
         refuse_surrogates(query, "the query")
+        arms = arms or arms_of(request.mode)
         self._check_chain(request, query_vector=query_vector)
-        if request.sparse and self.sparse is None:
+        if arms.runs_sparse(request) and self.sparse is None:
             raise ConfigError(
                 "this search runs the sparse arm (mode sparse, or sparse_weight > 0), but the "
                 "index has no sparse term weights; build them with ragwright ingest --sparse "
@@ -112,7 +117,7 @@ class Retriever:
         processed = ProcessedQuery.of(query)
         if self.query_chain is not None:
             processed = self.query_chain.process(processed)
-        hits = self._run(processed, request, query_vector)
+        hits = self._run(processed, request, query_vector, arms)
         if request.min_score is not None:
             hits = [hit for hit in hits if hit.score >= request.min_score]
         return hits, processed
@@ -132,21 +137,24 @@ class Retriever:
             )
 
     def _run(
-        self, query: ProcessedQuery, request: SearchRequest, query_vector: Vectors | None
+        self,
+        query: ProcessedQuery,
+        request: SearchRequest,
+        query_vector: Vectors | None,
+        arms: Arms,
     ) -> list[Hit]:
-        mode = request.mode
-        if mode is not SearchMode.HYBRID and not query.variants:
+        if not arms.fused and not query.variants:
             return self._rankings(
-                query.text, query.dense_text, request, request.top_k, query_vector
+                query.text, query.dense_text, request, request.top_k, query_vector, arms
             )[0]
-        if self._candidates is not None and not query.variants and covers(request):
+        if self._candidates is not None and not query.variants and covers(request, arms):
             vector = self._vector(query.dense_text, query_vector)
             return candidate_hybrid(self._candidates, query.query, query.text, vector, request)
         depth = request.depth
         passage = bool(request.passage_coverage_weight or request.passage_heading_weight)
-        rankings = self._rankings(query.text, query.dense_text, request, depth, query_vector)
+        rankings = self._rankings(query.text, query.dense_text, request, depth, query_vector, arms)
         for variant in query.variants:
-            rankings += self._rankings(variant, variant, request, depth, None)
+            rankings += self._rankings(variant, variant, request, depth, None, arms)
         fused = fused_hits(rankings, request.weights, request.normalizer, request.document_share)
         if passage:
             step = PassageFirst(request.passage_heading_weight, request.passage_coverage_weight)
@@ -160,20 +168,19 @@ class Retriever:
         request: SearchRequest,
         top_k: int,
         query_vector: Vectors | None,
+        arms: Arms,
     ) -> list[list[Hit]]:
-        """One ranking per arm the request's mode uses: BM25 over ``text``, vectors for
-        ``dense_text``, learned terms of ``text`` (mode sparse, or hybrid with a
-        ``sparse_weight`` > 0). Its filter, and BM25 parameters, from ``request``."""
-        mode, where, bm25 = request.mode, request.where, request.bm25
+        """One ranking per arm: learned terms of ``text`` (the sparse arm alone, or fused in
+        by a ``sparse_weight`` > 0), BM25 over ``text``, vectors for ``dense_text``. The
+        filter, and BM25 parameters, from ``request``."""
+        where = request.where
         rankings: list[list[Hit]] = []
-        if mode is SearchMode.SPARSE or (self.sparse is not None and request.sparse_weight > 0):
+        if arms.runs_sparse(request):
             assert self.sparse is not None  # checked in search_with_notes
             rankings.append(self.sparse.search(text, top_k, where))
-            if mode is SearchMode.SPARSE:
-                return rankings
-        if mode is not SearchMode.VECTOR:
-            rankings.append(self.store.keyword_search(text, top_k, where, bm25=bm25))
-        if mode is not SearchMode.BM25:
+        if arms.bm25:
+            rankings.append(self.store.keyword_search(text, top_k, where, bm25=request.bm25))
+        if arms.vector:
             rankings.append(
                 self.store.vector_search(self._vector(dense_text, query_vector), top_k, where)
             )
@@ -182,3 +189,14 @@ class Retriever:
     def _vector(self, dense_text: str, given: Vectors | None) -> Vectors:
         """The query vector: ``given``, or ``dense_text`` embedded."""
         return self.embedder.embed_query(dense_text) if given is None else given
+
+
+def arms_of(mode: str) -> Arms:
+    """The arms of the mode named ``mode``; a mode with a search of its own (graph, global),
+    and auto's routing, run through `Index.search`, not a bare `Retriever`."""
+    arms = None if mode == SearchMode.AUTO else retrieval_mode(mode).arms
+    if arms is None:
+        raise ConfigError(
+            f"mode {mode} does not search through the retrieval arms alone; use Index.search"
+        )
+    return arms

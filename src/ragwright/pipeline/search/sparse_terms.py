@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from ragwright.errors import ConfigError
 from ragwright.filters import Filter
 from ragwright.models import Hit
-from ragwright.pipeline.search.request import SearchRequest
 from ragwright.ports import IndexSettings, SparseEncoder, SparseSearch, SparseTermIndex
 from ragwright.sparse import create_sparse_encoder
 
@@ -124,10 +123,11 @@ class SparseWorkflow:
         if recorded_encoder(self.store) is not None:
             SparseTerms(self._index(), self.store, self._recorded()).update()
 
-    def arm(self, request: SearchRequest) -> SparseArm | None:
-        """The arm ``request`` runs; None when it runs none, or when the index has none (the
-        retriever then refuses a request that needs it, saying how to build it)."""
-        if not request.sparse or recorded_encoder(self.store) is None:
+    def arm(self, runs: bool) -> SparseArm | None:
+        """The arm, for a search that ``runs`` it; None when it runs none, or when the index
+        has none (the retriever then refuses a request that needs it, saying how to build
+        it)."""
+        if not runs or recorded_encoder(self.store) is None:
             return None
         if not isinstance(self.store, SparseSearch):
             raise ConfigError(f"the store at {self.location} has no sparse arm")
