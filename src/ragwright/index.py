@@ -94,6 +94,7 @@ from ragwright.pipeline.rebuild.reindexing import Reindexing
 from ragwright.pipeline.search.context import SearchContext
 from ragwright.pipeline.search.filter_fields import missing_fields_warning
 from ragwright.pipeline.search.global_retrieval import GlobalRetriever
+from ragwright.pipeline.search.modes import plannable_modes
 from ragwright.pipeline.search.request import SearchMode, SearchOptions, SearchRequest
 from ragwright.pipeline.search.searching import Searching
 from ragwright.pipeline.search.sparse_terms import SparseWorkflow
@@ -998,7 +999,8 @@ class Index:
             aggregate_per_document=settings.aggregate_per_document,
         )
         if self.planner_settings.classifier == "llm":
-            return LLMPlanner((session or self.llm_session("request")).llm, fallback=rules)
+            llm = (session or self.llm_session("request")).llm
+            return LLMPlanner(llm, fallback=rules, modes=plannable_modes())
         return rules
 
     def search_routed(

@@ -4,7 +4,8 @@ A mode says whether the planner may route a question to it, whether this index c
 (and why not), whether its scores are a fused ranking, and runs its search over the collection's
 `SearchContext`. The built-in modes are the members of `SearchMode` (but ``auto``, which routes
 to one of them), each in the module of its name here (``global_`` for ``global``); a plugin
-adds its own with `register_mode`. Every surface (CLI choices, the HTTP and MCP schemas, the
+adds its own through the ``ragwright.modes`` entry point group (the object is the mode), or
+with `register_mode`. Every surface (CLI choices, the HTTP and MCP schemas, the
 planner, the rag-connector spec) reads the list from `mode_names`, so a new mode is one module
 and one `SearchMode` member.
 """
@@ -17,7 +18,8 @@ from collections.abc import Sequence
 from importlib import import_module
 from typing import TYPE_CHECKING, Protocol
 
-from ragwright.errors import ConfigError
+from ragwright._plugins import plugins
+from ragwright.errors import ConfigError, RegistryError
 from ragwright.pipeline.search.search_mode import SearchMode
 
 if TYPE_CHECKING:
@@ -69,16 +71,20 @@ class RetrievalMode(Protocol):
         """The hits for ``query``, best first (the caller's processors run after)."""
 
 
+#: Where plugins declare their modes.
+PLUGIN_GROUP = "ragwright.modes"
 _BUILTIN_NAMES = frozenset(member.value for member in SearchMode if member is not SearchMode.AUTO)
 _builtins: dict[str, RetrievalMode] = {}
 _registered: dict[str, RetrievalMode] = {}
 _lock = threading.Lock()
+_plugins_loaded = False
 
 
 def register_mode(mode: RetrievalMode) -> None:
     """Add a plugin's mode (or replace one it registered before); a built-in's name is taken."""
-    if mode.name in _BUILTIN_NAMES:
+    if mode.name in _BUILTIN_NAMES or mode.name == SearchMode.AUTO:
         raise ConfigError(f"{mode.name!r} is a built-in search mode")
+    _load_plugins()
     with _lock:
         _registered[mode.name] = mode
 
@@ -93,6 +99,7 @@ def retrieval_mode(name: str) -> RetrievalMode:
     """The mode named ``name``; an unknown name is a `ConfigError` listing the known ones."""
     if name in _BUILTIN_NAMES:
         return _builtin(name)
+    _load_plugins()
     found = _registered.get(name)
     if found is None:
         raise ConfigError(f"unknown search mode {name!r}; choose one of {', '.join(mode_names())}")
@@ -102,6 +109,7 @@ def retrieval_mode(name: str) -> RetrievalMode:
 def mode_names() -> tuple[str, ...]:
     """Every mode a request may name: the built-ins in `SearchMode`'s order (``auto``
     among them), then the plugins' in the order they were registered."""
+    _load_plugins()
     with _lock:
         plugins = tuple(_registered)
     return (*(member.value for member in SearchMode), *plugins)
@@ -122,3 +130,18 @@ def _builtin(name: str) -> RetrievalMode:
         mode = import_module(module).MODE
         _builtins[name] = mode
     return mode
+
+
+def _load_plugins() -> None:
+    """The ``ragwright.modes`` entry points, loaded once."""
+    global _plugins_loaded
+    with _lock:
+        if _plugins_loaded:
+            return
+        _plugins_loaded = True
+        found = plugins(PLUGIN_GROUP, "search mode")
+    for name, entry in found.items():
+        mode = entry.load()
+        if mode.name != name:
+            raise RegistryError(f"the search mode plugin {name!r} names itself {mode.name!r}")
+        register_mode(mode)
