@@ -3,10 +3,10 @@
 A backend's test module subclasses `BackendContract` and provides ``open_backend``: a
 zero-argument callable opening the backend on one fresh, empty index location::
 
-    class TestSQLiteBackend(BackendContract):
+    class TestMyBackend(BackendContract):
         @pytest.fixture
         def open_backend(self, tmp_path):
-            return functools.partial(SQLiteBackend, tmp_path / "index")
+            return functools.partial(MyBackend, tmp_path / "index")
 """
 
 from __future__ import annotations

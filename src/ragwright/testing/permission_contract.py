@@ -5,10 +5,10 @@ filter, and a document's principals are written, replaced, moved and deleted wit
 A store's test class subclasses `PermissionContract` and provides ``store``: a fresh store
 (``upsert``, the search ports, `DocumentCatalog`, `DocumentMove`) with `SPACE` bound::
 
-    class TestSQLitePermissions(PermissionContract):
+    class TestMyStorePermissions(PermissionContract):
         @pytest.fixture
         def store(self, tmp_path):
-            with SQLiteStore(tmp_path / "index") as opened:
+            with MyStore(tmp_path / "index") as opened:
                 opened.bind_space(SPACE)
                 yield opened
 """

@@ -4,10 +4,10 @@
 `ChunkExport`) with `SPACE` bound, and ``open_again``: a callable opening a second handle on
 the same index::
 
-    class TestSQLiteRechunk(ChunkingRebuildContract):
+    class TestMyStoreRechunk(ChunkingRebuildContract):
         @pytest.fixture
         def open_again(self, tmp_path):
-            return functools.partial(SQLiteStore, tmp_path / "index")
+            return functools.partial(MyStore, tmp_path / "index")
 
         @pytest.fixture
         def store(self, open_again):

@@ -3,10 +3,10 @@ a store's test module subclasses `SpaceRebuildContract` and provides ``store``: 
 (implementing `SpaceRebuild`, ``upsert`` and the search ports) with `SPACE` bound, and
 ``open_again``: a callable opening a second handle on the same index::
 
-    class TestSQLiteSpaces(SpaceRebuildContract):
+    class TestMyStoreSpaces(SpaceRebuildContract):
         @pytest.fixture
         def open_again(self, tmp_path):
-            return functools.partial(SQLiteStore, tmp_path / "index")
+            return functools.partial(MyStore, tmp_path / "index")
 
         @pytest.fixture
         def store(self, open_again):

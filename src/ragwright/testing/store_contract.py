@@ -4,10 +4,10 @@ A store's test module subclasses `StoreContract` and provides one fixture, ``ope
 picklable zero-argument callable that opens a store on one fresh, empty index (the same index
 each call, so a second process can open it too)::
 
-    class TestSQLiteStore(StoreContract):
+    class TestMyStore(StoreContract):
         @pytest.fixture
         def open_store(self, tmp_path):
-            return functools.partial(SQLiteStore, tmp_path / "index")
+            return functools.partial(MyStore, tmp_path / "index")
 
 The store must implement `ragwright.ports.Store` (every capability port), plus ``upsert``.
 A backend's collections are checked by `ragwright.testing.backend_contract.BackendContract`.
