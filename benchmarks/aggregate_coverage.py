@@ -85,9 +85,9 @@ def measure(
         started = time.perf_counter()
         index.ingest(CORPUS, extractor=extractor)
         ingested = time.perf_counter() - started
-        build = index.build_communities(CommunitySettings(min_mentions=min_mentions))
+        build = index.communities.build(CommunitySettings(min_mentions=min_mentions))
         built = time.perf_counter() - started - ingested
-        stats = index.graph_stats()
+        stats = index.graph.stats()
         print(
             f"\nhandbook aggregates, {extractor} graph: {stats.entities} entities, {stats.edges} "
             f"edges; min_mentions {min_mentions}: {build.clustered} clustered, "
@@ -100,7 +100,7 @@ def measure(
                 f"{level.largest_share:.3f}, singletons {level.singleton_share:.3f}, "
                 f"modularity {level.modularity:.3f}, disconnected {level.disconnected}"
             )
-        ran = Counter(index.plan(str(questions[q]["question"])).mode for q in questions)
+        ran = Counter(index.searching.plan(str(questions[q]["question"])).mode for q in questions)
         print(f"auto ran: {dict(ran)}")
         _report(index, questions, gold, ks, columns(caps, depths))
 

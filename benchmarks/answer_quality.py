@@ -71,12 +71,12 @@ def ask(index: Index, question: str, top_k: int, variant: str) -> Answer:
     options, passage = VARIANTS[variant]
     if passage:
         return index.ask(question, top_k=top_k, options=options)
-    mode = index.plan(question).mode
+    mode = index.searching.plan(question).mode
 
     def retrieve(query: str) -> list[Hit]:
         return index.search(query, top_k=top_k, mode=mode, passage_coverage_weight=0.0)
 
-    return final_answer(index.answer_stream(question, retrieve, options=options))
+    return final_answer(index.answers.answer_stream(question, retrieve, options=options))
 
 
 def _flat(text: str) -> str:

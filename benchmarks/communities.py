@@ -90,18 +90,18 @@ def main() -> None:
     built.close()
     settings = _settings(" ".join(args.set))
     with Index(directory, embedder=embedder, create=False) as kb:
-        if kb.graph_stats().chunks_extracted == 0:
+        if kb.graph.stats().chunks_extracted == 0:
             started = time.perf_counter()
-            kb.build_graph(ReplayExtractor(load_facts(directory / FACTS)))
+            kb.graph.build(ReplayExtractor(load_facts(directory / FACTS)))
             print(f"facts written into the store in {time.perf_counter() - started:.1f} s")
-        stats = kb.graph_stats()
+        stats = kb.graph.stats()
         print(f"graph: {stats.entities:,} entities, {stats.edges:,} edges, "
               f"{stats.mentions:,} mentions, {stats.chunks_extracted:,} chunks")  # fmt: skip
         if args.sweep:
-            sweep(kb.graph.graph_snapshot(), args.sweep)
+            sweep(kb.graph.source.graph_snapshot(), args.sweep)
             return
-        workflow = kb.community_workflow()
-        kb.graph.graph_snapshot()  # read once, so the clustering time is the clustering's
+        workflow = kb.communities.workflow()
+        kb.graph.source.graph_snapshot()  # read once, so the clustering time is the clustering's
         started = time.perf_counter()
         build = workflow.rebuild(settings)
         clustering = time.perf_counter() - started

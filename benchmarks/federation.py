@@ -58,9 +58,9 @@ def build(location: str | Path, dimension: int, count: int, seed: int) -> None:
     ]
     started = time.perf_counter()
     with Index(location, embedder=HashingEmbedder(dimension)) as kb:
-        report = kb.ingest_documents(texts)
+        report = kb.ingestion.documents(texts)
         assert report.ok, report.failed
-        chunks = kb.stats().chunks
+        chunks = kb.documents.stats().chunks
     print(f"  built {location}: {len(texts)} documents, {chunks} chunks "
           f"in {time.perf_counter() - started:.1f} s")  # fmt: skip
 

@@ -44,7 +44,7 @@ class Vectors:
     """Every chunk's stored vector and a chunk hit for each row (for PRF's second search)."""
 
     def __init__(self, index: Index, hits: dict[str, Hit]) -> None:
-        export, ids, after = index.export, [], None
+        export, ids, after = index.documents.export, [], None
         while page := export.chunk_page(after, 5000):
             ids += [chunk.id for chunk in page]
             after = page[-1].id
@@ -67,8 +67,8 @@ class Vectors:
     def _hit(self, chunk_id: str, score: float) -> Hit:
         known = self.hits.get(chunk_id)
         if known is None:  # a chunk neither first search returned
-            chunk = self.index.chunk(chunk_id)
-            document = None if chunk is None else self.index.document(chunk.document_id)
+            chunk = self.index.documents.chunk(chunk_id)
+            document = None if chunk is None else self.index.documents.get(chunk.document_id)
             assert chunk is not None and document is not None
             vector = frozenset({Arm.VECTOR})
             known = Hit(chunk, 0.0, Scale.SIMILARITY, vector, source=document.source)

@@ -189,12 +189,12 @@ def collect(index: Index, dataset: EvalDataset) -> list[Query]:
 
 def document_arms(index: Index, dataset: EvalDataset, queries: list[Query]) -> None:
     """Fill each query's ``doc.bm25`` and ``doc.vector`` (z-scored over the top documents)."""
-    export, chunks, after = index.export, [], None
+    export, chunks, after = index.documents.export, [], None
     while page := export.chunk_page(after, 5000):
         chunks += page
         after = page[-1].id
     vectors = export.chunk_vectors([c.id for c in chunks])
-    source_of = {d.id: d.source for d in index.documents()}
+    source_of = {d.id: d.source for d in index.documents.list()}
     by_source: dict[str, list[npt.NDArray[np.float32]]] = {}
     texts: dict[str, list[str]] = {}
     for chunk in sorted(chunks, key=lambda c: (c.document_id, c.index)):
@@ -217,7 +217,7 @@ def document_arms(index: Index, dataset: EvalDataset, queries: list[Query]) -> N
 
 
 def _content(index: Index, source: str) -> str:
-    document = index.document(source)
+    document = index.documents.get(source)
     assert document is not None
     return document.content
 

@@ -70,21 +70,21 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         plain_dir, graph_dir = Path(tmp) / "plain", Path(tmp) / "graph"
         with Index(plain_dir, embedder=args.embedder) as kb:
-            report, plain_s = timed(lambda: kb.ingest_documents(docs))
+            report, plain_s = timed(lambda: kb.ingestion.documents(docs))
             chunks = report.chunks_written
             plain_bytes = database_bytes(plain_dir)
             extractor = create_extractor(args.extractor)
-            built, build_s = timed(lambda: kb.build_graph(extractor))
-            stored = [c for d in kb.documents() for c in kb.chunks_of(d.id)]
+            built, build_s = timed(lambda: kb.graph.build(extractor))
+            stored = [c for d in kb.documents.list() for c in kb.documents.chunks_of(d.id)]
             _, extract_s = timed(lambda: create_extractor(args.extractor).extract(stored))
             graph_bytes = database_bytes(plain_dir)
-            snapshot, first_s = timed(lambda: kb.graph.graph_snapshot())
-            _, cached_s = timed(lambda: kb.graph.graph_snapshot())
+            snapshot, first_s = timed(lambda: kb.graph.source.graph_snapshot())
+            _, cached_s = timed(lambda: kb.graph.source.graph_snapshot())
             keys = list(snapshot.entity_keys)
             _, link_s = timed(lambda: synonym_links(keys, keys))
         with Index(graph_dir, embedder=args.embedder) as kb:
             with_graph, together_s = timed(
-                lambda: kb.ingest_documents(docs, extractor=args.extractor)
+                lambda: kb.ingestion.documents(docs, extractor=args.extractor)
             )
     stats = built.stats
     assert stats is not None and with_graph.chunks_extracted == chunks

@@ -70,7 +70,7 @@ def stored_facts(index: Index, extractor: Extractor, cache: Path) -> list[ChunkF
     if cache.exists():
         return [_facts_from_json(row) for row in json.loads(cache.read_text("utf-8"))]
     chunks, after = [], None
-    while page := index.export.chunk_page(after, 1000):
+    while page := index.documents.export.chunk_page(after, 1000):
         chunks += page
         after = page[-1].id
     started = time.perf_counter()

@@ -81,13 +81,13 @@ def build(folder: Path, chunks: int) -> None:
     with Index(folder, embedder=HashingEmbedder()) as index:
         for start in range(0, chunks, BATCH):
             batch = list(documents(min(BATCH, chunks - start), start))
-            assert index.ingest_documents(batch, extractor=NamesExtractor()).ok
+            assert index.ingestion.documents(batch, extractor=NamesExtractor()).ok
             print(f"  built {start + len(batch):,} chunks", flush=True)
     (folder / "built").write_text("ok")
 
 
 def ranks(index: Index, search: GraphSearch, count: int, seed: int) -> list[float]:
-    graph = index.graph
+    graph = index.graph.source
     snapshot = graph.graph_snapshot()
     rng = np.random.default_rng(seed)
     settings = GraphSettings()
@@ -110,7 +110,7 @@ def main() -> None:
     _, build_ms = timed(build, folder, args.chunks)
     print(f"index of {args.chunks:,} chunks ready in {build_ms / 1000:.0f} s", flush=True)
     with Index(folder, embedder=HashingEmbedder()) as index:
-        graph, search = index.graph, GraphSearch()
+        graph, search = index.graph.source, GraphSearch()
         snapshot, load_ms = timed(graph.graph_snapshot)
         _, first_ms = timed(ranks, index, search, 1, 0)
         steady = float(np.median(ranks(index, search, 50, 1)))
@@ -120,7 +120,7 @@ def main() -> None:
               flush=True)  # fmt: skip
         for write in range(args.writes):
             new = list(documents(1, snapshot.chunk_count + write))  # a new one each run
-            _, write_ms = timed(index.ingest_documents, new, extractor=NamesExtractor())
+            _, write_ms = timed(index.ingestion.documents, new, extractor=NamesExtractor())
             refreshed, refresh_ms = timed(graph.graph_snapshot)
             whole, whole_ms = timed(read_whole, folder)
             _, first_ms = timed(ranks, index, search, 1, 10 + write)

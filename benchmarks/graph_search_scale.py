@@ -139,9 +139,9 @@ def throughput(count: int) -> None:
     documents = list(corpus_documents(data.data))[:count]
     with tempfile.TemporaryDirectory() as folder, Index(Path(folder) / "kb") as index:
         started = time.perf_counter()
-        report = index.ingest_documents(documents)
+        report = index.ingestion.documents(documents)
         ingest = time.perf_counter() - started
-        chunks = [c for d in index.documents() for c in index.chunks_of(d.id)]
+        chunks = [c for d in index.documents.list() for c in index.documents.chunks_of(d.id)]
         extractor = create_extractor("spacy")
         extractor.extract(chunks[:8])  # loads the model: not extraction
         started = time.perf_counter()

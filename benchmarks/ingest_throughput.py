@@ -36,7 +36,7 @@ def main() -> None:
             started = time.perf_counter()
             report = kb.ingest([folder])
             ingest_seconds = time.perf_counter() - started
-            texts = [c.text for d in kb.documents() for c in kb.chunks_of(d.id)]
+            texts = [c.text for d in kb.documents.list() for c in kb.documents.chunks_of(d.id)]
             started = time.perf_counter()
             embedder.embed_documents(texts)
             embed_seconds = time.perf_counter() - started

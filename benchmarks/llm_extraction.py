@@ -63,7 +63,7 @@ def responder(latency: float) -> Any:
 def run(kb: Index, chunks: list[Chunk], workers: int) -> tuple[LLMExtractor, float]:
     session = kb.llm_session("graph")
     extractor = LLMExtractor(
-        session.llm, workers=workers, key=kb.llm_records.boundary_key(), prices=session.prices
+        session.llm, workers=workers, key=kb.llms.records.boundary_key(), prices=session.prices
     )
     started = time.perf_counter()
     extractor.extract(chunks)
@@ -81,8 +81,8 @@ def main() -> None:
             model="stand-in", base_url=server.url, prices={"stand-in": PRICE}, retry_backoff=0.0
         )
         with Index(Path(tmp) / "kb", embedder=HashingEmbedder(), llm_settings=settings) as kb:
-            kb.ingest_documents(documents)
-            chunks = list(kb.export.chunk_page(None, 100_000))
+            kb.ingestion.documents(documents)
+            chunks = list(kb.documents.export.chunk_page(None, 100_000))
             first, seconds_1 = run(kb, chunks, workers=1)
             report = first.report
             n = len(chunks)
@@ -109,7 +109,7 @@ def main() -> None:
                 f"{len(server.requests) - sent} new calls, {seconds_again:.2f}s"
             )
             for workers in (4, 8):
-                kb.clear_llm_cache()
+                kb.llms.clear_cache()
                 _, seconds = run(kb, chunks, workers=workers)
                 print(
                     f"workers {workers}: {n / seconds:6.1f} chunks/s "

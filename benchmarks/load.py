@@ -82,7 +82,7 @@ def main() -> None:
         with Index(directory, embedder=args.embedder) as index:
             report = index.ingest([args.corpus])
             queries = sample_queries(index)
-            stats = index.stats()
+            stats = index.documents.stats()
         print(
             f"corpus {args.corpus}: {stats.documents} documents, {stats.chunks} chunks "
             f"(indexed in {time.perf_counter() - started:.1f} s, {len(report.failed)} failed); "
@@ -128,7 +128,7 @@ def main() -> None:
 
 def sample_queries(index: Index, count: int = 200) -> list[str]:
     """Queries made of the first words of chunks spread over the corpus (deterministic)."""
-    texts = [c.text for d in index.documents() for c in index.chunks_of(d.id)]
+    texts = [c.text for d in index.documents.list() for c in index.documents.chunks_of(d.id)]
     step = max(1, len(texts) // count)
     queries = [" ".join(text.split()[:8]) for text in texts[::step]]
     return [q for q in queries if q][:count]

@@ -74,7 +74,7 @@ def main() -> None:
             server, location = start_postgres()
         kb = Index(location, embedder=HashingEmbedder())
         started = time.perf_counter()
-        kb.ingest_documents(documents(args.chunks))
+        kb.ingestion.documents(documents(args.chunks))
         print(f"{args.chunks} chunks ingested in {time.perf_counter() - started:.1f} s")
         store = kb._store  # the benchmark clears the row-id memo; surfaces never see it
         callers = {
@@ -102,7 +102,7 @@ def main() -> None:
                             time.perf_counter() - began
                         )
                         assert caller.restricted is False or all(
-                            not (d := kb.document(h.chunk.document_id)) or _readable(d, caller)
+                            not (d := kb.documents.get(h.chunk.document_id)) or _readable(d, caller)
                             for h in hits
                         )
         if args.store == "sqlite":  # the permission query alone: the caller's row ids

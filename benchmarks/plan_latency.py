@@ -54,12 +54,14 @@ def main() -> None:
     args = parser.parse_args()
     rules = RulesPlanner(aggregate_mode="global")
     with Index(args.index, create=False, read_only=True, planner=rules) as index:
-        assert index.plan(QUESTION) == dispatch(rules.route(QUESTION), unavailable(uncached(index)))
+        assert index.searching.plan(QUESTION) == dispatch(
+            rules.route(QUESTION), unavailable(uncached(index))
+        )
         cached: list[float] = []
         before: list[float] = []
         for _ in range(args.rounds):
             started = time.perf_counter()
-            index.plan(QUESTION)
+            index.searching.plan(QUESTION)
             cached.append(time.perf_counter() - started)
             started = time.perf_counter()
             dispatch(rules.route(QUESTION), unavailable(uncached(index)))

@@ -69,7 +69,7 @@ def new_database(server: Any, name: str) -> str:
 
 def timed_ingest(location: str | Path, folder: Path, embedder: str, **options: Any) -> Any:
     with Index(location, embedder=embedder) as kb:
-        kb.name_sources_from(folder.parent)
+        kb.ingestion.name_sources_from(folder.parent)
         started = time.perf_counter()
         report = kb.ingest([folder], **options)
         seconds = time.perf_counter() - started
@@ -131,8 +131,8 @@ def write_ceiling(pg: Any, chunks: int, writers: Sequence[int]) -> None:
 def _write(url: str, writes: list[DocumentWrite], writers: int, per_transaction: int) -> float:
     embedder = HashingEmbedder()
     with Index(url, embedder=embedder) as kb:
-        kb.name_sources_from(Path.cwd())  # creates the collection and binds the space
-        kb.ingest_documents([Document.from_text("warm", "warm up")])
+        kb.ingestion.name_sources_from(Path.cwd())  # creates the collection and binds the space
+        kb.ingestion.documents([Document.from_text("warm", "warm up")])
     shares = [writes[k::writers] for k in range(writers)]
     stores = []
     for _ in range(writers):

@@ -44,9 +44,9 @@ def build(directory: Path, chunks: int) -> tuple[list[str], list[Document]]:
     and the stored documents."""
     with Index(directory, embedder="hashing") as kb:
         made = [document for document, _ in documents(chunks, Words(5000, 50, seed=1))]
-        kb.ingest_documents(made)
-        texts = [c.indexed_text for c in kb.export.chunk_page(None, 10 * chunks)]
-        stored = [kb.document(d.id) for d in kb.documents()]
+        kb.ingestion.documents(made)
+        texts = [c.indexed_text for c in kb.documents.export.chunk_page(None, 10 * chunks)]
+        stored = [kb.documents.get(d.id) for d in kb.documents.list()]
         return texts, [d for d in stored if d is not None]
 
 
@@ -63,12 +63,12 @@ def reindexed(directory: Path, spec: str, batch: int, back: str) -> float:
     create_embedder(spec).embed_documents(["warm up"])  # the model's files in the page cache
     with Index(directory) as kb:
         start = time.perf_counter()
-        report = kb.reindex(spec, batch=batch, sample=0)
+        report = kb.spaces.reindex(spec, batch=batch, sample=0)
         elapsed = time.perf_counter() - start
         assert report.swapped and report.embedded == report.chunks
-        kb.swap_space("previous")  # back to `back`, for the next round
-        kb.drop_space("previous")
-        assert kb.embedder_spec == back
+        kb.spaces.swap("previous")  # back to `back`, for the next round
+        kb.spaces.drop("previous")
+        assert kb.embedding.spec == back
     return elapsed
 
 
@@ -94,16 +94,16 @@ def rechunked(
     new chunk count; rolled back and dropped after, for the next round."""
     create_embedder(spec).embed_documents(["warm up"])
     with Index(directory) as kb:
-        back = kb.embedder_spec
+        back = kb.embedding.spec
         start = time.perf_counter()
-        report = kb.reindex(spec, chunking=chunking, batch=batch, sample=0, swap=False)
+        report = kb.spaces.reindex(spec, chunking=chunking, batch=batch, sample=0, swap=False)
         built = time.perf_counter()
-        kb.swap_space("staged")
+        kb.spaces.swap("staged")
         swapped = time.perf_counter()
-        assert isinstance(report, RechunkReport) and kb.chunking == chunking
-        kb.swap_space("previous")
-        kb.drop_space("previous")
-        assert kb.embedder_spec == back and kb.chunking != chunking
+        assert isinstance(report, RechunkReport) and kb.ingestion.chunking == chunking
+        kb.spaces.swap("previous")
+        kb.spaces.drop("previous")
+        assert kb.embedding.spec == back and kb.ingestion.chunking != chunking
     return swapped - start, swapped - built, report.chunks
 
 

@@ -81,7 +81,7 @@ def open_with_graph(data: EvalDataset, cache: Path, planner: RulesPlanner) -> In
     extractor = create_extractor("spacy")
     safe_id = extractor.id.replace(":", "_").replace("/", "_")
     with Index(directory, embedder=embedder, create=False) as plain:
-        if plain.graph_stats().entities and plain.community_build() is not None:
+        if plain.graph.stats().entities and plain.communities.build_stats() is not None:
             # The store holds the graph and its communities: search both where they live.
             return Index(
                 directory,
@@ -103,7 +103,7 @@ def open_with_graph(data: EvalDataset, cache: Path, planner: RulesPlanner) -> In
 
 
 def modes_of(index: Index) -> tuple[str, ...]:
-    return WITH_GLOBAL if index.community_build() is not None else MODES
+    return WITH_GLOBAL if index.communities.build_stats() is not None else MODES
 
 
 def runs_by_mode(index: Index, data: EvalDataset, ids: Sequence[str]) -> dict[str, list[QueryRun]]:
@@ -158,7 +158,7 @@ def agreement(runs: dict[str, list[QueryRun]]) -> None:
 def auto_modes(index: Index, rows: Sequence[dict[str, str]]) -> None:
     chosen: dict[str, Counter[str]] = defaultdict(Counter)
     for row in rows:
-        chosen[row["type"]][index.plan(row["question"]).mode] += 1
+        chosen[row["type"]][index.searching.plan(row["question"]).mode] += 1
     print("auto ran: " + "; ".join(f"{k} {dict(c)}" for k, c in sorted(chosen.items())))
 
 

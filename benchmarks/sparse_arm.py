@@ -81,9 +81,9 @@ def main() -> None:
     try:
         with Index(folder / "kb", embedder=HashingEmbedder(64)) as index:
             docs = [document for document, _ in documents(args.chunks, words)]
-            _, ingest_s = timed(lambda: len(index.ingest_documents(docs).added))
-            stats = index.stats()
-            encoded, build_s = timed(lambda: index.build_sparse(StandInEncoder()))
+            _, ingest_s = timed(lambda: len(index.ingestion.documents(docs).added))
+            stats = index.documents.stats()
+            encoded, build_s = timed(lambda: index.sparse.build(StandInEncoder()))
             print(f"{stats.chunks:,} chunks: ingest {ingest_s:.1f} s (hashing:64 embedder)")
             print(
                 f"sparse weights written: {encoded:,} chunks in {build_s:.1f} s "

@@ -71,7 +71,15 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("pipeline", ("pipeline", "distributed", "datasets")),
     (
         "facade",
-        ("index", "federation", "collection_pool", "evaluation", "shapes", "connector"),
+        (
+            "index",
+            "knowledge",
+            "federation",
+            "collection_pool",
+            "evaluation",
+            "shapes",
+            "connector",
+        ),
     ),
     ("surfaces", ("cli", "server", "mcp_server", "testing", "__init__", "__main__")),
 )

@@ -58,13 +58,13 @@ def documents(listed: Sequence[Document]) -> list[Document]:
 
 def build_team(path: Path) -> Path:
     with Index(path, embedder=HashingEmbedder(128)) as kb:
-        assert kb.ingest_documents(documents(TEAM)).ok
+        assert kb.ingestion.documents(documents(TEAM)).ok
     return path
 
 
 def build_personal(url: str) -> str:
     with Index(url, embedder=HashingEmbedder(320)) as kb:
-        assert kb.ingest_documents(documents(PERSONAL)).ok
+        assert kb.ingestion.documents(documents(PERSONAL)).ok
     return url
 
 

@@ -44,8 +44,8 @@ def documents(location: Path | str) -> dict[str, str]:
     """Source → content of every document in the index."""
     with Index(location, embedder=HashingEmbedder(), create=False) as kb:
         found = {}
-        for info in kb.documents():
-            document = kb.document(info.source)
+        for info in kb.documents.list():
+            document = kb.documents.get(info.source)
             assert document is not None
             found[info.source] = document.content
         return found

@@ -65,13 +65,13 @@ def test_concurrent_asks_share_one_client_ledger_and_cache(kb: Index, server: Op
         assert f"The {topic} harvest starts in spring [" in answer.text
         assert answer.citations and answer.citations[0].source == f"docs/{topic}.txt"
     # Every request that reached the server is in the ledger once; the others were cache hits.
-    [row] = kb.llm_ledger()
+    [row] = kb.llms.ledger()
     assert row.calls == len(server.requests)
     assert sum(a.usage.calls for a in answers) == len(server.requests)
-    assert sum(a.usage.cached_calls for a in answers) == kb.llm_cache_stats().hits
-    assert kb.llm.breaker.state == "closed"  # type: ignore[attr-defined]
+    assert sum(a.usage.cached_calls for a in answers) == kb.llms.cache_stats().hits
+    assert kb.llms.llm.breaker.state == "closed"  # type: ignore[attr-defined]
     # One client was made and kept, however many threads asked first.
-    assert kb.llm is kb.llm
+    assert kb.llms.llm is kb.llms.llm
 
 
 def test_threads_that_ask_first_together_get_one_client_and_one_record_store(
@@ -83,15 +83,15 @@ def test_threads_that_ask_first_together_get_one_client_and_one_record_store(
 
         def first_use(_: int) -> tuple[int, int]:
             barrier.wait()
-            return id(index.llm), id(index.llm_records)
+            return id(index.llms.llm), id(index.llms.records)
 
         with ThreadPoolExecutor(max_workers=8) as pool:
             seen = set(pool.map(first_use, range(8)))
-        assert seen == {(id(index.llm), id(index.llm_records))}
+        assert seen == {(id(index.llms.llm), id(index.llms.records))}
 
 
 def test_calls_in_flight_together_cannot_exceed_the_budget(kb: Index, server: OpenAIServer) -> None:
-    kb.llm_settings = replace(kb.llm_settings, request_budget=Budget(max_calls=3), cache=False)
+    kb.llms.settings = replace(kb.llms.settings, request_budget=Budget(max_calls=3), cache=False)
     session = kb.llm_session()
     server.script(*[Reply.text("slow", usage=(1, 1)).after(0.3)] * 8)  # all in flight at once
     barrier = threading.Barrier(8)
@@ -123,7 +123,7 @@ def test_threads_that_first_need_the_embedder_together_load_it_once(
             both_inside.wait(timeout=1.0)  # without the lock the second thread arrives here too
         return HashingEmbedder()
 
-    monkeypatch.setattr("ragwright.index.create_embedder", create)
+    monkeypatch.setattr("ragwright.knowledge.embedding.create_embedder", create)
     with Index(tmp_path / "kb", embedder="hashing") as index, ThreadPoolExecutor(2) as pool:
         embedders = list(pool.map(lambda _: index.embedder, range(2)))
     assert created == ["hashing"]

@@ -63,7 +63,7 @@ def open_index(tmp_path: Path, docs: Path, server: OpenAIServer, **settings: obj
 def assert_exact_spans(kb: Index, answer: Answer) -> None:
     assert answer.citations
     for citation in answer.citations:
-        document = kb.document(citation.document_id)
+        document = kb.documents.get(citation.document_id)
         assert document is not None
         assert document.content[citation.char_start : citation.char_end] == citation.quote
 
@@ -172,7 +172,7 @@ def test_one_budget_is_shared_by_every_component_of_a_request(
         answer = kb.ask(QUESTION, engine="stuff", top_k=3, **components(kb.llm_session()))
         assert answer.found and answer.usage.calls == 3  # HyDE, the reranker, the engine
         assert "BEGIN SOURCE" in server.requests[2]["messages"][1]["content"]
-        [row] = kb.llm_ledger()
+        [row] = kb.llms.ledger()
         assert row.calls == 3  # each call recorded once
         hyde, rerank = (body["messages"][0]["content"] for body in server.requests[:2])
         assert "passage" in hyde and "passages" in rerank
@@ -182,7 +182,7 @@ def test_one_budget_is_shared_by_every_component_of_a_request(
             # FLARE's draft is the third call; its self-check finds the budget spent.
             kb.ask("Is tea picked?", engine="flare", top_k=2, **components(kb.llm_session()))
         assert caught.value.calls == 3
-        assert kb.llm_ledger()[0].calls == 6
+        assert kb.llms.ledger()[0].calls == 6
 
 
 def test_a_sessions_model_is_not_wrapped_twice(
@@ -193,7 +193,7 @@ def test_a_sessions_model_is_not_wrapped_twice(
         with pytest.raises(ConfigError, match="pass session="):
             kb.ask(QUESTION, engine="stuff", llm=session.llm)
         with pytest.raises(ConfigError, match="not both"):
-            kb.ask(QUESTION, engine="stuff", llm=kb.llm, session=session)
+            kb.ask(QUESTION, engine="stuff", llm=kb.llms.llm, session=session)
     assert server.requests == []
 
 
@@ -205,7 +205,7 @@ def test_the_ingest_budget_is_separate(tmp_path: Path, docs: Path, server: OpenA
             session.llm.chat([ChatMessage("user", f"chunk {n}")])
         with pytest.raises(BudgetExceeded, match="ingest budget of 5"):
             session.llm.chat([ChatMessage("user", "chunk 5")])
-        assert [row.calls for row in kb.llm_ledger()] == [5]
+        assert [row.calls for row in kb.llms.ledger()] == [5]
 
 
 # -- the response cache and the ledger ---------------------------------------------------------
@@ -223,7 +223,7 @@ def test_repeated_questions_are_answered_from_the_cache(
         assert second.text == first.text and second.citations == first.citations
         assert second.usage.calls == 0 and second.usage.cached_calls == sent
         assert second.usage.total_tokens == 0
-        stats = kb.llm_cache_stats()
+        stats = kb.llms.cache_stats()
         assert stats.entries == sent and stats.hits == sent
     # The cache lives in the index: a new process (here: a new Index) reuses it.
     with open_index(tmp_path, docs, server) as kb:
@@ -236,10 +236,10 @@ def test_clearing_the_cache_sends_the_next_question_to_the_server(
 ) -> None:
     with open_index(tmp_path, docs, server) as kb:
         kb.ask(QUESTION, engine="stuff")
-        assert kb.clear_llm_cache() == 1
-        assert kb.llm_cache_stats().entries == 0
+        assert kb.llms.clear_cache() == 1
+        assert kb.llms.cache_stats().entries == 0
         assert kb.ask(QUESTION, engine="stuff").usage.calls == 1
-        assert [row.calls for row in kb.llm_ledger()] == [2]  # the ledger is kept
+        assert [row.calls for row in kb.llms.ledger()] == [2]  # the ledger is kept
     assert len(server.requests) == 2
 
 
@@ -247,7 +247,7 @@ def test_the_cache_can_be_turned_off(tmp_path: Path, docs: Path, server: OpenAIS
     with open_index(tmp_path, docs, server, cache=False) as kb:
         kb.ask(QUESTION, engine="stuff")
         kb.ask(QUESTION, engine="stuff")
-        assert kb.llm_cache_stats().entries == 0
+        assert kb.llms.cache_stats().entries == 0
     assert len(server.requests) == 2
 
 
@@ -269,7 +269,7 @@ def test_the_ledger_records_calls_tokens_and_cost_per_model(
         kb.ask(QUESTION, engine="map-reduce")  # cached: no new ledger rows
         calls = answer.usage.calls
         assert answer.cost == pytest.approx(calls * (10 * 1.0 + 5 * 2.0) / 1e6)
-        [row] = kb.llm_ledger()
+        [row] = kb.llms.ledger()
     assert (row.model, row.calls) == ("test-model", calls)
     assert (row.prompt_tokens, row.completion_tokens) == (10 * calls, 5 * calls)
     assert row.cost == pytest.approx(answer.cost)
@@ -278,7 +278,7 @@ def test_the_ledger_records_calls_tokens_and_cost_per_model(
 def test_an_unpriced_model_has_no_cost(tmp_path: Path, docs: Path, server: OpenAIServer) -> None:
     with open_index(tmp_path, docs, server) as kb:
         assert kb.ask(QUESTION, engine="stuff").cost is None
-        assert kb.llm_ledger()[0].cost is None
+        assert kb.llms.ledger()[0].cost is None
 
 
 def test_an_injected_instruction_reaches_the_server_only_inside_its_fence(
@@ -294,7 +294,7 @@ def test_an_injected_instruction_reaches_the_server_only_inside_its_fence(
     with open_index(tmp_path, docs, server) as kb:
         answer = kb.ask(QUESTION, engine="stuff", top_k=5)
         with Index(tmp_path / "kb") as again:
-            assert again.llm_records.boundary_key() == kb.llm_records.boundary_key()
+            assert again.llms.records.boundary_key() == kb.llms.records.boundary_key()
     system, user = (m["content"] for m in server.requests[0]["messages"])
     token = re.search(r"BEGIN SOURCE 1 ([0-9a-f]{24})\n", user)
     assert token is not None and token.group(1) in system

@@ -77,12 +77,12 @@ def test_auto_sees_communities_built_here_and_by_another_index(tmp_path: Path) -
         with Index(
             tmp_path / "kb", embedder=HashingEmbedder(), create=False, config=to_global
         ) as reader:
-            before = reader.plan(THEMES_QUESTION)
+            before = reader.searching.plan(THEMES_QUESTION)
             assert (before.mode, before.planned) == ("hybrid", "global")
             assert "no global search" in before.reason
-            assert writer.plan(THEMES_QUESTION).mode == "hybrid"
-            writer.build_communities(CommunitySettings(min_mentions=1))
-            assert writer.plan(THEMES_QUESTION).mode == "global"
-            assert reader.plan(THEMES_QUESTION).mode == "global"  # another writer's build
+            assert writer.searching.plan(THEMES_QUESTION).mode == "hybrid"
+            writer.communities.build(CommunitySettings(min_mentions=1))
+            assert writer.searching.plan(THEMES_QUESTION).mode == "global"
+            assert reader.searching.plan(THEMES_QUESTION).mode == "global"  # another writer's build
             hits = reader.search(THEMES_QUESTION, mode="auto")
             assert hits and {hit.source for hit in hits} >= {"docs/music.md", "docs/space.md"}

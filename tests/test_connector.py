@@ -153,10 +153,10 @@ def test_paging_is_keyed_so_a_deletion_between_pages_skips_nothing(tmp_path: Pat
         every = [c.chunk_id for c in RagwrightConnector(str(tmp_path / "kb")).pull_all_chunks()]
         pipeline = RagwrightConnector(str(tmp_path / "kb"))
         first = pipeline.list_chunks(limit=2)
-        deleted = kb.document("docs/a.txt")
+        deleted = kb.documents.get("docs/a.txt")
         assert deleted is not None
-        removed = {c.id for c in kb.chunks_of(deleted.id)}
-        assert kb.delete("docs/a.txt")
+        removed = {c.id for c in kb.documents.chunks_of(deleted.id)}
+        assert kb.documents.delete("docs/a.txt")
         seen = [c.chunk_id for c in first.items]
         cursor = first.next_cursor
         while cursor is not None:
@@ -168,7 +168,7 @@ def test_paging_is_keyed_so_a_deletion_between_pages_skips_nothing(tmp_path: Pat
 
 
 def test_store_reads_for_the_connector(connector: RagwrightConnector) -> None:
-    store = connector.index.export
+    store = connector.index.documents.export
     page = store.chunk_page(None, 3)
     assert [c.id for c in page] == sorted(c.id for c in page)
     assert store.chunk_page(page[-1].id, 1)[0].id > page[-1].id

@@ -109,7 +109,7 @@ def ingested(location: str | Path, where: str, embedder: HashingEmbedder) -> Ind
     index = Index(location, embedder=embedder)
     chunking = ChunkingConfig("recursive", {"size": 60, "overlap": 0, "context_headers": where})
     docs = [paper(), Document.from_text("other", "Osteoblasts in bone repair of mice.")]
-    assert index.ingest_documents(docs, chunking=chunking).ok
+    assert index.ingestion.documents(docs, chunking=chunking).ok
     return index
 
 
@@ -233,9 +233,11 @@ def test_ingest_takes_context_headers_and_records_them(tmp_path: Path) -> None:
     result = runner.invoke(app, [*args, "--context-headers", "keywords"])
     assert result.exit_code == 0, result.output
     with Index(kb, create=False) as index:
-        assert index.chunking.options == {"size": 200, "context_headers": "keywords"}
+        assert index.ingestion.chunking.options == {"size": 200, "context_headers": "keywords"}
         hits = index.search("fin guide", mode="bm25", top_k=20)
-        assert len(hits) == len(index.chunks_of(hits[0].chunk.document_id)) > 2  # every chunk
+        assert (
+            len(hits) == len(index.documents.chunks_of(hits[0].chunk.document_id)) > 2
+        )  # every chunk
     bad = runner.invoke(app, [*args, "--context-headers", "title"])
     assert bad.exit_code == 2 and "context_headers must be one of" in bad.output
 
@@ -246,7 +248,7 @@ def test_a_rechunk_to_headed_chunks_indexes_and_embeds_their_headers(
     ingested(location, "off", HashingEmbedder(64)).close()
     headed = ChunkingConfig("recursive", {"size": 60, "overlap": 0, "context_headers": "both"})
     with Index(location) as index:  # reindex names its own embedder: the current one here
-        index.reindex(None, chunking=headed)
+        index.spaces.reindex(None, chunking=headed)
         hits = index.search("zebrafish", mode="bm25", top_k=5)
         assert sorted(hit.chunk.index for hit in hits) == list(range(len(chunks_of("off"))))
         later = next(hit.chunk for hit in hits if hit.chunk.index == 1)

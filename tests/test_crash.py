@@ -82,10 +82,10 @@ def test_sigkill_during_ingest_leaves_a_consistent_index(tmp_path: Path, graph: 
     db.close()
     assert_graph_consistent(index / DATABASE_NAME)
     with Index(index) as kb:
-        for info in kb.documents():  # every committed document is whole
-            document = kb.document(info.id)
+        for info in kb.documents.list():  # every committed document is whole
+            document = kb.documents.get(info.id)
             assert document is not None
-            chunks = kb.chunks_of(info.id)
+            chunks = kb.documents.chunks_of(info.id)
             assert [c.index for c in chunks] == list(range(len(chunks))) and len(chunks) >= 6
             assert chunks[-1].char_end == len(document.content.rstrip())
             assert kb.search(chunks[-1].text[:60], mode="bm25", top_k=50)
@@ -95,12 +95,12 @@ def test_sigkill_during_ingest_leaves_a_consistent_index(tmp_path: Path, graph: 
         assert len(first.unchanged) == survivors and len(first.added) == FILES - survivors
         again = kb.ingest([corpus], extractor=extractor)
         assert len(again.unchanged) == FILES and again.chunks_written == 0
-        ids = [c.id for d in kb.documents() for c in kb.chunks_of(d.id)]
+        ids = [c.id for d in kb.documents.list() for c in kb.documents.chunks_of(d.id)]
         assert len(ids) == len(set(ids))
-        assert len(kb.documents()) == FILES
+        assert len(kb.documents.list()) == FILES
         if graph:  # the re-run completed the graph: every chunk extracted, once
-            stats = kb.graph_stats()
+            stats = kb.graph.stats()
             assert stats.extracted == {"capitalized:1": len(ids)}
-            assert all(kb.entity(person) is not None for person in PEOPLE)
-            assert kb.build_graph("capitalized").chunks_extracted == 0
+            assert all(kb.graph.entity(person) is not None for person in PEOPLE)
+            assert kb.graph.build("capitalized").chunks_extracted == 0
     assert_graph_consistent(index / DATABASE_NAME)

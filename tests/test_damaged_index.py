@@ -58,7 +58,7 @@ def test_an_overwritten_page_of_the_chunks_table_is_a_store_error(
 
 def test_a_lone_surrogate_in_a_lookup_or_a_write_is_a_config_error(tmp_path: Path) -> None:
     with build_index(tmp_path) as index, pytest.raises(ConfigError, match="lone surrogate"):
-        index.document("docs/\udcff.md")
+        index.documents.get("docs/\udcff.md")
     source = "docs/bad.md"
     document = Document(id=document_id_for(source), source=source, content="a \ud800 b")
     with SQLiteStore(tmp_path / "store") as store:

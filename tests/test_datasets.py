@@ -35,10 +35,10 @@ def docs(tmp_path: Path) -> Path:
 
 def assert_offsets_hold(kb: Index) -> int:
     checked = 0
-    for info in kb.documents():
-        document = kb.document(info.id)
+    for info in kb.documents.list():
+        document = kb.documents.get(info.id)
         assert document is not None
-        for chunk in kb.chunks_of(info.id):
+        for chunk in kb.documents.chunks_of(info.id):
             assert document.content[chunk.char_start : chunk.char_end] == chunk.text
             checked += 1
     return checked
@@ -78,8 +78,8 @@ def test_build_reads_files_as_ingest_does_magic_bytes_and_the_same_chunks(
         kb.ingest([docs])
         stored = {
             (info.source, c.char_start, c.char_end, c.text)
-            for info in kb.documents()
-            for c in kb.chunks_of(info.id)
+            for info in kb.documents.list()
+            for c in kb.documents.chunks_of(info.id)
         }
     built = {
         (f"docs/{r.source_file}", r.char_start, r.char_end, r.text) for r in report.dataset.chunks
@@ -91,18 +91,18 @@ def test_export_then_ingest_keeps_chunk_ids_and_offsets(docs: Path, tmp_path: Pa
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
         kb.ingest([docs])
         exported = export_dataset(kb, tmp_path / "ds")
-        stored = {c.id: c for d in kb.documents() for c in kb.chunks_of(d.id)}
+        stored = {c.id: c for d in kb.documents.list() for c in kb.documents.chunks_of(d.id)}
     assert read_dataset_folder(tmp_path / "ds").verified
     assert {r.chunk_id for r in exported.chunks} == set(stored)
     with Index(tmp_path / "copy", embedder=HashingEmbedder()) as copy:
         updates: list[Progress] = []
-        report = copy.ingest_dataset(tmp_path / "ds", progress=updates.append)
+        report = copy.ingestion.dataset(tmp_path / "ds", progress=updates.append)
         assert report.ok and len(report.added) == 2
         # The progress bar ends on what was written, not on the count before the last batch.
         assert (updates[-1].files_done, updates[-1].chunks_written) == (2, len(stored))
-        copied = {c.id: c for d in copy.documents() for c in copy.chunks_of(d.id)}
+        copied = {c.id: c for d in copy.documents.list() for c in copy.documents.chunks_of(d.id)}
         assert assert_offsets_hold(copy) == len(stored)
-        again = copy.ingest_dataset(tmp_path / "ds")
+        again = copy.ingestion.dataset(tmp_path / "ds")
     assert again.chunks_written == 0 and sorted(again.unchanged) == sorted(report.added)
     for chunk_id, chunk in stored.items():
         twin = copied[chunk_id]
@@ -124,9 +124,9 @@ def test_the_bundled_frozen_chunk_set_keeps_its_ids(tmp_path: Path) -> None:
         chunking=chunker_chunking(chunk_size=1000, chunk_overlap=200),
     )
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
-        report = kb.ingest_dataset(tmp_path / "ds")
+        report = kb.ingestion.dataset(tmp_path / "ds")
         assert report.ok and report.chunks_written == len(chunks)
-        found = kb.chunks([c.chunk_id for c in chunks])
+        found = kb.documents.chunks([c.chunk_id for c in chunks])
         assert len(found) == len(chunks)
         assert assert_offsets_hold(kb) == len(chunks)
         hits = kb.search("cancellation refund", mode="bm25", top_k=3)
@@ -153,8 +153,8 @@ def test_an_inconsistent_document_fails_alone(tmp_path: Path) -> None:
         chunking={"method": "handmade"},
     )
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
-        report = kb.ingest_dataset(tmp_path / "ds")
-        good = kb.document("good.md")
+        report = kb.ingestion.dataset(tmp_path / "ds")
+        good = kb.documents.get("good.md")
         assert good is not None and good.content.startswith("Alpha beta gamma")
         assert good.content[40:48] == "far away"
         assert assert_offsets_hold(kb) == 3
@@ -171,10 +171,10 @@ def test_a_changed_or_missing_dataset_is_a_typed_error(docs: Path, tmp_path: Pat
     chunks.write_text(chunks.read_text("utf-8").replace("Cats", "Bats"), "utf-8")
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
         with pytest.raises(DatasetError, match="chunk_inventory_sha256"):
-            kb.ingest_dataset(tmp_path / "ds")
+            kb.ingestion.dataset(tmp_path / "ds")
         with pytest.raises(DatasetError, match=r"nowhere/dataset\.json: not found"):
-            kb.ingest_dataset(tmp_path / "nowhere")
-        assert kb.documents() == []
+            kb.ingestion.dataset(tmp_path / "nowhere")
+        assert kb.documents.list() == []
 
 
 def test_writing_into_a_non_empty_folder_is_refused(docs: Path, tmp_path: Path) -> None:

@@ -96,11 +96,11 @@ def test_a_document_chunker_claims_its_format_ahead_of_the_parser(
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
         report = kb.ingest([docs], base=docs)
         assert report.ok and sorted(report.added) == ["notes.txt", "ops.md"]
-        document = kb.document("ops.md")
+        document = kb.documents.get("ops.md")
         assert document is not None
         assert "\r" not in document.content  # the text the converter returned is stored
         assert document.metadata["slices"] == 3
-        chunks = kb.chunks_of(document.id)
+        chunks = kb.documents.chunks_of(document.id)
         assert [c.metadata["heading"] for c in chunks] == ["Rotation", "Retention", "Alerts"]
         first_lines = [c.text.splitlines()[0] for c in chunks]
         assert first_lines == ["# Rotation", "## Retention", "# Alerts"]
@@ -109,12 +109,12 @@ def test_a_document_chunker_claims_its_format_ahead_of_the_parser(
         hit = kb.search("thirty days retention", mode="bm25", top_k=1)[0]
         assert hit.chunk.metadata["heading"] == "Retention"
         assert hit.chunk.text == "## Retention\nKeep thirty days of logs."
-        (plain,) = kb.chunks_of(kb.document("notes.txt").id)  # type: ignore[union-attr]
+        (plain,) = kb.documents.chunks_of(kb.documents.get("notes.txt").id)  # type: ignore[union-attr]
         assert "heading" not in plain.metadata
         # Unchanged files are not read again; the chunks are the same after a second run.
         again = kb.ingest([docs], base=docs)
         assert sorted(again.unchanged) == ["notes.txt", "ops.md"]
-        assert [c.id for c in kb.chunks_of(document.id)] == [c.id for c in chunks]
+        assert [c.id for c in kb.documents.chunks_of(document.id)] == [c.id for c in chunks]
 
 
 def test_the_chunkings_context_headers_reach_a_document_chunkers_chunks(
@@ -126,9 +126,9 @@ def test_the_chunkings_context_headers_reach_a_document_chunkers_chunks(
     headers = ChunkingConfig("recursive", {"context_headers": "keywords"})
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
         kb.ingest([docs], base=docs, chunking=headers)
-        document = kb.document("ops.md")
+        document = kb.documents.get("ops.md")
         assert document is not None
-        chunks = kb.chunks_of(document.id)
+        chunks = kb.documents.chunks_of(document.id)
         assert [c.metadata["heading"] for c in chunks] == ["Rotation", "Retention", "Alerts"]
         # Each slice lacks the title, so BM25 reads it in front; the span stays exact.
         assert [c.metadata.get(KEYWORD_HEADER) for c in chunks] == ["Ops runbook"] * 3
@@ -150,7 +150,7 @@ def test_a_span_outside_the_text_fails_that_file_alone(tmp_path: Path, plugin: N
         assert report.added == ["good.md"]
         (failure,) = report.failed
         assert failure.source == "bad.broken" and "past the end of its text" in failure.reason
-        assert kb.document("bad.broken") is None
+        assert kb.documents.get("bad.broken") is None
 
 
 class _Fixed:

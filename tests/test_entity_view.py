@@ -67,7 +67,7 @@ def test_neighbourhood_and_lookup_endpoints(graphed: Index, tmp_path: Path) -> N
 
 @pytest.fixture
 def clustered(graphed: Index) -> Index:
-    graphed.build_communities(CommunitySettings(min_mentions=1))
+    graphed.communities.build(CommunitySettings(min_mentions=1))
     return graphed
 
 
@@ -80,7 +80,7 @@ def test_community_endpoints_cite_exact_spans_and_refuse_with_typed_errors(
         none = client.get("/v1/graph/communities")
         assert none.status_code == 409 and none.json()["error"]["code"] == "graph_not_built"
         assert client.get("/v1/graph/communities/0").status_code == 409
-        graphed.build_communities(CommunitySettings(min_mentions=1))
+        graphed.communities.build(CommunitySettings(min_mentions=1))
         listed = client.get("/v1/graph/communities").json()
         assert listed["content_trust"] == "untrusted" and listed["level"] is None
         assert listed["build"]["levels"][0]["disconnected"] == 0
@@ -145,13 +145,13 @@ def test_the_entity_view_in_a_browser(clustered: Index) -> None:
         # Its community beside the neighbourhood: the members drawn, the entity marked.
         community = page.locator("#entity-community")
         expect(community).to_be_visible()
-        expected = clustered.entity_community("angela merkel")
+        expected = clustered.communities.of_entity("angela merkel")
         assert expected is not None
         drawn = community.locator("g.node")
         expect(drawn).to_have_count(expected.community.size)
         assert set(drawn.locator("text").all_text_contents()) == set(expected.community.members)
         expect(community.locator('g.node.center[data-key="angela merkel"]')).to_have_count(1)
-        view = clustered.community(expected.community.id)
+        view = clustered.communities.get(expected.communities.get.id)
         assert view is not None and view.report is not None
         expect(page.locator("#community-title")).to_contain_text(view.report.report.title)
         ARTIFACTS.mkdir(exist_ok=True)

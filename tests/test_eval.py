@@ -240,7 +240,7 @@ def test_an_interrupted_build_resumes_where_it_stopped(dataset: Path, tmp_path: 
         build_or_reuse_index(data, hybrid, tmp_path, embedder=FailingEmbedder(), batch_size=8)
     resumed = CountingEmbedder()
     with build_or_reuse_index(data, hybrid, tmp_path, embedder=resumed, batch_size=8) as index:
-        assert not index.info.reused and index.index.stats().documents == 30
+        assert not index.info.reused and index.index.documents.stats().documents == 30
     assert resumed.documents_embedded == 22
     with build_or_reuse_index(data, hybrid, tmp_path, embedder=CountingEmbedder()) as index:
         assert index.info.reused
@@ -253,7 +253,7 @@ def test_a_cached_index_of_another_embedding_space_is_rebuilt(
     build_or_reuse_index(data, hybrid, tmp_path, embedder=CountingEmbedder(32)).close()
     other = CountingEmbedder(64)  # same spec in the config, different vectors
     with build_or_reuse_index(data, hybrid, tmp_path, embedder=other) as index:
-        assert not index.info.reused and index.index.stats().space == other.space
+        assert not index.info.reused and index.index.documents.stats().space == other.space
     assert other.documents_embedded == 30
 
 
@@ -269,7 +269,7 @@ def test_chunked_index_ranks_each_document_once_by_its_best_chunk(
     )
     (result,) = report.results
     with Index(result.index.directory) as index:
-        assert index.stats().chunks > 30  # several chunks per document
+        assert index.documents.stats().chunks > 30  # several chunks per document
     for run in result.runs:
         assert len(run.ranked_ids) == len(set(run.ranked_ids))
     assert {run.query_id: run.ranked_ids[0] for run in result.runs}["q1"] == "d01"
@@ -622,7 +622,7 @@ def test_a_keyword_only_index_has_the_chunks_of_the_index_with_vectors(
         build_or_reuse_index(data, recursive, tmp_path, embedder=embedder, vectors=True) as full,
     ):
         assert not bare.info.vectors and full.info.vectors
-        assert bare.index.stats().chunks == full.index.stats().chunks > 60
+        assert bare.index.documents.stats().chunks == full.index.documents.stats().chunks > 60
         for text in data.queries.values():
             ids = [
                 [hit.chunk.id for hit in i.index.search(text, mode="bm25")] for i in (bare, full)
@@ -663,7 +663,7 @@ def test_eval_in_graph_mode_builds_the_graph_of_its_cached_index_once(dataset: P
     assert config["mode"] == "graph" and config["metrics"]["queries"] == 1
     directory = Path(config["index"]["directory"])
     with Index(directory, embedder=HashingEmbedder(64), create=False) as index:
-        stats = index.graph_stats()
+        stats = index.graph.stats()
     assert stats.entities > 0 and sum(stats.extracted.values()) == stats.chunks_total
     again = invoke_json(str(dataset), "--embedder", "hashing:64", "--mode", "graph")
     assert again["configs"][0]["metrics"] == config["metrics"]
@@ -696,15 +696,15 @@ def test_eval_in_global_mode_builds_the_communities_once_and_counts_the_route(
     assert config["mode"] == "global" and config["modes_run"] == {"global": 1}
     directory = Path(config["index"]["directory"])
     with Index(directory, embedder=HashingEmbedder(64), create=False) as index:
-        build = index.community_build()
-        assert build is not None and index.communities()
+        build = index.communities.build_stats()
+        assert build is not None and index.communities.list()
         hits = index.search("Which river flows through Warsaw?", mode="global")
     assert hits and all(hit.arms == frozenset({Arm.GLOBAL}) for hit in hits)
     assert config["metrics"]["recall_at_10"] > 0
     again = invoke_json(str(dataset), "--embedder", "hashing:64", "--mode", "global")
     assert again["configs"][0]["metrics"] == config["metrics"]
     with Index(directory, embedder=HashingEmbedder(64), create=False) as index:
-        assert index.community_build() == build  # kept, not built again
+        assert index.communities.build_stats() == build  # kept, not built again
     shown = runner.invoke(
         app, ["eval", str(dataset), "--embedder", "hashing:64", "--mode", "global"]
     )

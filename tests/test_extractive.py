@@ -88,7 +88,7 @@ def test_a_table_row_is_quoted_with_its_column_names_and_cited_exactly(tmp_path)
     with Index(tmp_path / "index", embedder=HashingEmbedder()) as index:
         index.ingest([tmp_path / "docs"], chunking=ChunkingConfig("recursive", {"size": 200}))
         hits = index.search("Hamlet population", mode="bm25", top_k=3)
-        document = index.document(hits[0].source)
+        document = index.documents.get(hits[0].source)
     assert document is not None and TABLE_HEADER in hits[0].chunk.metadata
     options = ExtractiveOptions(min_similarity=0.1, max_sentences=1)
     answer = ExtractiveAnswerer(HashingEmbedder(), options).answer("Hamlet population", hits)

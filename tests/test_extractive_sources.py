@@ -28,7 +28,7 @@ def _ask(tmp_path: Path, question: str) -> tuple[Answer, Index]:
 
 def _assert_exact(answer: Answer, index: Index) -> None:
     for citation in answer.citations:
-        document = index.document(citation.document_id)
+        document = index.documents.get(citation.document_id)
         assert document is not None
         assert document.content[citation.char_start : citation.char_end] == citation.quote
 

@@ -68,16 +68,16 @@ def test_a_plugin_extractor_gets_the_index_context(tmp_path: Path, plugin: objec
     assert "with-context" in extractor_names()
     with Index(tmp_path / "kb", embedder=HashingEmbedder(), config=config) as index:
         text = "Ada Quill was born in Brennick."
-        assert index.ingest_documents([Document.from_text("a.txt", text)]).ok
-        report = index.build_graph("with-context:deep")
+        assert index.ingestion.documents([Document.from_text("a.txt", text)]).ok
+        report = index.graph.build("with-context:deep")
         made = plugin.CREATED  # type: ignore[attr-defined]
         assert len(made) == 1
-        assert made[0].seen == (config.data, index.llm_records.boundary_key(), "deep")
+        assert made[0].seen == (config.data, index.llms.records.boundary_key(), "deep")
         assert report.chunks_extracted == 1
-        assert index.graph_stats().extracted == {"with-context:1": 1}
-        assert index.entity("Ada Quill") is not None
-        assert index.llm_ledger() == []  # it never asked for a session: none was opened
-        assert index.graph_extractor == "with-context:deep"  # recorded, as a built-in's name is
+        assert index.graph.stats().extracted == {"with-context:1": 1}
+        assert index.graph.entity("Ada Quill") is not None
+        assert index.llms.ledger() == []  # it never asked for a session: none was opened
+        assert index.graph.extractor == "with-context:deep"  # recorded, as a built-in's name is
 
 
 def test_without_an_index_the_llm_extractor_is_a_typed_error_saying_what_to_do() -> None:

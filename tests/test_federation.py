@@ -61,11 +61,11 @@ def test_every_hit_resolves_to_an_exact_span_in_its_member(both: Federation) -> 
     for hit in found.hits:
         assert hit.index is not None
         member = both.member(hit.index)
-        document = member.document(hit.chunk.document_id)
+        document = member.documents.get(hit.chunk.document_id)
         assert document is not None and document.source == hit.source
         assert document.content[hit.chunk.char_start : hit.chunk.char_end] == hit.chunk.text
         other = next(name for name in both.names if name != hit.index)
-        assert both.member(other).chunk(hit.chunk.id) is None
+        assert both.member(other).documents.chunk(hit.chunk.id) is None
         assert both.chunk(hit.chunk.id) == (hit.index, hit.chunk)
 
 
@@ -104,7 +104,7 @@ def test_ask_cites_spans_in_the_member_holding_each(both: Federation) -> None:
     assert {citation.index for citation in answer.citations} == {"team", "personal"}
     for citation in answer.citations:
         assert citation.index is not None
-        document = both.member(citation.index).document(citation.document_id)
+        document = both.member(citation.index).documents.get(citation.document_id)
         assert document is not None and document.source == citation.source
         assert document.content[citation.char_start : citation.char_end] == citation.quote
     assert {hit.index for hit in answer.hits} == {"team", "personal"}

@@ -35,7 +35,7 @@ def _build(root: Path, name: str, docs: dict[str, str], clustered: bool) -> Path
     with Index(root / name, embedder=HashingEmbedder()) as index:
         index.ingest([folder], extractor="capitalized")
         if clustered:
-            index.build_communities(CommunitySettings(min_mentions=1))
+            index.communities.build(CommunitySettings(min_mentions=1))
     return root / name
 
 

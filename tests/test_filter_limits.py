@@ -89,7 +89,7 @@ def test_filters_at_the_limits_run_on_every_search_path(index: Index, expression
     where = parse_filter(expression)
     for mode in PLAIN_MODES:
         index.search("install", mode=mode, where=where)
-    index.documents(expression)
+    index.documents.list(expression)
 
 
 @pytest.fixture
@@ -138,4 +138,4 @@ def test_a_filter_built_past_the_limits_is_unsupported_not_a_store_failure(
         with pytest.raises(UnsupportedFilter, match="the filter"):
             index.search("install", mode=mode, where=where)
     with pytest.raises(UnsupportedFilter):
-        index.documents(where)
+        index.documents.list(where)

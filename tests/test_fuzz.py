@@ -48,7 +48,7 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Index]:
 def test_filter_expressions_give_results_or_ragwright_errors(index: Index, expression: str) -> None:
     try:
         where = parse_filter(expression)
-        index.documents(where)
+        index.documents.list(where)
         index.search("install", mode=SearchMode.BM25, where=where)
     except RagwrightError:
         pass
@@ -71,7 +71,7 @@ def test_filters_built_in_python_give_results_or_ragwright_errors(
     index: Index, where: Filter
 ) -> None:
     try:
-        index.documents(where)
+        index.documents.list(where)
         index.search("install", mode=SearchMode.VECTOR, where=where)
     except RagwrightError:
         pass

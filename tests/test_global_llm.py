@@ -70,7 +70,7 @@ def open_index(tmp_path: Path, server: OpenAIServer, **settings: Any) -> Index:
         tmp_path / "kb", embedder=HashingEmbedder(), llm_settings=base.with_overrides(**settings)
     )
     kb.ingest(docs, base=tmp_path, extractor="capitalized")
-    kb.build_communities(CommunitySettings(min_mentions=1))
+    kb.communities.build(CommunitySettings(min_mentions=1))
     return kb
 
 
@@ -78,23 +78,23 @@ def test_llm_reports_are_made_once_and_cite_their_chunks(
     tmp_path: Path, server: OpenAIServer
 ) -> None:
     with open_index(tmp_path, server) as kb:
-        extractive, llm = kb.build_reports(llm=True)
+        extractive, llm = kb.communities.build_reports(llm=True)
         assert (extractive.made, llm.made) == (0, 3)  # extractive ones came with the build
         sent = len(server.requests)
         assert sent == 3
-        reports = kb.community_workflow().reports("llm")
+        reports = kb.communities.workflow().reports("llm")
         for stored in reports:
             assert stored.report.title.startswith("About ") and stored.report.points
             point = stored.report.points[0]
-            chunk = kb.chunk(point.chunk_id)
+            chunk = kb.documents.chunk(point.chunk_id)
             assert chunk is not None and (point.start, point.end) == (0, len(chunk.text))
-        again = kb.build_reports(llm=True)[1]
+        again = kb.communities.build_reports(llm=True)[1]
         assert (again.made, len(server.requests)) == (0, sent)  # nothing dirty: not asked
-        ledger = {row.model: row.calls for row in kb.llm_ledger()}
+        ledger = {row.model: row.calls for row in kb.llms.ledger()}
         assert ledger == {"test-model": 3}
         # A rebuild drops the reports; making them again is answered from the cache.
-        kb.build_communities()
-        remade = kb.build_reports(llm=True)[1]
+        kb.communities.build()
+        remade = kb.communities.build_reports(llm=True)[1]
         assert remade.made == 3 and len(server.requests) == sent
     body = server.requests[0]
     assert body["response_format"] == {"type": "json_object"}
@@ -106,11 +106,11 @@ def test_the_ingest_budget_stops_llm_reports_and_keeps_those_paid_for(
 ) -> None:
     with open_index(tmp_path, server, ingest_budget=Budget(max_calls=2)) as kb:
         with pytest.raises(BudgetExceeded):
-            kb.build_reports(llm=True)
-        assert len(kb.community_workflow().reports("llm")) == 2
+            kb.communities.build_reports(llm=True)
+        assert len(kb.communities.workflow().reports("llm")) == 2
         assert len(server.requests) == 2
-        kb.llm_settings = kb.llm_settings.with_overrides(ingest_budget=Budget(max_calls=5))
-        assert kb.build_reports(llm=True)[1].made == 1
+        kb.llms.settings = kb.llms.settings.with_overrides(ingest_budget=Budget(max_calls=5))
+        assert kb.communities.build_reports(llm=True)[1].made == 1
 
 
 def test_llm_global_search_maps_reports_drops_zero_scores_and_cites_chunk_spans(
@@ -118,7 +118,7 @@ def test_llm_global_search_maps_reports_drops_zero_scores_and_cites_chunk_spans(
 ) -> None:
     with open_index(tmp_path, server) as kb:
         answer = kb.ask("Which bands appear?", mode="global", engine="stuff")
-        document = kb.document("docs/music.md")
+        document = kb.documents.get("docs/music.md")
     assert answer.found and answer.engine == "global" and answer.model == "test-model"
     assert answer.text == "The Beatles are one theme of the corpus [1]."
     [citation] = answer.citations
@@ -137,7 +137,7 @@ def test_nothing_scoring_answers_not_found_without_a_reduce_call(
     tmp_path: Path, server: OpenAIServer
 ) -> None:
     with open_index(tmp_path, server) as kb:
-        kb.delete("docs/music.md")
+        kb.documents.delete("docs/music.md")
         answer = kb.ask("Which bands appear?", mode="global", engine="stuff")
     assert not answer.found and answer.text == "Not found in the sources."
     assert answer.citations == () and answer.usage.calls == 2  # two reports mapped, no reduce

@@ -29,19 +29,19 @@ def kb(tmp_path: Path) -> Iterator[Index]:
 
 @pytest.fixture
 def clustered(kb: Index) -> Index:
-    kb.build_communities(SETTINGS)
+    kb.communities.build(SETTINGS)
     return kb
 
 
 def _community_of(index: Index, key: str) -> int:
-    return next(c.community.id for c in index.communities(0) if key in c.community.members)
+    return next(c.community.id for c in index.communities.list(0) if key in c.community.members)
 
 
 def test_each_theme_is_a_community_and_the_build_is_stored(clustered: Index) -> None:
-    members = [set(c.community.members) for c in clustered.communities(level=0)]
+    members = [set(c.community.members) for c in clustered.communities.list(level=0)]
     assert any(m >= SPACE for m in members) and any(m >= MUSIC for m in members)
     assert len(members) == 3
-    build = clustered.community_build()
+    build = clustered.communities.build_stats()
     assert build is not None and build.settings == SETTINGS
     assert [(lvl.communities, lvl.disconnected, lvl.singletons) for lvl in build.levels] == [
         (3, 0, 0)
@@ -50,26 +50,26 @@ def test_each_theme_is_a_community_and_the_build_is_stored(clustered: Index) -> 
 
 
 def test_ingest_never_reclusters(clustered: Index, tmp_path: Path) -> None:
-    before = clustered.communities()
+    before = clustered.communities.list()
     extra = tmp_path / "more"
     extra.mkdir()
     (extra / "rome.md").write_text("Julius Caesar ruled Rome. Julius Caesar left Rome.\n", "utf-8")
     clustered.ingest(extra, base=tmp_path, extractor="capitalized")
-    assert [c.community for c in clustered.communities()] == [c.community for c in before]
+    assert [c.community for c in clustered.communities.list()] == [c.community for c in before]
     # A rebuild without settings reuses the stored ones, and now clusters the new entities.
-    clustered.build_communities()
-    assert any("rome" in c.community.members for c in clustered.communities())
-    assert clustered.community_build().settings == SETTINGS  # type: ignore[union-attr]
+    clustered.communities.build()
+    assert any("rome" in c.community.members for c in clustered.communities.list())
+    assert clustered.communities.build_stats().settings == SETTINGS  # type: ignore[union-attr]
 
 
 def test_extractive_reports_quote_exact_spans_of_member_chunks(clustered: Index) -> None:
-    reports = clustered.community_workflow().extractive_reports()
+    reports = clustered.communities.workflow().extractive_reports()
     assert len(reports) == 3
     for stored in reports:
         report = stored.report
         assert report.title and report.terms and report.points and not stored.dirty
         for point in report.points:
-            chunk = clustered.chunk(point.chunk_id)
+            chunk = clustered.documents.chunk(point.chunk_id)
             assert chunk is not None and chunk.text[point.start : point.end] == point.text
     music = next(
         s.report for s in reports if s.report.community == _community_of(clustered, "beatles")
@@ -82,14 +82,14 @@ def test_extractive_reports_quote_exact_spans_of_member_chunks(clustered: Index)
 def test_deleting_a_document_marks_exactly_its_communities_and_its_text_never_survives(
     clustered: Index,
 ) -> None:
-    workflow = clustered.community_workflow()
+    workflow = clustered.communities.workflow()
     before = {s.report.community: s.report for s in workflow.extractive_reports()}
     music, space = _community_of(clustered, "beatles"), _community_of(clustered, "nasa")
-    document = clustered.document("docs/music.md")
+    document = clustered.documents.get("docs/music.md")
     assert document is not None
-    gone = {c.id for c in clustered.chunks_of(document.id)}
-    assert clustered.delete("docs/music.md")
-    assert {c.community.id for c in clustered.communities() if c.dirty} == {music}
+    gone = {c.id for c in clustered.documents.chunks_of(document.id)}
+    assert clustered.documents.delete("docs/music.md")
+    assert {c.community.id for c in clustered.communities.list() if c.dirty} == {music}
     stored = workflow.store.community_reports("extractive")
     assert {s.report.community for s in stored if s.dirty} == {music}
     after = {s.report.community: s for s in workflow.extractive_reports()}  # regenerated on use
@@ -127,7 +127,7 @@ def test_global_answers_cite_exact_document_spans(clustered: Index) -> None:
     assert answer.found and answer.engine == "global" and answer.citations
     assert "[1]" in answer.text and answer.warnings == ()
     for citation in answer.citations:
-        document = clustered.document(citation.document_id)
+        document = clustered.documents.get(citation.document_id)
         assert document is not None
         assert document.content[citation.char_start : citation.char_end] == citation.quote
     assert answer.citations[0].source == "docs/music.md"
@@ -144,7 +144,7 @@ def test_global_mode_refuses_a_filter_and_needs_communities(kb: Index) -> None:
         kb.search("anything", mode="global")
     with pytest.raises(GraphNotBuilt):
         kb.ask("anything", mode="global")
-    kb.build_communities(SETTINGS)
+    kb.communities.build(SETTINGS)
     with pytest.raises(UnsupportedFilter):
         kb.search("anything", mode="global", where='source = "docs/music.md"')
     with pytest.raises(UnsupportedScale):
@@ -153,17 +153,17 @@ def test_global_mode_refuses_a_filter_and_needs_communities(kb: Index) -> None:
 
 def test_an_empty_graph_cannot_be_clustered(tmp_path: Path) -> None:
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as index, pytest.raises(GraphNotBuilt):
-        index.build_communities()
+        index.communities.build()
 
 
 def test_a_read_only_index_makes_dirty_reports_in_memory_and_writes_nothing(
     clustered: Index, tmp_path: Path
 ) -> None:
     music = _community_of(clustered, "beatles")
-    assert clustered.delete("docs/music.md")
+    assert clustered.documents.delete("docs/music.md")
     with Index(tmp_path / "kb", embedder=HashingEmbedder(), read_only=True) as reader:
         hits = reader.search("Beatles songs in Liverpool", mode="global")
         assert hits and all(hit.source != "docs/music.md" for hit in hits)
-        assert not any(s.dirty for s in reader.community_workflow().extractive_reports())
-    stored = clustered.community_workflow().store.community_reports("extractive")
+        assert not any(s.dirty for s in reader.communities.workflow().extractive_reports())
+    stored = clustered.communities.workflow().store.community_reports("extractive")
     assert {s.report.community for s in stored if s.dirty} == {music}  # nothing written

@@ -70,7 +70,7 @@ def clustered(tmp_path: Path) -> Iterator[Index]:
     docs = write_corpus(tmp_path / "docs")
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
         kb.ingest(docs, base=tmp_path, extractor="capitalized")
-        kb.build_communities(CommunitySettings(min_mentions=1))
+        kb.communities.build(CommunitySettings(min_mentions=1))
         yield kb
 
 

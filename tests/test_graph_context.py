@@ -86,7 +86,7 @@ def curie_graph(kb: Index) -> FixedGraph:
 
 
 def hits_for(kb: Index, *chunk_ids: str) -> list[Hit]:
-    chunks = kb.chunks(list(chunk_ids))
+    chunks = kb.documents.chunks(list(chunk_ids))
     base = kb.search("Curie", top_k=3)[0]
     return [Hit(chunks[c], 1.0, base.scale, base.arms, source=base.source) for c in chunk_ids]
 
@@ -156,7 +156,7 @@ def test_every_llm_engine_gets_the_graph_and_its_citations_stay_exact(
     *_, answer = answer_engine.stream(QUESTION, hits)
     assert isinstance(answer, Answer) and answer.citations
     for citation in answer.citations:
-        document = kb.document(citation.document_id)
+        document = kb.documents.get(citation.document_id)
         assert document is not None
         assert document.content[citation.char_start : citation.char_end] == citation.quote
     notes = [graph_note(body) for body in server.requests]
@@ -189,7 +189,7 @@ def test_index_answers_with_graph_context_when_asked_or_configured(
     tmp_path: Path, kb: Index, server: OpenAIServer
 ) -> None:
     graph = curie_graph(kb)
-    location, settings = kb.location, kb.llm_settings
+    location, settings = kb.location, kb.llms.settings
     with Index(location, llm_settings=settings, graph=graph) as plain:
         plain.ask(QUESTION, engine="stuff")
         assert graph_note(server.requests[-1]) is None  # off by default
@@ -208,7 +208,7 @@ def test_index_answers_with_graph_context_when_asked_or_configured(
 
 def test_an_empty_graph_says_so_in_the_answer(kb: Index) -> None:
     empty = FixedGraph(snapshot({}))
-    with Index(kb.location, llm_settings=kb.llm_settings, graph=empty) as index:
+    with Index(kb.location, llm_settings=kb.llms.settings, graph=empty) as index:
         answer = index.ask(QUESTION, engine="stuff", graph_context=True)
     assert any("entity graph is empty" in warning for warning in answer.warnings)
 

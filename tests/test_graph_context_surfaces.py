@@ -41,7 +41,7 @@ def kb(tmp_path: Path, model: OpenAIServer) -> Iterator[Index]:
     settings = LLMSettings(model="test", base_url=model.url, retry_backoff=0.0, max_retries=1)
     with Index(tmp_path / "index", embedder=HashingEmbedder(), llm_settings=settings) as built:
         assert built.ingest([docs]).ok
-        every_chunk = [chunk.id for chunk in built.export.chunk_page(None, 100)]
+        every_chunk = [chunk.id for chunk in built.documents.export.chunk_page(None, 100)]
     graph = FixedGraph(
         snapshot({"Linux": every_chunk, "pip": every_chunk}, [("Linux", "pip", 0.7)])
     )

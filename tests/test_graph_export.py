@@ -53,9 +53,9 @@ def test_graphml_reads_back_in_networkx_with_aliases_weights_and_provenance(
     assert "entities and" in written.output
     graph = nx.read_graphml(tmp_path / "graph.graphml")
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as index:
-        obama = index.entity("Barack Obama", max_sites=10)
-        berlin = index.entity("Berlin", max_sites=10)
-        stats = index.graph_stats()
+        obama = index.graph.entity("Barack Obama", max_sites=10)
+        berlin = index.graph.entity("Berlin", max_sites=10)
+        stats = index.graph.stats()
     assert obama is not None and berlin is not None
     assert graph.number_of_nodes() == stats.entities
     node = graph.nodes[berlin.key]

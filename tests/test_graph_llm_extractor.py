@@ -88,13 +88,13 @@ def open_index(tmp_path: Path, server: OpenAIServer, **settings: Any) -> Index:
 
 
 def all_chunks(kb: Index) -> list[Chunk]:
-    return sorted(kb.export.chunk_page(None, 100), key=lambda chunk: chunk.text)
+    return sorted(kb.documents.export.chunk_page(None, 100), key=lambda chunk: chunk.text)
 
 
 def extractor(kb: Index, **options: Any) -> LLMExtractor:
     settings = LLMExtractionSettings(**options)
     return LLMExtractor.from_session(
-        kb.llm_session("graph"), settings, key=kb.llm_records.boundary_key()
+        kb.llm_session("graph"), settings, key=kb.llms.records.boundary_key()
     )
 
 
@@ -160,7 +160,7 @@ def test_the_ledger_records_every_call_and_its_cost_under_the_graph_scope(
         llm_extractor = extractor(kb)
         llm_extractor.extract(chunks)
         extractor(kb).extract(chunks)  # from the cache: nothing new in the ledger
-        [row] = kb.llm_ledger()
+        [row] = kb.llms.ledger()
     n = len(chunks)
     assert (row.model, row.calls, row.prompt_tokens, row.completion_tokens) == (
         "test-model",
@@ -189,7 +189,7 @@ def test_the_ingest_budget_stops_a_run_and_keeps_the_facts_done(
         assert "stopped after 2 of 5 chunks" in str(stopped.value)
         assert [f.chunk_id for f in stopped.value.facts] == [c.id for c in chunks[:2]]
         assert len(server.requests) == 2
-        kb.llm_settings = kb.llm_settings.with_overrides(ingest_budget=Budget(max_calls=10))
+        kb.llms.settings = kb.llms.settings.with_overrides(ingest_budget=Budget(max_calls=10))
         resumed = extractor(kb, workers=1)
         resumed.extract(chunks)
     assert (resumed.report.calls, resumed.report.cached_calls) == (3, 2)

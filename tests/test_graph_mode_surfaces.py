@@ -26,7 +26,7 @@ QUERY = "How do I install it?"
 
 
 def graph_of(index: Index) -> MemoryGraph:
-    chunks = [c for d in index.documents() for c in index.chunks_of(d.id)]
+    chunks = [c for d in index.documents.list() for c in index.documents.chunks_of(d.id)]
     return MemoryGraph(RuleExtractor().extract(chunks))
 
 

@@ -87,13 +87,13 @@ def test_reingesting_unchanged_content_writes_nothing(tmp_path: Path) -> None:
     ]
     extractor = CapitalizedExtractor()
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
-        first = kb.ingest_documents(documents, extractor=extractor)
-        version, calls = kb.graph.graph_version(), extractor.calls
+        first = kb.ingestion.documents(documents, extractor=extractor)
+        version, calls = kb.graph.source.graph_version(), extractor.calls
         before = tables(tmp_path / "kb")
-        again = kb.ingest_documents(documents, extractor=extractor)
+        again = kb.ingestion.documents(documents, extractor=extractor)
         assert (first.chunks_extracted, again.chunks_extracted) == (2, 0)
-        assert kb.graph.graph_version() == version
+        assert kb.graph.source.graph_version() == version
         assert extractor.calls == calls  # nothing was extracted again
-        assert kb.build_graph(extractor).chunks_extracted == 0
-        assert kb.graph.graph_version() == version
+        assert kb.graph.build(extractor).chunks_extracted == 0
+        assert kb.graph.source.graph_version() == version
     assert tables(tmp_path / "kb") == before

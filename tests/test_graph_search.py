@@ -41,7 +41,7 @@ def documents() -> list[Document]:
 
 def stored_chunks(index: Index) -> list[Chunk]:
     chunks, after = [], None
-    while page := index.export.chunk_page(after, 100):
+    while page := index.documents.export.chunk_page(after, 100):
         chunks += page
         after = page[-1].id
     return chunks
@@ -51,7 +51,7 @@ def stored_chunks(index: Index) -> list[Chunk]:
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     location = tmp_path_factory.mktemp("graph") / "kb"
     with Index(location, embedder=HashingEmbedder()) as index:
-        assert index.ingest_documents(documents()).ok
+        assert index.ingestion.documents(documents()).ok
     return location
 
 
@@ -216,16 +216,16 @@ def test_the_walk_follows_the_stores_graph_after_each_write(tmp_path: Path) -> N
     everything = {doc.source: doc for doc in documents()}
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as index:
         without = [doc for source, doc in everything.items() if source != "bridge.txt"]
-        assert index.ingest_documents(without, extractor="rules").ok
+        assert index.ingestion.documents(without, extractor="rules").ok
 
         def graph_sources() -> list[str]:
             return sources(index.search(QUERY, top_k=3, mode="graph", arm_depth=3,
                                         graph=GraphSettings(keep_top=1), **MIN_MAX))  # fmt: skip
 
         assert "bridge.txt" not in graph_sources()
-        assert index.ingest_documents([everything["bridge.txt"]], extractor="rules").ok
+        assert index.ingestion.documents([everything["bridge.txt"]], extractor="rules").ok
         assert graph_sources()[:2] == ["first.txt", "bridge.txt"]
-        assert index.delete("bridge.txt")
+        assert index.documents.delete("bridge.txt")
         assert "bridge.txt" not in graph_sources() and graph_sources()[0] == "first.txt"
 
 

@@ -166,7 +166,7 @@ def test_mcp_community_tools_cite_exact_spans_and_say_what_is_missing(
 
     (before,) = anyio.run(calls, ("graph_communities", {}))
     assert before.is_error and "no communities" in before.content[0].text
-    graph_index.build_communities(CommunitySettings(min_mentions=1))
+    graph_index.communities.build(CommunitySettings(min_mentions=1))
     listed, level0, missing, bad = anyio.run(
         calls,
         ("graph_communities", {}),
@@ -185,7 +185,7 @@ def test_mcp_community_tools_cite_exact_spans_and_say_what_is_missing(
     report = one.structured_content
     assert report["community"]["id"] == lab["id"] and report["citations"]
     for citation in report["citations"]:
-        document = graph_index.document(citation["document_id"])
+        document = graph_index.documents.get(citation["document_id"])
         assert document is not None and citation["source"]["text"].endswith("lab.md")
         span = document.content[citation["char_start"] : citation["char_end"]]
         assert span == citation["quote"]["text"]

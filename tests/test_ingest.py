@@ -71,8 +71,8 @@ def test_ingest_walks_sorted_skips_hidden_and_unsupported(corpus: Path) -> None:
         report = kb.ingest([corpus])
         assert report.ok
         assert report.added == ["corpus/guide.md", "corpus/nested/page.html", "corpus/notes.txt"]
-        assert [d.source for d in kb.documents()] == report.added
-        page = kb.document("corpus/nested/page.html")
+        assert [d.source for d in kb.documents.list()] == report.added
+        page = kb.documents.get("corpus/nested/page.html")
         assert page is not None
         assert "Dogs bark" in page.content and "var x" not in page.content
         assert "menu" not in page.content
@@ -81,9 +81,9 @@ def test_ingest_walks_sorted_skips_hidden_and_unsupported(corpus: Path) -> None:
 def test_chunks_are_exact_spans_with_breadcrumbs(corpus: Path) -> None:
     with open_index(Path("index")) as kb:
         kb.ingest([corpus])
-        guide = kb.document("corpus/guide.md")
+        guide = kb.documents.get("corpus/guide.md")
         assert guide is not None
-        chunks = kb.chunks_of(guide.id)
+        chunks = kb.documents.chunks_of(guide.id)
         for chunk in chunks:
             assert guide.content[chunk.char_start : chunk.char_end] == chunk.text
         linux = next(c for c in chunks if "installer" in c.text)
@@ -110,21 +110,21 @@ def _write_generation(directory: Path) -> str | None:
 def test_changed_file_replaces_exactly_its_chunks(corpus: Path) -> None:
     with open_index(Path("index")) as kb:
         kb.ingest([corpus])
-        notes = kb.document("corpus/notes.txt")
+        notes = kb.documents.get("corpus/notes.txt")
         assert notes is not None
         others_before = {
-            d.source: [c.id for c in kb.chunks_of(d.id)]
-            for d in kb.documents()
+            d.source: [c.id for c in kb.documents.chunks_of(d.id)]
+            for d in kb.documents.list()
             if d.source != "corpus/notes.txt"
         }
         (corpus / "notes.txt").write_text("Completely new notes about parrots.", "utf-8")
         report = kb.ingest([corpus])
         assert report.updated == ["corpus/notes.txt"] and len(report.unchanged) == 2
-        texts = [c.text for c in kb.chunks_of(notes.id)]
+        texts = [c.text for c in kb.documents.chunks_of(notes.id)]
         assert texts == ["Completely new notes about parrots."]
         others_after = {
-            d.source: [c.id for c in kb.chunks_of(d.id)]
-            for d in kb.documents()
+            d.source: [c.id for c in kb.documents.chunks_of(d.id)]
+            for d in kb.documents.list()
             if d.source != "corpus/notes.txt"
         }
         assert others_after == others_before
@@ -136,10 +136,13 @@ def test_prune_removes_documents_whose_files_vanished(corpus: Path) -> None:
         kb.ingest([corpus])
         (corpus / "notes.txt").unlink()
         kept = kb.ingest([corpus])
-        assert kept.removed == [] and len(kb.documents()) == 3
+        assert kept.removed == [] and len(kb.documents.list()) == 3
         pruned = kb.ingest([corpus], options=IngestOptions(prune=True))
         assert pruned.removed == ["corpus/notes.txt"]
-        assert [d.source for d in kb.documents()] == ["corpus/guide.md", "corpus/nested/page.html"]
+        assert [d.source for d in kb.documents.list()] == [
+            "corpus/guide.md",
+            "corpus/nested/page.html",
+        ]
 
 
 def test_a_broken_file_is_reported_and_the_batch_goes_on(corpus: Path) -> None:
@@ -187,7 +190,7 @@ def test_max_files_refuses_the_run_before_writing(corpus: Path) -> None:
     with open_index(Path("index")) as kb:
         with pytest.raises(IngestLimitExceeded, match="max-files"):
             kb.ingest([corpus], options=IngestOptions(max_files=2))
-        assert kb.documents() == []
+        assert kb.documents.list() == []
 
 
 def test_chunk_size_limit_fails_the_file(corpus: Path) -> None:
@@ -244,7 +247,7 @@ def test_ask_cites_exact_spans(corpus: Path) -> None:
         answer = kb.ask("How do I run the installer on Linux?")
         assert answer.found and answer.citations
         first = answer.citations[0]
-        document = kb.document(first.document_id)
+        document = kb.documents.get(first.document_id)
         assert document is not None
         assert document.content[first.char_start : first.char_end] == first.quote
         assert "installer" in first.quote and f"[{first.number}]" in answer.text
@@ -274,7 +277,7 @@ def test_sources_are_named_from_the_index_location_not_the_working_directory(
     with open_index(index) as kb:
         report = kb.ingest([Path("..")])
         assert report.added == [] and len(report.unchanged) == 3
-        assert {d.source for d in kb.documents()} == {
+        assert {d.source for d in kb.documents.list()} == {
             "corpus/guide.md",
             "corpus/nested/page.html",
             "corpus/notes.txt",
@@ -297,7 +300,7 @@ def test_prune_never_touches_documents_outside_the_given_paths(
         assert pruned.removed == []  # notes.txt and elsewhere.txt are not under nested/
         pruned = kb.ingest([corpus], options=IngestOptions(prune=True))
         assert pruned.removed == ["corpus/notes.txt"]
-        assert "elsewhere.txt" in {d.source for d in kb.documents()}
+        assert "elsewhere.txt" in {d.source for d in kb.documents.list()}
 
 
 class FailingEmbedder(HashingEmbedder):
@@ -317,7 +320,7 @@ def test_a_document_the_embedder_refuses_fails_alone(corpus: Path) -> None:
         report = kb.ingest([corpus])
         assert [f.source for f in report.failed] == ["corpus/poison.txt"]
         assert "embedding failed" in report.failed[0].reason
-        assert len(report.added) == 3 and len(kb.documents()) == 3
+        assert len(report.added) == 3 and len(kb.documents.list()) == 3
 
 
 def test_a_lone_document_the_embedder_refuses_is_reported_not_raised(tmp_path: Path) -> None:

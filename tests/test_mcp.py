@@ -125,7 +125,7 @@ def test_search_marks_document_text_as_untrusted(kb: Index) -> None:
     assert plain(best["source"]) == "docs/launch.md" and best["rank"] == 1
     assert best["text"]["kind"] == UNTRUSTED
     assert "launch window opens at dawn" in best["text"]["text"]
-    document = kb.document(best["document_id"])
+    document = kb.documents.get(best["document_id"])
     assert document is not None
     assert document.content[best["char_start"] : best["char_end"]] == best["text"]["text"]
 
@@ -166,7 +166,7 @@ def test_search_hits_are_those_of_the_cli_and_http_with_the_same_fields(
 
 
 def test_search_restricts_to_sources_by_path_or_id(kb: Index) -> None:
-    pets = kb.document("docs/pets.txt")
+    pets = kb.documents.get("docs/pets.txt")
     assert pets is not None
     by_path = ok(kb, "search", {"query": "day", "sources": ["docs/pets.txt"], "mode": "bm25"})
     by_id = ok(kb, "search", {"query": "day", "sources": [pets.id], "mode": "bm25"})
@@ -203,7 +203,7 @@ def test_ask_cites_exact_spans_and_marks_answer_and_quotes_untrusted(kb: Index) 
     assert "[1]" in result["answer"]["text"]
     citation = result["citations"][0]
     assert citation["quote"]["kind"] == UNTRUSTED
-    document = kb.document(citation["document_id"])
+    document = kb.documents.get(citation["document_id"])
     assert document is not None
     span = document.content[citation["char_start"] : citation["char_end"]]
     assert span == citation["quote"]["text"]
@@ -226,7 +226,7 @@ def test_get_document_reads_a_bounded_window(kb: Index) -> None:
     first = ok(kb, "get_document", {"document": "docs/long.txt", "max_chars": 1000})
     rest = ok(kb, "get_document", {"document": first["document_id"], "char_start": 1000})
     assert first["truncated"] and (first["char_start"], first["char_end"]) == (0, 1000)
-    document = kb.document("docs/long.txt")
+    document = kb.documents.get("docs/long.txt")
     assert document is not None
     assert first["content"]["text"] + rest["content"]["text"][:10] == document.content[:1010]
     assert "less than or equal to 100000" in error_text(
@@ -250,7 +250,7 @@ def test_list_sources_pages_and_filters(kb: Index) -> None:
     only = ok(kb, "list_sources", {"filter": 'source = "docs/pets.txt"'})
     assert [plain(s["source"]) for s in only["sources"]] == ["docs/pets.txt"]
     # Counted as `ragwright docs list --json` and GET /v1/documents count them.
-    listed = {d.source: d for d in kb.documents()}
+    listed = {d.source: d for d in kb.documents.list()}
     for view in everything["sources"]:
         info = listed[plain(view["source"])]
         assert (view["document_id"], view["chunks"], view["characters"]) == (

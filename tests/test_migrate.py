@@ -48,8 +48,8 @@ def snapshot(location: Path | str, collection: str = "default") -> dict[str, obj
     with Index(location, collection=collection, create=False) as kb:
         chunks = sorted(
             (c.id, c.document_id, c.index, c.char_start, c.char_end, c.text)
-            for d in kb.documents()
-            for c in kb.chunks_of(d.id)
+            for d in kb.documents.list()
+            for c in kb.documents.chunks_of(d.id)
         )
         results = {
             (q, mode): [(h.chunk.id, round(h.score, 5)) for h in kb.search(q, mode=mode)]
@@ -60,9 +60,9 @@ def snapshot(location: Path | str, collection: str = "default") -> dict[str, obj
             "chunks": chunks,
             "results": results,
             "space": kb.space,
-            "chunking": kb.chunking,
-            "embedder": kb.embedder_spec,
-            "documents": [(d.source, d.content_hash) for d in kb.documents()],
+            "chunking": kb.ingestion.chunking,
+            "embedder": kb.embedding.spec,
+            "documents": [(d.source, d.content_hash) for d in kb.documents.list()],
         }
 
 
@@ -110,7 +110,7 @@ def test_migrate_refuses_a_target_holding_other_documents(tmp_path: Path) -> Non
 def record_llm_use(location: Path | str) -> None:
     """Ledger calls (two identical ones among them), cached responses and the fence key."""
     with Index(location, create=False) as kb:
-        records = kb.llm_records
+        records = kb.llms.records
         records.record_call("request", "gpt-x", Usage(1, 100, 20), 0.5)
         records.record_call("request", "gpt-x", Usage(1, 100, 20), 0.5)
         records.record_call("ingest", "small", Usage(1, 5, 1), None)

@@ -86,9 +86,9 @@ def test_a_folder_of_every_format_ingests_reports_and_searches(
     header = "| " + " | ".join(SALES_HEADER) + " |"
     with Index(tmp_path / ".ragwright") as kb:
         for name in ("sales.xlsx", "sales.csv", "prices.pdf"):
-            document = kb.document(f"docs/{name}")
+            document = kb.documents.get(f"docs/{name}")
             assert document is not None
-            chunks = kb.chunks_of(document.id)
+            chunks = kb.documents.chunks_of(document.id)
             assert len(chunks) > 3  # the table really was split
             for chunk in chunks:
                 assert document.content[chunk.char_start : chunk.char_end] == chunk.text

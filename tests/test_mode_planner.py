@@ -92,12 +92,12 @@ def test_dispatch_runs_what_the_index_can_and_says_why_it_fell_back() -> None:
 
 def test_the_modes_say_what_an_index_without_graph_or_reports_cannot_run(tmp_path: Path) -> None:
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
-        route = kb.plan("What are the main themes across all the documents?")
+        route = kb.searching.plan("What are the main themes across all the documents?")
         assert (route.mode, route.planned) == ("hybrid", "graph")
         assert "no entity graph (graph build), so hybrid" in route.reason
     global_ = RulesPlanner(aggregate_mode="global")
     with Index(tmp_path / "kb", embedder=HashingEmbedder(), planner=global_) as kb:
-        route = kb.plan("What are the main themes across all the documents?")
+        route = kb.searching.plan("What are the main themes across all the documents?")
         assert (route.mode, route.planned) == ("hybrid", "global")
         assert "no global search (no community reports), so hybrid" in route.reason
 
@@ -141,7 +141,7 @@ def test_the_llm_classifier_routes_through_the_index_and_its_ledger(
 ) -> None:
     server.script(json.dumps({"mode": "global", "reason": "It asks about every document."}))
     with llm_index(tmp_path, server) as index:
-        route = index.plan("Which teas appear in the documents?")
+        route = index.searching.plan("Which teas appear in the documents?")
         assert (route.planned, route.planner) == ("global", "llm:router")
         assert route.mode == "hybrid"  # no global search in this index: the reason says so
         assert route.reason == (
@@ -152,7 +152,7 @@ def test_the_llm_classifier_routes_through_the_index_and_its_ledger(
         assert asked["response_format"] == {"type": "json_object"}
         fenced = "QUESTION\nWhich teas appear in the documents?\nQUESTION"
         assert asked["messages"][1] == {"role": "user", "content": fenced}
-        assert [(row.model, row.calls) for row in index.llm_ledger()] == [("router", 1)]
+        assert [(row.model, row.calls) for row in index.llms.ledger()] == [("router", 1)]
 
 
 def test_an_unusable_reply_or_global_for_yes_no_falls_back_to_the_rules(
@@ -164,7 +164,7 @@ def test_an_unusable_reply_or_global_for_yes_no_falls_back_to_the_rules(
         json.dumps({"mode": "global", "reason": "all of them"}),
     )
     with llm_index(tmp_path, server) as index:
-        planner = LLMPlanner(index.llm)
+        planner = LLMPlanner(index.llms.llm)
         first = planner.route("How is green tea made?")
         assert first.mode == "hybrid" and first.reason.startswith("the model's reply named no")
         assert "(not JSON); rules: a lookup" in first.reason
@@ -194,6 +194,6 @@ def test_the_llm_classifier_draws_on_the_request_budget(
 
 def test_both_planners_implement_the_port(tmp_path: Path, server: OpenAIServer) -> None:
     with llm_index(tmp_path, server) as index:
-        planners: list[ModePlanner] = [RULES, LLMPlanner(index.llm)]
+        planners: list[ModePlanner] = [RULES, LLMPlanner(index.llms.llm)]
     assert [p.name for p in planners] == ["rules", "llm:router"]
     assert all(isinstance(p, ModePlanner) for p in planners)

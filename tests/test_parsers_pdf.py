@@ -215,7 +215,7 @@ def test_ingested_pdf_chunks_carry_pages_and_breadcrumbs(
     with Index(tmp_path / "index", embedder="hashing") as kb:
         report = kb.ingest([tmp_path / "docs"])
         assert report.ok and report.added == ["docs/manual.pdf"]
-        document = kb.document("docs/manual.pdf")
+        document = kb.documents.get("docs/manual.pdf")
         assert document is not None
         hits = kb.search(plan[2].paragraphs[-1], mode="bm25", top_k=1)
         chunk = hits[0].chunk

@@ -126,7 +126,7 @@ def test_the_aggregation_route_caps_and_every_way_of_asking_runs_it(index: Index
 
     capped = index.search(AGGREGATE, mode="hybrid", top_k=4, per_document=1)
     assert index.search(AGGREGATE, mode="auto", top_k=4) == capped
-    taken, hits = index.search_routed(AGGREGATE, SearchRequest(mode="auto", top_k=4))
+    taken, hits = index.searching.search_routed(AGGREGATE, SearchRequest(mode="auto", top_k=4))
     assert taken.per_document == 1 and hits == capped
     answer = index.ask(AGGREGATE, top_k=4)
     assert answer.route is not None and answer.route.per_document == 1
@@ -143,4 +143,4 @@ def test_the_planner_table_sets_the_cap(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="aggregate_per_document"):
         RulesPlanner(aggregate_per_document=-1)
     with Index(tmp_path / "kb", embedder=HashingEmbedder(), config=chosen) as plain:
-        assert plain.plan(AGGREGATE).per_document == 0
+        assert plain.searching.plan(AGGREGATE).per_document == 0

@@ -36,7 +36,7 @@ def folder(tmp_path: Path) -> Path:
 @pytest.fixture
 def kb(tmp_path: Path, folder: Path) -> Iterator[Index]:
     with Index(tmp_path / "kb", embedder=HashingEmbedder(), config=RULES) as opened:
-        opened.name_sources_from(folder)
+        opened.ingestion.name_sources_from(folder)
         opened.ingest(folder)
         yield opened
 
@@ -46,9 +46,9 @@ def sources(hits: list[Hit]) -> set[str]:
 
 
 def test_a_rule_restricts_the_documents_under_its_path(kb: Index) -> None:
-    salaries = kb.document("hr/salaries.md")
+    salaries = kb.documents.get("hr/salaries.md")
     assert salaries is not None and salaries.principals == ("group:hr",)
-    guide = kb.document("guide.md")
+    guide = kb.documents.get("guide.md")
     assert guide is not None and guide.principals == ()
 
 
@@ -66,19 +66,19 @@ def test_every_search_mode_returns_only_what_the_caller_reads(kb: Index, mode: s
 
 
 def test_lookups_and_counts_hide_unreadable_documents(kb: Index) -> None:
-    salaries = kb.document("hr/salaries.md")
+    salaries = kb.documents.get("hr/salaries.md")
     assert salaries is not None
-    chunk_id = kb.chunks_of(salaries.id)[0].id
-    assert kb.document("hr/salaries.md", caller=STAFF) is None
-    assert kb.document(salaries.id, caller=STAFF) is None
-    assert kb.chunk(chunk_id, caller=STAFF) is None
-    assert kb.chunks([chunk_id], caller=STAFF) == {}
-    assert kb.chunks_of(salaries.id, caller=STAFF) == []
-    assert kb.chunk(chunk_id, caller=HR) is not None
-    assert [d.source for d in kb.documents(caller=STAFF)] == ["guide.md"]
-    everything, staff = kb.stats(), kb.stats(caller=STAFF)
+    chunk_id = kb.documents.chunks_of(salaries.id)[0].id
+    assert kb.documents.get("hr/salaries.md", caller=STAFF) is None
+    assert kb.documents.get(salaries.id, caller=STAFF) is None
+    assert kb.documents.chunk(chunk_id, caller=STAFF) is None
+    assert kb.documents.chunks([chunk_id], caller=STAFF) == {}
+    assert kb.documents.chunks_of(salaries.id, caller=STAFF) == []
+    assert kb.documents.chunk(chunk_id, caller=HR) is not None
+    assert [d.source for d in kb.documents.list(caller=STAFF)] == ["guide.md"]
+    everything, staff = kb.documents.stats(), kb.documents.stats(caller=STAFF)
     assert (everything.documents, staff.documents) == (2, 1)
-    assert staff.chunks == everything.chunks - len(kb.chunks_of(salaries.id))
+    assert staff.chunks == everything.chunks - len(kb.documents.chunks_of(salaries.id))
     assert staff.characters == everything.characters - len(salaries.content)
 
 
@@ -93,9 +93,9 @@ def test_views_built_from_every_document_are_refused_to_a_restricted_caller(kb: 
     with pytest.raises(AccessDenied, match="global search"):
         kb.search("kelp", mode="global", caller=STAFF)
     with pytest.raises(AccessDenied, match="entity graph"):
-        kb.entity("kelp", caller=STAFF)
+        kb.graph.entity("kelp", caller=STAFF)
     with pytest.raises(AccessDenied, match="entity graph"):
-        kb.find_entities("kelp", caller=STAFF)
+        kb.graph.find("kelp", caller=STAFF)
     with pytest.raises(AccessDenied, match="graph context"):
         kb.ask("kelp?", caller=STAFF, engine="stuff", graph_context=True)
 
@@ -126,7 +126,7 @@ def test_bad_rules_and_principals_are_config_errors() -> None:
 
 def test_a_changed_rule_rewrites_the_documents_it_now_covers(tmp_path: Path, folder: Path) -> None:
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
-        kb.name_sources_from(folder)
+        kb.ingestion.name_sources_from(folder)
         kb.ingest(folder)
         assert sources(kb.search("salaries", caller=STAFF)) == {"guide.md", "hr/salaries.md"}
     with Index(tmp_path / "kb", embedder=HashingEmbedder(), config=RULES) as kb:
@@ -153,7 +153,7 @@ class Shared:
 def test_a_sync_sources_principals_are_enforced(tmp_path: Path) -> None:
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
         kb.sync_source("svc", Shared())
-        document = kb.document("svc:a")
+        document = kb.documents.get("svc:a")
         assert document is not None and document.principals == ("user:ana",)
         assert "principals" not in document.metadata  # a stored field, not free metadata
         assert sources(kb.search("walrus", caller=Caller.of("user:bo"))) == {"svc:b"}
@@ -165,7 +165,7 @@ def test_a_federated_search_applies_the_caller_in_every_member(
 ) -> None:
     for name in ("one", "two"):
         with Index(tmp_path / name, embedder=HashingEmbedder(), config=RULES) as member:
-            member.name_sources_from(folder)
+            member.ingestion.name_sources_from(folder)
             member.ingest(folder)
     with Federation.open([str(tmp_path / "one"), str(tmp_path / "two")]) as federation:
         everything = federation.search("kelp salaries")
@@ -188,10 +188,10 @@ def test_a_second_source_holding_the_same_documents_is_refused_naming_both(
 ) -> None:
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
         kb.sync_source("first", Shared())
-        before = {d.source: kb.document(d.source) for d in kb.documents()}
+        before = {d.source: kb.documents.get(d.source) for d in kb.documents.list()}
         with pytest.raises(ConfigError, match="'first' and 'second' both hold 'svc:a'"):
             kb.sync_source("second", Copycat())
-        assert {d.source: kb.document(d.source) for d in kb.documents()} == before
+        assert {d.source: kb.documents.get(d.source) for d in kb.documents.list()} == before
         assert kb.sync_checkpoint("second").items == {}
         assert kb.sync_source("first", Shared()).unchanged == 2
 
@@ -202,7 +202,7 @@ def test_graph_mode_only_reorders_what_the_caller_may_read(tmp_path: Path) -> No
     (docs / "guide.md").write_text("Kelp Farm grows kelp. Kelp Farm sells to Harbour Market.\n")
     (docs / "hr" / "pay.md").write_text("Harbour Market pays Kelp Farm 900 crowns for kelp.\n")
     with Index(tmp_path / "kb", embedder=HashingEmbedder(), config=RULES) as kb:
-        kb.name_sources_from(docs)
+        kb.ingestion.name_sources_from(docs)
         kb.ingest(docs, extractor=CapitalizedExtractor())
         assert sources(kb.search("Harbour Market kelp", mode="graph")) == {
             "guide.md",
@@ -219,13 +219,16 @@ def test_a_document_without_chunks_is_seen_by_those_who_may_read_it(
     (folder / "blank.md").write_text("\n\n", "utf-8")
     (folder / "hr" / "blank.md").write_text("\n\n", "utf-8")
     with Index(tmp_path / "kb", embedder=HashingEmbedder(), config=RULES) as kb:
-        kb.name_sources_from(folder)
+        kb.ingestion.name_sources_from(folder)
         kb.ingest(folder)
-        assert kb.chunks_of(kb.document("hr/blank.md").id) == []  # type: ignore[union-attr]
-        assert kb.document("blank.md", caller=STAFF) is not None
-        assert kb.document("hr/blank.md", caller=STAFF) is None
-        assert kb.document("hr/blank.md", caller=HR) is not None
-        listed = {d.source for d in kb.documents(caller=HR)}
+        assert kb.documents.chunks_of(kb.documents.get("hr/blank.md").id) == []  # type: ignore[union-attr]
+        assert kb.documents.get("blank.md", caller=STAFF) is not None
+        assert kb.documents.get("hr/blank.md", caller=STAFF) is None
+        assert kb.documents.get("hr/blank.md", caller=HR) is not None
+        listed = {d.source for d in kb.documents.list(caller=HR)}
         assert listed == {"guide.md", "blank.md", "hr/salaries.md", "hr/blank.md"}
-        assert {d.source for d in kb.documents(caller=STAFF)} == {"guide.md", "blank.md"}
-        assert (kb.stats(caller=STAFF).documents, kb.stats(caller=HR).documents) == (2, 4)
+        assert {d.source for d in kb.documents.list(caller=STAFF)} == {"guide.md", "blank.md"}
+        assert (
+            kb.documents.stats(caller=STAFF).documents,
+            kb.documents.stats(caller=HR).documents,
+        ) == (2, 4)

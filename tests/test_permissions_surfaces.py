@@ -46,7 +46,7 @@ def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("perms")
     docs = write_docs(root / "docs")
     with Index(root / "kb", embedder=HashingEmbedder(), config=Config(RULES)) as kb:
-        kb.name_sources_from(docs)
+        kb.ingestion.name_sources_from(docs)
         assert kb.ingest(docs).ok
     return root / "kb"
 
@@ -129,9 +129,9 @@ def test_http_a_bound_key_reads_only_its_documents_everywhere(
     api: tuple[str, dict[str, str], Index],
 ) -> None:
     url, secrets, kb = api
-    secret = kb.document("vault/code.md")
+    secret = kb.documents.get("vault/code.md")
     assert secret is not None
-    chunk_id = kb.chunks_of(secret.id)[0].id
+    chunk_id = kb.documents.chunks_of(secret.id)[0].id
     outsider, admin = _bearer(secrets["outsider"]), _bearer(secrets["admin"])
     for mode in ("bm25", "vector", "hybrid"):
         body = {"query": "vault code", "mode": mode}
@@ -153,7 +153,10 @@ def test_http_a_bound_key_reads_only_its_documents_everywhere(
     insider = _bearer(secrets["insider"])
     assert httpx.get(f"{url}/v1/chunks/{chunk_id}", headers=insider).status_code == 200
     stats = httpx.get(f"{url}/v1/stats", headers=outsider).json()
-    assert (stats["documents"], stats["chunks"]) == (1, len(kb.chunks_of(kb.documents()[0].id)))
+    assert (stats["documents"], stats["chunks"]) == (
+        1,
+        len(kb.documents.chunks_of(kb.documents.list()[0].id)),
+    )
     assert httpx.get(f"{url}/v1/stats", headers=admin).json()["documents"] == 2
 
 
@@ -178,7 +181,7 @@ def test_http_a_federation_applies_the_keys_principals_in_every_member(
     other = tmp_path / "other"
     docs = write_docs(tmp_path / "docs2", "attic")
     with Index(other, embedder=HashingEmbedder(), config=Config(RULES)) as kb:
-        kb.name_sources_from(docs)
+        kb.ingestion.name_sources_from(docs)
         kb.ingest(docs)
     with Federation.open([f"one={index_dir}", f"two={other}"]) as federation:
         application = create_federation_app(federation, settings, host="127.0.0.1")

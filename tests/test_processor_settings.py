@@ -60,11 +60,11 @@ def test_bad_processor_settings_are_typed_errors(
 
 def test_configured_processors_run_with_the_index_parts(tmp_path: Path) -> None:
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
-        assert kb.ingest_documents([Document.from_text("a.txt", LONG)]).ok
+        assert kb.ingestion.documents([Document.from_text("a.txt", LONG)]).ok
         request = SearchRequest(processors=["compress:max_sentences=1,min_similarity=0"])
         (hit,) = kb.search("dogs walks park", request)
         assert hit.chunk.text == "Dogs like long walks in the park."
-        document = kb.document("a.txt")
+        document = kb.documents.get("a.txt")
         assert document is not None
         assert document.content[hit.chunk.char_start : hit.chunk.char_end] == hit.chunk.text
         assert "compressed_from" in hit.chunk.metadata

@@ -90,6 +90,6 @@ def test_a_number_question_quotes_a_sentence_with_a_number_or_abstains(tmp_path:
         assert not index.ask(price, options=anything).found  # a number, but no price
         assert index.ask(price, options=dataclasses.replace(anything, require_money=False)).found
         for citation in minutes.citations:
-            document = index.document(citation.document_id)
+            document = index.documents.get(citation.document_id)
             assert document is not None
             assert document.content[citation.char_start : citation.char_end] == citation.quote

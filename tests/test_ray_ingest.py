@@ -78,7 +78,7 @@ def folder(tmp_path: Path) -> Path:
 
 def ingest(location: str | Path, folder: Path, embedder: Any, **options: Any) -> IngestReport:
     with Index(location, embedder=embedder, collection=options.pop("collection", "default")) as kb:
-        kb.name_sources_from(folder.parent)
+        kb.ingestion.name_sources_from(folder.parent)
         return kb.ingest([folder], chunking=CHUNKING, **options)
 
 
@@ -86,9 +86,9 @@ def contents(location: str | Path, collection: str = "default") -> dict[str, Any
     """Every chunk (id → document, position, offsets, text, vector) and a few searches."""
     with Index(location, embedder=HashingEmbedder(), collection=collection, create=False) as kb:
         chunks = []
-        while page := kb.export.chunk_page(chunks[-1].id if chunks else None, 500):
+        while page := kb.documents.export.chunk_page(chunks[-1].id if chunks else None, 500):
             chunks.extend(page)
-        vectors = kb.export.chunk_vectors([chunk.id for chunk in chunks])
+        vectors = kb.documents.export.chunk_vectors([chunk.id for chunk in chunks])
         searches = {
             (query, mode): [(h.chunk.id, round(h.score, 6)) for h in kb.search(query, mode=mode)]
             for query in ("tea survey", "comets measured", "site 5")
@@ -237,4 +237,4 @@ def test_the_graph_of_a_ray_ingest_is_extracted_after_the_files(
     report = ingest(tmp_path / "ray", folder, "hashing", cluster=CLUSTER, extractor="capitalized")
     assert report.ok and report.chunks_extracted == report.chunks_written > 0
     with Index(tmp_path / "ray", create=False) as kb:
-        assert kb.graph_stats().mentions > 0
+        assert kb.graph.stats().mentions > 0

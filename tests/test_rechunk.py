@@ -52,11 +52,11 @@ def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 def chunk_ids(kb: Index) -> set[str]:
-    return {chunk.id for chunk in kb.export.chunk_page(None, 10_000)}
+    return {chunk.id for chunk in kb.documents.export.chunk_page(None, 10_000)}
 
 
 def rechunk(kb: Index, **options: object) -> RechunkReport:
-    report = kb.reindex(None, chunking=SMALL, **options)  # type: ignore[arg-type]
+    report = kb.spaces.reindex(None, chunking=SMALL, **options)  # type: ignore[arg-type]
     assert isinstance(report, RechunkReport)
     return report
 
@@ -114,53 +114,53 @@ def test_after_a_rechunk_the_graph_belongs_to_the_new_chunks_and_a_rollback_rest
         report = rechunk(kb, sample=0)
         assert (report.graph_chunks_dropped, report.graph_chunks_extracted) == (30, 120)
         new = chunk_ids(kb)
-        stats = kb.graph_stats()
+        stats = kb.graph.stats()
         assert stats.chunks_total == stats.extracted["capitalized:1"] == 120
-        mentioned = {c for entity in kb.export_graph().entities for c in entity.chunks}
+        mentioned = {c for entity in kb.graph.export().entities for c in entity.chunks}
         assert mentioned and mentioned <= new  # no mention points at a dropped chunk
-        assert kb.chunking == SMALL
+        assert kb.ingestion.chunking == SMALL
         hits = kb.search("Item3x1", mode="bm25", top_k=1)
         assert hits[0].chunk.text == "Note 3 tells of stars and Item3x1."
         for hit in kb.search("tides", mode="vector", top_k=20):
-            document = kb.document(hit.chunk.document_id)
+            document = kb.documents.get(hit.chunk.document_id)
             assert document is not None
             assert document.content[hit.chunk.char_start : hit.chunk.char_end] == hit.chunk.text
-        kb.swap_space("previous")
-        assert chunk_ids(kb) == old and kb.chunking == ChunkingConfig()
-        mentioned = {c for entity in kb.export_graph().entities for c in entity.chunks}
+        kb.spaces.swap("previous")
+        assert chunk_ids(kb) == old and kb.ingestion.chunking == ChunkingConfig()
+        mentioned = {c for entity in kb.graph.export().entities for c in entity.chunks}
         assert mentioned and mentioned <= old  # extracted again for the chunks brought back
-        assert kb.graph_stats().extracted["capitalized:1"] == 30
+        assert kb.graph.stats().extracted["capitalized:1"] == 30
         after = [h.chunk.id for h in kb.search("rivers Item3x1", mode="hybrid", top_k=5)]
         assert after == before
-        previous = kb.chunking_status().previous
+        previous = kb.spaces.chunking_status().previous
         assert previous is not None and previous.chunks == 120
-        kb.drop_space("previous")
-        assert kb.chunking_status().previous is None
+        kb.spaces.drop("previous")
+        assert kb.spaces.chunking_status().previous is None
         with pytest.raises(Exception, match="no previous space"):
-            kb.swap_space("previous")
+            kb.spaces.swap("previous")
 
 
 def test_an_embedder_reindex_and_a_rechunk_wait_for_each_other(location: str) -> None:
     with Index(location) as kb:
         rechunk(kb, sample=0, swap=False)
         with pytest.raises(ConfigError, match=r"re-chunk .* is under way"):
-            kb.reindex("hashing:128")
-        kb.drop_space("staged")
-        kb.reindex("hashing:128", swap=False, sample=0)
+            kb.spaces.reindex("hashing:128")
+        kb.spaces.drop("staged")
+        kb.spaces.reindex("hashing:128", swap=False, sample=0)
         with pytest.raises(ConfigError, match="embedder reindex is under way"):
             rechunk(kb)
-        kb.drop_space("staged")
-        report = kb.reindex("hashing:128", chunking=SMALL, sample=0)
+        kb.spaces.drop("staged")
+        report = kb.spaces.reindex("hashing:128", chunking=SMALL, sample=0)
         assert isinstance(report, RechunkReport) and report.chunks == 120
-        assert kb.embedder_spec == "hashing:128" and kb.space is not None
+        assert kb.embedding.spec == "hashing:128" and kb.space is not None
         assert kb.space.dimension == 128
         assert len(kb.search("bread", mode="vector", top_k=3)) == 3
-        kb.reindex("hashing:64", sample=0)  # an embedder swap after the re-chunk
-        assert kb.chunking_status().previous is None  # one rollback: the last swap's
-        previous = kb.space_status().previous
+        kb.spaces.reindex("hashing:64", sample=0)  # an embedder swap after the re-chunk
+        assert kb.spaces.chunking_status().previous is None  # one rollback: the last swap's
+        previous = kb.spaces.status().previous
         assert previous is not None and previous.embedder == "hashing:128"
-        kb.swap_space("previous")
-        assert kb.embedder_spec == "hashing:128" and len(chunk_ids(kb)) == 120
+        kb.spaces.swap("previous")
+        assert kb.embedding.spec == "hashing:128" and len(chunk_ids(kb)) == 120
 
 
 RESUMABLE = """
@@ -211,7 +211,7 @@ def test_a_killed_rechunk_resumes_without_chunking_anything_twice(
     finally:
         process.wait(timeout=60)
     with Index(location) as kb:
-        staged = kb.chunking_status().staged
+        staged = kb.spaces.chunking_status().staged
     assert staged is not None and 0 < staged.documents < 30
     assert staged.chunks == 4 * staged.documents
     subprocess.run([*command, str(second), "fast"], check=True, timeout=120)

@@ -57,14 +57,14 @@ def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 def stored_vectors(index: str | Path) -> dict[str, np.ndarray]:
     with Index(index) as kb:
-        ids = [c.id for c in kb.export.chunk_page(None, 10_000)]
-        return {i: np.asarray(v) for i, v in kb.export.chunk_vectors(ids).items()}
+        ids = [c.id for c in kb.documents.export.chunk_page(None, 10_000)]
+        return {i: np.asarray(v) for i, v in kb.documents.export.chunk_vectors(ids).items()}
 
 
 def expected_vectors(index: str | Path, spec: str) -> dict[str, np.ndarray]:
     embedder = HashingEmbedder(int(spec.split(":")[1]))
     with Index(index) as kb:
-        chunks = kb.export.chunk_page(None, 10_000)
+        chunks = kb.documents.export.chunk_page(None, 10_000)
     vectors = embedder.embed_documents([c.indexed_text for c in chunks])
     return {c.id: np.asarray(v) for c, v in zip(chunks, vectors, strict=True)}
 
@@ -107,7 +107,7 @@ def test_reindex_goes_on_while_searches_see_one_space_each_and_no_error(
     for _ in range(5):  # some searches before the reindex starts...
         assert searches.acquire(timeout=60)
     with Index(index_dir) as kb:
-        report = kb.reindex(NEW, batch=4, sample=20)
+        report = kb.spaces.reindex(NEW, batch=4, sample=20)
     for _ in range(5):  # ...and some after the swap
         assert searches.acquire(timeout=60)
     stop.set()
@@ -126,9 +126,9 @@ def test_after_a_swap_the_index_holds_the_new_vectors_and_rolls_back_to_the_old(
 ) -> None:
     old = stored_vectors(index_dir)
     with Index(index_dir) as kb:
-        kb.reindex(NEW, sample=0)
-        assert (kb.embedder_spec, kb.space.dimension) == (NEW, 128)
-        assert kb.space_status().previous.embedder == OLD
+        kb.spaces.reindex(NEW, sample=0)
+        assert (kb.embedding.spec, kb.space.dimension) == (NEW, 128)
+        assert kb.spaces.status().previous.embedder == OLD
     new = stored_vectors(index_dir)
     expected = expected_vectors(index_dir, NEW)
     assert all(np.allclose(new[i], expected[i], atol=1e-6) for i in expected)
@@ -136,8 +136,8 @@ def test_after_a_swap_the_index_holds_the_new_vectors_and_rolls_back_to_the_old(
         stale.search("apples", mode="vector")
     assert "ragwright reindex --embedder" in str(error.value)
     with Index(index_dir) as kb:
-        kb.swap_space("previous")
-        assert kb.embedder_spec == OLD
+        kb.spaces.swap("previous")
+        assert kb.embedding.spec == OLD
         hits = kb.search("apples item3", mode="vector", top_k=3)
         assert space_of(hits, "apples item3", {OLD: old}) == {OLD}
     rolled_back = stored_vectors(index_dir)
@@ -146,9 +146,9 @@ def test_after_a_swap_the_index_holds_the_new_vectors_and_rolls_back_to_the_old(
 
 def test_dropping_the_previous_space_frees_its_vectors(index_dir: Path) -> None:
     with Index(index_dir) as kb:
-        kb.reindex(NEW, sample=0)
-        kb.drop_space("previous")
-        assert kb.space_status().previous is None
+        kb.spaces.reindex(NEW, sample=0)
+        kb.spaces.drop("previous")
+        assert kb.spaces.status().previous is None
     with SQLiteStore(index_dir, read_only=True) as store:
         assert store._db.query("SELECT count(*) FROM space_vectors")[0][0] == 0
 
@@ -202,7 +202,7 @@ def test_a_killed_reindex_resumes_without_embedding_anything_twice(
     embedded_again = sum(int(n) for n in second.read_text().split())
     assert embedded_again == 60 - staged.vectors  # only what the killed run had not committed
     with Index(index_dir) as kb:
-        kb.swap_space("staged")
+        kb.spaces.swap("staged")
     assert stored_vectors(index_dir).keys() == expected_vectors(index_dir, NEW).keys()
     new, expected = stored_vectors(index_dir), expected_vectors(index_dir, NEW)
     assert all(np.allclose(new[i], expected[i], atol=1e-6) for i in expected)

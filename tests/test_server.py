@@ -50,7 +50,7 @@ def test_search_returns_ranked_hits_with_spans_and_marks_text_untrusted(
     top = body["hits"][0]
     assert top["rank"] == 1 and top["source"] == "docs/guide.md"
     assert top["breadcrumb"] == "Guide > Install"
-    document = index.document(top["document_id"])
+    document = index.documents.get(top["document_id"])
     assert document is not None
     assert document.content[top["char_start"] : top["char_end"]] == top["text"]
 
@@ -165,7 +165,7 @@ def test_ask_returns_an_answer_whose_citations_are_exact_spans(
     assert body["found"] and body["citations"] and body["content_trust"] == "untrusted"
     for citation in body["citations"]:
         assert f"[{citation['number']}]" in body["answer"]
-        document = index.document(citation["document_id"])
+        document = index.documents.get(citation["document_id"])
         assert document is not None
         assert document.content[citation["char_start"] : citation["char_end"]] == citation["quote"]
 
@@ -270,7 +270,7 @@ def test_unsafe_upload_names_are_refused(client: httpx.Client, index: Index, nam
     response = upload(client, (name, b"text"))
     assert response.status_code == 400, response.text
     assert error_code(response) == "unsafe_filename"
-    assert index.stats().documents == 2
+    assert index.documents.stats().documents == 2
 
 
 @pytest.mark.parametrize("name", ["bad\nname.md", "nul\x00.md", "", "x" * 256 + ".md"])
@@ -316,7 +316,7 @@ def test_upload_limits(strict: httpx.Client, index: Index) -> None:
     assert too_many.status_code == 413 and error_code(too_many) == "ingest_limit"
     request_too_big = upload(strict, ("a.txt", b"a" * 900), ("b.txt", b"b" * 9000))
     assert request_too_big.status_code == 413 and error_code(request_too_big) == "body_too_large"
-    assert index.stats().documents == 2  # nothing was ingested
+    assert index.documents.stats().documents == 2  # nothing was ingested
 
 
 def test_json_body_limit_with_and_without_content_length(strict: httpx.Client) -> None:

@@ -40,8 +40,8 @@ def test_a_cross_site_form_upload_or_delete_is_refused(
     for response in (upload, delete):
         assert response.status_code == 403
         assert response.json()["error"]["code"] == "cross_site_request"
-    assert index.document("uploads/planted.md") is None
-    assert index.document("docs/guide.md") is not None
+    assert index.documents.get("uploads/planted.md") is None
+    assert index.documents.get("docs/guide.md") is not None
 
 
 def test_same_origin_pages_and_scripts_still_write(served: tuple[str, Index]) -> None:
@@ -51,7 +51,7 @@ def test_same_origin_pages_and_scripts_still_write(served: tuple[str, Index]) ->
     assert httpx.delete(f"{url}/v1/documents/uploads/planted.md").status_code == 200  # a script
     old_browser = {"Origin": url}
     assert httpx.post(f"{url}/v1/documents", files=UPLOAD, headers=old_browser).status_code == 200
-    assert index.document("uploads/planted.md") is not None
+    assert index.documents.get("uploads/planted.md") is not None
 
 
 def test_cross_site_reads_are_sent_but_get_no_cors_headers(served: tuple[str, Index]) -> None:

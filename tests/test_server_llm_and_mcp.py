@@ -58,7 +58,7 @@ def test_ask_streams_an_llm_engine_answer_with_resolved_citations(
     assert answer["engine"] == "stuff" and answer["usage"]["calls"] >= 1
     assert answer["citations"], answer
     for citation in answer["citations"]:
-        document = kb.document(citation["document_id"])
+        document = kb.documents.get(citation["document_id"])
         assert document is not None
         span = document.content[citation["char_start"] : citation["char_end"]]
         assert span == citation["quote"]

@@ -38,9 +38,9 @@ def reference(tmp_path: Path, data: bytes) -> tuple[str, list[tuple[int, int, st
     (staging / "uploads" / "big.md").write_bytes(data)
     with Index(tmp_path / "reference-index", embedder=HashingEmbedder()) as index:
         index.ingest([staging / "uploads" / "big.md"], base=staging)
-        document = index.document("uploads/big.md")
+        document = index.documents.get("uploads/big.md")
         assert document is not None
-        chunks = index.chunks_of(document.id)
+        chunks = index.documents.chunks_of(document.id)
         return document.content, [(c.char_start, c.char_end, c.text) for c in chunks]
 
 
@@ -93,23 +93,23 @@ def test_stop_during_upload_leaves_the_whole_document_or_none(
     with sqlite3.connect(directory / DATABASE_NAME) as db:  # opening rolls back what was left
         assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     with Index(directory) as index:
-        assert index.document("seed.md") is not None
-        document = index.document("uploads/big.md")
+        assert index.documents.get("seed.md") is not None
+        document = index.documents.get("uploads/big.md")
         if stop == signal.SIGTERM:  # graceful: the in-flight upload finished first
             # uvicorn re-raises the signal once it has shut down cleanly
             assert outcome.get("status") == 200 and server.returncode in (0, -signal.SIGTERM)
             assert document is not None
         if document is None:
             assert "status" not in outcome
-            assert index.stats().chunks == len(index.chunks_of(seed_id(index)))
-            assert [d.source for d in index.documents()] == ["seed.md"]
+            assert index.documents.stats().chunks == len(index.documents.chunks_of(seed_id(index)))
+            assert [d.source for d in index.documents.list()] == ["seed.md"]
         else:
-            chunks = index.chunks_of(document.id)
+            chunks = index.documents.chunks_of(document.id)
             assert document.content == content
             assert [(c.char_start, c.char_end, c.text) for c in chunks] == spans
 
 
 def seed_id(index: Index) -> str:
-    seed = index.document("seed.md")
+    seed = index.documents.get("seed.md")
     assert seed is not None
     return seed.id

@@ -71,5 +71,5 @@ def test_a_source_syncs_into_a_postgresql_index_and_a_complete_listing_prunes(
         report = kb.sync_source("m", source)
         assert (report.updated, report.removed) == (["mem:a"], ["mem:b"])
         assert sorted(kb.sync_checkpoint("m").items) == ["a"]
-        assert kb.forget_source("m", purge=True) == 1
-        assert kb.documents() == []
+        assert kb.sources.forget("m", purge=True) == 1
+        assert kb.documents.list() == []

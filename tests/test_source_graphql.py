@@ -139,7 +139,7 @@ def test_watermark_update_delete_and_the_pinned_api_key_header(api: Api, tmp_pat
         assert [c["after"] for c in api.calls] == [None, "2", "4"]  # cursor pages of 2
         assert kb.sync_checkpoint("api").cursor == "2026-01-05T00:00:00Z"
         source = f"{api.url}/graphql#i0"
-        document = kb.document(source)
+        document = kb.documents.get(source)
         assert document is not None and document.principals == ("u:ann",)
 
         api.calls.clear()
@@ -152,10 +152,10 @@ def test_watermark_update_delete_and_the_pinned_api_key_header(api: Api, tmp_pat
         del api.items["i3"]
         changed = sync(kb, api)
         assert changed.updated == [f"{api.url}/graphql#i1"] and changed.removed == []
-        assert kb.document(f"{api.url}/graphql#i3") is not None  # unseen by a watermark
+        assert kb.documents.get(f"{api.url}/graphql#i3") is not None  # unseen by a watermark
         full = sync(kb, api, full=True)
         assert full.removed == [f"{api.url}/graphql#i3"] and full.complete
-        assert len(kb.documents()) == 4
+        assert len(kb.documents.list()) == 4
 
 
 def test_an_errors_array_in_a_200_is_a_failure_that_prunes_nothing(

@@ -118,7 +118,7 @@ def test_sync_update_delete_and_an_unchanged_bucket_downloads_nothing(
         report, counting = sync(kb, endpoint, name, monkeypatch)
         expected = [f"s3://{name}/docs/a.md", f"s3://{name}/docs/sub/b.txt"]
         assert sorted(report.added) == expected and not report.failed and report.complete
-        document = kb.document(expected[0])
+        document = kb.documents.get(expected[0])
         assert document is not None and "Amber" in document.content
         assert document.principals == ("group:staff",)
         assert counting.gets() == 2  # the two objects a parser reads
@@ -132,7 +132,7 @@ def test_sync_update_delete_and_an_unchanged_bucket_downloads_nothing(
         changed, counting = sync(kb, endpoint, name, monkeypatch)
         assert changed.updated == [expected[0]] and changed.removed == [expected[1]]
         assert counting.gets() == 1
-        assert [d.source for d in kb.documents()] == [expected[0]]
+        assert [d.source for d in kb.documents.list()] == [expected[0]]
 
 
 def test_missing_credentials_are_a_typed_error(endpoint: str, bucket: tuple[str, Any]) -> None:

@@ -137,7 +137,7 @@ def test_a_document_deleted_behind_the_checkpoint_is_fetched_again(tmp_path: Pat
     source.items = {"a": "Alpha.", "b": "Beta."}
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
         kb.sync_source("m", source)
-        assert kb.delete("mem:a")
+        assert kb.documents.delete("mem:a")
         source.fetched.clear()
         assert kb.sync_source("m", source).added == ["mem:a"]
         assert source.fetched == ["a"]

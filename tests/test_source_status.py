@@ -45,7 +45,7 @@ def synced(tmp_path: Path) -> tuple[Path, Flaky]:
 def test_a_sources_state_names_its_failed_items_until_a_run_syncs_them(tmp_path: Path) -> None:
     location, source = synced(tmp_path)
     with Index(location, config=CONFIG) as kb:
-        (state,) = kb.source_states()
+        (state,) = kb.sources.states()
         assert (state.name, state.type, state.items, state.failed) == ("notes", "files", 1, 1)
         assert state.complete is True and state.cursor is None  # a failure holds the cursor
         assert state.last_run is not None and state.cursor_age is None  # never advanced
@@ -54,11 +54,11 @@ def test_a_sources_state_names_its_failed_items_until_a_run_syncs_them(tmp_path:
         ]
         source.broken = False
         kb.sync_source("notes", source)
-        (state,) = kb.source_states()
+        (state,) = kb.sources.states()
         assert (state.items, state.failed, state.failures, state.cursor) == (2, 0, (), "end")
         assert state.cursor_age is not None and state.cursor_age >= 0
-        kb.forget_source("notes")
-        (state,) = kb.source_states()
+        kb.sources.forget("notes")
+        (state,) = kb.sources.states()
         assert (state.items, state.last_run, state.complete) == (0, None, None)
 
 

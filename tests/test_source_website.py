@@ -62,7 +62,7 @@ def test_crawl_update_delete_and_an_unchanged_site_answers_only_304s(
         first = sync(kb, site)
         assert sorted(first.added) == sorted(site.url + p for p in PAGES)
         assert not first.failed and first.complete
-        document = kb.document(site.url + "/a.html")
+        document = kb.documents.get(site.url + "/a.html")
         assert document is not None and "Amber coral" in document.content
         assert document.principals == ("team",)
         assert document.metadata["sync_source"] == "site"
@@ -81,8 +81,8 @@ def test_crawl_update_delete_and_an_unchanged_site_answers_only_304s(
         assert changed.updated == [site.url + "/a.html"]
         assert changed.removed == [site.url + "/b.html"]
         assert site.answered(200, mark) == ["/a.html"]
-        assert kb.document(site.url + "/b.html") is None
-        assert sorted(d.source for d in kb.documents()) == sorted(
+        assert kb.documents.get(site.url + "/b.html") is None
+        assert sorted(d.source for d in kb.documents.list()) == sorted(
             site.url + p for p in PAGES if p != "/b.html"
         )
 
@@ -95,7 +95,7 @@ def test_a_failing_page_is_reported_and_nothing_is_pruned(site: Site, tmp_path: 
         report = sync(kb, site)
         assert [f.source for f in report.failed] == [site.url + "/a.html"]
         assert not report.complete and report.removed == []
-        assert kb.document(site.url + "/b.html") is not None  # a partial crawl deletes nothing
+        assert kb.documents.get(site.url + "/b.html") is not None  # a partial crawl deletes nothing
         site.failing.clear()
         assert sync(kb, site).removed == [site.url + "/b.html"]
 
@@ -105,7 +105,7 @@ def test_the_page_limit_makes_the_crawl_partial(site: Site, tmp_path: Path) -> N
         sync(kb, site)
         report = sync(kb, site, max_pages=3)
         assert not report.complete and report.removed == []
-        assert len(kb.documents()) == len(PAGES)
+        assert len(kb.documents.list()) == len(PAGES)
 
 
 @pytest.mark.slow
@@ -157,7 +157,7 @@ def test_a_robots_txt_that_fails_stops_the_sync_and_prunes_nothing(
         assert not report.complete and report.removed == []
         assert "robots.txt answered HTTP 500" in report.failed[0].reason
         assert site.answered(200, mark) == site.answered(304, mark) == []  # nothing crawled
-        assert len(kb.documents()) == len(PAGES)
+        assert len(kb.documents.list()) == len(PAGES)
 
 
 def test_an_oversized_page_fails_and_a_redirect_within_the_host_is_followed(
@@ -174,5 +174,5 @@ def test_an_oversized_page_fails_and_a_redirect_within_the_host_is_followed(
             source.close()
         assert [f.source for f in report.failed] == [site.url + "/a.html"]
         assert "max_bytes" in report.failed[0].reason
-        assert kb.document(site.url + "/moved.html") is not None
-        assert kb.document(site.url + "/b.html") is None
+        assert kb.documents.get(site.url + "/moved.html") is not None
+        assert kb.documents.get(site.url + "/b.html") is None

@@ -46,8 +46,8 @@ def _filled(index: Index, model: Path) -> Index:
         Document.from_text(name, text, metadata={"team": name[:3]})
         for name, text in DOCUMENTS.items()
     ]
-    assert index.ingest_documents(docs).ok
-    assert index.build_sparse(f"splade:{model}") == 3
+    assert index.ingestion.documents(docs).ok
+    assert index.sparse.build(f"splade:{model}") == 3
     return index
 
 
@@ -94,19 +94,19 @@ def test_the_filter_applies_inside_the_sparse_arm(kb: Index) -> None:
 
 def test_weights_follow_the_chunks_through_updates_and_deletes(kb: Index) -> None:
     changed = Document.from_text("alerts.md", "Refund requests go to billing.", metadata={})
-    assert kb.ingest_documents([changed]).ok  # encoded after the write, no rebuild needed
+    assert kb.ingestion.documents([changed]).ok  # encoded after the write, no rebuild needed
     assert {h.source for h in kb.search("refund", mode="sparse")} == {"alerts.md", "billing.md"}
     assert kb.search("oncall", mode="sparse") == []  # the old chunk's terms went with it
-    assert kb.delete("billing.md")
+    assert kb.documents.delete("billing.md")
     assert [h.source for h in kb.search("invoice", mode="sparse")] == ["alerts.md"]
-    assert kb.build_sparse() == 0  # nothing left to encode
+    assert kb.sparse.build() == 0  # nothing left to encode
 
 
 def test_a_search_needing_the_arm_on_an_index_without_it_says_how_to_build_it(
     tmp_path: Path,
 ) -> None:
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
-        assert kb.ingest_documents([Document.from_text("a.md", "Some text.")]).ok
+        assert kb.ingestion.documents([Document.from_text("a.md", "Some text.")]).ok
         with pytest.raises(ConfigError, match="ingest --sparse"):
             kb.search("text", mode="sparse")
         with pytest.raises(ConfigError, match="ingest --sparse"):
@@ -210,11 +210,11 @@ def test_a_sync_gives_what_it_wrote_its_terms(tmp_path: Path, model: Path) -> No
     (docs / "ops.md").write_text(DOCUMENTS["ops.md"])
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
         assert kb.ingest([docs], base=docs).ok
-        assert kb.build_sparse(f"splade:{model}") == 1
+        assert kb.sparse.build(f"splade:{model}") == 1
         (docs / "billing.md").write_text(DOCUMENTS["billing.md"])
         kb.sync_source("docs", FolderSource((docs,)))
         assert [h.source for h in kb.search("refund", mode="sparse")] == ["docs/billing.md"]
-        assert kb.build_sparse() == 0
+        assert kb.sparse.build() == 0
 
 
 @pytest.mark.parametrize("store", ["sqlite", "postgresql"])
@@ -229,10 +229,10 @@ def test_a_moved_file_keeps_its_terms(
     location = tmp_path / "kb" if store == "sqlite" else request.getfixturevalue("pg_url")
     with Index(location, embedder=HashingEmbedder()) as kb:
         kb.sync_source("docs", FolderSource((docs,)))
-        assert kb.build_sparse(f"splade:{model}") == 1
+        assert kb.sparse.build(f"splade:{model}") == 1
         (docs / "billing.md").rename(docs / "invoices.md")
         report = kb.sync_source("docs", FolderSource((docs,)))
         assert report.moved  # moved in the store (new ids), not written again
         (hit,) = kb.search("refund", mode="sparse")
         assert hit.source.endswith("docs/invoices.md")
-        assert kb.build_sparse() == 0  # the weights moved with the chunks
+        assert kb.sparse.build() == 0  # the weights moved with the chunks

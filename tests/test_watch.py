@@ -205,7 +205,7 @@ from ragwright import Index
 kb, docs = Path(sys.argv[1]), Path(sys.argv[2])
 with Index(kb) as index, index.folder_sync([docs]) as sync:
     partial = sync.reconcile()
-    stored = sorted(d.source for d in index.documents())
+    stored = sorted(d.source for d in index.documents.list())
     by_event = sync.sync([docs / "outside.md"])
 print(json.dumps([partial.complete, partial.removed, stored, by_event.removed]))
 """

@@ -80,7 +80,7 @@ def test_killed_watch_restarts_and_converges(tmp_path: Path) -> None:
         assert wait_for(lambda: (tmp_path / "kb").exists(), timeout=30)
         with Index(tmp_path / "kb") as kb:
             assert wait_for(lambda: index_state(kb) == expected, timeout=60), log.read_text()
-            stats = kb.stats()
+            stats = kb.documents.stats()
             assert stats.documents == len(expected)
             assert stats.chunks == sum(len(chunks) for *_, chunks in expected.values())
     finally:

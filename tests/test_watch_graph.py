@@ -17,7 +17,7 @@ CHANGED = "Mount Orrin is climbed each spring by the Tessel club.\n"
 
 def graph_of(kb: Index) -> tuple[int, int, int, int]:
     """(entities, edges, mentions, chunks) of the index's graph."""
-    stats = kb.graph_stats()
+    stats = kb.graph.stats()
     return stats.entities, stats.edges, stats.mentions, stats.chunks_total
 
 
@@ -29,7 +29,7 @@ def fresh_graph(folder: Path, location: Path) -> tuple[int, int, int, int]:
 
 def named(kb: Index, name: str) -> list[str]:
     """The sources of the chunks that mention ``name`` (empty: no such entity)."""
-    entity = kb.entity(name)
+    entity = kb.graph.entity(name)
     return [] if entity is None else sorted({site.source for site in entity.sites})
 
 
@@ -44,7 +44,7 @@ def test_a_watched_files_entities_appear_and_disappear_with_it(tmp_path: Path) -
             assert wait_for(lambda: named(kb, "Sollen") == ["docs/bridge.md"])
             assert named(kb, "Brennick") == ["docs/bridge.md", "docs/first.md"]
             assert wait_for(settled(status))
-            stats = kb.graph_stats()  # written with its chunks: every chunk has its facts
+            stats = kb.graph.stats()  # written with its chunks: every chunk has its facts
             assert stats.chunks_extracted == stats.chunks_total == 2
             assert graph_of(kb) == fresh_graph(docs, tmp_path / "fresh-1")
 
@@ -65,7 +65,7 @@ def test_watch_writes_no_facts_into_an_index_without_a_graph(tmp_path: Path) -> 
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
         with watching(kb, docs) as status:
             (docs / "first.md").write_text(FIRST, "utf-8")
-            assert wait_for(lambda: len(kb.documents()) == 1)
+            assert wait_for(lambda: len(kb.documents.list()) == 1)
             assert wait_for(settled(status))
-        stats = kb.graph_stats()
+        stats = kb.graph.stats()
         assert (stats.mentions, stats.chunks_extracted, stats.chunks_total) == (0, 0, 1)

@@ -229,7 +229,7 @@ def test_a_server_with_keys_gets_one_from_the_page(tmp_path: Path) -> None:
         assert page.evaluate("window.pwned") is None
         browser.close()
     with Index(tmp_path / "index") as reopened:
-        assert reopened.document("uploads/note.txt") is not None
+        assert reopened.documents.get("uploads/note.txt") is not None
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")

@@ -37,10 +37,10 @@ State = dict[str, tuple[str, str, dict[str, Any], list[tuple[str, str, dict[str,
 def index_state(kb: Index) -> State:
     """Source → (document id, content, metadata, [(chunk id, text, metadata)])."""
     state: State = {}
-    for info in kb.documents():
-        document = kb.document(info.id)
+    for info in kb.documents.list():
+        document = kb.documents.get(info.id)
         assert document is not None
-        chunks = [(c.id, c.text, dict(c.metadata)) for c in kb.chunks_of(info.id)]
+        chunks = [(c.id, c.text, dict(c.metadata)) for c in kb.documents.chunks_of(info.id)]
         state[info.source] = (document.id, document.content, dict(document.metadata), chunks)
     return state
 

@@ -200,7 +200,7 @@ def parse_where(expression: str | None) -> Filter | None:
 
 def warn_if_filter_matched_nothing(kb: Index, where: Filter | None, found: int) -> None:
     """On stderr, why a filter that matched nothing may have: a field no chunk has."""
-    warning = kb.filter_warning(where) if where is not None and not found else None
+    warning = kb.documents.filter_warning(where) if where is not None and not found else None
     if warning:
         errors.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
 

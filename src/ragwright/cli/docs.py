@@ -46,7 +46,7 @@ def list_documents(
     where = parse_where(filter_expression)
     caller = caller_of(as_principal)
     with open_index(index, collection=collection, read_only=True) as kb:
-        documents = kb.documents(where, caller=caller)
+        documents = kb.documents.list(where, caller=caller)
         if not caller.restricted:  # it names fields of every document
             warn_if_filter_matched_nothing(kb, where, len(documents))
     if json_output:
@@ -71,12 +71,12 @@ def show(
 ) -> None:
     """Show a document's metadata, sections and text."""
     with open_index(index, collection=collection, read_only=True) as kb:
-        found = kb.document(document, caller=caller_of(as_principal))
+        found = kb.documents.get(document, caller=caller_of(as_principal))
         if found is None:
             raise StoreError(
                 f"no document with id or source {document!r}; see `ragwright docs list`"
             )
-        chunk_list = kb.chunks_of(found.id) if chunks else []
+        chunk_list = kb.documents.chunks_of(found.id) if chunks else []
     if json_output:
         print_json(document_json(found, chunk_list))
         return
@@ -103,7 +103,7 @@ def delete(
 ) -> None:
     """Delete a document and its chunks (one transaction)."""
     with open_index(index, collection=collection) as kb:
-        if not kb.delete(document):
+        if not kb.documents.delete(document):
             raise StoreError(
                 f"no document with id or source {document!r}; see `ragwright docs list`"
             )

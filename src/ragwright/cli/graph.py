@@ -70,8 +70,8 @@ def build(
     """Extract entities and relations from every chunk that has none from this extractor yet
     (resumable: a second run extracts nothing), then link near-duplicate entities."""
     with open_index(index, collection=collection) as kb, graph_progress(not json_output) as bar:
-        report = kb.build_graph(extractor, progress=bar)
-        made = kb.build_reports(llm=True) if reports else []
+        report = kb.graph.build(extractor, progress=bar)
+        made = kb.communities.build_reports(llm=True) if reports else []
     if json_output:
         shape = build_report_json(report)
         if reports:
@@ -93,7 +93,7 @@ def stats(
     """Counts of the graph: chunks extracted (per extractor), entities, edges, mentions,
     synonym links and merges."""
     with open_index(index, collection=collection) as kb:
-        result = graph_stats_json(kb.graph_stats())
+        result = graph_stats_json(kb.graph.stats())
     if json_output:
         print_json(result)
         return
@@ -116,7 +116,7 @@ def entity(
     """One entity: its aliases and synonyms, its neighbours with edge weights, and the chunks
     that mention it, with exact character spans. Exit status 1 when there is no such entity."""
     with open_index(index, collection=collection) as kb:
-        info = kb.entity(name, max_sites=sites)
+        info = kb.graph.entity(name, max_sites=sites)
     if info is None:
         errors.print(f"no entity {escape(terminal_safe(name))!r} in the graph", soft_wrap=True)
         raise typer.Exit(1)
@@ -137,7 +137,7 @@ def merge(
     """Record that two entities are one: graph search then treats them as one node. The
     evidence is untouched, so `graph unmerge` undoes it."""
     with open_index(index, collection=collection) as kb:
-        kb.merge_entities(first, second)
+        kb.graph.merge(first, second)
     console.print(f"merged {escape(terminal_safe(first))!r} and {escape(terminal_safe(second))!r}")
 
 
@@ -152,7 +152,7 @@ def unmerge(
     """Record that two entities are not one: undoes a merge, and removes a synonym link
     between them for good."""
     with open_index(index, collection=collection) as kb:
-        undone = kb.unmerge_entities(first, second)
+        undone = kb.graph.unmerge(first, second)
     pair = f"{escape(terminal_safe(first))!r} and {escape(terminal_safe(second))!r}"
     console.print(f"separated {pair}" if undone else f"{pair} were neither merged nor linked")
 
@@ -174,7 +174,7 @@ def export(
     if output_format not in FORMATS:
         raise ConfigError(f"unknown format {output_format!r}; choose one of {', '.join(FORMATS)}")
     with open_index(index, collection=collection, read_only=True) as kb:
-        exported = kb.export_graph()
+        exported = kb.graph.export()
     text = (
         graphml(exported)
         if output_format == "graphml"

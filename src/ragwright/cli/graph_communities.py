@@ -67,12 +67,12 @@ def communities(
     # Writable even to list: a dirty report is made again on use, and kept.
     with open_index(index, collection=collection) as kb:
         if rebuild:
-            previous = kb.community_build()
+            previous = kb.communities.build_stats()
             base = previous.settings.as_dict() if previous is not None else {}
-            kb.build_communities(CommunitySettings(**{**base, **chosen}))  # type: ignore[arg-type]
-        build = kb.community_workflow().checked_build()
-        listed = kb.communities(level)
-        reports = {r.report.community: r for r in kb.community_workflow().extractive_reports()}
+            kb.communities.build(CommunitySettings(**{**base, **chosen}))  # type: ignore[arg-type]
+        build = kb.communities.workflow().checked_build()
+        listed = kb.communities.list(level)
+        reports = {r.report.community: r for r in kb.communities.workflow().extractive_reports()}
     if json_output:
         print_json(
             {

@@ -44,7 +44,7 @@ def index_settings(
     """Choose how the index searches vectors; the choice is recorded in the index, and the
     approximate index is built now when the choice calls for it."""
     with open_index(index, collection=collection) as kb:
-        covered = kb.set_ann(ann.value)
+        covered = kb.spaces.set_ann(ann.value)
     if json_output:
         print_json({"ann": ann.value, "ann_chunks": covered})
     elif covered:

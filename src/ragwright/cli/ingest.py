@@ -205,9 +205,9 @@ def ingest(
     with open_index(index, embedder, create=True, collection=collection) as kb:
         name_sources(kb, root)
         chunking = with_chunk_options(
-            kb.chunking, chunker, chunk_size, chunk_overlap, context_headers
+            kb.ingestion.chunking, chunker, chunk_size, chunk_overlap, context_headers
         )
-        chosen = (extractor or kb.graph_extractor) if graph else None
+        chosen = (extractor or kb.graph.extractor) if graph else None
         with _progress_bar(enabled=not json_output) as update:
             report = kb.ingest(
                 paths,
@@ -222,7 +222,7 @@ def ingest(
                 cluster=cluster,
             )
         if sparse is not None:
-            kb.build_sparse(sparse)
+            kb.sparse.build(sparse)
     _finish(report, json_output)
 
 
@@ -242,9 +242,9 @@ def name_sources(kb: Index, root: Path | None) -> None:
     ran in, whichever directory holds the index. An index filled before that was recorded
     keeps naming sources relative to the folder holding it, as it did."""
     if root is not None:
-        kb.name_sources_from(root)
-    elif kb.stats().documents == 0:
-        kb.name_sources_from(Path.cwd())
+        kb.ingestion.name_sources_from(root)
+    elif kb.documents.stats().documents == 0:
+        kb.ingestion.name_sources_from(Path.cwd())
 
 
 def _ingest_dataset(
@@ -254,7 +254,7 @@ def _ingest_dataset(
         open_index(index, embedder, create=True, collection=collection) as kb,
         _progress_bar(enabled=not json_output) as update,
     ):
-        return kb.ingest_dataset(dataset, progress=update)
+        return kb.ingestion.dataset(dataset, progress=update)
 
 
 def _finish(report: IngestReport, json_output: bool) -> None:

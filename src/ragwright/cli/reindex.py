@@ -91,26 +91,26 @@ def reindex(
     with open_index(index, collection=collection) as kb:
         if actions[0]:
             chunking = (
-                with_chunk_options(kb.chunking, chunker, chunk_size, chunk_overlap)
+                with_chunk_options(kb.ingestion.chunking, chunker, chunk_size, chunk_overlap)
                 if rechunk
                 else None
             )
-            report = kb.reindex(
+            report = kb.spaces.reindex(
                 embedder, chunking=chunking, batch=batch, sample=sample, swap=not no_swap
             )
             _print_report(kb, report, json_output)
             return
         if rollback:
-            kb.swap_space("previous")
+            kb.spaces.swap("previous")
         else:
-            kb.drop_space("previous" if drop_previous else "staged")
+            kb.spaces.drop("previous" if drop_previous else "staged")
         _print_status(kb, json_output)
 
 
 def _print_report(kb: Index, report: ReindexReport | RechunkReport, json_output: bool) -> None:
-    result: dict[str, Any] = asdict(report) | {"embedder": kb.embedder_spec}
+    result: dict[str, Any] = asdict(report) | {"embedder": kb.embedding.spec}
     if isinstance(report, RechunkReport):
-        result["chunking"] = kb.chunking.spec if report.swapped else None
+        result["chunking"] = kb.ingestion.chunking.spec if report.swapped else None
     if json_output:
         print_json(result)
         return
@@ -133,9 +133,11 @@ def _print_report(kb: Index, report: ReindexReport | RechunkReport, json_output:
             f"vs {a.self_found_staged:.0%} (new)"
         )
     if report.swapped:
-        chunker = f" chunked by {kb.chunking.spec}" if isinstance(report, RechunkReport) else ""
+        chunker = (
+            f" chunked by {kb.ingestion.chunking.spec}" if isinstance(report, RechunkReport) else ""
+        )
         console.print(
-            f"swapped: the index now uses {escape(str(kb.embedder_spec))}{escape(chunker)}; "
+            f"swapped: the index now uses {escape(str(kb.embedding.spec))}{escape(chunker)}; "
             "`ragwright reindex --rollback` swaps back, `--drop-previous` frees the old space"
         )
     else:
@@ -149,13 +151,13 @@ def _print_report(kb: Index, report: ReindexReport | RechunkReport, json_output:
 
 
 def _print_status(kb: Index, json_output: bool) -> None:
-    status = kb.space_status()
+    status = kb.spaces.status()
     if json_output:
-        chunks = asdict(kb.chunking_status())
-        print_json(asdict(status) | {"embedder": kb.embedder_spec, "chunkings": chunks})
+        chunks = asdict(kb.spaces.chunking_status())
+        print_json(asdict(status) | {"embedder": kb.embedding.spec, "chunkings": chunks})
         return
-    chunkings = kb.chunking_status()
-    console.print(f"current: {escape(str(kb.embedder_spec))}, {status.chunks:,} chunks")
+    chunkings = kb.spaces.chunking_status()
+    console.print(f"current: {escape(str(kb.embedding.spec))}, {status.chunks:,} chunks")
     for name, slot in (("staged", status.staged), ("previous", status.previous)):
         console.print(f"{name}: {_slot(slot)}")
     for name, kept in (("staged", chunkings.staged), ("previous", chunkings.previous)):

@@ -192,7 +192,7 @@ def search(
         hits, warnings = list(found.hits), found.warnings
     else:
         with open_index(given[0], embedder, collection=collection, read_only=True) as kb:
-            route, hits = kb.search_routed(query, request)
+            route, hits = kb.searching.search_routed(query, request)
             if not request.caller.restricted:  # it names fields of every document
                 warn_if_filter_matched_nothing(kb, request.where, len(hits))
     if json_output:

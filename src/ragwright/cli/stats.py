@@ -31,11 +31,11 @@ def stats(
     """Show counts, size, embedding space and chunking of the index, and the LLM ledger:
     calls, tokens and estimated cost per model, and the response cache."""
     with open_index(index, collection=collection, read_only=True) as kb:
-        numbers = kb.stats(caller=caller_of(as_principal))
-        embedder = kb.embedder_spec
-        chunking = kb.chunking
-        ledger = kb.llm_ledger()
-        cache = kb.llm_cache_stats()
+        numbers = kb.documents.stats(caller=caller_of(as_principal))
+        embedder = kb.embedding.spec
+        chunking = kb.ingestion.chunking
+        ledger = kb.llms.ledger()
+        cache = kb.llms.cache_stats()
         location = kb.display_location
     result = stats_json(
         numbers, index=location, embedder=embedder, chunking=chunking

@@ -101,7 +101,7 @@ def list_sources(
     their last run could not do."""
     loaded = load_config(config)
     with open_index(index, collection=collection, create=False, read_only=True) as kb:
-        states = kb.source_states(loaded)
+        states = kb.sources.states(loaded)
     if json_output:
         print_json({"sources": [source_state_json(state) for state in states]})
         return
@@ -212,7 +212,7 @@ def remove(
     path = _target(config)
     removed = remove_source(path, name)
     with open_index(index, collection=collection, create=False) as kb:
-        items = kb.forget_source(name, purge=purge)
+        items = kb.sources.forget(name, purge=purge)
     if not removed and not items:
         raise ConfigError(f"no source named {name!r} in {path} nor in the index")
     what = f"and its {items} documents" if purge else f"({items} items forgotten; documents kept)"

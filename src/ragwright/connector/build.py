@@ -115,8 +115,8 @@ def export_dataset(index: Index, out: Path, *, name: str | None = None) -> Datas
     """Write an index's chunks, as stored, to a dataset folder (documents by source, chunks in
     order)."""
     records: list[ChunkRecord] = []
-    for info in index.documents():
-        chunks = index.chunks_of(info.id)
+    for info in index.documents.list():
+        chunks = index.documents.chunks_of(info.id)
         records.extend(chunk_record(c, info.source, info.content_hash) for c in chunks)
     return write_dataset(
         out,

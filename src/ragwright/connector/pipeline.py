@@ -77,19 +77,19 @@ class RagwrightConnector(RagPipeline):
     def list_chunks(self, *, cursor: str | None = None, limit: int = _PAGE_LIMIT) -> ChunkPage:
         """Pages in chunk-id order; the cursor is the last id of the page before."""
         limit = min(max(1, limit), _MAX_PAGE_LIMIT)  # fewer than asked is legal paging
-        chunks = self.index.export.chunk_page(cursor, limit + 1)  # one more says "more"
+        chunks = self.index.documents.export.chunk_page(cursor, limit + 1)  # one more says "more"
         page = chunks[:limit]
         more = len(chunks) > limit
         return ChunkPage(items=self._records(page), next_cursor=page[-1].id if more else None)
 
     def get_chunks(self, chunk_ids: list[str]) -> dict[str, ChunkRecord]:
-        found = self.index.chunks(list(chunk_ids))
+        found = self.index.documents.chunks(list(chunk_ids))
         return {record.chunk_id: record for record in self._records(list(found.values()))}
 
     def get_chunk_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
         if not ids:
             return {}
-        stored = self.index.export.chunk_vectors(list(ids))
+        stored = self.index.documents.export.chunk_vectors(list(ids))
         return {chunk_id: vector.tolist() for chunk_id, vector in stored.items()}
 
     def _records(self, chunks: list[Chunk]) -> list[ChunkRecord]:
@@ -99,7 +99,7 @@ class RagwrightConnector(RagPipeline):
         documents: dict[str, DocumentInfo] = {}
         for start in range(0, len(ids), _PAGE_LIMIT):  # bounded SQL variables
             batch = tuple(ids[start : start + _PAGE_LIMIT])
-            documents.update((d.id, d) for d in self.index.documents(In("document_id", batch)))
+            documents.update((d.id, d) for d in self.index.documents.list(In("document_id", batch)))
         return [
             chunk_record(c, documents[c.document_id].source, documents[c.document_id].content_hash)
             for c in chunks
@@ -141,25 +141,25 @@ class RagwrightConnector(RagPipeline):
             "dimensions": space.dimension,
             "distance": _distance(self.mode, space.metric),
             "score_convention": SCORE_CONVENTION,
-            "chunk_count": self.index.stats().chunks,
+            "chunk_count": self.index.documents.stats().chunks,
             "embedding_fingerprint": space.fingerprint,
         }
 
     def run_snapshot(self) -> dict[str, Any]:
         """Configured behaviour and cheap facts about the index, secret-free."""
         space = self.describe_space()
-        stats = self.index.stats()
+        stats = self.index.documents.stats()
         return {
             "schema": "ragwright.run-snapshot.v1",
             "settings": {
                 "search_mode": str(self.mode),
                 "retrieval_mode": self.retrieval_mode,
-                "embedder": self.index.embedder_spec or self.embedder_spec,
+                "embedder": self.index.embedding.spec or self.embedder_spec,
                 "embedding_model": space.model,
                 "embedding_dimensions": space.dimension,
                 "embedding_fingerprint": space.fingerprint,
                 "normalized": space.normalized,
-                "chunking": self.index.chunking.spec,
+                "chunking": self.index.ingestion.chunking.spec,
                 "score_convention": SCORE_CONVENTION,
             },
             "observations": {

@@ -6,7 +6,7 @@ The flow, one function each::
     EvalConfig.from_toml(file)          a SearchRequest ([search] keys), aggregation, chunking,
                                         embedder
     build_or_reuse_index(...)           an `Index` under the cache directory, named by
-                                        index_key(), filled by `Index.ingest_documents`
+                                        index_key(), filled by `Ingestion.documents`
     run_queries(...)                    per query `Index.search`: documents ranked from chunk
                                         hits, latency in ms
     score_runs(...)                     mean metrics (`.metrics`) and per-query nDCG@10

@@ -69,7 +69,7 @@ class Chunking:
 
     @property
     def config(self) -> ChunkingConfig:
-        """The chunking as `Index.ingest_documents` takes it."""
+        """The chunking as `Ingestion.documents` takes it."""
         return ChunkingConfig(self.name, dict(self.options))
 
 

@@ -1,7 +1,7 @@
 """The index cache: one index per corpus, chunking and embedder, built once and reused.
 
 Each cached index is an ordinary `Index` in its own folder, filled by ingest's own path
-(`Index.ingest_documents`) and searched by `Index.search`, so what eval measures is what
+(`Ingestion.documents`) and searched by `Index.search`, so what eval measures is what
 ``ragwright ingest`` and ``ragwright search`` do. Beside the database, ``eval-index.json`` says
 what the index holds and whether its build finished; a build that did not is resumed, one in
 another embedding space (the model behind the spec changed) is deleted and rebuilt.
@@ -191,9 +191,9 @@ def _with_graph(built: EvalIndex, config: EvalConfig) -> EvalIndex:
     mode = config.search.mode
     if mode in _GRAPH_MODES:
         try:
-            built.index.build_graph()
-            if mode in _COMMUNITY_MODES and built.index.community_build() is None:
-                built.index.build_communities()
+            built.index.graph.build()
+            if mode in _COMMUNITY_MODES and built.index.communities.build_stats() is None:
+                built.index.communities.build()
         except BaseException:
             built.index.close()
             raise
@@ -205,7 +205,7 @@ def _with_sparse(built: EvalIndex, config: EvalConfig) -> EvalIndex:
     that have none yet: a cached index is encoded once per model)."""
     if config.sparse is not None:
         try:
-            built.index.build_sparse(config.sparse)
+            built.index.sparse.build(config.sparse)
         except BaseException:
             built.index.close()
             raise
@@ -311,7 +311,7 @@ def _fill(
     def ingested(event: Progress) -> None:
         _report(progress, Stage.INDEX, label, event.files_done, event.files_total)
 
-    report: IngestReport = index.ingest_documents(
+    report: IngestReport = index.ingestion.documents(
         list(corpus_documents(dataset.data)),
         chunking=config.chunking.config,
         options=IngestOptions(embed_batch=batch_size),

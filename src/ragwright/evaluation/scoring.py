@@ -51,7 +51,7 @@ def run_queries(
     caches)."""
 
     def search(text: str) -> tuple[list[RankedDocument], str]:
-        route, hits = index.search_routed(text, config.search)
+        route, hits = index.searching.search_routed(text, config.search)
         ranked = aggregate_hits(((hit.source, hit.score) for hit in hits), config.aggregate)
         return ranked, route.mode
 

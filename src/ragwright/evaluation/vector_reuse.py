@@ -108,7 +108,7 @@ def _same_space(manifest: Path, space: dict[str, object]) -> bool:
 
 
 def _vectors(index: Index) -> dict[str, Vectors]:
-    export, found, after = index.export, {}, None
+    export, found, after = index.documents.export, {}, None
     while page := export.chunk_page(after, PAGE):
         after = page[-1].id
         vectors = export.chunk_vectors([chunk.id for chunk in page])

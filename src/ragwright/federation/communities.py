@@ -38,7 +38,7 @@ class FederatedCommunities:
 
 def member_communities(name: str, index: Index, level: int | None) -> MemberCommunities:
     """``index``'s communities of ``level`` (all when None); `GraphNotBuilt` without any."""
-    workflow = index.community_workflow()
+    workflow = index.communities.workflow()
     build = workflow.checked_build()
     reports = {stored.report.community: stored for stored in workflow.extractive_reports()}
     return MemberCommunities(name, build, tuple(workflow.communities(level)), reports)

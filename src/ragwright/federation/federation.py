@@ -294,7 +294,7 @@ class Federation:
             warnings.extend(w for w in found.warnings if w not in warnings)
             return list(found.hits)
 
-        for item in self.primary.answer_stream(
+        for item in self.primary.answers.answer_stream(
             question,
             retrieve,
             options=ask.options,
@@ -315,26 +315,28 @@ class Federation:
     ) -> tuple[str, Chunk] | None:
         """A chunk by id, with the member holding it: in member ``index`` when given, else
         the first member (in order) that has it and lets ``caller`` read it."""
-        return self._first(lambda member: member.index().chunk(chunk_id, caller=caller), index)
+        return self._first(
+            lambda member: member.index().documents.chunk(chunk_id, caller=caller), index
+        )
 
     def document(
         self, id_or_source: str, index: str | None = None, *, caller: Caller = EVERYONE
     ) -> tuple[str, Document] | None:
         """A document by id or source, with the member holding it (as `chunk` finds it)."""
         return self._first(
-            lambda member: member.index().document(id_or_source, caller=caller), index
+            lambda member: member.index().documents.get(id_or_source, caller=caller), index
         )
 
     def chunks_of(self, document_id: str, index: str, *, caller: Caller = EVERYONE) -> list[Chunk]:
         """A document's chunks in order, from member ``index``."""
-        return self.member(index).chunks_of(document_id, caller=caller)
+        return self.member(index).documents.chunks_of(document_id, caller=caller)
 
     def documents(
         self, where: Filter | str | None = None, *, caller: Caller = EVERYONE
     ) -> list[tuple[str, DocumentInfo]]:
         """Every member's documents, each with its member, member by member (each sorted by
         source); a failed member is an error here, since a listing cannot say what it lacks."""
-        listed = self._fan_out(lambda member: member.index().documents(where, caller=caller))
+        listed = self._fan_out(lambda member: member.index().documents.list(where, caller=caller))
         if listed.failures:
             self._raise(listed.failures, "a listing without them would be incomplete")
         return [(name, info) for name in self.names for info in listed.results[name]]
@@ -357,7 +359,7 @@ class Federation:
         """Community ``community_id`` of member ``index`` (ids are numbered per member) with
         its report cited into that member's documents; None when it has no such community."""
         refuse_restricted(caller, "the community reports")
-        return self.member(index).community(community_id)
+        return self.member(index).communities.get(community_id)
 
     def _first(
         self, lookup: Callable[[_Member], T | None], index: str | None

@@ -85,7 +85,7 @@ def register_community_tools(
     ) -> CommunitiesResult:
         with tool_errors():
             refuse_restricted(caller, "the community reports")
-            workflow = index(collection).community_workflow()
+            workflow = index(collection).communities.workflow()
             build = workflow.checked_build()
             reports = {r.report.community: r for r in workflow.extractive_reports()}
             listed = workflow.communities(level)
@@ -107,7 +107,7 @@ def register_community_tools(
     ) -> CommunityResult:
         with tool_errors():
             refuse_restricted(caller, "the community reports")
-            view = index(collection).community(community_id)
+            view = index(collection).communities.get(community_id)
         if view is None:
             raise ToolError(f"no community {community_id} in the index")
         terms = list(view.report.report.terms) if view.report is not None else []

@@ -78,7 +78,7 @@ def register_graph_tools(
     @server.tool(annotations=READ_ONLY, description="Counts of the entity graph.")
     def graph_stats(collection: CollectionName = None) -> GraphStatsResult:
         with tool_errors():
-            stats = index(collection).graph_stats(caller=caller)
+            stats = index(collection).graph.stats(caller=caller)
         return _stats(stats)
 
     @server.tool(
@@ -94,7 +94,7 @@ def register_graph_tools(
         collection: CollectionName = None,
     ) -> EntityResult:
         with tool_errors():
-            info = index(collection).entity(name, max_sites=max_sites, caller=caller)
+            info = index(collection).graph.entity(name, max_sites=max_sites, caller=caller)
         if info is None:
             raise ToolError(f"no entity {name!r} in the graph")
         return _entity(info)

@@ -136,7 +136,7 @@ def build_server(
         collection: CollectionName = None,
     ) -> SearchResult:
         with tool_errors():
-            route, hits = kb.get(collection).search_routed(
+            route, hits = kb.get(collection).searching.search_routed(
                 query, mode=mode, top_k=top_k, where=where_of(filter, sources), caller=caller
             )
         return SearchResult(
@@ -195,8 +195,8 @@ def build_server(
     ) -> ChunkResult:
         with tool_errors():
             index = kb.get(collection)
-            chunk = index.chunk(chunk_id, caller=caller)
-            document = index.document(chunk.document_id, caller=caller) if chunk else None
+            chunk = index.documents.chunk(chunk_id, caller=caller)
+            document = index.documents.get(chunk.document_id, caller=caller) if chunk else None
         if chunk is None or document is None:
             raise ToolError(f"no chunk with id {chunk_id!r}")
         return ChunkResult(chunk=chunk_view(chunk, document.source))
@@ -209,7 +209,7 @@ def build_server(
         collection: CollectionName = None,
     ) -> DocumentResult:
         with tool_errors():
-            found = kb.get(collection).document(document, caller=caller)
+            found = kb.get(collection).documents.get(document, caller=caller)
         if found is None:
             raise ToolError(f"no document with id or source {document!r}")
         return document_result(found, char_start, max_chars)
@@ -222,7 +222,7 @@ def build_server(
         collection: CollectionName = None,
     ) -> SourcesResult:
         with tool_errors():
-            documents = kb.get(collection).documents(filter, caller=caller)
+            documents = kb.get(collection).documents.list(filter, caller=caller)
         page = documents[offset : offset + limit]
         return SourcesResult(
             total=len(documents), offset=offset, sources=[source_view(d) for d in page]

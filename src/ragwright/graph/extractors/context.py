@@ -22,7 +22,7 @@ def _no_session() -> LLMSession:
     raise ConfigError(
         "this extractor calls a language model and needs an index's LLM session (budget, "
         "ledger, cache); create it through an Index (`ragwright graph build --extractor llm`, "
-        "or Index.build_graph(extractor='llm'))"
+        "or kb.graph.build(extractor='llm'))"
     )
 
 

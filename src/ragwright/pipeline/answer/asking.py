@@ -1,10 +1,10 @@
-"""The answer workflow behind `Index.ask_stream` and `Index.answer_stream`: choose and check the
-engine, route the question, retrieve, and stream the answer (extractive, an LLM engine with
-optional graph context, or global mode's answer from the community reports).
+"""The answer workflow behind `Index.ask_stream` and `AnswerWorkflow.answer_stream`: choose and
+check the engine, route the question, retrieve, and stream the answer (extractive, an LLM
+engine with optional graph context, or global mode's answer from the community reports).
 
-`Index` builds an `AnswerWorkflow` per call from its current settings and the narrow parts the
-workflow uses; the graph context, which indexes the graph snapshot, is kept across calls by a
-`GraphContexts`.
+`Index.answers` builds an `AnswerWorkflow` per call from its current settings and the narrow
+parts the workflow uses; the graph context, which indexes the graph snapshot, is kept across
+calls by a `GraphContexts`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol, Unpack
+from typing import Protocol, TypedDict, Unpack
 
 from ragwright.answers import create_engine
 from ragwright.answers.extractive import ExtractiveOptions
@@ -67,6 +67,55 @@ class AskRequest:
     mode: SearchMode | str = SearchMode.AUTO
     request: SearchRequest | None = None
     caller: Caller = EVERYONE
+
+
+class AskOptions(TypedDict, total=False):
+    """The keyword arguments of `Index.ask` and `Index.ask_stream`: the fields of
+    `AskRequest`, which holds their defaults. ``top_k`` hits per retrieval, filtered by
+    ``where`` (a `Filter` or a filter expression); ``options`` tune the extractive engine.
+
+    ``engine`` is one of extractive (offline, no LLM), stuff, map-reduce, refine, flare; by
+    default the configured one (extractive unless the LLM settings say otherwise). ``llm``
+    overrides the configured model for this call.
+
+    ``session`` (from `llm_session`) is the request's budget, ledger and cache when other
+    components draw on it too: build HyDE, multi-query or the LLM reranker on
+    ``session.llm`` and pass them as ``query_processors`` / ``processors``, which every
+    retrieval of the request (FLARE's included) runs. The answer's usage and cost then
+    cover all of their calls.
+
+    ``graph_context`` (default: ``[answer] graph_context``) gives an LLM engine the
+    entities the hits mention and the relations among them, from the index's entity graph
+    (see `ragwright.answers.graph_context`); the extractive engine ignores the setting and
+    refuses an explicit True.
+
+    ``mode`` is the search mode of every retrieval (default auto: the planner chooses
+    from the question, see `Searching.plan`; the final `Answer`'s ``route`` says which ran
+    and why). ``global`` answers from the community reports instead of retrieved chunks
+    (`ragwright.pipeline.search.global_retrieval`; with an LLM engine, map-reduce over the
+    reports: `ragwright.pipeline.answer.global_llm`).
+
+    ``request`` gives the other search settings of every retrieval (fusion, arm weights,
+    configured result processors: the ``[search]`` table's, as `ragwright ask` passes
+    them); ``top_k``, ``where`` and ``mode`` override its own.
+
+    ``caller`` (see `ragwright.permissions`): every retrieval reads only what it may; its
+    answers take no graph context, and global mode is refused (`AccessDenied`): both
+    are built from every document.
+    """
+
+    top_k: int
+    where: Filter | str | None
+    options: ExtractiveOptions | None
+    engine: str | None
+    llm: LLM | None
+    session: LLMSession | None
+    query_processors: Sequence[QueryProcessor]
+    processors: Sequence[ResultProcessor]
+    graph_context: bool | None
+    mode: SearchMode | str
+    request: SearchRequest | None
+    caller: Caller
 
 
 #: Chooses the route of a question: (question, mode, session, caller) -> route.
@@ -195,7 +244,10 @@ class AnswerWorkflow:
         graph_context: bool | None,
         documents: DocumentLookup | None = None,
     ) -> Iterator[str | Answer]:
-        """`Index.answer_stream` (see it)."""
+        """`Index.ask_stream` over the hits ``retrieve`` returns for a query (a federated search
+        passes its fused one), with this index's engines, LLM settings, ledger and response
+        cache. ``documents`` (default: the collection's) is where the extractive engine looks
+        the hits' documents up."""
         name = self.checked_engine(engine, llm, session)
         if name == "extractive":
             if graph_context:

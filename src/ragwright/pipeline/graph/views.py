@@ -69,25 +69,25 @@ class GraphViews:
         return self.facts().graph_stats()
 
     def entity(self, name: str, max_sites: int, caller: Caller = EVERYONE) -> EntityInfo | None:
-        """`Index.entity` (see it)."""
+        """`Graph.entity` (see it)."""
         refuse_restricted(caller, GRAPH_VIEW)
         return self.facts().describe_entity(name, max_sites)
 
     def export(self) -> GraphExport:
-        """`Index.export_graph` (see it)."""
+        """`Graph.export` (see it)."""
         return export_graph(self.snapshot(), lambda key: self.entity(key, max_sites=0))
 
     def neighbourhood(
         self, name: str, *, limit: int, max_sites: int, caller: Caller
     ) -> Neighbourhood | None:
-        """`Index.neighbourhood` (see it)."""
+        """`Graph.neighbourhood` (see it)."""
         refuse_restricted(caller, GRAPH_VIEW)
         snapshot = self.snapshot()
         info = self.entity(name, max_sites=max_sites)
         return neighbourhood(snapshot, info, limit) if info is not None else None
 
     def find_entities(self, text: str, limit: int, caller: Caller) -> list[EntityNode]:
-        """`Index.find_entities` (see it)."""
+        """`Graph.find` (see it)."""
         refuse_restricted(caller, GRAPH_VIEW)
         return find_entities(self.snapshot(), text, limit)
 
@@ -103,7 +103,7 @@ def build_communities(
     ingest_lock: Callable[[], AbstractContextManager[None]],
     settings: CommunitySettings | None,
 ) -> CommunityBuild:
-    """`Index.build_communities` (see it): re-cluster with ``settings``, else the last
+    """`Communities.build` (see it): re-cluster with ``settings``, else the last
     build's, else the defaults, and make the extractive reports, under the ingest lock."""
     with ingest_lock():
         previous = workflow.store.community_build()
@@ -116,7 +116,7 @@ def build_communities(
 def build_reports(
     workflow: CommunityWorkflow, llm_reporter: Callable[[], Reporter] | None
 ) -> list[ReportsMade]:
-    """`Index.build_reports` (see it): the extractive reports, then (``llm_reporter``) the
+    """`Communities.build_reports` (see it): the extractive reports, then (``llm_reporter``) the
     LLM's, whose reporter is made only after the extractive ones are."""
     made = [workflow.refresh(ExtractiveReporter())]
     if llm_reporter is not None:

@@ -9,7 +9,7 @@ at its stored version, and a sampled search agreement is measured: chunk ids cha
 chunking, so it compares documents, the overlap of the documents of the top-k chunks found by
 the current and the new chunking with a sampled current chunk's text as the query. The swap
 is one store transaction (`ChunkingRebuild`); graph facts belong to chunks, so it drops the
-old chunks' facts with them and the caller extracts the new chunks' (`Index.reindex`).
+old chunks' facts with them and the caller extracts the new chunks' (`Spaces.reindex`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The re-index workflow behind `Index.reindex`, `swap_space` and `drop_space`: build another
+"""The re-index workflow behind `Spaces.reindex`, `swap` and `drop`: build another
 embedder's space (`ragwright.pipeline.rebuild.reindex`) or another chunking (`ragwright.pipeline.
 rechunk`) beside the current one, swap it in or roll it back, and free what is no longer needed.
 
@@ -82,7 +82,7 @@ class Reindexing:
         swap: bool,
         progress: Callable[[int, int], None] | None,
     ) -> ReindexReport | RechunkReport:
-        """`Index.reindex` (see it) to the embedder ``spec`` (None: the index holds nothing)."""
+        """`Spaces.reindex` (see it) to the embedder ``spec`` (None: the index holds nothing)."""
         if spec is None:
             raise ConfigError("the index holds nothing to re-index yet: ingest first")
         staged = kept_chunking(self.store, "staged")
@@ -140,7 +140,7 @@ class Reindexing:
         return self.rechunkable().chunking_status()
 
     def swap_space(self, slot: Slot) -> None:
-        """`Index.swap_space` (see it)."""
+        """`Spaces.swap` (see it)."""
         store = self.rebuildable()
         dropped = 0
         with self.ingest_lock():
@@ -153,7 +153,7 @@ class Reindexing:
             self.build_graph()
 
     def drop_space(self, slot: Slot) -> None:
-        """`Index.drop_space` (see it)."""
+        """`Spaces.drop` (see it)."""
         store = self.rebuildable()
         with self.ingest_lock():
             store.drop_space(slot)

@@ -15,7 +15,7 @@ class SearchMode(StrEnum):
     #: Community reports ranked for coverage; the chunks their points cite (GraphRAG global).
     GLOBAL = "global"
     #: The mode planner chooses per question (see `ragwright.planner`); the route it took and
-    #: why come back with the answer (`Answer.route`) or from `Index.plan`.
+    #: why come back with the answer (`Answer.route`) or from `Searching.plan`.
     AUTO = "auto"
     #: The sparse learned-term arm alone (an index built with ``--sparse``).
     SPARSE = "sparse"

@@ -1,7 +1,7 @@
-"""The search workflow behind `Index.search`, `search_routed` and `plan`: route a ``mode="auto"``
-request, check the processors' order, then run the request's mode (`ragwright.pipeline.search.
-modes`: each joins the caller's permissions to the filter as it needs) over the collection's
-`SearchContext`, and the result processors on its hits.
+"""The search workflow behind `Index.search` (``kb.searching``, with `search_routed` and `plan`):
+route a ``mode="auto"`` request, check the processors' order, then run the request's mode
+(`ragwright.pipeline.search.modes`: each joins the caller's permissions to the filter as it
+needs) over the collection's `SearchContext`, and the result processors on its hits.
 """
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ class Searching:
     def search_routed(
         self, query: str, request: SearchRequest | None = None, **options: Unpack[SearchOptions]
     ) -> tuple[Route, list[Hit]]:
-        """`Index.search_routed`."""
+        """`search`, with the route it took: for ``mode="auto"`` the planner's choice and its
+        reason (the surfaces show it), else the mode asked for."""
         request = (request or DEFAULT_REQUEST).but(**options)
         route = self.route(query, request.mode, None, request.caller)
         return route, self.search(query, routed(request, route))
@@ -68,7 +69,10 @@ class Searching:
     def plan(
         self, question: str, *, session: LLMSession | None = None, caller: Caller = EVERYONE
     ) -> Route:
-        """`Index.plan`."""
+        """The route a ``mode="auto"`` search of ``question`` takes: the planner's choice,
+        checked against what this index can run (no entity graph or no global search: hybrid,
+        the reason says so). An LLM classifier (``[planner] classifier = "llm"``) calls
+        ``session.llm``, by default a new request session's (budget, ledger, cache)."""
         return dispatch(
             self.context.planner(session).route(question),
             lambda mode: retrieval_mode(mode).unavailable(self.context, caller),

@@ -29,7 +29,7 @@ def communities(
     """The build's stats and the communities (of ``level``), each with its report's title,
     terms and points."""
     refuse_restricted(caller, "the community reports")
-    workflow = index.community_workflow()
+    workflow = index.communities.workflow()
     build = workflow.checked_build()
     reports = {r.report.community: r for r in workflow.extractive_reports()}
     listed = workflow.communities(level)
@@ -50,7 +50,7 @@ def community(
     """One community, its report, and the report's points as citations: ``char_start`` and
     ``char_end`` are offsets in the document's text (``GET /v1/documents/{document_id}``)."""
     refuse_restricted(caller, "the community reports")
-    view = index.community(community_id)
+    view = index.communities.get(community_id)
     if view is None:
         raise ApiError(404, "unknown_community", f"no community {community_id} in the index")
     return {

@@ -79,17 +79,19 @@ def list_documents(
     ] = None,
 ) -> dict[str, Any]:
     """The documents in the index, sorted by source."""
-    return {"documents": [document_info_json(d) for d in index.documents(filter, caller=caller)]}
+    return {
+        "documents": [document_info_json(d) for d in index.documents.list(filter, caller=caller)]
+    }
 
 
 @router.get("/documents/{document:path}")
 def get_document(document: str, index: IndexDep, caller: ReadCaller) -> dict[str, Any]:
     """A document by id or source: metadata, sections, full text and chunk spans. Citation
     offsets (``char_start``/``char_end``) index into ``content``."""
-    found = index.document(document, caller=caller)
+    found = index.documents.get(document, caller=caller)
     if found is None:
         raise ApiError(404, "not_found", f"no document with id or source {document!r}")
-    return {**document_json(found, index.chunks_of(found.id, caller=caller)), **UNTRUSTED}
+    return {**document_json(found, index.documents.chunks_of(found.id, caller=caller)), **UNTRUSTED}
 
 
 @router.delete("/documents/{document:path}")
@@ -97,8 +99,8 @@ def delete_document(
     document: str, index: IndexDep, _: WriteKey, caller: ReadCaller
 ) -> dict[str, Any]:
     """Delete a document and its chunks (one transaction)."""
-    found = index.document(document, caller=caller)  # what it may not read, it cannot name
-    if found is None or not index.delete(found.id):
+    found = index.documents.get(document, caller=caller)  # what it may not read, it cannot name
+    if found is None or not index.documents.delete(found.id):
         raise ApiError(404, "not_found", f"no document with id or source {document!r}")
     return {"deleted": found.id, "source": found.source}
 
@@ -106,8 +108,8 @@ def delete_document(
 @router.get("/chunks/{chunk_id}")
 def get_chunk(chunk_id: str, index: IndexDep, caller: ReadCaller) -> dict[str, Any]:
     """One chunk: its text, span in its document, breadcrumb and metadata."""
-    chunk = index.chunk(chunk_id, caller=caller)
-    document = index.document(chunk.document_id, caller=caller) if chunk else None
+    chunk = index.documents.chunk(chunk_id, caller=caller)
+    document = index.documents.get(chunk.document_id, caller=caller) if chunk else None
     if chunk is None or document is None:
         raise ApiError(404, "not_found", f"no chunk with id {chunk_id!r}")
     return {**chunk_json(chunk, document.source), **UNTRUSTED}

@@ -40,13 +40,13 @@ class PairRequest(BaseModel):
 def build(body: BuildRequest, index: IndexDep, _: WriteKey) -> dict[str, Any]:
     """Extract the chunks that have no facts from this extractor yet, then link synonyms.
     Runs to the end before answering (resumable: a second call extracts nothing)."""
-    return build_report_json(index.build_graph(body.extractor))
+    return build_report_json(index.graph.build(body.extractor))
 
 
 @router.get("/graph/stats")
 def stats(index: IndexDep, caller: ReadCaller) -> dict[str, Any]:
     """Counts: chunks extracted per extractor, entities, edges, mentions, links, merges."""
-    return graph_stats_json(index.graph_stats(caller=caller))
+    return graph_stats_json(index.graph.stats(caller=caller))
 
 
 @router.get("/graph/entities/{name:path}")
@@ -60,7 +60,7 @@ def entity(
     mentioning it with exact spans. Names and spans are the documents' text: untrusted."""
     if len(name) > MAX_QUERY_CHARS:
         raise ApiError(422, "invalid_request", f"an entity name is at most {MAX_QUERY_CHARS}")
-    info = index.entity(name, max_sites=max_sites, caller=caller)
+    info = index.graph.entity(name, max_sites=max_sites, caller=caller)
     if info is None:
         raise ApiError(404, "unknown_entity", f"no entity {name!r} in the graph")
     return {**entity_json(info), **UNTRUSTED}
@@ -69,11 +69,11 @@ def entity(
 @router.post("/graph/merge")
 def merge(body: PairRequest, index: IndexDep, _: WriteKey) -> dict[str, Any]:
     """Record that two entities are one (undone by ``/graph/unmerge``)."""
-    index.merge_entities(body.first, body.second)
+    index.graph.merge(body.first, body.second)
     return {"merged": [body.first, body.second]}
 
 
 @router.post("/graph/unmerge")
 def unmerge(body: PairRequest, index: IndexDep, _: WriteKey) -> dict[str, Any]:
     """Record that two entities are not one: undoes a merge or a synonym link."""
-    return {"separated": index.unmerge_entities(body.first, body.second)}
+    return {"separated": index.graph.unmerge(body.first, body.second)}

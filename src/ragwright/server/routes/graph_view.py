@@ -37,7 +37,7 @@ def find(
 ) -> dict[str, Any]:
     """Entities whose normalized name contains ``q``'s, an exact match first, then the most
     mentioned. Names are documents' text: untrusted."""
-    found = index.find_entities(_checked(q, "q"), limit, caller=caller)
+    found = index.graph.find(_checked(q, "q"), limit, caller=caller)
     return {"query": q, "entities": [asdict(node) for node in found], **UNTRUSTED}
 
 
@@ -53,12 +53,12 @@ def neighbourhood(
 ) -> dict[str, Any]:
     """The entity, its ``limit`` heaviest neighbours and every edge among them, and the
     chunks mentioning it with exact spans in their documents (404 ``unknown_entity``)."""
-    found = index.neighbourhood(
+    found = index.graph.neighbourhood(
         _checked(name, "an entity name"), limit=limit, max_sites=max_sites, caller=caller
     )
     if found is None:
         raise ApiError(404, "unknown_entity", f"no entity {name!r} in the graph")
-    community = index.entity_community(found.entity.key)
+    community = index.communities.of_entity(found.entity.key)
     return {**neighbourhood_json(found), "community": _community(index, community), **UNTRUSTED}
 
 
@@ -68,7 +68,7 @@ def _community(index: Index, stored: StoredCommunity | None) -> dict[str, Any] |
     communities."""
     if stored is None:
         return None
-    reports = index.community_workflow().reports("extractive")  # as stored: no work here
+    reports = index.communities.workflow().reports("extractive")  # as stored: no work here
     report = next((r for r in reports if r.report.community == stored.community.id), None)
     return {
         "id": stored.community.id,

@@ -22,16 +22,16 @@ def stats(index: IndexDep, caller: ReadCaller) -> dict[str, Any]:
     """Counts, size, embedding space and chunking of the index, the LLM ledger and response
     cache (as `ragwright stats --json`), and the answer engines ``/v1/ask`` offers (with the
     default, and the configured LLM model if any)."""
-    llm = index.llm_settings
+    llm = index.llms.settings
     answers = {"default_engine": llm.engine, "engines": list(ENGINES), "model": llm.model or None}
     return (
         stats_json(
-            index.stats(caller=caller),
+            index.documents.stats(caller=caller),
             index=index.display_location,
-            embedder=index.embedder_spec,
-            chunking=index.chunking,
+            embedder=index.embedding.spec,
+            chunking=index.ingestion.chunking,
         )
-        | llm_records_json(index.llm_ledger(), index.llm_cache_stats())
+        | llm_records_json(index.llms.ledger(), index.llms.cache_stats())
         | {"answers": answers}
     )
 
@@ -45,5 +45,5 @@ def collections(index: IndexDep, _: ReadKey) -> dict[str, Any]:
 @index_router.get("/healthz")
 def healthz(index: IndexDep) -> dict[str, Any]:
     """Liveness and readiness: the index answers a query. Needs no key."""
-    index.embedder_spec  # noqa: B018 - a read of the store: it answers
+    index.embedding.spec  # noqa: B018 - a read of the store: it answers
     return {"status": "ok", "version": ragwright.__version__}

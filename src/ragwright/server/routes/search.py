@@ -163,7 +163,7 @@ def search(
 ) -> dict[str, Any]:
     """Ranked chunks for a query: hybrid (BM25 and vectors fused), bm25 or vector."""
     request = body.request(defaults).but(caller=caller)
-    route, hits = index.search_routed(body.query, request)
+    route, hits = index.searching.search_routed(body.query, request)
     shape = search_json(body.query, request.mode, request.top_k, request.where, hits, route)
     return {**shape, **UNTRUSTED}
 

@@ -26,7 +26,7 @@ def sync_status(request: Request, caller: ReadCaller) -> dict[str, Any]:
     refuse_restricted(caller, "the sync status (every watched file's)")
     status: SyncStatus = request.app.state.sync_status or IDLE
     collections: CollectionPool = request.app.state.collections
-    sources = [source_state_json(s) for s in collections.get(None).source_states()]
+    sources = [source_state_json(s) for s in collections.get(None).sources.states()]
     return sync_status_json(status.snapshot()) | {"sources": sources}
 
 
