@@ -82,3 +82,28 @@ def test_importing_ragwright_loads_no_heavy_dependency() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert loaded == ""
+
+
+#: `Index` is a facade: the everyday calls the README and the guides use, and one attribute per
+#: workflow object behind it (``kb.graph.entity(…)``, ``kb.documents.get(…)``).
+INDEX_METHODS = {
+    "ask", "ask_stream", "answers", "close", "collections", "display_location", "embedder",
+    "folder_sync", "ingest", "is_current", "llm_session", "open_collection", "search", "space",
+    "sync_checkpoint", "sync_source",
+}  # fmt: skip
+INDEX_WORKFLOWS = {
+    "communities": "Communities", "documents": "Documents", "embedding": "Embedding",
+    "graph": "Graph", "ingestion": "Ingestion", "llms": "LLMs", "searching": "Searching",
+    "sources": "Sources", "spaces": "Spaces", "sparse": "SparseWorkflow",
+}  # fmt: skip
+
+
+def test_index_is_a_thin_facade_over_named_workflow_objects(tmp_path: Path) -> None:
+    from ragwright.testing import HashingEmbedder
+
+    assert {name for name in vars(ragwright.Index) if not name.startswith("_")} == INDEX_METHODS
+    with ragwright.Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
+        attributes = {name for name in vars(kb) if not name.startswith("_")}
+        assert attributes == {*INDEX_WORKFLOWS, "collection", "location", "read_only"}
+        for name, kind in INDEX_WORKFLOWS.items():
+            assert type(getattr(kb, name)).__name__ == kind, name
