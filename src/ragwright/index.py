@@ -36,6 +36,7 @@ from ragwright.parsers.options import ParserOptions
 from ragwright.pipeline.answer.asking import AnswerWorkflow, AskOptions, AskRequest, GraphContexts
 from ragwright.pipeline.ingest.ingestor import IngestOptions, IngestReport, Progress
 from ragwright.pipeline.search.context import SearchContext
+from ragwright.pipeline.search.one_chunking import OneChunking
 from ragwright.pipeline.search.request import SearchOptions, SearchRequest
 from ragwright.pipeline.search.searching import Searching
 from ragwright.pipeline.search.sparse_terms import SparseWorkflow
@@ -161,6 +162,7 @@ class Index:
                 capabilities=CapabilityCache(self._graph, store).current,
                 communities=self.communities.workflow,
                 global_retriever=self.communities.global_retriever,
+                one_chunking=OneChunking(store),
             )
         )  # fmt: skip
         self._answer_settings = AnswerSettings.from_config(config)

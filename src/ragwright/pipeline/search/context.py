@@ -13,6 +13,7 @@ from ragwright.graph.search import GraphSearch
 from ragwright.llms.session import LLMSession
 from ragwright.pipeline.graph.communities import CommunityWorkflow
 from ragwright.pipeline.search.global_retrieval import GlobalRetriever
+from ragwright.pipeline.search.one_chunking import OneChunking
 from ragwright.pipeline.search.retrieval import SearchableStore
 from ragwright.pipeline.search.sparse_terms import SparseWorkflow
 from ragwright.planner import Capabilities
@@ -47,3 +48,5 @@ class SearchContext:
     capabilities: Callable[[], Capabilities]
     communities: Callable[[], CommunityWorkflow]
     global_retriever: Callable[[], GlobalRetriever]
+    #: Retrievals that see one chunking (see `OneChunking`).
+    one_chunking: OneChunking
