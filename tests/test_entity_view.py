@@ -151,7 +151,7 @@ def test_the_entity_view_in_a_browser(clustered: Index) -> None:
         expect(drawn).to_have_count(expected.community.size)
         assert set(drawn.locator("text").all_text_contents()) == set(expected.community.members)
         expect(community.locator('g.node.center[data-key="angela merkel"]')).to_have_count(1)
-        view = clustered.communities.get(expected.communities.get.id)
+        view = clustered.communities.get(expected.community.id)
         assert view is not None and view.report is not None
         expect(page.locator("#community-title")).to_contain_text(view.report.report.title)
         ARTIFACTS.mkdir(exist_ok=True)
