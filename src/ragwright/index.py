@@ -663,10 +663,14 @@ class Index:
             extractor=graph_extractor,
         )
 
+    @property
+    def permission_rules(self) -> PermissionRules:
+        """The configuration's ``[[permissions]]`` rules: who reads a document by its source."""
+        return PermissionRules.from_config(self._config or Config())
+
     def _with_permissions(self, options: IngestOptions | None) -> IngestOptions:
         """``options`` with the configuration's ``[[permissions]]`` rules."""
-        rules = PermissionRules.from_config(self._config or Config())
-        return dataclasses.replace(options or IngestOptions(), permissions=rules)
+        return dataclasses.replace(options or IngestOptions(), permissions=self.permission_rules)
 
     def ingest_documents(
         self,
