@@ -17,6 +17,7 @@ from ragwright.cli import app as cli
 from ragwright.config import Config, load_config
 from ragwright.server import ServerSettings
 from ragwright.testing import HashingEmbedder
+from ragwright.testing.extractor import CapitalizedExtractor
 from server_helpers import serve
 
 #: Uploads named ``hr-*`` are the HR group's.
@@ -112,3 +113,36 @@ def test_a_bound_key_never_replaces_a_stored_document_it_may_not_read(tmp_path: 
         assert document.principals == ("group:hr",)
         added = _upload(url, outsider, "hr-new.md", b"Mine.\n")  # no rule covers it now
         assert added.status_code == 200 and added.json()["added"] == ["uploads/hr-new.md"]
+
+
+def test_a_bound_key_may_not_edit_or_build_the_graph_and_learns_no_name(tmp_path: Path) -> None:
+    docs = tmp_path / "uploads"
+    docs.mkdir()
+    (docs / "guide.md").write_text("Kelp Farm grows kelp. Kelp Farm sells to Harbour Market.\n")
+    (docs / "hr-pay.md").write_text("Harbour Market pays Vault Bank 900 crowns for kelp.\n")
+    config = tmp_path / "ragwright.toml"
+    outsider = {"Authorization": f"Bearer {_key(config, 'outsider', 'group:x')}"}
+    admin = {"Authorization": f"Bearer {_key(config, 'admin')}"}
+    settings = ServerSettings.from_config(load_config(config))
+    with Index(tmp_path / "kb", embedder=HashingEmbedder(), config=RULES) as kb:
+        assert kb.ingest([docs], base=tmp_path, extractor=CapitalizedExtractor()).ok
+        with serve(kb, settings) as url:
+            answers = []
+            for first, second in [
+                ("Vault Bank", "Nothing Here"),  # only in the hidden document
+                ("Nothing There", "Nothing Here"),  # nowhere
+                ("Kelp Farm", "Vault Bank"),  # one it reads, one hidden
+                ("Kelp Farm", "Harbour Market"),  # both readable
+            ]:
+                for route in ("merge", "unmerge"):
+                    body = {"first": first, "second": second}
+                    answer = httpx.post(f"{url}/v1/graph/{route}", json=body, headers=outsider)
+                    text = answer.text.replace(first, "A").replace(second, "B")
+                    answers.append((route, answer.status_code, text))
+            assert {status for _, status, _ in answers} == {403}
+            assert len({(route, text) for route, _, text in answers}) == 2  # one per route
+            assert "access_denied" in answers[0][2]
+            built = httpx.post(f"{url}/v1/graph/build", json={}, headers=outsider)
+            assert built.status_code == 403 and built.json()["error"]["code"] == "access_denied"
+            stats = httpx.get(f"{url}/v1/graph/stats", headers=admin).json()
+            assert stats["merges"] == 0  # nothing was recorded

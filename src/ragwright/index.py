@@ -91,6 +91,7 @@ from ragwright.pipeline.permitted import (
     readable_chunks,
     readable_ids,
     readable_stats,
+    refuse_restricted_edit,
 )
 from ragwright.pipeline.rechunk import RechunkReport
 from ragwright.pipeline.reindex import ReindexReport
@@ -762,10 +763,13 @@ class Index:
         extractor: Extractor | str | None = None,
         *,
         progress: Callable[[GraphProgress], None] | None = None,
+        caller: Caller = EVERYONE,
     ) -> GraphBuildReport:
         """Extract the graph facts of every chunk that has none from this extractor (its
         ``id``), then link near-duplicate entities. Resumable: a killed build loses at most
-        the page it was extracting."""
+        the page it was extracting. A restricted ``caller`` is refused (`AccessDenied`): the
+        build reads every chunk and reports the whole index's counts."""
+        refuse_restricted_edit(caller, "building the entity graph")
         chosen = self._extractor(extractor or self.graph_extractor)
         assert chosen is not None
         with self._ingest_lock():
@@ -804,13 +808,15 @@ class Index:
         """Entities whose normalized name contains ``text``'s, most mentioned first."""
         return self._graph_views().find_entities(text, limit, caller)
 
-    def merge_entities(self, first: str, second: str) -> None:
-        """Record that two entities are one (graph search then treats them as one node)."""
-        self._graph_views().merge_entities(first, second)
+    def merge_entities(self, first: str, second: str, *, caller: Caller = EVERYONE) -> None:
+        """Record that two entities are one (graph search then treats them as one node).
+        A restricted ``caller`` is refused (`AccessDenied`), whatever the names."""
+        self._graph_views().merge_entities(first, second, caller)
 
-    def unmerge_entities(self, first: str, second: str) -> bool:
-        """Record that two entities are not one: undoes a merge or a synonym link."""
-        return self._graph_views().unmerge_entities(first, second)
+    def unmerge_entities(self, first: str, second: str, *, caller: Caller = EVERYONE) -> bool:
+        """Record that two entities are not one: undoes a merge or a synonym link. A
+        restricted ``caller`` is refused (`AccessDenied`), whatever the names."""
+        return self._graph_views().unmerge_entities(first, second, caller)
 
     @property
     def graph(self) -> GraphSource:

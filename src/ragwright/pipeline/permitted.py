@@ -64,4 +64,21 @@ def refuse_restricted(caller: Caller, what: str) -> None:
         )
 
 
-__all__ = ["readable_chunks", "readable_ids", "readable_stats", "refuse_restricted"]
+def refuse_restricted_edit(caller: Caller, what: str) -> None:
+    """`AccessDenied` for a restricted caller asking to change what is built from every
+    document, before anything is looked up: whether the names it gives exist is not its to
+    learn, so every such request gets the same answer."""
+    if caller.restricted:
+        raise AccessDenied(
+            f"{what} changes what is built from every document, so a caller bound to "
+            "principals may not do it; use a key bound to no principal"
+        )
+
+
+__all__ = [
+    "readable_chunks",
+    "readable_ids",
+    "readable_stats",
+    "refuse_restricted",
+    "refuse_restricted_edit",
+]
