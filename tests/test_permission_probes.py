@@ -12,9 +12,11 @@ import httpx
 import pytest
 
 from cli_helpers import runner
-from ragwright import Index
+from ragwright import Document, Index
 from ragwright.cli import app as cli
 from ragwright.config import Config, load_config
+from ragwright.models import Hit
+from ragwright.permissions import Caller
 from ragwright.server import ServerSettings
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.extractor import CapitalizedExtractor
@@ -146,3 +148,52 @@ def test_a_bound_key_may_not_edit_or_build_the_graph_and_learns_no_name(tmp_path
             assert built.status_code == 403 and built.json()["error"]["code"] == "access_denied"
             stats = httpx.get(f"{url}/v1/graph/stats", headers=admin).json()
             assert stats["merges"] == 0  # nothing was recorded
+
+
+# -- what a caller's rankings are made from ----------------------------------------------------
+
+GRAPH_RULES = Config({"permissions": [{"path": "hr/**", "principals": ["group:hr"]}]})
+GRAPH_DOCS = {
+    "farm.md": "Kelp Farm grows kelp in the bay. Kelp Farm hires divers.",
+    "market.md": "Harbour Market sells fish at dawn. Harbour Market opens early.",
+    "pier.md": "North Pier has boats. Fish come in at North Pier.",
+    # Only here are the farm and the market linked.
+    "hr/deal.md": "Kelp Farm sells its kelp to Harbour Market. Harbour Market pays Kelp Farm.",
+}
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def two_indexes(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Index, Index]]:
+    """The same documents in two indexes, with the hidden ones only in the first."""
+    url = request.getfixturevalue("pg_url") if request.param == "postgresql" else None
+    made = []
+    for name, hidden in (("everything", True), ("visible", False)):
+        location = url or tmp_path / name
+        kb = Index(location, collection=name, embedder=HashingEmbedder(), config=GRAPH_RULES)
+        documents = [
+            Document.from_text(source, text)
+            for source, text in GRAPH_DOCS.items()
+            if hidden or not source.startswith("hr/")
+        ]
+        assert kb.ingest_documents(documents, extractor=CapitalizedExtractor()).ok
+        made.append(kb)
+    yield made[0], made[1]
+    for kb in made:
+        kb.close()
+
+
+def _ranking(hits: list[Hit]) -> list[tuple[str, int, list[str], float]]:
+    return [(h.chunk.id, h.rank, sorted(a.value for a in h.arms), h.score) for h in hits]
+
+
+def test_graph_mode_ranks_a_restricted_caller_as_on_an_index_of_its_documents(
+    two_indexes: tuple[Index, Index],
+) -> None:
+    everything, visible = two_indexes
+    staff = Caller.of("group:staff")
+    for query in ("Kelp Farm", "Harbour Market fish", "Kelp Farm kelp divers"):
+        mine = everything.search(query, mode="graph", caller=staff, top_k=5)
+        assert _ranking(mine) == _ranking(visible.search(query, mode="graph", top_k=5)), query
+        assert _ranking(mine) == _ranking(
+            visible.search(query, mode="graph", caller=staff, top_k=5)
+        )

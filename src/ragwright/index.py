@@ -59,6 +59,7 @@ from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
 from ragwright.permissions import EVERYONE, Caller, PermissionRules
 from ragwright.pipeline.asking import AnswerWorkflow, AskRequest, GraphContexts
+from ragwright.pipeline.caller_graphs import CallerGraphs
 from ragwright.pipeline.communities import CommunityWorkflow, ReportsMade
 from ragwright.pipeline.community_view import CommunityView, community_view, entity_community
 from ragwright.pipeline.document_chunking import FusedFirst
@@ -239,6 +240,7 @@ class Index:
         self._graph: GraphSource | None = graph if graph is not None else store_graph
         self._graph_contexts = GraphContexts(self._graph, self.display_location)
         self._graph_search = GraphSearch()  # caches the walk's matrices by graph version
+        self._caller_graphs = CallerGraphs(self._graph, self._graph_search)  # restricted ones'
         self._communities: CommunityWorkflow | None = None
         self.planner_settings = PlannerSettings.from_config(config or Config())
         self._planner = planner
@@ -938,6 +940,7 @@ class Index:
             checked_embedder=self._checked_embedder,
             graph=self._graph,
             graph_search=self._graph_search,
+            caller_graphs=self._caller_graphs,
             sparse=self._sparse,
             planner=self._mode_planner,
             capabilities=self._capability_cache.current,

@@ -42,8 +42,8 @@ def readable_chunks(store: Listing, caller: Caller, chunks: dict[str, Chunk]) ->
 
 
 def readable_stats(store: Listing, caller: Caller, stats: StoreStats) -> StoreStats:
-    """``stats`` with the counts of what ``caller`` may read (the whole index's size on disk
-    and space stay: they count no document)."""
+    """``stats`` with the counts of what ``caller`` may read, and no size on disk (the
+    whole index's size grows with every document; the space and schema stay: settings)."""
     if not caller.restricted:
         return stats
     listed = store.list_documents(caller.readable())
@@ -52,6 +52,7 @@ def readable_stats(store: Listing, caller: Caller, stats: StoreStats) -> StoreSt
         documents=len(listed),
         chunks=sum(info.chunk_count for info in listed),
         characters=sum(info.char_count for info in listed),
+        database_bytes=None,
     )
 
 

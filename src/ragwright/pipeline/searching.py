@@ -19,6 +19,7 @@ from ragwright.graph.search import GraphSearch
 from ragwright.llms.session import LLMSession
 from ragwright.models import Hit, Route
 from ragwright.permissions import EVERYONE, Caller
+from ragwright.pipeline.caller_graphs import CallerGraphs
 from ragwright.pipeline.communities import CommunityWorkflow
 from ragwright.pipeline.global_retrieval import GlobalRetriever, refuse_filter
 from ragwright.pipeline.graph_retrieval import GraphRetriever, ProvenanceReader
@@ -59,6 +60,7 @@ class Searching:
         checked_embedder: Callable[[], Embedder],
         graph: GraphSource | None,
         graph_search: GraphSearch,
+        caller_graphs: CallerGraphs | None = None,
         sparse: SparseWorkflow,
         planner: Callable[[LLMSession | None], ModePlanner],
         capabilities: Callable[[], Capabilities],
@@ -70,6 +72,8 @@ class Searching:
         self.checked_embedder = checked_embedder
         self.graph = graph
         self.graph_search = graph_search
+        # Each caller's graph: a restricted one walks that of what it may read only.
+        self.caller_graphs = caller_graphs or CallerGraphs(graph, graph_search)
         self.sparse = sparse
         self.planner = planner
         self.capabilities = capabilities
@@ -103,7 +107,7 @@ class Searching:
         # The caller's permissions join the user's filter: the store applies both in its query.
         request = request.but(where=caller.scope(request.where))
         graph_mode = request.mode is SearchMode.GRAPH
-        graph = GraphRetriever(self.graph, self.store, self.graph_search) if graph_mode else None
+        graph = self.caller_graphs.retriever(caller, self.store) if graph_mode else None
         if graph is not None:
             graph.check()  # no graph is an error, even where there is nothing to search
         if self.store.space is None or not query.strip():
@@ -134,7 +138,8 @@ class Searching:
         """`Index.plan`."""
         able = self.capabilities()
         if caller.restricted:  # global answers from reports of every document
-            able = dataclasses.replace(able, global_search=False)
+            graph = able.graph and self.caller_graphs.has_chunks(caller)  # its own graph's
+            able = dataclasses.replace(able, global_search=False, graph=graph)
         return dispatch(self.planner(session).route(question), able)
 
     def route(

@@ -38,6 +38,7 @@ from ragwright.stores.sqlite.faiss_library import INSTALL, available
 from ragwright.stores.sqlite.graph_reads import SQLiteGraphReads
 from ragwright.stores.sqlite.graph_refresh import CachedGraph
 from ragwright.stores.sqlite.graph_resolution import SQLiteEntityResolution
+from ragwright.stores.sqlite.graph_scoped import SQLiteScopedGraph
 from ragwright.stores.sqlite.graph_writes import SQLiteGraphWrites
 from ragwright.stores.sqlite.keyword_corpora import Corpora
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
@@ -64,6 +65,7 @@ class SQLiteStore(
     SQLiteChunks,
     SQLiteGraphWrites,
     SQLiteGraphReads,
+    SQLiteScopedGraph,
     SQLiteCommunities,
     SQLiteEntityResolution,
     SQLiteSpaces,
