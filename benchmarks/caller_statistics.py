@@ -1,14 +1,17 @@
-"""The cost of BM25 statistics per caller: search p50 for a caller bound to principals (its
-chunk count, document frequencies and average length counted over what it may read) against
-the unrestricted caller, and against the unrestricted caller with a user's filter keeping the
-same chunks (whole-index statistics: what a restricted search cost besides its permission
-query before statistics were per caller). One process, interleaved, on an SQLite index of
-``--chunks`` chunks (hashing embedder; one chunk per document, 1 document in 11 everyone's,
-the rest spread over 10 groups), or ``--store postgres`` on a private PostgreSQL server.
+"""The cost of answering a caller bound to principals from what it may read only: BM25
+statistics per caller (its chunk count, document frequencies and average length) and, in
+graph mode, the graph of its chunks' evidence. Search p50 for restricted callers against the
+unrestricted caller, and against the search a restricted caller made before (the same
+permission query, with whole-index statistics and graph: the unrestricted caller with the
+caller's permissions as a filter), in one process, interleaved, on an SQLite index of
+``--chunks`` chunks (hashing embedder, a graph by the capitalized-names extractor; one chunk
+per document, 1 document in 11 everyone's, the rest spread over 10 groups), or ``--store
+postgres`` on a private PostgreSQL server.
 
-On SQLite a restricted search is timed twice: cold (the store's memo of each caller's corpus
-cleared first, so it pays for reading its rows and making their mask), then warm, as a server
-sees the same caller's next search (the corpus is kept per write generation).
+"cold" runs pay for what is kept per caller, dropped before each: on SQLite the BM25 corpus
+(its rows read and masked), and in graph mode the caller's graph (a read of its facts and a
+synonym linking of its entities), as after a write to the graph. The graph's build alone is
+timed too, against a whole read of the graph.
 
     nice -n 10 .venv/bin/python benchmarks/caller_statistics.py [--chunks 20000]
         [--queries 40] [--store sqlite|postgres]
@@ -20,25 +23,27 @@ import argparse
 import random
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
 from ragwright import Document, Index
+from ragwright.filters import Filter, Or, Readable
 from ragwright.models import document_id_for
 from ragwright.permissions import EVERYONE, Caller
-from ragwright.stores.sqlite.keyword_corpora import Corpora
 from ragwright.testing import HashingEmbedder
+from ragwright.testing.extractor import CapitalizedExtractor
 
 GROUPS = 10
-#: The metadata of the documents a caller bound to groups 0-4 may read.
-FIVE_GROUPS = '"0", "1", "2", "3", "4", "all"'
 WORDS = (
     "kelp fjord walrus harbour tide ledger invoice salary review contract vault porter cellar "
     "attic orbit launch window dawn report budget audit policy travel claim"
 ).split()
+#: Entity names: two capitalized words each (1,600 of them).
+FIRST = [f"{w.capitalize()}" for w in WORDS + ["north", "south", "east", "west"] * 4][:40]
+SECOND = ["Farm", "Market", "Bank", "Pier", "Works", "Guild", "Hall", "Yard"] * 5
 
 
 def documents(count: int, seed: int = 7) -> list[Document]:
@@ -46,16 +51,19 @@ def documents(count: int, seed: int = 7) -> list[Document]:
     made = []
     for n in range(count):
         source = f"doc{n:06d}.md"
-        text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(20, 60))) + f" number {n}."
+        words = [rng.choice(WORDS) for _ in range(rng.randint(20, 60))]
+        for _ in range(3):  # three names, each in its own sentence
+            name = f"{rng.choice(FIRST)} {rng.choice(SECOND[:8])}"
+            words.insert(rng.randrange(len(words)), f". {name} .")
+        text = " ".join(words) + f" number {n}."
         group = n % (GROUPS + 1)  # 1 of 11: everyone's
         principals = () if group == GROUPS else (f"group:{group}",)
-        metadata = {"group": "all" if group == GROUPS else str(group)}
         made.append(
             Document(
                 document_id_for(source),
                 source,
                 text,
-                MappingProxyType(metadata),
+                MappingProxyType({}),
                 principals=principals,
             )
         )
@@ -81,57 +89,87 @@ def main() -> None:
             server, location = start_postgres()
         kb = Index(location, embedder=HashingEmbedder())
         started = time.perf_counter()
-        kb.ingest_documents(documents(args.chunks))
-        print(f"{args.chunks} chunks ingested in {time.perf_counter() - started:.1f} s")
-        store = kb._store  # the benchmark clears the corpus memo; surfaces never see it
-        runs: dict[str, tuple[Caller, str | None, bool]] = {
-            "everyone": (EVERYONE, None, False),
-            "everyone, same rows": (EVERYONE, 'group in ("3", "all")', False),
-            "1 group": (Caller.of("group:3"), None, False),
-            "5 groups": (Caller.of(*(f"group:{g}" for g in range(5))), None, False),
-            "everyone, 5 groups' rows": (EVERYONE, f"group in ({FIVE_GROUPS})", False),
-        }
-        if args.store == "sqlite":
-            runs["1 group cold"] = (Caller.of("group:3"), None, True)
-        rng = random.Random(11)
-        queries = [" ".join(rng.sample(WORDS, 3)) for _ in range(args.queries + 3)]
-        for query in queries[:3]:  # caches built and warmed
-            for caller, where, _ in runs.values():
-                kb.search(query, caller=caller, where=where)
-        if args.store == "sqlite":
-            store.wait_for_caches()
-        times: dict[str, list[float]] = {}
-        modes = ("bm25", "hybrid")
-        for query in queries[3:]:
-            for mode in modes:
-                for name, (caller, where, cold) in runs.items():
-                    before: Callable[[], None] = (
-                        (lambda: setattr(store, "_corpora", Corpora())) if cold else lambda: None
-                    )
-                    before()
-                    began = time.perf_counter()
-                    kb.search(query, mode=mode, caller=caller, where=where, top_k=10)
-                    times.setdefault(f"{mode} {name}", []).append(time.perf_counter() - began)
-        same_rows = kb.search(queries[3], mode="bm25", caller=runs["1 group"][0], top_k=10)
-        assert all(h.chunk.metadata.get("group") in ("3", "all") for h in same_rows)
-        # Each restricted caller against the unrestricted one filtered to the same rows.
-        same = {"1 group": "everyone, same rows", "1 group cold": "everyone, same rows",
-                "5 groups": "everyone, 5 groups' rows"}  # fmt: skip
-        for mode in modes:
-            base = p50(times[f"{mode} everyone"])
-            print(f"{args.store} {mode:<7} {'everyone':<24} p50 {base:7.2f} ms")
-            for name in runs:
-                if name == "everyone":
-                    continue
-                value = p50(times[f"{mode} {name}"])
-                line = f"{args.store} {mode:<7} {name:<24} p50 {value:7.2f} ms  "
-                line += f"{value / base:5.2f}x everyone"
-                if name in same:
-                    line += f"  {value / p50(times[f'{mode} {same[name]}']):5.2f}x same rows"
-                print(line)
+        kb.ingest_documents(documents(args.chunks), extractor=CapitalizedExtractor())
+        spent = time.perf_counter() - started
+        print(f"{args.chunks} chunks ingested with their graph in {spent:.1f} s")
+        measure(kb, args)
         kb.close()
         if server is not None:
             server.cleanup()
+
+
+def measure(kb: Index, args: Any) -> None:
+    store = kb._store  # the benchmark drops what is kept per caller; surfaces never see it
+    one, five = Caller.of("group:3"), Caller.of(*(f"group:{g}" for g in range(5)))
+    # The same rows as each caller, as a filter that is not a caller's permissions (an `or`
+    # of one operand): the search a restricted caller made before, with whole-index
+    # statistics and graph, and the same permission query.
+    runs: dict[str, tuple[Caller, Filter | None, bool]] = {
+        "everyone": (EVERYONE, None, False),
+        "1 group, as before": (EVERYONE, Or((Readable(("group:3",)),)), False),
+        "1 group": (one, None, False),
+        "1 group cold": (one, None, True),
+        "5 groups, as before": (EVERYONE, Or((five.readable(),)), False),  # type: ignore[arg-type]
+        "5 groups": (five, None, False),
+    }
+    rng = random.Random(11)
+    names = [f"{rng.choice(FIRST)} {rng.choice(SECOND[:8])}" for _ in range(args.queries + 3)]
+    queries = [f"{name} {' '.join(rng.sample(WORDS, 2))}" for name in names]
+    for query in queries[:3]:  # caches built and warmed
+        for caller, where, _ in runs.values():
+            kb.search(query, caller=caller, where=where, mode="graph")
+    if args.store == "sqlite":
+        store.wait_for_caches()
+    mine = repr(one.readable())
+
+    def drop_kept(mode: str) -> None:
+        """Forget what is kept for the 1-group caller's searches in ``mode``."""
+        kept: Any = kb._caller_graphs._views if mode == "graph" else None
+        if kept is None and args.store == "sqlite":
+            kept = store._corpora._entries
+        for key in [k for k in kept or () if k[1] == mine]:
+            del kept[key]
+
+    times: dict[str, list[float]] = {}
+    modes = ("bm25", "hybrid", "graph")
+    for query in queries[3:]:
+        for mode in modes:
+            for name, (caller, where, cold) in runs.items():
+                if cold:
+                    drop_kept(mode)
+                began = time.perf_counter()
+                kb.search(query, mode=mode, caller=caller, where=where, top_k=10)
+                times.setdefault(f"{mode} {name}", []).append(time.perf_counter() - began)
+    before = {"1 group": "1 group, as before", "1 group cold": "1 group, as before",
+              "5 groups": "5 groups, as before"}  # fmt: skip
+    for mode in modes:
+        base = p50(times[f"{mode} everyone"])
+        print(f"{args.store} {mode:<7} {'everyone':<20} p50 {base:8.2f} ms")
+        for name in runs:
+            if name == "everyone":
+                continue
+            value = p50(times[f"{mode} {name}"])
+            line = f"{args.store} {mode:<7} {name:<20} p50 {value:8.2f} ms  "
+            line += f"{value / base:6.2f}x everyone"
+            if name in before:
+                line += f"  {value / p50(times[f'{mode} {before[name]}']):6.2f}x as before"
+            print(line)
+    whole, scoped = [], []
+    readable = one.readable()
+    for _ in range(5):
+        began = time.perf_counter()
+        store._graph_cache = None  # a whole read, as after a merge
+        store.graph_snapshot()
+        whole.append(time.perf_counter() - began)
+        began = time.perf_counter()
+        view = store.readable_graph_snapshot(readable)
+        scoped.append(time.perf_counter() - began)
+    entities = store.graph_snapshot().entity_count
+    print(
+        f"{args.store} graph read whole ({entities} entities) p50 {p50(whole):8.1f} ms; "
+        f"1 group's graph ({view.entity_count} entities) p50 {p50(scoped):8.1f} ms "
+        f"({p50(scoped) / p50(whole):.2f}x)"
+    )
 
 
 if __name__ == "__main__":
