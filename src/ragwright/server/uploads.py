@@ -79,6 +79,21 @@ def may_write(index: Index, caller: Caller, source: str) -> bool:
     return index.document(source) is None or index.document(source, caller=caller) is not None
 
 
+def writable(
+    index: Index, caller: Caller, uploads: Sequence[Upload]
+) -> tuple[list[Upload], list[str]]:
+    """The uploads ``caller`` may write, and the sources of those it may not (`may_write`);
+    `AccessDenied` when it may write none."""
+    refused = [
+        source_of(u.filename)
+        for u in uploads
+        if not may_write(index, caller, source_of(u.filename))
+    ]
+    if len(refused) == len(uploads):
+        raise AccessDenied(f"{', '.join(map(repr, refused))}: {NOT_WRITABLE}")
+    return [u for u in uploads if source_of(u.filename) not in refused], refused
+
+
 class Uploader:
     """Ingests uploads one request at a time: concurrent uploads queue here, while searches
     go on (the store gives readers a consistent snapshot during each write)."""
@@ -123,15 +138,7 @@ class Uploader:
             folder = Path(staging) / UPLOAD_PREFIX
             folder.mkdir()
             with self.lock:  # what is stored cannot change between the check and the write
-                refused = {
-                    source_of(u.filename)
-                    for u in uploads
-                    if not may_write(index, caller, source_of(u.filename))
-                }
-                if len(refused) == len(uploads):
-                    names = ", ".join(repr(source_of(u.filename)) for u in uploads)
-                    raise AccessDenied(f"{names}: {NOT_WRITABLE}")
-                uploads = [u for u in uploads if source_of(u.filename) not in refused]
+                uploads, refused = writable(index, caller, uploads)
                 paths = []
                 for upload in uploads:
                     path = folder / upload.filename
@@ -145,7 +152,7 @@ class Uploader:
                     extra={"fields": {"event": "ingest.start", "sources": names}},
                 )
                 report = index.ingest(paths, options=self.options, base=Path(staging))
-                report.failed.extend(Failure(source, NOT_WRITABLE) for source in sorted(refused))
+                report.failed.extend(Failure(source, NOT_WRITABLE) for source in refused)
                 log.info(
                     "ingested %d chunks",
                     report.chunks_written,
