@@ -124,7 +124,8 @@ def measure(kb: Index, args: Any) -> None:
 
     def drop_kept(mode: str) -> None:
         """Forget what is kept for the 1-group caller's searches in ``mode``."""
-        kept: Any = kb._caller_graphs._views if mode == "graph" else None
+        graphs = kb._searching().context.caller_graphs
+        kept: Any = graphs._views if mode == "graph" else None
         if kept is None and args.store == "sqlite":
             kept = store._corpora._entries
         for key in [k for k in kept or () if k[1] == mine]:

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from pg_server import create_database, drop_database
 from ragwright import Document, Index
 from ragwright.config import Config
-from ragwright.graph.community_model import CommunitySettings
+from ragwright.models.communities import CommunitySettings
 from ragwright.permissions import Caller
 from ragwright.server import ServerSettings, create_app
 from ragwright.server.keys import ApiKey, Scope, digest_of

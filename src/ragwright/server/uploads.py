@@ -23,7 +23,7 @@ from ragwright.errors import AccessDenied, IngestLimitExceeded
 from ragwright.index import Index
 from ragwright.models import document_id_for
 from ragwright.permissions import EVERYONE, Caller
-from ragwright.pipeline.ingest import Failure, IngestOptions, IngestReport
+from ragwright.pipeline.ingest.ingestor import Failure, IngestOptions, IngestReport
 from ragwright.server.access_log import LOGGER
 from ragwright.server.problems import ApiError
 from ragwright.server.settings import ServerSettings

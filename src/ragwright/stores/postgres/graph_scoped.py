@@ -11,7 +11,7 @@ import numpy as np
 from psycopg import sql
 
 from ragwright.filters import Filter
-from ragwright.graph.model import GraphSnapshot
+from ragwright.models.graph import GraphSnapshot
 from ragwright.stores.graph_snapshot import (
     SnapshotRows,
     assemble,

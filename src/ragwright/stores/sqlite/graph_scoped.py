@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ragwright.filters import Filter
-from ragwright.graph.model import GraphSnapshot
+from ragwright.models.graph import GraphSnapshot
 from ragwright.stores.graph_snapshot import (
     SnapshotRows,
     assemble,
