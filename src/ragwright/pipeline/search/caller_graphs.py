@@ -66,6 +66,8 @@ class CallerGraphs:
             return False
         if readable is None:
             return self.graph.graph_snapshot().chunk_count > 0
+        if not isinstance(self.graph, ScopedGraphSource):
+            return False  # a graph it cannot have its own view of is none of its
         return self._view(readable)[0].snapshot.chunk_count > 0
 
     def _view(self, readable: Readable) -> tuple[FixedGraph, GraphSearch]:
