@@ -97,6 +97,7 @@ from ragwright.pipeline.search.context import SearchContext
 from ragwright.pipeline.search.filter_fields import missing_fields_warning
 from ragwright.pipeline.search.global_retrieval import GlobalRetriever
 from ragwright.pipeline.search.modes import plannable_modes
+from ragwright.pipeline.search.one_chunking import OneChunking
 from ragwright.pipeline.search.request import SearchMode, SearchOptions, SearchRequest
 from ragwright.pipeline.search.searching import Searching
 from ragwright.pipeline.search.sparse_terms import SparseWorkflow
@@ -925,6 +926,7 @@ class Index:
                     capabilities=self._capability_cache.current,
                     communities=self.community_workflow,
                     global_retriever=self._global,
+                    one_chunking=OneChunking(self._store),
                 )
             )
         return self._search

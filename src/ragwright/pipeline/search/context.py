@@ -14,6 +14,7 @@ from ragwright.llms.session import LLMSession
 from ragwright.pipeline.graph.communities import CommunityWorkflow
 from ragwright.pipeline.search.caller_graphs import CallerGraphs
 from ragwright.pipeline.search.global_retrieval import GlobalRetriever
+from ragwright.pipeline.search.one_chunking import OneChunking
 from ragwright.pipeline.search.retrieval import SearchableStore
 from ragwright.pipeline.search.sparse_terms import SparseWorkflow
 from ragwright.planner import Capabilities
@@ -50,3 +51,5 @@ class SearchContext:
     capabilities: Callable[[], Capabilities]
     communities: Callable[[], CommunityWorkflow]
     global_retriever: Callable[[], GlobalRetriever]
+    #: Retrievals that see one chunking (see `OneChunking`).
+    one_chunking: OneChunking

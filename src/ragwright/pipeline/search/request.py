@@ -279,9 +279,20 @@ class SearchRequest:
         return max(self.arm_depth or arm_depth(self.top_k), self.top_k)
 
     def but(self, **changes: Unpack[SearchOptions]) -> SearchRequest:
-        """This request with some fields changed (and the result validated)."""
-        fields: dict[str, Any] = dict(changes)  # strings become their types in __post_init__
-        return replace(self, **fields) if fields else self
+        """This request with some fields changed (and the result validated); itself when
+        none changes. Every search makes one or two, so it copies the fields rather than
+        going through `dataclasses.replace`."""
+        current = self.__dict__
+        if all(key in current and current[key] == value for key, value in changes.items()):
+            return self
+        unknown = sorted(set(changes) - _FIELD_NAMES)
+        if unknown:
+            raise ConfigError(f"unknown search option {', '.join(unknown)}")
+        made = object.__new__(SearchRequest)
+        made.__dict__.update(current)
+        made.__dict__.update(changes)  # strings become their types in __post_init__
+        made.__post_init__()
+        return made
 
     def with_settings(self, settings: Mapping[str, Any]) -> SearchRequest:
         """This request with settings changed as the ``[search]`` table, the CLI's flags and
@@ -334,10 +345,9 @@ class SearchRequest:
         return cls.from_mapping(config.section("search"), where=f"{config.where} [search]")
 
 
+_FIELD_NAMES = frozenset(field.name for field in fields(SearchRequest))
 #: The fields `with_settings` takes by their own names (the nested ones are spelled flat).
-_FLAT_FIELDS = frozenset(
-    field.name for field in fields(SearchRequest) if field.name not in ("bm25", "graph")
-)
+_FLAT_FIELDS = _FIELD_NAMES - {"bm25", "graph"}
 
 
 def _integer(value: object) -> bool:
@@ -359,7 +369,11 @@ _BUILT_IN = frozenset(member.value for member in SearchMode)
 
 def _mode(value: object) -> str:
     """A built-in mode as its `SearchMode`, a plugin's by its name; else a `ConfigError`."""
+    if type(value) is SearchMode:
+        return value
     name = value.strip().lower() if isinstance(value, str) else value
+    if name in _BUILT_IN:
+        return SearchMode(name)
     if isinstance(name, str) and name in mode_names():
         return SearchMode(name) if name in _BUILT_IN else name
     raise ConfigError(f"unknown search mode {value!r}; choose one of {', '.join(mode_names())}")

@@ -9,7 +9,7 @@ same mode, every ranking of every query then fused into one.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeGuard
 
 from ragwright._surrogates import refuse_surrogates
 from ragwright.errors import ConfigError, UnsupportedScale
@@ -75,7 +75,7 @@ class Retriever:
         self.store = store
         self.embedder = embedder
         # A store that ranks candidates by their ids reads only the rows of the fused top_k.
-        self._candidates = store if isinstance(store, CandidateSearch) else None
+        self._candidates = store if _ranks_candidates(store) else None
         self.sparse = sparse
         chain = query_processors
         if chain is not None and not isinstance(chain, QueryChain):
@@ -189,6 +189,18 @@ class Retriever:
     def _vector(self, dense_text: str, given: Vectors | None) -> Vectors:
         """The query vector: ``given``, or ``dense_text`` embedded."""
         return self.embedder.embed_query(dense_text) if given is None else given
+
+
+def _ranks_candidates(store: object) -> TypeGuard[CandidateSearch]:
+    """Whether ``store`` is a `CandidateSearch`, asked once per store class: a protocol's
+    isinstance checks every method, and every search makes a `Retriever`."""
+    known = _CANDIDATE_STORES.get(type(store))
+    if known is None:
+        known = _CANDIDATE_STORES[type(store)] = isinstance(store, CandidateSearch)
+    return known
+
+
+_CANDIDATE_STORES: dict[type, bool] = {}
 
 
 def arms_of(mode: str) -> Arms:
