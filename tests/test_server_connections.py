@@ -10,15 +10,13 @@ from __future__ import annotations
 import json
 import os
 import queue
-import socket
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -27,11 +25,18 @@ from ragwright import Index
 from ragwright.config import Config
 from ragwright.server import ServerSettings
 from ragwright.server.settings import ConnectionLimits
+from raw_http import (
+    BOUND,
+    address_of,
+    connection,
+    read_response,
+    read_until_closed,
+    request_bytes,
+    status_and_error,
+)
 from server_helpers import build_index, free_port, serve, serve_logged, wait_for
 
 FAST = ServerSettings(header_timeout=1, body_timeout=1, max_connections=50)
-#: Long enough past a deadline of about a second that a loaded machine still sees it pass.
-BOUND = 15
 
 
 @pytest.fixture(scope="module")
@@ -43,62 +48,7 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Index]:
 @pytest.fixture(scope="module")
 def fast(index: Index) -> Iterator[tuple[str, int]]:
     with serve(index, FAST) as url:
-        host, port = url.removeprefix("http://").rsplit(":", 1)
-        yield host, int(port)
-
-
-@contextmanager
-def connection(address: tuple[str, int]) -> Iterator[socket.socket]:
-    with socket.create_connection(address, timeout=BOUND) as sock:
-        yield sock
-
-
-def read_until_closed(sock: socket.socket) -> bytes:
-    """Everything the server sends until it closes the connection (a socket timeout, BOUND
-    seconds without a byte, fails the test: the server kept the connection)."""
-    received = b""
-    while True:
-        try:
-            chunk = sock.recv(65536)
-        except ConnectionResetError:
-            return received
-        if not chunk:
-            return received
-        received += chunk
-
-
-def read_response(sock: socket.socket) -> bytes:
-    """One whole response on a kept-alive connection (its headers, then Content-Length bytes)."""
-    received = b""
-    while b"\r\n\r\n" not in received:
-        received += sock.recv(65536)
-    head, _, body = received.partition(b"\r\n\r\n")
-    length = next(
-        int(line.split(b":", 1)[1])
-        for line in head.split(b"\r\n")
-        if line.lower().startswith(b"content-length:")
-    )
-    while len(body) < length:
-        body += sock.recv(65536)
-    return head + b"\r\n\r\n" + body
-
-
-def status_and_error(response: bytes) -> tuple[int, dict[str, Any]]:
-    head, _, body = response.partition(b"\r\n\r\n")
-    status = int(head.split(b" ", 2)[1])
-    assert b"content-type: application/json" in head.lower(), head
-    return status, json.loads(body)["error"]
-
-
-def request_bytes(method: str, path: str, body: bytes = b"", **headers: str) -> bytes:
-    headers.setdefault("Content_Type", "application/json")
-    lines = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1"]
-    if body or method == "POST":
-        lines.append(f"Content-Length: {len(body)}")
-    else:
-        del headers["Content_Type"]
-    lines += [f"{name.replace('_', '-')}: {value}" for name, value in headers.items()]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+        yield address_of(url)
 
 
 def test_a_connection_that_sends_nothing_is_closed(fast: tuple[str, int]) -> None:
@@ -148,12 +98,10 @@ def test_headers_sent_a_byte_at_a_time_do_not_move_the_deadline(fast: tuple[str,
 def test_a_body_that_stops_arriving_is_answered_408_and_logged_so(
     index: Index, path: str, content_type: str, body: bytes
 ) -> None:
-    with serve_logged(index, FAST) as (url, records):
-        address = url.removeprefix("http://").rsplit(":", 1)
-        with connection((address[0], int(address[1]))) as sock:
-            whole = request_bytes("POST", path, body, Content_Type=content_type)
-            sock.sendall(whole[: -len(body) // 2])
-            status, error = status_and_error(read_until_closed(sock))
+    with serve_logged(index, FAST) as (url, records), connection(address_of(url)) as sock:
+        whole = request_bytes("POST", path, body, Content_Type=content_type)
+        sock.sendall(whole[: -len(body) // 2])
+        status, error = status_and_error(read_until_closed(sock))
     assert (status, error["code"]) == (408, "request_timeout")
     assert "body" in error["message"]
     logged = [r.__dict__["fields"] for r in records if r.__dict__.get("fields")]
@@ -164,16 +112,13 @@ def test_a_body_that_stops_arriving_is_answered_408_and_logged_so(
 def test_a_body_arriving_slowly_but_steadily_is_served(index: Index) -> None:
     """Each part within the body deadline, the whole well past it."""
     body = json.dumps({"query": "install linux", "top_k": 3}).encode()
-    with serve(index, ServerSettings(header_timeout=5, body_timeout=2)) as url:
-        address = url.removeprefix("http://").rsplit(":", 1)
-        with connection((address[0], int(address[1]))) as sock:
-            sock.sendall(
-                request_bytes("POST", "/v1/search", body, Connection="close")[: -len(body)]
-            )
-            for start in range(0, len(body), 4):
-                time.sleep(0.3)
-                sock.sendall(body[start : start + 4])
-            response = read_until_closed(sock)
+    settings = ServerSettings(header_timeout=5, body_timeout=2)
+    with serve(index, settings) as url, connection(address_of(url)) as sock:
+        sock.sendall(request_bytes("POST", "/v1/search", body, Connection="close")[: -len(body)])
+        for start in range(0, len(body), 4):
+            time.sleep(0.3)
+            sock.sendall(body[start : start + 4])
+        response = read_until_closed(sock)
     assert response.startswith(b"HTTP/1.1 200"), response[:200]
     assert json.loads(response.partition(b"\r\n\r\n")[2])["hits"]
 
@@ -203,8 +148,7 @@ def test_ordinary_clients_are_unaffected(fast: tuple[str, int]) -> None:
 def test_a_connection_beyond_the_cap_is_answered_503_and_the_others_go_on(index: Index) -> None:
     settings = ServerSettings(header_timeout=BOUND, body_timeout=BOUND, max_connections=3)
     with serve(index, settings) as url, ExitStack() as held:
-        host, port = url.removeprefix("http://").rsplit(":", 1)
-        address = (host, int(port))
+        address = address_of(url)
         open_ones = [held.enter_context(connection(address)) for _ in range(3)]
         for _ in range(2):
             with connection(address) as surplus:

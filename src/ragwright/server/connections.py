@@ -18,7 +18,8 @@ uvicorn's h11 protocol that adds them:
 - **max_connections**: a connection beyond the cap is answered 503 at once and closed; the
   connections it found stay as they are.
 
-Every answer here is the API's JSON error shape (`ragwright.server.problems`).
+Every answer here is the API's JSON error shape (`ragwright.server.problems`), as is the 400
+for bytes that are not HTTP, which uvicorn itself would send as plain text.
 """
 
 from __future__ import annotations
@@ -150,6 +151,13 @@ class LimitedH11Protocol(H11Protocol):
         if self.transport.can_write_eof():
             self.transport.write_eof()
         self.loop.call_later(REFUSED_LINGER, self.transport.close)
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's answer to bytes that are not HTTP (h11 refused them: a NUL in a header,
+        headers past 16 KiB, a malformed request line), in the API's error shape: uvicorn
+        sends plain text."""
+        self.transport.write(problem_bytes(HTTPStatus.BAD_REQUEST, "invalid_http", msg))
+        self.transport.close()
 
     def _answer(self, status: HTTPStatus, message: str) -> None:
         """Write ``status`` in the error shape (the connection closes after it) and log it."""
