@@ -8,7 +8,7 @@ import threading
 from contextlib import ExitStack
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -126,8 +126,8 @@ def serve(
     from ragwright.index import Index
 
     configuration = load_config(config)
-    overrides = {"header_timeout": header_timeout, "body_timeout": body_timeout,
-                 "max_connections": max_connections}  # fmt: skip
+    overrides: dict[str, Any] = {"header_timeout": header_timeout, "body_timeout": body_timeout,
+                                 "max_connections": max_connections}  # fmt: skip
     settings = dataclasses.replace(
         ServerSettings.from_config(configuration),
         **{name: value for name, value in overrides.items() if value is not None},
