@@ -11,9 +11,9 @@ import pytest
 from cli_helpers import app, ingest_sample_docs, runner
 from ragwright import Index
 from ragwright.errors import ConfigError, RegistryError
+from ragwright.evaluation.config import EvalConfig
 from ragwright.models import Document
-from ragwright.pipeline.evaluation.config import EvalConfig
-from ragwright.pipeline.search_request import SearchRequest
+from ragwright.pipeline.search.request import SearchRequest
 from ragwright.processors.specs import ProcessorSpec
 from ragwright.testing import HashingEmbedder
 
@@ -95,6 +95,6 @@ def test_an_eval_configuration_takes_processors_and_a_sparse_encoder() -> None:
         {"processors": ["dedupe"], "sparse": "splade:/models/x", "sparse_weight": 0.3}
     )
     assert [s.name for s in config.search.processors] == ["dedupe"]
-    assert config.sparse == "splade:/models/x" and config.search.sparse
+    assert config.sparse == "splade:/models/x" and config.search.sparse_weight > 0
     with pytest.raises(ConfigError, match="sparse must be a spec"):
         EvalConfig.from_mapping({"sparse": ""})
