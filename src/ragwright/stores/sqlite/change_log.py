@@ -11,12 +11,11 @@ replayed from an incomplete log (`behind_pruning`). The last change is always ke
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
-from ragwright.stores.sqlite.derived import MAGIC
+from ragwright.stores.sqlite.derived import read_header
 
 #: ``meta`` key: the highest change ``seq`` deleted from the log (0: none).
 PRUNED_SETTING = "chunk_changes_pruned_through"
@@ -60,14 +59,6 @@ def behind_pruning(db: sqlite3.Connection, seq: int) -> bool:
 
 
 def _file_seq(path: Path, key: str) -> int | None:
-    try:
-        with open(path, "rb") as source:
-            prefix = source.read(len(MAGIC) + 8)
-            if len(prefix) != len(MAGIC) + 8 or prefix[: len(MAGIC)] != MAGIC:
-                return None
-            meta = json.loads(source.read(int.from_bytes(prefix[len(MAGIC) :], "little")))
-    except (OSError, ValueError):
-        return None
-    found = meta.get("meta", {}) if isinstance(meta, dict) else {}
+    found = read_header(path) or {}
     seq = found.get("seq")
     return seq if found.get("key") == key and isinstance(seq, int) else None

@@ -152,7 +152,6 @@ class SQLiteSearch(SQLiteSettings):
                 candidates_kind(),
                 self._cache_key,
                 background=self._background,
-                verify_later=self._background,
                 builds=self._builds,
             )
         return self._candidates.current(self._db.connection, generation)
@@ -323,9 +322,7 @@ class SQLiteSearch(SQLiteSettings):
         it): from its file beside the database, caught up with the writes since."""
         if self._vectors is None:
             kind = vector_kind(space)
-            self._vectors = DerivedCache(
-                self.path, kind, self._cache_key, background=False, verify_later=self._background
-            )
+            self._vectors = DerivedCache(self.path, kind, self._cache_key, background=False)
         matrix = self._vectors.current(self._db.connection, generation)
         if matrix is None:  # a kind without a fallback is built in the query: never here
             raise StoreError(f"the vector cache of {self.path} could not be built")
@@ -363,9 +360,8 @@ class SQLiteSearch(SQLiteSettings):
             return None
         if self._ann is None:
             kind = ann_kind(space)
-            # Its file's checksums are checked before faiss reads it in place (a damaged
-            # graph could send a search outside its arrays), in the query: it is mapped,
-            # not parsed, so that costs one pass over the file, less than exact search.
+            # Its file's hashes are checked before faiss reads it in place (a damaged graph
+            # could send a search outside its arrays, or make faiss refuse it).
             self._ann = DerivedCache(
                 self.path, kind, self._cache_key, background=self._background, builds=self._builds
             )
@@ -383,7 +379,6 @@ class SQLiteSearch(SQLiteSettings):
                 kind,
                 self._cache_key,
                 background=self._background,
-                verify_later=self._background,
                 builds=self._builds,
             )
         return self._keywords.current(self._db.connection, generation)
