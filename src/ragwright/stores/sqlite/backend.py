@@ -21,6 +21,7 @@ from ragwright.models import (
 )
 from ragwright.stores.sqlite.ann_choice import ANN_MODES
 from ragwright.stores.sqlite.check import check_file
+from ragwright.stores.sqlite.derived_check import damaged_suffixes
 from ragwright.stores.sqlite.llm_records import SQLiteLLMRecords
 from ragwright.stores.sqlite.schema import SCHEMA_VERSION
 from ragwright.stores.sqlite.store import DATABASE_NAME, DURABILITY, SQLiteStore
@@ -79,8 +80,8 @@ class SQLiteBackend:
 
     def repair(self, collection: str = DEFAULT_COLLECTION) -> RepairReport:
         """Rebuild what `check` found wrong when all of it is derived from the stored text
-        (the keyword index; an older schema is upgraded on the way); `RepairRefused` when
-        anything else is wrong, before anything is written."""
+        and vectors (the keyword index, the derived files; an older schema is upgraded on the
+        way); `RepairRefused` when anything else is wrong, before anything is written."""
         before = self.check(collection)
         if before.ok:
             return RepairReport(before, before, ())
@@ -88,12 +89,22 @@ class SQLiteBackend:
         if refused:
             raise RepairRefused(str(self._existing(collection)), refused)
         actions = []
+        failed = {f.name for f in before.findings if not f.ok}
         with self.open(collection, create=False) as store:  # a writer upgrades an old schema
             version = before.counts.get("schema_version", SCHEMA_VERSION)
             if version < SCHEMA_VERSION:
                 actions.append(f"upgraded the schema from version {version} to {SCHEMA_VERSION}")
-            store.rebuild_keyword_index()
-        actions.append("rebuilt the keyword index (FTS5) from the stored chunk text")
+            if failed & {"fts_integrity", "fts_rows"}:
+                store.rebuild_keyword_index()
+                actions.append("rebuilt the keyword index (FTS5) from the stored chunk text")
+            damaged = damaged_suffixes(before.findings)
+            built = store.rebuild_derived_files(damaged)
+            for suffix in damaged:
+                name = DATABASE_NAME + suffix
+                done = (
+                    "rebuilt it from the database" if name in built else "it is built when needed"
+                )
+                actions.append(f"deleted the damaged derived file {name}; {done}")
         return RepairReport(before, self.check(collection), tuple(actions))
 
     def collections(self) -> list[str]:

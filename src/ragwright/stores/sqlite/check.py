@@ -7,9 +7,10 @@ What is examined, in order: the file (SQLite's header, its size against the page
 header records: a truncated file), SQLite's ``integrity_check`` (or ``quick_check``), the
 schema (version, tables), FTS5's own ``integrity-check`` (rank 1: every indexed row against
 the text the view computes), keyword-index rows against chunks, orphaned chunks, every
-chunk's offsets (``document.content[char_start:char_end] == text``), and the vectors (the
-recorded space, byte length = dim × 4, finite). Only the keyword index is derived from the
-stored text, so it alone is `repairable` (see `repair`).
+chunk's offsets (``document.content[char_start:char_end] == text``), the vectors (the
+recorded space, byte length = dim × 4, finite), and the derived files beside the database
+(`derived_check`: every block against its hash). The keyword index and the derived files are
+built from the stored text and vectors, so they are `repairable` (see `repair`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ragwright.models import Finding
 from ragwright.stores.rows import space_from_json
 from ragwright.stores.sqlite import schema
 from ragwright.stores.sqlite.database import Database
+from ragwright.stores.sqlite.derived_check import derived_findings
 from ragwright.stores.sqlite.opening import EMPTY_FILE, schema_version
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -49,9 +51,20 @@ def check_file(path: Path, *, quick: bool = False) -> tuple[list[Finding], dict[
         return findings, counts
     try:
         _examine(db, path, quick, findings, counts)
+        key = _derived_cache_key(db)
     finally:
         db.close()
+    findings.extend(derived_findings(path, key))
     return findings, counts
+
+
+def _derived_cache_key(db: Database) -> str | None:
+    """The key the index's derived files carry (None: none recorded, or unreadable)."""
+    try:
+        rows = db.query("SELECT value FROM meta WHERE key = 'derived_cache_key'")
+    except (sqlite3.Error, StoreError):
+        return None
+    return str(rows[0][0]) if rows else None
 
 
 def _examine(

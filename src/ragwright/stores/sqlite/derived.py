@@ -204,6 +204,8 @@ def open_arrays(path: Path) -> Mapped:
 def _check_prefix(prefix: bytes, header: bytes, size: int) -> None:
     if prefix[: len(MAGIC)] in OLD_MAGICS:
         raise Unreadable("an older format of derived file (rebuilt when next used)")
+    if not prefix:
+        raise Unreadable("empty (0 bytes)")
     if len(prefix) != _PREFIX or prefix[: len(MAGIC)] != MAGIC:
         raise Unreadable("not a ragwright derived file: its first bytes are not the magic")
     if len(header) != size:

@@ -37,12 +37,15 @@ from ragwright.stores.sqlite.ann_index import AnnIndex
 from ragwright.stores.sqlite.cache_kinds import (
     ANN_SUFFIX,
     CACHE_SUFFIXES,
+    CANDIDATES_SUFFIX,
+    KEYWORDS_SUFFIX,
+    VECTORS_SUFFIX,
     ann_kind,
     candidates_kind,
     keyword_kind,
     vector_kind,
 )
-from ragwright.stores.sqlite.caches import DerivedCache
+from ragwright.stores.sqlite.caches import CacheKind, DerivedCache
 from ragwright.stores.sqlite.candidate_rows import CandidateRows
 from ragwright.stores.sqlite.change_log import covered_by_files, prune
 from ragwright.stores.sqlite.documents import condition_for
@@ -264,6 +267,29 @@ class SQLiteSearch(SQLiteSettings):
                 break
             self._ann.wait()
         return 0 if ann is None else ann.rows.live_count
+
+    def rebuild_derived_files(self, suffixes: Sequence[str]) -> list[str]:
+        """Delete the derived files of these suffixes and build them again from the database
+        now (`repair` does this with damaged ones); the names of those built (the graph only
+        where faiss is installed, the vectors only once a space is recorded)."""
+        for suffix in suffixes:
+            derived.remove(self.path.with_name(self.path.name + suffix))
+        self._keywords = self._vectors = self._ann = self._candidates = None
+        space, built = self.space, []
+        kinds: dict[str, CacheKind[Any] | None] = {
+            KEYWORDS_SUFFIX: keyword_kind(self._tokenizer.tokenizer),
+            CANDIDATES_SUFFIX: candidates_kind(),
+            VECTORS_SUFFIX: None if space is None else vector_kind(space),
+            ANN_SUFFIX: None if space is None or not available() else ann_kind(space),
+        }
+        with self._db.lock, self._db.read_snapshot() as generation:
+            for suffix in suffixes:
+                kind = kinds.get(suffix)
+                if kind is not None:
+                    cache = DerivedCache(self.path, kind, self._cache_key, background=False)
+                    cache.current(self._db.connection, generation)
+                    built.append(cache.path.name)
+        return built
 
     def wait_for_caches(self) -> None:
         """Wait until the caches being built in the background are ready (tests, benchmarks)."""
