@@ -93,7 +93,7 @@ def test_a_healthy_index_of_every_format_with_tables_is_sound(tmp_path: Path) ->
         code, [found] = check(tmp_path / "index", *quick)
         assert code == 0 and failed(found) == {}, found
     names = [f["name"] for f in found["findings"]]
-    assert names == ["file", "sqlite_integrity", "schema", "fts_integrity", "fts_rows",
+    assert names == ["file", "sqlite_integrity", "schema", "settings", "fts_integrity", "fts_rows",
                      "orphans", "offsets", "vectors", "derived:index.sqlite3.bm25",
                      "derived:index.sqlite3.vectors", "derived:index.sqlite3.ann",
                      "derived:index.sqlite3.candidates"]  # fmt: skip

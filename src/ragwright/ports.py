@@ -894,9 +894,16 @@ class CommunityStore(Protocol):
 @runtime_checkable
 class IndexRepair(Protocol):
     """A backend that rebuilds what is derived from a collection's stored text (`ragwright
-    repair`), and refuses with `RepairRefused` what it cannot rebuild."""
+    repair`), and refuses with `RepairRefused` what it cannot rebuild. ``space_of`` gives the
+    embedding space of an embedder spec: a broken record of the space is made again from the
+    recorded embedder."""
 
-    def repair(self, collection: str = DEFAULT_COLLECTION) -> RepairReport: ...
+    def repair(
+        self,
+        collection: str = DEFAULT_COLLECTION,
+        *,
+        space_of: Callable[[str], EmbeddingSpace] | None = None,
+    ) -> RepairReport: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,9 +29,11 @@ from typing import Any, Generic, Protocol, Self, TypeVar
 
 import numpy.typing as npt
 
+from ragwright.errors import StoreError
 from ragwright.freed_memory import release_freed_memory
 from ragwright.stores.sqlite import derived
 from ragwright.stores.sqlite.change_log import behind_pruning
+from ragwright.stores.sqlite.database import generation_of
 from ragwright.stores.sqlite.row_slots import RowIds, RowSlots, changes_since, last_change
 
 log = logging.getLogger(__name__)
@@ -263,7 +265,7 @@ class DerivedCache(Generic[T]):
         try:
             db.execute("BEGIN")
             row = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-            generation = int(row[0]) if row else 0
+            generation = generation_of(self._database, row)
             built = start
             if built is not None and behind_pruning(db, built.seq):
                 built = self._from_file()
@@ -277,7 +279,7 @@ class DerivedCache(Generic[T]):
                     built = self._saved(db, built, built.value.compacted())
             with self._handover:
                 self._ready = built
-        except (sqlite3.Error, OSError, ValueError) as error:  # the query path keeps FTS5
+        except (sqlite3.Error, OSError, ValueError, StoreError) as error:  # queries keep FTS5
             log.warning("building the derived cache %s failed: %s", self.path, error)
         finally:
             db.close()

@@ -15,6 +15,7 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
+from ragwright.errors import BrokenSetting
 from ragwright.stores.sqlite.derived import read_header
 
 #: ``meta`` key: the highest change ``seq`` deleted from the log (0: none).
@@ -50,7 +51,11 @@ def prune(db: sqlite3.Connection, through: int) -> int:
 
 def pruned_through(db: sqlite3.Connection) -> int:
     row = db.execute("SELECT value FROM meta WHERE key = ?", (PRUNED_SETTING,)).fetchone()
-    return int(row[0]) if row else 0
+    if row is None:
+        return 0
+    if not str(row[0]).isdigit():
+        raise BrokenSetting(None, PRUNED_SETTING, f"{str(row[0])[:40]!r} is not a whole number")
+    return int(row[0])
 
 
 def behind_pruning(db: sqlite3.Connection, seq: int) -> bool:

@@ -5,12 +5,14 @@ whether the next can run: a file that is not a database gets no schema check.
 
 What is examined, in order: the file (SQLite's header, its size against the page count the
 header records: a truncated file), SQLite's ``integrity_check`` (or ``quick_check``), the
-schema (version, tables), FTS5's own ``integrity-check`` (rank 1: every indexed row against
+schema (version, tables), every settings row whose value has a shape (`setting_repair`),
+FTS5's own ``integrity-check`` (rank 1: every indexed row against
 the text the view computes), keyword-index rows against chunks, orphaned chunks, every
 chunk's offsets (``document.content[char_start:char_end] == text``), the vectors (the
 recorded space, byte length = dim × 4, finite), and the derived files beside the database
 (`derived_check`: every block against its hash). The keyword index and the derived files are
-built from the stored text and vectors, so they are `repairable` (see `repair`).
+built from the stored text and vectors, so they are `repairable` (see `repair`), as are the
+settings rows `repair` can restore or reset.
 """
 
 from __future__ import annotations
@@ -21,13 +23,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ragwright.errors import StoreError
+from ragwright.errors import BrokenSetting, StoreError
 from ragwright.models import Finding
 from ragwright.stores.rows import space_from_json
 from ragwright.stores.sqlite import schema
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.derived_check import derived_findings
 from ragwright.stores.sqlite.opening import EMPTY_FILE, schema_version
+from ragwright.stores.sqlite.setting_repair import sqlite_setting_findings
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 #: Problems listed per finding; the count says how many there were in all.
@@ -77,6 +80,11 @@ def _examine(
     findings.append(integrity)
     schema_finding, version = _schema(db)
     findings.append(schema_finding)
+    if integrity.ok:
+        try:
+            findings.extend(sqlite_setting_findings(db))
+        except (sqlite3.Error, StoreError) as error:
+            findings.append(Finding("settings", False, f"could not be examined: {error}"))
     if not integrity.ok or version is None:
         return  # the tables cannot be trusted to answer
     counts["schema_version"] = version
@@ -217,7 +225,10 @@ def _offsets(db: Database, counts: dict[str, int]) -> Finding:
 
 def _vectors(db: Database, counts: dict[str, int]) -> Finding:
     rows = db.query("SELECT value FROM meta WHERE key = 'embedding_space'")
-    space = space_from_json(str(rows[0][0])) if rows else None
+    try:
+        space = space_from_json(str(rows[0][0])) if rows else None
+    except BrokenSetting:  # a finding of its own (`setting_findings`), repaired first
+        return Finding("vectors", False, "not examined: the embedding space is broken", True)
     chunks = counts.get("chunks") or _count(db, "SELECT count(*) FROM chunks")
     if space is None:
         if chunks:

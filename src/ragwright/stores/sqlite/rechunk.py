@@ -37,6 +37,7 @@ from ragwright.ports import (
 from ragwright.stores.checks import check_write
 from ragwright.stores.rechunk_messages import to_finish, under_way
 from ragwright.stores.rows import document_from_row, dump_json, space_json
+from ragwright.stores.setting_rows import checked
 from ragwright.stores.sqlite.settings import SQLiteSettings, recorded_space
 from ragwright.stores.sqlite.top_k import best_positions
 
@@ -228,6 +229,7 @@ def _slot(db: sqlite3.Connection, slot: Slot) -> ChunkingSlot | None:
     row = db.execute("SELECT value FROM meta WHERE key = ?", (_KEYS[slot],)).fetchone()
     if row is None:
         return None
+    checked(None, _KEYS[slot], row[0])
     documents, chunks = db.execute(
         f"SELECT count(*), coalesce(sum((SELECT count(*) FROM chunk_slots s WHERE s.slot = ? "
         f"AND s.document_id = d.id)), 0) FROM documents d WHERE {_HELD}",
