@@ -42,7 +42,7 @@ from ragwright.config import load_config
 from ragwright.index import AskOptions, Index
 from ragwright.llms.settings import ENGINES, Budget, LLMSettings
 from ragwright.models import DEFAULT_COLLECTION, Answer, Citation
-from ragwright.pipeline.search_request import SearchMode, SearchRequest
+from ragwright.pipeline.search.request import SearchMode, SearchRequest
 from ragwright.shapes import answer_json
 from ragwright.surface_limits import MAX_ASK_TOP_K, checked_text
 
@@ -141,8 +141,8 @@ def ask(
         "sparse_weight": sparse_weight,
         "processors": processor or None,
     }
-    request = SearchRequest.from_config(configuration).but(
-        **{key: value for key, value in flags.items() if value is not None}
+    request = SearchRequest.from_config(configuration).with_settings(
+        {key: value for key, value in flags.items() if value is not None}
     )
     caller = caller_of(as_principal)
     options: AskOptions = {

@@ -34,7 +34,7 @@ from ragwright.cli._federation import (
 )
 from ragwright.config import load_config
 from ragwright.models import DEFAULT_COLLECTION, FTS5_BM25, MAX_BM25_K1, Hit, Route
-from ragwright.pipeline.search_request import Fusion, SearchMode, SearchRequest
+from ragwright.pipeline.search.request import Fusion, SearchMode, SearchRequest
 from ragwright.shapes import search_json
 from ragwright.stores.fts_query import query_terms
 from ragwright.surface_limits import MAX_TOP_K, checked_text
@@ -166,7 +166,9 @@ def search(
     }
     configuration = load_config(config)
     defaults = SearchRequest.from_config(configuration)
-    request = defaults.but(**{key: value for key, value in flags.items() if value is not None})
+    request = defaults.with_settings(
+        {key: value for key, value in flags.items() if value is not None}
+    )
     request = request.but(caller=caller_of(as_principal))
     given = locations(index)
     warnings: tuple[str, ...] = ()

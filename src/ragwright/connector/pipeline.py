@@ -28,7 +28,7 @@ from ragwright.filters import In
 from ragwright.index import Index
 from ragwright.llms.settings import ENGINES, LLMSettings
 from ragwright.models import Chunk, DocumentInfo, EmbeddingSpace
-from ragwright.pipeline.retrieval import SearchMode
+from ragwright.pipeline.search.retrieval import SearchMode
 
 CONNECTOR_TYPE = "ragwright"
 #: Engines `generate` can answer with. The extractive engine needs no LLM; the others use the

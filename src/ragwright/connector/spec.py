@@ -12,7 +12,7 @@ from ragwright.connector.pipeline import (
     RagwrightAnsweringConnector,
     RagwrightConnector,
 )
-from ragwright.pipeline.retrieval import SearchMode
+from ragwright.pipeline.search.retrieval import SearchMode
 
 _INFO = """\
 # ragwright

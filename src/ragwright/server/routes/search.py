@@ -16,8 +16,8 @@ from ragwright.filters import parse_filter
 from ragwright.graph.settings import MIN_TOLERANCE
 from ragwright.llms.settings import ENGINES, unknown_engine
 from ragwright.models import MAX_BM25_K1, Answer
-from ragwright.pipeline import search_request
-from ragwright.pipeline.search_request import Fusion, SearchMode
+from ragwright.pipeline.search import request as search_request
+from ragwright.pipeline.search.request import Fusion, SearchMode
 from ragwright.server.access_log import LOGGER
 from ragwright.server.problems import error_body, status_of
 from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadCaller, SearchDefaults
@@ -115,7 +115,7 @@ class SearchRequest(BaseModel):
     def request(self, defaults: search_request.SearchRequest) -> search_request.SearchRequest:
         """The request: these fields over the server's defaults."""
         fields = self.model_dump(exclude_none=True, exclude={"query", "filter"})
-        return defaults.but(**fields, where=self.filter or None)
+        return defaults.with_settings(fields).but(where=self.filter or None)
 
 
 class AskRequest(BaseModel):
