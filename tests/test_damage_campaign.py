@@ -183,7 +183,7 @@ ROW_DAMAGE = {
     "space_missing_field": ("embedding_space", '{"model": "m", "dimension": 256}'),
     "chunking_list": ("chunking", "[]"),
     "chunking_broken_json": ("chunking", '{"name": '),
-    "chunking_no_options": ("chunking", '{"name": "recursive"}'),
+    "chunking_options_list": ("chunking", '{"name": "recursive", "options": []}'),
     "parser_options_string": ("parser_options", '"fields"'),
     "generation_text": ("generation", "many"),
     "cache_key_empty": ("derived_cache_key", " "),

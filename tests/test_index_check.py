@@ -94,7 +94,7 @@ def test_a_healthy_index_of_every_format_with_tables_is_sound(tmp_path: Path) ->
         assert code == 0 and failed(found) == {}, found
     names = [f["name"] for f in found["findings"]]
     assert names == ["file", "sqlite_integrity", "schema", "settings", "fts_integrity", "fts_rows",
-                     "orphans", "offsets", "vectors", "derived:index.sqlite3.bm25",
+                     "orphans", "offsets", "vectors", "graph", "derived:index.sqlite3.bm25",
                      "derived:index.sqlite3.vectors", "derived:index.sqlite3.ann",
                      "derived:index.sqlite3.candidates"]  # fmt: skip
     assert found["counts"]["documents"] == len(FORMATS)

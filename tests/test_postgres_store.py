@@ -513,7 +513,7 @@ def test_check_finds_bad_offsets_and_repair_is_not_offered(pg_url: str, tmp_path
     assert result.exit_code == 0, result.output
     [report] = json.loads(result.stdout)
     assert [f["name"] for f in report["findings"] if f["ok"]] == [
-        "schema", "settings", "postings", "orphans", "offsets", "vectors"
+        "schema", "settings", "postings", "orphans", "offsets", "vectors", "graph"
     ]  # fmt: skip
     assert report["counts"]["documents"] == 2 and report["counts"]["chunks"] > 2
     with psycopg.connect(pg_url, autocommit=True) as conn:

@@ -345,6 +345,10 @@ class ChunkingSwapped:
 #: The setting each chunking swap increments in its transaction: a search that finds it
 #: unchanged around its retrieval read one chunking (`ragwright.pipeline.search.one_chunking`).
 CHUNKING_GENERATION = "chunking_generation"
+#: The setting a chunking swap that drops graph facts sets to "1" in its transaction, and a
+#: graph build that extracted every chunk sets to "0": a run stopped between the two leaves it
+#: "1", so the next reindex extracts the facts and `ragwright check` says they are missing.
+GRAPH_OWED = "graph_owed"
 
 
 @runtime_checkable

@@ -74,8 +74,9 @@ def repair(
     json_output: JsonOption = False,
 ) -> None:
     """Rebuild what `ragwright check` found wrong, when it is derived from the stored text
-    (the keyword index; an older schema is upgraded). Anything else is refused with what to
-    do instead, before anything is written (exit code 1)."""
+    (the keyword index, the derived files; an older schema is upgraded) or is a settings row
+    it can restore or reset. Anything else is refused with what to do instead, before
+    anything is written (exit code 1)."""
     backend = open_backend(index, load_config())
     done: list[dict[str, Any]] = []
     try:
@@ -93,6 +94,10 @@ def repair(
             if not json_output:
                 for action in report.actions or ("nothing to repair",):
                     console.print(f"{escape(name)}: {escape(action)}")
+                for finding in report.after.findings:  # what another command fixes
+                    if not finding.ok:
+                        line = f"{escape(name)}: still [red]FAIL[/] {finding.name}: "
+                        console.print(line + escape(finding.detail), soft_wrap=True)
     finally:
         backend.close()
     if json_output:

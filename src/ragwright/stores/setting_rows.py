@@ -58,9 +58,11 @@ def _space(raw: str) -> object:
 
 
 def _chunking(raw: str) -> object:
-    found = _object(_json(raw), {"name": str, "options": dict})
+    found = _object(_json(raw), {"name": str})
     if not found["name"]:
         raise ValueError("an empty chunker name")
+    if not isinstance(found.get("options", {}), dict):
+        raise ValueError(f"'options' is {json.dumps(found['options'])[:40]}")
     return found
 
 

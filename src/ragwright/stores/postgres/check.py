@@ -1,6 +1,7 @@
 """`ragwright check` for one PostgreSQL collection: the schema version, every settings row whose
 value has a shape (`setting_rows`), counts and orphans, the BM25 postings and statistics
-against the chunks, every chunk's offsets, and the vectors against the recorded space.
+against the chunks, every chunk's offsets, the vectors against the recorded space, and
+graph facts a stopped re-chunk owes (`graph_check`).
 PostgreSQL checks its own storage (checksums, ``amcheck``), and pgvector refuses NaN and
 infinity on input, so neither is repeated here; there is no `IndexRepair` for PostgreSQL (the
 postings are written with the chunks, in one transaction; a broken settings row is corrected
@@ -14,6 +15,8 @@ from psycopg import Connection
 
 from ragwright.errors import BrokenSetting
 from ragwright.models import Finding
+from ragwright.ports import GRAPH_OWED
+from ragwright.stores.graph_check import graph_finding
 from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.schema import SCHEMA_VERSION
 from ragwright.stores.rows import space_from_json
@@ -90,6 +93,13 @@ def _examine(db: SchemaDatabase, conn: Connection[Any]) -> tuple[list[Finding], 
     else:
         findings.append(Finding("offsets", True, "every chunk is the exact span of its document"))
     findings.append(_vectors(db, conn, settings.get("embedding_space"), chunks, counts))
+    owed = settings.get(GRAPH_OWED)
+    missing = (
+        count("SELECT count(*) FROM {s}.chunks c WHERE NOT EXISTS "
+              "(SELECT 1 FROM {s}.graph_extractions e WHERE e.chunk_id = c.id)")
+        if owed == "1" else 0
+    )  # fmt: skip
+    findings.append(graph_finding(owed, missing, chunks))
     return findings, counts
 
 

@@ -29,6 +29,8 @@ from ragwright.stores.sqlite.setting_repair import SpaceOf, repair_settings
 from ragwright.stores.sqlite.store import DATABASE_NAME, DURABILITY, SQLiteStore
 
 COLLECTIONS_DIR = "collections"
+#: Findings another command fixes (their details say which): `repair` leaves them as they are.
+ELSEWHERE = frozenset({"graph"})
 #: The keys of ``[store.sqlite]``: what each value must be, and how to say so.
 _OPTIONS: dict[str, tuple[Callable[[object], bool], str]] = {
     "durability": (lambda v: isinstance(v, str) and v in DURABILITY, '"normal" or "full"'),
@@ -91,7 +93,11 @@ class SQLiteBackend:
         before = self.check(collection)
         if before.ok:
             return RepairReport(before, before, ())
-        refused = [f"{f.name}: {f.detail}" for f in before.findings if not (f.ok or f.repairable)]
+        refused = [
+            f"{f.name}: {f.detail}"
+            for f in before.findings
+            if not (f.ok or f.repairable or f.name in ELSEWHERE)
+        ]
         if refused:
             raise RepairRefused(str(self._existing(collection)), refused)
         path = self._existing(collection)

@@ -9,7 +9,8 @@ schema (version, tables), every settings row whose value has a shape (`setting_r
 FTS5's own ``integrity-check`` (rank 1: every indexed row against
 the text the view computes), keyword-index rows against chunks, orphaned chunks, every
 chunk's offsets (``document.content[char_start:char_end] == text``), the vectors (the
-recorded space, byte length = dim × 4, finite), and the derived files beside the database
+recorded space, byte length = dim × 4, finite), graph facts a stopped re-chunk owes
+(`graph_check`), and the derived files beside the database
 (`derived_check`: every block against its hash). The keyword index and the derived files are
 built from the stored text and vectors, so they are `repairable` (see `repair`), as are the
 settings rows `repair` can restore or reset.
@@ -25,6 +26,8 @@ import numpy as np
 
 from ragwright.errors import BrokenSetting, StoreError
 from ragwright.models import Finding
+from ragwright.ports import GRAPH_OWED
+from ragwright.stores.graph_check import graph_finding
 from ragwright.stores.rows import space_from_json
 from ragwright.stores.sqlite import schema
 from ragwright.stores.sqlite.database import Database
@@ -94,6 +97,7 @@ def _examine(
         ("orphans", lambda: _orphans(db, counts)),
         ("offsets", lambda: _offsets(db, counts)),
         ("vectors", lambda: _vectors(db, counts)),
+        ("graph", lambda: _graph(db)),
     ]
     findings.extend(_guarded(name, step) for name, step in steps)
 
@@ -242,6 +246,18 @@ def _vectors(db: Database, counts: dict[str, int]) -> Finding:
         detail = f"{bad} vectors are not {space.dimension} finite float32s ({space.describe()})"
         return Finding("vectors", False, detail)
     return Finding("vectors", True, f"{chunks} vectors of {space.dimension} finite values")
+
+
+def _graph(db: Database) -> Finding:
+    owed = db.query("SELECT value FROM meta WHERE key = ?", (GRAPH_OWED,))
+    if not owed or owed[0][0] != "1":
+        return graph_finding(None, 0, 0)
+    missing = _count(
+        db,
+        "SELECT count(*) FROM chunks c WHERE NOT EXISTS "
+        "(SELECT 1 FROM graph_extractions e WHERE e.chunk_rowid = c.rowid)",
+    )
+    return graph_finding("1", missing, _count(db, "SELECT count(*) FROM chunks"))
 
 
 def _not_finite(db: Database, dim: int) -> int:

@@ -25,6 +25,7 @@ from ragwright.errors import StoreError
 from ragwright.models import EmbeddingSpace
 from ragwright.ports import (
     CHUNKING_GENERATION,
+    GRAPH_OWED,
     Chunking,
     ChunkingSlot,
     ChunkingStatus,
@@ -182,6 +183,8 @@ class SQLiteRechunk(SQLiteSettings):
                 "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
                 (CHUNKING_GENERATION,),
             )
+            if graph_chunks:  # the new chunks' facts are extracted after this commits
+                _set(db, GRAPH_OWED, "1")
         self.space_changed(made.space)
         return ChunkingSwapped(documents, chunks, graph_chunks)
 
