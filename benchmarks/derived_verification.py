@@ -28,17 +28,18 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 import scale
-from ragwright.pipeline.retrieval import Retriever, SearchMode, SearchRequest
+from ragwright.pipeline.search.retrieval import Retriever, SearchMode, SearchRequest
 from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore, caches, derived
 from ragwright.stores.sqlite.cache_kinds import CACHE_SUFFIXES
 from ragwright.testing.embedder import HashingEmbedder
 
 _HASHES = derived.Mapped.damage
+T = TypeVar("T")
 
 
 def version_1(mapped: derived.Mapped) -> str | None:
@@ -64,6 +65,12 @@ CHECKS: dict[str, Callable[[derived.Mapped], str | None]] = {
     "v1 sum+xor": version_1,
     "unread": unread,
 }
+
+
+def rotated(items: dict[str, T], turn: int) -> list[tuple[str, T]]:
+    """The items, starting at another one each round: no way goes first every time."""
+    pairs = list(items.items())
+    return pairs[turn % len(pairs) :] + pairs[: turn % len(pairs)]
 
 
 @contextmanager
@@ -95,8 +102,8 @@ def files_alone(directory: Path, rounds: int) -> None:
         mapped = derived.open_arrays(path)
         checks = {name: check for name, check in CHECKS.items() if check is not unread}
         times: dict[str, list[float]] = {name: [] for name in checks}
-        for _ in range(rounds):
-            for name, check in checks.items():
+        for turn in range(rounds):
+            for name, check in rotated(checks, turn):
                 started = time.perf_counter()
                 check(mapped)
                 times[name].append((time.perf_counter() - started) * 1000)
@@ -114,8 +121,8 @@ def first_queries(directory: Path, rounds: int) -> None:
     for mode in (SearchMode.BM25, SearchMode.VECTOR, SearchMode.HYBRID):
         opened: dict[str, list[float]] = {name: [] for name in CHECKS}
         background: dict[str, list[float]] = {name: [] for name in CHECKS}
-        for _ in range(rounds):
-            for name, check in CHECKS.items():
+        for turn in range(rounds):
+            for name, check in rotated(CHECKS, turn):
                 with checking_with(check):
                     started = time.perf_counter()
                     store = SQLiteStore(directory, create=False)
@@ -141,8 +148,8 @@ def served(directory: Path, rounds: int, count: int) -> None:
             stores[name].wait_for_caches()
     for mode in (SearchMode.BM25, SearchMode.VECTOR, SearchMode.HYBRID):
         p50: dict[str, list[float]] = {name: [] for name in CHECKS}
-        for _ in range(rounds):
-            for name, store in stores.items():
+        for turn in range(rounds):
+            for name, store in rotated(stores, turn):
                 taken = []
                 for text, vector in asked:
                     started = time.perf_counter()
