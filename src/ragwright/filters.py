@@ -106,6 +106,20 @@ def any_of(*operands: Filter) -> Or:
     return Or(tuple(operands))
 
 
+def readable_part(where: Filter | None) -> Filter | None:
+    """The caller's permissions in ``where``: the filter itself when it is a `Readable`, or
+    the `Readable` operands of a top-level `And` (as `Caller.scope` joins one to a user's
+    filter); None for an unrestricted caller's filter. Corpus statistics (BM25's) are counted
+    over what this keeps, never over what a user's filter keeps."""
+    if isinstance(where, Readable):
+        return where
+    if isinstance(where, And):
+        found = [part for part in where.operands if isinstance(part, Readable)]
+        if found:
+            return found[0] if len(found) == 1 else And(tuple(found))
+    return None
+
+
 # ---------------------------------------------------------------------------------------------
 # Parsing
 

@@ -37,6 +37,7 @@ from ragwright.cli._federation import (
     locations,
     open_federation,
 )
+from ragwright.cli._modes import mode_help, search_mode
 from ragwright.cli.search import BM25BOption, BM25K1Option, DocumentShareOption, FilterOption
 from ragwright.config import load_config
 from ragwright.index import AskOptions, Index
@@ -95,12 +96,16 @@ def ask(
         ),
     ] = None,
     mode: Annotated[
-        SearchMode,
+        str,
         typer.Option(
-            help="Search mode of the retrieval; auto: the planner chooses; global answers "
-            "from the community reports (run graph communities --rebuild first)."
+            help=mode_help(
+                "Search mode of the retrieval; auto: the planner chooses; global answers "
+                "from the community reports (run graph communities --rebuild first)."
+            ),
+            parser=search_mode,
+            metavar="MODE",
         ),
-    ] = SearchMode.AUTO,
+    ] = SearchMode.AUTO.value,
     document_share: DocumentShareOption = None,
     bm25_k1: BM25K1Option = None,
     bm25_b: BM25BOption = None,

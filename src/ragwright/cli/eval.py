@@ -29,6 +29,7 @@ from ragwright.cli._common import (
     print_json,
     reports_errors,
 )
+from ragwright.cli._modes import mode_help, search_mode
 from ragwright.errors import ConfigError
 from ragwright.evaluation import (
     ConfigResult,
@@ -42,7 +43,6 @@ from ragwright.evaluation import (
     run_file_paths,
     write_run_file,
 )
-from ragwright.pipeline.search.retrieval import SearchMode
 
 #: (row label, value getter, format, whether higher is better) for the text table.
 _Row = tuple[str, Callable[[ConfigResult], float], str, bool]
@@ -101,7 +101,10 @@ def eval_dataset(
         ),
     ] = None,
     mode: Annotated[
-        SearchMode | None, typer.Option(help="Retrieval mode (default hybrid).")
+        str | None,
+        typer.Option(
+            help=mode_help("Retrieval mode (default hybrid)."), parser=search_mode, metavar="MODE"
+        ),
     ] = None,
     embedder: Annotated[
         str | None,

@@ -32,6 +32,7 @@ from ragwright.cli._federation import (
     open_federation,
     print_warnings,
 )
+from ragwright.cli._modes import mode_help, search_mode
 from ragwright.config import load_config
 from ragwright.models import DEFAULT_COLLECTION, FTS5_BM25, MAX_BM25_K1, Hit, Route
 from ragwright.pipeline.search.request import Fusion, SearchMode, SearchRequest
@@ -78,8 +79,12 @@ SNIPPET_CHARS = 320
 def search(
     query: Annotated[str, typer.Argument(help="What to look for.")],
     mode: Annotated[
-        SearchMode | None,
-        typer.Option(help="Retrieval mode; auto: the planner chooses. [default: hybrid]"),
+        str | None,
+        typer.Option(
+            help=mode_help("Retrieval mode; auto: the planner chooses. [default: hybrid]"),
+            parser=search_mode,
+            metavar="MODE",
+        ),
     ] = None,
     top_k: Annotated[
         int | None,

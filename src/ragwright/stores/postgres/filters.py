@@ -38,7 +38,7 @@ from ragwright.filters import (
     check_limits,
     render_filter,
 )
-from ragwright.stores.postgres.permissions import readable_condition
+from ragwright.stores.postgres.permissions import readable_condition, readable_documents
 
 Params = list[object]
 
@@ -60,6 +60,22 @@ class FilterCompiler:
         if node is None:
             return _TRUE, params
         return self._compile(check_limits(node), params), params
+
+    def compile_readable_documents(self, node: Filter) -> tuple[sql.Composable, Params]:
+        """A caller's permissions (`Readable`, or an `And` of them: `readable_part`) as a
+        condition over documents ``d``, and its parameters."""
+        params: Params = []
+        match node:
+            case Readable(principals):
+                return readable_documents(self._readers, principals, params), params
+            case And(operands):
+                parts = []
+                for operand in operands:
+                    part, more = self.compile_readable_documents(operand)
+                    parts.append(part)
+                    params += more
+                return sql.SQL("({})").format(sql.SQL(" AND ").join(parts)), params
+        raise UnsupportedFilter(f"not a caller's permissions: {node!r}")
 
     def _compile(self, node: Filter, params: Params) -> sql.Composable:
         match node:
