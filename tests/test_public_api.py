@@ -13,8 +13,8 @@ import ragwright
 from ragwright import errors
 
 EXPECTED = {
-    "AccessDenied", "And", "Answer", "Arm", "BudgetExceeded", "Caller", "Chunk", "ChunkingConfig",
-    "CircuitOpen", "Citation",
+    "AccessDenied", "And", "Answer", "Arm", "BrokenSetting", "BudgetExceeded", "Caller", "Chunk",
+    "ChunkingConfig", "CircuitOpen", "Citation",
     "__version__", "ClusterError", "Comparison", "ConfigError", "CredentialsError",
     "DatasetError", "Document", "DocumentInfo", "EmbedderError", "EmbeddingSpace",
     "EmbeddingSpaceChanged", "EmbeddingSpaceMismatch", "Exists", "ExtractionBudgetExceeded",

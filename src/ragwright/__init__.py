@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ragwright.errors import (
     AccessDenied,
+    BrokenSetting,
     BudgetExceeded,
     CircuitOpen,
     ClusterError,
@@ -80,6 +81,7 @@ __all__ = [
     "And",
     "Answer",
     "Arm",
+    "BrokenSetting",
     "BudgetExceeded",
     "Caller",
     "Chunk",

@@ -15,6 +15,7 @@ The tree::
     ├── DatasetError                a dataset folder that cannot be read or trusted (names the file)
     ├── StoreError                  the index cannot be opened, read or written
     │   ├── IndexDamaged            a damaged file or not a ragwright index (message names `check`)
+    │   │   └── BrokenSetting       a settings row that cannot be read (names it and `repair`)
     │   ├── RepairRefused           `repair` cannot rebuild what `check` found (says what to do)
     │   ├── IndexTooNew             the index was created by a newer ragwright (a newer schema)
     │   ├── EmbeddingSpaceMismatch  the index was built with another embedding model
@@ -124,6 +125,26 @@ class IndexDamaged(StoreError):
         )
         self.location = location
         self.reason = reason
+
+
+class BrokenSetting(IndexDamaged):
+    """A settings row of the index that cannot be read: broken JSON, or a value of the wrong
+    type or shape (``key`` names the row). `ragwright check` names it, and `ragwright repair`
+    restores it (the embedding space, from the recorded embedder) or resets it."""
+
+    #: What to do, as the message says it (PostgreSQL's says otherwise: it has no repair).
+    REMEDY = "`ragwright repair` to restore or reset it"
+
+    def __init__(self, location: str | None, key: str, reason: str, remedy: str = REMEDY) -> None:
+        where = "the index" if location is None else f"the index at {location}"
+        StoreError.__init__(
+            self,
+            f"{where} has a broken setting {key!r} ({reason}). Run `ragwright check` to see "
+            f"what is wrong and {remedy}.",
+        )
+        self.location = location or ""
+        self.reason = reason
+        self.key = key
 
 
 class RepairRefused(StoreError):

@@ -345,6 +345,10 @@ class ChunkingSwapped:
 #: The setting each chunking swap increments in its transaction: a search that finds it
 #: unchanged around its retrieval read one chunking (`ragwright.pipeline.search.one_chunking`).
 CHUNKING_GENERATION = "chunking_generation"
+#: The setting a chunking swap that drops graph facts sets to "1" in its transaction, and a
+#: graph build that extracted every chunk sets to "0": a run stopped between the two leaves it
+#: "1", so the next reindex extracts the facts and `ragwright check` says they are missing.
+GRAPH_OWED = "graph_owed"
 
 
 @runtime_checkable
@@ -911,9 +915,16 @@ class CommunityStore(Protocol):
 @runtime_checkable
 class IndexRepair(Protocol):
     """A backend that rebuilds what is derived from a collection's stored text (`ragwright
-    repair`), and refuses with `RepairRefused` what it cannot rebuild."""
+    repair`), and refuses with `RepairRefused` what it cannot rebuild. ``space_of`` gives the
+    embedding space of an embedder spec: a broken record of the space is made again from the
+    recorded embedder."""
 
-    def repair(self, collection: str = DEFAULT_COLLECTION) -> RepairReport: ...
+    def repair(
+        self,
+        collection: str = DEFAULT_COLLECTION,
+        *,
+        space_of: Callable[[str], EmbeddingSpace] | None = None,
+    ) -> RepairReport: ...
 
 
 @dataclass(frozen=True, slots=True)

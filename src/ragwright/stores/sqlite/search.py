@@ -37,12 +37,15 @@ from ragwright.stores.sqlite.ann_index import AnnIndex
 from ragwright.stores.sqlite.cache_kinds import (
     ANN_SUFFIX,
     CACHE_SUFFIXES,
+    CANDIDATES_SUFFIX,
+    KEYWORDS_SUFFIX,
+    VECTORS_SUFFIX,
     ann_kind,
     candidates_kind,
     keyword_kind,
     vector_kind,
 )
-from ragwright.stores.sqlite.caches import DerivedCache
+from ragwright.stores.sqlite.caches import CacheKind, DerivedCache
 from ragwright.stores.sqlite.candidate_rows import CandidateRows
 from ragwright.stores.sqlite.change_log import covered_by_files, prune
 from ragwright.stores.sqlite.documents import condition_for
@@ -154,7 +157,6 @@ class SQLiteSearch(SQLiteSettings):
                 candidates_kind(),
                 self._cache_key,
                 background=self._background,
-                verify_later=self._background,
                 builds=self._builds,
             )
         return self._candidates.current(self._db.connection, generation)
@@ -278,6 +280,29 @@ class SQLiteSearch(SQLiteSettings):
             self._ann.wait()
         return 0 if ann is None else ann.rows.live_count
 
+    def rebuild_derived_files(self, suffixes: Sequence[str]) -> list[str]:
+        """Delete the derived files of these suffixes and build them again from the database
+        now (`repair` does this with damaged ones); the names of those built (the graph only
+        where faiss is installed, the vectors only once a space is recorded)."""
+        for suffix in suffixes:
+            derived.remove(self.path.with_name(self.path.name + suffix))
+        self._keywords = self._vectors = self._ann = self._candidates = None
+        space, built = self.space, []
+        kinds: dict[str, CacheKind[Any] | None] = {
+            KEYWORDS_SUFFIX: keyword_kind(self._tokenizer.tokenizer),
+            CANDIDATES_SUFFIX: candidates_kind(),
+            VECTORS_SUFFIX: None if space is None else vector_kind(space),
+            ANN_SUFFIX: None if space is None or not available() else ann_kind(space),
+        }
+        with self._db.lock, self._db.read_snapshot() as generation:
+            for suffix in suffixes:
+                kind = kinds.get(suffix)
+                if kind is not None:
+                    cache = DerivedCache(self.path, kind, self._cache_key, background=False)
+                    cache.current(self._db.connection, generation)
+                    built.append(cache.path.name)
+        return built
+
     def wait_for_caches(self) -> None:
         """Wait until the caches being built in the background are ready (tests, benchmarks)."""
         for cache in self._caches():
@@ -335,9 +360,7 @@ class SQLiteSearch(SQLiteSettings):
         it): from its file beside the database, caught up with the writes since."""
         if self._vectors is None:
             kind = vector_kind(space)
-            self._vectors = DerivedCache(
-                self.path, kind, self._cache_key, background=False, verify_later=self._background
-            )
+            self._vectors = DerivedCache(self.path, kind, self._cache_key, background=False)
         matrix = self._vectors.current(self._db.connection, generation)
         if matrix is None:  # a kind without a fallback is built in the query: never here
             raise StoreError(f"the vector cache of {self.path} could not be built")
@@ -375,9 +398,8 @@ class SQLiteSearch(SQLiteSettings):
             return None
         if self._ann is None:
             kind = ann_kind(space)
-            # Its file's checksums are checked before faiss reads it in place (a damaged
-            # graph could send a search outside its arrays), in the query: it is mapped,
-            # not parsed, so that costs one pass over the file, less than exact search.
+            # Its file's hashes are checked before faiss reads it in place (a damaged graph
+            # could send a search outside its arrays, or make faiss refuse it).
             self._ann = DerivedCache(
                 self.path, kind, self._cache_key, background=self._background, builds=self._builds
             )
@@ -395,7 +417,6 @@ class SQLiteSearch(SQLiteSettings):
                 kind,
                 self._cache_key,
                 background=self._background,
-                verify_later=self._background,
                 builds=self._builds,
             )
         return self._keywords.current(self._db.connection, generation)
