@@ -250,8 +250,7 @@ class BatchWriter:
         if not pending:
             return
         try:
-            texts = [chunk.embedded_text for item in pending for chunk in item.chunks]
-            vectors = self._embed(texts)
+            vectors = self._embed([chunk for item in pending for chunk in item.chunks])
         except EmbedderError as error:
             if len(pending) == 1:
                 failure = Failure(pending[0].document.source, f"embedding failed: {error}")
@@ -318,18 +317,19 @@ class BatchWriter:
         text are let go of by then, and given back."""
         release_freed_memory()
         while batch := list(itertools.islice(chunks, self.batch_chunks)):
-            vectors = self._embed([chunk.embedded_text for chunk in batch])
+            vectors = self._embed(batch)
             facts = self._extract_chunks(batch)
             extracted[0] += len(facts)
             yield ChunkBatch(batch, vectors, [facts[c.id] for c in batch if c.id in facts])
 
-    def _embed(self, texts: list[str]) -> Vectors:
-        """Embedded in calls of at most ``batch_chunks`` texts, into one array: a huge
-        document's vectors are never held twice."""
+    def _embed(self, chunks: Sequence[Chunk]) -> Vectors:
+        """The chunks' `embedded_text` embedded in calls of at most ``batch_chunks`` texts,
+        into one array: a huge document's vectors are never held twice, nor its texts (each a
+        chunk's text after its table header) made for more than one call at a time."""
         dimension = self.embedder.space.dimension
-        vectors = np.empty((len(texts), dimension), dtype=np.float32)
-        for start in range(0, len(texts), self.batch_chunks):
-            batch = texts[start : start + self.batch_chunks]
+        vectors = np.empty((len(chunks), dimension), dtype=np.float32)
+        for start in range(0, len(chunks), self.batch_chunks):
+            batch = [chunk.embedded_text for chunk in chunks[start : start + self.batch_chunks]]
             embedded = np.asarray(self.embedder.embed_documents(batch))
             if embedded.shape != (len(batch), dimension):
                 raise EmbedderError(
