@@ -15,9 +15,9 @@ import numpy as np
 
 from ragwright.chunkers import create_chunker
 from ragwright.embedders import create_embedder
-from ragwright.evaluation import BeirDataset, load_beir
+from ragwright.evaluation.dataset import corpus_documents
+from ragwright.evaluation.metrics import BeirDataset, load_beir
 from ragwright.models import Chunk, Document
-from ragwright.pipeline.evaluation.dataset import corpus_documents
 from ragwright.ports import DocumentWrite, Embedder, TokenCounter
 from ragwright.stores.sqlite import SQLiteStore
 

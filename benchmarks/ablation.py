@@ -15,7 +15,7 @@ import argparse
 from pathlib import Path
 
 from _scifact_index import DATASET
-from ragwright.pipeline.evaluate import EvalConfig, load_dataset, run_evaluation
+from ragwright.evaluation import EvalConfig, load_dataset, run_evaluation
 
 # (name, what it adds, the row it builds on, config). Each row changes one thing.
 ROWS: list[tuple[str, str, str | None, dict[str, object]]] = [

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ragwright import Index
-from ragwright.graph.community_model import CommunitySettings
+from ragwright.models.communities import CommunitySettings
 
 ROOT = Path(__file__).resolve().parent
 CORPUS = ROOT / "data" / "handbook" / "corpus"

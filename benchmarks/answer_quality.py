@@ -12,7 +12,7 @@ do. Each ``--variant`` is measured in the same run: ``words`` is the default, ``
 the extractive answer without what issue 16 added; ``lists`` adds a list quoted whole with its
 introduction, ``names`` the abstention on a name no passage mentions, ``after`` the
 ``passage_first`` step in search (the second round's default), ``quantities`` the quantity rule
-(`ragwright.pipeline.quantities`), ``money`` a price that must be a sum of money, ``quoted``
+(`ragwright.answers.quantities`), ``money`` a price that must be a sum of money, ``quoted``
 the abstention when no sentence to be quoted mentions the question's names, ``covered`` when
 their passages hold under half of the question's content words, ``words`` (the default) a
 sentence's own share of them added to its score.
@@ -38,8 +38,8 @@ from pathlib import Path
 
 from evidence import open_index, questions
 from ragwright import Index
+from ragwright.answers.extractive import ExtractiveOptions
 from ragwright.models import Answer, Hit, final_answer
-from ragwright.pipeline.extractive import ExtractiveOptions
 
 _NEW = ExtractiveOptions()
 #: Before a sentence's own share of the question's words counted in its score.

@@ -16,7 +16,7 @@ import numpy as np
 
 from _scifact_index import DATASET, documents
 from ragwright.chunkers import WholeDocumentChunker
-from ragwright.evaluation import evaluate, load_beir
+from ragwright.evaluation.metrics import evaluate, load_beir
 from ragwright.models import EmbeddingSpace
 from ragwright.ports import DocumentWrite
 from ragwright.stores.sqlite import SQLiteStore

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from _scifact_index import DATASET
 from bm25_ablation import build
-from ragwright.evaluation import evaluate, load_beir
+from ragwright.evaluation.metrics import evaluate, load_beir
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.stores.sqlite.schema import FTS_TOKENIZER
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from _quality_runs import add_dataset_arguments
-from ragwright.pipeline.evaluate import ConfigResult, EvalConfig, load_dataset, run_evaluation
+from ragwright.evaluation import ConfigResult, EvalConfig, load_dataset, run_evaluation
 
 BASE = (1.2, 0.75)  # FTS5's own, the default
 K1 = (0.8, 1.0, 1.2, 1.5)

@@ -23,15 +23,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ragwright.evaluation.config import EvalConfig
+from ragwright.evaluation.dataset import load_dataset
+from ragwright.evaluation.index_cache import build_or_reuse_index
 from ragwright.graph.communities import detect_communities
-from ragwright.graph.community_model import CommunitySettings
-from ragwright.graph.model import ChunkFacts, GraphSnapshot, Mention, Relation
 from ragwright.graph.reports import ExtractiveReporter
 from ragwright.index import Index
 from ragwright.models import Chunk
-from ragwright.pipeline.evaluation.config import EvalConfig
-from ragwright.pipeline.evaluation.dataset import load_dataset
-from ragwright.pipeline.evaluation.index_cache import build_or_reuse_index
+from ragwright.models.communities import CommunitySettings
+from ragwright.models.graph import ChunkFacts, GraphSnapshot, Mention, Relation
 
 ROOT = Path(__file__).resolve().parent
 DATASET = ROOT.parent.parent / "shared" / "datasets" / "hotpotqa-dev500"

@@ -16,8 +16,8 @@ import argparse
 from pathlib import Path
 
 from hotpot_answers import DATASET, _flat, gold_answers
+from ragwright.evaluation import EvalConfig, build_or_reuse_index, load_dataset
 from ragwright.models import Hit
-from ragwright.pipeline.evaluate import EvalConfig, build_or_reuse_index, load_dataset
 from ragwright.ports import TokenCounter
 from ragwright.processors import ContextCompressor
 

@@ -21,12 +21,12 @@ import numpy as np
 import numpy.typing as npt
 
 from _quality_runs import add_dataset_arguments, quality_runs
-from ragwright.evaluation import all_support_at_k, ndcg_at_k
+from ragwright.evaluation import EvalConfig, aggregate_hits, build_or_reuse_index
+from ragwright.evaluation.dataset import EvalDataset, load_dataset
+from ragwright.evaluation.metrics import all_support_at_k, ndcg_at_k
 from ragwright.index import Index
 from ragwright.models import Arm, Hit, Scale
-from ragwright.pipeline.evaluate import EvalConfig, aggregate_hits, build_or_reuse_index
-from ragwright.pipeline.evaluation.dataset import EvalDataset, load_dataset
-from ragwright.pipeline.fusion import convex_combination, zscore_combination
+from ragwright.pipeline.search.fusion import convex_combination, zscore_combination
 
 DEPTH = 200
 Fuse = Callable[[Sequence[Sequence[Hit]]], list[Hit]]

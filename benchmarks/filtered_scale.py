@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 from ragwright.filters import eq, parse_filter
-from ragwright.pipeline.retrieval import Retriever, SearchMode, SearchRequest
+from ragwright.pipeline.search.retrieval import Retriever, SearchMode, SearchRequest
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing.embedder import HashingEmbedder
 from scale import BUCKETS, DIMENSION, queries

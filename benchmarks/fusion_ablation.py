@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 
 from _quality_runs import add_dataset_arguments, quality_runs
-from ragwright.pipeline.evaluate import EvalConfig, load_dataset, run_evaluation
+from ragwright.evaluation import EvalConfig, load_dataset, run_evaluation
 
 #: The settings of the default before issue 16 (convex, chunks fused one by one).
 BEFORE: dict[str, object] = {"fusion": "convex", "document_share": 0.0}

@@ -31,11 +31,11 @@ import numpy as np
 import numpy.typing as npt
 
 from _quality_runs import add_dataset_arguments, quality_runs
-from ragwright.evaluation import all_support_at_k, ndcg_at_k
+from ragwright.evaluation import EvalConfig, build_or_reuse_index, run_evaluation
+from ragwright.evaluation.dataset import EvalDataset, load_dataset
+from ragwright.evaluation.metrics import all_support_at_k, ndcg_at_k
 from ragwright.index import Index
 from ragwright.models import Hit
-from ragwright.pipeline.evaluate import EvalConfig, build_or_reuse_index, run_evaluation
-from ragwright.pipeline.evaluation.dataset import EvalDataset, load_dataset
 from ragwright.processors.passage_first import _rarity
 from ragwright.stores.fts_query import query_terms
 from ragwright.stores.fts_terms import FTS5Terms

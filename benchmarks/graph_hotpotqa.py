@@ -21,14 +21,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from ragwright.graph.model import ChunkFacts, Mention, Relation
+from ragwright.evaluation.config import EvalConfig
+from ragwright.evaluation.dataset import EvalDataset, load_dataset
+from ragwright.evaluation.index_cache import build_or_reuse_index
+from ragwright.evaluation.scoring import Metrics, run_queries, score_runs
 from ragwright.graph.registry import create_extractor
 from ragwright.graph.snapshot import MemoryGraph
 from ragwright.index import Index
-from ragwright.pipeline.evaluation.config import EvalConfig
-from ragwright.pipeline.evaluation.dataset import EvalDataset, load_dataset
-from ragwright.pipeline.evaluation.index_cache import build_or_reuse_index
-from ragwright.pipeline.evaluation.scoring import Metrics, run_queries, score_runs
+from ragwright.models.graph import ChunkFacts, Mention, Relation
 from ragwright.ports import Embedder, Extractor, Vectors
 
 ROOT = Path(__file__).resolve().parent
@@ -122,7 +122,7 @@ def grid(index: Index, data: EvalDataset, base: EvalConfig, trials: Sequence[str
     print(row("hybrid", score(index, data, base, DEV)), flush=True)
     for trial in trials:
         overrides = dict(_setting(item) for item in trial.split())
-        search = base.search.but(mode="graph", **overrides)  # type: ignore[arg-type]
+        search = base.search.with_settings({"mode": "graph", **overrides})
         print(
             row(f"graph {trial}", score(index, data, replace(base, search=search), DEV)), flush=True
         )
@@ -164,7 +164,7 @@ def main() -> None:
             grid(index, data, base, args.grid)
             return
         overrides = dict(_setting(item) for item in args.set)
-        search = base.search.but(mode="graph", **overrides)  # type: ignore[arg-type]
+        search = base.search.with_settings({"mode": "graph", **overrides})
         graph_config = replace(base, name="graph", search=search)
         shown = {k: v for k, v in search.settings().items() if k.startswith("graph_")}
         print(f"graph settings: {json.dumps(shown)}, rrf_k {search.rrf_k}")

@@ -24,10 +24,10 @@ from typing import TypeVar
 import numpy as np
 
 from ragwright.graph.keys import entity_key
-from ragwright.graph.model import ChunkFacts, GraphSnapshot, Mention, Relation
 from ragwright.graph.search import GraphSearch, GraphSettings
 from ragwright.index import Index
 from ragwright.models import Chunk, Document
+from ragwright.models.graph import ChunkFacts, GraphSnapshot, Mention, Relation
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing import HashingEmbedder
 

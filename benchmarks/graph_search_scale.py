@@ -25,12 +25,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ragwright.graph.model import GraphSnapshot
+from ragwright.evaluation.dataset import corpus_documents, load_dataset
 from ragwright.graph.ppr import personalized_pagerank
 from ragwright.graph.registry import create_extractor
 from ragwright.graph.search import GraphSearch, GraphSettings
 from ragwright.index import Index
-from ragwright.pipeline.evaluation.dataset import corpus_documents, load_dataset
+from ragwright.models.graph import GraphSnapshot
 
 DATASET = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets" / "hotpotqa-dev500"
 MENTIONS_PER_CHUNK = 8

@@ -23,10 +23,10 @@ from pathlib import Path
 
 from answer_quality import VARIANTS, ask
 from ragwright import Index
-from ragwright.pipeline.evaluate import EvalConfig, build_or_reuse_index, load_dataset
-from ragwright.pipeline.evaluation.dataset import EvalDataset
-from ragwright.pipeline.extractive import ExtractiveOptions
-from ragwright.pipeline.quantities import asks_for_quantity
+from ragwright.answers.extractive import ExtractiveOptions
+from ragwright.answers.quantities import asks_for_quantity
+from ragwright.evaluation import EvalConfig, build_or_reuse_index, load_dataset
+from ragwright.evaluation.dataset import EvalDataset
 
 DATASET = Path("/work/shared/datasets/hotpotqa-dev500")
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from _scifact_index import DATASET
 from bm25_ablation import build
-from ragwright.evaluation import load_beir
+from ragwright.evaluation.metrics import load_beir
 from ragwright.stores.fts_query import STOP_WORDS, query_terms
 from ragwright.stores.fts_terms import FTS5Terms
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from _scifact_index import build_index, dataset
-from ragwright.pipeline.retrieval import Retriever, SearchMode, SearchRequest
+from ragwright.pipeline.search.retrieval import Retriever, SearchMode, SearchRequest
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -23,7 +23,7 @@ from pdf_files import build_text_pdf
 from ragwright.models import ParsedDocument
 from ragwright.parsers import HtmlParser, MarkdownParser, TextParser
 from ragwright.parsers.pdf import PdfParser
-from ragwright.pipeline.parse_worker import ParseLimits, ParseWorker
+from ragwright.pipeline.ingest.parse_worker import ParseLimits, ParseWorker
 from ragwright.ports import Parser
 
 MARKDOWN = "# Title\n\n" + "\n\n".join(

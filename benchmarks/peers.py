@@ -43,7 +43,7 @@ import numpy as np
 
 from _scifact_index import cached_vectors, dataset
 from ragwright.embedders import create_embedder
-from ragwright.pipeline.retrieval import Retriever, SearchMode, SearchRequest
+from ragwright.pipeline.search.retrieval import Retriever, SearchMode, SearchRequest
 from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore, derived
 from ragwright.stores.sqlite.cache_kinds import VECTORS_SUFFIX
 

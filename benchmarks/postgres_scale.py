@@ -51,7 +51,7 @@ import psycopg
 from _synthetic import CHUNKS_PER_DOCUMENT, Words, corpus
 from ragwright.filters import Filter, eq
 from ragwright.models import Chunk, Document, Hit
-from ragwright.pipeline.retrieval import Retriever, SearchRequest
+from ragwright.pipeline.search.retrieval import Retriever, SearchRequest
 from ragwright.ports import DocumentWrite
 from ragwright.stores.postgres import PostgresBackend
 from ragwright.stores.postgres.store import PostgresStore

@@ -4,8 +4,9 @@ retrieval call's p50/p95 per mode (query vectors given, so the embedder is not t
     .venv/bin/python benchmarks/postgres_scifact.py [--split test] [--cache-dir DIR] [--url URL]
 
 The SQLite index is eval's cached index of the default configuration (built on first use:
-several minutes of embedding); it is copied into PostgreSQL with `ragwright.pipeline.migrate`
-(the same vectors, ids and offsets, nothing re-embedded), so any difference is the store's.
+several minutes of embedding); it is copied into PostgreSQL with
+`ragwright.pipeline.rebuild.migrate` (the same vectors, ids and offsets, nothing re-embedded),
+so any difference is the store's.
 Quality goes through `Index.search`, the call `ragwright search` and `ragwright eval` make.
 Then HNSW is measured on these real vectors: each ``ef_search`` forced through the HNSW index
 (``exact_limit=0``), recall@10 against exact search and p50.
@@ -20,12 +21,12 @@ from pathlib import Path
 
 from postgres_scale import start_server
 from ragwright import Index
+from ragwright.evaluation import EvalConfig, build_or_reuse_index, load_dataset
+from ragwright.evaluation.scoring import run_queries, score_runs
 from ragwright.models import Hit
-from ragwright.pipeline.evaluate import EvalConfig, build_or_reuse_index, load_dataset
-from ragwright.pipeline.evaluation.scoring import run_queries, score_runs
-from ragwright.pipeline.migrate import migrate
-from ragwright.pipeline.retrieval import Retriever
-from ragwright.pipeline.search_request import SearchMode, SearchRequest
+from ragwright.pipeline.rebuild.migrate import migrate
+from ragwright.pipeline.search.request import SearchMode, SearchRequest
+from ragwright.pipeline.search.retrieval import Retriever
 from ragwright.ports import Store
 from ragwright.stores.postgres import PostgresBackend
 from ragwright.stores.sqlite import SQLiteBackend

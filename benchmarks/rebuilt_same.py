@@ -29,7 +29,7 @@ from pathlib import Path
 
 from _synthetic import BUCKETS
 from ragwright.filters import eq
-from ragwright.pipeline.retrieval import Retriever, SearchMode, SearchRequest
+from ragwright.pipeline.search.retrieval import Retriever, SearchMode, SearchRequest
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing.embedder import HashingEmbedder
 from scale import DIMENSION, current_rss_gb, delete_derived_files, peak_rss_gb, queries

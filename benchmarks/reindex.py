@@ -35,7 +35,7 @@ from ragwright.chunkers import create_chunker
 from ragwright.embedders import create_embedder
 from ragwright.index import ChunkingConfig
 from ragwright.models import Document
-from ragwright.pipeline.rechunk import RechunkReport
+from ragwright.pipeline.rebuild.rechunk import RechunkReport
 from ragwright.ports import TokenCounter
 
 

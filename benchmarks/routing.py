@@ -31,13 +31,13 @@ from pathlib import Path
 
 from aggregate_coverage import measure
 from graph_hotpotqa import QueryVectorCache, stored_facts
+from ragwright.evaluation.config import EvalConfig
+from ragwright.evaluation.dataset import EvalDataset, load_dataset
+from ragwright.evaluation.index_cache import build_or_reuse_index
+from ragwright.evaluation.scoring import QueryRun, run_queries, score_runs
 from ragwright.graph.registry import create_extractor
 from ragwright.graph.snapshot import MemoryGraph
 from ragwright.index import Index
-from ragwright.pipeline.evaluation.config import EvalConfig
-from ragwright.pipeline.evaluation.dataset import EvalDataset, load_dataset
-from ragwright.pipeline.evaluation.index_cache import build_or_reuse_index
-from ragwright.pipeline.evaluation.scoring import QueryRun, run_queries, score_runs
 from ragwright.planner import RulesPlanner
 
 ROOT = Path(__file__).resolve().parent

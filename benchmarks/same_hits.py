@@ -30,7 +30,7 @@ from typing import Any
 from _scifact_index import cached_vectors, dataset
 from ragwright.embedders import create_embedder
 from ragwright.models import Hit
-from ragwright.pipeline.retrieval import Retriever, SearchMode, SearchRequest
+from ragwright.pipeline.search.retrieval import Retriever, SearchMode, SearchRequest
 from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore
 
 DEPTHS = (10, 100)

@@ -49,7 +49,7 @@ import numpy as np
 from _synthetic import BUCKETS, CHUNKS_PER_DOCUMENT, Words, bulk_documents
 from ragwright.filters import Filter, eq, parse_filter
 from ragwright.models import Chunk, Document, EmbeddingSpace
-from ragwright.pipeline.retrieval import Retriever, SearchMode, SearchRequest
+from ragwright.pipeline.search.retrieval import Retriever, SearchMode, SearchRequest
 from ragwright.ports import DocumentWrite
 from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore
 from ragwright.stores.sqlite.cache_kinds import CACHE_SUFFIXES

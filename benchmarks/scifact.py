@@ -13,8 +13,8 @@ import tempfile
 from pathlib import Path
 
 from _scifact_index import build_index, dataset
-from ragwright.evaluation import evaluate
-from ragwright.pipeline.retrieval import Fusion, Retriever, SearchMode, SearchRequest
+from ragwright.evaluation.metrics import evaluate
+from ragwright.pipeline.search.retrieval import Fusion, Retriever, SearchMode, SearchRequest
 
 
 def ranked_documents(hits: list, limit: int = 10) -> list[str]:

@@ -29,9 +29,9 @@ from pathlib import Path
 
 from ragwright.embedders import create_embedder
 from ragwright.index import Index
-from ragwright.pipeline.ingest import IngestOptions
-from ragwright.pipeline.sync_status import SyncStatus
-from ragwright.pipeline.watch import Watcher, WatchOptions
+from ragwright.pipeline.ingest.ingestor import IngestOptions
+from ragwright.pipeline.sync.sync_status import SyncStatus
+from ragwright.pipeline.sync.watch import Watcher, WatchOptions
 
 
 def percentile(values: list[float], share: float) -> float:

@@ -15,8 +15,8 @@ from ragwright import Hit, Index
 from ragwright.errors import UnsupportedFilter
 from ragwright.filters import Filter
 from ragwright.models import Document, document_id_for
-from ragwright.pipeline.filter_fields import fields_of
-from ragwright.pipeline.search_request import SearchOptions, SearchRequest
+from ragwright.pipeline.search.filter_fields import fields_of
+from ragwright.pipeline.search.request import SearchOptions, SearchRequest
 from ragwright.ports import ResultProcessor
 from ragwright.query.model import QueryProcessor
 from ragwright.testing import HashingEmbedder

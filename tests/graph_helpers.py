@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ragwright.graph.keys import entity_key
-from ragwright.graph.model import GraphSnapshot
+from ragwright.models.graph import GraphSnapshot
 
 
 class FixedGraph:

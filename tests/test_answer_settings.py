@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from ragwright import Index
+from ragwright.answers.extractive import ExtractiveOptions
 from ragwright.answers.settings import AnswerSettings
 from ragwright.config import Config
 from ragwright.errors import ConfigError
-from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.testing import HashingEmbedder
 
 

@@ -16,8 +16,8 @@ from ragwright.answers import (
     create_engine,
 )
 from ragwright.answers.citations import MarkerFilter, resolve, strip_unknown
-from ragwright.answers.prompt import REMOVED, numbered, sanitize
 from ragwright.errors import ConfigError
+from ragwright.llms.prompt import REMOVED, numbered, sanitize
 from ragwright.models import Answer, Arm, Hit, Scale, Usage
 from ragwright.ports import AnswerEngine, ChatMessage, Completion, TokenLogprob
 from ragwright.testing import ScriptedLLM
@@ -333,6 +333,6 @@ def test_the_ask_options_are_exactly_the_fields_of_the_ask_request() -> None:
     import dataclasses
 
     from ragwright.index import AskOptions
-    from ragwright.pipeline.asking import AskRequest
+    from ragwright.pipeline.answer.asking import AskRequest
 
     assert set(AskOptions.__annotations__) == {f.name for f in dataclasses.fields(AskRequest)}

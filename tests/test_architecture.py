@@ -1,12 +1,16 @@
-"""Layering rules that keep the stores swappable: surfaces reach a store only through `Index`
-or a narrow port, never a concrete store; every port in ports.py has a consumer."""
+"""Layering rules: imports run down DESIGN.md's layers and no package imports another that
+imports it back (``scripts/import_layers.py``); surfaces reach a store only through `Index` or a
+narrow port, never a concrete store; every port in ports.py has a consumer."""
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 import inspect
 import re
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Protocol
 
 import pytest
@@ -15,6 +19,7 @@ from ragwright import Index, ports
 from ragwright.testing import HashingEmbedder
 
 SOURCE = Path(ports.__file__).parent
+LAYERS_SCRIPT = Path(__file__).parent.parent / "scripts" / "import_layers.py"
 SURFACES = ("cli", "server", "mcp_server", "connector", "datasets")
 CONCRETE_STORES = ("ragwright.stores.sqlite", "ragwright.stores.postgres")
 
@@ -60,3 +65,38 @@ def test_every_port_has_a_consumer() -> None:
         name for name in protocols if not any(re.search(rf"\b{name}\b", text) for text in others)
     ]
     assert protocols and unused == []
+
+
+def import_layers() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("import_layers", LAYERS_SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_no_import_runs_up_a_layer() -> None:
+    layers = import_layers()
+    assert [f"{a.source} -> {a.target}" for a in layers.upward(layers.arrows())] == []
+
+
+def test_no_package_imports_one_that_imports_it() -> None:
+    layers = import_layers()
+    assert layers.cycles(layers.arrows()) == []
+
+
+def test_the_layer_rules_catch_what_they_forbid() -> None:
+    """The checks themselves: an arrow from the ports up to the index, and a pair of packages
+    importing each other, are found."""
+    layers = import_layers()
+    up = layers.Arrow("ports", "index")
+    back = [layers.Arrow("graph.search", "planner.rules"), layers.Arrow("planner", "graph")]
+    assert layers.upward([up]) == [up]
+    assert layers.cycles(back) == [["graph", "planner"]]
+
+
+def test_every_module_has_a_layer() -> None:
+    layers = import_layers()
+    for module in layers.modules():
+        layers.layer(module)  # exits naming the module when none fits

@@ -14,10 +14,10 @@ import pytest
 from cli_helpers import runner
 from ragwright.cli import app
 from ragwright.errors import ConfigError
+from ragwright.evaluation import EvalConfig
 from ragwright.index import Index
 from ragwright.models import FTS5_BM25, BM25Parameters
-from ragwright.pipeline.evaluate import EvalConfig
-from ragwright.pipeline.search_request import SearchRequest
+from ragwright.pipeline.search.request import SearchRequest
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.store_contract import SPACE, make_document, vectors_for
@@ -123,7 +123,7 @@ def test_the_settings_reach_every_search_mode(tmp_path: Path) -> None:
     index.ingest(folder, base=folder)
     flat = SearchRequest.from_mapping({"bm25_b": 0.0, "mode": "bm25", "top_k": 2})
     assert [h.source for h in index.search("oak", flat)] == ["doc1.md", "doc0.md"]
-    assert [h.source for h in index.search("oak", flat.but(bm25_b=0.75))] == [
+    assert [h.source for h in index.search("oak", flat.with_settings({"bm25_b": 0.75}))] == [
         "doc0.md",
         "doc1.md",
     ]

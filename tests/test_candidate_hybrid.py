@@ -14,7 +14,7 @@ import pytest
 
 from ragwright.filters import Filter, parse_filter
 from ragwright.models import FTS5_BM25, Arm, BM25Parameters, Candidate, Chunk, Hit
-from ragwright.pipeline.retrieval import Fusion, Retriever, SearchMode, SearchRequest
+from ragwright.pipeline.search.retrieval import Fusion, Retriever, SearchMode, SearchRequest
 from ragwright.ports import CandidateSearch, Vectors
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.terms import content_words, passage_text

@@ -10,7 +10,7 @@ from pathlib import Path
 from global_corpus import write_corpus
 from ragwright import Index
 from ragwright.config import Config
-from ragwright.graph.community_model import (
+from ragwright.models.communities import (
     CommunityBuild,
     CommunityReport,
     CommunitySettings,

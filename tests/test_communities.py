@@ -8,9 +8,9 @@ import pytest
 
 from ragwright.errors import ConfigError
 from ragwright.graph.communities import detect_communities
-from ragwright.graph.community_model import CommunitySettings
-from ragwright.graph.model import ChunkFacts, Mention, Relation
 from ragwright.graph.snapshot import build_snapshot
+from ragwright.models.communities import CommunitySettings
+from ragwright.models.graph import ChunkFacts, Mention, Relation
 
 
 def _clique_facts(groups: list[list[str]], bridges: list[tuple[str, str]]) -> list[ChunkFacts]:

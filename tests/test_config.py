@@ -6,7 +6,7 @@ import pytest
 
 from ragwright.config import CONFIG_ENV, Config, load_config
 from ragwright.errors import ConfigError
-from ragwright.pipeline.search_request import SearchRequest
+from ragwright.pipeline.search.request import SearchRequest
 
 
 def test_no_file_gives_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,11 +16,11 @@ from ragwright import Index
 from ragwright.chunkers import create_chunker
 from ragwright.chunkers.context_headers import ContextHeaderChunker, context_header
 from ragwright.errors import ConfigError
+from ragwright.evaluation import load_dataset, run_evaluation
+from ragwright.evaluation.config import EvalConfig
+from ragwright.evaluation.dataset import EvalDataset
 from ragwright.index import ChunkingConfig
 from ragwright.models import EMBEDDING_HEADER, KEYWORD_HEADER, Chunk, Document, EmbeddingSpace
-from ragwright.pipeline.evaluate import load_dataset, run_evaluation
-from ragwright.pipeline.evaluation.config import EvalConfig
-from ragwright.pipeline.evaluation.dataset import EvalDataset
 from ragwright.ports import Vectors
 from ragwright.testing import HashingEmbedder
 

@@ -24,7 +24,7 @@ from ragwright.cli import app
 from ragwright.errors import ConfigError, IndexDamaged, IndexTooNew, StoreError
 from ragwright.mcp_server import build_server
 from ragwright.models import Document, document_id_for
-from ragwright.pipeline.retrieval import SearchMode
+from ragwright.pipeline.search.retrieval import SearchMode
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing import HashingEmbedder
 from server_helpers import build_index, serve

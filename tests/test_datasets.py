@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 
 from ragwright import Index
 from ragwright.cli import app
-from ragwright.datasets.build import build_dataset, export_dataset
+from ragwright.connector.build import build_dataset, export_dataset
 from ragwright.errors import DatasetError
-from ragwright.pipeline.ingest import IngestOptions, Progress
+from ragwright.pipeline.ingest.ingestor import IngestOptions, Progress
 from ragwright.testing import HashingEmbedder
 
 runner = CliRunner()

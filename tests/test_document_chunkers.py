@@ -13,7 +13,7 @@ from ragwright import Index
 from ragwright.errors import ParseError
 from ragwright.index import ChunkingConfig
 from ragwright.models import EMBEDDING_HEADER, KEYWORD_HEADER, ParsedDocument
-from ragwright.pipeline.document_chunking import FusedFirst, FusedParser
+from ragwright.pipeline.ingest.document_chunking import FusedFirst, FusedParser
 from ragwright.ports import ChunkedDocument, ChunkSpan
 from ragwright.testing import HashingEmbedder
 

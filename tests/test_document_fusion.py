@@ -12,14 +12,14 @@ import pytest
 from cli_helpers import ingest_sample_docs, runner
 from ragwright.cli import app
 from ragwright.errors import ConfigError
+from ragwright.evaluation import EvalConfig
 from ragwright.models import Arm, Chunk, Hit, Scale
-from ragwright.pipeline.evaluate import EvalConfig
-from ragwright.pipeline.fusion import (
+from ragwright.pipeline.search.fusion import (
     convex_combination,
     reciprocal_rank_fusion,
     zscore_combination,
 )
-from ragwright.pipeline.retrieval import Fusion, Retriever, SearchRequest
+from ragwright.pipeline.search.retrieval import Fusion, Retriever, SearchRequest
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.store_contract import make_document

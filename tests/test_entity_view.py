@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from ragwright import Index
-from ragwright.graph.community_model import CommunitySettings
+from ragwright.models.communities import CommunitySettings
 from ragwright.testing import HashingEmbedder
 from server_helpers import serve
 from test_web_page import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS

@@ -1,4 +1,4 @@
-"""`ragwright eval` and `ragwright.pipeline.evaluate` on a tiny BEIR dataset written here.
+"""`ragwright eval` and `ragwright.evaluation` on a tiny BEIR dataset written here.
 
 The dataset is built so that BM25 rankings are known exactly: each query term occurs in one or
 two documents only, so the metrics below are computed by hand from the definitions.
@@ -18,8 +18,7 @@ from typer.testing import CliRunner
 from ragwright import Index
 from ragwright.cli import app
 from ragwright.errors import ConfigError, EmbeddingSpaceMismatch
-from ragwright.models import Arm, EmbeddingSpace
-from ragwright.pipeline.evaluate import (
+from ragwright.evaluation import (
     Aggregate,
     Chunking,
     EvalConfig,
@@ -37,8 +36,9 @@ from ragwright.pipeline.evaluate import (
     run_file_paths,
     trec_lines,
 )
-from ragwright.pipeline.evaluation.index_cache import keyword_only
-from ragwright.pipeline.search_request import (
+from ragwright.evaluation.index_cache import keyword_only
+from ragwright.models import Arm, EmbeddingSpace
+from ragwright.pipeline.search.request import (
     GRAPH_KEYS,
     PASSAGE_KEYS,
     Fusion,

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from ragwright.evaluation import (
+from ragwright.evaluation.metrics import (
     evaluate,
     hit_rate_at_k,
     load_beir,

@@ -4,8 +4,8 @@ import dataclasses
 
 import numpy as np
 
+from ragwright.answers.extractive import NOT_FOUND, ExtractiveAnswerer, ExtractiveOptions
 from ragwright.models import Arm, Document, Hit, Scale
-from ragwright.pipeline.extractive import NOT_FOUND, ExtractiveAnswerer, ExtractiveOptions
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.store_contract import make_document
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from ragwright import Index
+from ragwright.answers.extractive import NOT_FOUND, ExtractiveAnswerer, ExtractiveOptions
+from ragwright.answers.recency import SourceFacts, Strength, overrides
 from ragwright.models import Answer, Document
-from ragwright.pipeline.extractive import NOT_FOUND, ExtractiveAnswerer, ExtractiveOptions
-from ragwright.pipeline.recency import SourceFacts, Strength, overrides
 from ragwright.testing import HashingEmbedder
 
 

@@ -27,7 +27,7 @@ __all__ = ["personal", "team"]  # fixtures, used by name
 
 @pytest.fixture(scope="module")
 def both(team: Path, personal: str) -> Iterator[Federation]:
-    with Index.federate([f"team={team}", f"personal={personal}"], timeout=30) as federation:
+    with Federation.open([f"team={team}", f"personal={personal}"], timeout=30) as federation:
         yield federation
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from ragwright import Federation, Index
 from ragwright.errors import AccessDenied
-from ragwright.graph.community_model import CommunitySettings
+from ragwright.models.communities import CommunitySettings
 from ragwright.permissions import Caller
 from ragwright.server import ServerSettings, create_federation_app
 from ragwright.server.runner import running, server_for

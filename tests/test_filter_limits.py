@@ -25,7 +25,7 @@ from ragwright.filters import (
     Or,
     parse_filter,
 )
-from ragwright.pipeline.retrieval import SearchMode
+from ragwright.pipeline.search.retrieval import SearchMode
 from server_helpers import build_index, serve
 
 #: Graph mode runs hybrid search with the same filter first (test_graph_search covers it);

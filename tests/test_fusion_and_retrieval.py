@@ -8,8 +8,8 @@ import pytest
 from ragwright.errors import ConfigError, UnsupportedScale
 from ragwright.filters import parse_filter
 from ragwright.models import Arm, Chunk, Hit, Scale
-from ragwright.pipeline.fusion import convex_combination, reciprocal_rank_fusion
-from ragwright.pipeline.retrieval import Retriever, SearchMode, SearchRequest, arm_depth
+from ragwright.pipeline.search.fusion import convex_combination, reciprocal_rank_fusion
+from ragwright.pipeline.search.retrieval import Retriever, SearchRequest, arm_depth
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.store_contract import make_document
@@ -62,11 +62,21 @@ def retriever(tmp_path: Path) -> Retriever:
     return Retriever(store, embedder)
 
 
-@pytest.mark.parametrize("mode", [m for m in SearchMode if m is not SearchMode.SPARSE])
-def test_every_mode_finds_the_matching_chunk(retriever: Retriever, mode: SearchMode) -> None:
+@pytest.mark.parametrize("mode", ["bm25", "vector", "hybrid"])
+def test_every_arm_mode_finds_the_matching_chunk(retriever: Retriever, mode: str) -> None:
     hits = retriever.search("how do I install the package", SearchRequest(mode=mode, top_k=3))
     assert hits[0].chunk.text == "install the package with pip"
     assert len(hits) <= 3
+
+
+@pytest.mark.parametrize("mode", ["graph", "global", "auto"])
+def test_a_bare_retriever_refuses_the_modes_that_search_on_their_own(
+    retriever: Retriever, mode: str
+) -> None:
+    """Graph and global search (and auto's routing) need the index: a `Retriever` has only
+    the arms, and says so instead of answering with one of them."""
+    with pytest.raises(ConfigError, match=f"mode {mode}"):
+        retriever.search("install", SearchRequest(mode=mode))
 
 
 def test_hybrid_hits_say_which_arms_found_them(retriever: Retriever) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 import pytest
 
 from ragwright.models import Arm, Chunk, Hit, Scale
-from ragwright.pipeline.fusion import (
+from ragwright.pipeline.search.fusion import (
     convex_combination,
     reciprocal_rank_fusion,
     zscore_combination,

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from ragwright import Index
 from ragwright.errors import RagwrightError
 from ragwright.filters import And, Filter, Not, Or, parse_filter
-from ragwright.pipeline.retrieval import SearchMode
+from ragwright.pipeline.search.retrieval import SearchMode
 from server_helpers import build_index, serve
 from test_filters import leaves
 from test_mcp import call

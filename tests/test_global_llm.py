@@ -17,10 +17,10 @@ import pytest
 from global_corpus import write_corpus
 from ragwright import Index
 from ragwright.errors import BudgetExceeded
-from ragwright.graph.community_model import CommunitySettings
 from ragwright.llms.settings import Budget, LLMSettings
-from ragwright.pipeline.global_llm import MAP_TASK, REDUCE_TASK
-from ragwright.pipeline.llm_reports import TASK as REPORT_TASK
+from ragwright.models.communities import CommunitySettings
+from ragwright.pipeline.answer.global_llm import MAP_TASK, REDUCE_TASK
+from ragwright.pipeline.graph.llm_reports import TASK as REPORT_TASK
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.openai_server import OpenAIServer, Reply
 

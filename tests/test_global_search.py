@@ -11,9 +11,9 @@ import pytest
 from global_corpus import MUSIC, SPACE, THEMES, write_corpus
 from ragwright import Index
 from ragwright.errors import GraphNotBuilt, UnsupportedFilter, UnsupportedScale
-from ragwright.graph.community_model import CommunitySettings
 from ragwright.graph.global_search import is_yes_no
 from ragwright.models import Arm
+from ragwright.models.communities import CommunitySettings
 from ragwright.testing import HashingEmbedder
 
 SETTINGS = CommunitySettings(min_mentions=1)

@@ -18,8 +18,8 @@ from cli_helpers import runner
 from global_corpus import write_corpus
 from ragwright import Index
 from ragwright.cli import app
-from ragwright.graph.community_model import CommunitySettings
 from ragwright.mcp_server import build_server
+from ragwright.models.communities import CommunitySettings
 from ragwright.testing import HashingEmbedder
 from server_helpers import serve
 

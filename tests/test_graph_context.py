@@ -21,11 +21,11 @@ from ragwright.answers.graph_context import (
     GraphContext,
     GraphContextOptions,
 )
-from ragwright.answers.prompt import numbered
 from ragwright.answers.settings import AnswerSettings
 from ragwright.config import Config
 from ragwright.errors import ConfigError
 from ragwright.llms.openai import OpenAIChat
+from ragwright.llms.prompt import numbered
 from ragwright.llms.settings import LLMSettings
 from ragwright.models import Answer, Hit
 from ragwright.ports import GraphSource

@@ -11,9 +11,9 @@ import pytest
 from ragwright.errors import MissingDependencyError, RegistryError
 from ragwright.graph.extractors.rules import RuleExtractor
 from ragwright.graph.extractors.spacy import DROPPED_LABELS, NOUN_CHUNK_LABEL, SpacyExtractor
-from ragwright.graph.model import ChunkFacts
 from ragwright.graph.registry import create_extractor, default_extractor, extractor_names
 from ragwright.models import Chunk
+from ragwright.models.graph import ChunkFacts
 from ragwright.ports import Extractor
 
 TEXTS = [

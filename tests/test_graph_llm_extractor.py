@@ -27,11 +27,11 @@ from ragwright.graph.extractors.llm_reply import MIN_WEIGHT
 from ragwright.graph.extractors.llm_settings import LLMExtractionSettings
 from ragwright.graph.extractors.ontology import Ontology
 from ragwright.graph.keys import entity_key
-from ragwright.graph.model import ChunkFacts
 from ragwright.llms.openai import OpenAIChat
 from ragwright.llms.rate_limit import WINDOW, RateLimit, RateLimiter
 from ragwright.llms.settings import Budget, LLMSettings, Price
 from ragwright.models import Chunk, Usage
+from ragwright.models.graph import ChunkFacts
 from ragwright.ports import Extractor
 from ragwright.stores.sqlite import DATABASE_NAME
 from ragwright.testing import HashingEmbedder

@@ -19,10 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragwright.errors import RagwrightError
-from ragwright.graph.model import GraphSnapshot
 from ragwright.graph.ppr import WalkGraph, build_walk_graph
 from ragwright.graph.search import GraphSearch, GraphSettings
 from ragwright.graph.walk_cache import WalkGraphCache, patched_walk_graph
+from ragwright.models.graph import GraphSnapshot
 from ragwright.stores.graph_snapshot import SnapshotRows
 from ragwright.stores.postgres import connect
 from ragwright.stores.postgres.graph_refresh import CachedGraph as CachedPostgresGraph

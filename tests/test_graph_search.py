@@ -4,6 +4,7 @@ filter that the graph cannot widen."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,14 +14,14 @@ import pytest
 from ragwright import GraphNotBuilt, Index
 from ragwright.errors import ConfigError, MissingDependencyError, UnsupportedScale
 from ragwright.graph.extractors.rules import RuleExtractor
-from ragwright.graph.model import ChunkFacts
 from ragwright.graph.ppr import build_walk_graph, personalized_pagerank
 from ragwright.graph.search import GraphSearch, GraphSettings
 from ragwright.graph.snapshot import MemoryGraph, build_snapshot
-from ragwright.models import Arm, Chunk, Document, Hit, Scale
-from ragwright.pipeline.fusion import fuse_ranked_lists
-from ragwright.pipeline.graph_retrieval import bounded_newcomers
-from ragwright.pipeline.search_request import SearchOptions, SearchRequest
+from ragwright.models import Arm, BM25Parameters, Chunk, Document, Hit, Scale
+from ragwright.models.graph import ChunkFacts
+from ragwright.pipeline.search.fusion import fuse_ranked_lists
+from ragwright.pipeline.search.graph_retrieval import bounded_newcomers
+from ragwright.pipeline.search.request import SearchOptions, SearchRequest
 from ragwright.testing import HashingEmbedder
 
 QUERY = "Which waterway passes the hometown of Ada Quill?"
@@ -106,7 +107,9 @@ def test_graph_mode_finds_the_bridge_that_hybrid_misses(kb: Index) -> None:
     hybrid = kb.search(QUERY, top_k=3)
     assert sources(hybrid)[0] == "first.txt" and "bridge.txt" not in sources(hybrid)
     # Each ranking three deep, so the bridge can come from nowhere but the graph.
-    graph = kb.search(QUERY, top_k=3, mode="graph", arm_depth=3, graph_keep_top=1, **MIN_MAX)
+    graph = kb.search(
+        QUERY, top_k=3, mode="graph", arm_depth=3, graph=GraphSettings(keep_top=1), **MIN_MAX
+    )
     assert sources(graph)[:2] == ["first.txt", "bridge.txt"]
     first, bridge = graph[0], graph[1]
     assert Arm.GRAPH in first.arms and first.arms & {Arm.BM25, Arm.VECTOR}
@@ -118,7 +121,9 @@ def test_graph_mode_finds_the_bridge_that_hybrid_misses(kb: Index) -> None:
 
 def test_hybrids_first_hits_keep_their_places_and_the_graph_fills_after_them(kb: Index) -> None:
     hybrid = kb.search(QUERY, top_k=3, arm_depth=3, **MIN_MAX)
-    graph = kb.search(QUERY, top_k=4, mode="graph", arm_depth=3, graph_keep_top=3, **MIN_MAX)
+    graph = kb.search(
+        QUERY, top_k=4, mode="graph", arm_depth=3, graph=GraphSettings(keep_top=3), **MIN_MAX
+    )
     assert [h.chunk.id for h in graph[:3]] == [h.chunk.id for h in hybrid]
     assert sources(graph)[3] == "bridge.txt" and graph[3].arms == {Arm.GRAPH}
     assert Arm.GRAPH in graph[0].arms  # a kept hit still says the graph found it too
@@ -133,13 +138,13 @@ def test_the_graph_brings_at_most_graph_max_new_chunks_hybrid_did_not_rank(kb: I
     assert bounded_newcomers(ranked, known, 1000) == ranked
     # Through Index.search: with none allowed, the bridge hybrid missed stays out.
     options: SearchOptions = {"top_k": 3, "mode": "graph", "arm_depth": 3, **MIN_MAX}
-    assert "bridge.txt" in sources(kb.search(QUERY, graph_keep_top=1, **options))
-    none = kb.search(QUERY, graph_keep_top=1, graph_max_new=0, **options)
+    assert "bridge.txt" in sources(kb.search(QUERY, graph=GraphSettings(keep_top=1), **options))
+    none = kb.search(QUERY, graph=GraphSettings(keep_top=1, max_new=0), **options)
     hybrid = kb.search(QUERY, top_k=3, arm_depth=3, **MIN_MAX)
     assert {h.chunk.id for h in none} == {h.chunk.id for h in hybrid}
     assert any(Arm.GRAPH in h.arms for h in none)  # the walk still reorders what hybrid found
     # No hybrid hit known and none new allowed: the graph ranking is empty, hybrid's is left.
-    bare = kb.search(QUERY, graph_keep_top=1, graph_max_new=0, graph_known_depth=0, **options)
+    bare = kb.search(QUERY, graph=GraphSettings(keep_top=1, max_new=0, known_depth=0), **options)
     assert [h.chunk.id for h in bare] == [h.chunk.id for h in hybrid]
     assert not any(Arm.GRAPH in h.arms for h in bare)
 
@@ -215,10 +220,30 @@ def test_the_walk_follows_the_stores_graph_after_each_write(tmp_path: Path) -> N
 
         def graph_sources() -> list[str]:
             return sources(index.search(QUERY, top_k=3, mode="graph", arm_depth=3,
-                                        graph_keep_top=1, **MIN_MAX))  # fmt: skip
+                                        graph=GraphSettings(keep_top=1), **MIN_MAX))  # fmt: skip
 
         assert "bridge.txt" not in graph_sources()
         assert index.ingest_documents([everything["bridge.txt"]], extractor="rules").ok
         assert graph_sources()[:2] == ["first.txt", "bridge.txt"]
         assert index.delete("bridge.txt")
         assert "bridge.txt" not in graph_sources() and graph_sources()[0] == "first.txt"
+
+
+def test_search_options_name_every_request_field_but_the_processors() -> None:
+    """`Index.search`'s keyword options are the request's fields: one list, checked here."""
+    fields = {field.name for field in dataclasses.fields(SearchRequest)}
+    assert set(SearchOptions.__annotations__) == fields - {"processors"}
+
+
+def test_flat_settings_nest_into_the_graph_and_bm25_values() -> None:
+    request = SearchRequest().with_settings(
+        {"mode": "graph", "graph_max_new": 3, "graph_weight": 2.0, "bm25_k1": 0.9}
+    )
+    assert request.graph == GraphSettings(max_new=3, weight=2.0)
+    assert request.bm25 == BM25Parameters(k1=0.9)
+    assert request.settings()["graph_max_new"] == 3
+    assert SearchRequest.from_mapping(request.settings()) == request
+    with pytest.raises(ConfigError, match="graph_max_new must be an integer"):
+        SearchRequest().with_settings({"graph_max_new": -1})
+    with pytest.raises(ConfigError, match="unknown search setting 'graph_speed'"):
+        SearchRequest().with_settings({"graph_speed": 2})

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from ragwright.errors import ConfigError
-from ragwright.graph.model import ChunkFacts, Mention, Relation
 from ragwright.graph.snapshot import EDGE_WEIGHT_CAP, MemoryGraph, build_snapshot
+from ragwright.models.graph import ChunkFacts, Mention, Relation
 from ragwright.ports import GraphSource
 
 EXTRACTOR = "test:1"

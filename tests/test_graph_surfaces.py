@@ -17,10 +17,10 @@ from cli_helpers import runner
 from ragwright import Index
 from ragwright.cli import app
 from ragwright.errors import MissingDependencyError, RegistryError
-from ragwright.graph.community_model import CommunitySettings
 from ragwright.graph.registry import create_extractor
 from ragwright.mcp_server import build_server
 from ragwright.mcp_server.results import UNTRUSTED_NOTICE
+from ragwright.models.communities import CommunitySettings
 from ragwright.testing import HashingEmbedder
 from server_helpers import serve
 

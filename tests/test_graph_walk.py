@@ -10,7 +10,6 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from ragwright.graph.model import ChunkFacts, Mention, Relation
 from ragwright.graph.ppr import (
     WalkGraph,
     build_walk_graph,
@@ -19,6 +18,7 @@ from ragwright.graph.ppr import (
 )
 from ragwright.graph.search import GraphSearch, GraphSettings
 from ragwright.graph.snapshot import build_snapshot
+from ragwright.models.graph import ChunkFacts, Mention, Relation
 
 
 def chain_facts(prefix: str, chunks: int, seed: int) -> list[ChunkFacts]:

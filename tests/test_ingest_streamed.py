@@ -15,8 +15,8 @@ import pytest
 from ragwright.chunkers import create_chunker
 from ragwright.errors import EmbedderError, IngestLimitExceeded
 from ragwright.models import Document, document_id_for
-from ragwright.pipeline.discover import read_within
-from ragwright.pipeline.ingest import IngestOptions, IngestReport, ingest_documents
+from ragwright.pipeline.ingest.discover import read_within
+from ragwright.pipeline.ingest.ingestor import IngestOptions, IngestReport, ingest_documents
 from ragwright.ports import ChunkBatch, DocumentWrite, Vectors
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing import HashingEmbedder

@@ -183,7 +183,10 @@ def test_search_restricts_to_sources_by_path_or_id(kb: Index) -> None:
         ({"query": ""}, "at least 1 character"),
         ({"query": "dawn", "top_k": 0}, "greater than or equal to 1"),
         ({"query": "dawn", "top_k": 101}, "less than or equal to 100"),
-        ({"query": "dawn", "mode": "fuzzy"}, "'global', 'auto' or 'sparse'"),
+        (
+            {"query": "dawn", "mode": "fuzzy"},
+            "'fuzzy' is none of bm25, vector, hybrid, graph, global, auto, sparse",
+        ),
         ({"query": "dawn", "sources": [f"s{i}" for i in range(101)]}, "at most 100 items"),
         ({"query": "dawn", "filter": "year >"}, "expected a value"),
     ],

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from ragwright import Index, StoreError
 from ragwright.cli import app as cli
 from ragwright.models import CacheStats, LedgerRow, Usage
-from ragwright.pipeline.migrate import migrate
-from ragwright.pipeline.migrate_llm import migrate_llm_records
+from ragwright.pipeline.rebuild.migrate import migrate
+from ragwright.pipeline.rebuild.migrate_llm import migrate_llm_records
 from ragwright.ports import Completion, LLMRecordsCopy, TokenLogprob
 from ragwright.stores import open_backend
 from ragwright.stores.postgres import PostgresBackend

@@ -16,7 +16,7 @@ from ragwright.config import Config
 from ragwright.errors import BudgetExceeded, ConfigError
 from ragwright.llms.settings import Budget, LLMSettings
 from ragwright.models import Route
-from ragwright.planner import Capabilities, LLMPlanner, RulesPlanner, dispatch, requested
+from ragwright.planner import LLMPlanner, RulesPlanner, dispatch, requested
 from ragwright.planner.settings import PlannerSettings
 from ragwright.ports import ModePlanner
 from ragwright.testing import HashingEmbedder
@@ -80,15 +80,26 @@ def test_comparisons_go_where_configured() -> None:
 
 def test_dispatch_runs_what_the_index_can_and_says_why_it_fell_back() -> None:
     graph = Route("graph", "bridge phrasing 'the woman who portrayed'")
-    assert dispatch(graph, Capabilities(graph=True)) == graph
-    fallen = dispatch(graph, Capabilities())
+    no_graph = {"graph": "this index has no entity graph (graph build)"}
+    assert dispatch(graph, lambda mode: None) == graph
+    fallen = dispatch(graph, no_graph.get)
     assert (fallen.mode, fallen.planned) == ("hybrid", "graph")
     assert fallen.reason.startswith("bridge phrasing") and "no entity graph" in fallen.reason
-    global_ = dispatch(Route("global", "aggregation cue 'main themes'"), Capabilities(graph=True))
-    assert (global_.mode, global_.planned) == ("hybrid", "global")
-    assert "no global search (no community reports), so hybrid" in global_.reason
-    assert dispatch(Route("global", "x"), Capabilities(global_search=True)).mode == "global"
+    assert fallen.reason.endswith("(graph build), so hybrid")
+    assert dispatch(Route("global", "x"), no_graph.get).mode == "global"
     assert requested("bm25") == Route("bm25", "mode bm25 was asked for", planner="request")
+
+
+def test_the_modes_say_what_an_index_without_graph_or_reports_cannot_run(tmp_path: Path) -> None:
+    with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
+        route = kb.plan("What are the main themes across all the documents?")
+        assert (route.mode, route.planned) == ("hybrid", "graph")
+        assert "no entity graph (graph build), so hybrid" in route.reason
+    global_ = RulesPlanner(aggregate_mode="global")
+    with Index(tmp_path / "kb", embedder=HashingEmbedder(), planner=global_) as kb:
+        route = kb.plan("What are the main themes across all the documents?")
+        assert (route.mode, route.planned) == ("hybrid", "global")
+        assert "no global search (no community reports), so hybrid" in route.reason
 
 
 def test_planner_settings_come_from_the_planner_table() -> None:

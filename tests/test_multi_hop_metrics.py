@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ragwright.evaluation import all_support_at_k
-from ragwright.pipeline.evaluation.scoring import QueryRun, RankedDocument, score_runs
+from ragwright.evaluation.metrics import all_support_at_k
+from ragwright.evaluation.scoring import QueryRun, RankedDocument, score_runs
 
 
 def run(query_id: str, ranked: list[str]) -> QueryRun:

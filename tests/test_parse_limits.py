@@ -17,8 +17,8 @@ from ragwright.chunkers import create_chunker
 from ragwright.errors import ParseError, ParseLimitExceeded
 from ragwright.models import ParsedDocument
 from ragwright.parsers import ParserRegistry, TextParser
-from ragwright.pipeline.ingest import IngestOptions, Ingestor, IngestReport
-from ragwright.pipeline.parse_worker import ParseLimits, ParseWorker
+from ragwright.pipeline.ingest.ingestor import IngestOptions, Ingestor, IngestReport
+from ragwright.pipeline.ingest.parse_worker import ParseLimits, ParseWorker
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing import HashingEmbedder
 

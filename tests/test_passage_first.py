@@ -123,7 +123,7 @@ def test_search_reorders_its_fused_candidates_as_the_settings_say(tmp_path: Path
 
 
 def test_negative_weights_in_the_search_settings_are_refused() -> None:
-    from ragwright.pipeline.search_request import SearchRequest
+    from ragwright.pipeline.search.request import SearchRequest
 
     with pytest.raises(ConfigError, match=r"\[search\].*passage_coverage_weight"):
         SearchRequest.from_mapping({"passage_coverage_weight": -1})

@@ -19,9 +19,9 @@ from ragwright.cli import app
 from ragwright.config import Config
 from ragwright.errors import ConfigError
 from ragwright.models import Arm, Chunk, Hit, Route, Scale
-from ragwright.pipeline.per_document import PerDocument, routed
-from ragwright.pipeline.search_request import SearchRequest
-from ragwright.planner import Capabilities, RulesPlanner, dispatch
+from ragwright.pipeline.search.per_document import PerDocument, routed
+from ragwright.pipeline.search.request import SearchRequest
+from ragwright.planner import RulesPlanner, dispatch
 from ragwright.planner.settings import PlannerSettings
 from ragwright.testing import HashingEmbedder
 from server_helpers import serve
@@ -119,7 +119,7 @@ def test_the_aggregation_route_caps_and_every_way_of_asking_runs_it(index: Index
     assert RulesPlanner(aggregate_per_document=0).route(AGGREGATE).per_document == 0
     assert RulesPlanner().route("How do kettles boil water?").per_document == 0
     # The cap survives the dispatch's fallback to hybrid (no entity graph here).
-    fallen = dispatch(route, Capabilities())
+    fallen = dispatch(route, lambda mode: "this index has no entity graph")
     assert (fallen.mode, fallen.per_document) == ("hybrid", 1)
     assert routed(SearchRequest(), fallen) == SearchRequest(mode="hybrid", per_document=1)
     assert routed(SearchRequest(per_document=3), Route("graph", "x")).per_document == 3

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from ragwright import Index
+from ragwright import Federation, Index
 from ragwright.config import Config
 from ragwright.errors import AccessDenied, ConfigError
 from ragwright.models import Hit
 from ragwright.permissions import EVERYONE, Caller, PermissionRules
-from ragwright.pipeline.search_request import SearchRequest
+from ragwright.pipeline.search.request import SearchRequest
 from ragwright.ports import Checkpoint, ListingOutcome, SourceItem
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.extractor import CapitalizedExtractor
@@ -167,7 +167,7 @@ def test_a_federated_search_applies_the_caller_in_every_member(
         with Index(tmp_path / name, embedder=HashingEmbedder(), config=RULES) as member:
             member.name_sources_from(folder)
             member.ingest(folder)
-    with Index.federate([str(tmp_path / "one"), str(tmp_path / "two")]) as federation:
+    with Federation.open([str(tmp_path / "one"), str(tmp_path / "two")]) as federation:
         everything = federation.search("kelp salaries")
         assert {h.source for h in everything.hits} == {"guide.md", "hr/salaries.md"}
         found = federation.search("kelp salaries", caller=STAFF)

@@ -11,9 +11,9 @@ import pytest
 from cli_helpers import app, ingest_sample_docs, runner
 from ragwright import Index
 from ragwright.errors import ConfigError, RegistryError
+from ragwright.evaluation.config import EvalConfig
 from ragwright.models import Document
-from ragwright.pipeline.evaluation.config import EvalConfig
-from ragwright.pipeline.search_request import SearchRequest
+from ragwright.pipeline.search.request import SearchRequest
 from ragwright.processors.specs import ProcessorSpec
 from ragwright.testing import HashingEmbedder
 

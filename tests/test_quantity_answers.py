@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from ragwright import Index
-from ragwright.pipeline.extractive import NOT_FOUND, ExtractiveOptions
-from ragwright.pipeline.quantities import asks_for_quantity, states_quantity
+from ragwright.answers.extractive import NOT_FOUND, ExtractiveOptions
+from ragwright.answers.quantities import asks_for_quantity, states_quantity
 from ragwright.testing import HashingEmbedder
 
 

@@ -7,7 +7,7 @@ import pytest
 from ragwright.errors import ConfigError, RagwrightError, UnsupportedScale
 from ragwright.filters import Filter
 from ragwright.models import FTS5_BM25, BM25Parameters, Hit, Scale
-from ragwright.pipeline.retrieval import Retriever, SearchRequest
+from ragwright.pipeline.search.retrieval import Retriever, SearchRequest
 from ragwright.ports import LLM, Vectors
 from ragwright.query import (
     HyDE,

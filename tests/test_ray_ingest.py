@@ -22,7 +22,7 @@ from ragwright.distributed.cluster import RaySettings, connected, worker_count
 from ragwright.distributed.ray_ingest import ingest_on_ray
 from ragwright.distributed.recipe import ChunkerRecipe, EmbedderRecipe, WorkerRecipe
 from ragwright.parsers import MarkdownParser, ParserRegistry
-from ragwright.pipeline.ingest import IngestOptions, Ingestor, Progress
+from ragwright.pipeline.ingest.ingestor import IngestOptions, Ingestor, Progress
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing import HashingEmbedder
 

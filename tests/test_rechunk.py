@@ -19,8 +19,8 @@ from cli_helpers import app, ingest_sample_docs, runner
 from ragwright import Index
 from ragwright.errors import ConfigError
 from ragwright.index import ChunkingConfig
-from ragwright.pipeline.one_chunking import within_one_chunking
-from ragwright.pipeline.rechunk import RechunkReport
+from ragwright.pipeline.rebuild.rechunk import RechunkReport
+from ragwright.pipeline.search.one_chunking import within_one_chunking
 from ragwright.ports import CHUNKING_GENERATION
 
 EMBEDDER = "hashing:64"
@@ -168,7 +168,7 @@ import sys, time
 from ragwright import Index
 from ragwright.index import ChunkingConfig
 from ragwright.chunkers import create_chunker
-from ragwright.pipeline.rechunk import Rechunker
+from ragwright.pipeline.rebuild.rechunk import Rechunker
 from ragwright.ports import Chunking
 from ragwright.testing import HashingEmbedder
 

@@ -156,7 +156,7 @@ def test_dropping_the_previous_space_frees_its_vectors(index_dir: Path) -> None:
 RESUMABLE = """
 import sys, time
 from pathlib import Path
-from ragwright.pipeline.reindex import Reindexer
+from ragwright.pipeline.rebuild.reindex import Reindexer
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing import HashingEmbedder
 

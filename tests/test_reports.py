@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 
-from ragwright.graph.community_model import Community
-from ragwright.graph.model import ChunkFacts, Mention, Relation
 from ragwright.graph.reports import ExtractiveReporter, community_inputs
 from ragwright.graph.snapshot import build_snapshot
 from ragwright.models import Chunk
-from ragwright.pipeline.llm_reports import LLMReporter
+from ragwright.models.communities import Community
+from ragwright.models.graph import ChunkFacts, Mention, Relation
+from ragwright.pipeline.graph.llm_reports import LLMReporter
 from ragwright.testing.llm import ScriptedLLM
 
 TEXTS = {

@@ -3,7 +3,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragwright.pipeline.sentences import sentence_spans
+from ragwright.sentences import sentence_spans
 
 
 def sentences(text: str) -> list[str]:

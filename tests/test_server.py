@@ -85,7 +85,7 @@ def test_search_takes_the_fusion_settings_over_the_search_table(index: Index) ->
         body = {"query": "install on linux", "mode": "bm25", "bm25_k1": 2.0, "bm25_b": 0.0}
         response = client.post("/v1/search", json=body)
         scores = [hit["score"] for hit in response.json()["hits"]]
-        flat = tuned.but(mode="bm25", bm25_k1=2.0, bm25_b=0.0)
+        flat = tuned.with_settings({"mode": "bm25", "bm25_k1": 2.0, "bm25_b": 0.0})
         assert scores == [hit.score for hit in index.search("install on linux", flat)]
         fts5 = tuned.but(mode="bm25")
         assert scores != [hit.score for hit in index.search("install on linux", fts5)]

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from ragwright import Index
 from ragwright.cli import app
-from ragwright.pipeline.folder_sync import RACY_NS
+from ragwright.pipeline.sync.folder_sync import RACY_NS
 from ragwright.sources import FolderSource
 from ragwright.testing import HashingEmbedder
 from sync_helpers import documents, run_sync, sync_command, sync_environment, wait_for

@@ -23,7 +23,7 @@ import pytest
 from ragwright import Index
 from ragwright.config import Config
 from ragwright.errors import CredentialsError
-from ragwright.pipeline.folder_sync import SyncReport
+from ragwright.pipeline.sync.folder_sync import SyncReport
 from ragwright.sources import open_source
 from ragwright.sources.graphql import DOCUMENTS_QUERY, ApiKeyAuth, GraphQLSource
 from ragwright.sources.settings import SourceSettings

@@ -20,7 +20,7 @@ import pytest
 
 from ragwright import Index
 from ragwright.config import Config
-from ragwright.pipeline.folder_sync import SyncReport
+from ragwright.pipeline.sync.folder_sync import SyncReport
 from ragwright.sources import open_source
 from ragwright.sources.settings import SourceSettings
 from ragwright.testing import HashingEmbedder

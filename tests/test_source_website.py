@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ragwright import Index
-from ragwright.pipeline.folder_sync import SyncReport
+from ragwright.pipeline.sync.folder_sync import SyncReport
 from ragwright.sources.website import WebsiteSource
 from ragwright.testing import HashingEmbedder
 from sync_helpers import Site, documents, serve_site, sync_command, sync_environment, wait_for

@@ -14,7 +14,8 @@ from cli_helpers import app, runner
 from ragwright import Index
 from ragwright.errors import ConfigError, RegistryError
 from ragwright.models import Arm, Document, Scale
-from ragwright.pipeline.search_request import SearchRequest
+from ragwright.pipeline.search.arms import HYBRID, SPARSE
+from ragwright.pipeline.search.request import SearchRequest
 from ragwright.sparse import create_sparse_encoder
 from ragwright.sparse.splade import SpladeEncoder
 from ragwright.testing import HashingEmbedder
@@ -116,8 +117,8 @@ def test_a_search_needing_the_arm_on_an_index_without_it_says_how_to_build_it(
 def test_bad_settings_and_specs_are_typed_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="sparse_weight must be a number >= 0"):
         SearchRequest(sparse_weight=-1)
-    assert SearchRequest.from_mapping({"sparse_weight": 0.5}).sparse
-    assert not SearchRequest().sparse and SearchRequest(mode="sparse").sparse
+    assert HYBRID.runs_sparse(SearchRequest.from_mapping({"sparse_weight": 0.5}))
+    assert not HYBRID.runs_sparse(SearchRequest()) and SPARSE.runs_sparse(SearchRequest())
     with pytest.raises(RegistryError, match="unknown sparse encoder"):
         create_sparse_encoder("nope:x")
     with pytest.raises(ConfigError, match="not a folder"):

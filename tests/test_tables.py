@@ -256,7 +256,7 @@ def test_search_shows_the_header_with_a_continuing_row(
 
 
 def test_an_answer_prompt_gives_a_continuing_row_its_header() -> None:
-    from ragwright.answers.prompt import Prompter, numbered
+    from ragwright.llms.prompt import Prompter, numbered
     from ragwright.models import Arm, Hit, Scale
 
     header = "| City | Population |\n| --- | --- |"

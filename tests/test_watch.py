@@ -14,8 +14,8 @@ from collections import Counter
 from pathlib import Path
 
 from ragwright import Index
-from ragwright.pipeline.folder_sync import within
-from ragwright.pipeline.watch import Settling
+from ragwright.pipeline.sync.folder_sync import within
+from ragwright.pipeline.sync.watch import Settling
 from watch_helpers import CountingEmbedder, fresh_state, index_state, settled, wait_for, watching
 
 WORDS = "apple river stone cloud maple ember harbor violet quartz meadow lantern tundra".split()

@@ -10,9 +10,9 @@ import pytest
 
 from ragwright import Index
 from ragwright.llms.settings import ENGINES, LLMSettings
-from ragwright.pipeline.folder_sync import SyncReport
-from ragwright.pipeline.ingest import Failure
-from ragwright.pipeline.sync_status import SyncStatus
+from ragwright.pipeline.ingest.ingestor import Failure
+from ragwright.pipeline.sync.folder_sync import SyncReport
+from ragwright.pipeline.sync.sync_status import SyncStatus
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.openai_server import OpenAIServer, Reply, quoting_responder
 from server_helpers import model_breaking_mid_stream, serve

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from ragwright import Index
-from ragwright.pipeline.sync_status import SyncStatus
-from ragwright.pipeline.watch import Watcher, WatchOptions
+from ragwright.pipeline.sync.sync_status import SyncStatus
+from ragwright.pipeline.sync.watch import Watcher, WatchOptions
 from ragwright.ports import Vectors
 from ragwright.testing import HashingEmbedder
 

@@ -70,8 +70,8 @@ from ragwright.models import (
 )
 from ragwright.parsers.options import ParserOptions
 from ragwright.permissions import Caller
-from ragwright.pipeline.ingest import IngestOptions, IngestReport
-from ragwright.pipeline.search_request import Fusion, SearchMode, SearchRequest
+from ragwright.pipeline.ingest.ingestor import IngestOptions, IngestReport
+from ragwright.pipeline.search.request import Fusion, SearchMode, SearchRequest
 
 __version__ = "0.1.0"
 

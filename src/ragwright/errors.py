@@ -46,10 +46,7 @@ empty results.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ragwright.graph.model import ChunkFacts
+from typing import Any
 
 
 class RagwrightError(Exception):
@@ -259,7 +256,9 @@ class ExtractionBudgetExceeded(BudgetExceeded):
     before it did, in input order: write them, and a later run (with more budget) goes on
     from there; the response cache answers again whatever was asked already."""
 
-    def __init__(self, cause: BudgetExceeded, facts: Sequence[ChunkFacts], total: int) -> None:
+    # ``facts`` are `ragwright.models.graph.ChunkFacts`, not named here: the error tree sits
+    # below the models, which raise its errors.
+    def __init__(self, cause: BudgetExceeded, facts: Sequence[Any], total: int) -> None:
         super().__init__(
             f"graph extraction stopped after {len(facts)} of {total} chunks: {cause.reason}",
             calls=cause.calls,

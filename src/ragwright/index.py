@@ -16,8 +16,9 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack
+from typing import Any, TypedDict, Unpack
 
+from ragwright.answers.extractive import ExtractiveOptions
 from ragwright.answers.settings import AnswerSettings
 from ragwright.chunkers import DEFAULT_CHUNKER, create_chunker
 from ragwright.config import Config
@@ -30,11 +31,9 @@ from ragwright.errors import (
     StoreError,
 )
 from ragwright.filters import Filter, parse_filter
-from ragwright.graph.community_model import CommunityBuild, CommunitySettings, StoredCommunity
 from ragwright.graph.export import GraphExport
-from ragwright.graph.extractor_context import ExtractorContext
+from ragwright.graph.extractors.context import ExtractorContext
 from ragwright.graph.neighbourhood import EntityNode, Neighbourhood
-from ragwright.graph.records import EntityInfo, GraphStats
 from ragwright.graph.registry import DEFAULT_EXTRACTOR, create_extractor
 from ragwright.graph.search import GraphSearch
 from ragwright.llms import create_llm
@@ -55,51 +54,54 @@ from ragwright.models import (
     document_id_for,
     final_answer,
 )
+from ragwright.models.communities import CommunityBuild, CommunitySettings, StoredCommunity
+from ragwright.models.graph_records import EntityInfo, GraphStats
 from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.registry import ParserRegistry
 from ragwright.permissions import EVERYONE, Caller, PermissionRules
-from ragwright.pipeline.asking import AnswerWorkflow, AskRequest, GraphContexts
-from ragwright.pipeline.communities import CommunityWorkflow, ReportsMade
-from ragwright.pipeline.community_view import CommunityView, community_view, entity_community
-from ragwright.pipeline.document_chunking import FusedFirst
-from ragwright.pipeline.extractive import ExtractiveOptions
-from ragwright.pipeline.filter_fields import missing_fields_warning
-from ragwright.pipeline.folder_source import FolderSourceSync
-from ragwright.pipeline.folder_sync import FolderSync, SyncReport
-from ragwright.pipeline.global_retrieval import GlobalRetriever
-from ragwright.pipeline.graph_build import (
+from ragwright.pipeline.answer.asking import AnswerWorkflow, AskRequest, GraphContexts
+from ragwright.pipeline.graph.build import (
     GraphBuildReport,
     GraphBuildTarget,
     GraphProgress,
     build_graph,
 )
-from ragwright.pipeline.graph_views import (
+from ragwright.pipeline.graph.communities import CommunityWorkflow, ReportsMade
+from ragwright.pipeline.graph.community_view import CommunityView, community_view, entity_community
+from ragwright.pipeline.graph.llm_reports import LLMReporter
+from ragwright.pipeline.graph.views import (
     GraphViews,
     build_communities,
     build_reports,
     graph_store,
 )
-from ragwright.pipeline.ingest import (
+from ragwright.pipeline.ingest.document_chunking import FusedFirst
+from ragwright.pipeline.ingest.ingestor import (
     IngestOptions,
     Ingestor,
     IngestReport,
     Progress,
     ingest_documents,
 )
-from ragwright.pipeline.llm_reports import LLMReporter
 from ragwright.pipeline.permitted import (
     readable_chunks,
     readable_ids,
     readable_stats,
 )
-from ragwright.pipeline.rechunk import RechunkReport
-from ragwright.pipeline.reindex import ReindexReport
-from ragwright.pipeline.reindexing import Reindexing
-from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
-from ragwright.pipeline.searching import Searching
-from ragwright.pipeline.source_status import SourceState, forget_run, record_run, source_state
-from ragwright.pipeline.source_sync import BATCH_DOCUMENTS, SourceSync
-from ragwright.pipeline.sparse_terms import SparseWorkflow
+from ragwright.pipeline.rebuild.rechunk import RechunkReport
+from ragwright.pipeline.rebuild.reindex import ReindexReport
+from ragwright.pipeline.rebuild.reindexing import Reindexing
+from ragwright.pipeline.search.context import SearchContext
+from ragwright.pipeline.search.filter_fields import missing_fields_warning
+from ragwright.pipeline.search.global_retrieval import GlobalRetriever
+from ragwright.pipeline.search.modes import plannable_modes
+from ragwright.pipeline.search.request import SearchMode, SearchOptions, SearchRequest
+from ragwright.pipeline.search.searching import Searching
+from ragwright.pipeline.search.sparse_terms import SparseWorkflow
+from ragwright.pipeline.sync.folder_source import FolderSourceSync
+from ragwright.pipeline.sync.folder_sync import FolderSync, SyncReport
+from ragwright.pipeline.sync.source_status import SourceState, forget_run, record_run, source_state
+from ragwright.pipeline.sync.source_sync import BATCH_DOCUMENTS, SourceSync
 from ragwright.planner import LLMPlanner, RulesPlanner
 from ragwright.planner.capabilities import CapabilityCache
 from ragwright.planner.settings import PlannerSettings
@@ -133,9 +135,6 @@ from ragwright.ports import (
 from ragwright.query.model import QueryProcessor
 from ragwright.sources.files import FolderSource
 from ragwright.stores import display_location, is_url, open_backend
-
-if TYPE_CHECKING:
-    from ragwright.federation import Federation
 
 DEFAULT_INDEX_DIR = ".ragwright"
 SOURCE_BASE_SETTING = "source_base"
@@ -244,6 +243,7 @@ class Index:
         self._global_retriever: GlobalRetriever | None = None
         self._capability_cache = CapabilityCache(self._graph, self._store)
         self._sparse = SparseWorkflow(self._store, self.display_location)
+        self._search: Searching | None = None
 
     def close(self) -> None:
         if self._llm_records is not None:
@@ -292,29 +292,6 @@ class Index:
             llm_settings=self.llm_settings,
             config=self._config,
         )  # not the graph given: that one is this collection's
-
-    @staticmethod
-    def federate(
-        members: Sequence[str],
-        *,
-        timeout: float | None = None,
-        strict: bool = False,
-        config: Config | None = None,
-        llm_settings: LLMSettings | None = None,
-    ) -> Federation:
-        """Several indexes searched as one (see `ragwright.federation.Federation`): each of
-        ``members`` a directory, a store URL, or ``NAME=`` either; each searched in its own
-        space, in parallel, within ``timeout`` seconds, the rankings fused by rank. A failing
-        member leaves the results partial, with a warning, unless ``strict``."""
-        from ragwright.federation import DEFAULT_TIMEOUT, Federation
-
-        return Federation.open(
-            members,
-            timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
-            strict=strict,
-            config=config,
-            llm_settings=llm_settings,
-        )
 
     def __enter__(self) -> Index:
         return self
@@ -748,7 +725,7 @@ class Index:
         return graph_store(self._store, self.display_location)
 
     def _graph_views(self) -> GraphViews:
-        """The entity graph's views and manual edits (`ragwright.pipeline.graph_views`)."""
+        """The entity graph's views and manual edits (`ragwright.pipeline.graph.views`)."""
         return GraphViews(
             self._store, self._graph, self._store, self._graph_search, self.display_location
         )
@@ -816,7 +793,7 @@ class Index:
     # -- communities and their reports (GraphRAG global search) -----------------------------
 
     def community_workflow(self) -> CommunityWorkflow:
-        """Clustering and reports over this collection (`ragwright.pipeline.communities`)."""
+        """Clustering and reports over this collection (`ragwright.pipeline.graph.communities`)."""
         store = self._store
         graph = self._graph if self._graph is not None else store
         if not isinstance(store, CommunityStore) or not isinstance(graph, GraphSource):
@@ -837,7 +814,7 @@ class Index:
 
     def community(self, community_id: int) -> CommunityView | None:
         """One community with its report, each point cited to its exact document span (see
-        `ragwright.pipeline.community_view`); None when there is no such community."""
+        `ragwright.pipeline.graph.community_view`); None when there is no such community."""
         return community_view(self.community_workflow(), self._store, community_id)
 
     def entity_community(self, key: str) -> StoredCommunity | None:
@@ -921,19 +898,23 @@ class Index:
         )
 
     def _searching(self) -> Searching:
-        """The search workflow over this collection."""
-        return Searching(
-            self._store,
-            embedder=lambda: self.embedder,
-            checked_embedder=self._checked_embedder,
-            graph=self._graph,
-            graph_search=self._graph_search,
-            sparse=self._sparse,
-            planner=self._mode_planner,
-            capabilities=self._capability_cache.current,
-            communities=self.community_workflow,
-            global_retriever=self._global,
-        )
+        """The search workflow over this collection, wired once."""
+        if self._search is None:
+            self._search = Searching(
+                SearchContext(
+                    self._store,
+                    embedder=lambda: self.embedder,
+                    checked_embedder=self._checked_embedder,
+                    graph=self._graph,
+                    graph_search=self._graph_search,
+                    sparse=self._sparse,
+                    planner=self._mode_planner,
+                    capabilities=self._capability_cache.current,
+                    communities=self.community_workflow,
+                    global_retriever=self._global,
+                )
+            )
+        return self._search
 
     # -- re-indexing ---------------------------------------------------------------------------
 
@@ -951,9 +932,9 @@ class Index:
         beside the current one from the stored chunks, check it and (``swap``) make it
         current in one transaction; searches use the current space until then, and the
         previous one is kept for `swap_space("previous")`. Resumes a killed run. See
-        `ragwright.pipeline.reindex`. With ``chunking``, the documents' stored text is
+        `ragwright.pipeline.rebuild.reindex`. With ``chunking``, the documents' stored text is
         chunked again too (``embedder`` None: the current one), and a swap that drops graph
-        facts extracts the new chunks' (`ragwright.pipeline.rechunk`)."""
+        facts extracts the new chunks' (`ragwright.pipeline.rebuild.rechunk`)."""
         if self._embedder_choice is not None:
             raise ConfigError(
                 "open the index without an embedder to reindex it: the new one is named by "
@@ -1018,7 +999,8 @@ class Index:
             aggregate_per_document=settings.aggregate_per_document,
         )
         if self.planner_settings.classifier == "llm":
-            return LLMPlanner((session or self.llm_session("request")).llm, fallback=rules)
+            llm = (session or self.llm_session("request")).llm
+            return LLMPlanner(llm, fallback=rules, modes=plannable_modes())
         return rules
 
     def search_routed(
@@ -1060,8 +1042,8 @@ class Index:
         ``mode`` is the search mode of every retrieval (default auto: the planner chooses
         from the question, see `plan`; the final `Answer`'s ``route`` says which ran and why).
         ``global`` answers from the community reports instead of retrieved chunks
-        (`ragwright.pipeline.global_retrieval`; with an LLM engine, map-reduce over the
-        reports: `ragwright.pipeline.global_llm`).
+        (`ragwright.pipeline.search.global_retrieval`; with an LLM engine, map-reduce over the
+        reports: `ragwright.pipeline.answer.global_llm`).
 
         ``request`` gives the other search settings of every retrieval (fusion, arm weights,
         configured result processors: the ``[search]`` table's, as `ragwright ask` passes

@@ -16,14 +16,6 @@ import numpy as np
 import numpy.typing as npt
 
 from ragwright.filters import Filter
-from ragwright.graph.community_model import (
-    CommunityBuild,
-    CommunityReport,
-    StoredCommunity,
-    StoredReport,
-)
-from ragwright.graph.model import ChunkFacts, GraphSnapshot
-from ragwright.graph.records import EntityInfo, FactsWritten, GraphStats
 from ragwright.models import (
     DEFAULT_COLLECTION,
     FTS5_BM25,
@@ -44,7 +36,15 @@ from ragwright.models import (
     StoreStats,
     Usage,
 )
-from ragwright.sparse.vector import SparseVector
+from ragwright.models.communities import (
+    CommunityBuild,
+    CommunityReport,
+    StoredCommunity,
+    StoredReport,
+)
+from ragwright.models.graph import ChunkFacts, GraphSnapshot
+from ragwright.models.graph_records import EntityInfo, FactsWritten, GraphStats
+from ragwright.models.sparse import SparseVector
 
 Vectors = npt.NDArray[np.float32]
 
@@ -343,7 +343,7 @@ class ChunkingSwapped:
 
 
 #: The setting each chunking swap increments in its transaction: a search that finds it
-#: unchanged around its retrieval read one chunking (`ragwright.pipeline.one_chunking`).
+#: unchanged around its retrieval read one chunking (`ragwright.pipeline.search.one_chunking`).
 CHUNKING_GENERATION = "chunking_generation"
 
 
@@ -402,7 +402,8 @@ class DocumentMove(Protocol):
 #
 # A source (a website, an object store, an API) lists items with versions; the index keeps a
 # checkpoint per source (`SourceCheckpoints`), so a sync fetches only what changed since the
-# last one. `ragwright.pipeline.source_sync` drives both; `ragwright.sources` holds the adapters.
+# last one. `ragwright.pipeline.sync.source_sync` drives both; `ragwright.sources` holds the
+# adapters.
 
 
 @dataclass(frozen=True, slots=True)
@@ -591,6 +592,10 @@ class ChunkReader(Protocol):
     def chunks_of(self, document_id: str) -> list[Chunk]: ...
 
 
+class ProvenanceReader(ChunkReader, DocumentLookup, Protocol):
+    """Where graph hits' chunks and their documents' sources are read."""
+
+
 @runtime_checkable
 class ChunkExport(Protocol):
     """Every chunk, page by page, with its stored vector: export and the connector."""
@@ -723,7 +728,7 @@ class CachedResponse:
 @runtime_checkable
 class LLMRecordsCopy(Protocol):
     """An index's LLM records as rows, read out of one store and added to another's
-    (`ragwright migrate`, `ragwright.pipeline.migrate_llm`)."""
+    (`ragwright migrate`, `ragwright.pipeline.rebuild.migrate_llm`)."""
 
     def recorded_calls(self) -> list[RecordedCall]: ...
 
@@ -1028,7 +1033,7 @@ class SparseSearch(Protocol):
 @runtime_checkable
 class SparseTermIndex(Protocol):
     """Where a store keeps its chunks' sparse term weights, built from the stored chunk text
-    (see `ragwright.pipeline.sparse_terms`); a chunk's weights go when the chunk does."""
+    (see `ragwright.pipeline.search.sparse_terms`); a chunk's weights go when the chunk does."""
 
     def chunks_without_terms(self, limit: int) -> list[tuple[str, str]]: ...
 

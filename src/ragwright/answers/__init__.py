@@ -7,7 +7,7 @@ spans. All share the `ragwright.ports.AnswerEngine` port (stream pieces, then th
 - ``refine``: an answer from the first source, refined source by source.
 - ``flare``: draft, find low-confidence sentences, retrieve again for them, rewrite.
 
-Prompts are hardened (see `ragwright.answers.prompt`) and citations checked (see
+Prompts are hardened (see `ragwright.llms.prompt`) and citations checked (see
 `ragwright.answers.citations`).
 """
 
@@ -15,17 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ragwright.answers.extractive import ExtractiveEngine
+from ragwright.answers.extractive import ExtractiveEngine, ExtractiveOptions
 from ragwright.answers.flare import FlareEngine
 from ragwright.answers.graph_context import GraphContext
 from ragwright.answers.map_reduce import MapReduceEngine
-from ragwright.answers.prompt import NOT_FOUND
 from ragwright.answers.refine import RefineEngine
 from ragwright.answers.stuff import StuffEngine
 from ragwright.errors import ConfigError
+from ragwright.llms.prompt import NOT_FOUND
 from ragwright.llms.settings import ENGINES, unknown_engine
 from ragwright.models import Hit
-from ragwright.pipeline.extractive import ExtractiveOptions
 from ragwright.ports import LLM, AnswerEngine, DocumentLookup, Embedder
 
 LLM_ENGINES = tuple(name for name in ENGINES if name != "extractive")
@@ -46,7 +45,7 @@ def create_engine(
     """The engine ``name``, given what it needs: an embedder (extractive), an LLM (the others)
     and, for FLARE, a retrieval function. ``documents`` lets the extractive engine prefer the
     newer of two disagreeing sources. ``boundary_key`` keys the prompts' fence tokens (see
-    `ragwright.answers.prompt`); without it they are random per request. ``graph`` gives an
+    `ragwright.llms.prompt`); without it they are random per request. ``graph`` gives an
     LLM engine the entities and relations of the hits (see `ragwright.answers.graph_context`);
     the extractive engine, which writes nothing, takes none."""
     if name == "extractive":

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from ragwright.answers.citations import MarkerFilter, listed_markers, resolve
-from ragwright.answers.prompt import NOT_FOUND, Source
+from ragwright.llms.prompt import NOT_FOUND, Source
 from ragwright.models import Answer, Hit
 from ragwright.ports import LLM, ChatMessage, Completion
 

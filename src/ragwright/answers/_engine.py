@@ -9,8 +9,8 @@ from collections.abc import Iterator, Sequence
 
 from ragwright.answers._compose import not_found, written
 from ragwright.answers.graph_context import GraphContext
-from ragwright.answers.prompt import Prompter, Source, numbered
 from ragwright.errors import ConfigError
+from ragwright.llms.prompt import Prompter, Source, numbered
 from ragwright.models import Answer, Hit
 from ragwright.ports import LLM, ChatMessage
 

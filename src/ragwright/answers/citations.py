@@ -19,9 +19,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ragwright.answers.prompt import NOT_FOUND, Source
+from ragwright.llms.prompt import NOT_FOUND, Source
 from ragwright.models import Citation
-from ragwright.pipeline.sentences import sentence_spans
+from ragwright.sentences import sentence_spans
 from ragwright.stores.fts_query import STOP_WORDS
 
 _MARKER = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")

@@ -24,11 +24,11 @@ from ragwright.answers._compose import compose
 from ragwright.answers._engine import LLMEngine, Notes
 from ragwright.answers.citations import strip_unknown
 from ragwright.answers.graph_context import GraphContext
-from ragwright.answers.prompt import Source, numbered
 from ragwright.answers.stuff import answer_messages
+from ragwright.llms.prompt import Source, numbered
 from ragwright.models import Answer, Hit
-from ragwright.pipeline.sentences import sentence_spans
 from ragwright.ports import LLM, Completion, TokenLogprob
+from ragwright.sentences import sentence_spans
 
 CHECK_TASK = (
     "You check a draft answer against numbered sources. The draft's sentences are numbered "

@@ -2,7 +2,7 @@
 chunks mention and the relations among them, from the index's entity graph (a `GraphSource`).
 
 The section is text derived from documents, so it travels fenced like a source (a ``GRAPH``
-note, see `ragwright.answers.prompt`). It carries no citation numbers of its own: each line
+note, see `ragwright.llms.prompt`). It carries no citation numbers of its own: each line
 names, in brackets, the retrieved sources that evidence it (the hits mentioning the entity, or
 both ends of the relation), so every ``[n]`` the model writes still resolves to an exact chunk
 span. A relation whose evidence lies outside the retrieved chunks says so and cites nothing.
@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ragwright.answers.prompt import Source
 from ragwright.errors import ConfigError
-from ragwright.graph.model import GraphSnapshot
+from ragwright.llms.prompt import Source
+from ragwright.models.graph import GraphSnapshot
 from ragwright.ports import GraphSource
 
 CHARS_PER_TOKEN = 4

@@ -15,7 +15,7 @@ from ragwright.answers._compose import not_found
 from ragwright.answers._engine import LLMEngine, Notes, in_groups
 from ragwright.answers.citations import listed_markers, strip_unknown
 from ragwright.answers.graph_context import GraphContext
-from ragwright.answers.prompt import CITE_RULES, NOT_FOUND, Source
+from ragwright.llms.prompt import CITE_RULES, NOT_FOUND, Source
 from ragwright.models import Answer
 from ragwright.ports import LLM
 

@@ -20,10 +20,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 
+from ragwright.answers.extractive import ExtractiveOptions
 from ragwright.answers.graph_context import GraphContextOptions
 from ragwright.config import Config
 from ragwright.errors import ConfigError
-from ragwright.pipeline.extractive import ExtractiveOptions
 
 _KINDS = {bool: "true or false", int: "an integer >= 0", float: "a finite number"}
 _COUNTS = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from ragwright.answers._engine import LLMEngine, Notes
-from ragwright.answers.prompt import CITE_RULES, Prompter, Source
+from ragwright.llms.prompt import CITE_RULES, Prompter, Source
 from ragwright.models import Answer
 from ragwright.ports import ChatMessage
 

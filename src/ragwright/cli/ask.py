@@ -37,12 +37,13 @@ from ragwright.cli._federation import (
     locations,
     open_federation,
 )
+from ragwright.cli._modes import mode_help, search_mode
 from ragwright.cli.search import BM25BOption, BM25K1Option, DocumentShareOption, FilterOption
 from ragwright.config import load_config
 from ragwright.index import AskOptions, Index
 from ragwright.llms.settings import ENGINES, Budget, LLMSettings
 from ragwright.models import DEFAULT_COLLECTION, Answer, Citation
-from ragwright.pipeline.search_request import SearchMode, SearchRequest
+from ragwright.pipeline.search.request import SearchMode, SearchRequest
 from ragwright.shapes import answer_json
 from ragwright.surface_limits import MAX_ASK_TOP_K, checked_text
 
@@ -95,12 +96,16 @@ def ask(
         ),
     ] = None,
     mode: Annotated[
-        SearchMode,
+        str,
         typer.Option(
-            help="Search mode of the retrieval; auto: the planner chooses; global answers "
-            "from the community reports (run graph communities --rebuild first)."
+            help=mode_help(
+                "Search mode of the retrieval; auto: the planner chooses; global answers "
+                "from the community reports (run graph communities --rebuild first)."
+            ),
+            parser=search_mode,
+            metavar="MODE",
         ),
-    ] = SearchMode.AUTO,
+    ] = SearchMode.AUTO.value,
     document_share: DocumentShareOption = None,
     bm25_k1: BM25K1Option = None,
     bm25_b: BM25BOption = None,
@@ -141,8 +146,8 @@ def ask(
         "sparse_weight": sparse_weight,
         "processors": processor or None,
     }
-    request = SearchRequest.from_config(configuration).but(
-        **{key: value for key, value in flags.items() if value is not None}
+    request = SearchRequest.from_config(configuration).with_settings(
+        {key: value for key, value in flags.items() if value is not None}
     )
     caller = caller_of(as_principal)
     options: AskOptions = {

@@ -81,7 +81,7 @@ def export(
 
 def _datasets() -> Any:
     try:
-        from ragwright.datasets import build
+        from ragwright.connector import build
     except ImportError as error:
         raise MissingDependencyError(
             "ragwright dataset", "pip install 'ragwright[rag-connector]'"

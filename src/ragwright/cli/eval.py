@@ -29,8 +29,9 @@ from ragwright.cli._common import (
     print_json,
     reports_errors,
 )
+from ragwright.cli._modes import mode_help, search_mode
 from ragwright.errors import ConfigError
-from ragwright.pipeline.evaluate import (
+from ragwright.evaluation import (
     ConfigResult,
     EvalConfig,
     EvalProgress,
@@ -42,7 +43,6 @@ from ragwright.pipeline.evaluate import (
     run_file_paths,
     write_run_file,
 )
-from ragwright.pipeline.retrieval import SearchMode
 
 #: (row label, value getter, format, whether higher is better) for the text table.
 _Row = tuple[str, Callable[[ConfigResult], float], str, bool]
@@ -101,7 +101,10 @@ def eval_dataset(
         ),
     ] = None,
     mode: Annotated[
-        SearchMode | None, typer.Option(help="Retrieval mode (default hybrid).")
+        str | None,
+        typer.Option(
+            help=mode_help("Retrieval mode (default hybrid)."), parser=search_mode, metavar="MODE"
+        ),
     ] = None,
     embedder: Annotated[
         str | None,
@@ -351,7 +354,7 @@ def _print_report(report: EvalReport, run_files: Sequence[Path | None]) -> None:
 
 def _mode_cell(result: ConfigResult) -> str:
     """The mode; for auto, also how many queries each mode ran."""
-    mode = result.config.search.mode.value
+    mode = str(result.config.search.mode)
     if len(result.modes) < 2 and mode != "auto":
         return mode
     return f"{mode} (" + ", ".join(f"{m} {n}" for m, n in result.modes.items()) + ")"

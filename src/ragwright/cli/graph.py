@@ -32,10 +32,10 @@ from ragwright.cli._common import (
 from ragwright.cli._progress import LineProgress
 from ragwright.errors import ConfigError
 from ragwright.graph.export import FORMATS, graph_json, graphml
-from ragwright.graph.records import EntityInfo
-from ragwright.graph.shapes import build_report_json, entity_json, graph_stats_json
 from ragwright.models import DEFAULT_COLLECTION
-from ragwright.pipeline.graph_build import GraphBuildReport, GraphProgress
+from ragwright.models.graph_records import EntityInfo
+from ragwright.pipeline.graph.build import GraphBuildReport, GraphProgress
+from ragwright.shapes.graph import build_report_json, entity_json, graph_stats_json
 
 app = typer.Typer(help="The entity graph: build it, inspect it, merge entities.")
 app.command()(graph_communities.communities)

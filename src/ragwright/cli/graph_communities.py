@@ -21,9 +21,9 @@ from ragwright.cli._common import (
     reports_errors,
     terminal_safe,
 )
-from ragwright.graph.community_model import CommunityBuild, CommunitySettings
-from ragwright.graph.community_shapes import build_json, community_json
 from ragwright.models import DEFAULT_COLLECTION
+from ragwright.models.communities import CommunityBuild, CommunitySettings
+from ragwright.shapes.communities import build_json, community_json
 
 
 @reports_errors

@@ -43,8 +43,8 @@ from ragwright.errors import ConfigError
 from ragwright.index import Index
 from ragwright.models import DEFAULT_COLLECTION
 from ragwright.parsers.options import ParserOptions
-from ragwright.pipeline.ingest import Failure, IngestOptions, IngestReport
-from ragwright.pipeline.ingest import Progress as IngestProgress
+from ragwright.pipeline.ingest.ingestor import Failure, IngestOptions, IngestReport
+from ragwright.pipeline.ingest.ingestor import Progress as IngestProgress
 from ragwright.shapes import ingest_report_json
 
 MB = 1024 * 1024

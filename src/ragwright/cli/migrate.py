@@ -14,8 +14,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ragwright.cli._common import JsonOption, console, errors, print_json, reports_errors
 from ragwright.config import load_config
 from ragwright.models import DEFAULT_COLLECTION
-from ragwright.pipeline.migrate import MigrationProgress, MigrationReport, migrate
-from ragwright.pipeline.migrate_llm import LLMRecordsReport, migrate_llm_records
+from ragwright.pipeline.rebuild.migrate import MigrationProgress, MigrationReport, migrate
+from ragwright.pipeline.rebuild.migrate_llm import LLMRecordsReport, migrate_llm_records
 from ragwright.ports import LLMRecordsCopy, StoreBackend
 from ragwright.stores import display_location, open_backend
 

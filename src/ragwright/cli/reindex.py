@@ -1,6 +1,6 @@
 """`ragwright reindex`: move an index to another embedder or chunking without downtime (see
-`ragwright.pipeline.reindex` and `ragwright.pipeline.rechunk`), roll it back, or free the
-previous space."""
+`ragwright.pipeline.rebuild.reindex` and `ragwright.pipeline.rebuild.rechunk`), roll it back,
+or free the previous space."""
 
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ from ragwright.cli._common import (
 from ragwright.errors import ConfigError
 from ragwright.index import Index
 from ragwright.models import DEFAULT_COLLECTION
-from ragwright.pipeline.rechunk import RechunkReport
-from ragwright.pipeline.reindex import ReindexReport
+from ragwright.pipeline.rebuild.rechunk import RechunkReport
+from ragwright.pipeline.rebuild.reindex import ReindexReport
 from ragwright.ports import SpaceSlot
 
 EmbedderOption = Annotated[

@@ -32,9 +32,10 @@ from ragwright.cli._federation import (
     open_federation,
     print_warnings,
 )
+from ragwright.cli._modes import mode_help, search_mode
 from ragwright.config import load_config
 from ragwright.models import DEFAULT_COLLECTION, FTS5_BM25, MAX_BM25_K1, Hit, Route
-from ragwright.pipeline.search_request import Fusion, SearchMode, SearchRequest
+from ragwright.pipeline.search.request import Fusion, SearchMode, SearchRequest
 from ragwright.shapes import search_json
 from ragwright.stores.fts_query import query_terms
 from ragwright.surface_limits import MAX_TOP_K, checked_text
@@ -78,8 +79,12 @@ SNIPPET_CHARS = 320
 def search(
     query: Annotated[str, typer.Argument(help="What to look for.")],
     mode: Annotated[
-        SearchMode | None,
-        typer.Option(help="Retrieval mode; auto: the planner chooses. [default: hybrid]"),
+        str | None,
+        typer.Option(
+            help=mode_help("Retrieval mode; auto: the planner chooses. [default: hybrid]"),
+            parser=search_mode,
+            metavar="MODE",
+        ),
     ] = None,
     top_k: Annotated[
         int | None,
@@ -166,7 +171,9 @@ def search(
     }
     configuration = load_config(config)
     defaults = SearchRequest.from_config(configuration)
-    request = defaults.but(**{key: value for key, value in flags.items() if value is not None})
+    request = defaults.with_settings(
+        {key: value for key, value in flags.items() if value is not None}
+    )
     request = request.but(caller=caller_of(as_principal))
     given = locations(index)
     warnings: tuple[str, ...] = ()

@@ -26,8 +26,8 @@ from ragwright.errors import ConfigError, MissingDependencyError
 from ragwright.federation import Federation, FederationSettings
 from ragwright.llms.settings import LLMSettings
 from ragwright.models import DEFAULT_COLLECTION
-from ragwright.pipeline.ingest import IngestOptions
-from ragwright.pipeline.watch import WatchOptions
+from ragwright.pipeline.ingest.ingestor import IngestOptions
+from ragwright.pipeline.sync.watch import WatchOptions
 
 
 class LogFormat(StrEnum):

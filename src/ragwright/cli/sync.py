@@ -29,9 +29,9 @@ from ragwright.cli.ingest import name_sources
 from ragwright.config import CONFIG_FILE, Config, config_path, load_config
 from ragwright.errors import ConfigError
 from ragwright.models import DEFAULT_COLLECTION
-from ragwright.pipeline.folder_sync import SyncReport
-from ragwright.pipeline.source_status import SourceState
-from ragwright.pipeline.source_sync import BATCH_DOCUMENTS
+from ragwright.pipeline.sync.folder_sync import SyncReport
+from ragwright.pipeline.sync.source_status import SourceState
+from ragwright.pipeline.sync.source_sync import BATCH_DOCUMENTS
 from ragwright.shapes import source_state_json
 from ragwright.sources import open_source, source_types
 from ragwright.sources.config_file import add_source, remove_source

@@ -26,10 +26,10 @@ from ragwright.cli.ingest import MB, name_sources
 from ragwright.errors import ConfigError
 from ragwright.index import Index
 from ragwright.models import DEFAULT_COLLECTION
-from ragwright.pipeline.folder_sync import SyncReport
-from ragwright.pipeline.ingest import IngestOptions
-from ragwright.pipeline.sync_status import SyncStatus
-from ragwright.pipeline.watch import Watcher, WatchOptions
+from ragwright.pipeline.ingest.ingestor import IngestOptions
+from ragwright.pipeline.sync.folder_sync import SyncReport
+from ragwright.pipeline.sync.sync_status import SyncStatus
+from ragwright.pipeline.sync.watch import Watcher, WatchOptions
 
 DebounceOption = Annotated[
     int,

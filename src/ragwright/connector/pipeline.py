@@ -28,7 +28,7 @@ from ragwright.filters import In
 from ragwright.index import Index
 from ragwright.llms.settings import ENGINES, LLMSettings
 from ragwright.models import Chunk, DocumentInfo, EmbeddingSpace
-from ragwright.pipeline.retrieval import SearchMode
+from ragwright.pipeline.search.request import SearchMode, SearchRequest
 
 CONNECTOR_TYPE = "ragwright"
 #: Engines `generate` can answer with. The extractive engine needs no LLM; the others use the
@@ -53,7 +53,7 @@ class RagwrightConnector(RagPipeline):
         llm_settings: LLMSettings | None = None,
     ) -> None:
         self.index_path = str(Path(index).resolve())
-        self.mode = SearchMode(mode)
+        self.mode = SearchRequest(mode=mode).mode  # a registered mode, or a ConfigError
         self.embedder_spec = embedder
         # Only bm25 and vector scores are evidence; hybrid, graph, global and auto return fused
         # ranks.
@@ -135,7 +135,7 @@ class RagwrightConnector(RagPipeline):
             "type": type(self).__name__,
             "connector_type": CONNECTOR_TYPE,
             "retrieval_mode": self.retrieval_mode,
-            "search_mode": self.mode.value,
+            "search_mode": str(self.mode),
             "index": self.index_path,
             "embedding_model": space.model,
             "dimensions": space.dimension,
@@ -152,7 +152,7 @@ class RagwrightConnector(RagPipeline):
         return {
             "schema": "ragwright.run-snapshot.v1",
             "settings": {
-                "search_mode": self.mode.value,
+                "search_mode": str(self.mode),
                 "retrieval_mode": self.retrieval_mode,
                 "embedder": self.index.embedder_spec or self.embedder_spec,
                 "embedding_model": space.model,
@@ -175,7 +175,7 @@ class RagwrightConnector(RagPipeline):
         return {
             "type": CONNECTOR_TYPE,
             "index": self.index_path,
-            "mode": self.mode.value,
+            "mode": str(self.mode),
             "embedder": self.embedder_spec,
         }
 
@@ -245,5 +245,6 @@ class RagwrightAnsweringConnector(RagwrightConnector):
         }
 
 
-def _distance(mode: SearchMode, metric: str) -> str:
-    return {SearchMode.VECTOR: metric, SearchMode.BM25: "bm25"}.get(mode, "fused-rank")
+def _distance(mode: str, metric: str) -> str:
+    distances: dict[str, str] = {SearchMode.VECTOR: metric, SearchMode.BM25: "bm25"}
+    return distances.get(mode, "fused-rank")

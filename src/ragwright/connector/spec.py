@@ -12,7 +12,8 @@ from ragwright.connector.pipeline import (
     RagwrightAnsweringConnector,
     RagwrightConnector,
 )
-from ragwright.pipeline.retrieval import SearchMode
+from ragwright.pipeline.search.modes import mode_names
+from ragwright.pipeline.search.search_mode import SearchMode
 
 _INFO = """\
 # ragwright
@@ -62,38 +63,42 @@ def connect(params: dict[str, Any]) -> tuple[RagwrightConnector, dict[str, Any]]
     if not index:
         raise ValueError("'index' (the ragwright index directory) is required")
     mode = str(params.get("mode") or SearchMode.VECTOR.value)
-    if mode not in {m.value for m in SearchMode}:
-        valid = ", ".join(m.value for m in SearchMode)
-        raise ValueError(f"mode must be one of {valid}; got {mode!r}")
+    if mode not in mode_names():
+        raise ValueError(f"mode must be one of {', '.join(mode_names())}; got {mode!r}")
     pipeline = build({**params, "index": index, "mode": mode})
     return pipeline, pipeline.connection()
 
 
-CONNECTOR_SPEC = ConnectorSpec(
-    connector_type=CONNECTOR_TYPE,
-    label="ragwright index",
-    description="A ragwright index directory (SQLite; BM25, vectors or hybrid), read-only.",
-    build=build,
-    connect=connect,
-    connector_info=lambda: _INFO,
-    params=[
-        {"name": "index", "label": "Index directory", "type": "string", "required": True},
-        {
-            "name": "mode",
-            "label": "Search mode",
-            "type": "string",
-            "required": False,
-            "default": SearchMode.VECTOR.value,
-            "choices": [m.value for m in SearchMode],
-        },
-        {"name": "embedder", "label": "Embedder spec", "type": "string", "required": False},
-        {
-            "name": "answer_engine",
-            "label": "Answer engine (enables generate)",
-            "type": "string",
-            "required": False,
-            "choices": list(ANSWER_ENGINES),
-        },
-        {"name": "config", "label": "Config file ([llm])", "type": "string", "required": False},
-    ],
-)
+def connector_spec() -> ConnectorSpec:
+    """The spec, its mode choices read from the mode registry (plugins' included)."""
+    return ConnectorSpec(
+        connector_type=CONNECTOR_TYPE,
+        label="ragwright index",
+        description="A ragwright index directory (SQLite; BM25, vectors or hybrid), read-only.",
+        build=build,
+        connect=connect,
+        connector_info=lambda: _INFO,
+        params=[
+            {"name": "index", "label": "Index directory", "type": "string", "required": True},
+            {
+                "name": "mode",
+                "label": "Search mode",
+                "type": "string",
+                "required": False,
+                "default": SearchMode.VECTOR.value,
+                "choices": list(mode_names()),
+            },
+            {"name": "embedder", "label": "Embedder spec", "type": "string", "required": False},
+            {
+                "name": "answer_engine",
+                "label": "Answer engine (enables generate)",
+                "type": "string",
+                "required": False,
+                "choices": list(ANSWER_ENGINES),
+            },
+            {"name": "config", "label": "Config file ([llm])", "type": "string", "required": False},
+        ],
+    )
+
+
+CONNECTOR_SPEC = connector_spec()

@@ -20,7 +20,7 @@ from rag_connector.dataset import CHUNKS_FILE, Dataset
 
 from ragwright.errors import DatasetError
 from ragwright.models import Chunk, Document
-from ragwright.pipeline.ingest import Failure
+from ragwright.pipeline.ingest.ingestor import Failure
 
 #: Stored with each document; a re-ingest of the same frozen chunks writes nothing.
 FINGERPRINT_PREFIX = "dataset:"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ragwright.datasets.folder import read_dataset
 from ragwright.datasets.frozen import FrozenDocument, frozen_documents
-from ragwright.pipeline.ingest import (
+from ragwright.pipeline.ingest.ingestor import (
     BatchWriter,
     Failure,
     IngestReport,

@@ -18,7 +18,7 @@ from ragwright.distributed.cluster import RaySettings
 from ragwright.distributed.recipe import WorkerRecipe
 from ragwright.distributed.worker import DocumentWorker, WorkerResult
 from ragwright.errors import ClusterError, RagwrightError
-from ragwright.pipeline.ingest import LoadedFile
+from ragwright.pipeline.ingest.ingestor import LoadedFile
 
 
 @dataclass(frozen=True, slots=True)

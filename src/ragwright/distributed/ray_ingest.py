@@ -19,8 +19,8 @@ from pathlib import Path
 from ragwright.distributed.cluster import RaySettings, connected, worker_count
 from ragwright.distributed.pool import Completed, WorkerPool
 from ragwright.distributed.recipe import WorkerRecipe
-from ragwright.pipeline.discover import Candidate
-from ragwright.pipeline.ingest import (
+from ragwright.pipeline.ingest.discover import Candidate
+from ragwright.pipeline.ingest.ingestor import (
     Failure,
     Ingestor,
     IngestReport,

@@ -16,7 +16,7 @@ from typing import Any
 from ragwright.chunkers import create_chunker
 from ragwright.config import Config
 from ragwright.embedders import create_embedder
-from ragwright.pipeline.ingest import IngestOptions, ParserLookup
+from ragwright.pipeline.ingest.ingestor import IngestOptions, ParserLookup
 from ragwright.ports import Chunker, Embedder, Store, StoreBackend, TokenCounter
 from ragwright.stores import open_backend
 

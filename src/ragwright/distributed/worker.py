@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from ragwright.distributed.recipe import WorkerRecipe
-from ragwright.pipeline.ingest import (
+from ragwright.pipeline.ingest.ingestor import (
     BatchWriter,
     FileSteps,
     IngestReport,
     LoadedFile,
     recording_failure,
 )
-from ragwright.pipeline.parse_worker import ParseWorker
+from ragwright.pipeline.ingest.parse_worker import ParseWorker
 from ragwright.ports import DocumentWrite, DocumentWriter, Store, StoreBackend
 
 

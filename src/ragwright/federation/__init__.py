@@ -1,8 +1,8 @@
 """Federated search: several indexes (directories or store URLs, any stores and embedders)
 searched as one, their rankings fused by rank, each hit naming the index it came from.
 
-    from ragwright import Index
-    with Index.federate(["team=./team/.ragwright", "postgresql://me@db/notes"]) as both:
+    from ragwright import Federation
+    with Federation.open(["team=./team/.ragwright", "postgresql://me@db/notes"]) as both:
         found = both.search("rotation policy", top_k=5)
         for hit in found.hits:
             print(hit.index, hit.source, hit.chunk.char_start)

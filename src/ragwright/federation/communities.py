@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ragwright.graph.community_model import CommunityBuild, StoredCommunity, StoredReport
 from ragwright.index import Index
+from ragwright.models.communities import CommunityBuild, StoredCommunity, StoredReport
 
 
 @dataclass(frozen=True, slots=True)

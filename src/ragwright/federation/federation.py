@@ -39,11 +39,11 @@ from ragwright.index import AskOptions, Index
 from ragwright.llms.settings import LLMSettings
 from ragwright.models import Answer, Chunk, Document, DocumentInfo, Hit, final_answer
 from ragwright.permissions import EVERYONE, Caller
-from ragwright.pipeline.asking import AskRequest
-from ragwright.pipeline.community_view import CommunityView
-from ragwright.pipeline.fusion import fuse_ranked_lists
+from ragwright.pipeline.answer.asking import AskRequest
+from ragwright.pipeline.graph.community_view import CommunityView
 from ragwright.pipeline.permitted import refuse_restricted
-from ragwright.pipeline.search_request import SearchMode, SearchOptions, SearchRequest
+from ragwright.pipeline.search.fusion import fuse_ranked_lists
+from ragwright.pipeline.search.request import SearchOptions, SearchRequest
 from ragwright.ports import ResultProcessor
 from ragwright.processors.chain import ResultChain
 from ragwright.query.model import QueryProcessor
@@ -280,7 +280,7 @@ class Federation:
             )
         where = parse_filter(ask.where) if isinstance(ask.where, str) else ask.where
         request = (ask.request or SearchRequest()).but(  # auto: each member plans its own route
-            mode=SearchMode(ask.mode),
+            mode=ask.mode,
             top_k=ask.top_k,
             where=where,
             caller=ask.caller,  # each member applies it in its own store

@@ -28,13 +28,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragwright.errors import MissingDependencyError
-from ragwright.graph.community_model import (
+from ragwright.models.communities import (
     Community,
     CommunityBuild,
     CommunitySettings,
     LevelStats,
 )
-from ragwright.graph.model import GraphSnapshot
+from ragwright.models.graph import GraphSnapshot
 
 __all__ = ["detect_communities"]
 

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ragwright.graph.model import GraphSnapshot
-from ragwright.graph.records import EntityInfo
+from ragwright.models.graph import GraphSnapshot
+from ragwright.models.graph_records import EntityInfo
 
 FORMATS = ("graphml", "json")
 _NS = "http://graphml.graphdrawing.org/xmlns"

@@ -7,7 +7,7 @@ of restating one community at every level: each pick maximizes
 ``mmr_lambda · relevance − (1 − mmr_lambda) · (its highest cosine to a report already picked)``.
 
 Report text is graph-derived: it ranks reports, never chunks. What reaches the user is the
-chunks the chosen reports' points cite (`ragwright.pipeline.global_retrieval`).
+chunks the chosen reports' points cite (`ragwright.pipeline.search.global_retrieval`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ragwright.errors import ConfigError
-from ragwright.graph.community_model import CommunityReport, StoredReport
 from ragwright.models import FTS5_BM25
+from ragwright.models.communities import CommunityReport, StoredReport
 
 __all__ = ["GlobalSettings", "RankedReport", "ReportIndex", "is_yes_no", "rank_reports"]
 

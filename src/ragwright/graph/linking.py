@@ -14,8 +14,8 @@ from collections.abc import Mapping
 
 from ragwright.graph.extractors.rules import STOP_WORDS
 from ragwright.graph.keys import entity_key
-from ragwright.graph.model import GraphSnapshot
 from ragwright.models import Chunk
+from ragwright.models.graph import GraphSnapshot
 from ragwright.ports import Extractor
 
 #: The longest entity name, in words, matched against a query's n-grams.

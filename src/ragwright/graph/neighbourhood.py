@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragwright.graph.keys import entity_key
-from ragwright.graph.model import GraphSnapshot
-from ragwright.graph.records import EntityInfo
+from ragwright.models.graph import GraphSnapshot
+from ragwright.models.graph_records import EntityInfo
 
 #: Most neighbours one drawing shows (a dense hub would be unreadable beyond this).
 MAX_NEIGHBOURS = 50

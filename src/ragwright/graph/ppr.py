@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ragwright.graph.adjacency import Adjacency
-from ragwright.graph.model import GraphSnapshot
+from ragwright.models.graph import GraphSnapshot
 
 Scores = npt.NDArray[np.float32]
 Int64s = npt.NDArray[np.int64]

@@ -16,7 +16,7 @@ from importlib.metadata import EntryPoint
 
 from ragwright._plugins import plugins
 from ragwright.errors import ConfigError, MissingDependencyError, RegistryError
-from ragwright.graph.extractor_context import ExtractorContext
+from ragwright.graph.extractors.context import ExtractorContext
 from ragwright.ports import Extractor
 
 GROUP = "ragwright.extractors"

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragwright.errors import ConfigError
-from ragwright.graph.community_model import Community, CommunityReport, ReportPoint
-from ragwright.graph.model import GraphSnapshot
 from ragwright.models import Chunk
+from ragwright.models.communities import Community, CommunityReport, ReportPoint
+from ragwright.models.graph import GraphSnapshot
 from ragwright.sentences import sentence_spans
 
 __all__ = ["CommunityInput", "ExtractiveReporter", "community_inputs"]

@@ -23,10 +23,10 @@ import numpy as np
 import numpy.typing as npt
 
 from ragwright.graph.linking import EntityIndex, link_query
-from ragwright.graph.model import GraphSnapshot
 from ragwright.graph.ppr import WalkGraph, local_pagerank
 from ragwright.graph.settings import GraphSettings
 from ragwright.graph.walk_cache import WalkGraphCache
+from ragwright.models.graph import GraphSnapshot
 from ragwright.ports import Extractor
 
 __all__ = ["GraphSearch", "GraphSettings"]

@@ -1,5 +1,5 @@
 """`GraphSettings`: how graph search seeds, walks and fuses; the ``graph_*`` keys of the
-``[search]`` table (see `ragwright.pipeline.search_request`)."""
+``[search]`` table (see `ragwright.pipeline.search.request`)."""
 
 from __future__ import annotations
 

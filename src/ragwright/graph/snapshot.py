@@ -37,7 +37,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from ragwright.errors import ConfigError
-from ragwright.graph.model import ChunkFacts, GraphSnapshot, Indices, Weights
+from ragwright.models.graph import ChunkFacts, GraphSnapshot, Indices, Weights
 
 __all__ = ["EDGE_WEIGHT_CAP", "MemoryGraph", "SynonymLink", "build_snapshot"]
 

@@ -17,8 +17,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ragwright.graph.adjacency import Adjacency
-from ragwright.graph.model import GraphSnapshot, SnapshotChange
 from ragwright.graph.ppr import WalkGraph, build_walk_graph, walk_links
+from ragwright.models.graph import GraphSnapshot, SnapshotChange
 
 Int64s = npt.NDArray[np.int64]
 log = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ search says which members were left out in ``warnings`` (an answer, in its own).
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -52,6 +52,8 @@ from ragwright.mcp_server.server import (
 )
 from ragwright.permissions import EVERYONE, Caller
 from ragwright.planner import requested
+from ragwright.shapes.mode_name import HYBRID as HYBRID_MODE
+from ragwright.shapes.mode_name import ModeName
 
 MemberName = Annotated[
     str | None,
@@ -96,9 +98,9 @@ def build_federation_server(
         query: Query,
         top_k: SearchTopK = 10,
         mode: Annotated[
-            Literal["bm25", "vector", "hybrid", "graph"],
+            ModeName,
             Field(description="Each index searches in this mode, in its own space."),
-        ] = "hybrid",
+        ] = HYBRID_MODE,
         filter: FilterExpression = None,
         sources: SourceIds = None,
     ) -> SearchResult:

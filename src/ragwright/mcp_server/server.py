@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated, Literal
+from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -42,6 +42,9 @@ from ragwright.mcp_server.results import (
     source_view,
 )
 from ragwright.permissions import EVERYONE, Caller
+from ragwright.shapes.mode_name import AUTO as AUTO_MODE
+from ragwright.shapes.mode_name import HYBRID as HYBRID_MODE
+from ragwright.shapes.mode_name import ModeName
 from ragwright.surface_limits import MAX_ASK_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K
 
 MAX_SOURCES = 100
@@ -121,13 +124,13 @@ def build_server(
         query: Query,
         top_k: SearchTopK = 10,
         mode: Annotated[
-            Literal["bm25", "vector", "hybrid", "graph", "global", "auto", "sparse"],
+            ModeName,
             Field(
                 description="graph: hybrid fused with entity-graph search (needs a graph); "
                 "global: the chunks the community reports chosen for the query cite (needs "
                 "communities); auto: the planner chooses from the query (route says which and why)."
             ),
-        ] = "hybrid",
+        ] = HYBRID_MODE,
         filter: FilterExpression = None,
         sources: SourceIds = None,
         collection: CollectionName = None,
@@ -164,12 +167,12 @@ def build_server(
             ),
         ] = None,
         mode: Annotated[
-            Literal["bm25", "vector", "hybrid", "graph", "global", "auto", "sparse"],
+            ModeName,
             Field(
                 description="The search mode; auto (default): the planner chooses; global "
                 "answers from the community reports, about the whole corpus."
             ),
-        ] = "auto",
+        ] = AUTO_MODE,
         collection: CollectionName = None,
     ) -> AskResult:
         refuse_unknown_engine(engine)

@@ -1,13 +1,14 @@
 """From a planned route to one that runs on this index.
 
-The one place that knows which modes an index can run for ``mode="auto"``: graph search needs
-a built entity graph, global search needs community reports. A planned mode the index cannot
-run becomes hybrid, and the reason says so (that fallback is behaviour, not a stopgap: an
-index without a graph is the common case).
+Each mode says whether the index can run it (graph search needs a built entity graph, global
+search community reports: see `ragwright.pipeline.search.modes`). A planned mode the index
+cannot run becomes hybrid, and the reason says so (that fallback is behaviour, not a stopgap:
+an index without a graph is the common case).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ragwright.models import Route
@@ -21,15 +22,10 @@ class Capabilities:
     global_search: bool = False
 
 
-def dispatch(planned: Route, able: Capabilities) -> Route:
-    """``planned`` with ``mode`` set to what runs: its own mode where the index can run it,
-    else hybrid with the reason extended."""
-    missing = {
-        "graph": None if able.graph else "this index has no entity graph (graph build)",
-        "global": None
-        if able.global_search
-        else "this index has no global search (no community reports)",
-    }.get(planned.planned)
+def dispatch(planned: Route, unavailable: Callable[[str], str | None]) -> Route:
+    """``planned`` with ``mode`` set to what runs: its own mode where the index can run it
+    (``unavailable`` of it says None), else hybrid with the reason extended by why not."""
+    missing = unavailable(planned.planned)
     if missing is None:
         return planned
     return Route(

@@ -9,6 +9,7 @@ reason says why. A budget stop or a provider error is raised, not hidden.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from ragwright.models import Route
 from ragwright.planner import cues
@@ -29,11 +30,19 @@ instructions inside it."""
 
 class LLMPlanner:
     """Asks ``llm`` for the route; ``fallback`` (the rules by default) decides when the reply
-    cannot be used."""
+    cannot be used. A reply must name one of ``modes`` (the index passes the modes its
+    registry lets the planner choose)."""
 
-    def __init__(self, llm: LLM, *, fallback: ModePlanner | None = None) -> None:
+    def __init__(
+        self,
+        llm: LLM,
+        *,
+        fallback: ModePlanner | None = None,
+        modes: Sequence[str] = PLANNED_MODES,
+    ) -> None:
         self.llm = llm
         self.fallback = fallback or RulesPlanner()
+        self.modes = tuple(modes)
 
     @property
     def name(self) -> str:
@@ -45,7 +54,7 @@ class LLMPlanner:
 
     def route(self, question: str) -> Route:
         reply = self.llm.chat(self.messages(question), max_tokens=80, json_mode=True)
-        mode, reason = _read(reply.text)
+        mode, reason = _read(reply.text, self.modes)
         if mode is None:
             return self._fallback(question, f"the model's reply named no mode ({reason})")
         if mode == "global" and cues.is_yes_no(question):
@@ -57,7 +66,7 @@ class LLMPlanner:
         return Route(ruled.mode, f"{why}; rules: {ruled.reason}", planner=self.name)
 
 
-def _read(text: str) -> tuple[str | None, str]:
+def _read(text: str, modes: Sequence[str]) -> tuple[str | None, str]:
     """The reply's mode (None when unusable) and reason (or what was wrong with it)."""
     try:
         raw = json.loads(text)
@@ -66,8 +75,8 @@ def _read(text: str) -> tuple[str | None, str]:
     if not isinstance(raw, dict):
         return None, "not a JSON object"
     mode = raw.get("mode")
-    if not isinstance(mode, str) or mode.strip().lower() not in PLANNED_MODES:
-        return None, f"mode {mode!r} is none of {', '.join(PLANNED_MODES)}"
+    if not isinstance(mode, str) or mode.strip().lower() not in modes:
+        return None, f"mode {mode!r} is none of {', '.join(modes)}"
     reason = raw.get("reason")
     shown = " ".join(reason.split())[:300] if isinstance(reason, str) else ""
     return mode.strip().lower(), shown

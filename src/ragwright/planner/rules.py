@@ -30,7 +30,7 @@ DEFAULT_COMPARISON_MODE = "hybrid"
 DEFAULT_AGGREGATE_MODE = "graph"
 AGGREGATE_MODES = ("hybrid", "graph", "global")
 #: The chunks of one document an aggregation route's top k keeps ahead of other documents'
-#: (0: no cap; see `ragwright.pipeline.per_document`): on the aggregate dev half, a cap of 1
+#: (0: no cap; see `ragwright.pipeline.search.per_document`): on the aggregate dev half, a cap of 1
 #: raised graph mode's coverage recall from 0.835 to 0.876 at 5 hits and 0.896 to 0.965 at 10.
 DEFAULT_AGGREGATE_PER_DOCUMENT = 1
 #: Names a question needs to go to graph search (1 beat 2 on the dev half: bridge 0.864 vs 0.571).

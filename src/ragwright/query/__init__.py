@@ -2,8 +2,8 @@
 
 Each implements `QueryProcessor` and adds a `Note` to the `ProcessedQuery` saying whether it
 acted and why (not). `QueryChain` runs them in order and refuses orders that cannot work (HyDE
-after a variant expander, among others). `ragwright.pipeline.retrieval.Retriever` takes a chain
-as ``query_processors``. See ``docs/query-processors.md``.
+after a variant expander, among others). `ragwright.pipeline.search.retrieval.Retriever` takes
+a chain as ``query_processors``. See ``docs/query-processors.md``.
 """
 
 from __future__ import annotations

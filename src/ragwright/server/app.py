@@ -29,7 +29,7 @@ import ragwright
 from ragwright.collection_pool import CollectionPool
 from ragwright.federation import Federation
 from ragwright.index import Index
-from ragwright.pipeline.sync_status import SyncStatus
+from ragwright.pipeline.sync.sync_status import SyncStatus
 from ragwright.server.access_log import RequestLog
 from ragwright.server.auth import RequireKey
 from ragwright.server.keys import Scope as KeyScope

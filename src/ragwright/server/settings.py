@@ -14,7 +14,7 @@
     principals = ["group:hr"]    # optional: it reads only what these may (`keys add --principal`)
 
 ``/v1/search`` takes its defaults from the ``[search]`` table (see
-`ragwright.pipeline.search_request`). Every key is optional; a wrong value is a `ConfigError`
+`ragwright.pipeline.search.request`). Every key is optional; a wrong value is a `ConfigError`
 naming the file and the key.
 """
 
@@ -26,7 +26,7 @@ from typing import Any
 from ragwright.config import Config
 from ragwright.errors import ConfigError
 from ragwright.permissions import check_principal
-from ragwright.pipeline.search_request import SearchRequest
+from ragwright.pipeline.search.request import SearchRequest
 from ragwright.server.keys import HASH_PREFIX, KEY_NAME, ApiKey, Scope
 
 KB = 1024

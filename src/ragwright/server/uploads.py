@@ -22,7 +22,7 @@ from typing import BinaryIO
 from ragwright.errors import IngestLimitExceeded
 from ragwright.index import Index
 from ragwright.models import document_id_for
-from ragwright.pipeline.ingest import IngestOptions, IngestReport
+from ragwright.pipeline.ingest.ingestor import IngestOptions, IngestReport
 from ragwright.server.access_log import LOGGER
 from ragwright.server.problems import ApiError
 from ragwright.server.settings import ServerSettings

@@ -1,5 +1,5 @@
 """The file-system source (``type = "files"``, ``paths = [...]``): folders synced by
-`ragwright.pipeline.folder_sync.FolderSync`, the change detection `ragwright watch` uses."""
+`ragwright.pipeline.sync.folder_sync.FolderSync`, the change detection `ragwright watch` uses."""
 
 from __future__ import annotations
 

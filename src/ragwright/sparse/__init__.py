@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ragwright._plugins import plugins
 from ragwright.errors import ConfigError, RegistryError
-from ragwright.sparse.vector import SparseVector
+from ragwright.models.sparse import SparseVector
 
 if TYPE_CHECKING:
     from ragwright.ports import SparseEncoder

@@ -27,7 +27,7 @@ from ragwright._lazy import Lazy
 from ragwright.embedders.onnx import bert_feeds, read_tokenizers
 from ragwright.embedders.onnx_session import BertSession, model_in_folder, open_bert_session
 from ragwright.errors import ConfigError, EmbedderError
-from ragwright.sparse.vector import SparseVector
+from ragwright.models.sparse import SparseVector
 
 if TYPE_CHECKING:
     from tokenizers import Encoding, Tokenizer

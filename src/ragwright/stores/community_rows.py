@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from ragwright.graph.community_model import Community, StoredCommunity
+from ragwright.models.communities import Community, StoredCommunity
 
 
 def grouped_communities(

@@ -13,8 +13,8 @@ import math
 from dataclasses import dataclass
 
 from ragwright.errors import ExtractionError
-from ragwright.graph.model import ChunkFacts
-from ragwright.graph.records import WEIGHT_UNITS
+from ragwright.models.graph import ChunkFacts
+from ragwright.models.graph_records import WEIGHT_UNITS
 from ragwright.ports import DocumentWrite
 
 #: (char_start, char_end, text, key, label)

@@ -29,8 +29,8 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from ragwright.graph.model import GraphSnapshot, SnapshotChange
-from ragwright.graph.records import EDGE_WEIGHT_CAP, WEIGHT_UNITS
+from ragwright.models.graph import GraphSnapshot, SnapshotChange
+from ragwright.models.graph_records import EDGE_WEIGHT_CAP, WEIGHT_UNITS
 from ragwright.stores.graph_snapshot import typed_snapshot
 
 T = TypeVar("T")

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ragwright.graph.model import GraphSnapshot, SnapshotChange
-from ragwright.graph.records import EDGE_WEIGHT_CAP, WEIGHT_UNITS
+from ragwright.models.graph import GraphSnapshot, SnapshotChange
+from ragwright.models.graph_records import EDGE_WEIGHT_CAP, WEIGHT_UNITS
 
 Int64s = npt.NDArray[np.int64]
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ragwright.graph.community_model import (
+from ragwright.models.communities import (
     Community,
     CommunityBuild,
     CommunityReport,

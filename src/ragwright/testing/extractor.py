@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from itertools import combinations
 
 from ragwright.graph.keys import entity_key
-from ragwright.graph.model import ChunkFacts, Mention, Relation
 from ragwright.models import Chunk
+from ragwright.models.graph import ChunkFacts, Mention, Relation
 
 #: A run of capitalized words ("Barack Obama", "I.B.M"): a dot only inside a word, so a
 #: sentence's end stops the run.

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from ragwright.errors import ConfigError, ExtractionError, UnknownEntity
-from ragwright.graph.model import ChunkFacts, Mention, Relation
-from ragwright.graph.records import EDGE_WEIGHT_CAP
 from ragwright.models import Chunk, Document
+from ragwright.models.graph import ChunkFacts, Mention, Relation
+from ragwright.models.graph_records import EDGE_WEIGHT_CAP
 from ragwright.ports import DocumentWrite
 from ragwright.testing.extractor import CapitalizedExtractor
 from ragwright.testing.store_contract import BoundStore, make_document, vectors_for

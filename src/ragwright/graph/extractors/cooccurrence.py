@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragwright.graph.model import Mention, Relation
+from ragwright.models.graph import Mention, Relation
 
 SAME_SENTENCE = "co_sentence"
 SAME_CHUNK = "co_chunk"

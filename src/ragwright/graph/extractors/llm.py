@@ -21,17 +21,17 @@ import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from ragwright.answers.prompt import Prompter, Source
 from ragwright.errors import BudgetExceeded, ConfigError, ExtractionBudgetExceeded
-from ragwright.graph.extractor_context import ExtractorContext
+from ragwright.graph.extractors.context import ExtractorContext
 from ragwright.graph.extractors.llm_reply import MalformedReply, read_reply
 from ragwright.graph.extractors.llm_report import ExtractionReport, ReportTally
 from ragwright.graph.extractors.llm_settings import LLMExtractionSettings
 from ragwright.graph.extractors.ontology import Ontology
-from ragwright.graph.model import ChunkFacts
+from ragwright.llms.prompt import Prompter, Source
 from ragwright.llms.session import LLMSession
 from ragwright.llms.settings import Price
 from ragwright.models import Chunk, Hit, Scale, Usage
+from ragwright.models.graph import ChunkFacts
 from ragwright.ports import LLM, ChatMessage, Extractor
 
 #: Part of the extractor's id and of every prompt: a new version re-extracts, never mixes.

@@ -20,7 +20,7 @@ from typing import Any
 
 from ragwright.graph.extractors.ontology import Ontology
 from ragwright.graph.keys import entity_key
-from ragwright.graph.model import Mention, Relation
+from ragwright.models.graph import Mention, Relation
 
 #: The smallest weight a relation keeps: a model's 0 (or less) still says "related".
 MIN_WEIGHT = 0.01

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 from ragwright.graph.extractors.cooccurrence import cooccurrence_relations
 from ragwright.graph.keys import entity_key
-from ragwright.graph.model import ChunkFacts, Mention
 from ragwright.models import Chunk
+from ragwright.models.graph import ChunkFacts, Mention
 
 #: Bumped whenever a rule changes what is extracted (it is part of `RuleExtractor.id`).
 RULES_VERSION = 1

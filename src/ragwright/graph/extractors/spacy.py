@@ -22,8 +22,8 @@ from ragwright.errors import ConfigError, MissingDependencyError
 from ragwright.graph.extractors.cooccurrence import cooccurrence_relations
 from ragwright.graph.extractors.rules import STOP_WORDS
 from ragwright.graph.keys import entity_key
-from ragwright.graph.model import ChunkFacts, Mention
 from ragwright.models import Chunk
+from ragwright.models.graph import ChunkFacts, Mention
 
 #: Bumped whenever what is kept of the model's output changes (part of `SpacyExtractor.id`).
 EXTRACTOR_VERSION = 1

@@ -9,7 +9,7 @@ from fastapi import Depends, Request
 from ragwright.collection_pool import CollectionPool
 from ragwright.index import Index
 from ragwright.permissions import EVERYONE, Caller
-from ragwright.pipeline.search_request import SearchRequest
+from ragwright.pipeline.search.request import SearchRequest
 from ragwright.server.auth import require
 from ragwright.server.keys import Scope
 from ragwright.server.settings import ServerSettings

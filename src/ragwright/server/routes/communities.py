@@ -9,11 +9,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 
-from ragwright.graph.community_shapes import build_json, community_json
 from ragwright.pipeline.permitted import refuse_restricted
 from ragwright.server.problems import ApiError
 from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadCaller
 from ragwright.shapes import citation_json
+from ragwright.shapes.communities import build_json, community_json
 
 router = APIRouter(tags=["graph"])
 

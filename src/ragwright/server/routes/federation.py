@@ -12,7 +12,6 @@ from fastapi.responses import StreamingResponse
 
 from ragwright.federation import Federation
 from ragwright.filters import parse_filter
-from ragwright.graph.community_shapes import build_json, community_json
 from ragwright.server.problems import ApiError
 from ragwright.server.routes._deps import UNTRUSTED, ReadCaller, ReadKey, SearchDefaults
 from ragwright.server.routes.search import AskRequest, SearchRequest, events
@@ -24,6 +23,7 @@ from ragwright.shapes import (
     document_json,
     search_json,
 )
+from ragwright.shapes.communities import build_json, community_json
 from ragwright.surface_limits import MAX_QUERY_CHARS
 
 router = APIRouter(tags=["federation"])

@@ -7,9 +7,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragwright.graph.shapes import build_report_json, entity_json, graph_stats_json
 from ragwright.server.problems import ApiError
 from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadCaller, WriteKey
+from ragwright.shapes.graph import build_report_json, entity_json, graph_stats_json
 from ragwright.surface_limits import MAX_QUERY_CHARS
 
 router = APIRouter(tags=["graph"])

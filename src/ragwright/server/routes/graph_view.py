@@ -9,12 +9,12 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from ragwright.graph.community_model import StoredCommunity
 from ragwright.graph.neighbourhood import MAX_NEIGHBOURS, Neighbourhood
-from ragwright.graph.shapes import entity_json
 from ragwright.index import Index
+from ragwright.models.communities import StoredCommunity
 from ragwright.server.problems import ApiError
 from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadCaller
+from ragwright.shapes.graph import entity_json
 from ragwright.surface_limits import MAX_QUERY_CHARS
 
 router = APIRouter(tags=["graph"])

@@ -16,12 +16,14 @@ from ragwright.filters import parse_filter
 from ragwright.graph.settings import MIN_TOLERANCE
 from ragwright.llms.settings import ENGINES, unknown_engine
 from ragwright.models import MAX_BM25_K1, Answer
-from ragwright.pipeline import search_request
-from ragwright.pipeline.search_request import Fusion, SearchMode
+from ragwright.pipeline.search import request as search_request
+from ragwright.pipeline.search.request import Fusion
 from ragwright.server.access_log import LOGGER
 from ragwright.server.problems import error_body, status_of
 from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadCaller, SearchDefaults
 from ragwright.shapes import answer_json, search_json
+from ragwright.shapes.mode_name import AUTO as AUTO_MODE
+from ragwright.shapes.mode_name import ModeName
 from ragwright.surface_limits import MAX_ASK_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K
 
 router = APIRouter(tags=["search"])
@@ -47,7 +49,7 @@ class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", use_enum_values=False)
 
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
-    mode: SearchMode | None = Field(
+    mode: ModeName | None = Field(
         None,
         description="bm25, vector, hybrid (the default), graph (hybrid fused by rank with "
         "entity-graph search; needs a graph) or global (the chunks the community reports chosen "
@@ -115,7 +117,7 @@ class SearchRequest(BaseModel):
     def request(self, defaults: search_request.SearchRequest) -> search_request.SearchRequest:
         """The request: these fields over the server's defaults."""
         fields = self.model_dump(exclude_none=True, exclude={"query", "filter"})
-        return defaults.but(**fields, where=self.filter or None)
+        return defaults.with_settings(fields).but(where=self.filter or None)
 
 
 class AskRequest(BaseModel):
@@ -140,8 +142,8 @@ class AskRequest(BaseModel):
         description="Give an LLM engine the entities and relations of the chunks, from the "
         "index's entity graph. Default: the server's [answer] graph_context.",
     )
-    mode: SearchMode = Field(
-        SearchMode.AUTO,
+    mode: ModeName = Field(
+        AUTO_MODE,
         description="The search mode of the answer's retrieval; auto: the planner chooses "
         "(the answer's route says which and why); global answers from the community reports "
         "(map-reduce over them with an LLM engine).",

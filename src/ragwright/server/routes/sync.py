@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request
 
 from ragwright.collection_pool import CollectionPool
 from ragwright.pipeline.permitted import refuse_restricted
-from ragwright.pipeline.sync_status import SyncStatus
+from ragwright.pipeline.sync.sync_status import SyncStatus
 from ragwright.server.routes._deps import ReadCaller
 from ragwright.shapes import source_state_json, sync_status_json
 

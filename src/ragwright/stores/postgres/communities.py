@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ragwright.graph.community_model import (
+from ragwright.models.communities import (
     CommunityBuild,
     CommunityReport,
     StoredCommunity,

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragwright.graph.keys import entity_key
-from ragwright.graph.model import GraphSnapshot
-from ragwright.graph.records import (
+from ragwright.models.graph import GraphSnapshot
+from ragwright.models.graph_records import (
     EDGE_WEIGHT_CAP,
     WEIGHT_UNITS,
     EntityInfo,

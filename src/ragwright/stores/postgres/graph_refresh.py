@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ragwright.graph.model import GraphSnapshot
+from ragwright.models.graph import GraphSnapshot
 from ragwright.stores.graph_patch import FactChanges, PatchRefused, apply_patch, plan_patch
 from ragwright.stores.graph_snapshot import SnapshotRows, assemble
 from ragwright.stores.postgres.database import SchemaDatabase

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ragwright.graph.model import ChunkFacts
-from ragwright.graph.records import FactsWritten
 from ragwright.models import Chunk
+from ragwright.models.graph import ChunkFacts
+from ragwright.models.graph_records import FactsWritten
 from ragwright.stores.graph_facts import FactRows, fact_rows
 from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.graph_schema import (

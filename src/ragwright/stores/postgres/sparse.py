@@ -17,7 +17,7 @@ from typing import Any
 
 from ragwright.filters import Filter
 from ragwright.models import Arm, Hit, Scale
-from ragwright.sparse.vector import SparseVector
+from ragwright.models.sparse import SparseVector
 from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.filters import FilterCompiler
 from ragwright.stores.postgres.rows import hits, ranked

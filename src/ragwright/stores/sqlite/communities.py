@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragwright.graph.community_model import (
+from ragwright.models.communities import (
     CommunityBuild,
     CommunityReport,
     StoredCommunity,

@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ragwright.graph.model import GraphSnapshot
+from ragwright.models.graph import GraphSnapshot
 from ragwright.stores.graph_patch import FactChanges, PatchRefused, apply_patch, plan_patch
 from ragwright.stores.graph_snapshot import SnapshotRows, assemble
 from ragwright.stores.sqlite.graph_schema import GRAPH_CHANGES_KEPT

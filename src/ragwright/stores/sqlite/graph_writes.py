@@ -8,9 +8,9 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from ragwright.graph.model import ChunkFacts
-from ragwright.graph.records import FactsWritten
 from ragwright.models import Chunk
+from ragwright.models.graph import ChunkFacts
+from ragwright.models.graph_records import FactsWritten
 from ragwright.stores.graph_facts import FactRows, fact_rows
 from ragwright.stores.rows import chunk_from_row
 from ragwright.stores.sqlite.database import Database

@@ -4,7 +4,7 @@
   model, prompt and completion tokens, estimated cost (NULL when the model has no price).
 - ``llm_cache``: completions by content hash (see `ragwright.llms.cache`), as JSON, with the
   number of times each was reused.
-- ``llm_keys``: the random key of the prompts' fence tokens (see `ragwright.answers.prompt`).
+- ``llm_keys``: the random key of the prompts' fence tokens (see `ragwright.llms.prompt`).
 
 Its own connection to the index file (WAL mode lets it sit beside the store's), its own tables,
 created on the first write, so reading an index never changes it. Writes here do not bump the

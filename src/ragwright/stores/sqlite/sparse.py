@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from ragwright.filters import Filter
 from ragwright.models import Arm, Hit, Scale
-from ragwright.sparse.vector import SparseVector
+from ragwright.models.sparse import SparseVector
 from ragwright.stores.rows import hit_from_row
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.documents import condition_for

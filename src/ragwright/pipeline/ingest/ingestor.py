@@ -1,0 +1,667 @@
+"""Ingestion: discover → parse → chunk → embed in batches → write, with bounded memory.
+
+A file whose bytes, parser and chunking are unchanged since the last run costs one hash and
+nothing else. A changed file replaces exactly its own chunks, in one transaction. A file that
+fails is reported with its reason and the run goes on. Parsing runs in a worker process under a
+time and a memory limit per file (`ParseWorker`), so a pathological file is reported too.
+Documents that are already text (dataset records) take the same chunk → embed → write path
+through `ingest_documents`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import json
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol, TypeVar
+
+import numpy as np
+
+from ragwright.errors import EmbedderError, IngestLimitExceeded, ParseError, RagwrightError
+from ragwright.freed_memory import release_freed_memory
+from ragwright.models import Chunk, Document, document_id_for
+from ragwright.models.graph import ChunkFacts
+from ragwright.permissions import PermissionRules
+from ragwright.pipeline.ingest.discover import (
+    Candidate,
+    Discovery,
+    discover,
+    read_within,
+    source_name,
+    source_path,
+)
+from ragwright.pipeline.ingest.document_chunking import FusedParser, fused_chunks
+from ragwright.pipeline.ingest.documents import (
+    checked_chunks,
+    chunks_within_limit,
+    document_from,
+    failure_reason,
+    iter_chunks_within_limit,
+    moved_document,
+)
+from ragwright.pipeline.ingest.parse_worker import ParseLimits, ParseWorker
+from ragwright.ports import (
+    ChunkBatch,
+    Chunker,
+    ChunkStream,
+    DocumentWrite,
+    DocumentWriter,
+    Embedder,
+    Extractor,
+    IngestTarget,
+    Parser,
+    StreamedWrite,
+    Vectors,
+)
+
+# Bumped when the way files become chunks changes, so every file is re-read once.
+INGEST_FORMAT = "2"
+
+
+class ParserLookup(Protocol):
+    def parser_for(self, path: str | Path, head: bytes | None = None) -> Parser: ...
+
+    def supports(self, path: str | Path) -> bool: ...
+
+    @property
+    def extensions(self) -> tuple[str, ...]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class IngestOptions:
+    follow_symlinks: bool = False
+    max_file_size: int = 50 * 1024 * 1024
+    max_files: int = 100_000
+    max_chunk_chars: int = 20_000
+    prune: bool = False
+    #: Chunks embedded per call; bounds memory and lets the embedder sort by length.
+    embed_batch: int = 256
+    #: Per-file parse limits: seconds and MB (``None``: no limit). See `ParseWorker`.
+    parse_timeout: float | None = 300.0
+    parse_memory_mb: int | None = 2048
+    #: A document longer than this (characters) is chunked, embedded and written batch by
+    #: batch in one transaction, so its chunks and vectors are never all in memory (with a
+    #: store that offers `StreamedWrite` and a chunker that offers `ChunkStream`). The price:
+    #: the write transaction stays open while it is embedded, so searches through the same
+    #: SQLite store object (a server's) wait that long; below this, ~7x the text is cheap.
+    stream_chars: int = 8_000_000
+    #: Who may read each document, by source path (the ``[[permissions]]`` rules; `Index`
+    #: passes its configuration's): part of the fingerprint, so a changed rule rewrites.
+    permissions: PermissionRules = field(default_factory=PermissionRules)
+
+    @property
+    def parse_limits(self) -> ParseLimits:
+        return ParseLimits(self.parse_timeout, self.parse_memory_mb)
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    source: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class IngestWarning:
+    """Something a file's text lacks although it was ingested (e.g. scanned pages unread)."""
+
+    source: str
+    message: str
+
+
+@dataclass
+class IngestReport:
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    failed: list[Failure] = field(default_factory=list)
+    #: Files left alone on purpose (symbolic links met inside folders), with the reason.
+    skipped: list[Failure] = field(default_factory=list)
+    warnings: list[IngestWarning] = field(default_factory=list)
+    chunks_written: int = 0
+    #: Chunks whose graph facts were written with them (``ingest --graph``).
+    chunks_extracted: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    def merge(self, other: IngestReport) -> None:
+        """Add what ``other`` (a part of this run done elsewhere, e.g. on a Ray worker) says."""
+        for name in ("added", "updated", "unchanged", "removed", "failed", "skipped", "warnings"):
+            getattr(self, name).extend(getattr(other, name))
+        self.chunks_written += other.chunks_written
+        self.chunks_extracted += other.chunks_extracted
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    files_done: int
+    files_total: int
+    chunks_written: int
+    current: str
+
+
+@dataclass(slots=True)
+class PendingDocument:
+    """A document ready to be embedded and written (``is_update``: it replaces a stored one)."""
+
+    document: Document
+    chunks: list[Chunk]
+    fingerprint: str
+    is_update: bool
+
+
+@dataclass(slots=True)
+class StreamedDocument:
+    """A document too long to hold all of its chunks: they are made as it is written."""
+
+    document: Document
+    chunks: Iterator[Chunk]
+    fingerprint: str
+    is_update: bool
+
+
+Prepared = PendingDocument | StreamedDocument
+
+
+def prepared_document(
+    document: Document,
+    fingerprint: str,
+    is_update: bool,
+    *,
+    chunker: Chunker,
+    store: DocumentWriter | None,
+    options: IngestOptions,
+) -> Prepared:
+    """The document with its chunks, or with a stream of them when it is longer than
+    ``options.stream_chars`` and the chunker and ``store`` (the writer it goes to) can
+    stream."""
+    limit = options.max_chunk_chars
+    long = len(document.content) > options.stream_chars
+    if long and isinstance(chunker, ChunkStream) and isinstance(store, StreamedWrite):
+        chunks = iter_chunks_within_limit(document, chunker, limit)
+        return StreamedDocument(document, chunks, fingerprint, is_update)
+    return PendingDocument(
+        document, chunks_within_limit(document, chunker, limit), fingerprint, is_update
+    )
+
+
+class BatchWriter:
+    """Embeds and writes documents in batches of about ``batch_chunks`` chunks, one store
+    transaction per batch, recording each in ``report``. If a batch cannot be embedded, each of
+    its documents is tried alone, so one document the embedder refuses fails alone. With an
+    ``extractor``, each batch's graph facts are found and written with its chunks."""
+
+    def __init__(
+        self,
+        store: DocumentWriter,
+        embedder: Embedder,
+        report: IngestReport,
+        batch_chunks: int,
+        extractor: Extractor | None = None,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.report = report
+        self.batch_chunks = batch_chunks
+        self.extractor = extractor
+        self._pending: list[PendingDocument] = []
+        self._pending_chunks = 0
+
+    def write_all(
+        self,
+        prepared: Iterable[tuple[str, Prepared | None]],
+        total: int,
+        progress: Callable[[Progress], None] | None = None,
+    ) -> None:
+        """Add each prepared document (None: nothing to write for that source), telling
+        ``progress`` after each source, and write what is left at the end."""
+        for done, (source, item) in enumerate(prepared, start=1):
+            if item is not None:
+                self.add(item)
+            if progress is not None:
+                progress(Progress(done, total, self.report.chunks_written, source))
+        self.flush()
+        if progress is not None:  # the last batch was written after the last source's update
+            progress(Progress(total, total, self.report.chunks_written, ""))
+
+    def add(self, item: Prepared) -> None:
+        if isinstance(item, StreamedDocument):
+            self.flush()
+            self._write_streamed(item)
+            return
+        self._pending.append(item)
+        self._pending_chunks += len(item.chunks)
+        if self._pending_chunks >= self.batch_chunks:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what is pending."""
+        pending, self._pending, self._pending_chunks = self._pending, [], 0
+        self._write(pending)
+
+    def _write(self, pending: list[PendingDocument]) -> None:
+        if not pending:
+            return
+        try:
+            vectors = self._embed([chunk for item in pending for chunk in item.chunks])
+        except EmbedderError as error:
+            if len(pending) == 1:
+                failure = Failure(pending[0].document.source, f"embedding failed: {error}")
+                self.report.failed.append(failure)
+                return
+            for item in pending:
+                self._write([item])
+            return
+        facts = self._extract(pending)
+        writes, start = [], 0
+        for item in pending:
+            end = start + len(item.chunks)
+            writes.append(
+                DocumentWrite(
+                    item.document,
+                    item.chunks,
+                    vectors[start:end],
+                    item.fingerprint,
+                    facts=[facts[chunk.id] for chunk in item.chunks if chunk.id in facts],
+                )
+            )
+            start = end
+        self.store.write(writes)
+        self.report.chunks_extracted += len(facts)
+        for item in pending:
+            (self.report.updated if item.is_update else self.report.added).append(
+                item.document.source
+            )
+        self.report.chunks_written += start
+
+    def _extract(self, pending: list[PendingDocument]) -> dict[str, ChunkFacts]:
+        """The batch's graph facts by chunk id (none without an extractor)."""
+        return self._extract_chunks([chunk for item in pending for chunk in item.chunks])
+
+    def _extract_chunks(self, chunks: list[Chunk]) -> dict[str, ChunkFacts]:
+        if self.extractor is None:
+            return {}
+        return {facts.chunk_id: facts for facts in self.extractor.extract(chunks)}
+
+    def _write_streamed(self, item: StreamedDocument) -> None:
+        """Write one long document batch by batch, in one transaction (`StreamedWrite`): a
+        chunk over the limit or a batch the embedder refuses fails the whole document."""
+        assert isinstance(self.store, StreamedWrite)  # prepared_document streams only then
+        release_freed_memory()  # what receiving the parsed text took and let go of
+        extracted = [0]
+        batches = self._batches(item.chunks, extracted)
+        try:
+            written = self.store.write_streamed(item.document, item.fingerprint, batches)
+        except EmbedderError as error:
+            failure = Failure(item.document.source, f"embedding failed: {error}")
+            self.report.failed.append(failure)
+            return
+        except RagwrightError as error:
+            self.report.failed.append(Failure(item.document.source, failure_reason(error)))
+            return
+        (self.report.updated if item.is_update else self.report.added).append(item.document.source)
+        self.report.chunks_written += written
+        self.report.chunks_extracted += extracted[0]
+
+    def _batches(self, chunks: Iterator[Chunk], extracted: list[int]) -> Iterator[ChunkBatch]:
+        """The chunks in batches of ``batch_chunks``, each embedded (and its graph facts
+        found) only when the store asks for it; ``extracted`` counts the facts. The store
+        asks for the first once it has written the document's row: SQLite's copies of the
+        text are let go of by then, and given back."""
+        release_freed_memory()
+        while batch := list(itertools.islice(chunks, self.batch_chunks)):
+            vectors = self._embed(batch)
+            facts = self._extract_chunks(batch)
+            extracted[0] += len(facts)
+            yield ChunkBatch(batch, vectors, [facts[c.id] for c in batch if c.id in facts])
+
+    def _embed(self, chunks: Sequence[Chunk]) -> Vectors:
+        """The chunks' `embedded_text` embedded in calls of at most ``batch_chunks`` texts,
+        into one array: a huge document's vectors are never held twice, nor its texts (each a
+        chunk's text after its table header) made for more than one call at a time."""
+        dimension = self.embedder.space.dimension
+        vectors = np.empty((len(chunks), dimension), dtype=np.float32)
+        for start in range(0, len(chunks), self.batch_chunks):
+            batch = [chunk.embedded_text for chunk in chunks[start : start + self.batch_chunks]]
+            embedded = np.asarray(self.embedder.embed_documents(batch))
+            if embedded.shape != (len(batch), dimension):
+                raise EmbedderError(
+                    f"the embedder returned vectors of shape {embedded.shape} for {len(batch)} "
+                    f"texts, not ({len(batch)}, {dimension})"
+                )
+            vectors[start : start + len(batch)] = embedded
+        return vectors
+
+
+@dataclass(slots=True)
+class LoadedFile:
+    """A file read where the run is planned (this process, or a distributed run's driver):
+    its bytes, its fingerprint, and whether it replaces a stored document."""
+
+    candidate: Candidate
+    data: bytes
+    fingerprint: str
+    is_update: bool
+
+    def take_data(self) -> bytes:
+        """The bytes, let go of here: a huge file is not held twice while it is chunked."""
+        data, self.data = self.data, b""
+        return data
+
+
+@dataclass(slots=True)
+class Survey:
+    """What a run knows before reading any file: the files found, the report so far (files
+    refused by discovery, folders with nothing to read) and what the store holds."""
+
+    found: Discovery
+    report: IngestReport
+    known: dict[str, str]
+
+
+T = TypeVar("T")
+
+
+def recording_failure(report: IngestReport, source: str, step: Callable[[], T]) -> T | None:
+    """``step()``, or None with the failure recorded in ``report``: one bad file never aborts
+    the batch (a parser bug included)."""
+    try:
+        return step()
+    except (RagwrightError, OSError) as error:
+        report.failed.append(Failure(source, failure_reason(error)))
+    except Exception as error:  # a parser bug must not abort the batch
+        report.failed.append(Failure(source, f"unexpected {type(error).__name__}: {error}"))
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class FileSteps:
+    """The per-file steps of every ingest engine, so a local run and a distributed one make
+    the same documents, chunks and fingerprints: `load` where the run is planned, `prepare`
+    where the work is done (this process, or a Ray worker)."""
+
+    parsers: ParserLookup
+    chunker: Chunker
+    chunker_spec: str
+    options: IngestOptions
+
+    def load(self, candidate: Candidate, known: dict[str, str]) -> LoadedFile | None:
+        """The file read and fingerprinted; None when it is unchanged since the last run."""
+        data = read_within(candidate.path, self.options.max_file_size)
+        fingerprint = self.fingerprint(data, self.parsers.parser_for(candidate.path, data))
+        fingerprint = with_principals(fingerprint, self.principals_for(candidate.source))
+        if known.get(candidate.source) == fingerprint:
+            return None
+        return LoadedFile(candidate, data, fingerprint, candidate.source in known)
+
+    def prepare(
+        self,
+        loaded: LoadedFile,
+        worker: ParseWorker,
+        report: IngestReport,
+        target: DocumentWriter | None = None,
+    ) -> Prepared:
+        """The file parsed (under the worker's limits) and chunked, its parser's warnings in
+        ``report``; a long document's chunks as a stream when ``target`` can write one (see
+        `prepared_document`). Raises what parsing or chunking raised (see
+        `recording_failure`)."""
+        candidate = loaded.candidate
+        parser = self.parsers.parser_for(candidate.path, loaded.data)
+        # The worker takes the bytes over: none is held here while the parsed text arrives.
+        parsed = worker.parse_taking(parser, loaded.take_data, candidate.source)
+        report.warnings.extend(IngestWarning(candidate.source, w) for w in parsed.warnings)
+        document = document_from(parsed, candidate)
+        document = dataclasses.replace(document, principals=self.principals_for(candidate.source))
+        # A document chunker made them with the text (None: the chunker makes them).
+        fused = fused_chunks(document, parsed, self.chunker)
+        if fused is not None:
+            limit = self.options.max_chunk_chars
+            return PendingDocument(
+                document, checked_chunks(fused, limit), loaded.fingerprint, loaded.is_update
+            )
+        return prepared_document(
+            document,
+            loaded.fingerprint,
+            loaded.is_update,
+            chunker=self.chunker,
+            store=target,
+            options=self.options,
+        )
+
+    def principals_for(self, source: str, given: Sequence[str] = ()) -> tuple[str, ...]:
+        """Who may read the document of ``source``: ``given`` (its sync source's) and the
+        rules'."""
+        return self.options.permissions.principals_for(source, given)
+
+    def fingerprint(self, data: bytes, parser: Parser) -> str:
+        """The file's bytes and everything that decides its chunks: the parser, its settings
+        (``parse_settings``, e.g. the OCR engine's version) and the chunker's."""
+        digest = hashlib.sha256(data)
+        parser_name = f"{type(parser).__module__}.{type(parser).__qualname__}"
+        settings = getattr(parser, "parse_settings", "")
+        parser_name += f"\0{settings}" if settings else ""
+        digest.update(f"\0{INGEST_FORMAT}\0{parser_name}\0{self.chunker_spec}".encode())
+        return digest.hexdigest()
+
+
+class Ingestor:
+    """Ingests files into a store. Built from its parts; knows no backend."""
+
+    def __init__(
+        self,
+        store: IngestTarget,
+        embedder: Embedder,
+        parsers: ParserLookup,
+        chunker: Chunker,
+        *,
+        chunker_spec: str,
+        base: Path,
+        options: IngestOptions | None = None,
+        extractor: Extractor | None = None,
+    ) -> None:
+        """``base`` is the folder sources are named relative to (see `source_name`); with an
+        ``extractor`` the graph facts of every chunk written are written with it."""
+        self.extractor = extractor
+        self.store = store
+        self.embedder = embedder
+        self.parsers = parsers
+        self.chunker = chunker
+        self.chunker_spec = chunker_spec
+        self.base = base
+        self.options = options or IngestOptions()
+        self.steps = FileSteps(parsers, chunker, chunker_spec, self.options)
+
+    def run(
+        self, paths: Sequence[Path], progress: Callable[[Progress], None] | None = None
+    ) -> IngestReport:
+        survey = self.survey(paths)
+        candidates, known, report = survey.found.candidates, survey.known, survey.report
+        with ParseWorker(self.options.parse_limits) as worker:
+            self.ingest_found(candidates, known, report, worker, progress)
+        self.finish(paths, survey)
+        return survey.report
+
+    def survey(self, paths: Sequence[Path]) -> Survey:
+        """Discover the files under ``paths`` (the limits applied) and what the store holds;
+        `IngestLimitExceeded` when there are more files than ``max_files``."""
+        options = self.options
+        found = discover(
+            list(paths),
+            base=self.base,
+            supports=self.parsers.supports,
+            max_file_size=options.max_file_size,
+            follow_symlinks=options.follow_symlinks,
+        )
+        if len(found.candidates) > options.max_files:
+            raise IngestLimitExceeded(
+                f"{len(found.candidates):,} files found, over the --max-files limit of "
+                f"{options.max_files:,}; raise the limit or ingest a narrower path"
+            )
+        report = IngestReport(
+            failed=[Failure(r.source, r.reason) for r in found.rejected if r.failed],
+            skipped=[Failure(r.source, r.reason) for r in found.rejected if not r.failed],
+            warnings=self._nothing_to_read(paths, found),
+        )
+        return Survey(found, report, self.store.fingerprints())
+
+    def finish(self, paths: Sequence[Path], survey: Survey) -> None:
+        """After the files were ingested: with ``prune``, remove the documents whose files
+        vanished from ``paths``."""
+        if self.options.prune:
+            self._prune(paths, survey.found, survey.known, survey.report)
+
+    def ingest_found(
+        self,
+        candidates: Sequence[Candidate],
+        known: dict[str, str],
+        report: IngestReport,
+        worker: ParseWorker,
+        progress: Callable[[Progress], None] | None = None,
+    ) -> None:
+        """Read, chunk, embed and write files already discovered, recording each in
+        ``report``; one whose fingerprint is ``known`` for its source is unchanged."""
+        writer = BatchWriter(
+            self.store, self.embedder, report, self.options.embed_batch, self.extractor
+        )
+        prepared = (
+            (candidate.source, self._prepare(candidate, known, report, worker))
+            for candidate in candidates
+        )
+        writer.write_all(prepared, len(candidates), progress)
+
+    def fingerprint(self, path: Path) -> str:
+        """What a file's stored fingerprint would be, from one read of it: compared with the
+        stored one, it tells an unchanged (touched) or moved file without parsing it."""
+        data = path.read_bytes()
+        return self.steps.fingerprint(data, self.parsers.parser_for(path, data))
+
+    def fingerprint_data(self, data: bytes, parser: Parser) -> str:
+        """What the stored fingerprint of ``data`` read by ``parser`` would be (bytes that
+        come from a sync source rather than a file)."""
+        return self.steps.fingerprint(data, parser)
+
+    def moved(self, stored: Document, candidate: Candidate) -> tuple[Document, list[Chunk]]:
+        """The stored document as ingesting it from ``candidate`` (the same bytes at another
+        path) would make it, and its chunks, without reading the file again."""
+        if isinstance(self.parsers.parser_for(candidate.path), FusedParser):
+            # Its chunks came from the file, not from a chunker: read it again.
+            raise ParseError(candidate.source, "a document chunker's file is read again")
+        document = moved_document(stored, candidate)
+        # The rules may give the new path other readers (a sync source's are not moved).
+        principals = self.steps.principals_for(candidate.source)
+        document = dataclasses.replace(document, principals=principals)
+        return document, chunks_within_limit(document, self.chunker, self.options.max_chunk_chars)
+
+    def _nothing_to_read(self, roots: Sequence[Path], found: Discovery) -> list[IngestWarning]:
+        """A warning for each folder given in which no file can be read."""
+        read = [Path(os.path.abspath(candidate.path)) for candidate in found.candidates]
+        kinds = ", ".join(self.parsers.extensions)
+        return [
+            IngestWarning(
+                source_name(root, self.base), f"no file here can be read; ragwright reads {kinds}"
+            )
+            for root in roots
+            if root.is_dir()
+            and not any(path.is_relative_to(os.path.abspath(root)) for path in read)
+        ]
+
+    def _prepare(
+        self,
+        candidate: Candidate,
+        known: dict[str, str],
+        report: IngestReport,
+        worker: ParseWorker,
+    ) -> Prepared | None:
+        def prepare() -> Prepared | None:
+            loaded = self.steps.load(candidate, known)
+            if loaded is None:
+                report.unchanged.append(candidate.source)
+                return None
+            return self.steps.prepare(loaded, worker, report, self.store)
+
+        return recording_failure(report, candidate.source, prepare)
+
+    def _prune(
+        self,
+        roots: Sequence[Path],
+        found: Discovery,
+        known: dict[str, str],
+        report: IngestReport,
+    ) -> None:
+        absolute_roots = [Path(os.path.abspath(root)) for root in roots]
+
+        def vanished_here(source: str) -> bool:
+            path = Path(os.path.abspath(source_path(source, self.base)))
+            inside = any(path == root or path.is_relative_to(root) for root in absolute_roots)
+            # os.path.lexists: a file in a dot-directory (never walked) still exists
+            return inside and source not in found.present and not os.path.lexists(path)
+
+        vanished = [source for source in known if vanished_here(source)]
+        self.store.delete_many([document_id_for(source) for source in vanished])
+        report.removed.extend(sorted(vanished))
+
+
+def ingest_documents(
+    store: IngestTarget,
+    embedder: Embedder,
+    documents: Sequence[Document],
+    chunker: Chunker,
+    *,
+    chunker_spec: str,
+    options: IngestOptions | None = None,
+    progress: Callable[[Progress], None] | None = None,
+    extractor: Extractor | None = None,
+) -> IngestReport:
+    """Ingest documents that are already text (records of a dataset, say, not files): each is
+    chunked, embedded and written in batches as `Ingestor` writes files, and one whose content,
+    metadata and chunking are unchanged since the last run is skipped, so an interrupted run
+    resumes. A document that cannot be chunked or embedded is reported; the rest go on."""
+    options = options or IngestOptions()
+    report = IngestReport()
+    known = store.fingerprints()
+    writer = BatchWriter(store, embedder, report, options.embed_batch, extractor)
+
+    def prepare(document: Document) -> Prepared | None:
+        principals = options.permissions.principals_for(document.source, document.principals)
+        document = dataclasses.replace(document, principals=principals)
+        fingerprint = with_principals(document_fingerprint(document, chunker_spec), principals)
+        if known.get(document.source) == fingerprint:
+            report.unchanged.append(document.source)
+            return None
+        is_update = document.source in known
+        try:
+            return prepared_document(
+                document, fingerprint, is_update, chunker=chunker, store=store, options=options
+            )
+        except RagwrightError as error:
+            report.failed.append(Failure(document.source, failure_reason(error)))
+            return None
+
+    prepared = ((document.source, prepare(document)) for document in documents)
+    writer.write_all(prepared, len(documents), progress)
+    return report
+
+
+def with_principals(fingerprint: str, principals: Sequence[str]) -> str:
+    """A fingerprint that changes when who may read the document does (unchanged when
+    everyone may: the fingerprints of indexes written before permissions stay valid)."""
+    if not principals:
+        return fingerprint
+    joined = "\0".join(principals)
+    return hashlib.sha256(f"{fingerprint}\0principals\0{joined}".encode()).hexdigest()
+
+
+def document_fingerprint(document: Document, chunker_spec: str) -> str:
+    """What `ingest_documents` compares to skip a document: its content, its metadata and the
+    chunking."""
+    metadata = json.dumps(document.metadata, sort_keys=True, default=str)
+    digest = hashlib.sha256(f"{document.content_hash}\0{metadata}".encode())
+    digest.update(f"\0{INGEST_FORMAT}\0document\0{chunker_spec}".encode())
+    return digest.hexdigest()

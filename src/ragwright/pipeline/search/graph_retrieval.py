@@ -1,0 +1,131 @@
+"""Graph mode: the hybrid ranking fused by rank with graph search's.
+
+Hybrid search runs first (its processors, filter and fusion as the request says), to
+``request.depth`` candidates; its top hits lend their entities to the walk's seeds (see
+`ragwright.graph.search`). The graph ranking's chunks come from the store through
+`ChunkReader` (their documents' sources through `DocumentLookup`, only for those that make
+the final cut), and the two rankings are fused with `fuse_ranked_lists` (weights 1 and
+``graph_weight``, with ``graph_rrf_k``), hybrid's first ``graph_keep_top`` hits keeping
+their places. The graph ranking brings at most ``graph_max_new`` chunks from outside
+hybrid's first ``graph_known_depth`` hits (`bounded_newcomers`). Graph scores never meet
+similarity scores: only ranks are fused, and only chunks are ranked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from types import MappingProxyType
+
+from ragwright.filters import Filter
+from ragwright.graph.search import GraphSearch
+from ragwright.models import Arm, Hit, Scale
+from ragwright.models.graph import GraphSnapshot
+from ragwright.pipeline.graph.built import built_snapshot
+from ragwright.pipeline.search.fusion import fuse_ranked_lists
+from ragwright.pipeline.search.request import SearchMode, SearchRequest
+from ragwright.pipeline.search.retrieval import Retriever
+from ragwright.ports import GraphSource, ProvenanceReader
+
+
+def bounded_newcomers(
+    ranked: Sequence[tuple[str, float]], known: Sequence[str], max_new: int
+) -> list[tuple[str, float]]:
+    """The graph ranking with only its first ``max_new`` chunks that are not ``known``
+    (hybrid's first hits), in order: the walk may reorder what hybrid found, but a question
+    with nothing to bridge must not get a page of the walk's neighbours."""
+    known_ids = set(known)
+    kept: list[tuple[str, float]] = []
+    new = 0
+    for chunk_id, score in ranked:
+        if chunk_id not in known_ids:
+            if new == max_new:
+                continue
+            new += 1
+        kept.append((chunk_id, score))
+    return kept
+
+
+class GraphRetriever:
+    """Runs graph-mode searches: hybrid through a `Retriever`, the walk over ``graph``."""
+
+    def __init__(
+        self, graph: GraphSource | None, reader: ProvenanceReader, search: GraphSearch
+    ) -> None:
+        self.graph = graph
+        self.reader = reader
+        self.graph_search = search
+
+    def check(self) -> GraphSnapshot:
+        """The graph's snapshot; `GraphNotBuilt` when there is no graph or it is empty."""
+        return built_snapshot(self.graph)
+
+    def search(self, retriever: Retriever, query: str, request: SearchRequest) -> list[Hit]:
+        snapshot = self.check()
+        depth = request.depth
+        hybrid = retriever.search(
+            query, request.but(mode=SearchMode.HYBRID, top_k=depth, arm_depth=depth)
+        )
+        ranked = bounded_newcomers(
+            self.graph_search.rank(
+                query, [hit.chunk.id for hit in hybrid], snapshot, request.graph, depth
+            ),
+            [hit.chunk.id for hit in hybrid[: request.graph.known_depth]],
+            request.graph.max_new,
+        )
+        graph_hits = self._graph_hits(ranked, hybrid, request.where)
+        fused = fuse_ranked_lists(
+            [(hybrid, 1.0), (graph_hits, request.graph.weight)], k=request.graph.rrf_k
+        )
+        fused_by_id = {hit.chunk.id: hit for hit in fused}  # a kept hit still names its arms
+        kept = [fused_by_id.get(hit.chunk.id, hit) for hit in hybrid[: request.graph.keep_top]]
+        kept_ids = {hit.chunk.id for hit in kept}
+        ranked_hits = [*kept, *(hit for hit in fused if hit.chunk.id not in kept_ids)]
+        return self._with_sources(
+            dataclasses.replace(hit, rank=position)
+            for position, hit in enumerate(ranked_hits[: request.top_k], start=1)
+        )
+
+    def _graph_hits(
+        self, ranked: Sequence[tuple[str, float]], hybrid: Sequence[Hit], where: Filter | None
+    ) -> list[Hit]:
+        """The graph ranking as hits (scale fused: a walk score is no similarity). With a
+        filter, only chunks hybrid search returned under it can be trusted to pass it, so the
+        graph then reorders and adds nothing the filter was not applied to."""
+        known = {hit.chunk.id: hit for hit in hybrid}
+        missing = [] if where is not None else [cid for cid, _ in ranked if cid not in known]
+        fetched = self.reader.get_chunks(missing) if missing else {}
+        hits: list[Hit] = []
+        for chunk_id, score in ranked:
+            chunk = known[chunk_id].chunk if chunk_id in known else fetched.get(chunk_id)
+            if chunk is None:
+                continue  # deleted since the snapshot, or filtered out
+            source = known[chunk_id].source if chunk_id in known else ""
+            rank = len(hits) + 1
+            hits.append(
+                Hit(
+                    chunk,
+                    score,
+                    Scale.FUSED,
+                    frozenset({Arm.GRAPH}),
+                    source=source,
+                    arm_ranks=MappingProxyType({Arm.GRAPH: rank}),
+                )
+            )
+        return hits
+
+    def _with_sources(self, hits: Iterable[Hit]) -> list[Hit]:
+        """Hits found by the graph alone, given their documents' sources."""
+        hits = list(hits)
+        sources: dict[str, str] = {}
+        for hit in hits:
+            document_id = hit.chunk.document_id
+            if not hit.source and document_id not in sources:
+                document = self.reader.get_document(document_id)
+                sources[document_id] = document.source if document is not None else ""
+        return [
+            dataclasses.replace(hit, source=sources[hit.chunk.document_id])
+            if not hit.source
+            else hit
+            for hit in hits
+        ]

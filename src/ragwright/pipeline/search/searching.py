@@ -1,0 +1,90 @@
+"""The search workflow behind `Index.search`, `search_routed` and `plan`: route a ``mode="auto"``
+request, check the processors' order, then run the request's mode (`ragwright.pipeline.search.
+modes`: each joins the caller's permissions to the filter as it needs) over the collection's
+`SearchContext`, and the result processors on its hits.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Unpack
+
+from ragwright.llms.session import LLMSession
+from ragwright.models import Hit, Route
+from ragwright.permissions import EVERYONE, Caller
+from ragwright.pipeline.search.context import SearchContext
+from ragwright.pipeline.search.modes import retrieval_mode
+from ragwright.pipeline.search.per_document import capped, routed
+from ragwright.pipeline.search.request import SearchMode, SearchOptions, SearchRequest
+from ragwright.planner import dispatch, requested
+from ragwright.ports import ResultProcessor
+from ragwright.processors.chain import ResultChain
+from ragwright.query.model import QueryProcessor
+
+#: The request of a search that says nothing but its query.
+DEFAULT_REQUEST = SearchRequest()
+
+
+class Searching:
+    """Searches of one collection, over its `SearchContext`."""
+
+    def __init__(self, context: SearchContext) -> None:
+        self.context = context
+
+    def search(
+        self,
+        query: str,
+        request: SearchRequest | None = None,
+        *,
+        processors: Sequence[ResultProcessor] = (),
+        query_processors: Sequence[QueryProcessor] = (),
+        **options: Unpack[SearchOptions],
+    ) -> list[Hit]:
+        """`Index.search`."""
+        # Made (and so checked) even when there is nothing to search.
+        request = (request or DEFAULT_REQUEST).but(**options)
+        store = self.context.store
+        configured = [
+            spec.build(embedder=self.context.embedder, store=store, documents=store)
+            for spec in request.processors
+        ]
+        chain = ResultChain([*configured, *processors])  # refuses a bad order before any work
+        if request.mode is SearchMode.AUTO:
+            request = routed(request, self.plan(query, caller=request.caller))
+        request, chain = capped(request, chain)
+        mode = retrieval_mode(request.mode)
+        hits = mode.search(self.context, query, request, query_processors)
+        return ranked(chain.process(query, hits) if chain.processors else hits)
+
+    def search_routed(
+        self, query: str, request: SearchRequest | None = None, **options: Unpack[SearchOptions]
+    ) -> tuple[Route, list[Hit]]:
+        """`Index.search_routed`."""
+        request = (request or DEFAULT_REQUEST).but(**options)
+        route = self.route(query, request.mode, None, request.caller)
+        return route, self.search(query, routed(request, route))
+
+    def plan(
+        self, question: str, *, session: LLMSession | None = None, caller: Caller = EVERYONE
+    ) -> Route:
+        """`Index.plan`."""
+        return dispatch(
+            self.context.planner(session).route(question),
+            lambda mode: retrieval_mode(mode).unavailable(self.context, caller),
+        )
+
+    def route(
+        self, question: str, mode: SearchMode | str, session: LLMSession | None, caller: Caller
+    ) -> Route:
+        """The route of a search or an answer in ``mode``: the mode itself, or for ``auto``
+        the planner's (an answer's ``session`` pays for an LLM classifier)."""
+        chosen = DEFAULT_REQUEST.but(mode=mode).mode
+        if chosen is not SearchMode.AUTO:
+            return requested(chosen)
+        return self.plan(question, session=session, caller=caller)
+
+
+def ranked(hits: list[Hit]) -> list[Hit]:
+    """``hits`` with their final ranks, from 1."""
+    return [dataclasses.replace(hit, rank=rank) for rank, hit in enumerate(hits, start=1)]

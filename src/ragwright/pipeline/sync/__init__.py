@@ -1,0 +1,1 @@
+"""Keeping current: folder watch and sync, source syncs with checkpoints, and their status."""
