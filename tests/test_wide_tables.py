@@ -6,15 +6,12 @@ memory, the database and the BM25 index grew with the square of the file's size.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import tracemalloc
 from pathlib import Path
 
 import pytest
 
+from peak_memory import ALLOWANCE, MB, baseline_peak, ingest_in_child
 from ragwright import Index
 from ragwright.chunkers import create_chunker
 from ragwright.chunkers._tables import MAX_CARRIED_HEADER, carried_header, cells, find_tables
@@ -22,17 +19,10 @@ from ragwright.models import TABLE_HEADER, Document
 from ragwright.parsers.csv import CsvParser
 from ragwright.testing import HashingEmbedder
 
-MB = 1024 * 1024
-
 
 def wide_csv(columns: int) -> bytes:
     header = ",".join(f"c{index}" for index in range(columns))
     return f"{header}\n{','.join('1' for _ in range(columns))}\n".encode()
-
-
-def table_of(content: str) -> tuple[str, int]:
-    [table] = find_tables(content, 0, len(content))
-    return content, table.start
 
 
 def test_a_short_header_is_carried_whole() -> None:
@@ -98,52 +88,14 @@ def test_finding_a_wide_table_takes_no_memory_per_column() -> None:
     assert table.rows and peak < MB
 
 
-_CHILD = """
-import json, resource, sys
-# A regression to quadratic growth fails here, not by exhausting the machine's memory.
-resource.setrlimit(resource.RLIMIT_AS, (1 << 30, resource.getrlimit(resource.RLIMIT_AS)[1]))
-from ragwright import Index
-from ragwright.testing import HashingEmbedder
-with Index(sys.argv[2], embedder=HashingEmbedder()) as kb:
-    report = kb.ingest(sys.argv[1])
-usage = resource.getrusage
-print(json.dumps({
-    "added": report.added, "failed": [f.reason for f in report.failed],
-    "peak": max(usage(resource.RUSAGE_SELF).ru_maxrss, usage(resource.RUSAGE_CHILDREN).ru_maxrss)
-    * 1024,
-}))
-"""
-#: What ingesting any file may take beside the interpreter, the libraries and the parse worker
-#: (the baseline, measured on a one-cell file) and 4x the file: a document's working set.
-ALLOWANCE = 32 * MB
-
-
-def ingest_in_child(path: Path, index: Path) -> dict[str, object]:
-    """Ingest ``path`` in a fresh interpreter; what it reports, with its peak memory (RSS,
-    the parse worker's included) in bytes."""
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(path), str(index)],
-        capture_output=True,
-        text=True,
-        # Few malloc arenas: each thread's would reserve 64 MB of address space.
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "MALLOC_ARENA_MAX": "2"},
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
-
-
 def test_ingesting_a_wide_csv_stays_within_four_times_the_file(tmp_path: Path) -> None:
-    small, wide = tmp_path / "small.csv", tmp_path / "wide.csv"
-    small.write_text("a\n1\n")
+    wide = tmp_path / "wide.csv"
     data = wide_csv(100_000)  # 0.9 MB; its header line is 0.8 MB
     wide.write_bytes(data)
-    baseline = ingest_in_child(small, tmp_path / "baseline")
+    baseline = baseline_peak(tmp_path)
     measured = ingest_in_child(wide, tmp_path / "index")
-    assert measured["failed"] == [] and measured["added"] == ["wide.csv"]
-    peak, base = measured["peak"], baseline["peak"]
-    assert isinstance(peak, int) and isinstance(base, int)
-    assert peak <= base + 4 * len(data) + ALLOWANCE, (peak / MB, base / MB)
+    assert measured["failed"] == {} and measured["added"] == ["wide.csv"]
+    assert measured["peak"] <= baseline + 4 * len(data) + ALLOWANCE, measured["peak"] / MB
     with Index(tmp_path / "index", embedder=HashingEmbedder()) as kb:
         [document] = kb.documents()
         chunks = kb.chunks_of(document.id)

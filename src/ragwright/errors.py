@@ -8,7 +8,8 @@ The tree::
     │   └── CredentialsError        a source's secret is missing, or its file readable by others
     ├── MissingDependencyError      an optional extra is not installed (message has the pip line)
     ├── ParseError                  a file could not be read as its format (names file and reason)
-    │   └── ParseLimitExceeded      parsing one file ran past its time or memory limit
+    │   └── ParseLimitExceeded      parsing one file ran past a limit (time, memory, nesting)
+    │       └── ParseBudgetSpent    a run's time for parsing ran out before this file (skipped)
     ├── OcrError                    the OCR engine failed on a page image
     ├── IngestLimitExceeded         a safety limit refused a file or a batch (size, count, symlink)
     ├── ClusterError                a distributed run's cluster cannot be reached or has no room
@@ -85,7 +86,13 @@ class ParseError(RagwrightError):
 
 
 class ParseLimitExceeded(ParseError):
-    """Parsing one file ran past the per-file time or memory limit (the file is skipped)."""
+    """Parsing one file ran past a limit: the per-file time or memory limit, or one of the
+    parser's own (an HTML page nested too deep). The file is skipped."""
+
+
+class ParseBudgetSpent(ParseLimitExceeded):
+    """The time a run may spend parsing, all files together (an upload's), was spent on the
+    files before this one: it was not read, and is reported as skipped."""
 
 
 class OcrError(RagwrightError):

@@ -6,6 +6,7 @@
     max_file_mb = 50             # one uploaded file (as `ragwright ingest --max-file-size`)
     max_files = 100              # files in one upload request
     max_chunk_chars = 20000      # as `ragwright ingest --max-chunk-chars`
+    upload_parse_seconds = 300   # one upload's files parsing, all together; the rest are skipped
     shutdown_timeout = 60        # seconds in-flight requests get to finish on shutdown
 
     [server.keys.alice]          # written by `ragwright keys add alice --scope write`
@@ -32,13 +33,14 @@ from ragwright.server.keys import HASH_PREFIX, KEY_NAME, ApiKey, Scope
 KB = 1024
 MB = 1024 * 1024
 
-_NUMBERS: dict[str, tuple[str, int]] = {
-    # TOML key: (field, unit in bytes or 1)
+_NUMBERS: dict[str, tuple[str, int | float]] = {
+    # TOML key: (field, unit in bytes or 1; a float unit keeps fractions)
     "max_request_kb": ("max_request_bytes", KB),
     "max_upload_mb": ("max_upload_bytes", MB),
     "max_file_mb": ("max_file_bytes", MB),
     "max_files": ("max_files", 1),
     "max_chunk_chars": ("max_chunk_chars", 1),
+    "upload_parse_seconds": ("upload_parse_seconds", 1.0),
     "shutdown_timeout": ("shutdown_timeout", 1),
 }
 
@@ -51,6 +53,9 @@ class ServerSettings:
     max_file_bytes: int = 50 * MB
     max_files: int = 100
     max_chunk_chars: int = 20_000
+    #: Seconds one upload request may spend parsing its files, all together (each file also
+    #: under ingest's per-file limit); the files left when they are spent are skipped.
+    upload_parse_seconds: float = 300.0
     shutdown_timeout: int = 60
     #: What ``/v1/search`` does with the fields a request leaves out: the ``[search]`` table.
     search: SearchRequest = field(default_factory=SearchRequest)
@@ -71,7 +76,7 @@ class ServerSettings:
                 field, unit = _NUMBERS[name]
                 if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
                     raise ConfigError(f"{where}: {name} must be a positive number, not {value!r}")
-                values[field] = int(value * unit)
+                values[field] = value * unit if isinstance(unit, float) else int(value * unit)
             else:
                 known = ", ".join(["keys", *_NUMBERS])
                 raise ConfigError(f"{where}: unknown setting {name!r}; known: {known}")

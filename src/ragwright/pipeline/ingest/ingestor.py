@@ -22,7 +22,13 @@ from typing import Protocol, TypeVar
 
 import numpy as np
 
-from ragwright.errors import EmbedderError, IngestLimitExceeded, ParseError, RagwrightError
+from ragwright.errors import (
+    EmbedderError,
+    IngestLimitExceeded,
+    ParseBudgetSpent,
+    ParseError,
+    RagwrightError,
+)
 from ragwright.freed_memory import release_freed_memory
 from ragwright.models import Chunk, Document, document_id_for
 from ragwright.models.graph import ChunkFacts
@@ -84,6 +90,10 @@ class IngestOptions:
     #: Per-file parse limits: seconds and MB (``None``: no limit). See `ParseWorker`.
     parse_timeout: float | None = 300.0
     parse_memory_mb: int | None = 2048
+    #: Seconds all files of the run may spend parsing together (``None``: no limit); the
+    #: files left once they are spent are skipped (`ParseBudgetSpent`). The server's uploads
+    #: set it.
+    parse_budget: float | None = None
     #: A document longer than this (characters) is chunked, embedded and written batch by
     #: batch in one transaction, so its chunks and vectors are never all in memory (with a
     #: store that offers `StreamedWrite` and a chunker that offers `ChunkStream`). The price:
@@ -96,7 +106,7 @@ class IngestOptions:
 
     @property
     def parse_limits(self) -> ParseLimits:
-        return ParseLimits(self.parse_timeout, self.parse_memory_mb)
+        return ParseLimits(self.parse_timeout, self.parse_memory_mb, self.parse_budget)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +130,8 @@ class IngestReport:
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     failed: list[Failure] = field(default_factory=list)
-    #: Files left alone on purpose (symbolic links met inside folders), with the reason.
+    #: Files left alone on purpose (symbolic links met inside folders, files left unread when
+    #: the run's ``parse_budget`` was spent), with the reason.
     skipped: list[Failure] = field(default_factory=list)
     warnings: list[IngestWarning] = field(default_factory=list)
     chunks_written: int = 0
@@ -374,6 +385,8 @@ def recording_failure(report: IngestReport, source: str, step: Callable[[], T]) 
     the batch (a parser bug included)."""
     try:
         return step()
+    except ParseBudgetSpent as error:  # not read at all: skipped, not failed
+        report.skipped.append(Failure(source, error.reason))
     except (RagwrightError, OSError) as error:
         report.failed.append(Failure(source, failure_reason(error)))
     except Exception as error:  # a parser bug must not abort the batch

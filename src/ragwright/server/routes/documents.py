@@ -48,8 +48,9 @@ _MULTIPART_BODY = {
 async def upload(request: Request, index: IndexDep, uploader: UploaderDep, _: WriteKey) -> Any:
     """Ingest uploaded files as ``uploads/FILENAME``, with the same limits as ``ragwright
     ingest``. Re-uploading unchanged bytes changes nothing; changed bytes replace the document.
-    A file that fails is reported in ``failed`` while the others are ingested; when every file
-    fails the status is 422."""
+    A file that fails is reported in ``failed`` while the others are ingested, and the files
+    left unread when the upload's parse budget (``upload_parse_seconds``) is spent in
+    ``skipped``; when no file is ingested because of either, the status is 422."""
     # The body is read here, after the key check (a dependency): a refused upload is not read.
     async with request.form() as form:
         files = form.getlist("files")
@@ -62,8 +63,8 @@ async def upload(request: Request, index: IndexDep, uploader: UploaderDep, _: Wr
             raise ApiError(422, "invalid_request", "the 'files' field must hold files")
         report = await run_in_threadpool(uploader.ingest, index, uploads)
     body = {**ingest_report_json(report), "documents": uploaded_documents(report)}
-    if report.failed and len(report.failed) == len(uploads):
-        reasons = "; ".join(f"{f.source}: {f.reason}" for f in report.failed)
+    if report.failed and len(report.failed) + len(report.skipped) == len(uploads):
+        reasons = "; ".join(f"{f.source}: {f.reason}" for f in [*report.failed, *report.skipped])
         error = error_body(422, "ingest_failed", f"no file could be ingested: {reasons}")
         return JSONResponse({**error, **body}, status_code=422)
     return body
