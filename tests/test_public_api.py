@@ -23,7 +23,7 @@ EXPECTED = {
     "IngestLimitExceeded", "IngestOptions", "IngestReport", "LLMError", "LLMResponseError",
     "LLMSettings", "MemberUnavailable", "MissingDependencyError", "Not", "OcrError", "Or",
     "parse_filter", "ParsedDocument", "ParseBudgetSpent", "ParseError", "ParseLimitExceeded",
-    "ParserOptions",
+    "ParserOptions", "DocumentRefused",
     "RagwrightError", "RegistryError", "RepairRefused", "RerankerError", "Route", "Scale",
     "SearchMode", "SearchRequest", "Section", "SourceError", "StoreError", "UnknownCollection",
     "UnknownEntity", "UnsupportedFilter", "UnsupportedScale",

@@ -15,6 +15,7 @@ The tree::
     ├── ClusterError                a distributed run's cluster cannot be reached or has no room
     ├── DatasetError                a dataset folder that cannot be read or trusted (names the file)
     ├── StoreError                  the index cannot be opened, read or written
+    │   ├── DocumentRefused         no store can hold this document as it is (NUL characters)
     │   ├── IndexDamaged            a damaged file or not a ragwright index (message names `check`)
     │   ├── RepairRefused           `repair` cannot rebuild what `check` found (says what to do)
     │   ├── IndexTooNew             the index was created by a newer ragwright (a newer schema)
@@ -116,6 +117,18 @@ class DatasetError(RagwrightError):
 
 class StoreError(RagwrightError):
     """The index cannot be opened, read or written."""
+
+
+class DocumentRefused(StoreError):
+    """A document no store can hold as it is: a NUL character in its text, source or metadata
+    (PostgreSQL's text and jsonb cannot hold one, so SQLite refuses it too). Carries the
+    document's source and the reason; ingest reports that document and writes the rest of its
+    batch."""
+
+    def __init__(self, source: str, reason: str) -> None:
+        super().__init__(f"cannot store {source}: {reason}")
+        self.source = source
+        self.reason = reason
 
 
 class IndexDamaged(StoreError):

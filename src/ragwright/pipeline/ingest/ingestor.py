@@ -23,6 +23,7 @@ from typing import Protocol, TypeVar
 import numpy as np
 
 from ragwright.errors import (
+    DocumentRefused,
     EmbedderError,
     IngestLimitExceeded,
     ParseBudgetSpent,
@@ -205,8 +206,9 @@ def prepared_document(
 
 class BatchWriter:
     """Embeds and writes documents in batches of about ``batch_chunks`` chunks, one store
-    transaction per batch, recording each in ``report``. If a batch cannot be embedded, each of
-    its documents is tried alone, so one document the embedder refuses fails alone. With an
+    transaction per batch, recording each in ``report``. If a batch cannot be embedded, or the
+    store refuses a document of it (`DocumentRefused`), each of its documents is tried alone,
+    so one document the embedder or the store refuses fails alone. With an
     ``extractor``, each batch's graph facts are found and written with its chunks."""
 
     def __init__(
@@ -284,13 +286,27 @@ class BatchWriter:
                 )
             )
             start = end
-        self.store.write(writes)
-        self.report.chunks_extracted += len(facts)
+        self._store(pending, writes)
+
+    def _store(self, pending: list[PendingDocument], writes: list[DocumentWrite]) -> None:
+        """Write the documents in one transaction. When the store refuses one of several
+        (`DocumentRefused`: it checks them all before writing any), each is written alone, so
+        that one fails alone."""
+        try:
+            self.store.write(writes)
+        except DocumentRefused as error:
+            if len(writes) == 1:
+                self.report.failed.append(Failure(error.source, error.reason))
+                return
+            for item, write in zip(pending, writes, strict=True):
+                self._store([item], [write])
+            return
         for item in pending:
             (self.report.updated if item.is_update else self.report.added).append(
                 item.document.source
             )
-        self.report.chunks_written += start
+        self.report.chunks_written += sum(len(write.chunks) for write in writes)
+        self.report.chunks_extracted += sum(len(write.facts) for write in writes)
 
     def _extract(self, pending: list[PendingDocument]) -> dict[str, ChunkFacts]:
         """The batch's graph facts by chunk id (none without an extractor)."""
