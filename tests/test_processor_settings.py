@@ -95,6 +95,6 @@ def test_an_eval_configuration_takes_processors_and_a_sparse_encoder() -> None:
         {"processors": ["dedupe"], "sparse": "splade:/models/x", "sparse_weight": 0.3}
     )
     assert [s.name for s in config.search.processors] == ["dedupe"]
-    assert config.sparse == "splade:/models/x" and config.search.sparse
+    assert config.sparse == "splade:/models/x" and config.search.sparse_weight > 0
     with pytest.raises(ConfigError, match="sparse must be a spec"):
         EvalConfig.from_mapping({"sparse": ""})

@@ -20,7 +20,7 @@ from ragwright import Index
 from ragwright.errors import ConfigError
 from ragwright.index import ChunkingConfig
 from ragwright.pipeline.rebuild.rechunk import RechunkReport
-from ragwright.pipeline.search.one_chunking import within_one_chunking
+from ragwright.pipeline.search.one_chunking import OneChunking
 from ragwright.ports import CHUNKING_GENERATION
 
 EMBEDDER = "hashing:64"
@@ -270,5 +270,12 @@ def test_a_retrieval_a_swap_overlapped_runs_again() -> None:
             settings[CHUNKING_GENERATION] = "2"
         return f"hits of generation {runs[-1]}"
 
-    assert within_one_chunking(settings, retrieve) == "hits of generation 2"  # type: ignore[arg-type]
+    guard = OneChunking(settings)  # type: ignore[arg-type]
+    assert guard.run(retrieve) == "hits of generation 2"
     assert runs == ["1", "2"]
+    # The next search takes the generation read after this one as its "before": a swap
+    # committed between the two searches is seen after the next retrieval, which runs again.
+    settings[CHUNKING_GENERATION] = "3"
+    assert guard.run(retrieve) == "hits of generation 3"
+    assert runs == ["1", "2", "3", "3"]
+    assert guard.run(retrieve) == "hits of generation 3" and len(runs) == 5

@@ -197,7 +197,9 @@ class UnknownCollection(StoreError):
 
 
 class UnsupportedFilter(StoreError):
-    """A filter the store cannot apply. Raised instead of ignoring the filter."""
+    """A filter the store cannot apply, raised instead of ignoring it; or one no store can
+    apply, raised as it is built (an argument of the wrong type, a NUL in a field or value,
+    an ``and`` of nothing: `ragwright.filters`)."""
 
 
 class GraphNotBuilt(StoreError):

@@ -87,14 +87,17 @@ from ragwright.pipeline.permitted import (
     readable_chunks,
     readable_ids,
     readable_stats,
+    refuse_restricted_edit,
 )
 from ragwright.pipeline.rebuild.rechunk import RechunkReport
 from ragwright.pipeline.rebuild.reindex import ReindexReport
 from ragwright.pipeline.rebuild.reindexing import Reindexing
+from ragwright.pipeline.search.caller_graphs import CallerGraphs
 from ragwright.pipeline.search.context import SearchContext
 from ragwright.pipeline.search.filter_fields import missing_fields_warning
 from ragwright.pipeline.search.global_retrieval import GlobalRetriever
 from ragwright.pipeline.search.modes import plannable_modes
+from ragwright.pipeline.search.one_chunking import OneChunking
 from ragwright.pipeline.search.request import SearchMode, SearchOptions, SearchRequest
 from ragwright.pipeline.search.searching import Searching
 from ragwright.pipeline.search.sparse_terms import SparseWorkflow
@@ -640,10 +643,14 @@ class Index:
             extractor=graph_extractor,
         )
 
+    @property
+    def permission_rules(self) -> PermissionRules:
+        """The configuration's ``[[permissions]]`` rules: who reads a document by its source."""
+        return PermissionRules.from_config(self._config or Config())
+
     def _with_permissions(self, options: IngestOptions | None) -> IngestOptions:
         """``options`` with the configuration's ``[[permissions]]`` rules."""
-        rules = PermissionRules.from_config(self._config or Config())
-        return dataclasses.replace(options or IngestOptions(), permissions=rules)
+        return dataclasses.replace(options or IngestOptions(), permissions=self.permission_rules)
 
     def ingest_documents(
         self,
@@ -735,10 +742,13 @@ class Index:
         extractor: Extractor | str | None = None,
         *,
         progress: Callable[[GraphProgress], None] | None = None,
+        caller: Caller = EVERYONE,
     ) -> GraphBuildReport:
         """Extract the graph facts of every chunk that has none from this extractor (its
         ``id``), then link near-duplicate entities. Resumable: a killed build loses at most
-        the page it was extracting."""
+        the page it was extracting. A restricted ``caller`` is refused (`AccessDenied`): the
+        build reads every chunk and reports the whole index's counts."""
+        refuse_restricted_edit(caller, "building the entity graph")
         chosen = self._extractor(extractor or self.graph_extractor)
         assert chosen is not None
         with self._ingest_lock():
@@ -777,13 +787,15 @@ class Index:
         """Entities whose normalized name contains ``text``'s, most mentioned first."""
         return self._graph_views().find_entities(text, limit, caller)
 
-    def merge_entities(self, first: str, second: str) -> None:
-        """Record that two entities are one (graph search then treats them as one node)."""
-        self._graph_views().merge_entities(first, second)
+    def merge_entities(self, first: str, second: str, *, caller: Caller = EVERYONE) -> None:
+        """Record that two entities are one (graph search then treats them as one node).
+        A restricted ``caller`` is refused (`AccessDenied`), whatever the names."""
+        self._graph_views().merge_entities(first, second, caller)
 
-    def unmerge_entities(self, first: str, second: str) -> bool:
-        """Record that two entities are not one: undoes a merge or a synonym link."""
-        return self._graph_views().unmerge_entities(first, second)
+    def unmerge_entities(self, first: str, second: str, *, caller: Caller = EVERYONE) -> bool:
+        """Record that two entities are not one: undoes a merge or a synonym link. A
+        restricted ``caller`` is refused (`AccessDenied`), whatever the names."""
+        return self._graph_views().unmerge_entities(first, second, caller)
 
     @property
     def graph(self) -> GraphSource:
@@ -907,11 +919,14 @@ class Index:
                     checked_embedder=self._checked_embedder,
                     graph=self._graph,
                     graph_search=self._graph_search,
+                    # Each caller's graph: a restricted one walks that of what it may read.
+                    caller_graphs=CallerGraphs(self._graph, self._graph_search),
                     sparse=self._sparse,
                     planner=self._mode_planner,
                     capabilities=self._capability_cache.current,
                     communities=self.community_workflow,
                     global_retriever=self._global,
+                    one_chunking=OneChunking(self._store),
                 )
             )
         return self._search

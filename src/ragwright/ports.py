@@ -859,6 +859,18 @@ class GraphSource(Protocol):
 
 
 @runtime_checkable
+class ScopedGraphSource(Protocol):
+    """The entity graph as a caller bound to principals may see it: built from the evidence
+    in the chunks it may read only, by the rules of `GraphSource.graph_snapshot`, so graph
+    search ranks for it as on an index of those chunks alone (synonym links made afresh over
+    its entities). Its version is another token than the whole graph's."""
+
+    def readable_graph_snapshot(self, readable: Filter) -> GraphSnapshot:
+        """The graph of the chunks ``readable`` (a caller's permissions) keeps."""
+        ...
+
+
+@runtime_checkable
 class CommunityStore(Protocol):
     """The entity graph's communities and their reports, kept in the index's store beside
     the evidence they are derived from. A member's facts changing (a document written or

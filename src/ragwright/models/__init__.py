@@ -9,8 +9,9 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -258,6 +259,21 @@ def copied_hit(
     )
 
 
+def with_rank(hit: Hit, rank: int) -> Hit:
+    """``hit`` at ``rank`` (itself when it is there already): built from its fields directly,
+    a third of `dataclasses.replace`'s time, which every search pays for each hit."""
+    if hit.rank == rank:
+        return hit
+    values = list(_HIT_VALUES(hit))
+    values[_HIT_RANK] = rank
+    return Hit(*values)
+
+
+_HIT_FIELDS = tuple(field.name for field in fields(Hit))
+_HIT_RANK = _HIT_FIELDS.index("rank")
+_HIT_VALUES = attrgetter(*_HIT_FIELDS)
+
+
 class Candidate(NamedTuple):
     """One hit of an arm's ranking as fusion reads it, before any chunk is read: a hybrid
     search ranks, fuses and reorders these, and reads whole hits for the few it keeps."""
@@ -385,12 +401,13 @@ class EmbeddingSpace:
 
 @dataclass(frozen=True, slots=True)
 class StoreStats:
-    """Counts of one collection: its documents, chunks, characters and size on disk."""
+    """Counts of one collection: its documents, chunks, characters and size on disk (None:
+    not told, as to a caller bound to principals: the size counts every document)."""
 
     documents: int
     chunks: int
     characters: int
-    database_bytes: int
+    database_bytes: int | None
     space: EmbeddingSpace | None
     schema_version: int
 

@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from ragwright.errors import IngestLimitExceeded
+from ragwright.errors import AccessDenied, IngestLimitExceeded
 from ragwright.index import Index
 from ragwright.models import document_id_for
-from ragwright.pipeline.ingest.ingestor import IngestOptions, IngestReport
+from ragwright.permissions import EVERYONE, Caller
+from ragwright.pipeline.ingest.ingestor import Failure, IngestOptions, IngestReport
 from ragwright.server.access_log import LOGGER
 from ragwright.server.problems import ApiError
 from ragwright.server.settings import ServerSettings
@@ -35,6 +36,11 @@ from ragwright.server.settings import ServerSettings
 UPLOAD_PREFIX = "uploads"
 #: What file systems allow in one name (NAME_MAX), counted in UTF-8 bytes.
 MAX_FILENAME_BYTES = 255
+#: Why a name is refused to a key bound to principals: one reason for every refused name.
+NOT_WRITABLE = (
+    "a key bound to principals may upload only a file name it may read (as the [[permissions]] "
+    "rules give it readers) that replaces no document it may not read"
+)
 log = logging.getLogger(LOGGER)
 
 
@@ -66,6 +72,31 @@ def check_filename(filename: str | None) -> str:
 
 def source_of(filename: str) -> str:
     return f"{UPLOAD_PREFIX}/{filename}"
+
+
+def may_write(index: Index, caller: Caller, source: str) -> bool:
+    """Whether ``caller`` may write the document named ``source``: it may read the document
+    the upload makes and any it would replace."""
+    if not caller.restricted:
+        return True
+    if not caller.may_read(index.permission_rules.principals_for(source)):
+        return False
+    return index.document(source) is None or index.document(source, caller=caller) is not None
+
+
+def writable(
+    index: Index, caller: Caller, uploads: Sequence[Upload]
+) -> tuple[list[Upload], list[str]]:
+    """The uploads ``caller`` may write, and the sources of those it may not (`may_write`);
+    `AccessDenied` when it may write none."""
+    refused = [
+        source_of(u.filename)
+        for u in uploads
+        if not may_write(index, caller, source_of(u.filename))
+    ]
+    if len(refused) == len(uploads):
+        raise AccessDenied(f"{', '.join(map(repr, refused))}: {NOT_WRITABLE}")
+    return [u for u in uploads if source_of(u.filename) not in refused], refused
 
 
 class Uploader:
@@ -104,19 +135,24 @@ class Uploader:
                     f"of {self.settings.max_file_bytes:,}"
                 )
 
-    def ingest(self, index: Index, uploads: Sequence[Upload]) -> IngestReport:
-        """Ingest ``uploads`` into ``index`` (one collection), one request at a time."""
+    def ingest(
+        self, index: Index, uploads: Sequence[Upload], caller: Caller = EVERYONE
+    ) -> IngestReport:
+        """Ingest ``uploads`` into ``index`` (one collection), one request at a time, as
+        ``caller``: a file it may not write (`may_write`) is reported failed, the others are
+        ingested; `AccessDenied` when it may write none."""
         self.check(uploads)
         with tempfile.TemporaryDirectory(prefix="ragwright-upload-") as staging:
             folder = Path(staging) / UPLOAD_PREFIX
             folder.mkdir()
-            paths = []
-            for upload in uploads:
-                path = folder / upload.filename
-                with path.open("wb") as out:
-                    shutil.copyfileobj(upload.data, out)
-                paths.append(path)
-            with self.lock:
+            with self.lock:  # what is stored cannot change between the check and the write
+                uploads, refused = writable(index, caller, uploads)
+                paths = []
+                for upload in uploads:
+                    path = folder / upload.filename
+                    with path.open("wb") as out:
+                        shutil.copyfileobj(upload.data, out)
+                    paths.append(path)
                 names = [source_of(u.filename) for u in uploads]
                 log.info(
                     "ingesting %s",
@@ -124,6 +160,7 @@ class Uploader:
                     extra={"fields": {"event": "ingest.start", "sources": names}},
                 )
                 report = index.ingest(paths, options=self.options, base=Path(staging))
+                report.failed.extend(Failure(source, NOT_WRITABLE) for source in refused)
                 log.info(
                     "ingested %d chunks",
                     report.chunks_written,

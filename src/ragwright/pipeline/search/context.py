@@ -12,7 +12,9 @@ from typing import Protocol
 from ragwright.graph.search import GraphSearch
 from ragwright.llms.session import LLMSession
 from ragwright.pipeline.graph.communities import CommunityWorkflow
+from ragwright.pipeline.search.caller_graphs import CallerGraphs
 from ragwright.pipeline.search.global_retrieval import GlobalRetriever
+from ragwright.pipeline.search.one_chunking import OneChunking
 from ragwright.pipeline.search.retrieval import SearchableStore
 from ragwright.pipeline.search.sparse_terms import SparseWorkflow
 from ragwright.planner import Capabilities
@@ -42,8 +44,12 @@ class SearchContext:
     checked_embedder: Callable[[], Embedder]
     graph: GraphSource | None
     graph_search: GraphSearch
+    #: The graph each caller's graph-mode search walks (`CallerGraphs`).
+    caller_graphs: CallerGraphs
     sparse: SparseWorkflow
     planner: Callable[[LLMSession | None], ModePlanner]
     capabilities: Callable[[], Capabilities]
     communities: Callable[[], CommunityWorkflow]
     global_retriever: Callable[[], GlobalRetriever]
+    #: Retrievals that see one chunking (see `OneChunking`).
+    one_chunking: OneChunking

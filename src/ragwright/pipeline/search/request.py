@@ -56,7 +56,7 @@ from ragwright.graph.settings import GraphSettings
 from ragwright.models import FTS5_BM25, Arm, BM25Parameters
 from ragwright.permissions import EVERYONE, Caller
 from ragwright.pipeline.search.fusion import DEFAULT_RRF_K, Normalizer, normalizer
-from ragwright.pipeline.search.modes import mode_names, retrieval_mode
+from ragwright.pipeline.search.mode_registry import mode_names, registered
 from ragwright.pipeline.search.search_mode import SearchMode
 from ragwright.processors.specs import ProcessorSpec, processor_specs
 
@@ -253,7 +253,7 @@ class SearchRequest:
             return
         if not _number(self.min_score):
             raise ConfigError(f"min_score must be a number, got {self.min_score!r}")
-        if self.mode is SearchMode.AUTO or retrieval_mode(self.mode).fused:
+        if self.mode is SearchMode.AUTO or registered(self.mode).fused:
             raise UnsupportedScale(
                 f"min_score compares raw similarity scores, but {self.mode} search returns "
                 "a fused ranking (scale 'fused'); use --mode vector or --mode bm25 with a threshold"
@@ -279,9 +279,20 @@ class SearchRequest:
         return max(self.arm_depth or arm_depth(self.top_k), self.top_k)
 
     def but(self, **changes: Unpack[SearchOptions]) -> SearchRequest:
-        """This request with some fields changed (and the result validated)."""
-        fields: dict[str, Any] = dict(changes)  # strings become their types in __post_init__
-        return replace(self, **fields) if fields else self
+        """This request with some fields changed (and the result validated); itself when
+        none changes. Every search makes one or two, so it copies the fields rather than
+        going through `dataclasses.replace`."""
+        current = self.__dict__
+        if all(key in current and current[key] == value for key, value in changes.items()):
+            return self
+        unknown = sorted(set(changes) - _FIELD_NAMES)
+        if unknown:
+            raise ConfigError(f"unknown search option {', '.join(unknown)}")
+        made = object.__new__(SearchRequest)
+        made.__dict__.update(current)
+        made.__dict__.update(changes)  # strings become their types in __post_init__
+        made.__post_init__()
+        return made
 
     def with_settings(self, settings: Mapping[str, Any]) -> SearchRequest:
         """This request with settings changed as the ``[search]`` table, the CLI's flags and
@@ -334,10 +345,9 @@ class SearchRequest:
         return cls.from_mapping(config.section("search"), where=f"{config.where} [search]")
 
 
+_FIELD_NAMES = frozenset(field.name for field in fields(SearchRequest))
 #: The fields `with_settings` takes by their own names (the nested ones are spelled flat).
-_FLAT_FIELDS = frozenset(
-    field.name for field in fields(SearchRequest) if field.name not in ("bm25", "graph")
-)
+_FLAT_FIELDS = _FIELD_NAMES - {"bm25", "graph"}
 
 
 def _integer(value: object) -> bool:
@@ -359,7 +369,11 @@ _BUILT_IN = frozenset(member.value for member in SearchMode)
 
 def _mode(value: object) -> str:
     """A built-in mode as its `SearchMode`, a plugin's by its name; else a `ConfigError`."""
+    if type(value) is SearchMode:
+        return value
     name = value.strip().lower() if isinstance(value, str) else value
+    if name in _BUILT_IN:
+        return SearchMode(name)
     if isinstance(name, str) and name in mode_names():
         return SearchMode(name) if name in _BUILT_IN else name
     raise ConfigError(f"unknown search mode {value!r}; choose one of {', '.join(mode_names())}")

@@ -6,12 +6,11 @@ modes`: each joins the caller's permissions to the filter as it needs) over the 
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Unpack
 
 from ragwright.llms.session import LLMSession
-from ragwright.models import Hit, Route
+from ragwright.models import Hit, Route, with_rank
 from ragwright.permissions import EVERYONE, Caller
 from ragwright.pipeline.search.context import SearchContext
 from ragwright.pipeline.search.modes import retrieval_mode
@@ -87,4 +86,4 @@ class Searching:
 
 def ranked(hits: list[Hit]) -> list[Hit]:
     """``hits`` with their final ranks, from 1."""
-    return [dataclasses.replace(hit, rank=rank) for rank, hit in enumerate(hits, start=1)]
+    return [with_rank(hit, rank) for rank, hit in enumerate(hits, start=1)]

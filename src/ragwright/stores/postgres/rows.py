@@ -21,15 +21,18 @@ CHUNK_COLUMNS = "c.id, c.document_id, c.idx, c.text, c.char_start, c.char_end, c
 SCORE = 8
 
 
-def ranked(schema: sql.Identifier, ranking: str, condition: sql.Composable) -> sql.Composed:
+def ranked(
+    schema: sql.Identifier, ranking: str, condition: sql.Composable, **parts: sql.Composable
+) -> sql.Composed:
     """A ranking (a query over chunks c selecting id and score, with the filter in
-    ``{where}``) joined to the rows it ranks, best first, in one statement."""
+    ``{where}``, and any other ``{name}`` of ``parts``) joined to the rows it ranks, best
+    first, in one statement."""
     return sql.SQL(
         "WITH ranked AS MATERIALIZED (" + ranking + ") "
         f"SELECT {CHUNK_COLUMNS}, r.score FROM ranked r "
         "JOIN {s}.chunks c ON c.id = r.id JOIN {s}.documents d ON d.id = c.document_id "
         "ORDER BY r.score DESC, c.id"
-    ).format(s=schema, where=condition)
+    ).format(s=schema, where=condition, **parts)
 
 
 def hits(rows: list[Any], scale: Scale, arm: Arm) -> list[Hit]:

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ragwright.errors import MissingDependencyError, StoreError
-from ragwright.filters import Filter
+from ragwright.filters import Filter, readable_part
 from ragwright.models import (
     FTS5_BM25,
     Arm,
@@ -48,6 +48,7 @@ from ragwright.stores.sqlite.change_log import covered_by_files, prune
 from ragwright.stores.sqlite.documents import condition_for
 from ragwright.stores.sqlite.faiss_library import INSTALL, available, installed
 from ragwright.stores.sqlite.filters import compile_filter, matching_rowids_query
+from ragwright.stores.sqlite.keyword_corpora import Corpora
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
 from ragwright.stores.sqlite.ranked_rows import (
     candidates_of,
@@ -77,6 +78,7 @@ class SQLiteSearch(SQLiteSettings):
     _ann_choice: AnnChoice
     _ann_available: bool | None
     _last_filter: tuple[int, str, npt.NDArray[np.int64]] | None
+    _corpora: Corpora
     _tokenizer: FTS5Terms
     _stop_words: frozenset[str]
 
@@ -229,17 +231,27 @@ class SQLiteSearch(SQLiteSettings):
         if top_k <= 0:
             return []
         keywords = self._current_keywords(generation)
-        if keywords is None and bm25 == FTS5_BM25:
+        # A caller's permissions: the statistics count only the rows it may read.
+        readable = readable_part(where)
+        if keywords is None and bm25 == FTS5_BM25 and readable is None:
             return self._fts5_search(words, top_k, where)
         terms = self._tokenizer.terms(" ".join(words))
         if keywords is None:
-            # FTS5's bm25() knows only its own k1 and b: score the postings of the query's
-            # terms, read from FTS5 now (all the rows' lengths, so a slower query), instead.
+            # FTS5's bm25() knows only its own k1 and b, and counts every row: score the
+            # postings of the query's terms, read from FTS5 now (all the rows' lengths, so a
+            # slower query), instead.
             keywords = KeywordMatrix.load(self._db.connection, terms=list(terms))
+        corpus = None
+        if readable is not None:
+            corpus = self._corpora.get(
+                (generation, repr(readable)),
+                keywords,
+                lambda: keywords.rows.slots_of(self._matching_rowids(readable, generation)),
+            )
         allowed = None
         if where is not None:
             allowed = keywords.rows.slots_of(self._matching_rowids(where, generation))
-        return keywords.top_k(terms, top_k, allowed, bm25)
+        return keywords.top_k(terms, top_k, allowed, bm25, corpus)
 
     def set_ann(self, mode: str) -> int:
         """Record ``mode`` (`ANN_MODES`) in the index, for every process that opens it, and

@@ -13,7 +13,6 @@ from ragwright.models import Hit
 from ragwright.permissions import Caller
 from ragwright.pipeline.search.arms import Arms
 from ragwright.pipeline.search.context import SearchContext
-from ragwright.pipeline.search.one_chunking import within_one_chunking
 from ragwright.pipeline.search.request import SearchRequest
 from ragwright.pipeline.search.retrieval import Retriever
 from ragwright.query.model import QueryProcessor
@@ -73,7 +72,7 @@ def arm_retriever(
         context.store,
         embedder,
         query_processors=query_processors or None,
-        sparse=context.sparse.arm(arms.runs_sparse(request)),
+        sparse=context.sparse.arm(arms.runs_sparse(request.sparse_weight)),
     )
 
 
@@ -88,4 +87,4 @@ def retried(context: SearchContext, retrieve: Callable[[], T]) -> T:
         except EmbeddingSpaceChanged:
             return retrieve()
 
-    return within_one_chunking(context.store, once_more)
+    return context.one_chunking.run(once_more)
