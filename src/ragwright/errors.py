@@ -8,12 +8,14 @@ The tree::
     │   └── CredentialsError        a source's secret is missing, or its file readable by others
     ├── MissingDependencyError      an optional extra is not installed (message has the pip line)
     ├── ParseError                  a file could not be read as its format (names file and reason)
-    │   └── ParseLimitExceeded      parsing one file ran past its time or memory limit
+    │   └── ParseLimitExceeded      parsing one file ran past a limit (time, memory, nesting)
+    │       └── ParseBudgetSpent    a run's time for parsing ran out before this file (skipped)
     ├── OcrError                    the OCR engine failed on a page image
     ├── IngestLimitExceeded         a safety limit refused a file or a batch (size, count, symlink)
     ├── ClusterError                a distributed run's cluster cannot be reached or has no room
     ├── DatasetError                a dataset folder that cannot be read or trusted (names the file)
     ├── StoreError                  the index cannot be opened, read or written
+    │   ├── DocumentRefused         no store can hold this document as it is (NUL characters)
     │   ├── IndexDamaged            a damaged file or not a ragwright index (message names `check`)
     │   │   └── BrokenSetting       a settings row that cannot be read (names it and `repair`)
     │   ├── RepairRefused           `repair` cannot rebuild what `check` found (says what to do)
@@ -86,7 +88,13 @@ class ParseError(RagwrightError):
 
 
 class ParseLimitExceeded(ParseError):
-    """Parsing one file ran past the per-file time or memory limit (the file is skipped)."""
+    """Parsing one file ran past a limit: the per-file time or memory limit, or one of the
+    parser's own (an HTML page nested too deep). The file is skipped."""
+
+
+class ParseBudgetSpent(ParseLimitExceeded):
+    """The time a run may spend parsing, all files together (an upload's), was spent on the
+    files before this one: it was not read, and is reported as skipped."""
 
 
 class OcrError(RagwrightError):
@@ -110,6 +118,18 @@ class DatasetError(RagwrightError):
 
 class StoreError(RagwrightError):
     """The index cannot be opened, read or written."""
+
+
+class DocumentRefused(StoreError):
+    """A document no store can hold as it is: a NUL character in its text, source or metadata
+    (PostgreSQL's text and jsonb cannot hold one, so SQLite refuses it too). Carries the
+    document's source and the reason; ingest reports that document and writes the rest of its
+    batch."""
+
+    def __init__(self, source: str, reason: str) -> None:
+        super().__init__(f"cannot store {source}: {reason}")
+        self.source = source
+        self.reason = reason
 
 
 class IndexDamaged(StoreError):

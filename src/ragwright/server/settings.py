@@ -6,6 +6,7 @@
     max_file_mb = 50             # one uploaded file (as `ragwright ingest --max-file-size`)
     max_files = 100              # files in one upload request
     max_chunk_chars = 20000      # as `ragwright ingest --max-chunk-chars`
+    upload_parse_seconds = 300   # one upload's files parsing, all together; the rest are skipped
     shutdown_timeout = 60        # seconds in-flight requests get to finish on shutdown
     header_timeout = 15          # seconds a request's headers may take to arrive (then 408)
     body_timeout = 30            # seconds a body may pause between two parts (then 408)
@@ -47,7 +48,7 @@ _NUMBERS: dict[str, tuple[str, int]] = {
     "max_connections": ("max_connections", 1),
 }
 #: Settings in seconds that may be fractions (a test's, or a strict deployment's, 0.5 s).
-_SECONDS = ("header_timeout", "body_timeout")
+_SECONDS = ("header_timeout", "body_timeout", "upload_parse_seconds")
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,9 @@ class ServerSettings:
     max_file_bytes: int = 50 * MB
     max_files: int = 100
     max_chunk_chars: int = 20_000
+    #: Seconds one upload request may spend parsing its files, all together (each file also
+    #: under ingest's per-file limit); the files left when they are spent are skipped.
+    upload_parse_seconds: float = 300.0
     shutdown_timeout: int = 60
     #: Slowloris guards below the application (`ragwright.server.connections`).
     header_timeout: float = ConnectionLimits.header_timeout

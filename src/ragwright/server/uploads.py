@@ -1,5 +1,10 @@
 """Uploaded files into the index: named ``uploads/FILENAME``, ingested with the CLI's limits.
 
+One upload holds the ingest lock while it is ingested, so its parsing, all files together, has a
+budget (``upload_parse_seconds``): the files left when it is spent are reported as skipped, with
+the reason, instead of holding the lock for hours (a hundred files that each take the per-file
+time limit).
+
 Each upload is written to a private temporary folder as ``uploads/FILENAME`` and ingested from
 there, so its source name is ``uploads/FILENAME`` whatever the server's working directory, and
 uploading the same bytes again is a no-op (the same source, the same fingerprint). A filename
@@ -106,7 +111,10 @@ class Uploader:
     def options(self) -> IngestOptions:
         s = self.settings
         return IngestOptions(
-            max_file_size=s.max_file_bytes, max_files=s.max_files, max_chunk_chars=s.max_chunk_chars
+            max_file_size=s.max_file_bytes,
+            max_files=s.max_files,
+            max_chunk_chars=s.max_chunk_chars,
+            parse_budget=s.upload_parse_seconds,
         )
 
     def check(self, uploads: Sequence[Upload]) -> None:
@@ -174,6 +182,7 @@ def uploaded_documents(report: IngestReport) -> list[dict[str, str]]:
         ("updated", report.updated),
         ("unchanged", report.unchanged),
         ("failed", [f.source for f in report.failed]),
+        ("skipped", [f.source for f in report.skipped]),
     ]
     return [
         {"source": source, "document_id": document_id_for(source), "status": status}

@@ -4,12 +4,13 @@ ranks, hits from them, and values as ``jsonb`` (the conversions themselves are e
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from ragwright.errors import StoreError
+from ragwright.errors import DocumentRefused
 from ragwright.models import Arm, Hit, Scale
 from ragwright.stores.rows import dump_json, hit_from_row
 
@@ -45,9 +46,14 @@ def hits(rows: list[Any], scale: Scale, arm: Arm) -> list[Hit]:
 def jsonb(value: object, source: str) -> Jsonb:
     """``value`` as jsonb, serialized now so a bad value is refused before the transaction."""
     text = dump_json(value, source, allow_nan=False)
-    if "\\u0000" in text:
-        raise StoreError(f"{source}: PostgreSQL jsonb cannot hold NUL characters")
+    if "\\u0000" in text and _ESCAPED_NUL.search(text):  # `check_write` refuses it first
+        raise DocumentRefused(source, "PostgreSQL jsonb cannot hold NUL characters")
     return Jsonb(text, dumps=_verbatim)
+
+
+#: ``\u0000`` as an escape in JSON text: after an even number of backslashes (the text
+#: ``\\u0000``, a backslash and "u0000", is no NUL).
+_ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 
 
 def _verbatim(text: Any) -> str:
