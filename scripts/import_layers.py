@@ -37,6 +37,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "_lazy",
             "_http",
             "_surrogates",
+            "_url_secrets",
             "_plugins",
             "freed_memory",
             "config",

@@ -139,3 +139,32 @@ def test_a_filter_built_past_the_limits_is_unsupported_not_a_store_failure(
             index.search("install", mode=mode, where=where)
     with pytest.raises(UnsupportedFilter):
         index.documents.list(where)
+
+
+NUL_FILTERS = ['"ye\x00ar" exists', 'year = "20\x0021"', 'lang in ("en", "\x00")', "a\x00 = 1"]
+
+
+@pytest.mark.parametrize("expression", NUL_FILTERS)
+def test_a_nul_in_a_filter_is_a_400_on_every_http_route(
+    client: httpx.Client, expression: str
+) -> None:
+    responses = [
+        client.post("/v1/search", json={"query": "install", "filter": expression}),
+        client.post("/v1/ask", json={"question": "install?", "filter": expression}),
+        client.get("/v1/documents", params={"filter": expression}),
+    ]
+    for response in responses:
+        assert response.status_code == 400, response.text
+        assert response.json()["error"]["code"] == "filter_syntax"
+        assert "NUL" in response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("command", [["search", "linux"], ["docs", "list"]])
+def test_the_cli_reports_a_nul_in_a_filter_on_an_error_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    ingest_sample_docs(tmp_path, monkeypatch)
+    result = runner.invoke(app, [*command, "--filter", NUL_FILTERS[0]])
+    assert result.exit_code == 2
+    assert "error:" in result.output and "NUL" in result.output
+    assert "Traceback" not in result.output

@@ -93,8 +93,10 @@ def test_a_healthy_index_of_every_format_with_tables_is_sound(tmp_path: Path) ->
         code, [found] = check(tmp_path / "index", *quick)
         assert code == 0 and failed(found) == {}, found
     names = [f["name"] for f in found["findings"]]
-    assert names == ["file", "sqlite_integrity", "schema", "fts_integrity", "fts_rows",
-                     "orphans", "offsets", "vectors"]  # fmt: skip
+    assert names == ["file", "sqlite_integrity", "schema", "settings", "fts_integrity", "fts_rows",
+                     "orphans", "offsets", "vectors", "graph", "derived:index.sqlite3.bm25",
+                     "derived:index.sqlite3.vectors", "derived:index.sqlite3.ann",
+                     "derived:index.sqlite3.candidates"]  # fmt: skip
     assert found["counts"]["documents"] == len(FORMATS)
     assert found["counts"]["chunks"] == found["counts"]["fts_rows"] > 0
 
@@ -217,3 +219,36 @@ def test_check_examines_every_collection_or_the_one_named(tmp_path: Path) -> Non
     assert check(tmp_path / "index", "--collection", "default") == (0, reports[:1])
     result = runner.invoke(app, ["check", "--index", str(tmp_path / "index")])
     assert "papers in" in result.stdout and "FAIL offsets" in result.stdout
+
+
+def swap_two_pieces(path: Path, size: int) -> None:
+    """The file's last two pieces of ``size`` bytes swapped (the same words, in another order)."""
+    data = bytearray(path.read_bytes())
+    first, second = len(data) - 2 * size, len(data) - size
+    data[first:second], data[second:] = data[second:], data[first:second]
+    path.write_bytes(bytes(data))
+
+
+def test_check_names_a_damaged_derived_file_and_repair_rebuilds_it(tmp_path: Path) -> None:
+    from server_helpers import build_index
+
+    with build_index(tmp_path) as index:  # the derived files, built by the first searches
+        for mode in ("bm25", "vector", "hybrid"):
+            index.search("install", mode=mode)
+        expected = [(h.chunk.id, h.score) for h in index.search("install", mode="hybrid")]
+    vectors = tmp_path / "index" / "index.sqlite3.vectors"
+    swap_two_pieces(vectors, 1024)  # two vectors of the matrix
+    (tmp_path / "index" / "index.sqlite3.bm25").unlink()  # absent: sound, built when needed
+    code, [report] = check(tmp_path / "index")
+    assert code == 1 and report["repairable"]
+    assert set(failed(report)) == {"derived:index.sqlite3.vectors"}
+    assert "hash differs" in failed(report)["derived:index.sqlite3.vectors"]["detail"]
+    result = runner.invoke(app, ["repair", "--index", str(tmp_path / "index"), "--json"])
+    assert result.exit_code == 0, result.output
+    [done] = json.loads(result.stdout)
+    assert done["actions"] == [
+        "deleted the damaged derived file index.sqlite3.vectors; rebuilt it from the database"
+    ]
+    assert check(tmp_path / "index")[0] == 0
+    with Index(tmp_path / "index", embedder=HashingEmbedder()) as index:
+        assert [(h.chunk.id, h.score) for h in index.search("install", mode="hybrid")] == expected

@@ -247,7 +247,7 @@ def test_a_slow_worker_start_does_not_count_against_the_first_file(
 ) -> None:
     """A loaded machine may take seconds to start an interpreter; the first file's time limit
     runs only once the worker says it is ready."""
-    from ragwright.pipeline import parse_worker
+    from ragwright.pipeline.ingest import parse_worker
 
     slow_start = "import time; time.sleep(2); " + parse_worker._WORKER_MAIN
     monkeypatch.setattr(parse_worker, "_WORKER_MAIN", slow_start)

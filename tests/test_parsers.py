@@ -9,9 +9,10 @@ import sys
 
 import pytest
 
-from ragwright.errors import ParseError, RegistryError
+from ragwright.errors import ParseError, ParseLimitExceeded, RegistryError
 from ragwright.models import ParsedDocument, Section
 from ragwright.parsers import HtmlParser, MarkdownParser, ParserRegistry, TextParser
+from ragwright.parsers._html_depth import MAX_DEPTH
 from ragwright.parsers.csv import CsvParser
 from ragwright.parsers.json import JsonParser
 from ragwright.ports import Parser
@@ -446,9 +447,14 @@ class TestHtmlParser:
         assert section_text(doc, doc.sections[0]) == "Lead\n\n"
 
     def test_deep_nesting_does_not_overflow(self) -> None:
-        depth = 5000
+        depth = MAX_DEPTH - 2  # past Python's recursion limit; html and body add two levels
         doc = self.parse("<div>" * depth + "deep" + "</div>" * depth)
         assert doc.content == "deep"
+
+    def test_nesting_past_the_limit_is_refused(self) -> None:
+        depth = 5000  # the tree builder's work grows with the depth (see _html_depth)
+        with pytest.raises(ParseLimitExceeded, match="more than 1,024 deep"):
+            self.parse("<div>" * depth + "deep" + "</div>" * depth)
 
     def test_page_without_text(self) -> None:
         doc = self.parse("<script>x()</script>")

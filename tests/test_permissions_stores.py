@@ -23,6 +23,26 @@ class TestSQLitePermissions(PermissionContract):
             yield opened
 
 
+class TestSQLiteWithoutKeywordCache(PermissionContract):
+    """BM25 from FTS5 (its postings read per query for a restricted caller)."""
+
+    @pytest.fixture
+    def store(self, tmp_path: Path) -> Iterator[SQLiteStore]:
+        with SQLiteStore(tmp_path / "kb", keyword_cache=False) as opened:
+            opened.bind_space(SPACE)
+            yield opened
+
+
+class TestSQLiteCachesBuiltInTheQuery(PermissionContract):
+    """BM25 from the keyword cache, always (never FTS5 while it is built)."""
+
+    @pytest.fixture
+    def store(self, tmp_path: Path) -> Iterator[SQLiteStore]:
+        with SQLiteStore(tmp_path / "kb", background=False) as opened:
+            opened.bind_space(SPACE)
+            yield opened
+
+
 class TestPostgresPermissions(PermissionContract):
     @pytest.fixture
     def store(self, pg_url: str) -> Iterator[Any]:

@@ -79,6 +79,10 @@ def test_cli_search_and_ask_as_a_principal(index_dir: Path) -> None:
     assert shown.exit_code == 2 and unreadable(shown.output.replace("'vault/code.md'", ""))
     counted = runner.invoke(cli, ["stats", *base, "--json", "--as", "group:x"])
     assert json.loads(counted.output)["documents"] == 1
+    # The size, the LLM ledger and the response cache count every document: not told.
+    told = {k: json.loads(counted.output)[k] for k in ("database_bytes", "llm_ledger", "llm_cache")}
+    assert told == {"database_bytes": None, "llm_ledger": None, "llm_cache": None}
+    assert runner.invoke(cli, ["stats", *base, "--as", "group:x"]).exit_code == 0
 
 
 def test_keys_add_binds_a_key_to_principals(tmp_path: Path) -> None:
@@ -157,7 +161,10 @@ def test_http_a_bound_key_reads_only_its_documents_everywhere(
         1,
         len(kb.documents.chunks_of(kb.documents.list()[0].id)),
     )
-    assert httpx.get(f"{url}/v1/stats", headers=admin).json()["documents"] == 2
+    assert (stats["database_bytes"], stats["llm_ledger"], stats["llm_cache"]) == (None, None, None)
+    everything = httpx.get(f"{url}/v1/stats", headers=admin).json()
+    assert everything["documents"] == 2 and everything["database_bytes"] > 0
+    assert everything["llm_ledger"] == [] and everything["llm_cache"]["entries"] == 0
 
 
 def test_http_views_built_from_every_document_are_403_for_a_bound_key(

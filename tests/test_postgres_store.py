@@ -513,7 +513,7 @@ def test_check_finds_bad_offsets_and_repair_is_not_offered(pg_url: str, tmp_path
     assert result.exit_code == 0, result.output
     [report] = json.loads(result.stdout)
     assert [f["name"] for f in report["findings"] if f["ok"]] == [
-        "schema", "postings", "orphans", "offsets", "vectors"
+        "schema", "settings", "postings", "orphans", "offsets", "vectors", "graph"
     ]  # fmt: skip
     assert report["counts"]["documents"] == 2 and report["counts"]["chunks"] > 2
     with psycopg.connect(pg_url, autocommit=True) as conn:
@@ -533,3 +533,43 @@ def test_check_finds_bad_offsets_and_repair_is_not_offered(pg_url: str, tmp_path
     assert report["counts"]["bad_offsets"] == 1 and report["counts"]["unindexed_chunks"] == 1
     result = runner.invoke(app, ["repair", "--index", pg_url])
     assert result.exit_code == 2 and "does not support `ragwright repair`" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("embedding_space", '{"dimension": 4, '), ("chunking", "[]"), ("parser_options", "7")],
+)
+def test_a_broken_settings_row_is_named_by_check_and_every_command(
+    pg_url: str, tmp_path: Path, key: str, value: str
+) -> None:
+    import json
+
+    from cli_helpers import runner
+    from ragwright.cli import app
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "notes.md").write_text("# Notes\n\nInstall it with the package manager.\n")
+    with Index(pg_url, embedder=HashingEmbedder()) as kb:
+        assert kb.ingest([docs]).ok
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE ragwright_default.settings SET value = %s WHERE key = %s", (value, key)
+        )
+    result = runner.invoke(app, ["check", "--index", pg_url, "--json"])
+    assert result.exit_code == 1, result.output
+    [report] = json.loads(result.stdout)
+    failed = {f["name"] for f in report["findings"] if not f["ok"]}
+    assert f"setting:{key}" in failed and failed <= {f"setting:{key}", "vectors"}
+    stopped = []
+    for command in (["search", "install"], ["ask", "how to install?"], ["stats"],
+                    ["ingest", str(docs)]):  # fmt: skip
+        result = runner.invoke(app, [*command, "--index", pg_url])
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        if result.exit_code == 0:  # a command that does not read the row
+            continue
+        assert result.exit_code == 2, (command, result.output)
+        assert f"broken setting {key!r}" in result.stderr, (command, result.stderr)
+        assert "settings table" in result.stderr
+        stopped.append(command[0])
+    assert "ingest" in stopped  # it reads every one of these rows

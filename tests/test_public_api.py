@@ -13,8 +13,8 @@ import ragwright
 from ragwright import errors
 
 EXPECTED = {
-    "AccessDenied", "And", "Answer", "Arm", "BudgetExceeded", "Caller", "Chunk", "ChunkingConfig",
-    "CircuitOpen", "Citation",
+    "AccessDenied", "And", "Answer", "Arm", "BrokenSetting", "BudgetExceeded", "Caller", "Chunk",
+    "ChunkingConfig", "CircuitOpen", "Citation",
     "__version__", "ClusterError", "Comparison", "ConfigError", "CredentialsError",
     "DatasetError", "Document", "DocumentInfo", "EmbedderError", "EmbeddingSpace",
     "EmbeddingSpaceChanged", "EmbeddingSpaceMismatch", "Exists", "ExtractionBudgetExceeded",
@@ -22,7 +22,8 @@ EXPECTED = {
     "GraphError", "GraphNotBuilt", "Hit", "In", "Index", "IndexDamaged", "IndexTooNew",
     "IngestLimitExceeded", "IngestOptions", "IngestReport", "LLMError", "LLMResponseError",
     "LLMSettings", "MemberUnavailable", "MissingDependencyError", "Not", "OcrError", "Or",
-    "parse_filter", "ParsedDocument", "ParseError", "ParseLimitExceeded", "ParserOptions",
+    "parse_filter", "ParsedDocument", "ParseBudgetSpent", "ParseError", "ParseLimitExceeded",
+    "ParserOptions", "DocumentRefused",
     "RagwrightError", "RegistryError", "RepairRefused", "RerankerError", "Route", "Scale",
     "SearchMode", "SearchRequest", "Section", "SourceError", "StoreError", "UnknownCollection",
     "UnknownEntity", "UnsupportedFilter", "UnsupportedScale",

@@ -117,8 +117,8 @@ def test_a_search_needing_the_arm_on_an_index_without_it_says_how_to_build_it(
 def test_bad_settings_and_specs_are_typed_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="sparse_weight must be a number >= 0"):
         SearchRequest(sparse_weight=-1)
-    assert HYBRID.runs_sparse(SearchRequest.from_mapping({"sparse_weight": 0.5}))
-    assert not HYBRID.runs_sparse(SearchRequest()) and SPARSE.runs_sparse(SearchRequest())
+    assert SearchRequest.from_mapping({"sparse_weight": 0.5}).sparse_weight == 0.5
+    assert HYBRID.runs_sparse(0.5) and not HYBRID.runs_sparse(0.0) and SPARSE.runs_sparse(0.0)
     with pytest.raises(RegistryError, match="unknown sparse encoder"):
         create_sparse_encoder("nope:x")
     with pytest.raises(ConfigError, match="not a folder"):

@@ -9,6 +9,7 @@ matching row.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -122,12 +123,31 @@ def test_a_deleted_graph_file_is_rebuilt_with_the_same_answers(
         assert answers(plain, queries) == before
 
 
-def test_a_damaged_graph_file_is_never_trusted(index: Path, queries: np.ndarray) -> None:
+def zeroed_tail(data: bytearray) -> None:
+    data[-100:] = bytes(100)  # zeroed pages inside the serialized graph
+
+
+def swapped_blocks(data: bytearray) -> None:
+    """Two 4 KiB blocks of the serialized graph swapped: their words sum and xor the same."""
+    first, second = len(data) - 3 * 4096, len(data) - 2 * 4096
+    data[first:second], data[second : second + 4096] = (
+        data[second : second + 4096],
+        data[first:second],
+    )
+
+
+@pytest.mark.parametrize("damage", [zeroed_tail, swapped_blocks])
+@pytest.mark.parametrize("background", [False, True])
+def test_a_damaged_graph_file_is_never_trusted(
+    index: Path, queries: np.ndarray, damage: Callable[[bytearray], None], background: bool
+) -> None:
     graph = index / (DATABASE_NAME + ANN_SUFFIX)
     data = bytearray(graph.read_bytes())
-    data[-100:] = bytes(100)  # zeroed pages inside the serialized graph
+    damage(data)
     graph.write_bytes(bytes(data))
-    with SQLiteStore(index, background=False, ann_ef=400) as store, exact(index) as plain:
+    with SQLiteStore(index, background=background, ann_ef=400) as store, exact(index) as plain:
+        assert answers(store, queries) == answers(plain, queries)
+        store.wait_for_caches()
         assert answers(store, queries) == answers(plain, queries)
     assert graph.read_bytes() != bytes(data)  # rebuilt
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore, candidate_rows, derived
+from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore, caches, candidate_rows, derived
 from ragwright.stores.sqlite.cache_kinds import CACHE_SUFFIXES, KEYWORDS_SUFFIX, VECTORS_SUFFIX
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
 from ragwright.testing.resident import mapped_resident_bytes
@@ -207,12 +207,21 @@ def test_many_changes_compact_the_cache_into_a_new_file(
     assert keyword_answers(reopened, queries) == keyword_answers(plain, queries)
 
 
+@pytest.mark.parametrize("in_query", [True, False])
 @pytest.mark.parametrize("suffix", [KEYWORDS_SUFFIX, VECTORS_SUFFIX])
-def test_a_serving_store_checks_a_file_in_the_background_and_drops_it_when_damaged(
-    tmp_path: Path, queries: list[str], vectors: np.ndarray, suffix: str
+def test_a_serving_store_never_answers_from_a_damaged_file(
+    tmp_path: Path,
+    queries: list[str],
+    vectors: np.ndarray,
+    suffix: str,
+    in_query: bool,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Opening maps the files without reading them (their checksums are a pass over all the
-    data); a flipped bit found by the background check costs a rebuild, not the answers."""
+    """A file's hashes are checked before its first use: in the query (a small file, or the
+    vectors, which have no fallback) or in the background while FTS5 answers (a large BM25
+    file, here every file); the damaged file is deleted and built again."""
+    if not in_query:
+        monkeypatch.setattr(caches, "VERIFIED_IN_QUERY", 0)
     store = SQLiteStore(tmp_path, background=False)
     store.bind_space(SPACE)
     write_documents(store, random.Random(2), range(50))
@@ -220,21 +229,28 @@ def test_a_serving_store_checks_a_file_in_the_background_and_drops_it_when_damag
     store.close()
     path = cache_file(tmp_path, suffix)
     data = bytearray(path.read_bytes())
-    data[-7] ^= 0x10  # one bit of the last array
+    for at in random.Random(3).sample(range(len(data) // 2, len(data)), 20):
+        data[at] ^= 0xFF  # 20 bytes of the data (postings, vectors)
     path.write_bytes(bytes(data))
     serving = SQLiteStore(tmp_path)
-    keyword_answers(serving, queries), vector_answers(serving, vectors)  # maps, checks later
-    serving.wait_for_caches()  # the check found it: the next query drops it
-    for _ in range(2):  # the next query rebuilds (BM25 in the background, FTS5 meanwhile)
-        answered = keyword_answers(serving, queries), vector_answers(serving, vectors)
-        serving.wait_for_caches()
-    assert answered == before
-    assert path.read_bytes() != bytes(data)
+    assert (keyword_answers(serving, queries), vector_answers(serving, vectors)) == before
+    serving.wait_for_caches()
+    assert (keyword_answers(serving, queries), vector_answers(serving, vectors)) == before
+    serving.wait_for_caches()
+    assert path.read_bytes() != bytes(data)  # deleted and built again
+    assert derived.read_arrays(path) is not None
 
 
-def test_a_serving_store_answers_from_intact_files_it_has_not_checked_yet(
-    tmp_path: Path, queries: list[str], vectors: np.ndarray
+@pytest.mark.parametrize("in_query", [True, False])
+def test_a_serving_store_answers_from_intact_files_once_checked(
+    tmp_path: Path,
+    queries: list[str],
+    vectors: np.ndarray,
+    in_query: bool,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    if not in_query:
+        monkeypatch.setattr(caches, "VERIFIED_IN_QUERY", 0)
     store = SQLiteStore(tmp_path, background=False)
     store.bind_space(SPACE)
     write_documents(store, random.Random(6), range(40))
@@ -244,6 +260,9 @@ def test_a_serving_store_answers_from_intact_files_it_has_not_checked_yet(
     serving = SQLiteStore(tmp_path)
     assert (keyword_answers(serving, queries), vector_answers(serving, vectors)) == before
     serving.wait_for_caches()
+    assert (keyword_answers(serving, queries), vector_answers(serving, vectors)) == before
+    assert serving._keywords is not None and serving._keywords.latest is not None
+    assert in_a_file(serving._keywords.latest.lengths)  # served from the file, once checked
     assert {s: cache_file(tmp_path, s).read_bytes() for s in saved} == saved  # kept
 
 

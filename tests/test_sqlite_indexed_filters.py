@@ -17,7 +17,7 @@ from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore
 from ragwright.stores.sqlite.filters import compile_filter, matching_rowids_query
 from ragwright.testing.store_contract import SPACE, make_document, vectors_for
 
-KEYS = ("a", "b", "year")
+KEYS = ("a", "b", "year", "b\\k", 'q"', "")  # and keys JSON escapes, or a path cannot name
 scalars = st.one_of(
     st.integers(-3, 3),
     st.sampled_from([0.5, -1.5, 2.0, 1e300]),

@@ -7,10 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
-from ragwright.errors import StoreError, UnsupportedFilter
+from ragwright.errors import StoreError
 from ragwright.filters import eq, parse_filter
 from ragwright.stores.sqlite import DATABASE_NAME, SQLiteBackend, SQLiteStore
 from ragwright.testing.backend_contract import BackendContract
@@ -88,14 +87,6 @@ def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
     SQLiteStore(tmp_path).set_setting("schema_version", "999")
     with pytest.raises(StoreError, match="schema version 999"):
         SQLiteStore(tmp_path)
-
-
-def test_metadata_keys_sqlite_cannot_address_raise(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path)
-    store.bind_space(SPACE)
-    load_corpus(store)
-    with pytest.raises(UnsupportedFilter):
-        store.vector_search(np.ones(4, dtype=np.float32) / 2, 3, eq('we"ird', 1))
 
 
 def test_filter_values_are_bound_not_spliced(tmp_path: Path) -> None:

@@ -8,13 +8,16 @@ The tree::
     │   └── CredentialsError        a source's secret is missing, or its file readable by others
     ├── MissingDependencyError      an optional extra is not installed (message has the pip line)
     ├── ParseError                  a file could not be read as its format (names file and reason)
-    │   └── ParseLimitExceeded      parsing one file ran past its time or memory limit
+    │   └── ParseLimitExceeded      parsing one file ran past a limit (time, memory, nesting)
+    │       └── ParseBudgetSpent    a run's time for parsing ran out before this file (skipped)
     ├── OcrError                    the OCR engine failed on a page image
     ├── IngestLimitExceeded         a safety limit refused a file or a batch (size, count, symlink)
     ├── ClusterError                a distributed run's cluster cannot be reached or has no room
     ├── DatasetError                a dataset folder that cannot be read or trusted (names the file)
     ├── StoreError                  the index cannot be opened, read or written
+    │   ├── DocumentRefused         no store can hold this document as it is (NUL characters)
     │   ├── IndexDamaged            a damaged file or not a ragwright index (message names `check`)
+    │   │   └── BrokenSetting       a settings row that cannot be read (names it and `repair`)
     │   ├── RepairRefused           `repair` cannot rebuild what `check` found (says what to do)
     │   ├── IndexTooNew             the index was created by a newer ragwright (a newer schema)
     │   ├── EmbeddingSpaceMismatch  the index was built with another embedding model
@@ -85,7 +88,13 @@ class ParseError(RagwrightError):
 
 
 class ParseLimitExceeded(ParseError):
-    """Parsing one file ran past the per-file time or memory limit (the file is skipped)."""
+    """Parsing one file ran past a limit: the per-file time or memory limit, or one of the
+    parser's own (an HTML page nested too deep). The file is skipped."""
+
+
+class ParseBudgetSpent(ParseLimitExceeded):
+    """The time a run may spend parsing, all files together (an upload's), was spent on the
+    files before this one: it was not read, and is reported as skipped."""
 
 
 class OcrError(RagwrightError):
@@ -111,6 +120,18 @@ class StoreError(RagwrightError):
     """The index cannot be opened, read or written."""
 
 
+class DocumentRefused(StoreError):
+    """A document no store can hold as it is: a NUL character in its text, source or metadata
+    (PostgreSQL's text and jsonb cannot hold one, so SQLite refuses it too). Carries the
+    document's source and the reason; ingest reports that document and writes the rest of its
+    batch."""
+
+    def __init__(self, source: str, reason: str) -> None:
+        super().__init__(f"cannot store {source}: {reason}")
+        self.source = source
+        self.reason = reason
+
+
 class IndexDamaged(StoreError):
     """The index file is damaged (a corrupt page, a truncated or 0-byte file) or is not a
     ragwright index at all. The message names the file and what SQLite found, and sends the
@@ -124,6 +145,26 @@ class IndexDamaged(StoreError):
         )
         self.location = location
         self.reason = reason
+
+
+class BrokenSetting(IndexDamaged):
+    """A settings row of the index that cannot be read: broken JSON, or a value of the wrong
+    type or shape (``key`` names the row). `ragwright check` names it, and `ragwright repair`
+    restores it (the embedding space, from the recorded embedder) or resets it."""
+
+    #: What to do, as the message says it (PostgreSQL's says otherwise: it has no repair).
+    REMEDY = "`ragwright repair` to restore or reset it"
+
+    def __init__(self, location: str | None, key: str, reason: str, remedy: str = REMEDY) -> None:
+        where = "the index" if location is None else f"the index at {location}"
+        StoreError.__init__(
+            self,
+            f"{where} has a broken setting {key!r} ({reason}). Run `ragwright check` to see "
+            f"what is wrong and {remedy}.",
+        )
+        self.location = location or ""
+        self.reason = reason
+        self.key = key
 
 
 class RepairRefused(StoreError):
@@ -177,7 +218,9 @@ class UnknownCollection(StoreError):
 
 
 class UnsupportedFilter(StoreError):
-    """A filter the store cannot apply. Raised instead of ignoring the filter."""
+    """A filter the store cannot apply, raised instead of ignoring it; or one no store can
+    apply, raised as it is built (an argument of the wrong type, a NUL in a field or value,
+    an ``and`` of nothing: `ragwright.filters`)."""
 
 
 class GraphNotBuilt(StoreError):

@@ -20,6 +20,12 @@ inside Python's recursion limit and SQLite's parser stack (about 25 nested group
 depth (1000) and bound variables (32766 in default builds); a longer filter is a
 `FilterSyntaxError` pointing at where it crossed the limit.
 
+No filter holds a NUL character or a lone surrogate (no store can hold them: PostgreSQL's text
+and SQLite's JSON keys end at a NUL): the parser refuses them with a `FilterSyntaxError`, and
+the nodes refuse them, and any argument of the wrong type or shape (an unknown operator, an
+``and`` of nothing, a number past 64 bits or not finite), with `UnsupportedFilter` as they are
+built. `check_filter` checks a whole tree again where a store takes it.
+
 ``source`` and ``document_id`` address the document itself; any other field is a metadata key.
 A comparison with a missing key is false, except ``!=`` and ``not in``, which are true (the
 document does not have that value). Ordering comparisons only match values of the same type
@@ -31,13 +37,14 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, get_args
 
 from ragwright._surrogates import first_surrogate
 from ragwright.errors import FilterSyntaxError, UnsupportedFilter
 
 Scalar = str | int | float | bool
 ComparisonOp = Literal["=", "!=", "<", "<=", ">", ">="]
+COMPARISON_OPS: frozenset[str] = frozenset(get_args(ComparisonOp))
 DOCUMENT_FIELDS = frozenset({"source", "document_id"})
 MAX_DEPTH = 12
 MAX_TERMS = 100
@@ -53,6 +60,9 @@ class Comparison:
     op: ComparisonOp
     value: Scalar
 
+    def __post_init__(self) -> None:
+        _check_node(self)
+
 
 @dataclass(frozen=True, slots=True)
 class In:
@@ -60,10 +70,16 @@ class In:
     values: tuple[Scalar, ...]
     negated: bool = False
 
+    def __post_init__(self) -> None:
+        _check_node(self)
+
 
 @dataclass(frozen=True, slots=True)
 class Exists:
     field: str
+
+    def __post_init__(self) -> None:
+        _check_node(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,20 +91,32 @@ class Readable:
 
     principals: tuple[str, ...]
 
+    def __post_init__(self) -> None:
+        _check_node(self)
+
 
 @dataclass(frozen=True, slots=True)
 class And:
     operands: tuple[Filter, ...]
+
+    def __post_init__(self) -> None:
+        _check_node(self)
 
 
 @dataclass(frozen=True, slots=True)
 class Or:
     operands: tuple[Filter, ...]
 
+    def __post_init__(self) -> None:
+        _check_node(self)
+
 
 @dataclass(frozen=True, slots=True)
 class Not:
     operand: Filter
+
+    def __post_init__(self) -> None:
+        _check_node(self)
 
 
 Filter = Comparison | In | Exists | Readable | And | Or | Not
@@ -104,6 +132,99 @@ def all_of(*operands: Filter) -> And:
 
 def any_of(*operands: Filter) -> Or:
     return Or(tuple(operands))
+
+
+def readable_part(where: Filter | None) -> Filter | None:
+    """The caller's permissions in ``where``: the filter itself when it is a `Readable`, or
+    the `Readable` operands of a top-level `And` (as `Caller.scope` joins one to a user's
+    filter); None for an unrestricted caller's filter. Corpus statistics (BM25's) are counted
+    over what this keeps, never over what a user's filter keeps."""
+    if isinstance(where, Readable):
+        return where
+    if isinstance(where, And):
+        found = [part for part in where.operands if isinstance(part, Readable)]
+        if found:
+            return found[0] if len(found) == 1 else And(tuple(found))
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Checking a node's arguments (as it is built, and again where a store takes the tree)
+
+_NODES = (Comparison, In, Exists, Readable, And, Or, Not)
+
+
+def _check_node(node: Any) -> None:
+    """Refuse, with `UnsupportedFilter`, what no store can apply: checked per node, so a tree
+    built bottom-up is checked once in all."""
+    match node:
+        case Comparison(field, op, value):
+            _check_text(field, "a filter's field")
+            if not isinstance(op, str) or op not in COMPARISON_OPS:
+                ops = ", ".join(sorted(COMPARISON_OPS))
+                raise UnsupportedFilter(f"unknown comparison operator {op!r} (one of {ops})")
+            _check_scalar(value)
+        case In(field, values, negated):
+            _check_text(field, "a filter's field")
+            for value in _tuple_of(node, "values", values):
+                _check_scalar(value)
+            if not isinstance(negated, bool):
+                raise UnsupportedFilter(f"In's negated must be true or false, not {negated!r}")
+        case Exists(field):
+            _check_text(field, "a filter's field")
+        case Readable(principals):
+            for principal in _tuple_of(node, "principals", principals):
+                _check_text(principal, "a principal")
+        case And(operands) | Or(operands):
+            name = type(node).__name__
+            if not _tuple_of(node, "operands", operands):
+                raise UnsupportedFilter(f"{name}() of no operands: give it at least one filter")
+            for operand in node.operands:
+                if not isinstance(operand, _NODES):
+                    raise UnsupportedFilter(f"{name}'s operand {operand!r} is not a filter")
+        case Not(operand):
+            if not isinstance(operand, _NODES):
+                raise UnsupportedFilter(f"Not's operand {operand!r} is not a filter")
+        case _:
+            raise UnsupportedFilter(f"not a filter: {node!r}")
+
+
+def _tuple_of(node: Any, name: str, items: object) -> tuple[Any, ...]:
+    """``items`` as a tuple (a list is taken too, and stored as a tuple, so the node stays
+    hashable); anything else is refused."""
+    if isinstance(items, list):
+        items = tuple(items)
+        object.__setattr__(node, name, items)
+    if not isinstance(items, tuple):
+        kind = type(node).__name__
+        raise UnsupportedFilter(f"{kind}'s {name} must be a tuple, not {items!r}")
+    return items
+
+
+def _check_text(text: object, what: str) -> None:
+    if not isinstance(text, str):
+        raise UnsupportedFilter(f"{what} must be a string, not {text!r}")
+    if "\x00" in text:
+        raise UnsupportedFilter(f"{what} {text!r} holds a NUL character, which no store can hold")
+    if first_surrogate(text) is not None:
+        raise UnsupportedFilter(f"{what} {text!r} holds a lone surrogate, which is not text")
+
+
+def _check_scalar(value: object) -> None:
+    if isinstance(value, str):
+        _check_text(value, "a filter value")
+    elif isinstance(value, bool):
+        pass
+    elif isinstance(value, int):
+        if not -(2**63) <= value < 2**63:
+            raise UnsupportedFilter("an integer past the 64-bit range, which no store holds")
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise UnsupportedFilter(f"cannot filter on the non-finite number {value!r}")
+    else:
+        raise UnsupportedFilter(
+            f"a filter value must be a string, number or boolean, not {value!r}"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -134,6 +255,9 @@ def _tokenize(expression: str) -> list[_Token]:
     surrogate = first_surrogate(expression)
     if surrogate is not None:
         raise FilterSyntaxError(expression, surrogate, "a lone surrogate, which is not text")
+    if "\x00" in expression:
+        reason = "a NUL character, which no store can hold"
+        raise FilterSyntaxError(expression, expression.index("\x00"), reason)
     tokens: list[_Token] = []
     position = 0
     while position < len(expression):
@@ -266,12 +390,9 @@ class _Parser:
             self.at += 1
             return _unquote(token.text)
         if token.kind == "number":
-            is_float = any(c in token.text for c in ".eE")
-            number = float(token.text) if is_float else int(token.text)
-            if not is_float and not -(2**63) <= number < 2**63:
-                raise self.fail("integer out of range (a 64-bit integer is the limit)")
-            if is_float and not math.isfinite(number):
-                raise self.fail("number out of range")
+            number = _number(token.text)
+            if number is None:
+                raise self.fail("number out of range (a 64-bit integer, a finite float)")
             self.at += 1
             return number
         if token.kind == "keyword" and token.text in ("true", "false"):
@@ -280,16 +401,33 @@ class _Parser:
         raise self.fail('expected a value (a "string", a number, true or false)')
 
 
-def check_limits(node: Filter) -> Filter:
-    """``node``, or `UnsupportedFilter` when it nests deeper than `MAX_NODE_DEPTH` or has more
-    than `MAX_TERMS` conditions or `MAX_VALUES` values: what a store checks before compiling
-    a filter that may not come from `parse_filter`."""
+def _number(text: str) -> int | float | None:
+    """The number a NUMBER token spells, None when out of range: an integer past 64 bits, a
+    float past the largest double. Digits are counted before `int` reads them: thousands of
+    digits are slow to convert, and past 4,300 a `ValueError`."""
+    if any(c in text for c in ".eE"):
+        number = float(text)
+        return number if math.isfinite(number) else None
+    digits = text.lstrip("-").lstrip("0") or "0"
+    if len(digits) > 19:
+        return None
+    integer = -int(digits) if text.startswith("-") else int(digits)
+    return integer if -(2**63) <= integer < 2**63 else None
+
+
+def check_filter(node: Filter) -> Filter:
+    """``node``, or `UnsupportedFilter` when a node of it holds what no filter may (see
+    `_check_node`: a node changed after it was built, or not a filter at all), or it nests
+    deeper than `MAX_NODE_DEPTH` or has more than `MAX_TERMS` conditions or `MAX_VALUES`
+    values: what every store checks before compiling a filter that may not come from
+    `parse_filter`."""
     terms = values = 0
     pending: list[tuple[Filter, int]] = [(node, 0)]
     while pending:
         current, depth = pending.pop()
         if depth > MAX_NODE_DEPTH:
             raise UnsupportedFilter(f"the filter nests more than {MAX_NODE_DEPTH} deep")
+        _check_node(current)
         match current:
             case And(operands) | Or(operands):
                 pending.extend((o, depth + 1) for o in operands)
@@ -331,7 +469,12 @@ def _render_field(name: str) -> str:
 
 
 def render_filter(node: Filter) -> str:
-    """The expression text for a filter; ``parse_filter(render_filter(f)) == f``."""
+    """The expression text for a filter; ``parse_filter(render_filter(f)) == f``.
+
+    Parentheses only where the grammar needs them (an ``or`` inside an ``and``, an ``and``
+    or ``or`` under ``not``, and a group of the same kind, which the parser keeps apart), so
+    the text nests no deeper than any expression that parses into ``node``: whatever
+    `parse_filter` accepts renders into text it accepts again (`MAX_DEPTH`)."""
     match node:
         case Comparison(name, op, value):
             return f"{_render_field(name)} {op} {_render_value(value)}"
@@ -343,9 +486,14 @@ def render_filter(node: Filter) -> str:
         case Readable(principals):  # for messages only: no expression parses into it
             return f"readable by ({', '.join(_render_value(p) for p in principals)})"
         case And(operands):
-            return " and ".join(f"({render_filter(o)})" for o in operands)
+            return " and ".join(_grouped(o, (And, Or)) for o in operands)
         case Or(operands):
-            return " or ".join(f"({render_filter(o)})" for o in operands)
+            return " or ".join(_grouped(o, (Or,)) for o in operands)
         case Not(operand):
-            return f"not ({render_filter(operand)})"
-    raise TypeError(f"not a filter: {node!r}")
+            return f"not {_grouped(operand, (And, Or))}"
+    raise UnsupportedFilter(f"not a filter: {node!r}")
+
+
+def _grouped(node: Filter, needs_parentheses: tuple[type, ...]) -> str:
+    text = render_filter(node)
+    return f"({text})" if isinstance(node, needs_parentheses) else text

@@ -35,6 +35,7 @@ from ragwright.models import DEFAULT_COLLECTION, Answer, EmbeddingSpace, Hit, fi
 from ragwright.parsers.options import ParserOptions
 from ragwright.pipeline.answer.asking import AnswerWorkflow, AskOptions, AskRequest, GraphContexts
 from ragwright.pipeline.ingest.ingestor import IngestOptions, IngestReport, Progress
+from ragwright.pipeline.search.caller_graphs import CallerGraphs
 from ragwright.pipeline.search.context import SearchContext
 from ragwright.pipeline.search.one_chunking import OneChunking
 from ragwright.pipeline.search.request import SearchOptions, SearchRequest
@@ -159,6 +160,8 @@ class Index:
                 store, embedder=lambda: self.embedding.embedder,
                 checked_embedder=self.embedding.checked,
                 graph=self._graph, graph_search=walk, sparse=self.sparse, planner=self._planning,
+                # Each caller's graph: a restricted one walks that of what it may read.
+                caller_graphs=CallerGraphs(self._graph, walk),
                 capabilities=CapabilityCache(self._graph, store).current,
                 communities=self.communities.workflow,
                 global_retriever=self.communities.global_retriever,

@@ -345,6 +345,10 @@ class ChunkingSwapped:
 #: The setting each chunking swap increments in its transaction: a search that finds it
 #: unchanged around its retrieval read one chunking (`ragwright.pipeline.search.one_chunking`).
 CHUNKING_GENERATION = "chunking_generation"
+#: The setting a chunking swap that drops graph facts sets to "1" in its transaction, and a
+#: graph build that extracted every chunk sets to "0": a run stopped between the two leaves it
+#: "1", so the next reindex extracts the facts and `ragwright check` says they are missing.
+GRAPH_OWED = "graph_owed"
 
 
 @runtime_checkable
@@ -859,6 +863,18 @@ class GraphSource(Protocol):
 
 
 @runtime_checkable
+class ScopedGraphSource(Protocol):
+    """The entity graph as a caller bound to principals may see it: built from the evidence
+    in the chunks it may read only, by the rules of `GraphSource.graph_snapshot`, so graph
+    search ranks for it as on an index of those chunks alone (synonym links made afresh over
+    its entities). Its version is another token than the whole graph's."""
+
+    def readable_graph_snapshot(self, readable: Filter) -> GraphSnapshot:
+        """The graph of the chunks ``readable`` (a caller's permissions) keeps."""
+        ...
+
+
+@runtime_checkable
 class CommunityStore(Protocol):
     """The entity graph's communities and their reports, kept in the index's store beside
     the evidence they are derived from. A member's facts changing (a document written or
@@ -899,9 +915,16 @@ class CommunityStore(Protocol):
 @runtime_checkable
 class IndexRepair(Protocol):
     """A backend that rebuilds what is derived from a collection's stored text (`ragwright
-    repair`), and refuses with `RepairRefused` what it cannot rebuild."""
+    repair`), and refuses with `RepairRefused` what it cannot rebuild. ``space_of`` gives the
+    embedding space of an embedder spec: a broken record of the space is made again from the
+    recorded embedder."""
 
-    def repair(self, collection: str = DEFAULT_COLLECTION) -> RepairReport: ...
+    def repair(
+        self,
+        collection: str = DEFAULT_COLLECTION,
+        *,
+        space_of: Callable[[str], EmbeddingSpace] | None = None,
+    ) -> RepairReport: ...
 
 
 @dataclass(frozen=True, slots=True)

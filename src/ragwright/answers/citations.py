@@ -11,6 +11,11 @@ sentence's) is taken as its support; the citation's span runs from the first to 
 supporting sentence. When no sentence of the chunk clears that bar, the span is the whole chunk
 (the model's claim may paraphrase it) and a warning names the sentence. Either way the span is
 an exact slice of the stored document: ``document.content[char_start:char_end] == quote``.
+
+Document text an answer quotes itself (the extractive engine's) goes through `neutralised`
+first: a ``[1]`` in the document would read as one of the answer's citations (and surfaces
+would link it as one), and invisible characters hide text from the reader. Only the text shown
+changes; the citation's span and quote stay the exact document text.
 """
 
 from __future__ import annotations
@@ -19,12 +24,13 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ragwright.llms.prompt import NOT_FOUND, Source
+from ragwright.llms.prompt import INVISIBLE_CLASSES, NOT_FOUND, Source
 from ragwright.models import Citation
 from ragwright.sentences import sentence_spans
 from ragwright.stores.fts_query import STOP_WORDS
 
 _MARKER = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+_INVISIBLE = re.compile("[" + "".join(INVISIBLE_CLASSES.values()) + "]")
 _WORD = re.compile(r"\w+")
 _MAX_MARKER = 40  # a longer bracket is prose, not a marker
 #: Share of a sentence's content words a chunk sentence must contain to be its support.
@@ -95,6 +101,15 @@ def strip_unknown(text: str, known: Iterable[int]) -> tuple[str, list[int]]:
     """``text`` with markers naming no ``known`` source removed, and the numbers removed."""
     markers = MarkerFilter(known)
     return markers.feed(text) + markers.flush(), markers.removed
+
+
+def neutralised(quoted: str) -> str:
+    """Document text as an answer shows it: without invisible characters (controls,
+    zero-width and bidirectional marks, Unicode tag characters, …; see `INVISIBLE_CLASSES`),
+    and with each citation marker it holds written in parentheses (``[1]`` becomes ``(1)``), so
+    nothing in it reads, or is parsed, as a citation of the answer's. Invisible characters go
+    first: one inside a marker (``[\u200b1]``) cannot save it."""
+    return _MARKER.sub(r"(\1)", _INVISIBLE.sub("", quoted))
 
 
 def listed_markers(numbers: Iterable[int]) -> str:

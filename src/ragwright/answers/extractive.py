@@ -28,6 +28,10 @@ A table row is quoted with its column names (``Region: East; Revenue: 87.75``), 
 table's header in the chunk or the header the chunk carries (``table_header``), and is scored
 that way too: a row alone says nothing, and a question names columns. Its citation still
 quotes the exact row (``document.content[char_start:char_end] == quote``).
+
+What an answer shows of a document is `neutralised`: a ``[1]`` of the document's is written
+``(1)``, never read as the answer's own citation, and invisible characters (Unicode tag
+characters among them) are dropped; the citations keep the exact text.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from ragwright.answers.citations import neutralised
 from ragwright.answers.prose import MAX_LIST_CHARS, prose_sentences
 from ragwright.answers.quantities import asks_for_quantity, states_quantity
 from ragwright.answers.recency import SourceFacts, Strength, overrides
@@ -189,7 +194,10 @@ class ExtractiveAnswerer:
                 seen.add(key)
                 row_header = headers.get((start, end))
                 shown = row_with_header(text, row_header) if row_header else " ".join(text.split())
-                candidates.append(_Candidate(hit, rank, *key[1:], text, shown))
+                # Scored as shown, too: hidden characters must not make a sentence relevant.
+                shown = neutralised(shown).strip()
+                if shown:
+                    candidates.append(_Candidate(hit, rank, *key[1:], text, shown))
         return candidates
 
     def _following(self, chunk: Chunk, documents: dict[str, Document | None]) -> str | None:
@@ -358,6 +366,7 @@ def _compose(chosen: list[_Candidate], hits: list[Hit], notes: list[str]) -> Ans
                 index=candidate.hit.index,
             )
         )
+    notes = [neutralised(note) for note in notes]  # they name documents by their titles
     return Answer(" ".join([*parts, *notes]), tuple(citations), tuple(hits), found=True)
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from enum import IntEnum
 from typing import Any
 
-from ragwright.chunkers._tables import Table, Units, find_tables, header_for
+from ragwright.chunkers._tables import Table, Units, carried_header, find_tables, header_for
 from ragwright.errors import ConfigError
 from ragwright.models import TABLE_HEADER, Chunk, Document, Section, chunk_id_for
 from ragwright.ports import TokenCounter
@@ -68,6 +68,7 @@ class Boundaries:
         self._positions: dict[tuple[Level, bool], array[int]] = {}
         self._tables: list[Table] | None = None
         self._units: Units | None = None
+        self._headers: dict[int, str | None] = {}
 
     @property
     def tables(self) -> list[Table]:
@@ -80,6 +81,16 @@ class Boundaries:
         if self._units is None:
             self._units = Units(self.tables)
         return self._units
+
+    def header(self, position: int) -> str | None:
+        """The header a chunk starting at ``position`` carries (`carried_header`): one string
+        per table, shared by all the chunks that carry it."""
+        table = header_for(self.tables, self.text, position)
+        if table is None:
+            return None
+        if table.start not in self._headers:
+            self._headers[table.start] = carried_header(self.text, table)
+        return self._headers[table.start]
 
     def positions(self, level: Level, protected: bool = True) -> array[int]:
         found = self._positions.get((level, protected))
@@ -345,7 +356,7 @@ def iter_assembled(document: Document, split: SectionSplitter) -> Iterator[Chunk
             start, end = trimmed
             piece = text[start:end]
             metadata = section_metadata(section)
-            header = header_for(bounds.tables, text, start)
+            header = bounds.header(start)
             if header is not None:
                 metadata[TABLE_HEADER] = header
             yield Chunk(

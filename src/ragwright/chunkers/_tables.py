@@ -9,6 +9,12 @@ Chunkers treat the header block (header, separator and first row) and each later
 cut may fall inside, unless a single unit is longer than a chunk. A chunk that starts inside a
 table's rows carries the header block's first two lines as ``table_header`` metadata, which is
 prepended wherever the chunk's text is embedded, indexed or shown (`Chunk.indexed_text`).
+
+A header is made once per table and every chunk that continues the table holds that one
+string; a header line longer than `MAX_CARRIED_HEADER` is carried cut after its last whole
+column that fits (the separator line cut to as many columns). Uncut, a table 200,000 columns
+wide had every one of its thousands of chunks carry megabytes of header into memory, the
+database and the BM25 index: quadratic in the file's size.
 """
 
 from __future__ import annotations
@@ -19,7 +25,15 @@ from dataclasses import dataclass
 
 Span = tuple[int, int]
 
-_SEPARATOR = re.compile(r"[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)*[ \t]*:?-+:?[ \t]*\|?[ \t]*")
+#: The longest header line a chunk carries whole (characters); far wider than any table a
+#: reader follows, and about one embedding window.
+MAX_CARRIED_HEADER = 2_000
+
+#: ``| --- | :-: |``: cells of dashes (colons at their ends) between pipes, outer pipes optional.
+#: The repetition is possessive: a plain one keeps a backtracking entry per cell, 78 MB for the
+#: separator line of a table 200,000 columns wide.
+_CELL = r"[ \t]*+:?-++:?[ \t]*+"
+_SEPARATOR = re.compile(rf"[ \t]*\|?{_CELL}(?:\|{_CELL})*+\|?[ \t]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,13 +92,35 @@ class Units:
         return index >= 0 and self.starts[index] < position < self.ends[index]
 
 
-def header_for(tables: list[Table], text: str, start: int) -> str | None:
-    """The header and separator lines of the table whose rows a chunk starting at ``start``
-    begins in; None when it starts outside every table's rows."""
+def header_for(tables: list[Table], text: str, start: int) -> Table | None:
+    """The table whose rows a chunk starting at ``start`` begins in; None when it starts
+    outside every table's rows."""
     for table in tables:
         if table.header_end <= start < table.end:
-            return text[table.start : table.header_end]
+            return table
     return None
+
+
+def carried_header(text: str, table: Table, limit: int = MAX_CARRIED_HEADER) -> str | None:
+    """The header and separator lines a chunk continuing ``table`` carries: both whole, or,
+    for a header line longer than ``limit``, both cut after the last column boundary that
+    keeps the header line within it (None when not even one column fits)."""
+    newline = text.find("\n", table.start, table.header_end)
+    if newline < 0 or newline - table.start <= limit:
+        return text[table.start : table.header_end]
+    header = text[table.start : table.start + limit]
+    pipes = [match.end() for match in _CELL_BOUNDARY.finditer(header)]
+    columns = len(pipes) - _leading_pipe(header)
+    separator = text[newline + 1 : table.header_end]
+    separator_pipes = [match.end() for match in re.finditer(r"\|", separator)]
+    kept = columns + _leading_pipe(separator)
+    if columns < 1 or len(separator_pipes) < kept:
+        return None
+    return header[: pipes[-1]] + "\n" + separator[: separator_pipes[kept - 1]]
+
+
+def _leading_pipe(line: str) -> int:
+    return 1 if line.lstrip().startswith("|") else 0
 
 
 def rows_with_headers(

@@ -20,8 +20,9 @@ from ragwright.cli._common import (
     reports_errors,
 )
 from ragwright.config import load_config
+from ragwright.embedders import create_embedder
 from ragwright.errors import ConfigError, RepairRefused, StoreError
-from ragwright.models import IndexReport
+from ragwright.models import EmbeddingSpace, IndexReport
 from ragwright.ports import IndexCheck, IndexRepair, StoreBackend
 from ragwright.stores import open_backend
 
@@ -73,8 +74,9 @@ def repair(
     json_output: JsonOption = False,
 ) -> None:
     """Rebuild what `ragwright check` found wrong, when it is derived from the stored text
-    (the keyword index; an older schema is upgraded). Anything else is refused with what to
-    do instead, before anything is written (exit code 1)."""
+    (the keyword index, the derived files; an older schema is upgraded) or is a settings row
+    it can restore or reset. Anything else is refused with what to do instead, before
+    anything is written (exit code 1)."""
     backend = open_backend(index, load_config())
     done: list[dict[str, Any]] = []
     try:
@@ -83,7 +85,7 @@ def repair(
         repairer = backend
         for name in _names(backend, collection):
             try:
-                report = repairer.repair(name)
+                report = repairer.repair(name, space_of=embedder_space)
             except RepairRefused as error:
                 errors.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
                 raise typer.Exit(1) from None
@@ -92,12 +94,27 @@ def repair(
             if not json_output:
                 for action in report.actions or ("nothing to repair",):
                     console.print(f"{escape(name)}: {escape(action)}")
+                for finding in report.after.findings:  # what another command fixes
+                    if not finding.ok:
+                        line = f"{escape(name)}: still [red]FAIL[/] {finding.name}: "
+                        console.print(line + escape(finding.detail), soft_wrap=True)
     finally:
         backend.close()
     if json_output:
         print_json(done)
     if not all(item["after"]["ok"] for item in done):
         raise typer.Exit(1)
+
+
+def embedder_space(spec: str) -> EmbeddingSpace:
+    """The space of the embedder ``spec`` names (a broken record of it is made again)."""
+    embedder = create_embedder(spec)
+    try:
+        return embedder.space
+    finally:
+        closing = getattr(embedder, "close", None)
+        if callable(closing):
+            closing()
 
 
 def report_json(report: IndexReport) -> dict[str, Any]:
@@ -118,7 +135,7 @@ def _print_report(report: IndexReport) -> None:
         mark = "[green]ok  [/]" if finding.ok else "[red]FAIL[/]"
         line = f"  {mark} {finding.name}: {escape(finding.detail)}"
         if not finding.ok:
-            line += " [yellow](`ragwright repair` rebuilds it)[/]" if finding.repairable else ""
+            line += " [yellow](`ragwright repair` fixes it)[/]" if finding.repairable else ""
         console.print(line, soft_wrap=True)
     schema_ok = all(f.ok for f in report.findings if f.name == "schema")
     if not report.ok and not report.repairable and schema_ok:  # a newer schema says its own

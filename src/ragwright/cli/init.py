@@ -57,6 +57,11 @@ TEMPLATE = """\
 # max_files = 100
 # max_chunk_chars = 20000
 # shutdown_timeout = 60
+# Seconds a request's headers may take to arrive, and a body may pause, before the
+# connection is cut off (slow clients, slowloris); connections open at once:
+# header_timeout = 15
+# body_timeout = 30
+# max_connections = 256
 """
 
 

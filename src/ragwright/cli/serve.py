@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import threading
 from contextlib import ExitStack
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -28,6 +29,9 @@ from ragwright.llms.settings import LLMSettings
 from ragwright.models import DEFAULT_COLLECTION
 from ragwright.pipeline.ingest.ingestor import IngestOptions
 from ragwright.pipeline.sync.watch import WatchOptions
+
+if TYPE_CHECKING:
+    from ragwright.server import ServerSettings
 
 
 class LogFormat(StrEnum):
@@ -81,6 +85,31 @@ def serve(
     ] = None,
     debounce: DebounceOption = 500,
     reconcile_every: ReconcileOption = 300.0,
+    header_timeout: Annotated[
+        float | None,
+        typer.Option(
+            min=0.001,
+            help="Seconds a request's headers may take to arrive; a connection that has not "
+            "sent them by then is closed (408 if it sent part). Overrides [server] "
+            "header_timeout (default 15).",
+        ),
+    ] = None,
+    body_timeout: Annotated[
+        float | None,
+        typer.Option(
+            min=0.001,
+            help="Seconds a request body may pause between two parts before the request is "
+            "answered 408. Overrides [server] body_timeout (default 30).",
+        ),
+    ] = None,
+    max_connections: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Connections open at once; one more is answered 503 and closed. Overrides "
+            "[server] max_connections (default 256).",
+        ),
+    ] = None,
 ) -> None:
     """Serve the HTTP API (/v1, OpenAPI at /docs) and the web page (/) over an index. With API
     keys configured (`ragwright keys add`) every /v1 request needs one; without, the server
@@ -97,14 +126,19 @@ def serve(
     from ragwright.index import Index
 
     configuration = load_config(config)
-    settings = ServerSettings.from_config(configuration)
+    overrides: dict[str, Any] = {"header_timeout": header_timeout, "body_timeout": body_timeout,
+                                 "max_connections": max_connections}  # fmt: skip
+    settings = dataclasses.replace(
+        ServerSettings.from_config(configuration),
+        **{name: value for name, value in overrides.items() if value is not None},
+    )
     llm_settings = LLMSettings.from_config(configuration)
     check_exposure(host, settings, insecure_no_auth)
     federation = FederationSettings.from_config(configuration)
     if federation.configured:
         if watch:
             raise ConfigError("--watch keeps one index current; a [federation] serves several")
-        _serve_federation(federation, configuration, host, port, log_level, log_format)
+        _serve_federation(federation, configuration, settings, host, port, log_level, log_format)
         return
     with (
         Index(
@@ -134,15 +168,15 @@ def serve(
 def _serve_federation(
     federation_settings: FederationSettings,
     configuration: Config,
+    settings: ServerSettings,
     host: str,
     port: int,
     log_level: LogLevel,
     log_format: LogFormat,
 ) -> None:
-    from ragwright.server import ServerSettings, create_federation_app, mcp_mount
+    from ragwright.server import create_federation_app, mcp_mount
     from ragwright.server.runner import announce, server_for
 
-    settings = ServerSettings.from_config(configuration)
     with Federation.from_settings(
         federation_settings,
         config=configuration,

@@ -30,12 +30,14 @@ def stats(
 ) -> None:
     """Show counts, size, embedding space and chunking of the index, and the LLM ledger:
     calls, tokens and estimated cost per model, and the response cache."""
+    caller = caller_of(as_principal)
     with open_index(index, collection=collection, read_only=True) as kb:
-        numbers = kb.documents.stats(caller=caller_of(as_principal))
+        numbers = kb.documents.stats(caller=caller)
         embedder = kb.embedding.spec
         chunking = kb.ingestion.chunking
-        ledger = kb.llms.ledger()
-        cache = kb.llms.cache_stats()
+        # The ledger and cache count the calls made for every document: not told to --as.
+        ledger = None if caller.restricted else kb.llms.ledger()
+        cache = None if caller.restricted else kb.llms.cache_stats()
         location = kb.display_location
     result = stats_json(
         numbers, index=location, embedder=embedder, chunking=chunking
@@ -46,7 +48,8 @@ def stats(
     for key, value in result.items():
         if key not in ("llm_ledger", "llm_cache"):
             console.print(f"[bold]{key}:[/] {escape(_readable(value))}", soft_wrap=True)
-    console.print(f"[bold]llm_cache:[/] {cache.entries} responses, reused {cache.hits} times")
+    if cache is not None:
+        console.print(f"[bold]llm_cache:[/] {cache.entries} responses, reused {cache.hits} times")
     if ledger:
         console.print(_ledger_table(ledger))
 

@@ -24,4 +24,4 @@ class ChunkingConfig:
     @classmethod
     def from_spec(cls, spec: str) -> ChunkingConfig:
         raw = json.loads(spec)
-        return cls(raw["name"], dict(raw["options"]))
+        return cls(raw["name"], dict(raw.get("options", {})))  # no options: the defaults

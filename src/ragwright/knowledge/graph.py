@@ -22,6 +22,7 @@ from ragwright.pipeline.graph.build import (
 )
 from ragwright.pipeline.graph.views import GraphViews, graph_store
 from ragwright.pipeline.ingest.ingestor import IngestReport
+from ragwright.pipeline.permitted import refuse_restricted_edit
 from ragwright.ports import Extractor, GraphSource, Store
 
 EXTRACTOR_SETTING = "graph_extractor"
@@ -92,10 +93,13 @@ class Graph:
         extractor: Extractor | str | None = None,
         *,
         progress: Callable[[GraphProgress], None] | None = None,
+        caller: Caller = EVERYONE,
     ) -> GraphBuildReport:
         """Extract the graph facts of every chunk that has none from this extractor (its
         ``id``), then link near-duplicate entities. Resumable: a killed build loses at most
-        the page it was extracting."""
+        the page it was extracting. A restricted ``caller`` is refused (`AccessDenied`): the
+        build reads every chunk and reports the whole index's counts."""
+        refuse_restricted_edit(caller, "building the entity graph")
         chosen = self.resolve(extractor or self.extractor)
         assert chosen is not None
         with self._ingest_lock():
@@ -129,13 +133,15 @@ class Graph:
         """Entities whose normalized name contains ``text``'s, most mentioned first."""
         return self._views.find_entities(text, limit, caller)
 
-    def merge(self, first: str, second: str) -> None:
-        """Record that two entities are one (graph search then treats them as one node)."""
-        self._views.merge_entities(first, second)
+    def merge(self, first: str, second: str, *, caller: Caller = EVERYONE) -> None:
+        """Record that two entities are one (graph search then treats them as one node).
+        A restricted ``caller`` is refused (`AccessDenied`), whatever the names."""
+        self._views.merge_entities(first, second, caller)
 
-    def unmerge(self, first: str, second: str) -> bool:
-        """Record that two entities are not one: undoes a merge or a synonym link."""
-        return self._views.unmerge_entities(first, second)
+    def unmerge(self, first: str, second: str, *, caller: Caller = EVERYONE) -> bool:
+        """Record that two entities are not one: undoes a merge or a synonym link. A
+        restricted ``caller`` is refused (`AccessDenied`), whatever the names."""
+        return self._views.unmerge_entities(first, second, caller)
 
     def _facts(self) -> GraphBuildTarget:
         return graph_store(self._store, self._location)

@@ -253,10 +253,14 @@ class Ingestion:
         self._store.set_setting("chunking", chunking.spec)
         return chunker
 
+    @property
+    def permission_rules(self) -> PermissionRules:
+        """The configuration's ``[[permissions]]`` rules: who reads a document by its source."""
+        return PermissionRules.from_config(self._where.config or Config())
+
     def _with_permissions(self, options: IngestOptions | None) -> IngestOptions:
         """``options`` with the configuration's ``[[permissions]]`` rules."""
-        rules = PermissionRules.from_config(self._where.config or Config())
-        return dataclasses.replace(options or IngestOptions(), permissions=rules)
+        return dataclasses.replace(options or IngestOptions(), permissions=self.permission_rules)
 
     def _on_ray(
         self,

@@ -13,8 +13,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from ragwright.index import Index
+from ragwright.mcp_server.arguments import READ_ONLY, CollectionName, describe, tool_errors
 from ragwright.mcp_server.results import UNTRUSTED_NOTICE, UntrustedText, untrusted
-from ragwright.mcp_server.server import READ_ONLY, CollectionName, describe, tool_errors
 from ragwright.models import Citation
 from ragwright.models.communities import LevelStats, StoredCommunity, StoredReport
 from ragwright.permissions import EVERYONE, Caller

@@ -17,21 +17,7 @@ from starlette.applications import Starlette
 
 from ragwright import __version__
 from ragwright.federation import Federation
-from ragwright.mcp_server.results import (
-    UNTRUSTED_NOTICE,
-    AskResult,
-    ChunkResult,
-    DocumentResult,
-    SearchResult,
-    SourcesResult,
-    ask_result,
-    chunk_view,
-    document_result,
-    hit_view,
-    route_view,
-    source_view,
-)
-from ragwright.mcp_server.server import (
+from ragwright.mcp_server.arguments import (
     DOCUMENT_WINDOW,
     MAX_LISTED_SOURCES,
     READ_ONLY,
@@ -49,6 +35,20 @@ from ragwright.mcp_server.server import (
     refuse_unknown_engine,
     tool_errors,
     where_of,
+)
+from ragwright.mcp_server.results import (
+    UNTRUSTED_NOTICE,
+    AskResult,
+    ChunkResult,
+    DocumentResult,
+    SearchResult,
+    SourcesResult,
+    ask_result,
+    chunk_view,
+    document_result,
+    hit_view,
+    route_view,
+    source_view,
 )
 from ragwright.permissions import EVERYONE, Caller
 from ragwright.planner import requested

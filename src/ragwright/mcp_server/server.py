@@ -10,22 +10,37 @@ structured content. The low-level server would have us hand-write and hand-check
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import ToolAnnotations
 from pydantic import Field
 from starlette.applications import Starlette
 
 from ragwright import __version__
 from ragwright.collection_pool import CollectionPool
-from ragwright.errors import RagwrightError
-from ragwright.filters import Filter, In, all_of, any_of, parse_filter
 from ragwright.index import Index
-from ragwright.llms.settings import ENGINES, unknown_engine
+from ragwright.mcp_server.arguments import (
+    DOCUMENT_WINDOW,
+    MAX_LISTED_SOURCES,
+    READ_ONLY,
+    AskTopK,
+    CharStart,
+    ChunkId,
+    CollectionName,
+    DocumentRef,
+    EngineName,
+    FilterExpression,
+    MaxChars,
+    Query,
+    SearchTopK,
+    SourceIds,
+    describe,
+    refuse_unknown_engine,
+    tool_errors,
+    where_of,
+)
 from ragwright.mcp_server.results import (
     UNTRUSTED_NOTICE,
     AskResult,
@@ -45,65 +60,8 @@ from ragwright.permissions import EVERYONE, Caller
 from ragwright.shapes.mode_name import AUTO as AUTO_MODE
 from ragwright.shapes.mode_name import HYBRID as HYBRID_MODE
 from ragwright.shapes.mode_name import ModeName
-from ragwright.surface_limits import MAX_ASK_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K
-
-MAX_SOURCES = 100
-MAX_DOCUMENT_CHARS = 100_000
-MAX_LISTED_SOURCES = 1000
 
 IndexSource = Index | Callable[[], Index]
-
-Query = Annotated[
-    str,
-    Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for."),
-]
-FilterExpression = Annotated[
-    str | None,
-    Field(
-        max_length=MAX_QUERY_CHARS,
-        description="Metadata filter, e.g. 'year >= 2020 and lang = \"en\"' (docs/filters.md).",
-    ),
-]
-SourceIds = Annotated[
-    list[Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS)]] | None,
-    Field(
-        max_length=MAX_SOURCES,
-        description=f"Restrict to these documents (source paths or document ids, at most "
-        f"{MAX_SOURCES}).",
-    ),
-]
-SearchTopK = Annotated[int, Field(ge=1, le=MAX_TOP_K, strict=True, description="Number of hits.")]
-AskTopK = Annotated[
-    int, Field(ge=1, le=MAX_ASK_TOP_K, strict=True, description="Passages to answer from.")
-]
-EngineName = Annotated[
-    str | None,
-    Field(
-        description="Answer engine: " + ", ".join(ENGINES) + ". Default: the server's "
-        "configured one (extractive, offline, unless [llm] says otherwise).",
-        json_schema_extra={"enum": [*ENGINES, None]},
-    ),
-]
-CollectionName = Annotated[
-    str | None,
-    Field(
-        pattern=r"^[a-z][a-z0-9_]{0,39}$",
-        description="Collection of the index to use (default: the one the server was started "
-        "on); list_collections names them.",
-    ),
-]
-ChunkId = Annotated[str, Field(min_length=1, max_length=256)]
-DocumentRef = Annotated[
-    str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="Id or source.")
-]
-CharStart = Annotated[int, Field(ge=0, strict=True, description="Where the window starts.")]
-MaxChars = Annotated[int, Field(ge=1, le=MAX_DOCUMENT_CHARS, strict=True)]
-#: get_document's description, the same for one index and a federation.
-DOCUMENT_WINDOW = (
-    "A document's text by document id or source path, a window of "
-    f"at most {MAX_DOCUMENT_CHARS:,} characters at a time."
-)
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 
 
 def build_server(
@@ -274,36 +232,3 @@ class _IndexHandle:
                     assert callable(self._source)
                     self._pool = CollectionPool(self._source())
         return self._pool.get(collection)
-
-
-@contextmanager
-def tool_errors() -> Iterator[None]:
-    """ragwright's own errors become tool errors with their message (bad filters, a missing
-    index, an embedding-space mismatch); anything else stays an unexpected failure."""
-    try:
-        yield
-    except RagwrightError as error:
-        raise ToolError(str(error)) from error
-
-
-def where_of(expression: str | None, sources: list[str] | None) -> Filter | None:
-    parts: list[Filter] = []
-    if expression and expression.strip():
-        parts.append(parse_filter(expression))
-    if sources:
-        ids = tuple(dict.fromkeys(sources))
-        parts.append(any_of(In("source", ids), In("document_id", ids)))
-    if not parts:
-        return None
-    return parts[0] if len(parts) == 1 else all_of(*parts)
-
-
-def refuse_unknown_engine(engine: str | None) -> None:
-    """A tool error for an engine no answer engine is named (the schema lists them, but a
-    client may not check)."""
-    if engine is not None and engine not in ENGINES:
-        raise ToolError(unknown_engine(engine))
-
-
-def describe(what: str) -> str:
-    return f"{what} {UNTRUSTED_NOTICE}"

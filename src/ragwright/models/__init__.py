@@ -401,12 +401,13 @@ class EmbeddingSpace:
 
 @dataclass(frozen=True, slots=True)
 class StoreStats:
-    """Counts of one collection: its documents, chunks, characters and size on disk."""
+    """Counts of one collection: its documents, chunks, characters and size on disk (None:
+    not told, as to a caller bound to principals: the size counts every document)."""
 
     documents: int
     chunks: int
     characters: int
-    database_bytes: int
+    database_bytes: int | None
     space: EmbeddingSpace | None
     schema_version: int
 

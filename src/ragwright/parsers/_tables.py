@@ -55,18 +55,20 @@ def column_names(header: Sequence[str], columns: Sequence[int]) -> list[str]:
 def data_columns(rows: Iterable[Sequence[str]]) -> tuple[list[int], int]:
     """The columns worth keeping in a table whose first row is the header: those with a value
     under the header (all of the header's, when there is no row under it); and the row count,
-    header included."""
-    header: set[int] = set()
-    used: set[int] = set()
+    header included. A flag per column, not a set: a row 200,000 cells wide took sets of 16 MB."""
+    header = bytearray()
+    used = bytearray()
     count = 0
     for row in rows:
-        filled = {index for index, cell in enumerate(row) if cell.strip()}
-        if count:
-            used.update(filled)
-        else:
-            header = filled
+        flags = used if count else header
+        if len(flags) < len(row):
+            flags.extend(bytes(len(row) - len(flags)))
+        for index, cell in enumerate(row):
+            if cell.strip():
+                flags[index] = 1
         count += 1
-    return sorted(used if count > 1 else header), count
+    chosen = used if count > 1 else header
+    return [index for index, flag in enumerate(chosen) if flag], count
 
 
 def pick(row: Sequence[str], columns: Sequence[int]) -> list[str]:

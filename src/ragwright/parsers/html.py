@@ -3,6 +3,9 @@
 The text is built here (it is not in the file), so section offsets are recorded while the text
 is written and are exact by construction. Boilerplate (scripts, navigation, banners, forms) is
 dropped; ``<main>`` or a single ``<article>`` is preferred over the whole body.
+
+A page nested deeper than `MAX_DEPTH` elements is refused (`ParseLimitExceeded`) before its
+tree is built: the tree builder's work grows with the depth (see `ragwright.parsers._html_depth`).
 """
 
 from __future__ import annotations
@@ -12,7 +15,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ragwright.errors import ParseLimitExceeded
 from ragwright.models import ParsedDocument
+from ragwright.parsers._html_depth import MAX_DEPTH, deeper_than
 from ragwright.parsers._tables import table_lines
 from ragwright.parsers._text import (
     Heading,
@@ -62,6 +67,12 @@ class HtmlParser:
         from selectolax.lexbor import LexborHTMLParser  # a dependency, but a heavy import
 
         text, warnings = read_text(data, source, declared_charset(data))
+        if deeper_than(text) is not None:
+            raise ParseLimitExceeded(
+                source,
+                f"the HTML nests elements more than {MAX_DEPTH:,} deep (reading it would take "
+                "time that grows with the square of its size)",
+            )
         tree = LexborHTMLParser(text)
         content, headings = "", []
         for root in _content_roots(tree):

@@ -42,8 +42,8 @@ def readable_chunks(store: Listing, caller: Caller, chunks: dict[str, Chunk]) ->
 
 
 def readable_stats(store: Listing, caller: Caller, stats: StoreStats) -> StoreStats:
-    """``stats`` with the counts of what ``caller`` may read (the whole index's size on disk
-    and space stay: they count no document)."""
+    """``stats`` with the counts of what ``caller`` may read, and no size on disk (the
+    whole index's size grows with every document; the space and schema stay: settings)."""
     if not caller.restricted:
         return stats
     listed = store.list_documents(caller.readable())
@@ -52,6 +52,7 @@ def readable_stats(store: Listing, caller: Caller, stats: StoreStats) -> StoreSt
         documents=len(listed),
         chunks=sum(info.chunk_count for info in listed),
         characters=sum(info.char_count for info in listed),
+        database_bytes=None,
     )
 
 
@@ -64,4 +65,21 @@ def refuse_restricted(caller: Caller, what: str) -> None:
         )
 
 
-__all__ = ["readable_chunks", "readable_ids", "readable_stats", "refuse_restricted"]
+def refuse_restricted_edit(caller: Caller, what: str) -> None:
+    """`AccessDenied` for a restricted caller asking to change what is built from every
+    document, before anything is looked up: whether the names it gives exist is not its to
+    learn, so every such request gets the same answer."""
+    if caller.restricted:
+        raise AccessDenied(
+            f"{what} changes what is built from every document, so a caller bound to "
+            "principals may not do it; use a key bound to no principal"
+        )
+
+
+__all__ = [
+    "readable_chunks",
+    "readable_ids",
+    "readable_stats",
+    "refuse_restricted",
+    "refuse_restricted_edit",
+]

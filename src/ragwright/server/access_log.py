@@ -19,6 +19,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 LOGGER = "ragwright.server"
 log = logging.getLogger(LOGGER)
+#: A scope key: the status to log for a request whose response never reached the client,
+#: whatever the application answered: 408 where the server gave up waiting for its body
+#: (`ragwright.server.connections`), 499 where the client went away (`problems`).
+UNANSWERED_STATUS = "ragwright.unanswered_status"
 
 
 class JsonFormatter(logging.Formatter):
@@ -103,6 +107,7 @@ class RequestLog:
         try:
             await self.app(scope, receive, record_status)
         finally:
+            status = scope.get(UNANSWERED_STATUS, status)
             client = scope.get("client")
             fields = {
                 "event": "request",

@@ -12,6 +12,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ragwright.errors import (
@@ -38,7 +39,7 @@ from ragwright.errors import (
     UnsupportedFilter,
     UnsupportedScale,
 )
-from ragwright.server.access_log import LOGGER, request_id_of
+from ragwright.server.access_log import LOGGER, UNANSWERED_STATUS, request_id_of
 
 log = logging.getLogger(LOGGER)
 
@@ -127,7 +128,9 @@ class UnexpectedErrors:
     """Any exception no handler answered: logged with its traceback and the request id, and
     answered as a 500 ``internal_error`` in the error shape, so the client gets JSON and
     its keep-alive connection stays usable. Once a response has started nothing can be
-    sent, so the exception goes on up (the server closes that connection)."""
+    sent, so the exception goes on up (the server closes that connection). A client gone
+    while its body was read (`ClientDisconnect`) is no failure of the server: nothing is
+    logged but its request line (status 499, or 408 where the server cut it off)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -145,6 +148,8 @@ class UnexpectedErrors:
 
         try:
             await self.app(scope, receive, watch)
+        except ClientDisconnect:  # the client left (or was cut off) mid-body: no one to answer
+            scope.setdefault(UNANSWERED_STATUS, 499)
         except Exception:
             request_id = request_id_of(scope)
             fields = {"event": "request.failed", "request_id": request_id}

@@ -4,6 +4,8 @@ Without API keys the server answers anyone who can reach it, so it then refuses 
 beyond loopback unless told ``insecure_no_auth``. On SIGINT/SIGTERM uvicorn stops accepting
 connections and lets in-flight requests finish (up to ``shutdown_timeout`` seconds); an upload
 being ingested commits its transaction or, if the process dies first, SQLite rolls it back.
+Connections that are slow to send a request, or too many, are cut off below the application
+(`ragwright.server.connections`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from fastapi import FastAPI
 
 from ragwright.errors import ConfigError
 from ragwright.server.access_log import LOGGER, logging_config
+from ragwright.server.connections import limited_protocol
 from ragwright.server.origin import is_loopback
 from ragwright.server.settings import ServerSettings
 
@@ -54,6 +57,8 @@ def server_for(
         access_log=False,  # RequestLog writes one structured line per request instead
         timeout_graceful_shutdown=settings.shutdown_timeout,
         server_header=False,
+        # h11 with header and body deadlines and a connection cap (uvicorn has none of them)
+        http=limited_protocol(settings.connection_limits),
     )
     return uvicorn.Server(config)
 

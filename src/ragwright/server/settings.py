@@ -6,7 +6,11 @@
     max_file_mb = 50             # one uploaded file (as `ragwright ingest --max-file-size`)
     max_files = 100              # files in one upload request
     max_chunk_chars = 20000      # as `ragwright ingest --max-chunk-chars`
+    upload_parse_seconds = 300   # one upload's files parsing, all together; the rest are skipped
     shutdown_timeout = 60        # seconds in-flight requests get to finish on shutdown
+    header_timeout = 15          # seconds a request's headers may take to arrive (then 408)
+    body_timeout = 30            # seconds a body may pause between two parts (then 408)
+    max_connections = 256        # open connections; one more is answered 503 at once
 
     [server.keys.alice]          # written by `ragwright keys add alice --scope write`
     hash = "sha256:…"
@@ -20,6 +24,7 @@ naming the file and the key.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +45,19 @@ _NUMBERS: dict[str, tuple[str, int]] = {
     "max_files": ("max_files", 1),
     "max_chunk_chars": ("max_chunk_chars", 1),
     "shutdown_timeout": ("shutdown_timeout", 1),
+    "max_connections": ("max_connections", 1),
 }
+#: Settings in seconds that may be fractions (a test's, or a strict deployment's, 0.5 s).
+_SECONDS = ("header_timeout", "body_timeout", "upload_parse_seconds")
+
+
+@dataclass(frozen=True)
+class ConnectionLimits:
+    """What `ragwright.server.connections` holds a connection to, below the application."""
+
+    header_timeout: float = 15.0  # seconds for a request's headers to arrive
+    body_timeout: float = 30.0  # seconds a body may pause between two parts
+    max_connections: int = 256  # connections open at once
 
 
 @dataclass(frozen=True)
@@ -51,13 +68,24 @@ class ServerSettings:
     max_file_bytes: int = 50 * MB
     max_files: int = 100
     max_chunk_chars: int = 20_000
+    #: Seconds one upload request may spend parsing its files, all together (each file also
+    #: under ingest's per-file limit); the files left when they are spent are skipped.
+    upload_parse_seconds: float = 300.0
     shutdown_timeout: int = 60
+    #: Slowloris guards below the application (`ragwright.server.connections`).
+    header_timeout: float = ConnectionLimits.header_timeout
+    body_timeout: float = ConnectionLimits.body_timeout
+    max_connections: int = ConnectionLimits.max_connections
     #: What ``/v1/search`` does with the fields a request leaves out: the ``[search]`` table.
     search: SearchRequest = field(default_factory=SearchRequest)
 
     @property
     def auth_required(self) -> bool:
         return bool(self.keys)
+
+    @property
+    def connection_limits(self) -> ConnectionLimits:
+        return ConnectionLimits(self.header_timeout, self.body_timeout, self.max_connections)
 
     @classmethod
     def from_config(cls, config: Config) -> ServerSettings:
@@ -67,13 +95,22 @@ class ServerSettings:
         for name, value in table.items():
             if name == "keys":
                 values["keys"] = _keys(value, where)
-            elif name in _NUMBERS:
-                field, unit = _NUMBERS[name]
-                if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+            elif name in _NUMBERS or name in _SECONDS:
+                if (
+                    not isinstance(value, int | float)
+                    or isinstance(value, bool)
+                    or not (
+                        0 < value < math.inf  # nan and inf (valid TOML) are not limits
+                    )
+                ):
                     raise ConfigError(f"{where}: {name} must be a positive number, not {value!r}")
-                values[field] = int(value * unit)
+                if name in _SECONDS:
+                    values[name] = float(value)
+                else:
+                    field, unit = _NUMBERS[name]
+                    values[field] = max(1, int(value * unit))
             else:
-                known = ", ".join(["keys", *_NUMBERS])
+                known = ", ".join(["keys", *_NUMBERS, *_SECONDS])
                 raise ConfigError(f"{where}: unknown setting {name!r}; known: {known}")
         return cls(**values, search=SearchRequest.from_config(config))
 

@@ -186,10 +186,14 @@ def stats_json(
     }
 
 
-def llm_records_json(ledger: list[LedgerRow], cache: CacheStats) -> dict[str, Any]:
+def llm_records_json(ledger: list[LedgerRow] | None, cache: CacheStats | None) -> dict[str, Any]:
     """The LLM ledger (per model, the most used first) and response cache, which `stats_json`
-    carries on every surface."""
-    return {"llm_ledger": [asdict(row) for row in ledger], "llm_cache": asdict(cache)}
+    carries on every surface; null where not told (to a caller bound to principals: they
+    count the calls made for every document)."""
+    return {
+        "llm_ledger": None if ledger is None else [asdict(row) for row in ledger],
+        "llm_cache": None if cache is None else asdict(cache),
+    }
 
 
 def llm_json(answer: Answer) -> dict[str, Any]:

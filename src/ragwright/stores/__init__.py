@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from ragwright._plugins import plugins
+from ragwright._url_secrets import mask_url_secrets
 from ragwright.config import Config
 from ragwright.errors import ConfigError
 from ragwright.ports import StoreBackend
@@ -85,11 +85,6 @@ def _options(config: Config, name: str, backend_class: Any, stores: set[str]) ->
 
 
 def display_location(location: str | Path) -> str:
-    """``location`` as it may be shown or logged: a URL's password is masked."""
-    if not is_url(location):
-        return str(location)
-    parts = urlsplit(str(location))
-    if parts.password is None:
-        return str(location)
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit((parts.scheme, netloc, *parts[2:]))
+    """``location`` as it may be shown or logged: a URL's password and secret query parameters
+    (``?password=``, ``?sslpassword=``, ``?token=``, …) masked (`mask_url_secrets`)."""
+    return mask_url_secrets(str(location)) if is_url(location) else str(location)

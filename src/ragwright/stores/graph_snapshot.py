@@ -8,12 +8,14 @@ inside the merge vanish. Undoing a merge (a later unmerge) is then only a record
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
+from ragwright.graph.synonyms import synonym_links
 from ragwright.models.graph import GraphSnapshot, SnapshotChange
 from ragwright.models.graph_records import EDGE_WEIGHT_CAP, WEIGHT_UNITS
 
@@ -190,6 +192,34 @@ def _merge_map(keys: list[str], mentions: Int64s, merges: Iterable[tuple[str, st
             winner, loser = (a, b) if better(a, b) else (b, a)
             parent[loser] = winner
     return np.array([root(i) for i in range(len(keys))], dtype=np.int64)
+
+
+def scoped_version(version: str, readable: object) -> str:
+    """The version of a caller's view of the graph at ``version`` (`readable`: its
+    permissions): another token than the whole graph's, so nothing cached by version mixes
+    them."""
+    digest = hashlib.sha256(repr(readable).encode()).hexdigest()[:16]
+    return f"{version}~{digest}"
+
+
+def scoped_synonyms(
+    keys: Sequence[str], ids: Int64s, decisions: Iterable[tuple[str, str, str]]
+) -> npt.NDArray[np.float64]:
+    """The synonym links among ``keys`` (entity ids ``ids``) as (id, id, score) rows, made
+    afresh over these keys alone as linking them in one pass makes them (`synonym_links`),
+    less the pairs whose latest decision is an unmerge: those of a caller's view of the graph,
+    where links the stored ones hold because of keys it may not read must not show."""
+    latest: dict[tuple[str, str], str] = {}
+    for source, target, decision in decisions:
+        latest[(source, target)] = decision
+    refused = {pair for pair, decision in latest.items() if decision == "unmerge"}
+    id_of = dict(zip(keys, ids.tolist(), strict=True))
+    rows = [
+        (float(id_of[a]), float(id_of[b]), score)
+        for a, b, score in synonym_links(keys, keys)
+        if (a, b) not in refused
+    ]
+    return np.array(rows, dtype=np.float64).reshape(-1, 3)
 
 
 def current_merges(decisions: Iterable[tuple[str, str, str]]) -> list[tuple[str, str]]:

@@ -18,6 +18,7 @@ from ragwright.errors import StoreError
 from ragwright.models import Arm, Chunk, Document, DocumentInfo, EmbeddingSpace, Hit, Scale, Section
 from ragwright.ports import DocumentWrite
 from ragwright.stores.json_metadata import JSONMetadata
+from ragwright.stores.setting_rows import checked
 
 #: Where the document's source stands in a chunk row.
 SOURCE = 7
@@ -108,8 +109,10 @@ def sections_json(document: Document) -> list[dict[str, Any]]:
     return [asdict(s) for s in document.sections]
 
 
-def space_from_json(raw: str | None) -> EmbeddingSpace | None:
-    """The recorded embedding space setting (None when none is recorded)."""
+def space_from_json(raw: str | None, location: str | None = None) -> EmbeddingSpace | None:
+    """The recorded embedding space setting (None when none is recorded); `BrokenSetting`
+    for one that is not a space's JSON (of the index at ``location``)."""
+    checked(location, "embedding_space", raw)
     return EmbeddingSpace(**json.loads(raw)) if raw else None
 
 

@@ -40,8 +40,15 @@ def _vector(i: int) -> np.ndarray:
     return values / np.linalg.norm(values)
 
 
-def write(store: Any, source: str, principals: tuple[str, ...], team: str, i: int = 0) -> Chunk:
-    text = f"fjord notes of {source}"
+def write(
+    store: Any,
+    source: str,
+    principals: tuple[str, ...],
+    team: str,
+    i: int = 0,
+    text: str | None = None,
+) -> Chunk:
+    text = f"fjord notes of {source}" if text is None else text
     document = Document(
         document_id_for(source),
         source,
@@ -154,3 +161,40 @@ class PermissionContract:
         assert "archive/pay.md" not in _sources(store, Readable(("group:hr",)))["listed"]
         assert _sources(store, Readable(("group:arc",))) == _all({"public.md", "archive/pay.md"})
         assert store.get_document(moved.id).principals == ("group:arc",)
+
+    def test_bm25_statistics_count_only_what_the_caller_reads(self, store: Any) -> None:
+        """BM25's chunk count, document frequencies and average length are the caller's: its
+        scores are those of an index holding only what it may read, so a word that only a
+        document it may not read holds lowers no score it sees (a user's filter, as ever,
+        changes no statistic)."""
+        texts = {
+            "public.md": ((), "x", "the walrus swims in the fjord"),
+            "guide.md": ((), "y", "fjord tides and the kelp of the fjord"),
+            "hr/pay.md": (("group:hr",), "x", "walrus walrus pay scale walrus kelp"),
+            "legal/case.md": (("group:legal",), "x", "a walrus case " + "long " * 30),
+        }
+        for i, (source, (principals, team, text)) in enumerate(texts.items()):
+            write(store, source, principals, team, i, text)
+        caller = Readable(("group:nobody",))
+        queries = ["walrus", "walrus fjord", "kelp fjord tides", "pay"]
+
+        def scored(where: Filter | None) -> list[list[tuple[str, float]]]:
+            found = [store.keyword_search(q, 10, where) for q in queries]
+            return [[(h.chunk.id, h.score) for h in hits] for hits in found]
+
+        restricted = scored(caller)
+        restricted_x = scored(And((eq("team", "x"), caller)))
+        for source in ("hr/pay.md", "legal/case.md"):
+            store.delete(document_id_for(source))
+        assert_same_scores(restricted, scored(None))
+        assert_same_scores(restricted_x, scored(eq("team", "x")))
+
+
+def assert_same_scores(
+    got: list[list[tuple[str, float]]], want: list[list[tuple[str, float]]]
+) -> None:
+    """The same chunks in the same order, with the same scores (to the last bits a sum in
+    another order may change)."""
+    assert [[c for c, _ in hits] for hits in got] == [[c for c, _ in hits] for hits in want]
+    for mine, theirs in zip(got, want, strict=True):
+        assert [s for _, s in mine] == pytest.approx([s for _, s in theirs], rel=1e-12)

@@ -25,8 +25,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ragwright.errors import EmbeddingSpaceMismatch, StoreError, UnsupportedFilter
-from ragwright.filters import Comparison, Filter, parse_filter
+from ragwright.errors import (
+    EmbeddingSpaceMismatch,
+    FilterSyntaxError,
+    StoreError,
+    UnsupportedFilter,
+)
+from ragwright.filters import And, Comparison, Exists, Filter, In, Not, Or, parse_filter
 from ragwright.models import (
     Arm,
     Chunk,
@@ -287,12 +292,58 @@ class StoreContract(BoundStore):
         assert _sources(hits) == ["c.md", "e.md"]
 
     def test_a_filter_the_store_cannot_apply_raises(self, loaded: Any) -> None:
+        """A node changed after it was built (its checks bypassed) is refused by the store,
+        never ignored: an unknown operator, and a NUL, which neither store can hold."""
         query = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
-        unknown: Filter = Comparison("year", "~", 1)  # type: ignore[arg-type]
-        with pytest.raises(UnsupportedFilter):
-            loaded.vector_search(query, 5, unknown)
-        with pytest.raises(UnsupportedFilter):
-            loaded.keyword_search("alpha", 5, unknown)
+        for name, value in (("op", "~"), ("field", "ye\x00ar"), ("value", "20\x0021")):
+            smuggled = Comparison("year", "=", 2021)
+            object.__setattr__(smuggled, name, value)
+            with pytest.raises(UnsupportedFilter):
+                loaded.vector_search(query, 5, smuggled)
+            with pytest.raises(UnsupportedFilter):
+                loaded.keyword_search("alpha", 5, smuggled)
+            with pytest.raises(UnsupportedFilter):
+                loaded.list_documents(And((Exists("lang"), Not(smuggled))))
+
+    def test_a_filter_holding_nul_is_refused_as_it_is_built_or_parsed(self) -> None:
+        for build in (
+            lambda: Comparison("la\x00ng", "=", "en"),
+            lambda: Comparison("lang", "=", "e\x00n"),
+            lambda: In("lang", ("en", "\x00")),
+            lambda: Exists("\x00"),
+        ):
+            with pytest.raises(UnsupportedFilter, match="NUL"):
+                build()
+        with pytest.raises(FilterSyntaxError, match="NUL") as info:
+            parse_filter('"la\x00ng" exists')
+        assert info.value.position == 3
+
+    @pytest.mark.parametrize("key", ["back\\slash", "\\", 'quo"te', "tab\tkey", "", "é ü"])
+    def test_any_metadata_key_matches_on_every_operator(self, store: Any, key: str) -> None:
+        """Keys JSON escapes (backslash, quote, control characters), the empty key and
+        non-ASCII keys match as any other key does (SQLite's JSON paths compare escaped
+        text)."""
+        for source, value in (("one.md", 1), ("two.md", 2), ("text.md", "x"), ("none.md", None)):
+            metadata = {} if value is None else {key: value, "other": 5}
+            document, chunks = make_document(source, [f"odd key {source}"], metadata)
+            store.upsert(document, chunks, vectors_for(source, 1))
+        expected: list[tuple[Filter, set[str]]] = [
+            (Comparison(key, "=", 1), {"one.md"}),
+            (Comparison(key, "!=", 1), {"two.md", "text.md", "none.md"}),
+            (Comparison(key, ">", 1), {"two.md"}),
+            (Comparison(key, "<=", "x"), {"text.md"}),
+            (In(key, (2, "x")), {"two.md", "text.md"}),
+            (In(key, (2, "x"), negated=True), {"one.md", "none.md"}),
+            (Exists(key), {"one.md", "two.md", "text.md"}),
+            (Not(Exists(key)), {"none.md"}),
+            (And((Exists(key), Comparison(key, "<", 2))), {"one.md"}),
+            (Or((Comparison(key, "=", 2), Comparison("other", "=", 7))), {"two.md"}),
+        ]
+        query = np.array([0.5, 0.5, 0.5, 0.5], dtype=np.float32)
+        for where, sources in expected:
+            assert set(_sources(store.vector_search(query, 10, where))) == sources, where
+            assert set(_sources(store.keyword_search("odd key", 10, where))) == sources, where
+            assert {d.source for d in store.list_documents(where)} == sources, where
 
     # -- chunk lookup -----------------------------------------------------------------------
 

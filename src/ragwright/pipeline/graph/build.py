@@ -17,7 +17,15 @@ from typing import Protocol
 from ragwright.errors import ExtractionBudgetExceeded
 from ragwright.models import Usage
 from ragwright.models.graph_records import FactsWritten, GraphStats
-from ragwright.ports import EntityResolver, Extractor, FactTarget, GraphReader, GraphSource
+from ragwright.ports import (
+    GRAPH_OWED,
+    EntityResolver,
+    Extractor,
+    FactTarget,
+    GraphReader,
+    GraphSource,
+    IndexSettings,
+)
 
 #: Chunks given to the extractor at a time (and stored per transaction).
 BUILD_PAGE = 64
@@ -72,6 +80,8 @@ def build_graph(
         if progress is not None:
             progress(GraphProgress(min(report.chunks_extracted, total), total))
     report.synonym_links = target.link_synonyms()
+    if isinstance(target, IndexSettings) and target.get_setting(GRAPH_OWED) == "1":
+        target.set_setting(GRAPH_OWED, "0")  # every chunk has facts again (see GRAPH_OWED)
     report.stats = target.graph_stats()
     usage = getattr(extractor, "usage", None)
     report.llm_usage = usage if isinstance(usage, Usage) else None

@@ -2,7 +2,9 @@
 neighbourhoods, name search, the export, manual merges, and the community and report builds.
 
 The views are built from every document, so each refuses a restricted caller
-(`ragwright.permissions`); the builds run under the collection's ingest lock, as an ingest does.
+(`ragwright.permissions`), and so do the edits, before looking anything up (whether a name
+exists is not its to learn); the builds run under the collection's ingest lock, as an ingest
+does.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from ragwright.permissions import EVERYONE, Caller
 from ragwright.pipeline.graph.build import GraphBuildTarget
 from ragwright.pipeline.graph.built import built_snapshot
 from ragwright.pipeline.graph.communities import CommunityWorkflow, Reporter, ReportsMade
-from ragwright.pipeline.permitted import refuse_restricted
+from ragwright.pipeline.permitted import refuse_restricted, refuse_restricted_edit
 from ragwright.ports import EntityResolver, FactTarget, GraphReader, GraphSource, ProvenanceReader
 
 GRAPH_VIEW = "the entity graph"
@@ -91,10 +93,12 @@ class GraphViews:
         refuse_restricted(caller, GRAPH_VIEW)
         return find_entities(self.snapshot(), text, limit)
 
-    def merge_entities(self, first: str, second: str) -> None:
+    def merge_entities(self, first: str, second: str, caller: Caller = EVERYONE) -> None:
+        refuse_restricted_edit(caller, "merging entities")
         self.facts().merge_entities(first, second)
 
-    def unmerge_entities(self, first: str, second: str) -> bool:
+    def unmerge_entities(self, first: str, second: str, caller: Caller = EVERYONE) -> bool:
+        refuse_restricted_edit(caller, "separating entities")
         return self.facts().unmerge_entities(first, second)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from types import MappingProxyType
 
-from ragwright.errors import IngestLimitExceeded, ParseError
+from ragwright.errors import DocumentRefused, IngestLimitExceeded, ParseError
 from ragwright.models import Chunk, Document, ParsedDocument, document_id_for
 from ragwright.pipeline.ingest.discover import Candidate
 from ragwright.ports import Chunker, ChunkStream
@@ -80,7 +80,7 @@ def _too_long(length: int, max_chunk_chars: int) -> IngestLimitExceeded:
 def failure_reason(error: BaseException) -> str:
     """What a report says about a file that failed: the parser's reason, the OS's message,
     or the error itself."""
-    if isinstance(error, ParseError):
+    if isinstance(error, ParseError | DocumentRefused):
         return error.reason
     if isinstance(error, OSError):
         return error.strerror or str(error)

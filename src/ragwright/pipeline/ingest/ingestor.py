@@ -22,7 +22,14 @@ from typing import Protocol, TypeVar
 
 import numpy as np
 
-from ragwright.errors import EmbedderError, IngestLimitExceeded, ParseError, RagwrightError
+from ragwright.errors import (
+    DocumentRefused,
+    EmbedderError,
+    IngestLimitExceeded,
+    ParseBudgetSpent,
+    ParseError,
+    RagwrightError,
+)
 from ragwright.freed_memory import release_freed_memory
 from ragwright.models import Chunk, Document, document_id_for
 from ragwright.models.graph import ChunkFacts
@@ -84,6 +91,10 @@ class IngestOptions:
     #: Per-file parse limits: seconds and MB (``None``: no limit). See `ParseWorker`.
     parse_timeout: float | None = 300.0
     parse_memory_mb: int | None = 2048
+    #: Seconds all files of the run may spend parsing together (``None``: no limit); the
+    #: files left once they are spent are skipped (`ParseBudgetSpent`). The server's uploads
+    #: set it.
+    parse_budget: float | None = None
     #: A document longer than this (characters) is chunked, embedded and written batch by
     #: batch in one transaction, so its chunks and vectors are never all in memory (with a
     #: store that offers `StreamedWrite` and a chunker that offers `ChunkStream`). The price:
@@ -96,7 +107,7 @@ class IngestOptions:
 
     @property
     def parse_limits(self) -> ParseLimits:
-        return ParseLimits(self.parse_timeout, self.parse_memory_mb)
+        return ParseLimits(self.parse_timeout, self.parse_memory_mb, self.parse_budget)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +131,8 @@ class IngestReport:
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     failed: list[Failure] = field(default_factory=list)
-    #: Files left alone on purpose (symbolic links met inside folders), with the reason.
+    #: Files left alone on purpose (symbolic links met inside folders, files left unread when
+    #: the run's ``parse_budget`` was spent), with the reason.
     skipped: list[Failure] = field(default_factory=list)
     warnings: list[IngestWarning] = field(default_factory=list)
     chunks_written: int = 0
@@ -194,8 +206,9 @@ def prepared_document(
 
 class BatchWriter:
     """Embeds and writes documents in batches of about ``batch_chunks`` chunks, one store
-    transaction per batch, recording each in ``report``. If a batch cannot be embedded, each of
-    its documents is tried alone, so one document the embedder refuses fails alone. With an
+    transaction per batch, recording each in ``report``. If a batch cannot be embedded, or the
+    store refuses a document of it (`DocumentRefused`), each of its documents is tried alone,
+    so one document the embedder or the store refuses fails alone. With an
     ``extractor``, each batch's graph facts are found and written with its chunks."""
 
     def __init__(
@@ -250,8 +263,7 @@ class BatchWriter:
         if not pending:
             return
         try:
-            texts = [chunk.embedded_text for item in pending for chunk in item.chunks]
-            vectors = self._embed(texts)
+            vectors = self._embed([chunk for item in pending for chunk in item.chunks])
         except EmbedderError as error:
             if len(pending) == 1:
                 failure = Failure(pending[0].document.source, f"embedding failed: {error}")
@@ -274,13 +286,27 @@ class BatchWriter:
                 )
             )
             start = end
-        self.store.write(writes)
-        self.report.chunks_extracted += len(facts)
+        self._store(pending, writes)
+
+    def _store(self, pending: list[PendingDocument], writes: list[DocumentWrite]) -> None:
+        """Write the documents in one transaction. When the store refuses one of several
+        (`DocumentRefused`: it checks them all before writing any), each is written alone, so
+        that one fails alone."""
+        try:
+            self.store.write(writes)
+        except DocumentRefused as error:
+            if len(writes) == 1:
+                self.report.failed.append(Failure(error.source, error.reason))
+                return
+            for item, write in zip(pending, writes, strict=True):
+                self._store([item], [write])
+            return
         for item in pending:
             (self.report.updated if item.is_update else self.report.added).append(
                 item.document.source
             )
-        self.report.chunks_written += start
+        self.report.chunks_written += sum(len(write.chunks) for write in writes)
+        self.report.chunks_extracted += sum(len(write.facts) for write in writes)
 
     def _extract(self, pending: list[PendingDocument]) -> dict[str, ChunkFacts]:
         """The batch's graph facts by chunk id (none without an extractor)."""
@@ -318,18 +344,19 @@ class BatchWriter:
         text are let go of by then, and given back."""
         release_freed_memory()
         while batch := list(itertools.islice(chunks, self.batch_chunks)):
-            vectors = self._embed([chunk.embedded_text for chunk in batch])
+            vectors = self._embed(batch)
             facts = self._extract_chunks(batch)
             extracted[0] += len(facts)
             yield ChunkBatch(batch, vectors, [facts[c.id] for c in batch if c.id in facts])
 
-    def _embed(self, texts: list[str]) -> Vectors:
-        """Embedded in calls of at most ``batch_chunks`` texts, into one array: a huge
-        document's vectors are never held twice."""
+    def _embed(self, chunks: Sequence[Chunk]) -> Vectors:
+        """The chunks' `embedded_text` embedded in calls of at most ``batch_chunks`` texts,
+        into one array: a huge document's vectors are never held twice, nor its texts (each a
+        chunk's text after its table header) made for more than one call at a time."""
         dimension = self.embedder.space.dimension
-        vectors = np.empty((len(texts), dimension), dtype=np.float32)
-        for start in range(0, len(texts), self.batch_chunks):
-            batch = texts[start : start + self.batch_chunks]
+        vectors = np.empty((len(chunks), dimension), dtype=np.float32)
+        for start in range(0, len(chunks), self.batch_chunks):
+            batch = [chunk.embedded_text for chunk in chunks[start : start + self.batch_chunks]]
             embedded = np.asarray(self.embedder.embed_documents(batch))
             if embedded.shape != (len(batch), dimension):
                 raise EmbedderError(
@@ -374,6 +401,8 @@ def recording_failure(report: IngestReport, source: str, step: Callable[[], T]) 
     the batch (a parser bug included)."""
     try:
         return step()
+    except ParseBudgetSpent as error:  # not read at all: skipped, not failed
+        report.skipped.append(Failure(source, error.reason))
     except (RagwrightError, OSError) as error:
         report.failed.append(Failure(source, failure_reason(error)))
     except Exception as error:  # a parser bug must not abort the batch

@@ -13,6 +13,10 @@ Windows (no socket passing, no memory cap) uses a ``multiprocessing`` spawn chil
 Parsers travel to the worker pickled, once per worker; a parser that cannot be pickled or
 unpickled there (a class defined in the caller's script) is run in this process instead,
 without the limits.
+
+A ``budget`` bounds the time all files of a run spend parsing together (an upload's: many
+pathological files in one request must not hold the ingest lock for hours). A file's wait is
+cut to what is left of it, and once it is spent each further file is `ParseBudgetSpent`.
 """
 
 from __future__ import annotations
@@ -25,11 +29,12 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ragwright.errors import ParseError, ParseLimitExceeded, RagwrightError
+from ragwright.errors import ParseBudgetSpent, ParseError, ParseLimitExceeded, RagwrightError
 
 log = logging.getLogger("ragwright.ingest")
 
@@ -55,15 +60,17 @@ _SENDING_BACK = "sending the parsed text back"
 
 @dataclass(frozen=True, slots=True)
 class ParseLimits:
-    """Per-file limits: wall-clock seconds and memory (the worker's address space) in MB.
-    ``None`` switches a limit off; with both off, files are parsed in this process."""
+    """Per-file limits: wall-clock seconds and memory (the worker's address space) in MB; and
+    ``budget``, the seconds all files of a run may spend parsing together (worker start-ups
+    included). ``None`` switches a limit off; with all off, files are parsed in this process."""
 
     timeout: float | None = 300.0
     memory_mb: int | None = 2048
+    budget: float | None = None
 
     @property
     def enabled(self) -> bool:
-        return self.timeout is not None or self.memory_mb is not None
+        return self.timeout is not None or self.memory_mb is not None or self.budget is not None
 
 
 class _Child(Protocol):
@@ -101,8 +108,11 @@ class _Subprocess:
 class ParseWorker:
     """Parses files in a child process under `ParseLimits`. Close it (or use ``with``)."""
 
-    def __init__(self, limits: ParseLimits) -> None:
+    def __init__(self, limits: ParseLimits, clock: Callable[[], float] = time.monotonic) -> None:
+        """``clock`` tells the seconds spent against the budget (a test's fake moves it)."""
         self.limits = limits
+        self._clock = clock
+        self._spent = 0.0  # seconds spent parsing so far (the budget's)
         self._child: _Child | None = None
         self._connection: Connection | None = None
         self._sent: set[int] = set()  # ids of the parsers the current worker holds
@@ -126,7 +136,33 @@ class ParseWorker:
         """`parse`, taking the file's bytes from ``take()`` once the worker holds ``parser``,
         and letting go of them once they are sent: while the worker parses and while its
         answer (the parsed text) arrives, this process holds no copy of the file, if the
-        caller holds none (`LoadedFile.take_data`)."""
+        caller holds none (`LoadedFile.take_data`). `ParseBudgetSpent` once the run's
+        budget is spent (the bytes are not taken)."""
+        wait = self._wait(source)
+        started = self._clock()
+        try:
+            return self._parse_taking(parser, take, source, wait)
+        finally:
+            self._spent += self._clock() - started
+
+    def _wait(self, source: str) -> float | None:
+        """How long the next file's answer may be waited for: the per-file timeout, cut to
+        what is left of the budget; `ParseBudgetSpent` when nothing is."""
+        timeout, budget = self.limits.timeout, self.limits.budget
+        if budget is None:
+            return timeout
+        left = budget - self._spent
+        if left <= 0:
+            raise ParseBudgetSpent(
+                source,
+                f"not parsed: the {budget:g} s this run may spend parsing were spent on the "
+                "files before it; ingest it again on its own",
+            )
+        return left if timeout is None else min(timeout, left)
+
+    def _parse_taking(
+        self, parser: Parser, take: Callable[[], bytes], source: str, wait: float | None
+    ) -> ParsedDocument:
         pickled = self._pickle(parser) if self.limits.enabled else None
         if pickled is None:
             return parser.parse(take(), source)
@@ -150,7 +186,7 @@ class ParseWorker:
             except OSError:
                 raise self._crashed(source) from None
         del data
-        return self._answer(connection, source)
+        return self._answer(connection, source, wait)
 
     def _holding(
         self, parser: Parser, pickled: bytes, source: str
@@ -194,11 +230,18 @@ class ParseWorker:
                 self._connection.send(None)  # asks the worker to exit
         self._discard(grace=5)
 
-    def _answer(self, connection: Connection, source: str) -> ParsedDocument:
-        """The parsed document, or the error the worker's answer means."""
-        timeout = self.limits.timeout
-        if not connection.poll(timeout):
+    def _answer(self, connection: Connection, source: str, wait: float | None) -> ParsedDocument:
+        """The parsed document, or the error the worker's answer (or none within ``wait``
+        seconds) means."""
+        if not connection.poll(wait):
             self._discard()
+            timeout, budget = self.limits.timeout, self.limits.budget
+            if budget is not None and wait is not None and (timeout is None or wait < timeout):
+                raise ParseLimitExceeded(
+                    source,
+                    f"parse stopped after {wait:g} s: the {budget:g} s this run may spend "
+                    "parsing ran out",
+                )
             raise ParseLimitExceeded(source, f"parse timed out after {timeout:g} s")
         try:
             kind, payload = connection.recv()
@@ -211,6 +254,8 @@ class ParseWorker:
             self._discard()  # a process that ran out of memory may be in any state
             where = f" ({payload})" if payload else ""
             raise ParseLimitExceeded(source, f"parse exceeded {self.limits.memory_mb} MB{where}")
+        if kind == "limit":
+            raise ParseLimitExceeded(source, str(payload))
         raise ParseError(source, str(payload))
 
     def _crashed(self, source: str) -> ParseError:
@@ -318,7 +363,7 @@ def serve(connection: Connection) -> None:
     """The worker's loop. First message: (sys.path, memory limit in MB or None). Then
     ``("parser", key, pickled parser)``, answered ``loaded`` or ``unloadable``, and
     ``("file", key, source)`` followed by the file's bytes, answered with (kind, payload):
-    ``ok`` (the document), ``failed`` (a reason) or ``memory``. None ends it."""
+    ``ok`` (the document), ``failed`` or ``limit`` (a reason) or ``memory``. None ends it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     path, memory_mb = connection.recv()
     sys.path[:] = path
@@ -376,6 +421,8 @@ def _run(parser: Parser, data: bytes, source: str) -> tuple[str, object]:
         return "ok", replace(document, metadata=dict(document.metadata))
     except MemoryError:
         return "memory", None
+    except ParseLimitExceeded as error:  # a limit of the parser's own (HTML nested too deep)
+        return "limit", error.reason
     except ParseError as error:
         return "failed", error.reason
     except RagwrightError as error:

@@ -21,11 +21,13 @@ from ragwright.pipeline.ingest.ingestor import IngestOptions
 from ragwright.pipeline.rebuild.rechunk import Rechunker, RechunkReport, kept_chunking
 from ragwright.pipeline.rebuild.reindex import Reindexer, ReindexReport
 from ragwright.ports import (
+    GRAPH_OWED,
     ChunkExport,
     Chunking,
     ChunkingRebuild,
     ChunkingStatus,
     Embedder,
+    IndexSettings,
     Slot,
     SpaceRebuild,
     SpaceStatus,
@@ -109,10 +111,17 @@ class Reindexing:
                 closing()
         if swap:
             self.embedder_swapped()
-        if isinstance(report, RechunkReport) and report.graph_chunks_dropped:
+        dropped = isinstance(report, RechunkReport) and report.graph_chunks_dropped
+        if dropped or self.graph_owed():  # owed: a run stopped between its swap and this
             extracted = self.build_graph().chunks_extracted
-            report = dataclasses.replace(report, graph_chunks_extracted=extracted)
+            if isinstance(report, RechunkReport):
+                report = dataclasses.replace(report, graph_chunks_extracted=extracted)
         return report
+
+    def graph_owed(self) -> bool:
+        """Whether a chunking swap dropped graph facts whose replacements were never
+        extracted (`GRAPH_OWED`)."""
+        return isinstance(self.store, IndexSettings) and self.store.get_setting(GRAPH_OWED) == "1"
 
     def rechunker(
         self, embedder: Embedder, spec: str, chunking: ChunkerChoice, batch: int
@@ -149,7 +158,7 @@ class Reindexing:
             else:
                 store.swap_space(slot)
         self.embedder_swapped()
-        if dropped:  # the facts went with the chunks they belonged to: extract the others'
+        if dropped or self.graph_owed():  # the facts went with their chunks: extract the others'
             self.build_graph()
 
     def drop_space(self, slot: Slot) -> None:

@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ragwright.pipeline.search.request import SearchRequest
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,9 +15,10 @@ class Arms:
     sparse: bool = False
     fused: bool = False
 
-    def runs_sparse(self, request: SearchRequest) -> bool:
-        """Whether ``request`` runs the sparse arm: alone, or fused in by its weight."""
-        return self.sparse or (self.fused and request.sparse_weight > 0)
+    def runs_sparse(self, sparse_weight: float) -> bool:
+        """Whether a search with the sparse arm's ``sparse_weight`` runs it: alone, or fused
+        in by its weight."""
+        return self.sparse or (self.fused and sparse_weight > 0)
 
     @property
     def embeds(self) -> bool:

@@ -28,7 +28,7 @@ from ragwright.terms import content_words
 def covers(request: SearchRequest, arms: Arms) -> bool:
     """Whether `candidate_hybrid` answers ``request`` over ``arms`` (hybrid, the two arms
     alone, no heading bonus); the query having no variants is the caller's to check."""
-    return not arms.runs_sparse(request) and not request.passage_heading_weight
+    return not arms.runs_sparse(request.sparse_weight) and not request.passage_heading_weight
 
 
 def candidate_hybrid(

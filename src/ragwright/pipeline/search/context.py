@@ -12,6 +12,7 @@ from typing import Protocol
 from ragwright.graph.search import GraphSearch
 from ragwright.llms.session import LLMSession
 from ragwright.pipeline.graph.communities import CommunityWorkflow
+from ragwright.pipeline.search.caller_graphs import CallerGraphs
 from ragwright.pipeline.search.global_retrieval import GlobalRetriever
 from ragwright.pipeline.search.one_chunking import OneChunking
 from ragwright.pipeline.search.retrieval import SearchableStore
@@ -43,6 +44,8 @@ class SearchContext:
     checked_embedder: Callable[[], Embedder]
     graph: GraphSource | None
     graph_search: GraphSearch
+    #: The graph each caller's graph-mode search walks (`CallerGraphs`).
+    caller_graphs: CallerGraphs
     sparse: SparseWorkflow
     planner: Callable[[LLMSession | None], ModePlanner]
     capabilities: Callable[[], Capabilities]

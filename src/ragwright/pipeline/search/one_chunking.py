@@ -26,8 +26,8 @@ T = TypeVar("T")
 
 
 class OneChunking:
-    """`within_one_chunking` over one collection's settings, remembering the generation it
-    read last (one settings read per search instead of two)."""
+    """Retrievals of one collection that no chunking swap overlapped, remembering the
+    generation it read last (one settings read per search instead of two)."""
 
     def __init__(self, settings: IndexSettings) -> None:
         self.settings = settings
@@ -45,13 +45,3 @@ class OneChunking:
                 return result
             before = after
         return retrieve()
-
-
-def within_one_chunking(settings: IndexSettings, retrieve: Callable[[], T]) -> T:
-    """``retrieve()``'s result from a run that no chunking swap overlapped."""
-    for _ in range(ATTEMPTS - 1):
-        before = settings.get_setting(CHUNKING_GENERATION)
-        result = retrieve()
-        if settings.get_setting(CHUNKING_GENERATION) == before:
-            return result
-    return retrieve()

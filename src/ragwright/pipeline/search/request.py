@@ -56,7 +56,7 @@ from ragwright.graph.settings import GraphSettings
 from ragwright.models import FTS5_BM25, Arm, BM25Parameters
 from ragwright.permissions import EVERYONE, Caller
 from ragwright.pipeline.search.fusion import DEFAULT_RRF_K, Normalizer, normalizer
-from ragwright.pipeline.search.modes import mode_names, retrieval_mode
+from ragwright.pipeline.search.mode_registry import mode_names, registered
 from ragwright.pipeline.search.search_mode import SearchMode
 from ragwright.processors.specs import ProcessorSpec, processor_specs
 
@@ -253,7 +253,7 @@ class SearchRequest:
             return
         if not _number(self.min_score):
             raise ConfigError(f"min_score must be a number, got {self.min_score!r}")
-        if self.mode is SearchMode.AUTO or retrieval_mode(self.mode).fused:
+        if self.mode is SearchMode.AUTO or registered(self.mode).fused:
             raise UnsupportedScale(
                 f"min_score compares raw similarity scores, but {self.mode} search returns "
                 "a fused ranking (scale 'fused'); use --mode vector or --mode bm25 with a threshold"

@@ -17,7 +17,7 @@ from ragwright.models import Hit
 from ragwright.pipeline.search.arms import Arms
 from ragwright.pipeline.search.candidate_hybrid import candidate_hybrid, covers
 from ragwright.pipeline.search.fusion import fused_hits
-from ragwright.pipeline.search.modes import retrieval_mode
+from ragwright.pipeline.search.mode_registry import arms_of
 from ragwright.pipeline.search.request import (
     DEFAULT_FUSION,
     MAX_TOP_K,
@@ -108,7 +108,7 @@ class Retriever:
         refuse_surrogates(query, "the query")
         arms = arms or arms_of(request.mode)
         self._check_chain(request, query_vector=query_vector)
-        if arms.runs_sparse(request) and self.sparse is None:
+        if arms.runs_sparse(request.sparse_weight) and self.sparse is None:
             raise ConfigError(
                 "this search runs the sparse arm (mode sparse, or sparse_weight > 0), but the "
                 "index has no sparse term weights; build them with ragwright ingest --sparse "
@@ -175,7 +175,7 @@ class Retriever:
         filter, and BM25 parameters, from ``request``."""
         where = request.where
         rankings: list[list[Hit]] = []
-        if arms.runs_sparse(request):
+        if arms.runs_sparse(request.sparse_weight):
             assert self.sparse is not None  # checked in search_with_notes
             rankings.append(self.sparse.search(text, top_k, where))
         if arms.bm25:
@@ -201,14 +201,3 @@ def _ranks_candidates(store: object) -> TypeGuard[CandidateSearch]:
 
 
 _CANDIDATE_STORES: dict[type, bool] = {}
-
-
-def arms_of(mode: str) -> Arms:
-    """The arms of the mode named ``mode``; a mode with a search of its own (graph, global),
-    and auto's routing, run through `Index.search`, not a bare `Retriever`."""
-    arms = None if mode == SearchMode.AUTO else retrieval_mode(mode).arms
-    if arms is None:
-        raise ConfigError(
-            f"mode {mode} does not search through the retrieval arms alone; use Index.search"
-        )
-    return arms

@@ -45,11 +45,17 @@ _MULTIPART_BODY = {
 
 
 @router.post("/documents", openapi_extra={"requestBody": _MULTIPART_BODY})
-async def upload(request: Request, index: IndexDep, uploader: UploaderDep, _: WriteKey) -> Any:
+async def upload(
+    request: Request, index: IndexDep, uploader: UploaderDep, _: WriteKey, caller: ReadCaller
+) -> Any:
     """Ingest uploaded files as ``uploads/FILENAME``, with the same limits as ``ragwright
     ingest``. Re-uploading unchanged bytes changes nothing; changed bytes replace the document.
-    A file that fails is reported in ``failed`` while the others are ingested; when every file
-    fails the status is 422."""
+    A file that fails is reported in ``failed`` while the others are ingested, and the files
+    left unread when the upload's parse budget (``upload_parse_seconds``) is spent in
+    ``skipped``; when no file is ingested because of either, the status is 422. A key bound to
+    principals uploads only names it may read, and replaces no document it may not read:
+    another name fails, the same whether a document of that name exists or not (403
+    ``access_denied`` when every file does)."""
     # The body is read here, after the key check (a dependency): a refused upload is not read.
     async with request.form() as form:
         files = form.getlist("files")
@@ -60,10 +66,10 @@ async def upload(request: Request, index: IndexDep, uploader: UploaderDep, _: Wr
         ]
         if len(uploads) != len(files):
             raise ApiError(422, "invalid_request", "the 'files' field must hold files")
-        report = await run_in_threadpool(uploader.ingest, index, uploads)
+        report = await run_in_threadpool(uploader.ingest, index, uploads, caller)
     body = {**ingest_report_json(report), "documents": uploaded_documents(report)}
-    if report.failed and len(report.failed) == len(uploads):
-        reasons = "; ".join(f"{f.source}: {f.reason}" for f in report.failed)
+    if report.failed and len(report.failed) + len(report.skipped) == len(uploads):
+        reasons = "; ".join(f"{f.source}: {f.reason}" for f in [*report.failed, *report.skipped])
         error = error_body(422, "ingest_failed", f"no file could be ingested: {reasons}")
         return JSONResponse({**error, **body}, status_code=422)
     return body

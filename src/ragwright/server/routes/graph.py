@@ -37,10 +37,11 @@ class PairRequest(BaseModel):
 
 
 @router.post("/graph/build")
-def build(body: BuildRequest, index: IndexDep, _: WriteKey) -> dict[str, Any]:
+def build(body: BuildRequest, index: IndexDep, _: WriteKey, caller: ReadCaller) -> dict[str, Any]:
     """Extract the chunks that have no facts from this extractor yet, then link synonyms.
-    Runs to the end before answering (resumable: a second call extracts nothing)."""
-    return build_report_json(index.graph.build(body.extractor))
+    Runs to the end before answering (resumable: a second call extracts nothing). A key
+    bound to principals is refused (403 ``access_denied``): the build reads every chunk."""
+    return build_report_json(index.graph.build(body.extractor, caller=caller))
 
 
 @router.get("/graph/stats")
@@ -67,13 +68,15 @@ def entity(
 
 
 @router.post("/graph/merge")
-def merge(body: PairRequest, index: IndexDep, _: WriteKey) -> dict[str, Any]:
-    """Record that two entities are one (undone by ``/graph/unmerge``)."""
-    index.graph.merge(body.first, body.second)
+def merge(body: PairRequest, index: IndexDep, _: WriteKey, caller: ReadCaller) -> dict[str, Any]:
+    """Record that two entities are one (undone by ``/graph/unmerge``). A key bound to
+    principals is refused (403 ``access_denied``) before any name is looked up."""
+    index.graph.merge(body.first, body.second, caller=caller)
     return {"merged": [body.first, body.second]}
 
 
 @router.post("/graph/unmerge")
-def unmerge(body: PairRequest, index: IndexDep, _: WriteKey) -> dict[str, Any]:
-    """Record that two entities are not one: undoes a merge or a synonym link."""
-    return {"separated": index.graph.unmerge(body.first, body.second)}
+def unmerge(body: PairRequest, index: IndexDep, _: WriteKey, caller: ReadCaller) -> dict[str, Any]:
+    """Record that two entities are not one: undoes a merge or a synonym link. A key bound
+    to principals is refused (403 ``access_denied``) before any name is looked up."""
+    return {"separated": index.graph.unmerge(body.first, body.second, caller=caller)}

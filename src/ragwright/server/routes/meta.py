@@ -21,8 +21,11 @@ index_router = APIRouter(tags=["index"])
 def stats(index: IndexDep, caller: ReadCaller) -> dict[str, Any]:
     """Counts, size, embedding space and chunking of the index, the LLM ledger and response
     cache (as `ragwright stats --json`), and the answer engines ``/v1/ask`` offers (with the
-    default, and the configured LLM model if any)."""
+    default, and the configured LLM model if any). A key bound to principals gets the counts
+    of what it may read, and null for the size, ledger and cache (they count every
+    document)."""
     llm = index.llms.settings
+    records = (None, None) if caller.restricted else (index.llms.ledger(), index.llms.cache_stats())
     answers = {"default_engine": llm.engine, "engines": list(ENGINES), "model": llm.model or None}
     return (
         stats_json(
@@ -31,7 +34,7 @@ def stats(index: IndexDep, caller: ReadCaller) -> dict[str, Any]:
             embedder=index.embedding.spec,
             chunking=index.ingestion.chunking,
         )
-        | llm_records_json(index.llms.ledger(), index.llms.cache_stats())
+        | llm_records_json(*records)
         | {"answers": answers}
     )
 

@@ -666,7 +666,9 @@ async function loadStats() {
       ["Documents", stats.documents.toLocaleString()],
       ["Chunks", stats.chunks.toLocaleString()],
       ["Characters", stats.characters.toLocaleString()],
-      ["Database size", `${(stats.database_bytes / 1048576).toFixed(2)} MB`],
+      ["Database size", stats.database_bytes === null
+        ? "(not shown to this key)"
+        : `${(stats.database_bytes / 1048576).toFixed(2)} MB`],
       ["Embedder", stats.embedder || "(none yet)"],
       ["Embedding space", space ? `${space.model}, ${space.dimension} dimensions` : "(none yet)"],
       ["Chunking", `${stats.chunking.name} ${JSON.stringify(stats.chunking.options)}`],

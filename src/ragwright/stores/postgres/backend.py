@@ -21,7 +21,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 from ragwright.errors import ConfigError, MissingDependencyError, StoreError
 from ragwright.models import DEFAULT_COLLECTION, IndexReport
@@ -53,13 +52,15 @@ def _require_driver() -> None:
 
 
 def normalize_url(url: str) -> str:
-    """``postgres://`` and ``postgresql://`` URLs, as libpq reads them."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("postgresql", "postgres"):
+    """``postgres://`` and ``postgresql://`` URLs, as libpq reads them: the scheme spelled
+    ``postgresql``, the rest as written (re-joining the parts would drop the ``//`` of a URL
+    with no host, ``postgresql:///db?host=/socket/dir``, which libpq then refuses)."""
+    scheme, colon, rest = url.partition(":")
+    if not colon or scheme.lower() not in ("postgresql", "postgres") or not rest.startswith("//"):
         raise ConfigError(
             f"not a PostgreSQL URL: {display_location(url)} (expected postgresql://…)"
         )
-    return urlunsplit(("postgresql", *parts[1:]))
+    return f"postgresql:{rest}"
 
 
 class PostgresBackend:

@@ -1,8 +1,11 @@
-"""`ragwright check` for one PostgreSQL collection: the schema version, counts and orphans,
-the BM25 postings and statistics against the chunks, every chunk's offsets, and the vectors
-against the recorded space. PostgreSQL checks its own storage (checksums, ``amcheck``), and
-pgvector refuses NaN and infinity on input, so neither is repeated here; there is no
-`IndexRepair` for PostgreSQL (the postings are written with the chunks, in one transaction)."""
+"""`ragwright check` for one PostgreSQL collection: the schema version, every settings row whose
+value has a shape (`setting_rows`), counts and orphans, the BM25 postings and statistics
+against the chunks, every chunk's offsets, the vectors against the recorded space, and
+graph facts a stopped re-chunk owes (`graph_check`).
+PostgreSQL checks its own storage (checksums, ``amcheck``), and pgvector refuses NaN and
+infinity on input, so neither is repeated here; there is no `IndexRepair` for PostgreSQL (the
+postings are written with the chunks, in one transaction; a broken settings row is corrected
+or deleted in its settings table)."""
 
 from __future__ import annotations
 
@@ -10,12 +13,17 @@ from typing import Any
 
 from psycopg import Connection
 
+from ragwright.errors import BrokenSetting
 from ragwright.models import Finding
+from ragwright.ports import GRAPH_OWED
+from ragwright.stores.graph_check import graph_finding
 from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.schema import SCHEMA_VERSION
 from ragwright.stores.rows import space_from_json
+from ragwright.stores.setting_rows import RULES, setting_findings
 
 _SHOWN = 5
+_SETTINGS = "SELECT key, value FROM {s}.settings ORDER BY key"
 
 
 def check_schema(db: SchemaDatabase) -> tuple[list[Finding], dict[str, int]]:
@@ -27,11 +35,15 @@ def _examine(db: SchemaDatabase, conn: Connection[Any]) -> tuple[list[Finding], 
     conn.execute("SET TRANSACTION READ ONLY")
     findings: list[Finding] = []
     counts: dict[str, int] = {}
-    version = db.setting(conn, "schema_version")
+    rows = [(str(k), str(v)) for k, v in conn.execute(db.sql(_SETTINGS)).fetchall()]
+    settings = dict(rows)
+    version = settings.get("schema_version")
     if version != str(SCHEMA_VERSION):
         findings.append(Finding("schema", False, f"version {version}, not {SCHEMA_VERSION}"))
+        findings.extend(setting_findings(rows, RULES, {}))
         return findings, counts
     findings.append(Finding("schema", True, f"version {version}"))
+    findings.extend(setting_findings(rows, RULES, {}))
 
     def count(statement: str) -> int:
         return int(conn.execute(db.sql(statement)).fetchone()[0])  # type: ignore[index]
@@ -80,14 +92,28 @@ def _examine(db: SchemaDatabase, conn: Connection[Any]) -> tuple[list[Finding], 
         findings.append(Finding("offsets", False, detail))
     else:
         findings.append(Finding("offsets", True, "every chunk is the exact span of its document"))
-    findings.append(_vectors(db, conn, chunks, counts))
+    findings.append(_vectors(db, conn, settings.get("embedding_space"), chunks, counts))
+    owed = settings.get(GRAPH_OWED)
+    missing = (
+        count("SELECT count(*) FROM {s}.chunks c WHERE NOT EXISTS "
+              "(SELECT 1 FROM {s}.graph_extractions e WHERE e.chunk_id = c.id)")
+        if owed == "1" else 0
+    )  # fmt: skip
+    findings.append(graph_finding(owed, missing, chunks))
     return findings, counts
 
 
 def _vectors(
-    db: SchemaDatabase, conn: Connection[Any], chunks: int, counts: dict[str, int]
+    db: SchemaDatabase,
+    conn: Connection[Any],
+    recorded: str | None,
+    chunks: int,
+    counts: dict[str, int],
 ) -> Finding:
-    space = space_from_json(db.setting(conn, "embedding_space"))
+    try:
+        space = space_from_json(recorded)
+    except BrokenSetting:  # a finding of its own (`setting_findings`)
+        return Finding("vectors", False, "not examined: the embedding space is broken")
     if space is None:
         if chunks:
             return Finding("vectors", False, f"{chunks} chunks, but no embedding space recorded")

@@ -10,6 +10,7 @@ from psycopg.sql import SQL, Composed, Identifier
 
 from ragwright.errors import StoreError, UnknownCollection
 from ragwright.stores.postgres.schema import collection_name
+from ragwright.stores.setting_rows import checked
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -17,6 +18,11 @@ if TYPE_CHECKING:
     from ragwright.stores.postgres.backend import PostgresBackend
 
 T = TypeVar("T")
+#: What a broken settings row's error says to do (PostgreSQL has no `ragwright repair`).
+POSTGRES_REMEDY = (
+    "correct or delete the row in the collection's settings table (PostgreSQL has no "
+    "`ragwright repair`; a deleted row reads as its default)"
+)
 
 
 class SchemaDatabase:
@@ -58,8 +64,10 @@ class SchemaDatabase:
         return self.run(lambda conn: conn.execute(composed, params).fetchall(), "reading the index")
 
     def setting(self, conn: Connection[Any], key: str) -> str | None:
-        """A setting, read in ``conn``'s transaction."""
+        """A setting, read in ``conn``'s transaction; `BrokenSetting` for a value its row's
+        rule refuses (`setting_rows`)."""
         row = conn.execute(
             self.sql("SELECT value FROM {s}.settings WHERE key = %s"), (key,)
         ).fetchone()
-        return str(row[0]) if row else None
+        raw = str(row[0]) if row else None
+        return checked(self.backend.display_url, key, raw, POSTGRES_REMEDY)

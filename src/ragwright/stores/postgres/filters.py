@@ -11,14 +11,15 @@ contract checks on both stores:
 - a missing key makes a comparison false, so ``!=`` and ``not in`` (the negations) are true;
 - every condition is true or false, never NULL, so ``not`` is exactly the complement.
 
-Equality becomes JSON containment (``c.metadata @> %s``), which the GIN index on metadata
-answers; values and keys are always bound parameters, nothing from a filter is spliced into SQL.
+`check_filter` has refused what no store can apply first (NUL, numbers past 64 bits or not
+finite, unknown operators), as it has for SQLite. Equality becomes JSON containment
+(``c.metadata @> %s``), which the GIN index on metadata answers; values and keys are always
+bound parameters, nothing from a filter is spliced into SQL.
 """
 
 from __future__ import annotations
 
 import json
-import math
 
 from psycopg import sql
 from psycopg.types.json import Jsonb
@@ -35,14 +36,12 @@ from ragwright.filters import (
     Or,
     Readable,
     Scalar,
-    check_limits,
-    render_filter,
+    check_filter,
 )
-from ragwright.stores.postgres.permissions import readable_condition
+from ragwright.stores.postgres.permissions import readable_condition, readable_documents
 
 Params = list[object]
 
-_ORDERING = {"<", "<=", ">", ">="}
 _TRUE = sql.SQL("TRUE")
 _FALSE = sql.SQL("FALSE")
 
@@ -59,16 +58,32 @@ class FilterCompiler:
         params: Params = []
         if node is None:
             return _TRUE, params
-        return self._compile(check_limits(node), params), params
+        return self._compile(check_filter(node), params), params
+
+    def compile_readable_documents(self, node: Filter) -> tuple[sql.Composable, Params]:
+        """A caller's permissions (`Readable`, or an `And` of them: `readable_part`) as a
+        condition over documents ``d``, and its parameters."""
+        params: Params = []
+        match node:
+            case Readable(principals):
+                return readable_documents(self._readers, principals, params), params
+            case And(operands):
+                parts = []
+                for operand in operands:
+                    part, more = self.compile_readable_documents(operand)
+                    parts.append(part)
+                    params += more
+                return sql.SQL("({})").format(sql.SQL(" AND ").join(parts)), params
+        raise UnsupportedFilter(f"not a caller's permissions: {node!r}")
 
     def _compile(self, node: Filter, params: Params) -> sql.Composable:
         match node:
             case And(operands):
                 parts = [self._compile(o, params) for o in operands]
-                return sql.SQL("({})").format(sql.SQL(" AND ").join(parts)) if parts else _TRUE
+                return sql.SQL("({})").format(sql.SQL(" AND ").join(parts))
             case Or(operands):
                 parts = [self._compile(o, params) for o in operands]
-                return sql.SQL("({})").format(sql.SQL(" OR ").join(parts)) if parts else _FALSE
+                return sql.SQL("({})").format(sql.SQL(" OR ").join(parts))
             case Not(operand):
                 return sql.SQL("(NOT {})").format(self._compile(operand, params))
             case Comparison(field, op, value):
@@ -78,7 +93,7 @@ class FilterCompiler:
             case Exists(field):
                 if field in DOCUMENT_FIELDS:
                     return _TRUE
-                params.append(_key(field))
+                params.append(field)
                 return sql.SQL("(c.metadata ? %s)")
             case Readable(principals):
                 return readable_condition(self._readers, principals, params)
@@ -87,10 +102,6 @@ class FilterCompiler:
     def _comparison(self, field: str, op: str, value: Scalar, params: Params) -> sql.Composable:
         if op == "!=":
             return sql.SQL("(NOT {})").format(self._comparison(field, "=", value, params))
-        if op != "=" and op not in _ORDERING:
-            rendered = render_filter(Comparison(field, op, value))  # type: ignore[arg-type]
-            raise UnsupportedFilter(f"operator {op!r} in {rendered}")
-        _check(value)
         if field in DOCUMENT_FIELDS:
             if op != "=" and not isinstance(value, str):
                 raise UnsupportedFilter(f"{field} is text; compare it with a string")
@@ -100,7 +111,7 @@ class FilterCompiler:
             return _contains_any(field, [value], params)
         if isinstance(value, bool):
             raise UnsupportedFilter(f"ordering on a boolean is not supported ({field})")
-        key = _key(field)
+        key = field
         if isinstance(value, str):
             params.extend([key, key, value])
             return sql.SQL(
@@ -119,8 +130,6 @@ class FilterCompiler:
     ) -> sql.Composable:
         if not values:
             return _TRUE if negated else _FALSE
-        for value in values:
-            _check(value)
         if field in DOCUMENT_FIELDS:
             params.append([_as_text(v) for v in values])
             inside = self._document_condition(field, sql.SQL("= ANY(%s::text[])"))
@@ -141,7 +150,7 @@ class FilterCompiler:
 def _contains_any(field: str, values: list[Scalar], params: Params) -> sql.Composable:
     """``metadata[field]`` equals one of ``values``: one containment test per value (each an
     index lookup), with SQLite's booleans-are-1-and-0 equivalence."""
-    key = _key(field)
+    key = field
     wanted: list[Scalar] = []
     for value in values:
         for equal in _equal_values(value):
@@ -168,21 +177,8 @@ def _same(a: Scalar, b: Scalar) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _check(value: Scalar) -> None:
-    if isinstance(value, float) and not math.isfinite(value):
-        raise UnsupportedFilter(f"cannot filter on the non-finite number {value!r}")
-    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
-        raise UnsupportedFilter(f"integer {value} is out of the 64-bit range")
-
-
 def _as_text(value: Scalar) -> str:
     """A value compared with a text column, converted as SQLite's text affinity converts it."""
     if isinstance(value, bool):
         return str(int(value))
     return value if isinstance(value, str) else json.dumps(value)
-
-
-def _key(field: str) -> str:
-    if not field:
-        raise UnsupportedFilter("an empty metadata key cannot be filtered on")
-    return field

@@ -24,6 +24,7 @@ from ragwright.errors import StoreError
 from ragwright.models import EmbeddingSpace
 from ragwright.ports import (
     CHUNKING_GENERATION,
+    GRAPH_OWED,
     Chunking,
     ChunkingSlot,
     ChunkingStatus,
@@ -241,8 +242,9 @@ class PostgresRechunk(PostgresWrites):
         run("DELETE FROM {s}.settings WHERE key IN ('space_staged', 'space_previous')")
         run("INSERT INTO {s}.settings VALUES (%s, '1') ON CONFLICT (key) DO UPDATE "
             "SET value = (settings.value::bigint + 1)::text", (CHUNKING_GENERATION,))  # fmt: skip
-        if graph_chunks:
+        if graph_chunks:  # the new chunks' facts are extracted after this commits
             bump_graph_version(self._db, conn)
+            self._put_setting(conn, GRAPH_OWED, "1")
         chunks = self._one(conn, "SELECT count(*) FROM {s}.chunks")
         return ChunkingSwapped(documents, chunks, graph_chunks), space
 

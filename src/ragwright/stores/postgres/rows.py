@@ -4,12 +4,13 @@ ranks, hits from them, and values as ``jsonb`` (the conversions themselves are e
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from ragwright.errors import StoreError
+from ragwright.errors import DocumentRefused
 from ragwright.models import Arm, Hit, Scale
 from ragwright.stores.rows import dump_json, hit_from_row
 
@@ -20,15 +21,18 @@ CHUNK_COLUMNS = "c.id, c.document_id, c.idx, c.text, c.char_start, c.char_end, c
 SCORE = 8
 
 
-def ranked(schema: sql.Identifier, ranking: str, condition: sql.Composable) -> sql.Composed:
+def ranked(
+    schema: sql.Identifier, ranking: str, condition: sql.Composable, **parts: sql.Composable
+) -> sql.Composed:
     """A ranking (a query over chunks c selecting id and score, with the filter in
-    ``{where}``) joined to the rows it ranks, best first, in one statement."""
+    ``{where}``, and any other ``{name}`` of ``parts``) joined to the rows it ranks, best
+    first, in one statement."""
     return sql.SQL(
         "WITH ranked AS MATERIALIZED (" + ranking + ") "
         f"SELECT {CHUNK_COLUMNS}, r.score FROM ranked r "
         "JOIN {s}.chunks c ON c.id = r.id JOIN {s}.documents d ON d.id = c.document_id "
         "ORDER BY r.score DESC, c.id"
-    ).format(s=schema, where=condition)
+    ).format(s=schema, where=condition, **parts)
 
 
 def hits(rows: list[Any], scale: Scale, arm: Arm) -> list[Hit]:
@@ -42,9 +46,14 @@ def hits(rows: list[Any], scale: Scale, arm: Arm) -> list[Hit]:
 def jsonb(value: object, source: str) -> Jsonb:
     """``value`` as jsonb, serialized now so a bad value is refused before the transaction."""
     text = dump_json(value, source, allow_nan=False)
-    if "\\u0000" in text:
-        raise StoreError(f"{source}: PostgreSQL jsonb cannot hold NUL characters")
+    if "\\u0000" in text and _ESCAPED_NUL.search(text):  # `check_write` refuses it first
+        raise DocumentRefused(source, "PostgreSQL jsonb cannot hold NUL characters")
     return Jsonb(text, dumps=_verbatim)
+
+
+#: ``\u0000`` as an escape in JSON text: after an even number of backslashes (the text
+#: ``\\u0000``, a backslash and "u0000", is no NUL).
+_ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 
 
 def _verbatim(text: Any) -> str:

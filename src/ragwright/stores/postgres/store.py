@@ -38,6 +38,7 @@ from ragwright.stores.postgres.filters import FilterCompiler
 from ragwright.stores.postgres.graph_reads import PostgresGraphReads
 from ragwright.stores.postgres.graph_refresh import CachedGraph
 from ragwright.stores.postgres.graph_resolution import PostgresEntityResolution
+from ragwright.stores.postgres.graph_scoped import PostgresScopedGraph
 from ragwright.stores.postgres.graph_writes import PostgresGraphWrites
 from ragwright.stores.postgres.ingest_lock import ingest_lock
 from ragwright.stores.postgres.keyword_search import PostgresKeywordSearch
@@ -65,6 +66,7 @@ class PostgresStore(
     PostgresChunks,
     PostgresGraphWrites,
     PostgresGraphReads,
+    PostgresScopedGraph,
     PostgresCommunities,
     PostgresEntityResolution,
     PostgresSpaces,

@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from psycopg import sql
 
-from ragwright.errors import StoreError
-from ragwright.models import KEYWORD_HEADER, TABLE_HEADER, Chunk, EmbeddingSpace
+from ragwright.models import KEYWORD_HEADER, TABLE_HEADER, Chunk
 from ragwright.ports import DocumentWrite
 from ragwright.stores.checks import check_write
 from ragwright.stores.fts_terms import FTS5Terms
@@ -79,7 +78,7 @@ class PostgresWrites(SingleWrites, PostgresSettings):
             return
         space = bound_space(self.space)
         for item in batch:
-            _check(item, space)
+            check_write(item, space)  # a NUL, which PostgreSQL cannot hold, included
         rows = self._rows(_last_of_each(batch))
         ids = [item.document.id for item in batch]
         sources = [item.document.source for item in batch]
@@ -205,13 +204,6 @@ class PostgresWrites(SingleWrites, PostgresSettings):
                              f"WHERE slot = pg_backend_pid() %% {STAT_SLOTS}"),
                 (chunks, tokens),
             )  # fmt: skip
-
-
-def _check(item: DocumentWrite, space: EmbeddingSpace) -> None:
-    """Refuse what every store refuses, and text PostgreSQL cannot hold."""
-    check_write(item, space)
-    if "\x00" in item.document.content or "\x00" in item.document.source:
-        raise StoreError(f"{item.document.source}: PostgreSQL text cannot hold NUL characters")
 
 
 def _last_of_each(batch: Sequence[DocumentWrite]) -> list[DocumentWrite]:

@@ -19,13 +19,18 @@ from ragwright.models import (
     RepairReport,
     check_collection_name,
 )
+from ragwright.stores.setting_rows import broken_keys
 from ragwright.stores.sqlite.ann_choice import ANN_MODES
 from ragwright.stores.sqlite.check import check_file
+from ragwright.stores.sqlite.derived_check import damaged_suffixes
 from ragwright.stores.sqlite.llm_records import SQLiteLLMRecords
 from ragwright.stores.sqlite.schema import SCHEMA_VERSION
+from ragwright.stores.sqlite.setting_repair import SpaceOf, repair_settings
 from ragwright.stores.sqlite.store import DATABASE_NAME, DURABILITY, SQLiteStore
 
 COLLECTIONS_DIR = "collections"
+#: Findings another command fixes (their details say which): `repair` leaves them as they are.
+ELSEWHERE = frozenset({"graph"})
 #: The keys of ``[store.sqlite]``: what each value must be, and how to say so.
 _OPTIONS: dict[str, tuple[Callable[[object], bool], str]] = {
     "durability": (lambda v: isinstance(v, str) and v in DURABILITY, '"normal" or "full"'),
@@ -77,23 +82,42 @@ class SQLiteBackend:
         findings, counts = check_file(self._existing(collection), quick=quick)
         return IndexReport(self.location, collection, tuple(findings), counts)
 
-    def repair(self, collection: str = DEFAULT_COLLECTION) -> RepairReport:
+    def repair(
+        self, collection: str = DEFAULT_COLLECTION, *, space_of: SpaceOf | None = None
+    ) -> RepairReport:
         """Rebuild what `check` found wrong when all of it is derived from the stored text
-        (the keyword index; an older schema is upgraded on the way); `RepairRefused` when
-        anything else is wrong, before anything is written."""
+        and vectors (the keyword index, the derived files; an older schema is upgraded on the
+        way) or is a settings row it can restore or reset (`setting_repair`: a broken
+        embedding space is made again by ``space_of`` from the recorded embedder spec);
+        `RepairRefused` when anything else is wrong, before anything is written."""
         before = self.check(collection)
         if before.ok:
             return RepairReport(before, before, ())
-        refused = [f"{f.name}: {f.detail}" for f in before.findings if not (f.ok or f.repairable)]
+        refused = [
+            f"{f.name}: {f.detail}"
+            for f in before.findings
+            if not (f.ok or f.repairable or f.name in ELSEWHERE)
+        ]
         if refused:
             raise RepairRefused(str(self._existing(collection)), refused)
-        actions = []
+        path = self._existing(collection)
+        actions = repair_settings(path, broken_keys(before.findings), space_of)
+        failed = {f.name for f in before.findings if not f.ok}
         with self.open(collection, create=False) as store:  # a writer upgrades an old schema
             version = before.counts.get("schema_version", SCHEMA_VERSION)
             if version < SCHEMA_VERSION:
                 actions.append(f"upgraded the schema from version {version} to {SCHEMA_VERSION}")
-            store.rebuild_keyword_index()
-        actions.append("rebuilt the keyword index (FTS5) from the stored chunk text")
+            if failed & {"fts_integrity", "fts_rows"}:
+                store.rebuild_keyword_index()
+                actions.append("rebuilt the keyword index (FTS5) from the stored chunk text")
+            damaged = damaged_suffixes(before.findings)
+            built = store.rebuild_derived_files(damaged)
+            for suffix in damaged:
+                name = DATABASE_NAME + suffix
+                done = (
+                    "rebuilt it from the database" if name in built else "it is built when needed"
+                )
+                actions.append(f"deleted the damaged derived file {name}; {done}")
         return RepairReport(before, self.check(collection), tuple(actions))
 
     def collections(self) -> list[str]:

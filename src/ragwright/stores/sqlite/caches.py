@@ -3,12 +3,17 @@ the writes since by replaying ``chunk_changes``, rebuilt when they cannot be tru
 
 A cache file records the index it belongs to (a random key the index keeps in ``meta``), what
 it was built with (the kind's signature: tokenizer, dimension) and the last change ``seq`` it
-covers. Anything that does not match, a file from the future of a restored database or one
-that fails its checksum is ignored and rebuilt; deleting the file only costs the rebuild.
+covers. Anything that does not match, or a file from the future of a restored database, is
+ignored and rebuilt; one whose data fails its hashes is deleted and rebuilt. Deleting the file
+only costs the rebuild.
 
-A kind that has a fallback (BM25: FTS5 answers) is built in a background thread with its own
-connection, so a query never waits for it (a store's builds take turns); one without (vectors)
-is built in the query. Once saved, a built cache is read from its file, as one opened later is.
+A file is verified (`derived.Mapped.damage`, a hash per block) before any query reads it, once
+per process: in the query that first needs it, or, for a kind with a fallback in a serving
+store and a file over `VERIFIED_IN_QUERY`, in a background thread while the fallback answers
+(BM25: FTS5; the graph: exact search; candidates: their rows). A kind that has a fallback is
+built in a background thread with its own connection too, so a query never waits for it (a
+store's builds from the database take turns); one without (vectors) is built in the query.
+Once saved, a built cache is read from its file, as one opened later is.
 """
 
 from __future__ import annotations
@@ -24,15 +29,20 @@ from typing import Any, Generic, Protocol, Self, TypeVar
 
 import numpy.typing as npt
 
+from ragwright.errors import StoreError
 from ragwright.freed_memory import release_freed_memory
 from ragwright.stores.sqlite import derived
 from ragwright.stores.sqlite.change_log import behind_pruning
+from ragwright.stores.sqlite.database import generation_of
 from ragwright.stores.sqlite.row_slots import RowIds, RowSlots, changes_since, last_change
 
 log = logging.getLogger(__name__)
 
 #: Changes a query replays itself; beyond, a kind with a fallback catches up in the background.
 REPLAY_IN_QUERY = 20_000
+#: A file up to this size is verified in the query that first needs it (some 50 ms of
+#: hashing); a larger one of a kind with a fallback is verified in the background.
+VERIFIED_IN_QUERY = 64 * 2**20
 
 
 class Derivable(Protocol):
@@ -57,7 +67,7 @@ class CacheKind(Generic[T]):
     signature: dict[str, object]
     build: Callable[[sqlite3.Connection], T]  # everything, in one read transaction
     delta: Callable[[sqlite3.Connection, RowIds], T]  # just these rows
-    from_arrays: Callable[[dict[str, npt.NDArray[Any]]], T]
+    from_arrays: Callable[[dict[str, npt.NDArray[Any]]], T]  # ValueError etc.: not usable
     has_fallback: bool
 
 
@@ -81,18 +91,13 @@ class DerivedCache(Generic[T]):
         key: str,
         *,
         background: bool,
-        verify_later: bool = False,
         builds: threading.Lock | None = None,
     ) -> None:
-        """``verify_later`` checks a file's checksums in a background thread rather than
-        before its first use (see `_from_file`). A background build from the database holds
-        ``builds`` (one lock for all of a store's caches) while it runs: at a million chunks
-        each build holds gigabytes while it runs, and three at once took the process to 6.9 GB
-        (docs/benchmarks.md); a catch-up from a cache already built does not wait for it."""
+        """A background build from the database holds ``builds`` (one lock for all of a
+        store's caches) while it runs: at a million chunks each build holds gigabytes while it
+        runs, and three at once took the process to 6.9 GB (docs/benchmarks.md); reading and
+        verifying a file, or a catch-up from a cache already built, does not wait for it."""
         self.path = database.with_name(database.name + kind.suffix)
-        self._verify_later = verify_later
-        self._damaged = False  # set by a background check: drop the file, build it again
-        self._checker: threading.Thread | None = None
         self._database = database
         self._kind = kind
         self._meta = {"key": key, "kind": kind.suffix, **kind.signature}
@@ -106,8 +111,6 @@ class DerivedCache(Generic[T]):
     def current(self, db: sqlite3.Connection, generation: int) -> T | None:
         """The cache as of ``generation``, or None while it is being built elsewhere (the
         caller uses its fallback)."""
-        if self._damaged:
-            self._forget_damaged()
         built = self._built
         if built is not None and built.generation == generation:
             return built.value
@@ -117,7 +120,10 @@ class DerivedCache(Generic[T]):
         if built is not None and behind_pruning(db, built.seq):
             built = None  # the log no longer holds its changes: the newer file, or a rebuild
         if built is None:
-            built = self._from_file(db)
+            if self._background and _size(self.path) > VERIFIED_IN_QUERY:
+                self._start_worker()  # verified there, while the fallback answers
+                return None
+            built = self._from_file()
         last = last_change(db)
         if built is not None and (
             built.seq > last
@@ -153,9 +159,8 @@ class DerivedCache(Generic[T]):
 
     def wait(self) -> None:
         """Wait for a background build or check (for tests and benchmarks)."""
-        for thread in (self._checker, self._worker):
-            if thread is not None:
-                thread.join()
+        if self._worker is not None:
+            self._worker.join()
 
     def _replay_limit(self, built: _Built[T]) -> int:
         """Beyond this many changes a rebuild is cheaper, or (with a fallback) not for a query."""
@@ -192,25 +197,23 @@ class DerivedCache(Generic[T]):
             return _Built(value, built.generation, built.seq, 0)
         return _Built(read[0], built.generation, built.seq, 0, mapped)
 
-    def _from_file(self, db: sqlite3.Connection) -> _Built[T] | None:
-        """The cache from its file, memory-mapped. Its checksums are one pass over the data:
-        at a million chunks 2 GB, most of the 29 s that opening took on a loaded machine
-        (docs/benchmarks.md). With ``verify_later`` a background thread checks them while
-        queries use the file (truncated, foreign and stale files are refused at once); a
-        file that fails is dropped and built again at the next query."""
+    def _from_file(self) -> _Built[T] | None:
+        """The cache from its file, memory-mapped, once every block of it has matched its
+        hash (one pass over the data: at a million chunks 2 GB). A file that fails is
+        deleted, so it is built again rather than checked again; a missing, older, foreign
+        or stale one is left for the rebuild to replace."""
         mapped = derived.map_arrays(self.path)
-        if mapped is None or not (self._verify_later or mapped.intact()):
+        if mapped is None:
+            return None
+        damage = mapped.damage()
+        if damage is not None:
+            log.warning("the derived file %s is damaged (%s); building it again", self.path, damage)
+            derived.remove_if_same(self.path, mapped)
             return None
         read = self._read(mapped)
         if read is None:
             return None
         value, seq = read
-        if self._verify_later:
-            name = f"ragwright check {self._kind.suffix}"
-            self._checker = threading.Thread(
-                target=self._check, args=(mapped,), name=name, daemon=True
-            )
-            self._checker.start()
         return _Built(value, -1, seq, 0, mapped)
 
     def _read(self, mapped: derived.Mapped) -> tuple[T, int] | None:
@@ -222,20 +225,12 @@ class DerivedCache(Generic[T]):
             return None
         try:
             return self._kind.from_arrays(mapped.arrays), seq
-        except (KeyError, ValueError, IndexError):
+        except (KeyError, ValueError, IndexError, TypeError, RuntimeError) as error:
+            # Its hashes matched, so it was written so (RuntimeError: faiss refused it).
+            log.warning(
+                "the derived file %s cannot be used (%s); building it again", self.path, error
+            )
             return None
-
-    def _check(self, mapped: derived.Mapped) -> None:
-        if not mapped.intact():
-            log.warning("the derived cache %s is damaged; building it again", self.path)
-            self._damaged = True
-
-    def _forget_damaged(self) -> None:
-        self._damaged = False
-        self._built = None
-        with self._handover:
-            self._ready = None
-        derived.remove(self.path)
 
     def _working(self) -> bool:
         return self._worker is not None and self._worker.is_alive()
@@ -250,8 +245,11 @@ class DerivedCache(Generic[T]):
         self._worker.start()
 
     def _work(self, start: _Built[T] | None) -> None:
-        """Bring the cache up to date on a connection of its own, save it, hand it over;
-        from the database (no cache to start from) only when no other build is running."""
+        """Bring the cache up to date on a connection of its own, save it, hand it over:
+        from the file when nothing is built yet (verified here, with no lock held), else
+        from the database, only when no other build is running."""
+        if start is None:
+            start = self._from_file()
         with self._builds if start is None else contextlib.nullcontext():
             self._bring_up_to_date(start)
             # What the build read and let go of sits in this thread's malloc arena, which
@@ -267,10 +265,10 @@ class DerivedCache(Generic[T]):
         try:
             db.execute("BEGIN")
             row = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-            generation = int(row[0]) if row else 0
-            built = start or self._from_file(db)
+            generation = generation_of(self._database, row)
+            built = start
             if built is not None and behind_pruning(db, built.seq):
-                built = self._from_file(db)
+                built = self._from_file()
             if built is not None and (built.seq > last_change(db) or behind_pruning(db, built.seq)):
                 built = None
             if built is None:
@@ -281,7 +279,7 @@ class DerivedCache(Generic[T]):
                     built = self._saved(db, built, built.value.compacted())
             with self._handover:
                 self._ready = built
-        except (sqlite3.Error, OSError, ValueError) as error:  # the query path keeps FTS5
+        except (sqlite3.Error, OSError, ValueError, StoreError) as error:  # queries keep FTS5
             log.warning("building the derived cache %s failed: %s", self.path, error)
         finally:
             db.close()
@@ -291,3 +289,10 @@ def _compaction_threshold(value: Derivable) -> int:
     """Changes after which the cache is rewritten as one block: a tenth of its rows, so a
     growing index is rewritten a logarithmic number of times."""
     return max(1000, value.rows.live_count // 10)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

@@ -11,12 +11,12 @@ replayed from an incomplete log (`behind_pruning`). The last change is always ke
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
-from ragwright.stores.sqlite.derived import MAGIC
+from ragwright.errors import BrokenSetting
+from ragwright.stores.sqlite.derived import read_header
 
 #: ``meta`` key: the highest change ``seq`` deleted from the log (0: none).
 PRUNED_SETTING = "chunk_changes_pruned_through"
@@ -51,7 +51,11 @@ def prune(db: sqlite3.Connection, through: int) -> int:
 
 def pruned_through(db: sqlite3.Connection) -> int:
     row = db.execute("SELECT value FROM meta WHERE key = ?", (PRUNED_SETTING,)).fetchone()
-    return int(row[0]) if row else 0
+    if row is None:
+        return 0
+    if not str(row[0]).isdigit():
+        raise BrokenSetting(None, PRUNED_SETTING, f"{str(row[0])[:40]!r} is not a whole number")
+    return int(row[0])
 
 
 def behind_pruning(db: sqlite3.Connection, seq: int) -> bool:
@@ -60,14 +64,6 @@ def behind_pruning(db: sqlite3.Connection, seq: int) -> bool:
 
 
 def _file_seq(path: Path, key: str) -> int | None:
-    try:
-        with open(path, "rb") as source:
-            prefix = source.read(len(MAGIC) + 8)
-            if len(prefix) != len(MAGIC) + 8 or prefix[: len(MAGIC)] != MAGIC:
-                return None
-            meta = json.loads(source.read(int.from_bytes(prefix[len(MAGIC) :], "little")))
-    except (OSError, ValueError):
-        return None
-    found = meta.get("meta", {}) if isinstance(meta, dict) else {}
+    found = read_header(path) or {}
     seq = found.get("seq")
     return seq if found.get("key") == key and isinstance(seq, int) else None

@@ -5,11 +5,15 @@ whether the next can run: a file that is not a database gets no schema check.
 
 What is examined, in order: the file (SQLite's header, its size against the page count the
 header records: a truncated file), SQLite's ``integrity_check`` (or ``quick_check``), the
-schema (version, tables), FTS5's own ``integrity-check`` (rank 1: every indexed row against
+schema (version, tables), every settings row whose value has a shape (`setting_repair`),
+FTS5's own ``integrity-check`` (rank 1: every indexed row against
 the text the view computes), keyword-index rows against chunks, orphaned chunks, every
-chunk's offsets (``document.content[char_start:char_end] == text``), and the vectors (the
-recorded space, byte length = dim × 4, finite). Only the keyword index is derived from the
-stored text, so it alone is `repairable` (see `repair`).
+chunk's offsets (``document.content[char_start:char_end] == text``), the vectors (the
+recorded space, byte length = dim × 4, finite), graph facts a stopped re-chunk owes
+(`graph_check`), and the derived files beside the database
+(`derived_check`: every block against its hash). The keyword index and the derived files are
+built from the stored text and vectors, so they are `repairable` (see `repair`), as are the
+settings rows `repair` can restore or reset.
 """
 
 from __future__ import annotations
@@ -20,12 +24,16 @@ from pathlib import Path
 
 import numpy as np
 
-from ragwright.errors import StoreError
+from ragwright.errors import BrokenSetting, StoreError
 from ragwright.models import Finding
+from ragwright.ports import GRAPH_OWED
+from ragwright.stores.graph_check import graph_finding
 from ragwright.stores.rows import space_from_json
 from ragwright.stores.sqlite import schema
 from ragwright.stores.sqlite.database import Database
+from ragwright.stores.sqlite.derived_check import derived_findings
 from ragwright.stores.sqlite.opening import EMPTY_FILE, schema_version
+from ragwright.stores.sqlite.setting_repair import sqlite_setting_findings
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 #: Problems listed per finding; the count says how many there were in all.
@@ -49,9 +57,20 @@ def check_file(path: Path, *, quick: bool = False) -> tuple[list[Finding], dict[
         return findings, counts
     try:
         _examine(db, path, quick, findings, counts)
+        key = _derived_cache_key(db)
     finally:
         db.close()
+    findings.extend(derived_findings(path, key))
     return findings, counts
+
+
+def _derived_cache_key(db: Database) -> str | None:
+    """The key the index's derived files carry (None: none recorded, or unreadable)."""
+    try:
+        rows = db.query("SELECT value FROM meta WHERE key = 'derived_cache_key'")
+    except (sqlite3.Error, StoreError):
+        return None
+    return str(rows[0][0]) if rows else None
 
 
 def _examine(
@@ -64,6 +83,11 @@ def _examine(
     findings.append(integrity)
     schema_finding, version = _schema(db)
     findings.append(schema_finding)
+    if integrity.ok:
+        try:
+            findings.extend(sqlite_setting_findings(db))
+        except (sqlite3.Error, StoreError) as error:
+            findings.append(Finding("settings", False, f"could not be examined: {error}"))
     if not integrity.ok or version is None:
         return  # the tables cannot be trusted to answer
     counts["schema_version"] = version
@@ -73,6 +97,7 @@ def _examine(
         ("orphans", lambda: _orphans(db, counts)),
         ("offsets", lambda: _offsets(db, counts)),
         ("vectors", lambda: _vectors(db, counts)),
+        ("graph", lambda: _graph(db)),
     ]
     findings.extend(_guarded(name, step) for name, step in steps)
 
@@ -204,7 +229,10 @@ def _offsets(db: Database, counts: dict[str, int]) -> Finding:
 
 def _vectors(db: Database, counts: dict[str, int]) -> Finding:
     rows = db.query("SELECT value FROM meta WHERE key = 'embedding_space'")
-    space = space_from_json(str(rows[0][0])) if rows else None
+    try:
+        space = space_from_json(str(rows[0][0])) if rows else None
+    except BrokenSetting:  # a finding of its own (`setting_findings`), repaired first
+        return Finding("vectors", False, "not examined: the embedding space is broken", True)
     chunks = counts.get("chunks") or _count(db, "SELECT count(*) FROM chunks")
     if space is None:
         if chunks:
@@ -218,6 +246,18 @@ def _vectors(db: Database, counts: dict[str, int]) -> Finding:
         detail = f"{bad} vectors are not {space.dimension} finite float32s ({space.describe()})"
         return Finding("vectors", False, detail)
     return Finding("vectors", True, f"{chunks} vectors of {space.dimension} finite values")
+
+
+def _graph(db: Database) -> Finding:
+    owed = db.query("SELECT value FROM meta WHERE key = ?", (GRAPH_OWED,))
+    if not owed or owed[0][0] != "1":
+        return graph_finding(None, 0, 0)
+    missing = _count(
+        db,
+        "SELECT count(*) FROM chunks c WHERE NOT EXISTS "
+        "(SELECT 1 FROM graph_extractions e WHERE e.chunk_rowid = c.rowid)",
+    )
+    return graph_finding("1", missing, _count(db, "SELECT count(*) FROM chunks"))
 
 
 def _not_finite(db: Database, dim: int) -> int:

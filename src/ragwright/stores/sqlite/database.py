@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ragwright.errors import ConfigError, IndexDamaged, StoreError
+from ragwright.errors import BrokenSetting, ConfigError, IndexDamaged, StoreError
 
 NOT_TEXT = "text with a lone surrogate cannot be stored or looked up (it is not valid Unicode)"
 #: How much of the file reads see through a memory map instead of copying each page out
@@ -128,7 +128,7 @@ class Database:
             what = f"cannot read the index at {self.path}"
             raise store_error(error, self.path, what) from error
         try:
-            yield int(row[0]) if row else 0
+            yield generation_of(self.path, row)
         except sqlite3.Error as error:
             raise store_error(error, self.path, "reading the index failed") from error
         except UnicodeEncodeError as error:
@@ -144,3 +144,14 @@ class Database:
                 return
             with contextlib.suppress(sqlite3.Error):
                 self.connection.execute(statement)
+
+
+def generation_of(path: Path, row: tuple[object, ...] | None) -> int:
+    """The write generation a ``meta`` row holds (0: none yet); `BrokenSetting` for one
+    that is not a whole number."""
+    if row is None:
+        return 0
+    raw = str(row[0])
+    if not raw.isdigit():
+        raise BrokenSetting(str(path), "generation", f"{raw[:40]!r} is not a whole number")
+    return int(raw)

@@ -14,7 +14,7 @@ chunks table at all.
 
 from __future__ import annotations
 
-import math
+import json
 
 from ragwright.errors import UnsupportedFilter
 from ragwright.filters import (
@@ -28,21 +28,19 @@ from ragwright.filters import (
     Or,
     Readable,
     Scalar,
-    check_limits,
-    render_filter,
+    check_filter,
 )
 from ragwright.stores.sqlite.permissions import readable_condition, readable_rows
 
 Params = list[object]
 
-_ORDERING = {"<", "<=", ">", ">="}
-
 
 def compile_filter(node: Filter, *, indexed: bool = True) -> tuple[str, Params]:
     """SQL condition text and its parameters, in order. ``indexed=False`` reads every test
-    from the chunks' JSON (the reference the indexed form is tested against)."""
+    from the chunks' JSON (the reference the indexed form is tested against). `check_filter`
+    has refused what no store can apply (NUL, values past 64 bits, unknown operators)."""
     params: Params = []
-    return _compile(check_limits(node), params, indexed), params
+    return _compile(check_filter(node), params, indexed), params
 
 
 def _compile(node: Filter, params: Params, indexed: bool) -> str:
@@ -65,10 +63,6 @@ def _compile(node: Filter, params: Params, indexed: bool) -> str:
 
 
 def _bind(value: Scalar) -> object:
-    if isinstance(value, float) and not math.isfinite(value):
-        raise UnsupportedFilter(f"cannot filter on the non-finite number {value!r}")
-    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
-        raise UnsupportedFilter(f"integer {value} is out of SQLite's 64-bit range")
     return int(value) if isinstance(value, bool) else value
 
 
@@ -77,14 +71,23 @@ _SCALAR_TYPES = "('text', 'integer', 'real', 'true', 'false')"
 
 def _scalar_guard(field: str, params: Params) -> str:
     """Equality applies to scalar values only: a list or object never equals a literal."""
-    params.append(_json_path(field))
-    return f"json_type(c.metadata, ?) IN {_SCALAR_TYPES}"
+    return f"{_json_read('type', field, params)} IN {_SCALAR_TYPES}"
 
 
-def _json_path(field: str) -> str:
-    if '"' in field or not field:
-        raise UnsupportedFilter(f"metadata key {field!r} cannot be filtered on in SQLite")
-    return f'$."{field}"'
+def _json_read(what: str, field: str, params: Params) -> str:
+    """SQL reading the ``type`` or ``value`` (as `json_type`/`json_extract` give them) of the
+    chunk's metadata key ``field``, NULL where it has none.
+
+    A JSON path names a key only as it is written in the JSON text, and SQLite versions
+    disagree on escapes in it (3.40 compares a path's label with the raw text, 3.45 decodes
+    both), so a key JSON escapes (a backslash, a double quote, a control character) is looked
+    up among the decoded keys of `json_each` instead: it matches in every version, as the
+    indexed ``chunk_fields`` (filled from `json_each`) does."""
+    if json.dumps(field, ensure_ascii=False) == f'"{field}"':
+        params.append(f'$."{field}"')
+        return f"{'json_type' if what == 'type' else 'json_extract'}(c.metadata, ?)"
+    params.append(field)
+    return f"(SELECT j.{what} FROM json_each(c.metadata) j WHERE j.key = ? LIMIT 1)"
 
 
 def _document_condition(field: str, predicate: str) -> str:
@@ -97,19 +100,15 @@ def _document_condition(field: str, predicate: str) -> str:
 
 def _type_guard(field: str, value: Scalar, params: Params) -> str:
     """Ordering compares numbers with numbers and text with text, never across types."""
-    params.append(_json_path(field))
     if isinstance(value, bool):
         raise UnsupportedFilter(f"ordering on a boolean is not supported ({field})")
     types = "('text')" if isinstance(value, str) else "('integer', 'real')"
-    return f"json_type(c.metadata, ?) IN {types}"
+    return f"{_json_read('type', field, params)} IN {types}"
 
 
 def _comparison(field: str, op: str, value: Scalar, params: Params, indexed: bool) -> str:
     if op == "!=":
         return f"(NOT {_comparison(field, '=', value, params, indexed)})"
-    if op != "=" and op not in _ORDERING:
-        rendered = render_filter(Comparison(field, op, value))  # type: ignore[arg-type]
-        raise UnsupportedFilter(f"operator {op!r} in {rendered}")
     if field in DOCUMENT_FIELDS:
         if op != "=" and not isinstance(value, str):
             raise UnsupportedFilter(f"{field} is text; compare it with a string")
@@ -118,9 +117,9 @@ def _comparison(field: str, op: str, value: Scalar, params: Params, indexed: boo
     if indexed:
         return f"(c.rowid IN ({_field_rows(field, op, value, params)}))"
     guard = _scalar_guard(field, params) if op == "=" else _type_guard(field, value, params)
-    params.append(_json_path(field))
+    extracted = _json_read("value", field, params)
     params.append(_bind(value))
-    return f"coalesce(({guard}) AND json_extract(c.metadata, ?) {op} ?, 0)"
+    return f"coalesce(({guard}) AND {extracted} {op} ?, 0)"
 
 
 def _field_rows(field: str, op: str, value: Scalar, params: Params) -> str:
@@ -128,7 +127,6 @@ def _field_rows(field: str, op: str, value: Scalar, params: Params) -> str:
     compares numbers with numbers and text with text: SQLite orders every number before
     every text, so a bound on the other side ('' for text, any number below) keeps the index
     range within one type."""
-    _json_path(field)  # the same keys are refused as the JSON path would refuse
     if op != "=" and isinstance(value, bool):
         raise UnsupportedFilter(f"ordering on a boolean is not supported ({field})")
     params += [field, _bind(value)]
@@ -153,14 +151,13 @@ def _membership(
         inside = f"(c.rowid IN ({_field_members(field, values, params)}))"
     else:
         guard = _scalar_guard(field, params)
-        params.append(_json_path(field))
+        extracted = _json_read("value", field, params)
         params.extend(_bind(v) for v in values)
-        inside = f"coalesce(({guard}) AND json_extract(c.metadata, ?) IN ({marks}), 0)"
+        inside = f"coalesce(({guard}) AND {extracted} IN ({marks}), 0)"
     return f"(NOT {inside})" if negated else inside
 
 
 def _field_members(field: str, values: tuple[Scalar, ...], params: Params) -> str:
-    _json_path(field)
     params.append(field)
     params.extend(_bind(v) for v in values)
     marks = ", ".join("?" for _ in values)
@@ -172,7 +169,7 @@ def matching_rowids_query(node: Filter) -> tuple[str, Params] | None:
     is a metadata equality, ``in`` or ordering test, or one ``and``/``or`` of them (None when
     it needs the chunks table; deeper trees take the general path, whose SQL nests less)."""
     params: Params = []
-    query = _rows_only(check_limits(node), params, nested=False)
+    query = _rows_only(check_filter(node), params, nested=False)
     return None if query is None else (query, params)
 
 
@@ -190,8 +187,6 @@ def _rows_only(node: Filter, params: Params, nested: bool) -> str | None:
             joiner = " INTERSECT " if isinstance(node, And) else " UNION ALL "
             return joiner.join(parts)
         case Comparison(field, op, value) if field not in DOCUMENT_FIELDS and op != "!=":
-            if op != "=" and op not in _ORDERING:
-                return None
             return _field_rows(field, op, value, params)
         case In(field, values, negated) if field not in DOCUMENT_FIELDS and values and not negated:
             return _field_members(field, values, params)
@@ -203,5 +198,4 @@ def _rows_only(node: Filter, params: Params, nested: bool) -> str | None:
 def _exists(field: str, params: Params) -> str:
     if field in DOCUMENT_FIELDS:
         return "1"
-    params.append(_json_path(field))
-    return "(json_type(c.metadata, ?) IS NOT NULL)"
+    return f"({_json_read('type', field, params)} IS NOT NULL)"

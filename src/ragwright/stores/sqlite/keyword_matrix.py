@@ -16,6 +16,11 @@ FTS5's formula (fts5_aux.c): for each query term with ``n`` matching rows out of
 and ``dl`` tokens scores ``idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))`` with
 ``k1 = 1.2``, ``b = 0.75``. A search may name another ``k1`` and ``b`` (`BM25Parameters`): the
 same postings score them, since term frequencies and lengths are what is kept.
+
+A caller bound to principals scores against its own `Corpus`: ``N``, ``n`` and ``avgdl`` counted
+over the rows it may read only, so its scores are those of an index holding only those rows
+(a word in a row it may not read changes none of them). Its terms' scores are remembered in
+its corpus, apart from the unrestricted caller's, which are kept as they are.
 """
 
 from __future__ import annotations
@@ -113,6 +118,24 @@ class _Remembered:
     holders: dict[bytes, list[npt.NDArray[np.int32]]] = field(default_factory=dict)
 
 
+#: Postings whose scores one caller's `Corpus` remembers (a few corpora are kept at once).
+_CORPUS_POSTINGS_REMEMBERED = 500_000
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """The rows BM25's statistics count for one caller (`KeywordMatrix.corpus`): a mask of
+    the live slots it may read, how many there are, and their tokens; and, as the cache does
+    for every row, the scored postings of the terms asked once."""
+
+    inside: npt.NDArray[np.bool_]
+    count: int
+    total_length: int
+    _remembered: _Remembered = field(
+        default_factory=lambda: _Remembered(), init=False, repr=False, compare=False
+    )
+
+
 @dataclass(frozen=True)
 class KeywordMatrix:
     rows: RowSlots
@@ -154,21 +177,32 @@ class KeywordMatrix:
     def postings(self) -> int:
         return sum(s.size for s in self.segments)
 
+    def corpus(self, slots: Slots) -> Corpus:
+        """The `Corpus` of these live slots (`RowSlots.slots_of`: distinct, live)."""
+        inside = np.zeros(len(self.rows), dtype=bool)
+        inside[slots] = True
+        return Corpus(inside, int(slots.size), int(self.lengths[slots].sum()))
+
     def top_k(
         self,
         terms: dict[str, int],
         k: int,
         allowed: Slots | None = None,
         bm25: BM25Parameters = FTS5_BM25,
+        corpus: Corpus | None = None,
     ) -> list[tuple[int, float]]:
         """(row id, BM25 score) of the k best rows matching any term, best first. ``terms``
-        maps each query term to its count in the query; ``allowed`` limits the rows."""
+        maps each query term to its count in the query; ``allowed`` limits the rows (within
+        ``corpus``, when given: the rows whose statistics count, else every live row)."""
         size = len(self.rows)
-        if self.rows.live_count == 0 or k <= 0:
+        if self.rows.live_count == 0 or k <= 0 or (corpus is not None and corpus.count == 0):
             return []
         term_slots, term_scores = [], []
         for term, repeat in terms.items():
-            slots, scores = self._scored(term.encode(), repeat, bm25)
+            if corpus is None:
+                slots, scores = self._scored(term.encode(), repeat, bm25)
+            else:
+                slots, scores = self._scored_within(corpus, term.encode(), repeat, bm25)
             if slots.size:  # else no live row holds it
                 term_slots.append(slots)
                 term_scores.append(scores)
@@ -235,6 +269,36 @@ class KeywordMatrix:
         scores = weights * (repeat * idf(self.rows.live_count, int(slots.size)))
         if repeat == 1:
             if remembered.postings + slots.size > _POSTINGS_REMEMBERED:
+                remembered.terms.clear()
+                remembered.postings = 0
+            remembered.terms.setdefault(bm25, {})[term] = (slots, scores)
+            remembered.postings += slots.size
+        return slots, scores
+
+    def _scored_within(
+        self, corpus: Corpus, term: bytes, repeat: int, bm25: BM25Parameters
+    ) -> tuple[npt.NDArray[np.int32], Floats]:
+        """`_scored` with ``corpus``'s statistics: its rows holding the term, scored with its
+        row count and average length, in the same operations as `_scored` and `_norms` (so
+        equal to theirs on an index of those rows alone, to the last bit); remembered in the
+        corpus as `_scored` remembers them in the cache."""
+        remembered = corpus._remembered
+        known = remembered.terms.get(bm25)
+        found = known.get(term) if known is not None and repeat == 1 else None
+        if found is not None:
+            return found
+        slots, tf = self._find(term)
+        if slots.size:
+            held = corpus.inside[slots]
+            slots, tf = slots[held], tf[held]
+        average = max(corpus.total_length / max(corpus.count, 1), 1e-9)
+        k1, b = bm25.k1, bm25.b
+        norms = np.asarray(k1 * (1 - b + b * self.lengths[slots] / average), dtype=np.float64)
+        frequency = tf.astype(np.float64)
+        weights = frequency * (bm25.k1 + 1) / (frequency + norms)
+        scores = weights * (repeat * idf(corpus.count, int(slots.size)))
+        if repeat == 1:
+            if remembered.postings + slots.size > _CORPUS_POSTINGS_REMEMBERED:
                 remembered.terms.clear()
                 remembered.postings = 0
             remembered.terms.setdefault(bm25, {})[term] = (slots, scores)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from ragwright.errors import IndexDamaged, IndexTooNew
 from ragwright.stores.fts_terms import settle_tokenizer
+from ragwright.stores.setting_rows import checked
 from ragwright.stores.sqlite import schema
 from ragwright.stores.sqlite.database import Database, store_error
 
@@ -24,9 +25,8 @@ def settle_schema(db: Database, requested_tokenizer: str | None) -> str:
         raise IndexDamaged(str(db.path), empty_reason(db))
     version = schema_version(db, names)
     recorded = db.query("SELECT value FROM meta WHERE key = 'fts_tokenizer'")
-    tokenizer = settle_tokenizer(
-        str(recorded[0][0]) if recorded else None, requested_tokenizer, "index", "a new directory"
-    )
+    raw = checked(str(db.path), "fts_tokenizer", str(recorded[0][0]) if recorded else None)
+    tokenizer = settle_tokenizer(raw, requested_tokenizer, "index", "a new directory")
     if version < schema.SCHEMA_VERSION and not db.read_only:
         _run(db, lambda: schema.upgrade(db.connection, tokenizer))
     return tokenizer

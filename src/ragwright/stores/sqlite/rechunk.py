@@ -25,6 +25,7 @@ from ragwright.errors import StoreError
 from ragwright.models import EmbeddingSpace
 from ragwright.ports import (
     CHUNKING_GENERATION,
+    GRAPH_OWED,
     Chunking,
     ChunkingSlot,
     ChunkingStatus,
@@ -37,6 +38,7 @@ from ragwright.ports import (
 from ragwright.stores.checks import check_write
 from ragwright.stores.rechunk_messages import to_finish, under_way
 from ragwright.stores.rows import document_from_row, dump_json, space_json
+from ragwright.stores.setting_rows import checked
 from ragwright.stores.sqlite.settings import SQLiteSettings, recorded_space
 from ragwright.stores.sqlite.top_k import best_positions
 
@@ -181,6 +183,8 @@ class SQLiteRechunk(SQLiteSettings):
                 "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
                 (CHUNKING_GENERATION,),
             )
+            if graph_chunks:  # the new chunks' facts are extracted after this commits
+                _set(db, GRAPH_OWED, "1")
         self.space_changed(made.space)
         return ChunkingSwapped(documents, chunks, graph_chunks)
 
@@ -228,6 +232,7 @@ def _slot(db: sqlite3.Connection, slot: Slot) -> ChunkingSlot | None:
     row = db.execute("SELECT value FROM meta WHERE key = ?", (_KEYS[slot],)).fetchone()
     if row is None:
         return None
+    checked(None, _KEYS[slot], row[0])
     documents, chunks = db.execute(
         f"SELECT count(*), coalesce(sum((SELECT count(*) FROM chunk_slots s WHERE s.slot = ? "
         f"AND s.document_id = d.id)), 0) FROM documents d WHERE {_HELD}",

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ragwright.errors import MissingDependencyError, StoreError
-from ragwright.filters import Filter
+from ragwright.filters import Filter, readable_part
 from ragwright.models import (
     FTS5_BM25,
     Arm,
@@ -37,17 +37,21 @@ from ragwright.stores.sqlite.ann_index import AnnIndex
 from ragwright.stores.sqlite.cache_kinds import (
     ANN_SUFFIX,
     CACHE_SUFFIXES,
+    CANDIDATES_SUFFIX,
+    KEYWORDS_SUFFIX,
+    VECTORS_SUFFIX,
     ann_kind,
     candidates_kind,
     keyword_kind,
     vector_kind,
 )
-from ragwright.stores.sqlite.caches import DerivedCache
+from ragwright.stores.sqlite.caches import CacheKind, DerivedCache
 from ragwright.stores.sqlite.candidate_rows import CandidateRows
 from ragwright.stores.sqlite.change_log import covered_by_files, prune
 from ragwright.stores.sqlite.documents import condition_for
 from ragwright.stores.sqlite.faiss_library import INSTALL, available, installed
 from ragwright.stores.sqlite.filters import compile_filter, matching_rowids_query
+from ragwright.stores.sqlite.keyword_corpora import Corpora
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
 from ragwright.stores.sqlite.ranked_rows import (
     candidates_of,
@@ -77,6 +81,7 @@ class SQLiteSearch(SQLiteSettings):
     _ann_choice: AnnChoice
     _ann_available: bool | None
     _last_filter: tuple[int, str, npt.NDArray[np.int64]] | None
+    _corpora: Corpora
     _tokenizer: FTS5Terms
     _stop_words: frozenset[str]
 
@@ -152,7 +157,6 @@ class SQLiteSearch(SQLiteSettings):
                 candidates_kind(),
                 self._cache_key,
                 background=self._background,
-                verify_later=self._background,
                 builds=self._builds,
             )
         return self._candidates.current(self._db.connection, generation)
@@ -229,17 +233,27 @@ class SQLiteSearch(SQLiteSettings):
         if top_k <= 0:
             return []
         keywords = self._current_keywords(generation)
-        if keywords is None and bm25 == FTS5_BM25:
+        # A caller's permissions: the statistics count only the rows it may read.
+        readable = readable_part(where)
+        if keywords is None and bm25 == FTS5_BM25 and readable is None:
             return self._fts5_search(words, top_k, where)
         terms = self._tokenizer.terms(" ".join(words))
         if keywords is None:
-            # FTS5's bm25() knows only its own k1 and b: score the postings of the query's
-            # terms, read from FTS5 now (all the rows' lengths, so a slower query), instead.
+            # FTS5's bm25() knows only its own k1 and b, and counts every row: score the
+            # postings of the query's terms, read from FTS5 now (all the rows' lengths, so a
+            # slower query), instead.
             keywords = KeywordMatrix.load(self._db.connection, terms=list(terms))
+        corpus = None
+        if readable is not None:
+            corpus = self._corpora.get(
+                (generation, repr(readable)),
+                keywords,
+                lambda: keywords.rows.slots_of(self._matching_rowids(readable, generation)),
+            )
         allowed = None
         if where is not None:
             allowed = keywords.rows.slots_of(self._matching_rowids(where, generation))
-        return keywords.top_k(terms, top_k, allowed, bm25)
+        return keywords.top_k(terms, top_k, allowed, bm25, corpus)
 
     def set_ann(self, mode: str) -> int:
         """Record ``mode`` (`ANN_MODES`) in the index, for every process that opens it, and
@@ -265,6 +279,29 @@ class SQLiteSearch(SQLiteSettings):
                 break
             self._ann.wait()
         return 0 if ann is None else ann.rows.live_count
+
+    def rebuild_derived_files(self, suffixes: Sequence[str]) -> list[str]:
+        """Delete the derived files of these suffixes and build them again from the database
+        now (`repair` does this with damaged ones); the names of those built (the graph only
+        where faiss is installed, the vectors only once a space is recorded)."""
+        for suffix in suffixes:
+            derived.remove(self.path.with_name(self.path.name + suffix))
+        self._keywords = self._vectors = self._ann = self._candidates = None
+        space, built = self.space, []
+        kinds: dict[str, CacheKind[Any] | None] = {
+            KEYWORDS_SUFFIX: keyword_kind(self._tokenizer.tokenizer),
+            CANDIDATES_SUFFIX: candidates_kind(),
+            VECTORS_SUFFIX: None if space is None else vector_kind(space),
+            ANN_SUFFIX: None if space is None or not available() else ann_kind(space),
+        }
+        with self._db.lock, self._db.read_snapshot() as generation:
+            for suffix in suffixes:
+                kind = kinds.get(suffix)
+                if kind is not None:
+                    cache = DerivedCache(self.path, kind, self._cache_key, background=False)
+                    cache.current(self._db.connection, generation)
+                    built.append(cache.path.name)
+        return built
 
     def wait_for_caches(self) -> None:
         """Wait until the caches being built in the background are ready (tests, benchmarks)."""
@@ -323,9 +360,7 @@ class SQLiteSearch(SQLiteSettings):
         it): from its file beside the database, caught up with the writes since."""
         if self._vectors is None:
             kind = vector_kind(space)
-            self._vectors = DerivedCache(
-                self.path, kind, self._cache_key, background=False, verify_later=self._background
-            )
+            self._vectors = DerivedCache(self.path, kind, self._cache_key, background=False)
         matrix = self._vectors.current(self._db.connection, generation)
         if matrix is None:  # a kind without a fallback is built in the query: never here
             raise StoreError(f"the vector cache of {self.path} could not be built")
@@ -363,9 +398,8 @@ class SQLiteSearch(SQLiteSettings):
             return None
         if self._ann is None:
             kind = ann_kind(space)
-            # Its file's checksums are checked before faiss reads it in place (a damaged
-            # graph could send a search outside its arrays), in the query: it is mapped,
-            # not parsed, so that costs one pass over the file, less than exact search.
+            # Its file's hashes are checked before faiss reads it in place (a damaged graph
+            # could send a search outside its arrays, or make faiss refuse it).
             self._ann = DerivedCache(
                 self.path, kind, self._cache_key, background=self._background, builds=self._builds
             )
@@ -383,7 +417,6 @@ class SQLiteSearch(SQLiteSettings):
                 kind,
                 self._cache_key,
                 background=self._background,
-                verify_later=self._background,
                 builds=self._builds,
             )
         return self._keywords.current(self._db.connection, generation)

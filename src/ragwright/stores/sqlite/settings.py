@@ -8,6 +8,7 @@ from typing import Any
 from ragwright.errors import EmbeddingSpaceChanged, EmbeddingSpaceMismatch
 from ragwright.models import EmbeddingSpace
 from ragwright.stores.rows import space_from_json, space_json
+from ragwright.stores.setting_rows import checked
 from ragwright.stores.sqlite.database import Database
 
 
@@ -19,8 +20,9 @@ class SQLiteSettings:
     _vectors: Any  # the vector cache, made for one space (`SQLiteSearch`)
 
     def get_setting(self, key: str) -> str | None:
+        """The row ``key`` of ``meta``; `BrokenSetting` for a value its rule refuses."""
         rows = self._db.query("SELECT value FROM meta WHERE key = ?", (key,))
-        return str(rows[0][0]) if rows else None
+        return checked(str(self._db.path), key, str(rows[0][0]) if rows else None)
 
     def set_setting(self, key: str, value: str) -> None:
         if self.get_setting(key) == value:
@@ -38,7 +40,7 @@ class SQLiteSettings:
         a search notices that inside its snapshot (`check_space`), so it is read from the
         database only until it exists (every search asks for it)."""
         if self._space is None:
-            self._space = space_from_json(self.get_setting("embedding_space"))
+            self._space = space_from_json(self.get_setting("embedding_space"), str(self._db.path))
         return self._space
 
     def bind_space(self, space: EmbeddingSpace) -> None:
@@ -62,7 +64,7 @@ class SQLiteSettings:
         ).fetchone()
         if row is None:
             return
-        recorded = space_from_json(row[0])
+        recorded = space_from_json(row[0], str(self._db.path))
         if recorded == space:
             self._checked_space = (generation, space)
         elif recorded is not None:

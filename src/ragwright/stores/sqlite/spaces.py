@@ -22,6 +22,7 @@ from ragwright.errors import StoreError
 from ragwright.models import Chunk, EmbeddingSpace
 from ragwright.ports import Slot, SpaceSlot, SpaceStatus, Vectors
 from ragwright.stores.rows import chunk_from_row, space_json
+from ragwright.stores.setting_rows import checked
 from ragwright.stores.sqlite.rechunk import drop_chunking_slot
 from ragwright.stores.sqlite.rows import CHUNK_COLUMNS
 from ragwright.stores.sqlite.settings import SQLiteSettings, recorded_space
@@ -140,7 +141,7 @@ def _slot(db: sqlite3.Connection, slot: Slot) -> SpaceSlot | None:
     row = db.execute("SELECT value FROM meta WHERE key = ?", (_KEYS[slot],)).fetchone()
     if row is None:
         return None
-    recorded = json.loads(row[0])
+    recorded = json.loads(str(checked(None, _KEYS[slot], row[0])))
     count = db.execute(
         "SELECT count(*) FROM space_vectors s JOIN chunks c ON c.id = s.chunk_id WHERE s.slot = ?",
         (slot,),

@@ -38,7 +38,9 @@ from ragwright.stores.sqlite.faiss_library import INSTALL, available
 from ragwright.stores.sqlite.graph_reads import SQLiteGraphReads
 from ragwright.stores.sqlite.graph_refresh import CachedGraph
 from ragwright.stores.sqlite.graph_resolution import SQLiteEntityResolution
+from ragwright.stores.sqlite.graph_scoped import SQLiteScopedGraph
 from ragwright.stores.sqlite.graph_writes import SQLiteGraphWrites
+from ragwright.stores.sqlite.keyword_corpora import Corpora
 from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
 from ragwright.stores.sqlite.moves import SQLiteMoves
 from ragwright.stores.sqlite.opening import EMPTY_FILE, settle_schema
@@ -63,6 +65,7 @@ class SQLiteStore(
     SQLiteChunks,
     SQLiteGraphWrites,
     SQLiteGraphReads,
+    SQLiteScopedGraph,
     SQLiteCommunities,
     SQLiteEntityResolution,
     SQLiteSpaces,
@@ -160,6 +163,7 @@ class SQLiteStore(
         self._builds = threading.Lock()
         self._ann_available: bool | None = None
         self._last_filter: tuple[int, str, npt.NDArray[np.int64]] | None = None
+        self._corpora = Corpora()
         recorded = self.get_setting(ANN_SETTING) if ann is None else None
         if recorded in ANN_MODES:  # what `ragwright index --ann` chose for this index
             choice = AnnChoice(recorded, ann_ef)

@@ -9,7 +9,6 @@ from ragwright.models import Hit
 from ragwright.permissions import Caller
 from ragwright.pipeline.search.arms import HYBRID, Arms
 from ragwright.pipeline.search.context import SearchContext
-from ragwright.pipeline.search.graph_retrieval import GraphRetriever
 from ragwright.pipeline.search.modes.through_arms import arm_retriever, retried, scoped
 from ragwright.pipeline.search.request import SearchRequest
 from ragwright.pipeline.search.search_mode import SearchMode
@@ -23,7 +22,8 @@ class GraphMode:
     arms: Arms | None = None
 
     def unavailable(self, context: SearchContext, caller: Caller) -> str | None:
-        if context.capabilities().graph:
+        # A restricted caller's graph is that of what it may read: it may have no chunk.
+        if context.capabilities().graph and context.caller_graphs.has_chunks(caller):
             return None
         return "this index has no entity graph (graph build)"
 
@@ -35,7 +35,7 @@ class GraphMode:
         query_processors: Sequence[QueryProcessor],
     ) -> list[Hit]:
         request = scoped(request)
-        graph = GraphRetriever(context.graph, context.store, context.graph_search)
+        graph = context.caller_graphs.retriever(request.caller, context.store)
         graph.check()  # no graph is an error, even where there is nothing to search
         if context.store.space is None or not query.strip():
             return []

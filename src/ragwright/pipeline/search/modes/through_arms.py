@@ -72,7 +72,7 @@ def arm_retriever(
         context.store,
         embedder,
         query_processors=query_processors or None,
-        sparse=context.sparse.arm(arms.runs_sparse(request)),
+        sparse=context.sparse.arm(arms.runs_sparse(request.sparse_weight)),
     )
 
 
