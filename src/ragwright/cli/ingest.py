@@ -43,7 +43,7 @@ from ragwright.errors import ConfigError
 from ragwright.index import Index
 from ragwright.models import DEFAULT_COLLECTION
 from ragwright.parsers.options import ParserOptions
-from ragwright.pipeline.ingest.ingestor import Failure, IngestOptions, IngestReport
+from ragwright.pipeline.ingest.ingestor import DEFAULT_INGEST, Failure, IngestOptions, IngestReport
 from ragwright.pipeline.ingest.ingestor import Progress as IngestProgress
 from ragwright.shapes import ingest_report_json
 
@@ -85,17 +85,21 @@ def ingest(
         bool, typer.Option(help="Remove documents whose files vanished from these paths.")
     ] = False,
     follow_symlinks: Annotated[bool, typer.Option(help="Read symbolic links.")] = False,
-    max_file_size: Annotated[float, typer.Option(help="Largest file to read, in MB.")] = 50.0,
-    max_files: Annotated[int, typer.Option(help="Refuse runs with more files.")] = 100_000,
+    max_file_size: Annotated[
+        float, typer.Option(help="Largest file to read, in MB.")
+    ] = DEFAULT_INGEST.max_file_size / MB,
+    max_files: Annotated[
+        int, typer.Option(help="Refuse runs with more files.")
+    ] = DEFAULT_INGEST.max_files,
     max_chunk_chars: Annotated[
         int, typer.Option(help="Refuse files that yield a longer chunk.")
-    ] = 20_000,
+    ] = DEFAULT_INGEST.max_chunk_chars,
     parse_timeout: Annotated[
         float, typer.Option(help="Seconds to parse one file (OCR included); 0: no limit.", min=0)
-    ] = 300.0,
+    ] = DEFAULT_INGEST.parse_timeout or 0.0,
     parse_memory: Annotated[
         int, typer.Option(help="MB of memory to parse one file; 0: no limit.", min=0)
-    ] = 2048,
+    ] = DEFAULT_INGEST.parse_memory_mb or 0,
     text_field: Annotated[
         list[str] | None,
         typer.Option(help="JSON field (dotted path) holding a record's text; repeatable."),

@@ -28,7 +28,7 @@ from ragwright.federation import Federation, FederationSettings
 from ragwright.llms.settings import LLMSettings
 from ragwright.models import DEFAULT_COLLECTION
 from ragwright.pipeline.ingest.ingestor import IngestOptions
-from ragwright.pipeline.sync.watch import WatchOptions
+from ragwright.pipeline.sync.watch import DEFAULT_WATCH, WatchOptions
 
 if TYPE_CHECKING:
     from ragwright.server import ServerSettings
@@ -83,8 +83,8 @@ def serve(
             "status at /v1/sync); repeatable.",
         ),
     ] = None,
-    debounce: DebounceOption = 500,
-    reconcile_every: ReconcileOption = 300.0,
+    debounce: DebounceOption = DEFAULT_WATCH.debounce_ms,
+    reconcile_every: ReconcileOption = DEFAULT_WATCH.reconcile_every,
     header_timeout: Annotated[
         float | None,
         typer.Option(

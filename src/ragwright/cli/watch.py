@@ -26,10 +26,10 @@ from ragwright.cli.ingest import MB, name_sources
 from ragwright.errors import ConfigError
 from ragwright.index import Index
 from ragwright.models import DEFAULT_COLLECTION
-from ragwright.pipeline.ingest.ingestor import IngestOptions
+from ragwright.pipeline.ingest.ingestor import DEFAULT_INGEST, IngestOptions
 from ragwright.pipeline.sync.folder_sync import SyncReport
 from ragwright.pipeline.sync.sync_status import SyncStatus
-from ragwright.pipeline.sync.watch import Watcher, WatchOptions
+from ragwright.pipeline.sync.watch import DEFAULT_WATCH, Watcher, WatchOptions
 
 DebounceOption = Annotated[
     int,
@@ -53,11 +53,15 @@ def watch(
     index: IndexOption = DEFAULT_INDEX,
     collection: CollectionOption = DEFAULT_COLLECTION,
     embedder: EmbedderOption = None,
-    debounce: DebounceOption = 500,
-    reconcile_every: ReconcileOption = 300.0,
+    debounce: DebounceOption = DEFAULT_WATCH.debounce_ms,
+    reconcile_every: ReconcileOption = DEFAULT_WATCH.reconcile_every,
     follow_symlinks: Annotated[bool, typer.Option(help="Read symbolic links.")] = False,
-    max_file_size: Annotated[float, typer.Option(help="Largest file to read, in MB.")] = 50.0,
-    max_files: Annotated[int, typer.Option(help="Refuse folders with more files.")] = 100_000,
+    max_file_size: Annotated[
+        float, typer.Option(help="Largest file to read, in MB.")
+    ] = DEFAULT_INGEST.max_file_size / MB,
+    max_files: Annotated[
+        int, typer.Option(help="Refuse folders with more files.")
+    ] = DEFAULT_INGEST.max_files,
 ) -> None:
     """Watch folders and keep the index equal to them: a new or changed file is ingested, a
     deleted one removed, a renamed or moved one re-pointed without re-embedding, a touched one

@@ -31,6 +31,7 @@ from typing import Any
 from ragwright.config import Config
 from ragwright.errors import ConfigError
 from ragwright.permissions import check_principal
+from ragwright.pipeline.ingest.ingestor import DEFAULT_INGEST
 from ragwright.pipeline.search.request import SearchRequest
 from ragwright.server.keys import HASH_PREFIX, KEY_NAME, ApiKey, Scope
 
@@ -67,7 +68,7 @@ class ServerSettings:
     max_upload_bytes: int = 100 * MB
     max_file_bytes: int = 50 * MB
     max_files: int = 100
-    max_chunk_chars: int = 20_000
+    max_chunk_chars: int = DEFAULT_INGEST.max_chunk_chars
     #: Seconds one upload request may spend parsing its files, all together (each file also
     #: under ingest's per-file limit); the files left when they are spent are skipped.
     upload_parse_seconds: float = 300.0

@@ -51,7 +51,7 @@ from ragwright.pipeline.ingest.documents import (
     iter_chunks_within_limit,
     moved_document,
 )
-from ragwright.pipeline.ingest.parse_worker import ParseLimits, ParseWorker
+from ragwright.pipeline.ingest.parse_worker import DEFAULT_PARSE_LIMITS, ParseLimits, ParseWorker
 from ragwright.ports import (
     ChunkBatch,
     Chunker,
@@ -89,8 +89,8 @@ class IngestOptions:
     #: Chunks embedded per call; bounds memory and lets the embedder sort by length.
     embed_batch: int = 256
     #: Per-file parse limits: seconds and MB (``None``: no limit). See `ParseWorker`.
-    parse_timeout: float | None = 300.0
-    parse_memory_mb: int | None = 2048
+    parse_timeout: float | None = DEFAULT_PARSE_LIMITS.timeout
+    parse_memory_mb: int | None = DEFAULT_PARSE_LIMITS.memory_mb
     #: Seconds all files of the run may spend parsing together (``None``: no limit); the
     #: files left once they are spent are skipped (`ParseBudgetSpent`). The server's uploads
     #: set it.
@@ -108,6 +108,11 @@ class IngestOptions:
     @property
     def parse_limits(self) -> ParseLimits:
         return ParseLimits(self.parse_timeout, self.parse_memory_mb, self.parse_budget)
+
+
+#: The limits and options of a run that says nothing: the CLI's, the server's and the
+#: watcher's defaults read them here.
+DEFAULT_INGEST = IngestOptions()
 
 
 @dataclass(frozen=True, slots=True)

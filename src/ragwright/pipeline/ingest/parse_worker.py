@@ -73,6 +73,10 @@ class ParseLimits:
         return self.timeout is not None or self.memory_mb is not None or self.budget is not None
 
 
+#: The limits a file is parsed under unless the run says otherwise.
+DEFAULT_PARSE_LIMITS = ParseLimits()
+
+
 class _Child(Protocol):
     """The worker process: a `multiprocessing.Process`, or a `_Subprocess` that looks like one."""
 

@@ -41,6 +41,10 @@ class WatchOptions:
             raise ConfigError(f"--reconcile-every must be 0 or more, not {self.reconcile_every}")
 
 
+#: How a watch runs unless told otherwise (the CLI's defaults).
+DEFAULT_WATCH = WatchOptions()
+
+
 _Look = tuple[int, int] | None
 
 
