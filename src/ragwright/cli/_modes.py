@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import typer
 
-from ragwright.pipeline.search.modes import mode_names
+from ragwright.errors import ConfigError
+from ragwright.pipeline.search.mode_registry import known_name, mode_names
 
 
 def search_mode(value: str) -> str:
     """``value`` as a mode name the registry knows; else a usage error listing them."""
-    name = value.strip().lower()
-    if name not in mode_names():
-        raise typer.BadParameter(f"{value!r} is none of {', '.join(mode_names())}")
-    return name
+    try:
+        return known_name(value)
+    except ConfigError as error:
+        raise typer.BadParameter(str(error)) from None
 
 
 def mode_help(text: str) -> str:

@@ -10,14 +10,15 @@ from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import core_schema
 
-from ragwright.pipeline.search.modes import mode_names
+from ragwright.errors import ConfigError
+from ragwright.pipeline.search.mode_registry import known_name, mode_names
 
 
 def known_mode(value: str) -> str:
-    name = value.strip().lower()
-    if name not in mode_names():
-        raise ValueError(f"{value!r} is none of {', '.join(mode_names())}")
-    return name
+    try:
+        return known_name(value)
+    except ConfigError as error:  # pydantic reports a ValueError as the field's error
+        raise ValueError(str(error)) from None
 
 
 class ModeName(str):

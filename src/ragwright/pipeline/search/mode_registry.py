@@ -23,6 +23,7 @@ __all__ = [
     "PLUGIN_GROUP",
     "NamedMode",
     "arms_of",
+    "known_name",
     "mode_names",
     "plannable_modes",
     "register_mode",
@@ -99,6 +100,15 @@ def mode_names() -> tuple[str, ...]:
     with _lock:
         plugins_ = tuple(_registered)
     return (*(member.value for member in SearchMode), *plugins_)
+
+
+def known_name(value: str) -> str:
+    """``value`` as a mode name the registry knows (case and spaces aside); else a
+    `ConfigError` listing them (the surfaces' check of what a user typed)."""
+    name = value.strip().lower()
+    if name not in mode_names():
+        raise ConfigError(f"{value!r} is none of {', '.join(mode_names())}")
+    return name
 
 
 def plannable_modes() -> tuple[str, ...]:
