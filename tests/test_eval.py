@@ -91,7 +91,7 @@ QRELS = [
 EVALUATED = ("q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8")
 
 # Hand-computed BM25 results: q1 → [d01]; q2 → [d02]; q3 → [d04, d05]; q4 → [d07]; q5..q8 → [rel].
-Q2_NDCG = (2**1 - 1) / ((2**2 - 1) + (2**1 - 1) / math.log2(3))
+Q2_NDCG = 1 / (2 + 1 / math.log2(3))  # linear gains: d02 (grade 1) first; ideal d03 (2), d02 (1)
 Q3_NDCG = 1 / math.log2(3)
 EXPECTED_BM25 = {
     "ndcg_at_10": (1 + Q2_NDCG + Q3_NDCG + 0 + 4) / 8,
