@@ -22,7 +22,7 @@ from ragwright.server.access_log import LOGGER
 from ragwright.server.problems import error_body, status_of
 from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadCaller, SearchDefaults
 from ragwright.shapes import answer_json, search_json
-from ragwright.shapes.mode_name import AUTO as AUTO_MODE
+from ragwright.shapes.mode_name import HYBRID as HYBRID_MODE
 from ragwright.shapes.mode_name import ModeName
 from ragwright.surface_limits import MAX_ASK_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K
 
@@ -143,8 +143,9 @@ class AskRequest(BaseModel):
         "index's entity graph. Default: the server's [answer] graph_context.",
     )
     mode: ModeName = Field(
-        AUTO_MODE,
-        description="The search mode of the answer's retrieval; auto: the planner chooses "
+        HYBRID_MODE,
+        description="The search mode of the answer's retrieval (hybrid, as for search); "
+        "auto: the planner chooses "
         "(the answer's route says which and why); global answers from the community reports "
         "(map-reduce over them with an LLM engine).",
     )

@@ -311,7 +311,8 @@ function showAnswerReport(data) {
   if (data.cost !== null) parts.push(`estimated cost ${data.cost.toFixed(6)}`);
   $("answer-meta").textContent = parts.join(" · ");
   const notes = [...data.warnings];
-  if (data.route) notes.unshift(routeText(data.route));
+  // the route is news only when the planner chose it (mode auto)
+  if (data.route && data.route.planner !== "request") notes.unshift(routeText(data.route));
   if (data.removed_citations.length) {
     const markers = data.removed_citations.map((n) => `[${n}]`).join(", ");
     notes.push(`Removed citation markers naming no source: ${markers}`);
