@@ -33,6 +33,11 @@ from ragwright.surface_limits import checked_text
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
+def counted(count: int, noun: str) -> str:
+    """ "1 key", "2 keys", "0 keys": a count with its noun in the right number."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def terminal_safe(text: str) -> str:
     """``text`` with each control character shown as U+FFFD: an escape sequence in a document
     cannot clear the screen, recolour it or set the window title. Replaced rather than

@@ -12,6 +12,7 @@ from ragwright.cli._common import (
     IndexOption,
     JsonOption,
     console,
+    counted,
     print_json,
     reports_errors,
 )
@@ -39,7 +40,7 @@ def list_collections(index: IndexOption = DEFAULT_INDEX, json_output: JsonOption
         return
     for name in names:
         console.print(escape(name))
-    console.print(f"[dim]{len(names)} collections[/]")
+    console.print(f"[dim]{counted(len(names), 'collection')}[/]")
 
 
 @app.command("create")

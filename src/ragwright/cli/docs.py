@@ -16,6 +16,7 @@ from ragwright.cli._common import (
     JsonOption,
     caller_of,
     console,
+    counted,
     open_index,
     parse_where,
     print_json,
@@ -56,7 +57,7 @@ def list_documents(
     for d in documents:
         table.add_row(escape(d.source), str(d.chunk_count), f"{d.char_count:,}", d.id)
     console.print(table)
-    console.print(f"[dim]{len(documents)} documents[/]")
+    console.print(f"[dim]{counted(len(documents), 'document')}[/]")
 
 
 @app.command("show")

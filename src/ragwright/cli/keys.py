@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ragwright.cli._common import ConfigOption, console, errors, reports_errors
+from ragwright.cli._common import ConfigOption, console, counted, errors, reports_errors
 from ragwright.config import CONFIG_FILE, config_path, load_config
 from ragwright.errors import ConfigError, MissingDependencyError
 from ragwright.permissions import check_principal
@@ -84,6 +84,8 @@ def add(
         "it is shown once:"
     )
     typer.echo(secret)
+    # the server reads its keys when it starts: a running one refuses the new key until then
+    errors.print("restart `ragwright serve` for a running server to accept it")
 
 
 @app.command("list")
@@ -102,7 +104,7 @@ def list_keys(config: ConfigOption = None, index: NoIndexOption = None) -> None:
         bound = "(all documents)" if key.principals is None else ", ".join(key.principals)
         table.add_row(escape(key.name), key.scope.value, escape(bound))
     console.print(table)
-    console.print(f"[dim]{len(settings.keys)} keys[/]")
+    console.print(f"[dim]{counted(len(settings.keys), 'key')}[/]")
 
 
 @app.command("remove")
@@ -119,3 +121,4 @@ def remove(name: NameArgument, config: ConfigOption = None, index: NoIndexOption
     if not remove_key(path, name):
         raise ConfigError(f"no key named {name!r} in {path}")
     console.print(f"removed key {escape(name)} from {escape(str(path))}")
+    errors.print("restart `ragwright serve` for a running server to refuse it")

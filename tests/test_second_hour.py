@@ -1,0 +1,41 @@
+"""The papercuts a new user hit in the second first hour (issue 35): each test names its item."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import ingest_sample_docs, runner
+from ragwright.cli import app
+
+
+def test_counts_read_in_the_right_number(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ingest_sample_docs(tmp_path, monkeypatch)
+    assert "1 collection\n" in runner.invoke(app, ["collections", "list"]).output
+    assert "2 documents" in runner.invoke(app, ["docs", "list"]).output
+    config = tmp_path / "ragwright.toml"
+    runner.invoke(app, ["keys", "add", "bot", "--config", str(config)])
+    listed = runner.invoke(app, ["keys", "list", "--config", str(config)])
+    assert listed.exit_code == 0 and "1 key\n" in listed.output
+
+
+def test_keys_add_and_remove_say_the_server_must_restart(tmp_path: Path) -> None:
+    config = ["--config", str(tmp_path / "ragwright.toml")]
+    added = runner.invoke(app, ["keys", "add", "bot", *config])
+    assert added.exit_code == 0, added.output
+    assert "restart `ragwright serve`" in added.stderr
+    assert added.stdout.strip().startswith("rw_")  # the key alone on stdout, for scripts
+    removed = runner.invoke(app, ["keys", "remove", "bot", *config])
+    assert "restart `ragwright serve`" in removed.stderr
+
+
+def test_graph_entity_not_found_says_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("Alice met Bob in Paris.", "utf-8")
+    graph = ["--graph", "--extractor", "capitalized", "--embedder", "hashing"]
+    assert runner.invoke(app, ["ingest", "docs", *graph]).exit_code == 0
+    missing = runner.invoke(app, ["graph", "entity", "Zork"])
+    assert missing.exit_code == 1
+    assert missing.stderr.startswith("error: no entity 'Zork' in the graph")
