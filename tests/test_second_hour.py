@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
+import ragwright
 from cli_helpers import ingest_sample_docs, runner
 from ragwright.cli import app
 
@@ -39,3 +45,31 @@ def test_graph_entity_not_found_says_error(tmp_path: Path, monkeypatch: pytest.M
     missing = runner.invoke(app, ["graph", "entity", "Zork"])
     assert missing.exit_code == 1
     assert missing.stderr.startswith("error: no entity 'Zork' in the graph")
+
+
+def test_a_typo_d_path_creates_no_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["ingest", "../nope", "--index", "kb"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: no such file or folder: ../nope; nothing was ingested")
+    assert not (tmp_path / "kb").exists()
+
+
+def test_ctrl_c_during_ingest_says_what_was_kept(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for number in range(2000):  # long enough to be interrupted midway
+        (docs / f"f{number}.txt").write_text(f"Document {number} on topic {number % 37}.")
+    env = {**os.environ, "PYTHONPATH": str(Path(ragwright.__file__).parents[1])}
+    command = [sys.executable, "-m", "ragwright", "ingest", "docs", "--embedder", "hashing"]
+    process = subprocess.Popen(
+        command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    database = tmp_path / ".ragwright" / "index.sqlite3"
+    while not database.exists() and process.poll() is None:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130
+    assert "interrupted: the documents written so far are kept" in stderr
+    assert "Traceback" not in stderr

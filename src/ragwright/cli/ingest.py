@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
@@ -194,6 +195,7 @@ def ingest(
         return
     if not paths:
         raise ConfigError("nothing to ingest: give files or folders, or --dataset DIR")
+    _refuse_all_missing(paths)
     options = IngestOptions(
         follow_symlinks=follow_symlinks,
         max_file_size=int(max_file_size * MB),
@@ -206,7 +208,7 @@ def ingest(
     # Neither given: the index's recorded options stay (see Index.ingest).
     fields = ParserOptions(tuple(text_field or ()), tuple(meta_field or ()))
     parser_options = fields if text_field or meta_field else None
-    with open_index(index, embedder, create=True, collection=collection) as kb:
+    with _interruptible(), open_index(index, embedder, create=True, collection=collection) as kb:
         name_sources(kb, root)
         chunking = with_chunk_options(
             kb.ingestion.chunking, chunker, chunk_size, chunk_overlap, context_headers
@@ -228,6 +230,27 @@ def ingest(
         if sparse is not None:
             kb.sparse.build(sparse)
     _finish(report, json_output)
+
+
+def _refuse_all_missing(paths: list[Path]) -> None:
+    """A typo'd path fails before an index is created (or the folder sources are named from is
+    recorded); among paths that exist, a missing one is reported as failed as any bad file."""
+    if not any(os.path.lexists(path) for path in paths):
+        shown = ", ".join(str(path) for path in paths)
+        raise ConfigError(f"no such file or folder: {shown}; nothing was ingested")
+
+
+@contextmanager
+def _interruptible() -> Iterator[None]:
+    """Ctrl-C says what was kept: each document is written whole, so a re-run goes on."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        errors.print(
+            "interrupted: the documents written so far are kept (each one whole); "
+            "run the same command again to ingest the rest"
+        )
+        raise typer.Exit(130) from None
 
 
 def _cluster(engine: Engine, address: str | None, workers: int | None) -> RaySettings | None:
