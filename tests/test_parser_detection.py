@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from office_files import build_docx
 from ragwright import Index
 from ragwright.errors import ParseError, RegistryError
 from ragwright.models import ParsedDocument
 from ragwright.parsers import HtmlParser, ParserRegistry, TextParser
-from office_files import build_docx
 
 
 class ZipThing:
