@@ -45,7 +45,7 @@ def test_ndcg_agrees_with_trec_eval_on_graded_judgements() -> None:
         "q3": ["o", "p", "q", "m", "n"],
     }
     # trec_eval orders a run by score; descending scores keep the list's order
-    trec_run = {q: {d: float(len(docs) - i) for i, d in enumerate(docs)} for q, docs in runs.items()}
+    trec_run = {q: {d: float(-i) for i, d in enumerate(docs)} for q, docs in runs.items()}
     reference = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(trec_run)
     for query, docs in runs.items():
         assert ndcg_at_k(docs, qrels[query]) == pytest.approx(reference[query]["ndcg_cut_10"])
