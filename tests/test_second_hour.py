@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -73,3 +74,49 @@ def test_ctrl_c_during_ingest_says_what_was_kept(tmp_path: Path) -> None:
     assert process.returncode == 130
     assert "interrupted: the documents written so far are kept" in stderr
     assert "Traceback" not in stderr
+
+
+def test_json_on_keys_list_docs_delete_and_collections(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ingest_sample_docs(tmp_path, monkeypatch)
+    config = ["--config", str(tmp_path / "ragwright.toml")]
+    runner.invoke(app, ["keys", "add", "bot", "--principal", "group:hr", *config])
+    keys = runner.invoke(app, ["keys", "list", "--json", *config])
+    assert json.loads(keys.stdout) == {
+        "keys": [{"name": "bot", "scope": "read", "principals": ["group:hr"]}]
+    }
+    deleted = runner.invoke(app, ["docs", "delete", "docs/pets.txt", "--json"])
+    assert json.loads(deleted.stdout) == {"deleted": "docs/pets.txt"}
+    created = runner.invoke(app, ["collections", "create", "notes", "--json"])
+    assert json.loads(created.stdout) == {"created": "notes"}
+    dropped = runner.invoke(app, ["collections", "drop", "notes", "--yes", "--json"])
+    assert json.loads(dropped.stdout) == {"dropped": "notes"}
+
+
+def test_watch_json_prints_one_object_per_pass(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Alpha.", "utf-8")
+    env = {**os.environ, "PYTHONPATH": str(Path(ragwright.__file__).parents[1])}
+    command = [
+        sys.executable,
+        "-m",
+        "ragwright",
+        "watch",
+        "docs",
+        "--json",
+        "--embedder",
+        "hashing",
+    ]
+    process = subprocess.Popen(
+        command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        first = json.loads(process.stdout.readline())  # the walk at the start
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=60)
+    assert first["kind"] == "reconcile" and first["added"] == ["docs/a.txt"]
+    assert first["pending"] == 0 and first["failures"] == [] and first["complete"] is True

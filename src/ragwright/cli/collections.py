@@ -45,13 +45,18 @@ def list_collections(index: IndexOption = DEFAULT_INDEX, json_output: JsonOption
 
 @app.command("create")
 @reports_errors
-def create(name: NameArgument, index: IndexOption = DEFAULT_INDEX) -> None:
+def create(
+    name: NameArgument, index: IndexOption = DEFAULT_INDEX, json_output: JsonOption = False
+) -> None:
     """Create an empty collection; its embedder and chunking are fixed by its first ingest."""
     backend = open_backend(index, load_config())
     try:
         backend.create_collection(name)
     finally:
         backend.close()
+    if json_output:
+        print_json({"created": name})
+        return
     console.print(f"created collection {escape(name)}")
 
 
@@ -61,6 +66,7 @@ def drop(
     name: NameArgument,
     index: IndexOption = DEFAULT_INDEX,
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+    json_output: JsonOption = False,
 ) -> None:
     """Delete a collection with all its documents, chunks and vectors."""
     check_collection_name(name)
@@ -73,4 +79,7 @@ def drop(
         backend.close()
     if not dropped:
         raise StoreError(f"no collection {name!r}; see `ragwright collections list`")
+    if json_output:
+        print_json({"dropped": name})
+        return
     console.print(f"dropped collection {escape(name)}")

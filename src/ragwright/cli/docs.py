@@ -101,6 +101,7 @@ def delete(
     document: DocumentArgument,
     index: IndexOption = DEFAULT_INDEX,
     collection: CollectionOption = DEFAULT_COLLECTION,
+    json_output: JsonOption = False,
 ) -> None:
     """Delete a document and its chunks (one transaction)."""
     with open_index(index, collection=collection) as kb:
@@ -108,4 +109,7 @@ def delete(
             raise StoreError(
                 f"no document with id or source {document!r}; see `ragwright docs list`"
             )
+    if json_output:
+        print_json({"deleted": document})
+        return
     console.print(f"deleted {escape(document)}")
