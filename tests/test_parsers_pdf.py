@@ -177,9 +177,7 @@ def test_a_pdf_that_is_not_a_pdf_is_refused_by_its_magic_bytes(tmp_path: Path) -
     head = b"<!DOCTYPE html><html><body>oops</body></html>"
     with pytest.raises(ParseError) as caught:
         registry.parser_for("download.pdf", head)
-    assert str(caught.value) == (
-        "cannot parse download.pdf: not a PDF file: it looks like HTML"
-    )
+    assert str(caught.value) == ("cannot parse download.pdf: not a PDF file: it looks like HTML")
     with pytest.raises(ParseError, match="not a PDF file: it is empty"):
         registry.parser_for("empty.pdf", b"")
     assert isinstance(registry.parser_for("real.PDF", b"%PDF-1.7\n"), PdfParser)

@@ -14,6 +14,7 @@ import pytest
 
 import ragwright
 from cli_helpers import ingest_sample_docs, runner
+from pdf_files import build_text_pdf
 from ragwright.cli import app
 
 
@@ -120,3 +121,15 @@ def test_watch_json_prints_one_object_per_pass(tmp_path: Path) -> None:
         process.communicate(timeout=60)
     assert first["kind"] == "reconcile" and first["added"] == ["docs/a.txt"]
     assert first["pending"] == 0 and first["failures"] == [] and first["complete"] is True
+
+
+def test_a_page_break_shows_as_a_rule_not_a_replacement_character(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "docs").mkdir()
+    build_text_pdf(tmp_path / "docs" / "two.pdf", 2, outline=False)
+    assert runner.invoke(app, ["ingest", "docs", "--embedder", "hashing"]).exit_code == 0
+    shown = runner.invoke(app, ["docs", "show", "docs/two.pdf"])
+    assert shown.exit_code == 0, shown.output
+    assert "\ufffd" not in shown.stdout and "\n────────\n" in shown.stdout

@@ -33,6 +33,10 @@ from ragwright.surface_limits import checked_text
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
+#: How a form feed (a page break) is shown on a terminal.
+PAGE_RULE = "─" * 8
+
+
 def counted(count: int, noun: str) -> str:
     """ "1 key", "2 keys", "0 keys": a count with its noun in the right number."""
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
@@ -41,8 +45,9 @@ def counted(count: int, noun: str) -> str:
 def terminal_safe(text: str) -> str:
     """``text`` with each control character shown as U+FFFD: an escape sequence in a document
     cannot clear the screen, recolour it or set the window title. Replaced rather than
-    dropped, so that no markup tag can form where there was none."""
-    return _CONTROL.sub("\ufffd", text)
+    dropped, so that no markup tag can form where there was none. A form feed (the page
+    break between a PDF's pages) is shown as a line, as a pager would."""
+    return _CONTROL.sub("\ufffd", text.replace("\f", PAGE_RULE))
 
 
 class SafeConsole(Console):
