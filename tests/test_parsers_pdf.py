@@ -85,6 +85,30 @@ def test_metadata_title_author_and_page_count(parser: PdfParser, tmp_path: Path)
     assert document.metadata["author"] == "Ada Lovelace"
 
 
+def test_a_title_set_once_in_the_largest_type_does_not_start_every_breadcrumb(
+    parser: PdfParser, tmp_path: Path
+) -> None:
+    pdf = canvas.Canvas(str(tmp_path / "guide.pdf"), pagesize=A4)
+    pdf.setTitle("")  # no recorded title: the largest type names the document
+    pdf.setFont("Helvetica-Bold", 24)
+    pdf.drawString(72, 770, "Travel Guide")
+    y = 730
+    for heading in ("Getting there", "Staying"):
+        pdf.setFont("Helvetica-Bold", 16)
+        pdf.drawString(72, y, heading)
+        y -= 22
+        pdf.setFont("Helvetica", 11)
+        for line in range(6):
+            pdf.drawString(72, y, f"Line {line} of {heading.lower()}: the ferry leaves at nine.")
+            y -= 16
+        y -= 10
+    pdf.showPage()
+    pdf.save()
+    document = parser.parse((tmp_path / "guide.pdf").read_bytes(), "guide.pdf")
+    assert [s.heading_path for s in document.sections] == [(), ("Getting there",), ("Staying",)]
+    assert document.metadata["title"] == "Travel Guide"
+
+
 def test_without_an_outline_headings_come_from_font_sizes(
     parser: PdfParser, tmp_path: Path
 ) -> None:
