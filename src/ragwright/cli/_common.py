@@ -20,6 +20,8 @@ from rich.text import Text
 
 from ragwright.chunkers.context_headers import OPTION as HEADERS_OPTION
 from ragwright.chunkers.context_headers import ContextHeaders
+from ragwright.chunkers.keyword_bigrams import OPTION as KEYWORDS_OPTION
+from ragwright.chunkers.keyword_bigrams import Keywords
 from ragwright.config import CONFIG_ENV, load_config
 from ragwright.errors import RagwrightError
 from ragwright.filters import Filter, parse_filter
@@ -180,10 +182,17 @@ def with_chunk_options(
     size: int | None,
     overlap: int | None,
     headers: str | None = None,
+    keywords: str | None = None,
 ) -> ChunkingConfig:
     """``current`` with the command line's chunker, size, overlap and context headers over it.
     The size option is ``size`` for the recursive and fixed chunkers, ``max_size`` for the
     others; a different chunker starts from its own defaults."""
+    if keywords is not None:
+        chosen = with_chunk_options(current, name, size, overlap, headers)
+        options = {k: v for k, v in chosen.options.items() if k != KEYWORDS_OPTION}
+        if Keywords.parse(keywords) is not Keywords.WORDS:
+            options[KEYWORDS_OPTION] = Keywords.parse(keywords).value
+        return ChunkingConfig(chosen.name, options)
     if headers is not None:
         chosen = with_chunk_options(current, name, size, overlap)
         options = {k: v for k, v in chosen.options.items() if k != HEADERS_OPTION}

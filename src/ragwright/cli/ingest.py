@@ -82,6 +82,13 @@ def ingest(
             "(default), keywords (BM25 only), embedding or both.",
         ),
     ] = None,
+    keywords: Annotated[
+        str | None,
+        typer.Option(
+            help="What BM25 indexes besides words: words (default) or cjk-bigrams (Chinese, "
+            "Japanese and Korean text, which has no spaces between words). Kept per collection.",
+        ),
+    ] = None,
     prune: Annotated[
         bool, typer.Option(help="Remove documents whose files vanished from these paths.")
     ] = False,
@@ -177,6 +184,7 @@ def ingest(
                 ("--chunk-size", chunk_size is not None),
                 ("--chunk-overlap", chunk_overlap is not None),
                 ("--context-headers", context_headers is not None),
+                ("--keywords", keywords is not None),
                 ("--prune", prune),
                 ("--follow-symlinks", follow_symlinks),
                 ("--text-field", bool(text_field)),
@@ -211,7 +219,7 @@ def ingest(
     with _interruptible(), open_index(index, embedder, create=True, collection=collection) as kb:
         name_sources(kb, root)
         chunking = with_chunk_options(
-            kb.ingestion.chunking, chunker, chunk_size, chunk_overlap, context_headers
+            kb.ingestion.chunking, chunker, chunk_size, chunk_overlap, context_headers, keywords
         )
         chosen = (extractor or kb.graph.extractor) if graph else None
         with _progress_bar(enabled=not json_output) as update:
