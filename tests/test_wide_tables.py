@@ -19,7 +19,8 @@ from ragwright import Index
 from ragwright.chunkers import create_chunker
 from ragwright.chunkers._tables import MAX_CARRIED_HEADER, carried_header, cells, find_tables
 from ragwright.models import TABLE_HEADER, Document
-from ragwright.parsers.csv import CsvParser, _lines
+from ragwright.parsers._text import iter_lines
+from ragwright.parsers.csv import CsvParser
 from ragwright.testing import HashingEmbedder
 
 
@@ -119,7 +120,9 @@ def test_ingesting_a_wide_csv_stays_within_four_times_the_file(tmp_path: Path) -
     ],
 )
 def test_the_lines_csv_reads_split_as_universal_newlines_do(text: str) -> None:
-    assert list(csv.reader(_lines(text))) == list(csv.reader(io.StringIO(text, newline="")))
+    assert list(csv.reader(iter_lines(text))) == list(csv.reader(io.StringIO(text, newline="")))
+    jsonl = list(iter_lines(text, universal=False))
+    assert jsonl == list(io.StringIO(text, newline="\n"))
 
 
 def test_parsing_a_csv_takes_a_few_times_the_file_not_a_copy_at_four_bytes_a_character() -> None:
