@@ -672,7 +672,7 @@ async function loadStats() {
         : `${(stats.database_bytes / 1048576).toFixed(2)} MB`],
       ["Embedder", stats.embedder || "(none yet)"],
       ["Embedding space", space ? `${space.model}, ${space.dimension} dimensions` : "(none yet)"],
-      ["Chunking", `${stats.chunking.name} ${JSON.stringify(stats.chunking.options)}`],
+      ["Chunking", describeChunking(stats.chunking)],
       ["Answer engine", describeAnswers(stats.answers)],
     ];
     $("ask-engine").options[0].textContent = `Server default (${stats.answers.default_engine})`;
@@ -680,6 +680,12 @@ async function loadStats() {
   } catch (error) {
     $("stats").replaceChildren(element("dd", `Error: ${error.message}`));
   }
+}
+
+// "recursive (size 1200, overlap 150)", or the name alone when every option is at its default.
+function describeChunking(chunking) {
+  const options = Object.entries(chunking.options || {}).map(([k, v]) => `${k.replace(/_/g, " ")} ${v}`);
+  return options.length ? `${chunking.name} (${options.join(", ")})` : chunking.name;
 }
 
 function describeAnswers(answers) {
