@@ -201,6 +201,17 @@ def test_the_entity_view_in_a_browser(clustered: Index) -> None:
         page.locator('input[name="mode"][value="auto"]').check()
         page.get_by_role("button", name="Search", exact=True).click()
         expect(page.locator("#search-route")).to_contain_text("Route: graph (bridge phrasing")
+
+        # Global mode in the ask box: answered from the community reports, with sources.
+        page.get_by_role("tab", name="Ask").click()
+        page.get_by_label("Question").fill("What are the main themes?")
+        page.get_by_label("Search mode").select_option("global")
+        page.get_by_role("button", name="Ask", exact=True).click()
+        expect(page.locator("#ask-status")).to_have_text("")
+        expect(page.locator("#answer")).not_to_be_empty()
+        assert "Error" not in page.locator("#ask-status").inner_text()
+        expected_answer = clustered.ask("What are the main themes?", mode="global")
+        expect(page.locator("#answer")).to_contain_text(expected_answer.text[:40])
         browser.close()
     # The one error is the 404 the unknown name asked for (the browser logs every 4xx).
     assert [e for e in page_errors if "/v1/graph/neighbourhood/Nobody" not in e] == []
