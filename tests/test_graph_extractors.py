@@ -10,7 +10,12 @@ import pytest
 
 from ragwright.errors import MissingDependencyError, RegistryError
 from ragwright.graph.extractors.rules import RuleExtractor
-from ragwright.graph.extractors.spacy import DROPPED_LABELS, NOUN_CHUNK_LABEL, SpacyExtractor
+from ragwright.graph.extractors.spacy import (
+    DROPPED_LABELS,
+    NOUN_CHUNK_LABEL,
+    SpacyExtractor,
+    reads,
+)
 from ragwright.graph.registry import create_extractor, default_extractor, extractor_names
 from ragwright.models import Chunk
 from ragwright.models.graph import ChunkFacts
@@ -104,3 +109,15 @@ def test_without_the_graph_extra_spacy_names_the_install_line_and_rules_stand_in
     with pytest.raises(MissingDependencyError, match=r"pip install 'ragwright\[graph\]'"):
         SpacyExtractor()
     assert isinstance(default_extractor(), RuleExtractor)
+
+
+def test_the_english_model_leaves_text_of_other_scripts_alone() -> None:
+    assert reads("Angela Merkel met Barack Obama in Berlin.") and reads("Zürich, Ärger, 2024")
+    assert not reads("北京是中国的首都。") and not reads("Москва — столица России.")
+    chunks = [
+        Chunk("c1", "d", 0, "Angela Merkel met Barack Obama in Berlin.", 0, 41),
+        Chunk("c2", "d", 1, "安格拉·默克尔在柏林会见了巴拉克·奥巴马。", 42, 63),
+    ]
+    english, chinese = SpacyExtractor().extract(chunks)
+    assert english.mentions and chinese.chunk_id == "c2"
+    assert chinese.mentions == () and chinese.relations == ()

@@ -5,7 +5,9 @@ it, never downloaded).
 Named entities are kept minus dates, times and numbers (`DROPPED_LABELS`); with
 ``noun_chunks`` also filtered noun chunks (head a noun, determiners and pronouns trimmed,
 at most `MAX_NOUN_CHUNK_WORDS` words, not overlapping an entity). Relations are sentence and
-chunk co-occurrence, weighted by distance (`ragwright.graph.extractors.cooccurrence`). Only
+chunk co-occurrence, weighted by distance (`ragwright.graph.extractors.cooccurrence`). The
+model reads English: a chunk whose letters are mostly of another script (Chinese, Cyrillic,
+Arabic…) gets no facts rather than the model's guesses (`reads`). Only
 the components that work is needed run: the tokenizer's vectors, NER and the sentence
 splitter; the tagger and parser only for noun chunks. Chunks go through ``nlp.pipe`` in
 batches.
@@ -72,8 +74,10 @@ class SpacyExtractor:
 
     def extract(self, chunks: Sequence[Chunk]) -> list[ChunkFacts]:
         nlp = self._model()
-        docs = nlp.pipe((chunk.text for chunk in chunks), batch_size=self.batch_size)
-        return [self._facts(chunk, doc) for chunk, doc in zip(chunks, docs, strict=True)]
+        readable = [chunk for chunk in chunks if reads(chunk.text)]
+        docs = nlp.pipe((chunk.text for chunk in readable), batch_size=self.batch_size)
+        found = {c.id: self._facts(c, doc) for c, doc in zip(readable, docs, strict=True)}
+        return [found.get(c.id) or ChunkFacts(c.id, self.id, (), ()) for c in chunks]
 
     def _model(self) -> Any:
         with self._lock:
@@ -119,6 +123,14 @@ class SpacyExtractor:
         if len(entity_key(text[start:end])) >= 3:
             sentence = _sentence_number(tokens[0].i, sentence_starts)
             _add(found, text, start, end, NOUN_CHUNK_LABEL, sentence)
+
+
+def reads(text: str) -> bool:
+    """Whether an English model can read ``text``: at least half its letters are Latin (a
+    chunk without letters too, as before)."""
+    letters = [ch for ch in text if ch.isalpha()]
+    latin = sum(1 for ch in letters if ch < "\u0250")  # Basic Latin to Latin Extended-B
+    return not letters or latin * 2 >= len(letters)
 
 
 def _add(
