@@ -82,7 +82,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "connector",
         ),
     ),
-    ("surfaces", ("cli", "server", "mcp_server", "testing", "__init__", "__main__")),
+    (
+        "surfaces",
+        ("cli", "server", "mcp_server", "integrations", "testing", "__init__", "__main__"),
+    ),
 )
 
 
