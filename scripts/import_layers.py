@@ -40,6 +40,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "_url_secrets",
             "_plugins",
             "freed_memory",
+            "tracing",
             "config",
             "config_edit",
             "surface_limits",

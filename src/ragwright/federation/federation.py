@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NoReturn, TypeVar, Unpack
 
+from ragwright import tracing
 from ragwright._surrogates import refuse_surrogates
 from ragwright.config import Config
 from ragwright.errors import (
@@ -271,8 +272,12 @@ class Federation:
         """`Index.ask_stream` over the federated search: the engine gets the fused hits, and
         each citation names the member holding its span. The first member's engines and LLM
         settings answer. A partial search's warnings are the answer's. Graph context is
-        refused: each member's entity graph knows only its own chunks."""
-        ask = AskRequest(**options)
+        refused: each member's entity graph knows only its own chunks. One ``ragwright.ask``
+        tracing span holds the members' searches."""
+        with tracing.span(tracing.ASK, question_chars=len(question), members=len(self.names)):
+            yield from self._ask_stream(question, AskRequest(**options))
+
+    def _ask_stream(self, question: str, ask: AskRequest) -> Iterator[str | Answer]:
         if ask.graph_context:
             raise ConfigError(
                 "graph context needs one entity graph, and each member of a federation has its "

@@ -19,7 +19,7 @@ from typing import Annotated
 import anyio
 from fastapi import Depends, FastAPI
 from fastapi import Path as PathParameter
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 from starlette.applications import Starlette
@@ -34,6 +34,7 @@ from ragwright.server.access_log import RequestLog
 from ragwright.server.auth import RequireKey
 from ragwright.server.keys import Scope as KeyScope
 from ragwright.server.limits import BodyLimit
+from ragwright.server.metrics import Metrics, RequestMetrics
 from ragwright.server.origin import CrossSiteGuard, is_loopback
 from ragwright.server.problems import UnexpectedErrors, install_handlers
 from ragwright.server.routes import communities, documents, graph, graph_view, meta, search, sync
@@ -166,7 +167,15 @@ def _guard(
     app: FastAPI, settings: ServerSettings, mounted: Mapping[str, ASGIApp], host: str | None
 ) -> None:
     """Mount ``mounted`` behind the read-scope key check, and add the body limit, cross-site
-    guard, error shape and request log around everything."""
+    guard, error shape, metrics (served at ``/metrics``) and request log around everything."""
+    metrics = Metrics()
+    app.state.metrics = metrics
+
+    @app.get("/metrics", include_in_schema=False, dependencies=[Depends(read_key)])
+    def prometheus_metrics() -> Response:
+        """Prometheus's text format (see `ragwright.server.metrics`); a read key when keyed."""
+        return metrics.response()
+
     for path, mounted_app in mounted.items():
         app.mount(path, RequireKey(mounted_app, settings, KeyScope.READ))
 
@@ -177,6 +186,7 @@ def _guard(
     app.add_middleware(BodyLimit, limit_for=body_limit)
     app.add_middleware(CrossSiteGuard, loopback=host is not None and is_loopback(host))
     app.add_middleware(UnexpectedErrors)
+    app.add_middleware(RequestMetrics, metrics=metrics)
     app.add_middleware(RequestLog)  # added last: outermost, so it sees every status
 
 

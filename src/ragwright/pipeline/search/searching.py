@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Unpack
 
+from ragwright import tracing
 from ragwright.llms.session import LLMSession
 from ragwright.models import Hit, Route, with_rank
 from ragwright.permissions import EVERYONE, Caller
@@ -43,6 +44,18 @@ class Searching:
         """`Index.search`."""
         # Made (and so checked) even when there is nothing to search.
         request = (request or DEFAULT_REQUEST).but(**options)
+        with tracing.span(tracing.SEARCH, mode=str(request.mode), top_k=request.top_k) as span:
+            hits = self._search(query, request, processors, query_processors)
+            span.set("hits", len(hits))
+        return hits
+
+    def _search(
+        self,
+        query: str,
+        request: SearchRequest,
+        processors: Sequence[ResultProcessor],
+        query_processors: Sequence[QueryProcessor],
+    ) -> list[Hit]:
         store = self.context.store
         configured = [
             spec.build(embedder=self.context.embedder, store=store, documents=store)
