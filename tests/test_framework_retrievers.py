@@ -12,10 +12,12 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import pydantic
 import pytest
 
 from pdf_files import build_text_pdf
 from ragwright import Federation, Index
+from ragwright.errors import ConfigError
 from ragwright.integrations.langchain import RagwrightRetriever as LangChainRetriever
 from ragwright.integrations.llamaindex import RagwrightRetriever as LlamaIndexRetriever
 from ragwright.pipeline.search.request import SearchRequest
@@ -132,6 +134,13 @@ def test_a_federation_is_retrieved_as_one_with_each_member_named(corpus: Path) -
     assert members == {"docs", "notes"}
     notes = next(d for d in documents if d.metadata["index"] == "notes")
     assert notes.metadata["citation"].startswith("notes: notes.md, Notes, chars ")
+
+
+def test_a_wrong_source_is_refused_at_construction(kb: Index) -> None:
+    with pytest.raises(ConfigError, match="an Index or a Federation, not a str"):
+        LlamaIndexRetriever("kb")  # type: ignore[arg-type]
+    with pytest.raises(pydantic.ValidationError, match="Index"):
+        LangChainRetriever(source="kb")
 
 
 def test_import_ragwright_imports_neither_framework() -> None:

@@ -5,8 +5,6 @@ chunk id, score, citation); ``id`` is the chunk id."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from ragwright.errors import MissingDependencyError
 
 try:
@@ -23,21 +21,20 @@ from ragwright.integrations.spans import SearchSource, search_hits, span_metadat
 from ragwright.pipeline.search.request import SearchRequest
 
 
-class RagwrightRetriever(BaseRetriever):  # type: ignore[misc]  # langchain is untyped for mypy
+class RagwrightRetriever(BaseRetriever):
     """``RagwrightRetriever(source=kb, request=SearchRequest(mode="hybrid", top_k=5))``;
     ``request`` None searches with the index's ``[search]`` defaults. Async calls
     (``ainvoke``) run the search in LangChain's thread pool."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    source: Any
+    source: SearchSource
     request: SearchRequest | None = None
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun
     ) -> list[Document]:
-        source: SearchSource = self.source
         return [
             Document(page_content=hit.chunk.text, metadata=span_metadata(hit), id=hit.chunk.id)
-            for hit in search_hits(source, query, self.request)
+            for hit in search_hits(self.source, query, self.request)
         ]

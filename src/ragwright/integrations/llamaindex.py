@@ -24,7 +24,12 @@ except ImportError as exc:  # pragma: no cover - the extra is in dev
         "the LlamaIndex retriever", "pip install 'ragwright[llamaindex]'"
     ) from exc
 
-from ragwright.integrations.spans import SearchSource, search_hits, span_metadata
+from ragwright.integrations.spans import (
+    SearchSource,
+    checked_source,
+    search_hits,
+    span_metadata,
+)
 from ragwright.models import Hit
 from ragwright.pipeline.search.request import SearchRequest
 
@@ -33,13 +38,13 @@ _HIDDEN = ["document_id", "chunk_id", "chunk_index", "char_start", "char_end", "
            "scale", "rank", "index"]  # fmt: skip
 
 
-class RagwrightRetriever(BaseRetriever):  # type: ignore[misc]  # llama-index is untyped for mypy
+class RagwrightRetriever(BaseRetriever):
     """``RagwrightRetriever(kb, SearchRequest(top_k=5))``; ``request`` None searches with the
     index's ``[search]`` defaults."""
 
     def __init__(self, source: SearchSource, request: SearchRequest | None = None) -> None:
         super().__init__()
-        self._source = source
+        self._source = checked_source(source)
         self._request = request
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragwright.errors import ConfigError
 from ragwright.federation import Federation
 from ragwright.index import Index
 from ragwright.models import Hit
@@ -17,6 +18,16 @@ from ragwright.pipeline.search.request import SearchRequest
 
 #: What an adapter searches: one index, or several fused by rank.
 SearchSource = Index | Federation
+
+
+def checked_source(source: object) -> SearchSource:
+    """``source`` if it is an `Index` or a `Federation`; else a `ConfigError` saying so."""
+    if not isinstance(source, Index | Federation):
+        raise ConfigError(
+            f"a ragwright retriever searches an Index or a Federation, not a "
+            f"{type(source).__name__}"
+        )
+    return source
 
 
 def search_hits(source: SearchSource, query: str, request: SearchRequest | None) -> list[Hit]:
