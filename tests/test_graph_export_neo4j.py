@@ -8,7 +8,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from ragwright.graph.neo4j_export import (
     CYPHER_FILE,
     NODES_FILE,
     RELATIONSHIPS_FILE,
+    admin_command,
     array_delimiter,
     neo4j_files,
 )
@@ -265,7 +268,7 @@ def test_cli_writes_csvs_and_a_script_that_read_back_as_the_graph(
     assert files[RELATIONSHIPS_FILE].splitlines()[0] == (
         ":START_ID,:END_ID,:TYPE,weight:double,synonym:double,chunks:string[]"
     )
-    assert "--array-delimiter=$(printf ';')" in files["neo4j-admin-import.sh"]
+    assert "--array-delimiter=\"$(printf ';')\"" in files["neo4j-admin-import.sh"]
     export = GraphExport(
         expected["version"],
         tuple(
@@ -312,7 +315,7 @@ HOSTILE = GraphExport(
 def test_hostile_names_round_trip_and_each_statement_is_one_line() -> None:
     files = neo4j_files(HOSTILE)
     assert array_delimiter(HOSTILE.entities) == "|"  # an alias holds ';'
-    assert "--array-delimiter=$(printf '|')" in files["neo4j-admin-import.sh"]
+    assert "--array-delimiter=\"$(printf '|')\"" in files["neo4j-admin-import.sh"]
     statements = files[CYPHER_FILE].splitlines()
     assert len(statements) == 2 + len(HOSTILE.entities) + len(HOSTILE.edges)
     assert all(s.endswith(";") for s in statements[1:])
@@ -334,3 +337,22 @@ def test_neo4j_needs_a_folder_and_an_unknown_format_lists_it(corpus: Path) -> No
     blocked = runner.invoke(app, ["graph", "export", "--format", "neo4j", "-o", "taken"])
     assert blocked.exit_code == 2 and "cannot write" in blocked.output
     assert "Traceback" not in no_folder.output + bad.output + blocked.output
+
+
+@pytest.mark.parametrize("delimiter", [";", "|", "\x1f"])
+def test_the_import_command_passes_the_delimiter_through_sh(
+    delimiter: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command file run by ``sh`` with a stand-in ``neo4j-admin`` that prints its
+    arguments, one per line (the real one is not installed here)."""
+    fake = tmp_path / "neo4j-admin"
+    fake.write_text('#!/bin/sh\nfor a in "$@"; do printf "%s\\n" "$a"; done\n', "utf-8")
+    fake.chmod(0o755)
+    script = tmp_path / "import.sh"
+    script.write_text(admin_command(delimiter), "utf-8")
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    out = subprocess.run(["sh", str(script), "kb"], capture_output=True, text=True, check=True)
+    arguments = out.stdout.split("\n")[:-1]
+    assert arguments[:3] == ["database", "import", "full"]
+    assert f"--array-delimiter={delimiter}" in arguments
+    assert arguments[-1] == "kb"

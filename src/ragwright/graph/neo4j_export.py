@@ -79,13 +79,13 @@ def array_delimiter(entities: Sequence[ExportedEntity]) -> str:
 
 
 def admin_command(delimiter: str) -> str:
-    shown = "\\x1f" if delimiter == "\x1f" else delimiter
+    shown = "\\037" if delimiter == "\x1f" else delimiter  # octal: POSIX printf has no \\x
     return (
         "#!/bin/sh\n"
         "# Bulk import into an empty database (Neo4j 5; stop the database first).\n"
         "neo4j-admin database import full \\\n"
         f"  --nodes={NODES_FILE} --relationships={RELATIONSHIPS_FILE} \\\n"
-        f"  --array-delimiter=$(printf '{shown}') --multiline-fields=true \\\n"
+        f"  --array-delimiter=\"$(printf '{shown}')\" --multiline-fields=true \\\n"
         '  "${1:-neo4j}"\n'
     )
 
