@@ -38,6 +38,7 @@ from ragwright.server.origin import CrossSiteGuard, is_loopback
 from ragwright.server.problems import UnexpectedErrors, install_handlers
 from ragwright.server.routes import communities, documents, graph, graph_view, meta, search, sync
 from ragwright.server.routes import federation as federation_routes
+from ragwright.server.routes import openai_chat
 from ragwright.server.routes._deps import read_key
 from ragwright.server.settings import ServerSettings
 from ragwright.server.uploads import Uploader
@@ -110,6 +111,7 @@ def create_app(
         scoped = [Depends(read_key), Depends(_collection)]
         app.include_router(router, prefix=COLLECTION_API, dependencies=scoped)
     app.include_router(meta.index_router)
+    app.include_router(openai_chat.router, prefix=API)  # once: the model names the collection
     app.include_router(sync.router)
     _add_web_page(app)
     _guard(app, settings, mounted, host)
