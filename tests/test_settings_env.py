@@ -22,6 +22,7 @@ from ragwright.llms.settings import LLMSettings
 from ragwright.pipeline.search.request import SearchRequest
 from ragwright.planner.settings import PlannerSettings
 from ragwright.server.settings import ServerSettings
+from ragwright.stores import open_backend, option_defaults
 
 
 def hits(*arguments: str, env: dict[str, str] | None = None) -> int:
@@ -101,5 +102,7 @@ def test_init_writes_every_table_and_its_defaults_parse_back(
     assert LLMExtractionSettings.from_config(config) == LLMExtractionSettings()
     assert ServerSettings.from_config(config) == ServerSettings()
     assert FederationSettings.from_config(config) == FederationSettings()
+    assert config.section("store") == option_defaults() and "sqlite" in option_defaults()
+    open_backend(tmp_path / "kb", config).close()  # each store takes its table as written
     keys = {line.split(" = ")[0] for line in defaults.splitlines() if " = " in line[:40]}
     assert {"max_request_kb", "graph_damping", "min_coverage", "workers", "strict"} <= keys

@@ -20,8 +20,15 @@ from ragwright.pipeline.search.mode_registry import mode_names
 from ragwright.pipeline.search.request import SearchRequest
 from ragwright.planner.settings import PlannerSettings
 from ragwright.server.settings import default_table
+from ragwright.stores import option_defaults
 
 EXAMPLE = "  # example"
+STORE_NOTES = {
+    "sqlite": 'The embedded store (docs/cli.md): durability "normal" or "full", private (owner '
+    'only), ann: approximate vector search "auto", "on" or "off" (default: as the index '
+    "recorded), ann_ef its beam.",
+    "postgresql": "A PostgreSQL store (docs/postgres.md; [store.postgres] is the same table).",
+}
 #: One line of explanation for the keys that need one (the rest are in docs/*.md).
 NOTES = {
     "engine": "extractive (offline, no model), stuff, map-reduce, refine or flare",
@@ -112,7 +119,10 @@ def template() -> str:
             examples={"members": ["team=/srv/team/.ragwright", "postgresql://me@db/notes"]},
             about="Several indexes searched as one by serve, mcp and search (docs/scaling.md).",
         ),
-        _STORE,
+        *(
+            _table(f"store.{name}", defaults, about=STORE_NOTES.get(name, ""))
+            for name, defaults in option_defaults().items()
+        ),
         _SOURCES,
     ]
     return "\n".join(parts)
@@ -169,17 +179,6 @@ _HEADER = f"""\
 # {ENV_PREFIX}<TABLE>{ENV_SEPARATOR}<KEY>: {ENV_PREFIX}SEARCH{ENV_SEPARATOR}TOP_K=5,
 # {ENV_PREFIX}LLM{ENV_SEPARATOR}BUDGET{ENV_SEPARATOR}REQUEST_CALLS=20. A command-line flag
 # wins over the environment, the environment over this file, this file over the defaults.
-"""
-
-_STORE = """\
-# [store.sqlite]
-# The embedded store's options (docs/reindex.md, docs/cli.md): durability "normal" or "full",
-# private (the index readable by its owner only), ann "auto", "on" or "off", ann_ef.
-# durability = "full"  # example
-
-# [store.postgres]
-# PostgreSQL's pool, timeouts and HNSW settings (docs/postgres.md).
-# hnsw_ef_search = 300  # example
 """
 
 _SOURCES = """\
