@@ -5,6 +5,7 @@ principals, and errors in OpenAI's shape."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,8 +25,9 @@ RULES = {"permissions": [{"path": "vault/**", "principals": ["group:vault"]}]}
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
-    """A served index (collections ``default`` and ``notes``) and its keys' secrets."""
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An index (collections ``default`` and ``notes``) and ``ragwright.toml`` with two keys,
+    whose secrets are in ``secrets.json``."""
     root = tmp_path_factory.mktemp("chat")
     docs = root / "docs"
     (docs / "vault").mkdir(parents=True)
@@ -46,7 +48,15 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict
         added = runner.invoke(cli, ["keys", "add", name, *flags, "--config", str(config)])
         assert added.exit_code == 0, added.output
         secrets[name] = added.stdout.strip().splitlines()[-1]
-    with serve_process(str(root / "kb"), root, "--config", str(config)) as base:
+    (root / "secrets.json").write_text(json.dumps(secrets))
+    return root
+
+
+@pytest.fixture(scope="module")
+def server(root: Path) -> Iterator[tuple[str, dict[str, str]]]:
+    """The index served by a ``ragwright serve`` process, and the keys' secrets."""
+    secrets = json.loads((root / "secrets.json").read_text())
+    with serve_process(str(root / "kb"), root, "--config", str(root / "ragwright.toml")) as base:
         yield base, secrets
 
 
@@ -165,3 +175,29 @@ def test_errors_come_in_openai_shape(server: tuple[str, dict[str, str]]) -> None
         assert isinstance(error.body, dict) and "param" in error.body
     assert unauthorized.value.type == "authentication_error"
     assert "sideways" in no_mode.value.message
+
+
+def test_a_federation_serves_one_model_answered_from_every_member(root: Path) -> None:
+    kb = root / "kb"
+    federation = (
+        f'\n[federation]\nmembers = ["main={kb}", '
+        f'{{ name = "notes", index = "{kb}", collection = "notes" }}]\n'
+    )
+    config = root / "federation.toml"
+    config.write_text((root / "ragwright.toml").read_text() + federation)
+    secrets = json.loads((root / "secrets.json").read_text())
+    with serve_process(str(kb), root, "--config", str(config)) as base:
+        served = (base, secrets)
+        names = [model.id for model in client(served).models.list()]
+        assert names[:2] == ["ragwright", "ragwright:bm25"] and "/" not in "".join(names)
+        ask = [{"role": "user", "content": "What does Kepler's third law relate?"}]
+        reply = client(served).chat.completions.create(model="ragwright:bm25", messages=ask)
+        cited = extra(reply, "citations")
+        assert cited and cited[0]["index"] == "notes" and cited[0]["source"].endswith("kepler.md")
+        secret = [{"role": "user", "content": "What is the vault code?"}]
+        outsider = client(served, "outsider").chat.completions.create(
+            model="ragwright:bm25", messages=secret
+        )
+        assert "4711" not in outsider.model_dump_json()
+        with pytest.raises(openai.NotFoundError):
+            client(served).chat.completions.create(model="ragwright/notes", messages=ask)

@@ -159,6 +159,7 @@ def create_federation_app(
     app.state.settings = settings
     install_handlers(app)
     app.include_router(federation_routes.router, prefix=API)
+    app.include_router(openai_chat.federation_router, prefix=API)
     app.include_router(federation_routes.health_router)
     _guard(app, settings, mounted, host)
     return app

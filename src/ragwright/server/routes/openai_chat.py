@@ -11,6 +11,9 @@ is `Index.ask`'s, with the server's answer engine and ``[search]`` settings, as 
 key acts as; its text keeps the ``[n]`` markers and ends with the sources they number, and the
 citations with their exact spans come in the extra ``citations`` field (in the last chunk of a
 stream). Sampling fields (``temperature``, ``max_tokens``, …) are accepted and ignored.
+
+A federation's server (`federation_router`) serves one model, ``ragwright[:MODE]``: the
+answer from every member's hits fused by rank, each citation naming its member (``index``).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol, Unpack
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import StreamingResponse
@@ -29,10 +32,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragwright.collection_pool import CollectionPool
 from ragwright.errors import RagwrightError, UnknownCollection
-from ragwright.index import Index
+from ragwright.federation import Federation
+from ragwright.index import AskOptions, Index
 from ragwright.models import Answer, Citation
+from ragwright.permissions import Caller
 from ragwright.pipeline.search.mode_registry import known_name
-from ragwright.pipeline.search.request import SearchMode
+from ragwright.pipeline.search.request import SearchMode, SearchRequest
 from ragwright.server.access_log import LOGGER
 from ragwright.server.problems import ApiError, error_body, status_of
 from ragwright.server.routes._deps import UNTRUSTED, ReadCaller, SearchDefaults
@@ -180,12 +185,95 @@ def chat_completions(
     ``[n]`` citations; server-sent ``chat.completion.chunk`` events when ``stream`` is true."""
     model = ChatModel.parse(body.model)
     question = body.question()
-    index = _open(pool, model, body.model)
-    options: dict[str, Any] = {"mode": model.mode, "request": defaults, "caller": caller}
+    return _answer(body, question, _open(pool, model, body.model), model, defaults, caller)
+
+
+#: The same routes on a federation's server: one model, ``ragwright[:MODE]``, answered from
+#: the members' fused hits (each citation names its member in ``index``).
+federation_router = APIRouter(tags=["openai"])
+
+
+def _federation(request: Request) -> Federation:
+    federation: Federation = request.app.state.federation
+    return federation
+
+
+FederationDep = Annotated[Federation, Depends(_federation)]
+
+
+@federation_router.get("/models")
+def list_federated_models(federation: FederationDep, caller: ReadCaller) -> dict[str, Any]:
+    """``ragwright`` in each mode every member can serve the caller now."""
+    models = [ChatModel(None, mode).name("") for mode in _federated_modes(federation, caller)]
+    return {"object": "list", "data": [_model_json(name) for name in models]}
+
+
+@federation_router.get("/models/{model:path}")
+def get_federated_model(
+    model: str, federation: FederationDep, caller: ReadCaller
+) -> dict[str, Any]:
+    chosen = _federated_model(model)
+    if chosen.mode not in _federated_modes(federation, caller):
+        raise _no_model(model, f"not every index can serve {chosen.mode} search now")
+    return _model_json(chosen.name(""))
+
+
+@federation_router.post(
+    "/chat/completions",
+    responses={200: {"content": {"text/event-stream": {}}, "description": "JSON or SSE."}},
+)
+def federated_chat_completions(
+    body: ChatRequest, federation: FederationDep, defaults: SearchDefaults, caller: ReadCaller
+) -> Any:
+    """As on one index, from every member's hits fused by rank."""
+    model = _federated_model(body.model)
+    return _answer(body, body.question(), federation, model, defaults, caller)
+
+
+def _federated_model(name: str) -> ChatModel:
+    model = ChatModel.parse(name)
+    if model.collection is not None:
+        raise _no_model(name, "a federation serves one model, ragwright (with :MODE)")
+    return model
+
+
+def _federated_modes(federation: Federation, caller: Caller) -> list[str]:
+    """The modes of `Searching.modes_for` that every member offers (in the first's order)."""
+    offered = []
+    for name in federation.names:
+        try:
+            offered.append(federation.member(name).searching.modes_for(caller))
+        except RagwrightError:  # down now: left out, as its searches are
+            continue
+    first, *others = offered or [[SearchMode.AUTO.value]]
+    return [mode for mode in first if all(mode in modes for modes in others)]
+
+
+class _Answers(Protocol):
+    """What answers a chat: an `Index` or a `Federation`."""
+
+    def ask(self, question: str, **options: Unpack[AskOptions]) -> Answer: ...
+
+    def ask_stream(
+        self, question: str, **options: Unpack[AskOptions]
+    ) -> Iterator[str | Answer]: ...
+
+
+def _answer(
+    body: ChatRequest,
+    question: str,
+    answers: _Answers,
+    model: ChatModel,
+    defaults: SearchRequest,
+    caller: Caller,
+) -> Any:
     reply = _Reply(body.model)
     if not body.stream:
-        return reply.completion(index.ask(question, top_k=TOP_K, **options))
-    pieces = index.ask_stream(question, top_k=TOP_K, **options)
+        found = answers.ask(question, top_k=TOP_K, mode=model.mode, request=defaults, caller=caller)
+        return reply.completion(found)
+    pieces = answers.ask_stream(
+        question, top_k=TOP_K, mode=model.mode, request=defaults, caller=caller
+    )
     # The first piece is computed here, so that an error before any text gets its status.
     first = next(pieces, None)
     usage = body.stream_options is not None and body.stream_options.include_usage
