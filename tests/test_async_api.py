@@ -14,8 +14,8 @@ import pytest
 
 from ragwright import Answer, Federation, Index
 from ragwright.async_api import iterate_in_thread
-from ragwright.ports import Vectors
 from ragwright.pipeline.ingest.ingestor import Progress
+from ragwright.ports import Vectors
 from ragwright.testing import HashingEmbedder
 
 TOPICS = ["tea", "coffee", "cocoa", "mate", "chicory", "rooibos"]
@@ -96,7 +96,9 @@ def test_aask_and_aask_stream_answer_as_ask_does(kb: Index) -> None:
 
     async def main() -> tuple[Answer, list[str | Answer]]:
         answer = await kb.aask("When does the cocoa harvest start?", top_k=2)
-        items = [item async for item in kb.aask_stream("When does the cocoa harvest start?", top_k=2)]
+        items = [
+            item async for item in kb.aask_stream("When does the cocoa harvest start?", top_k=2)
+        ]
         return answer, items
 
     answer, items = asyncio.run(main())

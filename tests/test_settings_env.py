@@ -76,9 +76,7 @@ def test_a_bad_variable_is_a_clear_cli_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ingest_sample_docs(tmp_path, monkeypatch)
-    result = runner.invoke(
-        app, ["search", "linux"], env={"RAGWRIGHT_SEARCH__TOP_K": "lots"}
-    )
+    result = runner.invoke(app, ["search", "linux"], env={"RAGWRIGHT_SEARCH__TOP_K": "lots"})
     assert result.exit_code == 2 and "RAGWRIGHT_SEARCH__TOP_K" in result.output
     assert "Traceback" not in result.output
 

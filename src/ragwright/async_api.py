@@ -96,7 +96,9 @@ class _Reads(Protocol[Found_co]):
         **options: Unpack[SearchOptions],
     ) -> Found_co: ...
 
-    def ask_stream(self, question: str, **options: Unpack[AskOptions]) -> Iterator[str | Answer]: ...
+    def ask_stream(
+        self, question: str, **options: Unpack[AskOptions]
+    ) -> Iterator[str | Answer]: ...
 
 
 class AsyncReads:

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 

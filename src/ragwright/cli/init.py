@@ -14,7 +14,6 @@ from ragwright.config import CONFIG_FILE
 from ragwright.errors import ConfigError
 
 
-
 @reports_errors
 def init(
     path: Annotated[Path, typer.Argument(help="The file to write.", dir_okay=False)] = Path(

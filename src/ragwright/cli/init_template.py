@@ -65,8 +65,12 @@ def template() -> str:
         _table(
             "llm.budget",
             {},
-            examples={"request_calls": 20, "request_tokens": 50000, "ingest_calls": 5000,
-                      "ingest_tokens": 5000000},  # fmt: skip
+            examples={
+                "request_calls": 20,
+                "request_tokens": 50000,
+                "ingest_calls": 5000,
+                "ingest_tokens": 5000000,
+            },
             about="Unlimited unless set: the most LLM calls and tokens one question (request) "
             "or one ingest run may spend.",
         ),
@@ -96,8 +100,9 @@ def template() -> str:
             {k: v for k, v in SearchRequest().settings().items() if v is not None},
             about="The defaults of search, ask and /v1/search; flags override them.",
         ),
-        _table("planner", {f.name: getattr(PlannerSettings(), f.name) for f in
-                           fields(PlannerSettings)}),  # fmt: skip
+        _table(
+            "planner", {f.name: getattr(PlannerSettings(), f.name) for f in fields(PlannerSettings)}
+        ),
         _table(
             "graph.llm",
             {

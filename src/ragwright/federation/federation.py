@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import NoReturn, TypeVar, Unpack
 
 from ragwright._surrogates import refuse_surrogates
-from ragwright.config import Config
 from ragwright.async_api import AsyncReads
+from ragwright.config import Config
 from ragwright.errors import (
     ConfigError,
     FilterSyntaxError,

@@ -36,9 +36,17 @@ from ragwright.server.keys import Scope as KeyScope
 from ragwright.server.limits import BodyLimit
 from ragwright.server.origin import CrossSiteGuard, is_loopback
 from ragwright.server.problems import UnexpectedErrors, install_handlers
-from ragwright.server.routes import communities, documents, graph, graph_view, meta, search, sync
+from ragwright.server.routes import (
+    communities,
+    documents,
+    graph,
+    graph_view,
+    meta,
+    openai_chat,
+    search,
+    sync,
+)
 from ragwright.server.routes import federation as federation_routes
-from ragwright.server.routes import openai_chat
 from ragwright.server.routes._deps import read_key
 from ragwright.server.settings import ServerSettings
 from ragwright.server.uploads import Uploader
