@@ -2,10 +2,11 @@
 ``aingest`` (an index's only), the same calls with the same arguments and results, run in a
 worker thread so that the event loop goes on while they work.
 
-    async with_index(kb):
-        hits = await kb.asearch("rotation policy", top_k=5)
-        async for piece in kb.aask_stream("How often are keys rotated?"):
-            ...
+    async def handle(kb: Index, question: str) -> Answer:
+        hits = await kb.asearch(question, top_k=5)
+        async for piece in kb.aask_stream(question):
+            ...  # pieces of text, then the final Answer
+        return await kb.aask(question)
 
 Why threads: the work underneath (SQLite or PostgreSQL reads, numpy, an embedding model, an
 LLM over HTTP) is blocking code, and the stores are already shared between threads (the
