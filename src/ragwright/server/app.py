@@ -43,6 +43,7 @@ from ragwright.server.routes import (
     graph_view,
     meta,
     openai_chat,
+    openai_federation,
     search,
     sync,
 )
@@ -167,7 +168,7 @@ def create_federation_app(
     app.state.settings = settings
     install_handlers(app)
     app.include_router(federation_routes.router, prefix=API)
-    app.include_router(openai_chat.federation_router, prefix=API)
+    app.include_router(openai_federation.router, prefix=API)
     app.include_router(federation_routes.health_router)
     _guard(app, settings, mounted, host)
     return app

@@ -12,8 +12,7 @@ key acts as; its text keeps the ``[n]`` markers and ends with the sources they n
 citations with their exact spans come in the extra ``citations`` field (in the last chunk of a
 stream). Sampling fields (``temperature``, ``max_tokens``, …) are accepted and ignored.
 
-A federation's server (`federation_router`) serves one model, ``ragwright[:MODE]``: the
-answer from every member's hits fused by rank, each citation naming its member (``index``).
+A federation's server serves the same routes (`ragwright.server.routes.openai_federation`).
 """
 
 from __future__ import annotations
@@ -32,7 +31,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragwright.collection_pool import CollectionPool
 from ragwright.errors import RagwrightError, UnknownCollection
-from ragwright.federation import Federation
 from ragwright.index import AskOptions, Index
 from ragwright.models import Answer, Citation
 from ragwright.permissions import Caller
@@ -67,12 +65,12 @@ class ChatModel:
         base, _, mode = name.partition(":")
         prefix, slash, collection = base.partition("/")
         if prefix != PREFIX or (slash and not collection):
-            raise _no_model(name, "models are named ragwright, ragwright/COLLECTION, each "
+            raise no_model(name, "models are named ragwright, ragwright/COLLECTION, each "
                             "optionally with :MODE (see GET /v1/models)")  # fmt: skip
         try:
             chosen = known_name(mode) if mode else SearchMode.AUTO.value
         except RagwrightError as error:
-            raise _no_model(name, str(error)) from None
+            raise no_model(name, str(error)) from None
         return cls(collection or None, chosen)
 
     def name(self, default_collection: str) -> str:
@@ -82,7 +80,7 @@ class ChatModel:
         return base if self.mode == SearchMode.AUTO else f"{base}:{self.mode}"
 
 
-def _no_model(name: str, why: str) -> ApiError:
+def no_model(name: str, why: str) -> ApiError:
     return ApiError(404, "model_not_found", f"the model {name!r} does not exist: {why}")
 
 
@@ -143,7 +141,7 @@ def _open(pool: CollectionPool, model: ChatModel, name: str) -> Index:
     try:
         return pool.get(model.collection)
     except UnknownCollection as error:
-        raise _no_model(name, str(error)) from None
+        raise no_model(name, str(error)) from None
 
 
 @router.get("/models")
@@ -157,7 +155,7 @@ def list_models(pool: Pool, caller: ReadCaller) -> dict[str, Any]:
         for collection in names
         for mode in pool.get(collection).searching.modes_for(caller)
     ]
-    return {"object": "list", "data": [_model_json(name) for name in models]}
+    return {"object": "list", "data": [model_json(name) for name in models]}
 
 
 @router.get("/models/{model:path}")
@@ -166,11 +164,11 @@ def get_model(model: str, pool: Pool, caller: ReadCaller) -> dict[str, Any]:
     chosen = ChatModel.parse(model)
     index = _open(pool, chosen, model)
     if chosen.mode not in index.searching.modes_for(caller):
-        raise _no_model(model, f"this collection cannot serve {chosen.mode} search now")
-    return _model_json(chosen.name(pool.default.collection))
+        raise no_model(model, f"this collection cannot serve {chosen.mode} search now")
+    return model_json(chosen.name(pool.default.collection))
 
 
-def _model_json(name: str) -> dict[str, Any]:
+def model_json(name: str) -> dict[str, Any]:
     return {"id": name, "object": "model", "created": 0, "owned_by": PREFIX}
 
 
@@ -185,68 +183,7 @@ def chat_completions(
     ``[n]`` citations; server-sent ``chat.completion.chunk`` events when ``stream`` is true."""
     model = ChatModel.parse(body.model)
     question = body.question()
-    return _answer(body, question, _open(pool, model, body.model), model, defaults, caller)
-
-
-#: The same routes on a federation's server: one model, ``ragwright[:MODE]``, answered from
-#: the members' fused hits (each citation names its member in ``index``).
-federation_router = APIRouter(tags=["openai"])
-
-
-def _federation(request: Request) -> Federation:
-    federation: Federation = request.app.state.federation
-    return federation
-
-
-FederationDep = Annotated[Federation, Depends(_federation)]
-
-
-@federation_router.get("/models")
-def list_federated_models(federation: FederationDep, caller: ReadCaller) -> dict[str, Any]:
-    """``ragwright`` in each mode every member can serve the caller now."""
-    models = [ChatModel(None, mode).name("") for mode in _federated_modes(federation, caller)]
-    return {"object": "list", "data": [_model_json(name) for name in models]}
-
-
-@federation_router.get("/models/{model:path}")
-def get_federated_model(
-    model: str, federation: FederationDep, caller: ReadCaller
-) -> dict[str, Any]:
-    chosen = _federated_model(model)
-    if chosen.mode not in _federated_modes(federation, caller):
-        raise _no_model(model, f"not every index can serve {chosen.mode} search now")
-    return _model_json(chosen.name(""))
-
-
-@federation_router.post(
-    "/chat/completions",
-    responses={200: {"content": {"text/event-stream": {}}, "description": "JSON or SSE."}},
-)
-def federated_chat_completions(
-    body: ChatRequest, federation: FederationDep, defaults: SearchDefaults, caller: ReadCaller
-) -> Any:
-    """As on one index, from every member's hits fused by rank."""
-    model = _federated_model(body.model)
-    return _answer(body, body.question(), federation, model, defaults, caller)
-
-
-def _federated_model(name: str) -> ChatModel:
-    model = ChatModel.parse(name)
-    if model.collection is not None:
-        raise _no_model(name, "a federation serves one model, ragwright (with :MODE)")
-    return model
-
-
-def _federated_modes(federation: Federation, caller: Caller) -> list[str]:
-    """The modes of `Searching.modes_for` that every member offers (in the first's order)."""
-    offered = []
-    for name in federation.names:
-        try:
-            offered.append(federation.member(name).searching.modes_for(caller))
-        except RagwrightError:  # down now: left out, as its searches are
-            continue
-    first, *others = offered or [[SearchMode.AUTO.value]]
-    return [mode for mode in first if all(mode in modes for modes in others)]
+    return answer_chat(body, question, _open(pool, model, body.model), model, defaults, caller)
 
 
 class _Answers(Protocol):
@@ -259,7 +196,7 @@ class _Answers(Protocol):
     ) -> Iterator[str | Answer]: ...
 
 
-def _answer(
+def answer_chat(
     body: ChatRequest,
     question: str,
     answers: _Answers,
