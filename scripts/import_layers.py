@@ -75,6 +75,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "facade",
         (
             "index",
+            "async_api",
             "knowledge",
             "federation",
             "collection_pool",

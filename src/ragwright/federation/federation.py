@@ -22,6 +22,7 @@ from typing import NoReturn, TypeVar, Unpack
 
 from ragwright import tracing
 from ragwright._surrogates import refuse_surrogates
+from ragwright.async_api import AsyncReads
 from ragwright.config import Config
 from ragwright.errors import (
     ConfigError,
@@ -94,10 +95,11 @@ class _Member:
                 self._index = None
 
 
-class Federation:
+class Federation(AsyncReads):
     """Search, ask and look up chunks and documents across several indexes (directories or
     store URLs, with any embedders). Make one with `Federation.open` (or `Index.federate`);
-    use it as a context manager, so it closes the indexes it opened."""
+    use it as a context manager, so it closes the indexes it opened. ``asearch``, ``aask``
+    and ``aask_stream`` are the same for asyncio."""
 
     def __init__(
         self,

@@ -37,7 +37,17 @@ from ragwright.server.limits import BodyLimit
 from ragwright.server.metrics import Metrics, RequestMetrics
 from ragwright.server.origin import CrossSiteGuard, is_loopback
 from ragwright.server.problems import UnexpectedErrors, install_handlers
-from ragwright.server.routes import communities, documents, graph, graph_view, meta, search, sync
+from ragwright.server.routes import (
+    communities,
+    documents,
+    graph,
+    graph_view,
+    meta,
+    openai_chat,
+    openai_federation,
+    search,
+    sync,
+)
 from ragwright.server.routes import federation as federation_routes
 from ragwright.server.routes._deps import read_key
 from ragwright.server.settings import ServerSettings
@@ -111,6 +121,7 @@ def create_app(
         scoped = [Depends(read_key), Depends(_collection)]
         app.include_router(router, prefix=COLLECTION_API, dependencies=scoped)
     app.include_router(meta.index_router)
+    app.include_router(openai_chat.router, prefix=API)  # once: the model names the collection
     app.include_router(sync.router)
     _add_web_page(app)
     _guard(app, settings, mounted, host)
@@ -158,6 +169,7 @@ def create_federation_app(
     app.state.settings = settings
     install_handlers(app)
     app.include_router(federation_routes.router, prefix=API)
+    app.include_router(openai_federation.router, prefix=API)
     app.include_router(federation_routes.health_router)
     _guard(app, settings, mounted, host)
     return app
