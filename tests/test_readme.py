@@ -88,3 +88,11 @@ def test_the_readme_commands_run_as_written(
     assert "[1]" in outputs["ask How are chunk ids computed?"]
     assert "docs/quickstart.md" in outputs["search chunk ids"]  # two indexes, one ranking
     assert (tmp_path / "ragwright.toml").read_text("utf-8").count("[sources.site]") == 1
+
+
+def test_the_docs_index_links_every_page() -> None:
+    docs = README.parent / "docs"
+    index = (docs / "index.md").read_text("utf-8")
+    pages = {page.name for page in docs.glob("*.md")} - {"index.md"}
+    assert {page for page in pages if f"]({page}" not in index} == set()
+    assert "[docs/index.md](docs/index.md)" in README.read_text("utf-8")
