@@ -61,6 +61,11 @@ def test_cli_communities_rebuild_list_and_global_modes(
     assert body["citations"] and body["citations"][0]["source"] == "docs/music.md"
     flagged = cli("ask", "Did the Beatles form in Liverpool?", "--mode", "global")
     assert flagged.exit_code == 0 and "yes/no" in flagged.stdout
+    # The answer itself is printed, not only its sources and notes.
+    printed = cli("ask", "What happened in Liverpool?", "--mode", "global")
+    assert printed.exit_code == 0, printed.output
+    before_sources = " ".join(printed.stdout.split("Sources")[0].split())
+    assert body["answer"] and " ".join(body["answer"].split())[:40] in before_sources
     filtered = cli("search", "Beatles", "--mode", "global", "--filter", 'source = "x"')
     assert filtered.exit_code != 0 and "filter cannot" in filtered.output
 
