@@ -140,7 +140,7 @@ def test_a_yes_no_question_is_flagged(clustered: Index) -> None:
 
 
 def test_global_mode_refuses_a_filter_and_needs_communities(kb: Index) -> None:
-    with pytest.raises(GraphNotBuilt, match="graph communities --rebuild"):
+    with pytest.raises(GraphNotBuilt, match="ragwright graph communities"):
         kb.search("anything", mode="global")
     with pytest.raises(GraphNotBuilt):
         kb.ask("anything", mode="global")

@@ -100,7 +100,7 @@ def ask(
         typer.Option(
             help=mode_help(
                 "Search mode of the retrieval; auto: the planner chooses; global answers "
-                "from the community reports (run graph communities --rebuild first)."
+                "from the community reports (run graph communities first)."
             ),
             parser=search_mode,
             metavar="MODE",
