@@ -812,6 +812,15 @@ class FactTarget(Protocol):
 
 
 @runtime_checkable
+class FactExport(Protocol):
+    """Stored graph evidence read back as facts (what `ragwright migrate` copies)."""
+
+    def stored_facts(self, chunk_ids: Sequence[str]) -> list[ChunkFacts]:
+        """The stored facts of those of ``chunk_ids`` that were extracted, by chunk id."""
+        ...
+
+
+@runtime_checkable
 class IndexCheck(Protocol):
     """A backend that examines a collection without trusting it (`ragwright check`): it
     opens even a damaged one, reads only, and reports what it found instead of raising."""
