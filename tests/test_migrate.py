@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from global_corpus import write_corpus
 from ragwright import Index, StoreError
 from ragwright.cli import app as cli
-from global_corpus import write_corpus
 from ragwright.models import CacheStats, LedgerRow, Usage
 from ragwright.models.communities import CommunitySettings
 from ragwright.pipeline.rebuild.migrate import migrate

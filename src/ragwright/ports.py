@@ -42,7 +42,7 @@ from ragwright.models.communities import (
     StoredCommunity,
     StoredReport,
 )
-from ragwright.models.graph import ChunkFacts, GraphSnapshot
+from ragwright.models.graph import ChunkFacts, GraphSnapshot, TypedFact
 from ragwright.models.graph_records import EntityInfo, FactsWritten, GraphStats
 from ragwright.models.sparse import SparseVector
 
@@ -869,6 +869,14 @@ class GraphSource(Protocol):
     def graph_version(self) -> str: ...
 
     def graph_snapshot(self) -> GraphSnapshot: ...
+
+
+@runtime_checkable
+class FactSource(Protocol):
+    """The graph's typed facts (relations other than co-occurrence), distinct: what graph
+    search links a query to (`ragwright.graph.fact_linking`)."""
+
+    def typed_facts(self) -> list[TypedFact]: ...
 
 
 @runtime_checkable

@@ -103,7 +103,8 @@ def facts_from_rows(
             Relation(source, target, label, units / WEIGHT_UNITS)
         )
     return [
-        ChunkFacts(chunk_id, extractor, tuple(found.get(chunk_id, ())),
-                   tuple(related.get(chunk_id, ())))  # fmt: skip
+        ChunkFacts(
+            chunk_id, extractor, tuple(found.get(chunk_id, ())), tuple(related.get(chunk_id, ()))
+        )
         for chunk_id, extractor in sorted(extractions)
     ]
