@@ -52,19 +52,20 @@ def tables(directory: Path) -> dict[str, Counter[tuple[object, ...]]]:
 def written(steps: list[tuple[str, list[str] | None]]) -> dict[str, Counter[tuple[object, ...]]]:
     """The tables after each step: write (source, texts), or delete source (texts None);
     synonyms linked after each, as ingest and graph build do."""
-    directory = Path(tempfile.mkdtemp(prefix="graphprop"))
-    store = SQLiteStore(directory)
-    store.bind_space(SPACE)
-    for source, texts in steps:
-        if texts is None:
-            store.delete(make_document(source, ["x"])[0].id)
-        else:
-            store.write([graph_write(source, texts)])
-        store.link_synonyms()
-    # The typed facts graph search links queries to (and embeds) are evidence-derived too.
-    facts = Counter((f.source, f.predicate, f.target) for f in store.typed_facts())
-    store.close()
-    return {**tables(directory), "typed_facts": facts}
+    with tempfile.TemporaryDirectory(prefix="graphprop") as name:
+        directory = Path(name)
+        store = SQLiteStore(directory)
+        store.bind_space(SPACE)
+        for source, texts in steps:
+            if texts is None:
+                store.delete(make_document(source, ["x"])[0].id)
+            else:
+                store.write([graph_write(source, texts)])
+            store.link_synonyms()
+        # The typed facts graph search links queries to are evidence-derived too.
+        facts = Counter((f.source, f.predicate, f.target) for f in store.typed_facts())
+        store.close()
+        return {**tables(directory), "typed_facts": facts}
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
