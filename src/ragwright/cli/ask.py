@@ -101,7 +101,7 @@ def ask(
             help=mode_help(
                 "Search mode of the retrieval, hybrid by default as for search; auto: the "
                 "planner chooses; global answers from the community reports (run graph "
-                "communities --rebuild first)."
+                "communities first)."
             ),
             parser=search_mode,
             metavar="MODE",
@@ -215,11 +215,16 @@ def _answer(question: str, stream: Iterator[str | Answer], json_output: bool) ->
 
 
 def _show_stream(stream: Any) -> Answer:
-    """Prints the pieces as they arrive; returns the final Answer."""
+    """Prints the pieces as they arrive; returns the final Answer. A stream that yields only
+    the final Answer (global search's offline answer) has its text printed whole."""
+    streamed = False
     for item in stream:
         if isinstance(item, Answer):
+            if not streamed:
+                console.print(item.text, end="", markup=False, highlight=False, soft_wrap=True)
             console.print()
             return item
+        streamed = streamed or bool(item)
         console.print(item, end="", markup=False, highlight=False, soft_wrap=True)
         console.file.flush()
     raise AssertionError("the answer stream ended without an Answer")
