@@ -42,6 +42,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -202,6 +203,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--url", help="an existing database (default: start a private server)")
     parser.add_argument("--seconds", type=float, default=10.0, help="per throughput run")
+    parser.add_argument("--clients", type=int, default=8, help="concurrent clients")
     parser.add_argument("--vectors", choices=("hashing", "clustered"), default="hashing")
     parser.add_argument("--centroids", type=int, default=2000, help="clusters (clustered)")
     parser.add_argument("--spread", type=float, default=0.75, help="noise norm (clustered)")
@@ -241,6 +243,8 @@ def run(args: argparse.Namespace, url: str) -> None:
     exact = exact_backend.open("bench")
     iterative_backend = PostgresBackend(url, pool_size=2, exact_limit=0)  # HNSW always
     iterative = iterative_backend.open("bench")
+    sql_backend = PostgresBackend(url, pool_size=8, keyword_cache=False)  # BM25 in SQL: before
+    in_sql = sql_backend.open("bench")
     store.bind_space(embedder.space)
     with psycopg.connect(url) as conn:
         settings = conn.execute(
@@ -313,37 +317,71 @@ def run(args: argparse.Namespace, url: str) -> None:
             lambda q: iterative.vector_search(q, 10, selective),
             lambda q: exact.vector_search(q, 10, selective))  # fmt: skip
 
-    bm25 = [timed(lambda t=t: store.keyword_search(t, 10))[0] for t in texts]
-    bm25_filtered = [timed(lambda t=t: store.keyword_search(t, 10, selective))[0] for t in texts]
-    bm25_common = [timed(lambda t=t: store.keyword_search(t, 10))[0] for t in common]
-    retriever, request = Retriever(store, embedder), SearchRequest(mode="hybrid", top_k=10)
-    hybrid = [
-        timed(lambda t=t, v=v: retriever.search(t, request, query_vector=v))[0]
-        for t, v in zip(texts, vectors, strict=True)
-    ]
-    print(f"BM25 p50 {p50(bm25):.2f} ms (1% filter: {p50(bm25_filtered):.2f} ms; frequent "
-          f"words: {p50(bm25_common):.2f} ms); hybrid p50 {p50(hybrid):.2f} ms")  # fmt: skip
-    for length in QUERY_LENGTHS:
-        long = [words.text(length, rng.randrange(len(words.topics)), share=0.9)
-                for _ in range(args.queries)]  # fmt: skip
-        times = [timed(lambda t=t: store.keyword_search(t, 10))[0] for t in long]
-        print(f"  BM25, {length:>2}-word queries: p50 {p50(times):.2f} ms")
+    seconds, _ = timed(lambda: (store.keyword_search("x", 1), store.wait_for_caches()))
+    print(f"keyword cache built in {seconds:.1f} s (searches answer in SQL meanwhile)")
+    by_length = {
+        length: [
+            words.text(length, rng.randrange(len(words.topics)), share=0.9)
+            for _ in range(args.queries)
+        ]
+        for length in QUERY_LENGTHS
+    }
+    queries = Queries(texts, common, vectors, selective, by_length)
+    keyword_figures("BM25 in SQL (keyword_cache = false)", in_sql, embedder, queries)
+    keyword_figures("BM25 from the keyword cache", store, embedder, queries)
 
-    def mixed(i: int) -> None:
-        text, vector = texts[i % len(texts)], vectors[i % len(texts)]
-        if i % 2:
-            store.keyword_search(text, 10)
-        else:
-            store.vector_search(vector, 10)
+    for name, served in (("BM25 in SQL", in_sql), ("BM25 cached", store)):
 
-    one = throughput(mixed, 1, args.seconds)
-    eight = throughput(mixed, 8, args.seconds)
-    print(f"throughput (half vector, half BM25): 1 client {one:,.0f} q/s, 8 clients "
-          f"{eight:,.0f} q/s ({eight / one:.2f}x)")  # fmt: skip
-    for closing in (store, exact, iterative):
+        def mixed(i: int, served: PostgresStore = served) -> None:
+            text, vector = texts[i % len(texts)], vectors[i % len(texts)]
+            if i % 2:
+                served.keyword_search(text, 10)
+            else:
+                served.vector_search(vector, 10)
+
+        one = throughput(mixed, 1, args.seconds)
+        eight = throughput(mixed, args.clients, args.seconds)
+        print(f"throughput, {name} (half vector, half BM25): 1 client {one:,.0f} q/s, "
+              f"{args.clients} clients {eight:,.0f} q/s ({eight / one:.2f}x)")  # fmt: skip
+    for closing in (store, exact, iterative, in_sql):
         closing.close()
-    for closing_backend in (backend, exact_backend, iterative_backend):
+    for closing_backend in (backend, exact_backend, iterative_backend, sql_backend):
         closing_backend.close()
+
+
+@dataclass(frozen=True)
+class Queries:
+    texts: list[str]
+    common: list[str]
+    vectors: np.ndarray
+    selective: Filter
+    by_length: dict[int, list[str]]
+
+
+def keyword_figures(name: str, store: PostgresStore, embedder: Any, queries: Queries) -> None:
+    """BM25 and hybrid p50 of ``store`` (plain, 1%-filtered, frequent words, by length)."""
+    texts, selective = queries.texts, queries.selective
+    bm25 = [timed(lambda t=t: store.keyword_search(t, 10))[0] for t in texts]
+    filtered = [timed(lambda t=t: store.keyword_search(t, 10, selective))[0] for t in texts]
+    common = [timed(lambda t=t: store.keyword_search(t, 10))[0] for t in queries.common]
+    retriever = Retriever(store, embedder)
+    hybrid: dict[str, list[float]] = {}
+    for label, request in (
+        ("plain", SearchRequest(mode="hybrid", top_k=10)),
+        ("filtered", SearchRequest(mode="hybrid", top_k=10, where=selective)),
+    ):
+        hybrid[label] = [
+            timed(lambda t=t, v=v, r=request: retriever.search(t, r, query_vector=v))[0]
+            for t, v in zip(texts, queries.vectors, strict=True)
+        ]
+    print(f"{name}: BM25 p50 {p50(bm25):.2f} ms (1% filter: {p50(filtered):.2f} ms; frequent "
+          f"words: {p50(common):.2f} ms); hybrid p50 {p50(hybrid['plain']):.2f} ms (1% filter: "
+          f"{p50(hybrid['filtered']):.2f} ms)")  # fmt: skip
+    lengths = []
+    for length, long in queries.by_length.items():
+        times = [timed(lambda t=t: store.keyword_search(t, 10))[0] for t in long]
+        lengths.append(f"{length}-word {p50(times):.2f} ms")
+    print("  BM25 p50 by query length: " + ", ".join(lengths))
 
 
 def _vacuum(url: str) -> None:

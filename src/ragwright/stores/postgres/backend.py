@@ -69,7 +69,10 @@ class PostgresBackend:
     HNSW parameters apply to the collections this backend opens: ``hnsw_m`` and
     ``hnsw_ef_construction`` when a collection's vector index is built, ``hnsw_ef_search`` per
     query. ``exact_limit`` is the number of candidate rows up to which a vector search is exact
-    (a small collection, or a selective filter) instead of going through the HNSW index."""
+    (a small collection, or a selective filter) instead of going through the HNSW index.
+    ``hnsw_build_memory_mb`` and ``hnsw_build_workers``: the memory and parallel workers of an
+    HNSW build (`create_vector_index`, a re-chunk's swap). ``keyword_cache``: BM25 from the
+    postings held in this process (`keyword_cache`), or, off, in SQL."""
 
     def __init__(
         self,
@@ -82,6 +85,9 @@ class PostgresBackend:
         hnsw_ef_construction: int = _DEFAULTS.hnsw_ef_construction,
         hnsw_ef_search: int = _DEFAULTS.hnsw_ef_search,
         exact_limit: int = _DEFAULTS.exact_limit,
+        hnsw_build_memory_mb: int = _DEFAULTS.hnsw_build_memory_mb,
+        hnsw_build_workers: int = _DEFAULTS.hnsw_build_workers,
+        keyword_cache: bool = _DEFAULTS.keyword_cache,
     ) -> None:
         _require_driver()
         from psycopg_pool import ConnectionPool
@@ -95,6 +101,9 @@ class PostgresBackend:
         self.hnsw_ef_construction = hnsw_ef_construction
         self.hnsw_ef_search = hnsw_ef_search
         self.exact_limit = exact_limit
+        self.keyword_cache = keyword_cache
+        self.hnsw_build_memory_mb = hnsw_build_memory_mb
+        self.hnsw_build_workers = hnsw_build_workers
         self.retry_seconds = retry_seconds
         self._connect_timeout = connect_timeout
         self._ensure_pgvector()
