@@ -76,16 +76,19 @@ class KeywordCache:
         """The newest state: take it before the search's transaction takes its snapshot."""
         return self._state
 
-    def current(self, conn: Connection[Any], taken: CacheState | None) -> CacheState | None:
-        """The cache as of ``conn``'s snapshot (a repeatable-read transaction that has run no
-        statement yet), from ``taken``; None while it is being built elsewhere (search in
-        SQL then)."""
+    def current(
+        self, conn: Connection[Any], taken: CacheState | None, first: str
+    ) -> CacheState | None:
+        """The cache as of ``conn``'s snapshot, from ``taken``; None while it is being built
+        elsewhere (search in SQL then). ``conn``'s transaction has run no statement yet:
+        ``first`` (what sets it up: a repeatable-read snapshot) is sent with the first."""
         if taken is None:
+            conn.execute(first)
             if self._background:
                 self._start(None)
                 return None
             return self._keep(None, self._built(conn))
-        at, changes = changes_since(self._db, conn, taken.at)
+        at, changes = changes_since(self._db, conn, taken.at, first)
         if changes is None or changes.size > max(_REPLAY, taken.matrix.rows.live_count):
             if self._background:
                 self._start(None)

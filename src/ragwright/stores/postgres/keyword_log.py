@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from psycopg import sql
 
 from ragwright.stores.postgres.backend import lock_schema
 from ragwright.stores.postgres.database import SchemaDatabase
@@ -54,12 +55,12 @@ CREATE OR REPLACE TRIGGER chunk_changes_delete AFTER DELETE ON {s}.chunks
 """
 
 #: The reader's snapshot and the log's table (a collection dropped and made again has another).
-_NOW = "SELECT pg_current_snapshot()::text, to_regclass(%s)::oid::bigint"
+_NOW = "SELECT pg_current_snapshot()::text, to_regclass({log})::oid::bigint"
 _SINCE = (
-    "SELECT pg_current_snapshot()::text, to_regclass(%s)::oid::bigint, "
+    "SELECT pg_current_snapshot()::text, to_regclass({log})::oid::bigint, "
     "array_agg(row_id), array_agg(added) FROM {s}.chunk_changes "
-    "WHERE xid >= pg_snapshot_xmin(%s::pg_snapshot) "
-    "AND NOT pg_visible_in_snapshot(xid, %s::pg_snapshot)"
+    "WHERE xid >= pg_snapshot_xmin({since}::pg_snapshot) "
+    "AND NOT pg_visible_in_snapshot(xid, {since}::pg_snapshot)"
 )
 
 
@@ -94,23 +95,24 @@ class LogChanges:
         return int(self.removed.size + self.added.size)
 
 
-def position(db: SchemaDatabase, conn: Connection[Any]) -> Position:
-    """The current transaction's position (its first statement takes its snapshot)."""
-    row = conn.execute(_NOW, (f"{db.schema}.chunk_changes",)).fetchone()
-    assert row is not None
+def position(db: SchemaDatabase, conn: Connection[Any], first: str = "") -> Position:
+    """The current transaction's position (its first statement takes its snapshot), after
+    ``first`` (statements sent with it, in one round trip)."""
+    row = _row(conn, first, sql.SQL(_NOW).format(log=_log(db)))
     return Position(str(row[0]), int(row[1] or 0))
 
 
 def changes_since(
-    db: SchemaDatabase, conn: Connection[Any], since: Position
+    db: SchemaDatabase, conn: Connection[Any], since: Position, first: str = ""
 ) -> tuple[Position, LogChanges | None]:
     """The current transaction's position and the changes it sees that ``since`` did not
-    (None: another log, so nothing can be replayed). ``since`` must be a snapshot taken
-    before this transaction's: what it saw is then all visible here."""
-    row = conn.execute(
-        db.sql(_SINCE), (f"{db.schema}.chunk_changes", since.snapshot, since.snapshot)
-    ).fetchone()
-    assert row is not None
+    (None: another log, so nothing can be replayed), after ``first`` as `position` runs it.
+    ``since`` must be a snapshot taken before this transaction's: what it saw is then all
+    visible here."""
+    statement = sql.SQL(_SINCE).format(
+        s=db.identifier, log=_log(db), since=sql.Literal(since.snapshot)
+    )
+    row = _row(conn, first, statement)
     now = Position(str(row[0]), int(row[1] or 0))
     if now.log != since.log:
         return now, None
@@ -120,6 +122,24 @@ def changes_since(
         (added if was_added else removed).add(int(row_id))
     both = added & removed  # added and removed again since: nothing to do
     return now, LogChanges(_ids(removed - both), _ids(added - both))
+
+
+def _log(db: SchemaDatabase) -> sql.Literal:
+    return sql.Literal(f"{db.schema}.chunk_changes")
+
+
+def _row(conn: Connection[Any], first: str, statement: sql.Composed) -> Any:
+    """The one row of ``statement``, sent after ``first`` in one message (so with its values
+    as literals: several statements go by the simple query protocol, which takes no
+    parameters)."""
+    if not first:
+        row = conn.execute(statement).fetchone()
+    else:
+        cursor = conn.execute(sql.SQL(first + "; ") + statement)
+        cursor.nextset()
+        row = cursor.fetchone()
+    assert row is not None
+    return row
 
 
 def _ids(values: set[int]) -> RowIds:

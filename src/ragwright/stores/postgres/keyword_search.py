@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 #: The rows of ranked row ids (their scores are attached in Python, as computed).
 _ROWS_OF = (
     f"SELECT c.row_id, {CHUNK_COLUMNS} FROM {{s}}.chunks c "
-    "JOIN {s}.documents d ON d.id = c.document_id WHERE c.row_id = ANY(%s)"
+    "JOIN {s}.documents d ON d.id = c.document_id WHERE c.row_id = ANY({ids}::bigint[])"
 )
 _MATCHING = "SELECT string_agg(c.row_id::text, ',') FROM {s}.chunks c WHERE {where}"
 _READABLE = (
@@ -41,7 +41,7 @@ _READABLE = (
     "JOIN {s}.documents d ON d.id = c.document_id WHERE {corpus}"
 )
 #: A read-only snapshot for the whole search (the cache's changes, the filter, the rows).
-SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+SNAPSHOT = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 
 
 class PostgresKeywordSearch:
@@ -86,14 +86,18 @@ class PostgresKeywordSearch:
         taken = None if cache is None else cache.taken()  # before the search's snapshot
 
         def work(conn: Connection[Any]) -> list[Any]:
-            conn.execute(SNAPSHOT)
-            state = None if cache is None else cache.current(conn, taken)
+            if cache is None:
+                conn.execute(SNAPSHOT)
+            state = None if cache is None else cache.current(conn, taken, SNAPSHOT)
             if state is None:
-                return conn.execute(statement, arguments).fetchall()
+                rows = conn.execute(statement, arguments).fetchall()
+                conn.execute("COMMIT")
+                return rows
             search = _CachedSearch(terms, top_k, bm25, condition if where else None, params)
             return self._cached_rows(conn, state, search, readable, (corpus, corpus_params))
 
-        rows = self._db.run(work, "keyword search")
+        # Its own BEGIN and COMMIT, each sent with a statement: two round trips from the cache.
+        rows = self._db.read(work, "keyword search")
         return hits(rows, Scale.BM25, Arm.BM25)
 
     def _cached_rows(
@@ -120,12 +124,12 @@ class PostgresKeywordSearch:
                 lambda: matrix.rows.slots_of(_row_ids(conn, statement, corpus[1])),
             )
         scored = matrix.top_k(search.terms, search.top_k, allowed, search.bm25, statistics)
-        if not scored:
-            return []
-        found = {
-            int(row[0]): row[1:]
-            for row in conn.execute(self._db.sql(_ROWS_OF), ([r for r, _ in scored],))
-        }
+        # The row ids as a literal: the COMMIT goes in the same message (no parameters then).
+        wanted = sql.Literal("{" + ",".join(str(int(r)) for r, _ in scored) + "}")
+        cursor = conn.execute(
+            sql.SQL(_ROWS_OF + "; COMMIT").format(s=self._db.identifier, ids=wanted)
+        )
+        found = {int(row[0]): row[1:] for row in cursor.fetchall()}
         return [(*found[r], score) for r, score in scored if r in found]
 
 
