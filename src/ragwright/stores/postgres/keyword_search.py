@@ -145,7 +145,7 @@ class _CachedSearch:
     params: Params
 
 
-def _row_ids(conn: Connection[Any], statement: sql.Composable, params: Params) -> RowIds:
+def _row_ids(conn: Connection[Any], statement: sql.Composed, params: Params) -> RowIds:
     row = conn.execute(statement, params).fetchone()
     return parsed(row[0] if row else None, np.int64)
 
