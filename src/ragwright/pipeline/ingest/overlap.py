@@ -6,11 +6,13 @@ written on another while the next is embedded (`OneWriter`).
 Both keep order and bound memory: sources come out in the order they went in, at most
 `PREFETCHED` ahead; batches are written one at a time in the order given, at most one waiting
 behind the one being written. An error on either thread is raised in the caller at its next
-step, as if the step had run there.
+step, as if the step had run there; and each thread runs in a copy of the caller's context
+(contextvars), so a trace's spans nest there as they would in one thread.
 """
 
 from __future__ import annotations
 
+import contextvars
 import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -36,7 +38,8 @@ class OneWriter:
     def submit(self, write: Callable[[], None]) -> None:
         """Start ``write`` once the one before it is done (its error raised here)."""
         self.wait()
-        self._running = self._pool.submit(write)
+        # In the caller's context (its trace's current span, say), as if it ran there.
+        self._running = self._pool.submit(contextvars.copy_context().run, write)
 
     def wait(self) -> None:
         """Wait for the write running, raising its error."""
@@ -71,7 +74,10 @@ def prefetched(items: Iterable[T], ahead: int) -> Iterator[Iterator[T]]:
         except BaseException as error:  # raised where the items are taken
             _put(handed, _Raised(error), stop)
 
-    thread = threading.Thread(target=produce, name="ragwright prepare", daemon=True)
+    context = contextvars.copy_context()  # the caller's (its trace's current span, say)
+    thread = threading.Thread(
+        target=context.run, args=(produce,), name="ragwright prepare", daemon=True
+    )
     thread.start()
 
     def taken() -> Iterator[T]:
