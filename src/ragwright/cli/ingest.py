@@ -320,7 +320,10 @@ def _progress_bar(enabled: bool) -> Iterator[Callable[[IngestProgress], None]]:
         def line(p: IngestProgress) -> None:
             if p.files_done < p.files_total or not p.current:  # the last, after the last write
                 lines.update(
-                    "ingest", p.files_done, p.files_total, f"files · {p.chunks_written:,} chunks"
+                    "ingest",
+                    p.files_done,
+                    p.files_total,
+                    f"files · {p.chunks_embedded:,} chunks embedded · {p.chunks_written:,} written",
                 )
 
         yield line
@@ -329,14 +332,16 @@ def _progress_bar(enabled: bool) -> Iterator[Callable[[IngestProgress], None]]:
         TextColumn("[bold]ingest"),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("files · {task.fields[chunks]} chunks ·"),
+        TextColumn(
+            "files · {task.fields[embedded]} chunks embedded · {task.fields[chunks]} written ·"
+        ),
         _RateColumn(),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         console=errors,
         disable=not enabled,
     )
-    task = bar.add_task("ingest", total=None, chunks=0)
+    task = bar.add_task("ingest", total=None, chunks=0, embedded=0)
 
     def update(progress: IngestProgress) -> None:
         bar.update(
@@ -344,6 +349,7 @@ def _progress_bar(enabled: bool) -> Iterator[Callable[[IngestProgress], None]]:
             completed=progress.files_done,
             total=progress.files_total,
             chunks=progress.chunks_written,
+            embedded=progress.chunks_embedded,
         )
 
     with bar:
