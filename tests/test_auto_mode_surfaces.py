@@ -77,6 +77,20 @@ def test_cli_ask_defaults_to_hybrid_as_search_does(corpus: Path) -> None:
     assert "route:" not in shown.output  # the mode the user ran is no news
 
 
+def test_cli_ask_and_search_share_the_search_tables_mode(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One default for both: ``[search] mode`` (here from the environment), else hybrid;
+    ``--mode`` wins over it."""
+    ingest(graph=True)
+    monkeypatch.setenv("RAGWRIGHT_SEARCH__MODE", "auto")
+    for command in ("ask", "search"):
+        shown = json.loads(cli(command, BRIDGE, "--json").stdout)
+        assert shown["route"]["planner"] == "rules" and shown["route"]["mode"] == "graph"
+    answer = json.loads(cli("ask", BRIDGE, "--mode", "bm25", "--json").stdout)
+    assert answer["route"]["mode"] == "bm25"
+
+
 def test_cli_ask_auto_falls_back_where_the_index_cannot(corpus: Path) -> None:
     ingest(graph=False)
     answer = json.loads(cli("ask", BRIDGE, "--mode", "auto", "--json").stdout)

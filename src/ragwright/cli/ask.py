@@ -96,17 +96,17 @@ def ask(
         ),
     ] = None,
     mode: Annotated[
-        str,
+        str | None,
         typer.Option(
             help=mode_help(
-                "Search mode of the retrieval, hybrid by default as for search; auto: the "
-                "planner chooses; global answers from the community reports (run graph "
-                "communities first)."
+                "Search mode of the retrieval; auto: the planner chooses; global answers from "
+                "the community reports (run graph communities first). [default: [search] "
+                "mode, as for search, else hybrid]"
             ),
             parser=search_mode,
             metavar="MODE",
         ),
-    ] = SearchMode.HYBRID.value,
+    ] = None,
     document_share: DocumentShareOption = None,
     bm25_k1: BM25K1Option = None,
     bm25_b: BM25BOption = None,
@@ -141,6 +141,7 @@ def ask(
     given = locations(index)
     configuration = load_config(config)
     flags: dict[str, Any] = {
+        "mode": mode,
         "document_share": document_share,
         "bm25_k1": bm25_k1,
         "bm25_b": bm25_b,
@@ -155,7 +156,7 @@ def ask(
         "top_k": top_k,
         "where": where,
         "graph_context": graph_context,
-        "mode": mode,
+        "mode": request.mode,
         "request": request,
         "caller": caller,
     }
@@ -186,7 +187,7 @@ def ask(
             if not caller.restricted:  # it names fields of every document
                 warn_if_filter_matched_nothing(kb, where, len(answer.hits))
     if not json_output:
-        _show_sources(answer, show_route=mode == SearchMode.AUTO)
+        _show_sources(answer, show_route=request.mode == SearchMode.AUTO)
 
 
 def _settings(
