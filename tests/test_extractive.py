@@ -145,6 +145,18 @@ def test_only_whole_prose_sentences_are_quoted_never_code_lists_or_headings() ->
     ]
 
 
+def test_a_sentence_cut_inside_inline_code_is_never_quoted() -> None:
+    """Issue 32: "What does ragwright check do?" was answered with a fragment ending in a
+    backtick: the splitter cut at a full stop inside a code span."""
+    text = (
+        "A damaged index is a clear error: `error: the index is damaged (REASON). Run "
+        "ragwright check to see what.` Over HTTP it is a 503 with the same message.\n\n"
+        "The `check` command of ragwright reports each damaged part of an index."
+    )
+    quoted = quotes("what does ragwright check do", ("cli.md", [text]))
+    assert quoted == ["The `check` command of ragwright reports each damaged part of an index."]
+
+
 def test_a_chunk_that_starts_inside_a_sentence_or_a_code_block_quotes_neither() -> None:
     first = "Ids are stable. The parser reads every file and"
     second = "then writes chunk ids to the index.\n```\n\nChunk ids never change for the same text."

@@ -30,7 +30,14 @@ from ragwright.pipeline.permitted import refuse_restricted
 from ragwright.pipeline.search.global_retrieval import GlobalRetriever, refuse_filter
 from ragwright.pipeline.search.per_document import routed
 from ragwright.pipeline.search.request import SearchMode, SearchOptions, SearchRequest
-from ragwright.ports import LLM, DocumentLookup, Embedder, GraphSource, ResultProcessor
+from ragwright.ports import (
+    LLM,
+    DocumentLookup,
+    Embedder,
+    GraphSource,
+    PassageScorer,
+    ResultProcessor,
+)
 from ragwright.query.model import QueryProcessor
 
 NO_GRAPH_CONTEXT_FOR_EXTRACTIVE = "graph context is for the LLM engines (--engine stuff, …)"
@@ -181,6 +188,8 @@ class AnswerWorkflow:
     planner_classifies: bool
     communities: Callable[[], CommunityWorkflow]
     global_retriever: Callable[[], GlobalRetriever]
+    #: The extractive engine's cross-encoder, made on first use (None: it ranks by embedding).
+    scorer: Callable[[], PassageScorer | None] = lambda: None
 
     def ask_stream(self, question: str, ask: AskRequest) -> Iterator[str | Answer]:
         """`Index.ask_stream` (see it)."""
@@ -257,6 +266,7 @@ class AnswerWorkflow:
                 embedder=self.embedder(),
                 options=self.answer_settings.extractive if options is None else options,
                 documents=self.documents if documents is None else documents,
+                scorer=self.scorer(),
             )
             yield from extractive.stream(question, retrieve(question))
             return
