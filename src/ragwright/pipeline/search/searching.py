@@ -16,6 +16,7 @@ from ragwright.pipeline.search.context import SearchContext
 from ragwright.pipeline.search.modes import retrieval_mode
 from ragwright.pipeline.search.per_document import capped, routed
 from ragwright.pipeline.search.request import SearchMode, SearchOptions, SearchRequest
+from ragwright.pipeline.search.reranking import reranking
 from ragwright.planner import dispatch, requested
 from ragwright.ports import ResultProcessor
 from ragwright.processors.chain import ResultChain
@@ -52,6 +53,8 @@ class Searching:
         if request.mode is SearchMode.AUTO:
             request = routed(request, self.plan(query, caller=request.caller))
         request, chain = capped(request, chain)
+        # Put first in the chain: the reranker orders the candidates, then the cap applies.
+        request, chain = reranking(request, chain, self.context.rerankers)
         mode = retrieval_mode(request.mode)
         hits = mode.search(self.context, query, request, query_processors)
         return ranked(chain.process(query, hits) if chain.processors else hits)
