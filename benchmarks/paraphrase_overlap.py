@@ -47,7 +47,9 @@ def overlap(question: str, evidence: str) -> float:
 
 def problems(name: str, rows: list[dict]) -> list[str]:
     corpus = DATA / name / "corpus"
-    texts = {p.relative_to(corpus).as_posix(): flat(p.read_text("utf-8")) for p in corpus.rglob("*.md")}
+    texts = {
+        p.relative_to(corpus).as_posix(): flat(p.read_text("utf-8")) for p in corpus.rglob("*.md")
+    }
     found, seen = [], set()
     for row in rows:
         if row["id"] in seen:

@@ -19,9 +19,9 @@ def settings(extractive: object) -> AnswerSettings:
 
 
 def test_the_extractive_table_sets_any_option_and_keeps_the_others() -> None:
-    table = {"max_sentences": 1, "min_quoted_coverage": 0, "require_names": False}
+    table = {"max_sentences": 1, "min_relevance": 0.1, "require_names": False}
     options = settings(table).extractive
-    assert options == ExtractiveOptions(max_sentences=1, min_quoted_coverage=0, require_names=False)
+    assert options == ExtractiveOptions(max_sentences=1, min_relevance=0.1, require_names=False)
     assert AnswerSettings.from_config(Config()).extractive == ExtractiveOptions()
 
 

@@ -46,10 +46,11 @@ def create_engine(
     """The engine ``name``, given what it needs: an embedder (extractive), an LLM (the others)
     and, for FLARE, a retrieval function. ``documents`` lets the extractive engine prefer the
     newer of two disagreeing sources, and ``scorer`` (a cross-encoder) choose and refuse its
-    quotes by model (see `ragwright.answers.relevance`). ``boundary_key`` keys the prompts' fence tokens (see
-    `ragwright.llms.prompt`); without it they are random per request. ``graph`` gives an
-    LLM engine the entities and relations of the hits (see `ragwright.answers.graph_context`);
-    the extractive engine, which writes nothing, takes none."""
+    quotes by model (see `ragwright.answers.relevance`). ``boundary_key`` keys the prompts'
+    fence tokens (see `ragwright.llms.prompt`); without it they are random per request.
+    ``graph`` gives an LLM engine the entities and relations of the hits (see
+    `ragwright.answers.graph_context`); the extractive engine, which writes nothing, takes
+    none."""
     if name == "extractive":
         if embedder is None:
             raise ConfigError("the extractive engine needs an embedder")

@@ -1,22 +1,26 @@
 """The extractive answer engine: the offline default, no LLM needed.
 
-It picks the retrieved sentences closest in meaning to the question and cites each one with
+It quotes the retrieved sentences that best answer the question and cites each one with
 ``[n]``: each quoted sentence has its own number, so every marker names exactly one span, and
-every citation carries the exact character span of its sentence in the stored document. Below
-a relevance threshold it says the sources do not answer instead of quoting something loosely
-related.
+every citation carries the exact character span of its sentence in the stored document.
+
+Which sentences, and whether any: a cross-encoder (``scorer``, a `PassageScorer`; ``Index.ask``
+gives it the shipped one) reads the question with each sentence in its section (see
+`ragwright.answers.relevance`); the best ones within ``relevance_gap`` logits are quoted, and
+when the best one's probability is under ``min_relevance`` the answer says the sources do not
+answer instead of quoting something loosely related. A model, not word overlap: users ask in
+their own words ("how long is a day at the colony" of "a 24-hour-40-minute sol"), and rules
+asking for the question's words in the quote refused half of such questions (issue 32).
+Without a scorer (or with ``cross_encoder`` false) it ranks by embedding similarity, heading
+and word bonuses, and abstains when the retrieved chunks lack too many of the question's
+content words (``min_coverage``).
 
 Only whole prose sentences are quoted (see `ragwright.answers.prose`): never a line of a code
-block, a heading, a list introduction ending in ``:``, a question or a fragment of a wrapped
-line. A sentence whose section heading shares words with the question is preferred: "How do I
-install it?" is answered from the section "Install".
-
-It abstains, too, when the retrieved chunks lack too many of the question's content words (see
-``min_coverage``): the passages then speak of something else, however close in meaning. So it
-does when the question names something ("a Windows service") and the passages of the sentences
-it would quote mention none of its names (``require_quoted_names``) or hold too few of its
-content words (``min_quoted_coverage``), and when a question
-asking for a number or a price finds no sentence stating one (``require_quantity``,
+block, a heading, a list introduction ending in ``:``, a question, a fragment of a wrapped
+line or a sentence cut inside inline markup. It abstains, too, when the question names
+something ("a Windows service") that no retrieved passage (``require_names``), or none of the
+passages of the sentences it would quote (``require_quoted_names``), mentions, and when a
+question asking for a number or a price finds no sentence stating one (``require_quantity``,
 ``require_money``).
 
 When two quoted sentences from different documents say the same kind of thing and one document
@@ -104,6 +108,9 @@ class ExtractiveOptions:
     #: sentences come from (their chunks, with their headings) mentions any of its names:
     #: passages that mention it were retrieved, but what would be quoted is about another.
     require_quoted_names: bool = True
+    #: Choose and refuse quotes with the shipped cross-encoder where the engine is given one
+    #: (``Index.ask`` gives it); false: by embedding similarity and word overlap, as before.
+    cross_encoder: bool = True
     #: With a cross-encoder (``scorer``): the probability (the logistic of its logit, see
     #: `ragwright.answers.relevance`) that a sentence answers, which the best one needs, else
     #: the answer is "not found". It replaces the word-overlap rules (``min_coverage``,
@@ -137,7 +144,7 @@ class ExtractiveAnswerer:
         self.embedder = embedder
         self.options = options or ExtractiveOptions()
         self.documents = documents
-        self.scorer = scorer
+        self.scorer = scorer if self.options.cross_encoder else None
 
     def answer(self, question: str, hits: list[Hit]) -> Answer:
         candidates = self._candidates(hits)

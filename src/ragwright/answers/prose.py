@@ -27,6 +27,8 @@ _ITEM = re.compile(r"\s*(?:[-*+]|\d{1,3}[.)]|>)\s+")
 _INDENTED_CODE = re.compile(r"(?: {4}|\t)")
 #: A whole sentence ends with a full stop or an exclamation mark (a question is no answer).
 _ENDS = re.compile(r"[.!][\"'”)\]*_`]*$")
+
+
 def _inside_markup(sentence: str) -> bool:
     """Whether the sentence starts or ends inside inline markup: an unpaired backtick or
     ``**``, or an unclosed ``[``. The splitter cut at a full stop inside a code span ("Run

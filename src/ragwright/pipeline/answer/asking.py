@@ -261,12 +261,13 @@ class AnswerWorkflow:
         if name == "extractive":
             if graph_context:
                 raise ConfigError(NO_GRAPH_CONTEXT_FOR_EXTRACTIVE)
+            chosen = self.answer_settings.extractive if options is None else options
             extractive = create_engine(
                 name,
                 embedder=self.embedder(),
-                options=self.answer_settings.extractive if options is None else options,
+                options=chosen,
                 documents=self.documents if documents is None else documents,
-                scorer=self.scorer(),
+                scorer=self.scorer() if chosen.cross_encoder else None,
             )
             yield from extractive.stream(question, retrieve(question))
             return
