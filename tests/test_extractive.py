@@ -301,7 +301,7 @@ def test_the_model_quotes_a_sentence_sharing_no_word_with_the_question() -> None
 def test_the_model_abstains_below_the_calibrated_threshold() -> None:
     question = "Which cloud regions host the production deployments?"
     hits = hits_for(("release.md", ["The production deployments are upgraded on a schedule."]))
-    unsure = ScriptedScorer({"upgraded": -6.0})  # logistic(-6) = 0.0025 < 0.004
+    unsure = ScriptedScorer({"upgraded": -6.5})  # logistic(-6.5) = 0.0015 < 0.0025
     answer = ExtractiveAnswerer(HashingEmbedder(), scorer=unsure).answer(question, hits)
     assert answer.text == NOT_FOUND and not answer.found
     sure = ScriptedScorer({"upgraded": -5.0})  # 0.0067

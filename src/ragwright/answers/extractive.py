@@ -117,7 +117,7 @@ class ExtractiveOptions:
     #: ``min_similarity``, the heading and word bonuses), which only the embedder path uses.
     #: Low, because an ms-marco model is sure only of questions in the passage's own words;
     #: chosen on the paraphrased dev halves (see docs/ablation.md).
-    min_relevance: float = 0.004
+    min_relevance: float = 0.0025
     #: With a cross-encoder: sentences more than this many logits below the best one are not
     #: quoted alongside it.
     relevance_gap: float = 2.0
