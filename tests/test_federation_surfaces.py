@@ -24,6 +24,7 @@ from cli_helpers import runner
 from federation_helpers import FieldRefusingIndex, personal, team
 from ragwright import Federation, Index
 from ragwright.cli import app
+from ragwright.config import Config
 from ragwright.mcp_server import build_federation_server
 from ragwright.server import ServerSettings, create_federation_app
 from ragwright.server.runner import running, server_for
@@ -44,7 +45,11 @@ def _no_caller_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def both(team: Path, personal: str) -> Iterator[Federation]:
-    with Federation.open([f"team={team}", f"personal={personal}"], timeout=30) as federation:
+    # Answers quote every sentence within reach of the best: the tests check where each
+    # quote's span is read, so both members must be quoted, whichever sentence wins.
+    wide = Config({"answer": {"extractive": {"relevance_gap": 30.0, "min_relevance": 0.0}}})
+    members = [f"team={team}", f"personal={personal}"]
+    with Federation.open(members, timeout=30, config=wide) as federation:
         yield federation
 
 
