@@ -46,6 +46,19 @@ def test_surfaces_import_no_concrete_store(surface: str) -> None:
     assert offenders == []
 
 
+def test_one_store_never_imports_the_other() -> None:
+    """What both stores share lives in ``stores/`` itself (rows, settings, cached completions):
+    each store package can be read, changed and shipped without the other."""
+    offenders = [
+        f"{path.relative_to(SOURCE)} imports {module}"
+        for own, other in zip(CONCRETE_STORES, reversed(CONCRETE_STORES), strict=True)
+        for path in sorted((SOURCE / "stores" / own.rsplit(".", 1)[1]).rglob("*.py"))
+        for module in imported_modules(path)
+        if module.startswith(other)
+    ]
+    assert offenders == []
+
+
 def test_an_index_exposes_no_store(tmp_path: Path) -> None:
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
         assert not hasattr(kb, "store")

@@ -51,17 +51,18 @@ def tables(directory: Path) -> dict[str, Counter[tuple[object, ...]]]:
 def written(steps: list[tuple[str, list[str] | None]]) -> dict[str, Counter[tuple[object, ...]]]:
     """The tables after each step: write (source, texts), or delete source (texts None);
     synonyms linked after each, as ingest and graph build do."""
-    directory = Path(tempfile.mkdtemp(prefix="graphprop"))
-    store = SQLiteStore(directory)
-    store.bind_space(SPACE)
-    for source, texts in steps:
-        if texts is None:
-            store.delete(make_document(source, ["x"])[0].id)
-        else:
-            store.write([graph_write(source, texts)])
-        store.link_synonyms()
-    store.close()
-    return tables(directory)
+    with tempfile.TemporaryDirectory(prefix="graphprop") as name:
+        directory = Path(name)
+        store = SQLiteStore(directory)
+        store.bind_space(SPACE)
+        for source, texts in steps:
+            if texts is None:
+                store.delete(make_document(source, ["x"])[0].id)
+            else:
+                store.write([graph_write(source, texts)])
+            store.link_synonyms()
+        store.close()
+        return tables(directory)
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

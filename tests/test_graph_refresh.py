@@ -132,8 +132,8 @@ def replay(open_store: Callable[[], Any], actions: list[tuple[Any, ...]]) -> Non
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(actions=steps)
 def test_sqlite_refreshed_snapshot_equals_a_fresh_read(actions: list[tuple[Any, ...]]) -> None:
-    directory = Path(tempfile.mkdtemp(prefix="graphrefresh"))
-    replay(lambda: SQLiteStore(directory), actions)
+    with tempfile.TemporaryDirectory(prefix="graphrefresh") as name:
+        replay(lambda: SQLiteStore(Path(name)), actions)
 
 
 _collections = itertools.count()

@@ -496,7 +496,7 @@ def test_a_filter_past_the_limits_is_unsupported_on_postgres(pg_url: str) -> Non
         store.close()
 
 
-def test_check_finds_bad_offsets_and_repair_is_not_offered(pg_url: str, tmp_path: Path) -> None:
+def test_check_finds_bad_offsets_and_repair_refuses_them(pg_url: str, tmp_path: Path) -> None:
     import json
 
     from cli_helpers import runner
@@ -532,7 +532,8 @@ def test_check_finds_bad_offsets_and_repair_is_not_offered(pg_url: str, tmp_path
     assert failed == {"offsets", "postings"}
     assert report["counts"]["bad_offsets"] == 1 and report["counts"]["unindexed_chunks"] == 1
     result = runner.invoke(app, ["repair", "--index", pg_url])
-    assert result.exit_code == 2 and "does not support `ragwright repair`" in result.stderr
+    assert result.exit_code == 1 and "cannot fix" in result.stderr
+    assert "offsets:" in result.stderr and "postings:" in result.stderr
 
 
 @pytest.mark.parametrize(
@@ -570,6 +571,39 @@ def test_a_broken_settings_row_is_named_by_check_and_every_command(
             continue
         assert result.exit_code == 2, (command, result.output)
         assert f"broken setting {key!r}" in result.stderr, (command, result.stderr)
-        assert "settings table" in result.stderr
+        assert "`ragwright repair`" in result.stderr
         stopped.append(command[0])
     assert "ingest" in stopped  # it reads every one of these rows
+    result = runner.invoke(app, ["repair", "--index", pg_url])
+    assert result.exit_code == 0, result.output
+    assert repr(key) in result.stdout
+    result = runner.invoke(app, ["check", "--index", pg_url])
+    assert result.exit_code == 0, result.output
+    for command in (["search", "install"], ["ingest", str(docs)]):
+        result = runner.invoke(app, [*command, "--index", pg_url])
+        assert result.exit_code == 0, (command, result.output)
+
+
+def test_repair_refuses_a_row_it_cannot_restore_and_writes_nothing(
+    pg_url: str, tmp_path: Path
+) -> None:
+    from cli_helpers import runner
+    from ragwright.cli import app
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "notes.md").write_text("# Notes\n\nInstall it with the package manager.\n")
+    with Index(pg_url, embedder=HashingEmbedder()) as kb:
+        assert kb.ingest([docs]).ok
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        for key, value in (("fts_tokenizer", "klingon"), ("chunking", "[]")):
+            conn.execute(
+                "UPDATE ragwright_default.settings SET value = %s WHERE key = %s", (value, key)
+            )
+    result = runner.invoke(app, ["repair", "--index", pg_url])
+    assert result.exit_code == 1 and "setting:fts_tokenizer" in result.stderr
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT value FROM ragwright_default.settings WHERE key = 'chunking'"
+        ).fetchone()
+    assert row == ("[]",)  # refused before anything was written

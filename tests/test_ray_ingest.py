@@ -21,7 +21,9 @@ from ragwright.chunkers import create_chunker
 from ragwright.distributed.cluster import RaySettings, connected, worker_count
 from ragwright.distributed.ray_ingest import ingest_on_ray
 from ragwright.distributed.recipe import ChunkerRecipe, EmbedderRecipe, WorkerRecipe
+from ragwright.models import document_id_for
 from ragwright.parsers import MarkdownParser, ParserRegistry
+from ragwright.parsers.options import ParserOptions
 from ragwright.pipeline.ingest.ingestor import IngestOptions, Ingestor, Progress
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing import HashingEmbedder
@@ -195,6 +197,26 @@ def test_a_file_that_crashes_the_parser_fails_alone(folder: Path, tmp_path: Path
     crashed = "the parser crashed with SIGKILL (it may have hit the 2048 MB memory limit)"
     assert [(f.source, f.reason) for f in report.failed] == [("docs/bad.crash", crashed)]
     assert len(report.added) == len(TOPICS)
+
+
+def test_a_document_the_store_refuses_fails_alone(tmp_path: Path) -> None:
+    """The driver writes for SQLite: a document the store refuses (a NUL character in its
+    metadata) fails alone, as in a local ingest, instead of ending the run."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, tag in (("a", "fine"), ("b", "x\\u0000y"), ("c", "ok")):
+        (docs / f"{name}.json").write_text(
+            f'{{"text": "Record {name} about quokkas.", "tag": "{tag}"}}'
+        )
+    options = ParserOptions(text_fields=("text",), meta_fields=("tag",))
+    with Index(tmp_path / "ray", embedder="hashing") as kb:
+        report = kb.ingest([docs], parser_options=options, base=tmp_path, cluster=CLUSTER)
+        assert report.added == ["docs/a.json", "docs/c.json"]
+        [failure] = report.failed
+        assert failure.source == "docs/b.json" and "NUL character" in failure.reason
+        assert sorted(info.source for info in kb.documents.list()) == report.added
+        stored = sum(len(kb.documents.chunks_of(document_id_for(s))) for s in report.added)
+        assert report.chunks_written == stored
 
 
 def test_a_cluster_too_small_for_the_workers_is_refused() -> None:

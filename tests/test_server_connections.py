@@ -7,6 +7,7 @@ waits long; no test measures time: a socket timeout well past the deadline only 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -110,9 +111,9 @@ def test_a_body_that_stops_arriving_is_answered_408_and_logged_so(
 
 
 def test_a_body_arriving_slowly_but_steadily_is_served(index: Index) -> None:
-    """Each part within the body deadline, the whole well past it."""
+    """Each part within the body deadline, the whole well past it, above the minimum rate."""
     body = json.dumps({"query": "install linux", "top_k": 3}).encode()
-    settings = ServerSettings(header_timeout=5, body_timeout=2)
+    settings = ServerSettings(header_timeout=5, body_timeout=2, body_min_rate=5)
     with serve(index, settings) as url, connection(address_of(url)) as sock:
         sock.sendall(request_bytes("POST", "/v1/search", body, Connection="close")[: -len(body)])
         for start in range(0, len(body), 4):
@@ -121,6 +122,24 @@ def test_a_body_arriving_slowly_but_steadily_is_served(index: Index) -> None:
         response = read_until_closed(sock)
     assert response.startswith(b"HTTP/1.1 200"), response[:200]
     assert json.loads(response.partition(b"\r\n\r\n")[2])["hits"]
+
+
+def test_a_body_dripping_under_the_minimum_rate_is_answered_408(index: Index) -> None:
+    """A byte before each pause ends never trips the body deadline; the average rate does,
+    long before the body is complete (2,000 bytes at 4 a second: 500 s)."""
+    body = b'{"query": "' + b"x" * 1980 + b'"}'
+    settings = ServerSettings(header_timeout=5, body_timeout=1, body_min_rate=100)
+    with serve(index, settings) as url, connection(address_of(url)) as sock:
+        sock.sendall(request_bytes("POST", "/v1/search", body)[: -len(body)])
+        sent = 0
+        with contextlib.suppress(OSError):  # the server closes the connection under us
+            while sent < 40:  # 10 s: far past the 1 s after which the rate counts
+                sock.sendall(body[sent : sent + 1])
+                sent += 1
+                time.sleep(0.25)
+        status, error = status_and_error(read_until_closed(sock))
+    assert (status, error["code"]) == (408, "request_timeout")
+    assert "too slowly" in error["message"] and sent < 40
 
 
 def test_a_kept_alive_connection_serves_requests_then_times_out_a_half_sent_one(
@@ -201,4 +220,6 @@ def test_the_limits_are_read_from_the_server_table() -> None:
         2.0,
         10,
     )
-    assert ServerSettings().connection_limits == ConnectionLimits(15.0, 30.0, 256)
+    assert ServerSettings().connection_limits == ConnectionLimits(15.0, 30.0, 256, 500)
+    rate = ServerSettings.from_config(Config({"server": {"body_min_rate": 50}})).body_min_rate
+    assert rate == 50

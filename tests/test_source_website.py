@@ -176,3 +176,18 @@ def test_an_oversized_page_fails_and_a_redirect_within_the_host_is_followed(
         assert "max_bytes" in report.failed[0].reason
         assert kb.documents.get(site.url + "/moved.html") is not None
         assert kb.documents.get(site.url + "/b.html") is None
+
+
+def test_a_page_nested_past_the_html_limit_fails_and_the_crawl_goes_on(
+    site: Site, tmp_path: Path
+) -> None:
+    # Reading its links would cost the crawl time that grows with the square of the depth.
+    link = '<a href="/only-from-a.html">on</a>'
+    site.html("/a.html", "<div>" * 5_000 + link + "</div>" * 5_000)
+    site.html("/only-from-a.html", "<p>Reached through a.html alone.</p>")
+    with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
+        report = sync(kb, site)
+        assert [f.source for f in report.failed] == [site.url + "/a.html"]
+        assert "not read" in report.failed[0].reason
+        assert kb.documents.get(site.url + "/only-from-a.html") is None  # its links unread
+        assert kb.documents.get(site.url + "/b.html") is not None  # the rest was crawled

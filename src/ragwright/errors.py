@@ -167,7 +167,8 @@ class BrokenSetting(IndexDamaged):
     type or shape (``key`` names the row). `ragwright check` names it, and `ragwright repair`
     restores it (the embedding space, from the recorded embedder) or resets it."""
 
-    #: What to do, as the message says it (PostgreSQL's says otherwise: it has no repair).
+    #: What to do, as the message says it (PostgreSQL's says otherwise for a row `repair`
+    #: cannot restore there).
     REMEDY = "`ragwright repair` to restore or reset it"
 
     def __init__(self, location: str | None, key: str, reason: str, remedy: str = REMEDY) -> None:

@@ -27,6 +27,7 @@ from ragwright.pipeline.ingest.ingestor import (
     LoadedFile,
     Progress,
     recording_failure,
+    write_refused_alone,
 )
 from ragwright.ports import IngestTarget
 
@@ -114,9 +115,11 @@ class _Tally:
         if task.result is None:
             self.report.failed.extend(Failure(f.candidate.source, task.lost) for f in task.files)
         else:
-            if task.result.writes:
-                self.store.write(task.result.writes)
-            self.report.merge(task.result.report)
+            # A document the store refuses (NUL characters) fails alone; the rest is written.
+            result = task.result
+            refused = write_refused_alone(self.store, result.writes) if result.writes else []
+            result.report.refused(refused, result.writes)
+            self.report.merge(result.report)
         self.files(len(task.files), task.files[-1].candidate.source)
 
     def files(self, count: int, current: str = "") -> None:

@@ -15,6 +15,9 @@ uvicorn's h11 protocol that adds them:
   nginx's ``client_body_timeout``); not counted while the server itself has stopped reading
   (flow control, or a client waiting for ``100 Continue``). Past it: 408, and the application
   reading the body sees the client gone.
+- **body_min_rate**: once a body has taken ``body_timeout`` seconds, it must have averaged
+  this many bytes a second (as Apache's ``mod_reqtimeout`` ``MinRate``): a client sending a
+  byte just before each pause ends would otherwise hold the connection for days. Past it: 408.
 - **max_connections**: a connection beyond the cap is answered 503 at once and closed; the
   connections it found stay as they are.
 
@@ -67,6 +70,8 @@ class LimitedH11Protocol(H11Protocol):
     _deadline: asyncio.TimerHandle | None = None
     _waiting_for: str | None = None  # "headers" or "body": what the deadline is for
     _refused = False
+    _body_began: float | None = None  # when the body under way started to arrive
+    _body_bytes = 0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -82,8 +87,12 @@ class LimitedH11Protocol(H11Protocol):
     def data_received(self, data: bytes) -> None:
         if self._refused:
             return  # its 503 is sent; the request is never read
+        if self._body_began is not None:
+            self._body_bytes += len(data)
         super().data_received(data)
         self._follow_request()
+        if self._body_began is not None and self._body_too_slow():
+            self._body_timed_out(slow=True)
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -95,6 +104,11 @@ class LimitedH11Protocol(H11Protocol):
         do not move it); while a body is incomplete, the body's (each arrival restarts it);
         once the request is in, none."""
         state = self.conn.their_state
+        if state is h11.SEND_BODY and self._body_began is None:
+            # Its first bytes came with the headers (or come next): counted from here.
+            self._body_began, self._body_bytes = self.loop.time(), 0
+        elif state is not h11.SEND_BODY:
+            self._body_began = None
         if state is h11.IDLE:
             if self._waiting_for != "headers":
                 self._arm("headers", self.limits.header_timeout, self._header_timed_out)
@@ -102,6 +116,21 @@ class LimitedH11Protocol(H11Protocol):
             self._arm("body", self.limits.body_timeout, self._body_timed_out)
         else:
             self._disarm()
+
+    def _body_too_slow(self) -> bool:
+        """Whether the body under way, past its first ``body_timeout`` seconds, averages fewer
+        than ``body_min_rate`` bytes a second. A client held back by ``100 Continue`` has not
+        been asked for its body yet: its clock starts again."""
+        assert self._body_began is not None
+        now = self.loop.time()
+        if self.cycle.waiting_for_100_continue:
+            self._body_began, self._body_bytes = now, 0
+            return False
+        elapsed = now - self._body_began
+        return (
+            elapsed > self.limits.body_timeout
+            and self._body_bytes < self.limits.body_min_rate * elapsed
+        )
 
     # -- the deadlines ------------------------------------------------------------------------
 
@@ -124,19 +153,25 @@ class LimitedH11Protocol(H11Protocol):
             self._answer(HTTPStatus.REQUEST_TIMEOUT, f"the request's headers took over {seconds}")
         self.transport.close()
 
-    def _body_timed_out(self) -> None:
-        self._deadline = self._waiting_for = None
+    def _body_timed_out(self, *, slow: bool = False) -> None:
+        """The body stopped arriving for ``body_timeout`` seconds, or (``slow``) arrives
+        slower than ``body_min_rate``."""
+        self._disarm()
         if self.transport.is_closing() or self.conn.their_state is not h11.SEND_BODY:
             return
         cycle = self.cycle  # a body is under way: its request has a cycle
-        if self.flow.read_paused or cycle.waiting_for_100_continue:
+        if not slow and (self.flow.read_paused or cycle.waiting_for_100_continue):
             # The server is not reading (the application has not asked for more yet): the
             # client is not the one that is late.
             self._arm("body", self.limits.body_timeout, self._body_timed_out)
             return
         if not cycle.response_started:
-            seconds = f"{self.limits.body_timeout:g}s"
-            message = f"the request's body stopped arriving: nothing came for {seconds}"
+            if slow:
+                rate = f"{self.limits.body_min_rate:,} bytes a second"
+                message = f"the request's body arrives too slowly: under {rate} on average"
+            else:
+                seconds = f"{self.limits.body_timeout:g}s"
+                message = f"the request's body stopped arriving: nothing came for {seconds}"
             self._answer(HTTPStatus.REQUEST_TIMEOUT, message)
             cycle.scope[UNANSWERED_STATUS] = 408  # type: ignore[literal-required]
         cycle.disconnected = True  # the application reading the body gets http.disconnect

@@ -10,6 +10,7 @@
     shutdown_timeout = 60        # seconds in-flight requests get to finish on shutdown
     header_timeout = 15          # seconds a request's headers may take to arrive (then 408)
     body_timeout = 30            # seconds a body may pause between two parts (then 408)
+    body_min_rate = 500          # bytes/s a body must average once it has taken body_timeout
     max_connections = 256        # open connections; one more is answered 503 at once
 
     [server.keys.alice]          # written by `ragwright keys add alice --scope write`
@@ -47,6 +48,7 @@ _NUMBERS: dict[str, tuple[str, int]] = {
     "max_chunk_chars": ("max_chunk_chars", 1),
     "shutdown_timeout": ("shutdown_timeout", 1),
     "max_connections": ("max_connections", 1),
+    "body_min_rate": ("body_min_rate", 1),
 }
 #: Settings in seconds that may be fractions (a test's, or a strict deployment's, 0.5 s).
 _SECONDS = ("header_timeout", "body_timeout", "upload_parse_seconds")
@@ -59,6 +61,9 @@ class ConnectionLimits:
     header_timeout: float = 15.0  # seconds for a request's headers to arrive
     body_timeout: float = 30.0  # seconds a body may pause between two parts
     max_connections: int = 256  # connections open at once
+    #: Bytes per second a body must average once it has taken ``body_timeout`` seconds: a
+    #: byte sent just before each pause ends would otherwise hold a connection for days.
+    body_min_rate: int = 500
 
 
 @dataclass(frozen=True)
@@ -77,6 +82,7 @@ class ServerSettings:
     header_timeout: float = ConnectionLimits.header_timeout
     body_timeout: float = ConnectionLimits.body_timeout
     max_connections: int = ConnectionLimits.max_connections
+    body_min_rate: int = ConnectionLimits.body_min_rate
     #: What ``/v1/search`` does with the fields a request leaves out: the ``[search]`` table.
     search: SearchRequest = field(default_factory=SearchRequest)
 
@@ -86,7 +92,9 @@ class ServerSettings:
 
     @property
     def connection_limits(self) -> ConnectionLimits:
-        return ConnectionLimits(self.header_timeout, self.body_timeout, self.max_connections)
+        return ConnectionLimits(
+            self.header_timeout, self.body_timeout, self.max_connections, self.body_min_rate
+        )
 
     @classmethod
     def from_config(cls, config: Config) -> ServerSettings:

@@ -27,6 +27,7 @@ from urllib.robotparser import RobotFileParser
 import httpx
 
 from ragwright.errors import ConfigError, SourceError
+from ragwright.parsers._html_depth import MAX_DEPTH, deeper_than
 from ragwright.ports import Checkpoint, ItemRecord, ListingOutcome, SourceItem
 from ragwright.sources.settings import SourceSettings
 
@@ -167,7 +168,15 @@ class WebsiteSource:
     def _links(self, url: str, body: bytes) -> list[str]:
         from selectolax.lexbor import LexborHTMLParser  # a dependency, but a heavy import
 
-        tree = LexborHTMLParser(body.decode("utf-8", errors="replace"))
+        text = body.decode("utf-8", errors="replace")
+        if deeper_than(text) is not None:
+            # The tree builder's time grows with the square of the depth (a 1 MB page of
+            # nested tags: 47 s); the HTML parser refuses such a page, and so does the crawl.
+            raise SourceError(
+                f"{url} nests HTML elements more than {MAX_DEPTH:,} deep: not read, its links "
+                "not followed"
+            )
+        tree = LexborHTMLParser(text)
         found: list[str] = []
         for anchor in tree.css("a[href]"):
             link = self._link(url, anchor.attributes.get("href") or "")

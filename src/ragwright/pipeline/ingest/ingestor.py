@@ -148,6 +148,19 @@ class IngestReport:
     def ok(self) -> bool:
         return not self.failed
 
+    def refused(self, errors: Sequence[DocumentRefused], writes: Sequence[DocumentWrite]) -> None:
+        """The documents of ``writes`` that a store refused (``errors``, by source), counted as
+        added or updated so far, as failed instead."""
+        gone = {error.source for error in errors}
+        if not gone:
+            return
+        self.added = [source for source in self.added if source not in gone]
+        self.updated = [source for source in self.updated if source not in gone]
+        lost = [write for write in writes if write.document.source in gone]
+        self.chunks_written -= sum(len(write.chunks) for write in lost)
+        self.chunks_extracted -= sum(len(write.facts) for write in lost)
+        self.failed.extend(Failure(error.source, error.reason) for error in errors)
+
     def merge(self, other: IngestReport) -> None:
         """Add what ``other`` (a part of this run done elsewhere, e.g. on a Ray worker) says."""
         for name in ("added", "updated", "unchanged", "removed", "failed", "skipped", "warnings"):
@@ -294,24 +307,16 @@ class BatchWriter:
         self._store(pending, writes)
 
     def _store(self, pending: list[PendingDocument], writes: list[DocumentWrite]) -> None:
-        """Write the documents in one transaction. When the store refuses one of several
-        (`DocumentRefused`: it checks them all before writing any), each is written alone, so
-        that one fails alone."""
-        try:
-            self.store.write(writes)
-        except DocumentRefused as error:
-            if len(writes) == 1:
-                self.report.failed.append(Failure(error.source, error.reason))
-                return
-            for item, write in zip(pending, writes, strict=True):
-                self._store([item], [write])
-            return
+        """Write the documents, those the store refuses reported as failed (see
+        `write_refused_alone`)."""
+        refused = write_refused_alone(self.store, writes)
         for item in pending:
             (self.report.updated if item.is_update else self.report.added).append(
                 item.document.source
             )
         self.report.chunks_written += sum(len(write.chunks) for write in writes)
         self.report.chunks_extracted += sum(len(write.facts) for write in writes)
+        self.report.refused(refused, writes)
 
     def _extract(self, pending: list[PendingDocument]) -> dict[str, ChunkFacts]:
         """The batch's graph facts by chunk id (none without an extractor)."""
@@ -399,6 +404,21 @@ class Survey:
 
 
 T = TypeVar("T")
+
+
+def write_refused_alone(
+    store: DocumentWriter, writes: Sequence[DocumentWrite]
+) -> list[DocumentRefused]:
+    """Write ``writes`` in one transaction; when the store refuses one of several
+    (`DocumentRefused`: it checks them all before writing any), each alone, so that one fails
+    alone. The refusals; everything else is written."""
+    try:
+        store.write(writes)
+    except DocumentRefused as error:
+        if len(writes) == 1:
+            return [error]
+        return [refused for write in writes for refused in write_refused_alone(store, [write])]
+    return []
 
 
 def recording_failure(report: IngestReport, source: str, step: Callable[[], T]) -> T | None:

@@ -21,6 +21,13 @@ class Arms:
         return self.sparse or (self.fused and sparse_weight > 0)
 
     @property
+    def one_store_call(self) -> bool:
+        """Whether a search is one BM25 or one vector call of the store, which reads its
+        ranking and rows in one snapshot (`KeywordSearch`, `VectorSearch`): that snapshot
+        holds one chunking, so no re-chunk swap can mix old and new chunks into it."""
+        return not self.fused and not self.sparse
+
+    @property
     def embeds(self) -> bool:
         """Whether the query is embedded (or its terms encoded) in the index's space: the
         embedder is then checked against the space; BM25 alone only tokenizes."""

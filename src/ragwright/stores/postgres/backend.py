@@ -22,17 +22,19 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ragwright.errors import ConfigError, MissingDependencyError, StoreError
-from ragwright.models import DEFAULT_COLLECTION, IndexReport
+from ragwright.errors import ConfigError, MissingDependencyError, RepairRefused, StoreError
+from ragwright.models import DEFAULT_COLLECTION, IndexReport, RepairReport
 from ragwright.stores import display_location
 from ragwright.stores.postgres.options import PostgresOptions, check_hnsw
 from ragwright.stores.postgres.schema import INDEX_SCHEMA, collection_name, schema_name
+from ragwright.stores.setting_rows import broken_keys
 
 if TYPE_CHECKING:
     from psycopg import Connection
     from psycopg_pool import ConnectionPool
 
     from ragwright.stores.postgres.llm import PostgresLLMRecords
+    from ragwright.stores.postgres.setting_repair import SpaceOf
     from ragwright.stores.postgres.store import PostgresStore
 
 T = TypeVar("T")
@@ -158,6 +160,26 @@ class PostgresBackend:
             self.open(collection, create=False).close()  # says what is missing
         findings, counts = check_schema(SchemaDatabase(self, schema_name(collection)))
         return IndexReport(self.location, collection, tuple(findings), counts)
+
+    def repair(
+        self, collection: str = DEFAULT_COLLECTION, *, space_of: SpaceOf | None = None
+    ) -> RepairReport:
+        """Restore, reset or drop the broken settings rows `check` found (see
+        `setting_repair`); `RepairRefused` when anything else is wrong, before anything is
+        written: PostgreSQL keeps its own storage sound, and damaged rows of chunks or postings
+        are not derived from anything this collection still holds whole."""
+        from ragwright.stores.postgres.database import SchemaDatabase
+        from ragwright.stores.postgres.setting_repair import repair_settings
+
+        before = self.check(collection)
+        if before.ok:
+            return RepairReport(before, before, ())
+        refused = [f"{f.name}: {f.detail}" for f in before.findings if not (f.ok or f.repairable)]
+        if refused:
+            raise RepairRefused(f"{self.display_url} (collection {collection!r})", refused)
+        keys = broken_keys(before.findings)
+        actions = repair_settings(SchemaDatabase(self, schema_name(collection)), keys, space_of)
+        return RepairReport(before, self.check(collection), tuple(actions))
 
     def collections(self) -> list[str]:
         """The collections of this index, by name."""

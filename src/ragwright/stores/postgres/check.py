@@ -5,7 +5,7 @@ graph facts a stopped re-chunk owes (`graph_check`).
 PostgreSQL checks its own storage (checksums, ``amcheck``), and pgvector refuses NaN and
 infinity on input, so neither is repeated here; there is no `IndexRepair` for PostgreSQL (the
 postings are written with the chunks, in one transaction; a broken settings row is corrected
-or deleted in its settings table)."""
+or deleted in its settings table, or `ragwright repair` restores, resets or drops it)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from ragwright.ports import GRAPH_OWED
 from ragwright.stores.graph_check import graph_finding
 from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.schema import SCHEMA_VERSION
+from ragwright.stores.postgres.setting_repair import REPAIRS
 from ragwright.stores.rows import space_from_json
 from ragwright.stores.setting_rows import RULES, setting_findings
 
@@ -40,10 +41,10 @@ def _examine(db: SchemaDatabase, conn: Connection[Any]) -> tuple[list[Finding], 
     version = settings.get("schema_version")
     if version != str(SCHEMA_VERSION):
         findings.append(Finding("schema", False, f"version {version}, not {SCHEMA_VERSION}"))
-        findings.extend(setting_findings(rows, RULES, {}))
+        findings.extend(setting_findings(rows, RULES, REPAIRS))
         return findings, counts
     findings.append(Finding("schema", True, f"version {version}"))
-    findings.extend(setting_findings(rows, RULES, {}))
+    findings.extend(setting_findings(rows, RULES, REPAIRS))
 
     def count(statement: str) -> int:
         return int(conn.execute(db.sql(statement)).fetchone()[0])  # type: ignore[index]
@@ -113,7 +114,10 @@ def _vectors(
     try:
         space = space_from_json(recorded)
     except BrokenSetting:  # a finding of its own (`setting_findings`)
-        return Finding("vectors", False, "not examined: the embedding space is broken")
+        # Examined again once repair has restored the space (`setting_repair`).
+        return Finding(
+            "vectors", False, "not examined: the embedding space is broken", repairable=True
+        )
     if space is None:
         if chunks:
             return Finding("vectors", False, f"{chunks} chunks, but no embedding space recorded")

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from psycopg.sql import SQL, Composed, Identifier
 
-from ragwright.errors import StoreError, UnknownCollection
+from ragwright.errors import BrokenSetting, StoreError, UnknownCollection
 from ragwright.stores.postgres.schema import collection_name
+from ragwright.stores.postgres.setting_repair import REPAIRS
 from ragwright.stores.setting_rows import checked
 
 if TYPE_CHECKING:
@@ -18,10 +19,10 @@ if TYPE_CHECKING:
     from ragwright.stores.postgres.backend import PostgresBackend
 
 T = TypeVar("T")
-#: What a broken settings row's error says to do (PostgreSQL has no `ragwright repair`).
+#: What a broken settings row's error says to do when `ragwright repair` cannot (`REPAIRS`).
 POSTGRES_REMEDY = (
-    "correct or delete the row in the collection's settings table (PostgreSQL has no "
-    "`ragwright repair`; a deleted row reads as its default)"
+    "correct or delete the row in the collection's settings table (`ragwright repair` cannot "
+    "restore this one; a deleted row reads as its default)"
 )
 
 
@@ -70,4 +71,5 @@ class SchemaDatabase:
             self.sql("SELECT value FROM {s}.settings WHERE key = %s"), (key,)
         ).fetchone()
         raw = str(row[0]) if row else None
-        return checked(self.backend.display_url, key, raw, POSTGRES_REMEDY)
+        remedy = BrokenSetting.REMEDY if key in REPAIRS else POSTGRES_REMEDY
+        return checked(self.backend.display_url, key, raw, remedy)

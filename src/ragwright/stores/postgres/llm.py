@@ -16,9 +16,9 @@ from psycopg.types.json import Jsonb
 
 from ragwright.models import CacheStats, LedgerRow, Usage
 from ragwright.ports import CachedResponse, Completion, RecordedCall
+from ragwright.stores.llm_rows import completion_json, completion_of
 from ragwright.stores.postgres.backend import lock_schema
 from ragwright.stores.postgres.schema import INDEX_SCHEMA
-from ragwright.stores.sqlite.llm_records import _completion, _plain
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -91,14 +91,14 @@ class PostgresLLMRecords:
         rows = self._read(
             "UPDATE {s}.llm_cache SET hits = hits + 1 WHERE key = %s RETURNING completion", (key,)
         )
-        return _completion(rows[0][0]) if rows else None
+        return completion_of(rows[0][0]) if rows else None
 
     def put_response(self, key: str, completion: Completion) -> None:
         self._write(
             "INSERT INTO {s}.llm_cache (key, model, completion) VALUES (%s, %s, %s) "
             "ON CONFLICT (key) DO UPDATE SET model = excluded.model, "
             "completion = excluded.completion, created_at = now(), hits = 0",
-            (key, completion.model, Jsonb(_plain(completion))),
+            (key, completion.model, Jsonb(completion_json(completion))),
         )
 
     def cache_stats(self) -> CacheStats:
@@ -137,7 +137,7 @@ class PostgresLLMRecords:
         rows = self._read(
             "SELECT key, completion, created_at, hits FROM {s}.llm_cache ORDER BY key"
         )
-        return [CachedResponse(k, _completion(c), t, int(h)) for k, c, t, h in rows]
+        return [CachedResponse(k, completion_of(c), t, int(h)) for k, c, t, h in rows]
 
     def stored_boundary_key(self) -> bytes | None:
         rows = self._read("SELECT value FROM {s}.llm_keys WHERE name = 'boundary'")
@@ -162,7 +162,7 @@ class PostgresLLMRecords:
                 cursor.executemany(
                     self._sql("INSERT INTO {s}.llm_cache (key, model, completion, created_at, "
                               "hits) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (key) DO NOTHING"),
-                    [(r.key, r.completion.model, Jsonb(_plain(r.completion)), r.created_at,
+                    [(r.key, r.completion.model, Jsonb(completion_json(r.completion)), r.created_at,
                       r.hits) for r in responses],
                 )  # fmt: skip
             if boundary_key is not None:

@@ -24,7 +24,8 @@ from typing import Any
 
 from ragwright.errors import StoreError
 from ragwright.models import CacheStats, LedgerRow, Usage
-from ragwright.ports import CachedResponse, Completion, RecordedCall, TokenLogprob
+from ragwright.ports import CachedResponse, Completion, RecordedCall
+from ragwright.stores.llm_rows import completion_json, completion_of
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS llm_calls (
@@ -95,12 +96,12 @@ class SQLiteLLMRecords:
         if not rows:
             return None
         self._write("UPDATE llm_cache SET hits = hits + 1 WHERE key = ?", (key,))
-        return _completion(json.loads(rows[0][0]))
+        return completion_of(json.loads(rows[0][0]))
 
     def put_response(self, key: str, completion: Completion) -> None:
         self._write(
             "INSERT OR REPLACE INTO llm_cache(key, model, completion) VALUES (?, ?, ?)",
-            (key, completion.model, json.dumps(_plain(completion), ensure_ascii=False)),
+            (key, completion.model, json.dumps(completion_json(completion), ensure_ascii=False)),
         )
 
     def cache_stats(self) -> CacheStats:
@@ -143,7 +144,7 @@ class SQLiteLLMRecords:
             table="llm_cache",
         )
         return [
-            CachedResponse(k, _completion(json.loads(c)), _time(t), int(h)) for k, c, t, h in rows
+            CachedResponse(k, completion_of(json.loads(c)), _time(t), int(h)) for k, c, t, h in rows
         ]
 
     def stored_boundary_key(self) -> bytes | None:
@@ -172,7 +173,7 @@ class SQLiteLLMRecords:
                     self._db.executemany(
                         "INSERT OR IGNORE INTO llm_cache(key, model, completion, created_at, "
                         "hits) VALUES (?, ?, ?, ?, ?)",
-                        [(r.key, r.completion.model, json.dumps(_plain(r.completion),
+                        [(r.key, r.completion.model, json.dumps(completion_json(r.completion),
                           ensure_ascii=False), _text(r.created_at), r.hits) for r in responses],
                     )  # fmt: skip
                     if boundary_key is not None:
@@ -212,29 +213,6 @@ class SQLiteLLMRecords:
     def _has_table(self, table: str) -> bool:
         sql = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
         return self._db.execute(sql, (table,)).fetchone() is not None
-
-
-def _plain(completion: Completion) -> dict[str, Any]:
-    logprobs = completion.logprobs
-    return {
-        "text": completion.text,
-        "model": completion.model,
-        "finish_reason": completion.finish_reason,
-        "logprobs": None if logprobs is None else [[t.token, t.logprob] for t in logprobs],
-        "prompt_tokens": completion.usage.prompt_tokens,
-        "completion_tokens": completion.usage.completion_tokens,
-    }
-
-
-def _completion(raw: dict[str, Any]) -> Completion:
-    logprobs = raw.get("logprobs")
-    return Completion(
-        text=str(raw["text"]),
-        model=str(raw["model"]),
-        usage=Usage(1, int(raw["prompt_tokens"]), int(raw["completion_tokens"])),
-        finish_reason=raw.get("finish_reason"),
-        logprobs=None if logprobs is None else tuple(TokenLogprob(t, p) for t, p in logprobs),
-    )
 
 
 def _time(text: str) -> datetime:
