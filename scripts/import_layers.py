@@ -40,6 +40,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "_url_secrets",
             "_plugins",
             "freed_memory",
+            "tracing",
             "config",
             "config_edit",
             "surface_limits",
@@ -74,6 +75,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "facade",
         (
             "index",
+            "async_api",
             "knowledge",
             "federation",
             "collection_pool",
@@ -82,7 +84,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "connector",
         ),
     ),
-    ("surfaces", ("cli", "server", "mcp_server", "testing", "__init__", "__main__")),
+    (
+        "surfaces",
+        ("cli", "server", "mcp_server", "integrations", "testing", "__init__", "__main__"),
+    ),
 )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 import subprocess
 import sys
@@ -35,6 +36,20 @@ def test_exported_names_are_exactly_the_curated_set() -> None:
     assert set(ragwright.__all__) == EXPECTED
     for name in ragwright.__all__:
         assert hasattr(ragwright, name), name
+
+
+ASYNC_CALLS = {
+    ragwright.Index: {"asearch", "aask", "aask_stream", "aingest"},
+    ragwright.Federation: {"asearch", "aask", "aask_stream"},
+}
+
+
+@pytest.mark.parametrize("cls", list(ASYNC_CALLS), ids=lambda cls: cls.__name__)
+def test_the_async_calls_are_exactly_the_curated_set(cls: type) -> None:
+    """Each async call is its blocking twin's (``asearch`` is ``search``'s) for asyncio."""
+    found = {name for name in dir(cls) if name.startswith("a") and hasattr(cls, name[1:])}
+    assert found == ASYNC_CALLS[cls]
+    assert all(inspect.iscoroutinefunction(getattr(cls, n)) for n in found - {"aask_stream"})
 
 
 ERRORS = {

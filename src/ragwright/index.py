@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Unpack
 
 from ragwright.answers.settings import AnswerSettings
+from ragwright.async_api import AsyncIngest, AsyncReads
 from ragwright.config import Config
 from ragwright.distributed.cluster import RaySettings
 from ragwright.graph.search import GraphSearch
@@ -66,9 +67,10 @@ __all__ = ["DEFAULT_INDEX_DIR", "AskOptions", "ChunkingConfig", "Index"]
 DEFAULT_INDEX_DIR = ".ragwright"
 
 
-class Index:
+class Index(AsyncReads, AsyncIngest):
     """A knowledge base: ingest files, search, and answer with citations. One collection of
-    the index at a location is open at a time (``collection``, by default ``default``)."""
+    the index at a location is open at a time (``collection``, by default ``default``).
+    ``asearch``, ``aask``, ``aask_stream`` and ``aingest`` are the same for asyncio."""
 
     def __init__(
         self,

@@ -1,5 +1,5 @@
 """`ragwright graph`: build the entity graph, show its counts and one entity, merge and
-unmerge entities, export it (GraphML or JSON)."""
+unmerge entities, export it (GraphML, JSON or Neo4j)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ from ragwright.cli._common import (
 )
 from ragwright.cli._progress import LineProgress
 from ragwright.errors import ConfigError
-from ragwright.graph.export import FORMATS, graph_json, graphml
+from ragwright.graph.export import FORMATS, GraphExport, graph_json, graphml
+from ragwright.graph.neo4j_export import COMMAND_FILE, neo4j_files
 from ragwright.models import DEFAULT_COLLECTION
 from ragwright.models.graph_records import EntityInfo
 from ragwright.pipeline.graph.build import GraphBuildReport, GraphProgress
@@ -161,20 +162,40 @@ def unmerge(
 @reports_errors
 def export(
     output_format: Annotated[
-        str, typer.Option("--format", help="graphml (Gephi, networkx, yEd) or json.")
+        str,
+        typer.Option(
+            "--format",
+            help="graphml (Gephi, networkx, yEd), json, or neo4j (a folder: CSVs for "
+            "neo4j-admin import and a Cypher script).",
+        ),
     ] = "graphml",
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="The file to write. Default: stdout.")
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="The file to write (for neo4j, the folder). Default: stdout."
+        ),
     ] = None,
     index: IndexOption = DEFAULT_INDEX,
     collection: CollectionOption = DEFAULT_COLLECTION,
 ) -> None:
     """Write the entity graph for other tools: entities with their aliases, mention counts
     and the chunks that mention them; edges with their weights and the chunks naming both."""
-    if output_format not in FORMATS:
-        raise ConfigError(f"unknown format {output_format!r}; choose one of {', '.join(FORMATS)}")
+    if output_format not in (*FORMATS, "neo4j"):
+        choices = ", ".join((*FORMATS, "neo4j"))
+        raise ConfigError(f"unknown format {output_format!r}; choose one of {choices}")
+    if output_format == "neo4j" and output is None:
+        raise ConfigError("--format neo4j writes several files: name a folder with --output")
     with open_index(index, collection=collection, read_only=True) as kb:
         exported = kb.graph.export()
+    summary = f"{len(exported.entities):,} entities and {len(exported.edges):,} edges"
+    if output_format == "neo4j" and output is not None:
+        _write_neo4j(exported, output)
+        errors.print(
+            f"wrote {summary} to {escape(str(output))}; import with "
+            f"{escape(str(output / COMMAND_FILE))} or run import.cypher",
+            soft_wrap=True,
+        )
+        return
     text = (
         graphml(exported)
         if output_format == "graphml"
@@ -183,12 +204,24 @@ def export(
     if output is None:
         sys.stdout.write(text)
         return
-    try:
-        output.write_text(text, "utf-8")
-    except OSError as error:
-        raise ConfigError(f"cannot write {output}: {error.strerror}") from None
-    summary = f"{len(exported.entities):,} entities and {len(exported.edges):,} edges"
+    _write(output, text)
     errors.print(f"wrote {summary} to {escape(str(output))}", soft_wrap=True)
+
+
+def _write_neo4j(exported: GraphExport, folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ConfigError(f"cannot write {folder}: {error.strerror}") from None
+    for name, text in neo4j_files(exported).items():
+        _write(folder / name, text)
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, "utf-8", newline="")
+    except OSError as error:
+        raise ConfigError(f"cannot write {path}: {error.strerror}") from None
 
 
 @contextmanager

@@ -18,6 +18,7 @@ from ragwright.cli._common import (
     ConfigOption,
     EmbedderOption,
     IndexOption,
+    errors,
     reports_errors,
 )
 from ragwright.cli.ingest import name_sources
@@ -110,6 +111,15 @@ def serve(
             "[server] max_connections (default 256).",
         ),
     ] = None,
+    otel: Annotated[
+        bool,
+        typer.Option(
+            "--otel",
+            help="OpenTelemetry spans for every search, answer and upload, to the tracer "
+            "provider set up for the process (run under opentelemetry-instrument). Needs "
+            "ragwright[otel].",
+        ),
+    ] = False,
 ) -> None:
     """Serve the HTTP API (/v1, OpenAPI at /docs) and the web page (/) over an index. With API
     keys configured (`ragwright keys add`) every /v1 request needs one; without, the server
@@ -125,6 +135,8 @@ def serve(
         ) from None
     from ragwright.index import Index
 
+    if otel:
+        _trace_with_opentelemetry()
     configuration = load_config(config)
     overrides: dict[str, Any] = {"header_timeout": header_timeout, "body_timeout": body_timeout,
                                  "max_connections": max_connections}  # fmt: skip
@@ -163,6 +175,18 @@ def serve(
         server = server_for(app, host, port, settings, log_level.value, log_as)
         announce(host, port, settings, kb.display_location)
         server.run()
+
+
+def _trace_with_opentelemetry() -> None:
+    from ragwright.integrations.otel import instrument, provider_configured
+
+    instrument()
+    if not provider_configured():
+        errors.print(
+            "warning: no OpenTelemetry tracer provider is set up, so spans go nowhere: run "
+            "under opentelemetry-instrument (opentelemetry-distro and an exporter)",
+            soft_wrap=True,
+        )
 
 
 def _serve_federation(

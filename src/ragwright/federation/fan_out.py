@@ -8,6 +8,7 @@ thread cannot be killed); it is left to finish on its thread, and its result is 
 
 from __future__ import annotations
 
+import contextvars
 import logging
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -56,9 +57,12 @@ class Pools:
         }
 
     def run(self, calls: Mapping[str, Callable[[], T]], timeout: float) -> FanOut[T]:
-        """Run ``calls`` (member name → call) in parallel; wait at most ``timeout`` seconds."""
+        """Run ``calls`` (member name → call) in parallel; wait at most ``timeout`` seconds.
+        Each runs in a copy of the caller's context, so a member's tracing spans are children
+        of the caller's (`ragwright.tracing`), not traces of their own."""
         futures: dict[str, Future[T]] = {
-            name: self._pools[name].submit(call) for name, call in calls.items()
+            name: self._pools[name].submit(contextvars.copy_context().run, call)
+            for name, call in calls.items()
         }
         wait(futures.values(), timeout=timeout)
         results: dict[str, T] = {}

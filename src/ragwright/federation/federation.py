@@ -20,7 +20,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NoReturn, TypeVar, Unpack
 
+from ragwright import tracing
 from ragwright._surrogates import refuse_surrogates
+from ragwright.async_api import AsyncReads
 from ragwright.config import Config
 from ragwright.errors import (
     ConfigError,
@@ -93,10 +95,11 @@ class _Member:
                 self._index = None
 
 
-class Federation:
+class Federation(AsyncReads):
     """Search, ask and look up chunks and documents across several indexes (directories or
     store URLs, with any embedders). Make one with `Federation.open` (or `Index.federate`);
-    use it as a context manager, so it closes the indexes it opened."""
+    use it as a context manager, so it closes the indexes it opened. ``asearch``, ``aask``
+    and ``aask_stream`` are the same for asyncio."""
 
     def __init__(
         self,
@@ -271,8 +274,12 @@ class Federation:
         """`Index.ask_stream` over the federated search: the engine gets the fused hits, and
         each citation names the member holding its span. The first member's engines and LLM
         settings answer. A partial search's warnings are the answer's. Graph context is
-        refused: each member's entity graph knows only its own chunks."""
-        ask = AskRequest(**options)
+        refused: each member's entity graph knows only its own chunks. One ``ragwright.ask``
+        tracing span holds the members' searches."""
+        with tracing.span(tracing.ASK, question_chars=len(question), members=len(self.names)):
+            yield from self._ask_stream(question, AskRequest(**options))
+
+    def _ask_stream(self, question: str, ask: AskRequest) -> Iterator[str | Answer]:
         if ask.graph_context:
             raise ConfigError(
                 "graph context needs one entity graph, and each member of a federation has its "

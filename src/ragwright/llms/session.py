@@ -1,12 +1,13 @@
 """One scope's LLM (a request, an ingest run): the model wrapped in the response cache, the
 budget guard and the cost ledger, in that order from the outside in:
 
-    CachedLLM → BudgetedLLM → LedgerLLM → the provider
+    TracedLLM → CachedLLM → BudgetedLLM → LedgerLLM → the provider
 
 so a cache hit spends no budget and costs nothing in the ledger, and every call that reaches
 the server is both counted against the budget and written to the ledger. Every component of the
 scope (query processors, rerankers, the answer engine) gets ``session.llm`` and so draws on
-the same budget.
+the same budget. `TracedLLM` opens a tracing span per call, a cache hit's too (see
+`ragwright.tracing`).
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ from ragwright.llms.budget import BudgetedLLM, BudgetGuard
 from ragwright.llms.cache import CachedLLM
 from ragwright.llms.ledger import LedgerLLM, estimate_cost
 from ragwright.llms.settings import Budget, Price
+from ragwright.llms.traced import TracedLLM
 from ragwright.models import Answer, Usage
 from ragwright.ports import LLM, CallLedger, ResponseCache
 
 #: The wrappers a session puts around a model; one of them is already some session's.
-LLM_WRAPPERS = (CachedLLM, BudgetedLLM, LedgerLLM)
+LLM_WRAPPERS = (TracedLLM, CachedLLM, BudgetedLLM, LedgerLLM)
 
 
 @dataclass
@@ -62,4 +64,4 @@ def open_session(
     inner: LLM = LedgerLLM(llm, ledger, prices, scope) if ledger is not None else llm
     budgeted = BudgetedLLM(inner, guard)
     cached = CachedLLM(budgeted, cache) if cache is not None else None
-    return LLMSession(cached or budgeted, guard, cached, prices)
+    return LLMSession(TracedLLM(cached or budgeted), guard, cached, prices)

@@ -9,7 +9,6 @@ header cell is named after its position (``column 3``). The table is rendered as
 from __future__ import annotations
 
 import csv
-import io
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,7 +16,7 @@ from ragwright.errors import ParseError
 from ragwright.models import ParsedDocument
 from ragwright.parsers._builder import TextBuilder
 from ragwright.parsers._tables import column_names, data_columns, pick
-from ragwright.parsers._text import decode
+from ragwright.parsers._text import decode, iter_lines
 
 #: How much of the file the dialect sniffer reads.
 SNIFF_CHARS = 64 * 1024
@@ -65,6 +64,6 @@ def _dialect(text: str, tab: bool) -> type[csv.Dialect] | csv.Dialect:
 
 def _rows(text: str, dialect: type[csv.Dialect] | csv.Dialect) -> Iterator[list[str]]:
     """Rows with a value; stray carriage returns normalized away inside quoted cells."""
-    for row in csv.reader(io.StringIO(text, newline=""), dialect):
+    for row in csv.reader(iter_lines(text), dialect):
         if any(cell.strip() for cell in row):
             yield row

@@ -10,7 +10,6 @@ as dotted paths, list items as ``[i]``).
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -18,7 +17,7 @@ from typing import Any
 from ragwright.errors import ParseError
 from ragwright.models import ParsedDocument
 from ragwright.parsers._builder import TextBuilder
-from ragwright.parsers._text import decode
+from ragwright.parsers._text import decode, iter_lines
 from ragwright.parsers.options import ParserOptions
 
 _MISSING = object()
@@ -110,7 +109,7 @@ def _document(text: str, source: str) -> list[Any]:
 def _lines(text: str, source: str) -> Iterator[Any]:
     # Lines end at "\n" only: str.splitlines would also split at U+2028 and other separators
     # that a JSON string may hold as they are.
-    for number, line in enumerate(io.StringIO(text, newline="\n"), start=1):
+    for number, line in enumerate(iter_lines(text, universal=False), start=1):
         if not line.strip():
             continue
         try:

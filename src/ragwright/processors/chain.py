@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from ragwright import tracing
 from ragwright.errors import ConfigError
 from ragwright.models import Hit
 from ragwright.ports import ResultProcessor
@@ -60,7 +61,10 @@ class ResultChain:
         current = list(hits)
         trace: list[Step] = []
         for processor in self.processors:
-            processed = processor.process(query, list(current))
+            # A reranker is a result processor with a `rerank` method too.
+            name = tracing.RERANK if hasattr(processor, "rerank") else tracing.PROCESS
+            with tracing.span(name, processor=processor.name, hits_in=len(current)):
+                processed = processor.process(query, list(current))
             trace.append(Step(processor.name, len(current), len(processed)))
             current = processed
         return ChainResult(current, tuple(trace))

@@ -19,7 +19,7 @@ from typing import Annotated
 import anyio
 from fastapi import Depends, FastAPI
 from fastapi import Path as PathParameter
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 from starlette.applications import Starlette
@@ -34,9 +34,20 @@ from ragwright.server.access_log import RequestLog
 from ragwright.server.auth import RequireKey
 from ragwright.server.keys import Scope as KeyScope
 from ragwright.server.limits import BodyLimit
+from ragwright.server.metrics import Metrics, RequestMetrics
 from ragwright.server.origin import CrossSiteGuard, is_loopback
 from ragwright.server.problems import UnexpectedErrors, install_handlers
-from ragwright.server.routes import communities, documents, graph, graph_view, meta, search, sync
+from ragwright.server.routes import (
+    communities,
+    documents,
+    graph,
+    graph_view,
+    meta,
+    openai_chat,
+    openai_federation,
+    search,
+    sync,
+)
 from ragwright.server.routes import federation as federation_routes
 from ragwright.server.routes._deps import read_key
 from ragwright.server.settings import ServerSettings
@@ -110,6 +121,7 @@ def create_app(
         scoped = [Depends(read_key), Depends(_collection)]
         app.include_router(router, prefix=COLLECTION_API, dependencies=scoped)
     app.include_router(meta.index_router)
+    app.include_router(openai_chat.router, prefix=API)  # once: the model names the collection
     app.include_router(sync.router)
     _add_web_page(app)
     _guard(app, settings, mounted, host)
@@ -157,6 +169,7 @@ def create_federation_app(
     app.state.settings = settings
     install_handlers(app)
     app.include_router(federation_routes.router, prefix=API)
+    app.include_router(openai_federation.router, prefix=API)
     app.include_router(federation_routes.health_router)
     _guard(app, settings, mounted, host)
     return app
@@ -166,7 +179,15 @@ def _guard(
     app: FastAPI, settings: ServerSettings, mounted: Mapping[str, ASGIApp], host: str | None
 ) -> None:
     """Mount ``mounted`` behind the read-scope key check, and add the body limit, cross-site
-    guard, error shape and request log around everything."""
+    guard, error shape, metrics (served at ``/metrics``) and request log around everything."""
+    metrics = Metrics()
+    app.state.metrics = metrics
+
+    @app.get("/metrics", include_in_schema=False, dependencies=[Depends(read_key)])
+    def prometheus_metrics() -> Response:
+        """Prometheus's text format (see `ragwright.server.metrics`); a read key when keyed."""
+        return metrics.response()
+
     for path, mounted_app in mounted.items():
         app.mount(path, RequireKey(mounted_app, settings, KeyScope.READ))
 
@@ -177,6 +198,7 @@ def _guard(
     app.add_middleware(BodyLimit, limit_for=body_limit)
     app.add_middleware(CrossSiteGuard, loopback=host is not None and is_loopback(host))
     app.add_middleware(UnexpectedErrors)
+    app.add_middleware(RequestMetrics, metrics=metrics)
     app.add_middleware(RequestLog)  # added last: outermost, so it sees every status
 
 

@@ -1,6 +1,8 @@
-"""Errors as HTTP answers: one JSON shape, ``{"error": {"code", "message", "status"}}``, for
-ragwright's typed errors, request validation, limits and authentication alike, and for any
-unexpected failure (`UnexpectedErrors`: a 500 ``internal_error`` with the request id)."""
+"""Errors as HTTP answers: one JSON shape, ``{"error": {"code", "message", "status", "type",
+"param"}}``, for ragwright's typed errors, request validation, limits and authentication alike,
+and for any unexpected failure (`UnexpectedErrors`: a 500 ``internal_error`` with the request
+id). It is also OpenAI's error shape (``message``, ``type``, ``param``, ``code``), so the
+OpenAI-compatible routes and their clients read every error, the guards' included."""
 
 from __future__ import annotations
 
@@ -83,8 +85,19 @@ class ApiError(Exception):
         self.headers = dict(headers or {})
 
 
+#: OpenAI's error ``type`` for a status (any other 4xx: ``invalid_request_error``).
+_ERROR_TYPES = {401: "authentication_error", 403: "permission_error", 429: "rate_limit_error"}
+
+
+def error_type(status: int) -> str:
+    if status >= 500:
+        return "server_error"
+    return _ERROR_TYPES.get(status, "invalid_request_error")
+
+
 def error_body(status: int, code: str, message: str, **extra: Any) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message, "status": status, **extra}}
+    fields = {"code": code, "message": message, "status": status, "type": error_type(status)}
+    return {"error": {**fields, "param": None, **extra}}
 
 
 def status_of(error: RagwrightError) -> tuple[int, str]:

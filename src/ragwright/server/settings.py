@@ -147,3 +147,12 @@ def _keys(table: object, where: str) -> tuple[ApiKey, ...]:
             bound = tuple(check_principal(p, f"{here} principals") for p in principals)
         keys.append(ApiKey(name, Scope(scope), digest, bound))
     return tuple(keys)
+
+
+def default_table() -> dict[str, int | float]:
+    """The ``[server]`` keys at their defaults, in the table's units (``ragwright init``)."""
+    defaults = ServerSettings()
+    table: dict[str, int | float] = {
+        key: getattr(defaults, name) // unit for key, (name, unit) in _NUMBERS.items()
+    }
+    return table | {key: getattr(defaults, key) for key in _SECONDS}

@@ -15,7 +15,7 @@ from typing import Any
 from ragwright._plugins import plugins
 from ragwright._url_secrets import mask_url_secrets
 from ragwright.config import Config
-from ragwright.errors import ConfigError
+from ragwright.errors import ConfigError, MissingDependencyError
 from ragwright.ports import StoreBackend
 
 #: The store for a location that is a directory rather than a URL.
@@ -38,6 +38,21 @@ def store_name(location: str | Path) -> str:
 
 def is_url(location: str | Path) -> bool:
     return isinstance(location, str) and _URL.match(location) is not None
+
+
+def option_defaults() -> dict[str, dict[str, Any]]:
+    """Each installed store's ``[store.NAME]`` keys at their defaults, by entry point name
+    (`ragwright init` writes them); a store that cannot be loaded or says none is left out."""
+    found = plugins("ragwright.stores", "store")
+    tables = {}
+    for name in sorted(found):
+        try:
+            defaults = getattr(found[name].load(), "option_defaults", None)
+        except (ImportError, MissingDependencyError):  # its extra is not installed
+            continue
+        if defaults is not None:
+            tables[name] = dict(defaults())
+    return tables
 
 
 def open_backend(location: str | Path, config: Config | None = None) -> StoreBackend:

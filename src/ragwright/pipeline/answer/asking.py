@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypedDict, Unpack
 
+from ragwright import tracing
 from ragwright.answers import create_engine
 from ragwright.answers.extractive import ExtractiveOptions
 from ragwright.answers.graph_context import GraphContext, GraphContextOptions
@@ -183,7 +184,17 @@ class AnswerWorkflow:
     global_retriever: Callable[[], GlobalRetriever]
 
     def ask_stream(self, question: str, ask: AskRequest) -> Iterator[str | Answer]:
-        """`Index.ask_stream` (see it)."""
+        """`Index.ask_stream` (see it), in one ``ragwright.ask`` tracing span."""
+        with tracing.span(tracing.ASK, question_chars=len(question)) as span:
+            for item in self._ask_stream(question, ask):
+                if isinstance(item, Answer):
+                    span.set("found", item.found)
+                    span.set("citations", len(item.citations))
+                    span.set("gen_ai.usage.input_tokens", item.usage.prompt_tokens)
+                    span.set("gen_ai.usage.output_tokens", item.usage.completion_tokens)
+                yield item
+
+    def _ask_stream(self, question: str, ask: AskRequest) -> Iterator[str | Answer]:
         caller, llm, session, graph_context = ask.caller, ask.llm, ask.session, ask.graph_context
         name = self.checked_engine(ask.engine, llm, session)
         where = parse_filter(ask.where) if isinstance(ask.where, str) else ask.where

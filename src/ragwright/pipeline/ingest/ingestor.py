@@ -22,6 +22,7 @@ from typing import Protocol, TypeVar
 
 import numpy as np
 
+from ragwright import tracing
 from ragwright.errors import (
     DocumentRefused,
     EmbedderError,
@@ -309,7 +310,8 @@ class BatchWriter:
     def _store(self, pending: list[PendingDocument], writes: list[DocumentWrite]) -> None:
         """Write the documents, those the store refuses reported as failed (see
         `write_refused_alone`)."""
-        refused = write_refused_alone(self.store, writes)
+        with tracing.span(tracing.INGEST_WRITE, documents=len(writes)):
+            refused = write_refused_alone(self.store, writes)
         for item in pending:
             (self.report.updated if item.is_update else self.report.added).append(
                 item.document.source
@@ -367,7 +369,8 @@ class BatchWriter:
         vectors = np.empty((len(chunks), dimension), dtype=np.float32)
         for start in range(0, len(chunks), self.batch_chunks):
             batch = [chunk.embedded_text for chunk in chunks[start : start + self.batch_chunks]]
-            embedded = np.asarray(self.embedder.embed_documents(batch))
+            with tracing.span(tracing.EMBED, texts=len(batch)):
+                embedded = np.asarray(self.embedder.embed_documents(batch))
             if embedded.shape != (len(batch), dimension):
                 raise EmbedderError(
                     f"the embedder returned vectors of shape {embedded.shape} for {len(batch)} "
@@ -469,25 +472,28 @@ class FileSteps:
         candidate = loaded.candidate
         parser = self.parsers.parser_for(candidate.path, loaded.data)
         # The worker takes the bytes over: none is held here while the parsed text arrives.
-        parsed = worker.parse_taking(parser, loaded.take_data, candidate.source)
+        with tracing.span(tracing.INGEST_PARSE, source=candidate.source):
+            parsed = worker.parse_taking(parser, loaded.take_data, candidate.source)
         report.warnings.extend(IngestWarning(candidate.source, w) for w in parsed.warnings)
         document = document_from(parsed, candidate)
         document = dataclasses.replace(document, principals=self.principals_for(candidate.source))
         # A document chunker made them with the text (None: the chunker makes them).
-        fused = fused_chunks(document, parsed, self.chunker)
-        if fused is not None:
-            limit = self.options.max_chunk_chars
-            return PendingDocument(
-                document, checked_chunks(fused, limit), loaded.fingerprint, loaded.is_update
+        with tracing.span(tracing.INGEST_CHUNK, source=candidate.source):
+            fused = fused_chunks(document, parsed, self.chunker)
+            if fused is not None:
+                limit = self.options.max_chunk_chars
+                return PendingDocument(
+                    document, checked_chunks(fused, limit), loaded.fingerprint, loaded.is_update
+                )
+            # A long document's chunks stream on (chunked as they are embedded).
+            return prepared_document(
+                document,
+                loaded.fingerprint,
+                loaded.is_update,
+                chunker=self.chunker,
+                store=target,
+                options=self.options,
             )
-        return prepared_document(
-            document,
-            loaded.fingerprint,
-            loaded.is_update,
-            chunker=self.chunker,
-            store=target,
-            options=self.options,
-        )
 
     def principals_for(self, source: str, given: Sequence[str] = ()) -> tuple[str, ...]:
         """Who may read the document of ``source``: ``given`` (its sync source's) and the
@@ -535,11 +541,16 @@ class Ingestor:
     def run(
         self, paths: Sequence[Path], progress: Callable[[Progress], None] | None = None
     ) -> IngestReport:
-        survey = self.survey(paths)
-        candidates, known, report = survey.found.candidates, survey.known, survey.report
-        with ParseWorker(self.options.parse_limits) as worker:
-            self.ingest_found(candidates, known, report, worker, progress)
-        self.finish(paths, survey)
+        with tracing.span(tracing.INGEST, paths=len(paths)) as span:
+            with tracing.span(tracing.INGEST_DISCOVER) as discovering:
+                survey = self.survey(paths)
+                discovering.set("files", len(survey.found.candidates))
+            candidates, known, report = survey.found.candidates, survey.known, survey.report
+            with ParseWorker(self.options.parse_limits) as worker:
+                self.ingest_found(candidates, known, report, worker, progress)
+            self.finish(paths, survey)
+            span.set("chunks_written", survey.report.chunks_written)
+            span.set("failed", len(survey.report.failed))
         return survey.report
 
     def survey(self, paths: Sequence[Path]) -> Survey:

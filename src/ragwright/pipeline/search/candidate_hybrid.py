@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
+from ragwright import tracing
 from ragwright.models import Hit, Scale
 from ragwright.pipeline.search.arms import Arms
 from ragwright.pipeline.search.fusion import fused_scores
@@ -43,9 +44,13 @@ def candidate_hybrid(
     found = store.hybrid_candidates(
         text, vector, request.depth, request.where, bm25=request.bm25, question=frozenset(question)
     )
-    fused = fused_scores(
-        [found.keyword, found.vector], request.weights, request.normalizer, request.document_share
-    )
+    with tracing.span(tracing.FUSE, rankings=2):
+        fused = fused_scores(
+            [found.keyword, found.vector],
+            request.weights,
+            request.normalizer,
+            request.document_share,
+        )
     order, top_k = fused.order, request.top_k
     if question and len(order) >= 2:
         at = {chunk_id: position for position, chunk_id in enumerate(order)}

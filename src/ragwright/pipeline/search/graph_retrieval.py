@@ -17,6 +17,7 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from types import MappingProxyType
 
+from ragwright import tracing
 from ragwright.filters import Filter
 from ragwright.graph.search import GraphSearch
 from ragwright.models import Arm, Hit, Scale
@@ -66,17 +67,21 @@ class GraphRetriever:
         hybrid = retriever.search(
             query, request.but(mode=SearchMode.HYBRID, top_k=depth, arm_depth=depth)
         )
-        ranked = bounded_newcomers(
-            self.graph_search.rank(
+        with tracing.span(tracing.GRAPH_WALK, seeds=len(hybrid)) as walk:
+            walked = self.graph_search.rank(
                 query, [hit.chunk.id for hit in hybrid], snapshot, request.graph, depth
-            ),
+            )
+            walk.set("chunks", len(walked))
+        ranked = bounded_newcomers(
+            walked,
             [hit.chunk.id for hit in hybrid[: request.graph.known_depth]],
             request.graph.max_new,
         )
         graph_hits = self._graph_hits(ranked, hybrid, request.where)
-        fused = fuse_ranked_lists(
-            [(hybrid, 1.0), (graph_hits, request.graph.weight)], k=request.graph.rrf_k
-        )
+        with tracing.span(tracing.FUSE, rankings=2):
+            fused = fuse_ranked_lists(
+                [(hybrid, 1.0), (graph_hits, request.graph.weight)], k=request.graph.rrf_k
+            )
         fused_by_id = {hit.chunk.id: hit for hit in fused}  # a kept hit still names its arms
         kept = [fused_by_id.get(hit.chunk.id, hit) for hit in hybrid[: request.graph.keep_top]]
         kept_ids = {hit.chunk.id for hit in kept}

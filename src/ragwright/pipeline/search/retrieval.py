@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol, TypeGuard
 
+from ragwright import tracing
 from ragwright._surrogates import refuse_surrogates
 from ragwright.errors import ConfigError, UnsupportedScale
 from ragwright.models import Hit
@@ -155,7 +156,10 @@ class Retriever:
         rankings = self._rankings(query.text, query.dense_text, request, depth, query_vector, arms)
         for variant in query.variants:
             rankings += self._rankings(variant, variant, request, depth, None, arms)
-        fused = fused_hits(rankings, request.weights, request.normalizer, request.document_share)
+        with tracing.span(tracing.FUSE, rankings=len(rankings)):
+            fused = fused_hits(
+                rankings, request.weights, request.normalizer, request.document_share
+            )
         if passage:
             step = PassageFirst(request.passage_heading_weight, request.passage_coverage_weight)
             fused = step.first(query.query, fused, request.top_k)
@@ -177,18 +181,23 @@ class Retriever:
         rankings: list[list[Hit]] = []
         if arms.runs_sparse(request.sparse_weight):
             assert self.sparse is not None  # checked in search_with_notes
-            rankings.append(self.sparse.search(text, top_k, where))
+            with tracing.span(tracing.RETRIEVE_SPARSE, top_k=top_k):
+                rankings.append(self.sparse.search(text, top_k, where))
         if arms.bm25:
-            rankings.append(self.store.keyword_search(text, top_k, where, bm25=request.bm25))
+            with tracing.span(tracing.RETRIEVE_BM25, top_k=top_k):
+                rankings.append(self.store.keyword_search(text, top_k, where, bm25=request.bm25))
         if arms.vector:
-            rankings.append(
-                self.store.vector_search(self._vector(dense_text, query_vector), top_k, where)
-            )
+            vector = self._vector(dense_text, query_vector)
+            with tracing.span(tracing.RETRIEVE_VECTOR, top_k=top_k):
+                rankings.append(self.store.vector_search(vector, top_k, where))
         return rankings
 
     def _vector(self, dense_text: str, given: Vectors | None) -> Vectors:
         """The query vector: ``given``, or ``dense_text`` embedded."""
-        return self.embedder.embed_query(dense_text) if given is None else given
+        if given is not None:
+            return given
+        with tracing.span(tracing.EMBED, texts=1, query=True):
+            return self.embedder.embed_query(dense_text)
 
 
 def _ranks_candidates(store: object) -> TypeGuard[CandidateSearch]:

@@ -9,10 +9,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Unpack
 
+from ragwright import tracing
 from ragwright.llms.session import LLMSession
 from ragwright.models import Hit, Route, with_rank
 from ragwright.permissions import EVERYONE, Caller
 from ragwright.pipeline.search.context import SearchContext
+from ragwright.pipeline.search.mode_registry import mode_names
 from ragwright.pipeline.search.modes import retrieval_mode
 from ragwright.pipeline.search.per_document import capped, routed
 from ragwright.pipeline.search.request import SearchMode, SearchOptions, SearchRequest
@@ -44,6 +46,18 @@ class Searching:
         """`Index.search`."""
         # Made (and so checked) even when there is nothing to search.
         request = (request or DEFAULT_REQUEST).but(**options)
+        with tracing.span(tracing.SEARCH, mode=str(request.mode), top_k=request.top_k) as span:
+            hits = self._search(query, request, processors, query_processors)
+            span.set("hits", len(hits))
+        return hits
+
+    def _search(
+        self,
+        query: str,
+        request: SearchRequest,
+        processors: Sequence[ResultProcessor],
+        query_processors: Sequence[QueryProcessor],
+    ) -> list[Hit]:
         store = self.context.store
         configured = [
             spec.build(embedder=self.context.embedder, store=store, documents=store)
@@ -79,6 +93,13 @@ class Searching:
             self.context.planner(session).route(question),
             lambda mode: retrieval_mode(mode).unavailable(self.context, caller),
         )
+
+    def modes_for(self, caller: Caller = EVERYONE) -> list[str]:
+        """The modes this collection can serve ``caller`` now: ``auto``, then each other one
+        whose needs (an entity graph, community reports, an unrestricted caller) are met."""
+        others = [name for name in mode_names() if name != SearchMode.AUTO]
+        usable = [n for n in others if retrieval_mode(n).unavailable(self.context, caller) is None]
+        return [SearchMode.AUTO.value, *usable]
 
     def route(
         self, question: str, mode: SearchMode | str, session: LLMSession | None, caller: Caller

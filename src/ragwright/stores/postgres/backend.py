@@ -117,6 +117,11 @@ class PostgresBackend:
         self._pool.open(wait=False)
 
     @staticmethod
+    def option_defaults() -> dict[str, Any]:
+        """The ``[store.postgres]`` keys at their defaults."""
+        return PostgresOptions().keywords()
+
+    @staticmethod
     def options_from_table(table: Mapping[str, object], where: str) -> dict[str, Any]:
         """The keyword arguments a ``[store.postgres]`` table of ragwright.toml sets (see
         `ragwright.stores.postgres.options`); ``where`` names the table in errors."""

@@ -7,6 +7,7 @@ The LLM ledger and response cache live in the default database.
 
 from __future__ import annotations
 
+import inspect
 import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -49,6 +50,13 @@ class SQLiteBackend:
     def __init__(self, location: str | Path, **store_options: object) -> None:
         self.directory = Path(location)
         self._store_options = store_options
+
+    @staticmethod
+    def option_defaults() -> dict[str, Any]:
+        """The ``[store.sqlite]`` keys at `SQLiteStore`'s defaults (``ann``'s is none: what
+        the index recorded)."""
+        parameters = inspect.signature(SQLiteStore.__init__).parameters
+        return {k: parameters[k].default for k in _OPTIONS if parameters[k].default is not None}
 
     @staticmethod
     def options_from_table(table: Mapping[str, object], where: str) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ragwright import tracing
 from ragwright.errors import MissingDependencyError, StoreError
 from ragwright.filters import Filter, readable_part
 from ragwright.models import (
@@ -117,8 +118,15 @@ class SQLiteSearch(SQLiteSettings):
         words = query_terms(text, self._stop_words)
         unit = self._unit_query(query, top_k)
         with self._searching() as generation:
-            keyword = self._keyword_scored(words, top_k, where, generation, bm25) if words else []
-            vector = [] if unit is None else self._vector_scored(*unit, top_k, where, generation)
+            # The two arms run here, inside one read snapshot: their spans are the store's.
+            with tracing.span(tracing.RETRIEVE_BM25, top_k=top_k):
+                keyword = (
+                    self._keyword_scored(words, top_k, where, generation, bm25) if words else []
+                )
+            with tracing.span(tracing.RETRIEVE_VECTOR, top_k=top_k):
+                vector = (
+                    [] if unit is None else self._vector_scored(*unit, top_k, where, generation)
+                )
             rowids = list(dict.fromkeys([r for r, _ in keyword] + [r for r, _ in vector]))
             cache = self._current_candidates(generation)
             if cache is None:  # being built in the background: from the rows themselves
