@@ -156,3 +156,30 @@ def test_http_search_and_ask_take_it(index: Index) -> None:
     assert refused.status_code == 400 and "unknown reranker" in refused.text
     assert answered.status_code == 200, answered.text
     assert [Path(h["source"]).name for h in answered.json()["hits"]] == ["census.md"]
+
+
+@pytest.mark.slow
+def test_eval_takes_it_from_its_flags_and_configurations(tmp_path: Path) -> None:
+    data = tmp_path / "set"
+    (data / "qrels").mkdir(parents=True)
+    (data / "corpus.jsonl").write_text(
+        "".join(
+            json.dumps({"_id": n, "title": "", "text": t}) + "\n" for n, t in DOCUMENTS.items()
+        ),
+        "utf-8",
+    )
+    (data / "queries.jsonl").write_text(json.dumps({"_id": "q", "text": QUESTION}) + "\n", "utf-8")
+    (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq\tcensus.md\t1\n")
+    common = ["eval", str(data), "--cache-dir", str(tmp_path / "cache"), "--json"]
+    flags = ["--embedder", "hashing", "--mode", "bm25", "--top-k", "2"]
+
+    def mrr(extra: list[str]) -> float:
+        result = runner.invoke(app, [*common, *extra])
+        assert result.exit_code == 0, result.output
+        return float(json.loads(result.stdout)["configs"][0]["metrics"]["mrr_at_10"])
+
+    assert mrr(flags) < 1.0
+    assert mrr([*flags, "--rerank", "cross-encoder"]) == 1.0
+    config = tmp_path / "reranked.toml"
+    config.write_text('embedder = "hashing"\nmode = "bm25"\ntop_k = 2\nrerank = "cross-encoder"\n')
+    assert mrr(["--config", str(config)]) == 1.0

@@ -110,7 +110,9 @@ def eval_dataset(
     ] = None,
     embedder: Annotated[
         str | None,
-        typer.Option(help="Embedder spec: minilm (default), onnx:FOLDER, openai:MODEL, hashing."),
+        typer.Option(
+            help="Embedder spec: minilm (default), bge-small, onnx:FOLDER, openai:MODEL, hashing."
+        ),
     ] = None,
     chunker: Annotated[
         str | None,
