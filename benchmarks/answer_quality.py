@@ -41,11 +41,15 @@ from ragwright import Index
 from ragwright.answers.extractive import ExtractiveOptions
 from ragwright.models import Answer, Hit, final_answer
 
-_NEW = ExtractiveOptions()
+#: The cross-encoder chooses and refuses quotes (issue 32): the default now.
+_MODEL = ExtractiveOptions()
+#: The fifth round's answerer, by embedding and word overlap, without ``min_quoted_coverage``
+#: (issue 32 removed the rule, so ``covered`` and ``quoted`` now answer alike).
+_NEW = dataclasses.replace(_MODEL, cross_encoder=False)
 #: Before a sentence's own share of the question's words counted in its score.
 _COVERED = dataclasses.replace(_NEW, word_weight=0.0)
 #: The fourth round's answerer: before the quoted passages had to hold the question's words.
-_ROUND4 = dataclasses.replace(_COVERED, min_quoted_coverage=0.0)
+_ROUND4 = _COVERED
 #: The third round's answerer: before the price and quoted-name rules.
 _ROUND3 = dataclasses.replace(_ROUND4, require_money=False, require_quoted_names=False)
 #: The second round's answerer: before the quantity rule.
@@ -61,7 +65,8 @@ VARIANTS: dict[str, tuple[ExtractiveOptions, bool]] = {
     "money": (dataclasses.replace(_ROUND3, require_money=True), True),
     "quoted": (_ROUND4, True),
     "covered": (_COVERED, True),
-    "words": (_NEW, True),  # the default now
+    "words": (_NEW, True),
+    "model": (_MODEL, True),  # the default now
 }
 
 

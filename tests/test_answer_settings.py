@@ -19,9 +19,9 @@ def settings(extractive: object) -> AnswerSettings:
 
 
 def test_the_extractive_table_sets_any_option_and_keeps_the_others() -> None:
-    table = {"max_sentences": 1, "min_quoted_coverage": 0, "require_names": False}
+    table = {"max_sentences": 1, "min_relevance": 0.1, "require_names": False}
     options = settings(table).extractive
-    assert options == ExtractiveOptions(max_sentences=1, min_quoted_coverage=0, require_names=False)
+    assert options == ExtractiveOptions(max_sentences=1, min_relevance=0.1, require_names=False)
     assert AnswerSettings.from_config(Config()).extractive == ExtractiveOptions()
 
 
@@ -52,12 +52,11 @@ def test_index_ask_answers_with_the_configured_options(tmp_path: Path) -> None:
         "# Tea\n\nGreen tea is steamed to stop oxidation. Green tea is then rolled and dried. "
         "Green tea leaves are picked in spring.\n"
     )
-    one = Config({"answer": {"extractive": {"max_sentences": 1, "max_gap": 2.0}}})
+    wide = {"max_gap": 2.0, "relevance_gap": 30.0}  # every sentence within reach of the best
+    one = Config({"answer": {"extractive": {"max_sentences": 1, **wide}}})
     with Index(tmp_path / "idx", embedder=HashingEmbedder(), config=one) as kb:
         kb.ingest([docs])
         configured = kb.ask("How is green tea made?")
-        given = kb.ask(
-            "How is green tea made?", options=ExtractiveOptions(max_sentences=3, max_gap=2.0)
-        )
+        given = kb.ask("How is green tea made?", options=ExtractiveOptions(max_sentences=3, **wide))
     assert configured.found and len(configured.citations) == 1
     assert len(given.citations) > 1  # options given to the call win over the table

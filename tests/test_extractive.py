@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from ragwright.answers.extractive import NOT_FOUND, ExtractiveAnswerer, ExtractiveOptions
 from ragwright.models import Arm, Document, Hit, Scale
@@ -145,6 +147,18 @@ def test_only_whole_prose_sentences_are_quoted_never_code_lists_or_headings() ->
     ]
 
 
+def test_a_sentence_cut_inside_inline_code_is_never_quoted() -> None:
+    """Issue 32: "What does ragwright check do?" was answered with a fragment ending in a
+    backtick: the splitter cut at a full stop inside a code span."""
+    text = (
+        "A damaged index is a clear error: `error: the index is damaged (REASON). Run "
+        "ragwright check to see what.` Over HTTP it is a 503 with the same message.\n\n"
+        "The `check` command of ragwright reports each damaged part of an index."
+    )
+    quoted = quotes("what does ragwright check do", ("cli.md", [text]))
+    assert quoted == ["The `check` command of ragwright reports each damaged part of an index."]
+
+
 def test_a_chunk_that_starts_inside_a_sentence_or_a_code_block_quotes_neither() -> None:
     first = "Ids are stable. The parser reads every file and"
     second = "then writes chunk ids to the index.\n```\n\nChunk ids never change for the same text."
@@ -251,25 +265,64 @@ def test_abstains_when_no_sentence_to_quote_mentions_the_questions_names() -> No
     assert answer.found and answer.citations[0].quote.startswith("Install ragwright with pip")
 
 
-def test_abstains_when_the_quoted_passages_hold_too_few_of_the_questions_words() -> None:
-    # Retrieval found the deployments, but nothing says where they are hosted.
-    question = "Which cloud regions host the production deployments?"
-    schedule = hits_for(
-        ("release.md", ["The production deployments are upgraded on a fixed schedule."]),
-        ("hosts.md", ["Each host keeps the previous release."]),
-    )
-    anything = ExtractiveOptions(min_similarity=-1.0, max_gap=2.0, max_sentences=1)
-    answer = ExtractiveAnswerer(HashingEmbedder(), anything).answer(question, schedule)
-    assert answer.text == NOT_FOUND and not answer.found  # 2 of 5 words: production, deploy
-    unchecked = dataclasses.replace(anything, min_quoted_coverage=0.0)
-    quoted = ExtractiveAnswerer(HashingEmbedder(), unchecked).answer(question, schedule)
-    assert quoted.found
+class ScriptedScorer:
+    """A `PassageScorer` fake: a logit for each sentence holding one of its keys (the first
+    that matches), ``low`` for the rest; it records what it was asked to read."""
 
-    regions = hits_for(
-        ("regions.md", ["Production deployments run in two cloud regions, both in Europe."])
+    def __init__(self, logits: dict[str, float], low: float = -10.0) -> None:
+        self.logits, self.low = logits, low
+        self.read: list[str] = []
+
+    def score(self, query: str, passages: Sequence[str]) -> npt.NDArray[np.float32]:
+        self.read += passages
+        found = [next((v for k, v in self.logits.items() if k in p), self.low) for p in passages]
+        return np.array(found, np.float32)
+
+
+def test_the_model_quotes_a_sentence_sharing_no_word_with_the_question() -> None:
+    """Issue 32: "how long is a day at the colony" of "a 24-hour-40-minute sol" shares no
+    word; the word-overlap rules refused it, the cross-encoder's score quotes it."""
+    question = "How long is a day at the colony?"
+    text = "The settlement runs on a 24-hour-40-minute sol. Supply ships land twice a year."
+    (hit,) = hits_for(("mars.md", [text]))
+    chunk = dataclasses.replace(hit.chunk, metadata={"heading_path": ["Settlement", "Time"]})
+    hits = [dataclasses.replace(hit, chunk=chunk)]
+    scorer = ScriptedScorer({"24-hour": 3.0, "Supply": -4.0})
+    by_words = ExtractiveAnswerer(HashingEmbedder(), ExtractiveOptions(cross_encoder=False))
+    assert not by_words.answer(question, hits).found
+    answer = ExtractiveAnswerer(HashingEmbedder(), scorer=scorer).answer(question, hits)
+    assert answer.found
+    assert [c.quote for c in answer.citations] == [
+        "The settlement runs on a 24-hour-40-minute sol."
+    ]  # the other sentence is more than relevance_gap logits below
+    assert "Settlement > Time: The settlement runs on a 24-hour-40-minute sol." in scorer.read
+
+
+def test_the_model_abstains_below_the_calibrated_threshold() -> None:
+    question = "Which cloud regions host the production deployments?"
+    hits = hits_for(("release.md", ["The production deployments are upgraded on a schedule."]))
+    unsure = ScriptedScorer({"upgraded": -6.5})  # logistic(-6.5) = 0.0015 < 0.0025
+    answer = ExtractiveAnswerer(HashingEmbedder(), scorer=unsure).answer(question, hits)
+    assert answer.text == NOT_FOUND and not answer.found
+    sure = ScriptedScorer({"upgraded": -5.0})  # 0.0067
+    assert ExtractiveAnswerer(HashingEmbedder(), scorer=sure).answer(question, hits).found
+    stricter = ExtractiveOptions(min_relevance=0.5)
+    assert (
+        not ExtractiveAnswerer(HashingEmbedder(), stricter, scorer=sure)
+        .answer(question, hits)
+        .found
     )
-    answer = ExtractiveAnswerer(HashingEmbedder(), anything).answer(question, regions)
-    assert answer.found and "Europe" in answer.text
+
+
+def test_the_model_quotes_the_sentences_near_the_best_one() -> None:
+    hits = hits_for(("a.md", ["Alpha is first. Beta is second. Gamma is third."]))
+    scorer = ScriptedScorer({"Alpha": 4.0, "Beta": 2.5, "Gamma": 1.0})
+    answer = ExtractiveAnswerer(HashingEmbedder(), scorer=scorer).answer("which one?", hits)
+    assert [c.quote for c in answer.citations] == ["Alpha is first.", "Beta is second."]
+    off = ExtractiveOptions(cross_encoder=False, min_similarity=-1.0, max_gap=9.0)
+    scorer.read.clear()
+    assert ExtractiveAnswerer(HashingEmbedder(), off, scorer=scorer).answer("which?", hits).found
+    assert scorer.read == []  # cross_encoder=false: by embedding, the scorer unused
 
 
 class SameMeaning:

@@ -24,6 +24,7 @@ from cli_helpers import runner
 from federation_helpers import FieldRefusingIndex, personal, team
 from ragwright import Federation, Index
 from ragwright.cli import app
+from ragwright.config import Config
 from ragwright.mcp_server import build_federation_server
 from ragwright.server import ServerSettings, create_federation_app
 from ragwright.server.runner import running, server_for
@@ -44,7 +45,11 @@ def _no_caller_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def both(team: Path, personal: str) -> Iterator[Federation]:
-    with Federation.open([f"team={team}", f"personal={personal}"], timeout=30) as federation:
+    # Answers quote every sentence within reach of the best: the tests check where each
+    # quote's span is read, so both members must be quoted, whichever sentence wins.
+    wide = Config({"answer": {"extractive": {"relevance_gap": 30.0, "min_relevance": 0.0}}})
+    members = [f"team={team}", f"personal={personal}"]
+    with Federation.open(members, timeout=30, config=wide) as federation:
         yield federation
 
 
@@ -72,12 +77,16 @@ def test_cli_search_fuses_both_indexes_and_names_each_hit_s_index(
     assert "personal: notes/keys.md" in text.stdout
 
 
-def test_cli_ask_cites_into_each_index(team: Path, personal: str) -> None:
-    result = runner.invoke(app, ["ask", QUESTION, *members(team, personal), "--json"])
+def test_cli_ask_cites_into_each_index(team: Path, personal: str, tmp_path: Path) -> None:
+    # Every sentence within reach of the best is quoted, so both members are (see `both`).
+    config = tmp_path / "ragwright.toml"
+    config.write_text("[answer.extractive]\nrelevance_gap = 30.0\nmin_relevance = 0.0\n")
+    wide = [*members(team, personal), "--config", str(config)]
+    result = runner.invoke(app, ["ask", QUESTION, *wide, "--json"])
     assert result.exit_code == 0, result.output
     answer = json.loads(result.stdout)
     assert {c["index"] for c in answer["citations"]} == {"team", "personal"}
-    text = runner.invoke(app, ["ask", QUESTION, *members(team, personal)])
+    text = runner.invoke(app, ["ask", QUESTION, *wide])
     assert text.exit_code == 0, text.output
     assert "team: team/rotation.md chars" in text.stdout
     assert "personal: notes/keys.md chars" in text.stdout

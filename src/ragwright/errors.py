@@ -7,6 +7,7 @@ The tree::
     │   ├── RegistryError           an unknown or doubly-claimed registry name
     │   └── CredentialsError        a source's secret is missing, or its file readable by others
     ├── MissingDependencyError      an optional extra is not installed (message has the pip line)
+    ├── ModelFileRefused            a shipped model file is not the pinned one (its sha256)
     ├── ParseError                  a file could not be read as its format (names file and reason)
     │   └── ParseLimitExceeded      parsing one file ran past a limit (time, memory, nesting)
     │       └── ParseBudgetSpent    a run's time for parsing ran out before this file (skipped)
@@ -76,6 +77,20 @@ class MissingDependencyError(RagwrightError):
     def __init__(self, what: str, install: str) -> None:
         super().__init__(f"{what} needs an optional dependency: {install}")
         self.install = install
+
+
+class ModelFileRefused(RagwrightError):
+    """A model file read from an installed package (weights, a tokenizer) whose sha256 is not
+    the one ragwright pins: changed on disk, or from another release of the package. It is
+    never loaded; the message names the file and the line that reinstalls the pinned release."""
+
+    def __init__(self, path: str, expected: str, found: str, install: str) -> None:
+        super().__init__(
+            f"refusing the model file {path}: its sha256 is {found[:16]}…, not the pinned "
+            f"{expected[:16]}… (the file was changed, or the package is another release); "
+            f"reinstall it: {install}"
+        )
+        self.path, self.expected, self.found, self.install = path, expected, found, install
 
 
 class ParseError(RagwrightError):

@@ -1045,6 +1045,18 @@ class Reranker(Protocol):
 
 
 @runtime_checkable
+class PassageScorer(Protocol):
+    """Scores how well each passage answers a query, reading the two together (a
+    cross-encoder): one float per passage, in passage order, higher is more relevant.
+
+    For the shipped ms-marco cross-encoder (`ragwright.rerankers.ms_marco_cross_encoder`) a
+    score is a logit: ``1 / (1 + exp(-score))`` is the model's probability that the passage
+    is relevant, comparable across queries (it was trained with a binary loss)."""
+
+    def score(self, query: str, passages: Sequence[str]) -> npt.NDArray[np.float32]: ...
+
+
+@runtime_checkable
 class SparseEncoder(Protocol):
     """Maps texts to learned term weights over a model's vocabulary (SPLADE-style); ``spec``
     recreates it (the index records it) and ``fingerprint`` names the model's bytes."""

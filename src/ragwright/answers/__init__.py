@@ -25,7 +25,7 @@ from ragwright.errors import ConfigError
 from ragwright.llms.prompt import NOT_FOUND
 from ragwright.llms.settings import ENGINES, unknown_engine
 from ragwright.models import Hit
-from ragwright.ports import LLM, AnswerEngine, DocumentLookup, Embedder
+from ragwright.ports import LLM, AnswerEngine, DocumentLookup, Embedder, PassageScorer
 
 LLM_ENGINES = tuple(name for name in ENGINES if name != "extractive")
 
@@ -41,19 +41,22 @@ def create_engine(
     boundary_key: bytes | None = None,
     documents: DocumentLookup | None = None,
     graph: GraphContext | None = None,
+    scorer: PassageScorer | None = None,
 ) -> AnswerEngine:
     """The engine ``name``, given what it needs: an embedder (extractive), an LLM (the others)
     and, for FLARE, a retrieval function. ``documents`` lets the extractive engine prefer the
-    newer of two disagreeing sources. ``boundary_key`` keys the prompts' fence tokens (see
-    `ragwright.llms.prompt`); without it they are random per request. ``graph`` gives an
-    LLM engine the entities and relations of the hits (see `ragwright.answers.graph_context`);
-    the extractive engine, which writes nothing, takes none."""
+    newer of two disagreeing sources, and ``scorer`` (a cross-encoder) choose and refuse its
+    quotes by model (see `ragwright.answers.relevance`). ``boundary_key`` keys the prompts'
+    fence tokens (see `ragwright.llms.prompt`); without it they are random per request.
+    ``graph`` gives an LLM engine the entities and relations of the hits (see
+    `ragwright.answers.graph_context`); the extractive engine, which writes nothing, takes
+    none."""
     if name == "extractive":
         if embedder is None:
             raise ConfigError("the extractive engine needs an embedder")
         if graph is not None:
             raise ConfigError("graph context is for the LLM engines; extractive quotes the hits")
-        return ExtractiveEngine(embedder, options, documents)
+        return ExtractiveEngine(embedder, options, documents, scorer)
     if name not in LLM_ENGINES:
         raise ConfigError(unknown_engine(name))
     if llm is None:

@@ -1,22 +1,26 @@
 """The extractive answer engine: the offline default, no LLM needed.
 
-It picks the retrieved sentences closest in meaning to the question and cites each one with
+It quotes the retrieved sentences that best answer the question and cites each one with
 ``[n]``: each quoted sentence has its own number, so every marker names exactly one span, and
-every citation carries the exact character span of its sentence in the stored document. Below
-a relevance threshold it says the sources do not answer instead of quoting something loosely
-related.
+every citation carries the exact character span of its sentence in the stored document.
+
+Which sentences, and whether any: a cross-encoder (``scorer``, a `PassageScorer`; ``Index.ask``
+gives it the shipped one) reads the question with each sentence in its section (see
+`ragwright.answers.relevance`); the best ones within ``relevance_gap`` logits are quoted, and
+when the best one's probability is under ``min_relevance`` the answer says the sources do not
+answer instead of quoting something loosely related. A model, not word overlap: users ask in
+their own words ("how long is a day at the colony" of "a 24-hour-40-minute sol"), and rules
+asking for the question's words in the quote refused half of such questions (issue 32).
+Without a scorer (or with ``cross_encoder`` false) it ranks by embedding similarity, heading
+and word bonuses, and abstains when the retrieved chunks lack too many of the question's
+content words (``min_coverage``).
 
 Only whole prose sentences are quoted (see `ragwright.answers.prose`): never a line of a code
-block, a heading, a list introduction ending in ``:``, a question or a fragment of a wrapped
-line. A sentence whose section heading shares words with the question is preferred: "How do I
-install it?" is answered from the section "Install".
-
-It abstains, too, when the retrieved chunks lack too many of the question's content words (see
-``min_coverage``): the passages then speak of something else, however close in meaning. So it
-does when the question names something ("a Windows service") and the passages of the sentences
-it would quote mention none of its names (``require_quoted_names``) or hold too few of its
-content words (``min_quoted_coverage``), and when a question
-asking for a number or a price finds no sentence stating one (``require_quantity``,
+block, a heading, a list introduction ending in ``:``, a question, a fragment of a wrapped
+line or a sentence cut inside inline markup. It abstains, too, when the question names
+something ("a Windows service") that no retrieved passage (``require_names``), or none of the
+passages of the sentences it would quote (``require_quoted_names``), mentions, and when a
+question asking for a number or a price finds no sentence stating one (``require_quantity``,
 ``require_money``).
 
 When two quoted sentences from different documents say the same kind of thing and one document
@@ -46,9 +50,10 @@ from ragwright.answers.citations import neutralised
 from ragwright.answers.prose import MAX_LIST_CHARS, prose_sentences
 from ragwright.answers.quantities import asks_for_quantity, states_quantity
 from ragwright.answers.recency import SourceFacts, Strength, overrides
+from ragwright.answers.relevance import in_context, logit_of, logits
 from ragwright.chunkers._tables import row_with_header, rows_with_headers
 from ragwright.models import TABLE_HEADER, Answer, Chunk, Citation, Document, Hit
-from ragwright.ports import DocumentLookup, Embedder
+from ragwright.ports import DocumentLookup, Embedder, PassageScorer
 from ragwright.terms import content_words, dice, headings, held_by_each, names
 
 NOT_FOUND = "Not found in the sources."
@@ -103,11 +108,19 @@ class ExtractiveOptions:
     #: sentences come from (their chunks, with their headings) mentions any of its names:
     #: passages that mention it were retrieved, but what would be quoted is about another.
     require_quoted_names: bool = True
-    #: Share of the question's content words the passages of the chosen sentences (their
-    #: chunks, with their headings) must hold, else "not found": retrieval found the topic,
-    #: but what would be quoted does not speak of what the question asks ("cloud regions" of
-    #: a deployment answered with its upgrade schedule). 0 turns the check off.
-    min_quoted_coverage: float = 0.5
+    #: Choose and refuse quotes with the shipped cross-encoder where the engine is given one
+    #: (``Index.ask`` gives it); false: by embedding similarity and word overlap, as before.
+    cross_encoder: bool = True
+    #: With a cross-encoder (``scorer``): the probability (the logistic of its logit, see
+    #: `ragwright.answers.relevance`) that a sentence answers, which the best one needs, else
+    #: the answer is "not found". It replaces the word-overlap rules (``min_coverage``,
+    #: ``min_similarity``, the heading and word bonuses), which only the embedder path uses.
+    #: Low, because an ms-marco model is sure only of questions in the passage's own words;
+    #: chosen on the paraphrased dev halves (see docs/ablation.md).
+    min_relevance: float = 0.0025
+    #: With a cross-encoder: sentences more than this many logits below the best one are not
+    #: quoted alongside it.
+    relevance_gap: float = 2.0
     #: Two sentences of different documents this similar say the same kind of thing; where
     #: one document says it supersedes the other (or the newer sentence says what changed),
     #: only the newer one's is quoted.
@@ -126,23 +139,46 @@ class ExtractiveAnswerer:
         embedder: Embedder,
         options: ExtractiveOptions | None = None,
         documents: DocumentLookup | None = None,
+        scorer: PassageScorer | None = None,
     ) -> None:
         self.embedder = embedder
         self.options = options or ExtractiveOptions()
         self.documents = documents
+        self.scorer = scorer if self.options.cross_encoder else None
 
     def answer(self, question: str, hits: list[Hit]) -> Answer:
         candidates = self._candidates(hits)
         if self.options.require_quantity and asks_for_quantity(question):
             money = self.options.require_money
             candidates = [c for c in candidates if states_quantity(c.shown, question, money=money)]
-        words = content_words(question)
-        if (
-            not candidates
-            or _coverage(words, hits) < self.options.min_coverage
-            or (self.options.require_names and missing_names(question, hits))
+        if not candidates or (self.options.require_names and missing_names(question, hits)):
+            return Answer(NOT_FOUND, (), tuple(hits), found=False)
+        if self.scorer is None:
+            words = content_words(question)
+            if _coverage(words, hits) < self.options.min_coverage:
+                return Answer(NOT_FOUND, (), tuple(hits), found=False)
+            vectors, scores, ranking = self._by_embedding(question, words, candidates)
+            floor, gap = self.options.min_similarity, self.options.max_gap
+        else:
+            scores = ranking = self._by_model(question, candidates)  # logits
+            floor, gap = logit_of(self.options.min_relevance), self.options.relevance_gap
+            # Only sentences near the best may be quoted or replace a quote (within two gaps):
+            # those alone are embedded, for the redundancy and newer-source checks.
+            vectors = self._vectors(candidates, ranking >= float(ranking.max()) - 2 * gap)
+        chosen = self._choose(candidates, scores, ranking, vectors, floor, gap)
+        if not chosen or (
+            self.options.require_quoted_names
+            and not _names_said(names(question), _passages_text([candidates[i] for i in chosen]))
         ):
             return Answer(NOT_FOUND, (), tuple(hits), found=False)
+        chosen, notes = self._prefer_newer(chosen, candidates, scores, ranking, vectors, gap)
+        return _compose([candidates[i] for i in chosen], hits, notes)
+
+    def _by_embedding(
+        self, question: str, words: set[str], candidates: list[_Candidate]
+    ) -> tuple[Floats, Floats, Floats]:
+        """Without a cross-encoder: each sentence's cosine similarity to the question, and its
+        ranking: the similarity plus the heading and word bonuses."""
         query = self.embedder.embed_query(question).reshape(-1)
         vectors = self.embedder.embed_documents([c.shown for c in candidates])
         scores = vectors @ query
@@ -151,29 +187,24 @@ class ExtractiveAnswerer:
             held = held_by_each(words, [c.shown for c in candidates])
             weight = self.options.word_weight / len(words)
             bonus = [b + weight * len(h) for b, h in zip(bonus, held, strict=True)]
-        ranking = scores + np.array(bonus, np.float32)
-        chosen = self._choose(candidates, scores, ranking, vectors)
-        if not chosen or not self._quoted_passages_answer(
-            question, words, [candidates[i] for i in chosen]
-        ):
-            return Answer(NOT_FOUND, (), tuple(hits), found=False)
-        chosen, notes = self._prefer_newer(chosen, candidates, scores, ranking, vectors)
-        return _compose([candidates[i] for i in chosen], hits, notes)
+        return vectors, scores, scores + np.array(bonus, np.float32)
 
-    def _quoted_passages_answer(
-        self, question: str, words: set[str], chosen: list[_Candidate]
-    ) -> bool:
-        """Whether the passages the chosen sentences come from speak of what the question asks:
-        they mention one of its names (``require_quoted_names``) and hold enough of its
-        content words (``min_quoted_coverage``). The passage, not the sentence alone: "It runs
-        as a service." answers from a section that names Windows."""
-        said = _passages_text(chosen)
-        if self.options.require_quoted_names and not _names_said(names(question), said):
-            return False
-        if not words or self.options.min_quoted_coverage <= 0:
-            return True
-        covered = len(words & content_words(said)) / len(words)
-        return covered >= self.options.min_quoted_coverage
+    def _by_model(self, question: str, candidates: list[_Candidate]) -> Floats:
+        """Each sentence's relevance logit to the question, read in its section."""
+        assert self.scorer is not None
+        texts = [in_context(headings(c.hit.chunk), c.shown) for c in candidates]
+        return logits(self.scorer, question, texts)
+
+    def _vectors(self, candidates: list[_Candidate], wanted: npt.NDArray[np.bool_]) -> Floats:
+        """The embeddings of the ``wanted`` candidates; zero rows (similar to nothing) for the
+        rest."""
+        rows = [i for i in range(len(candidates)) if wanted[i]]
+        if not rows:
+            return np.zeros((len(candidates), 1), np.float32)
+        made = self.embedder.embed_documents([candidates[i].shown for i in rows])
+        vectors = np.zeros((len(candidates), made.shape[1]), np.float32)
+        vectors[rows] = made
+        return vectors
 
     def _candidates(self, hits: list[Hit]) -> list[_Candidate]:
         candidates, seen = [], set()
@@ -211,16 +242,22 @@ class ExtractiveAnswerer:
         return document.content[chunk.char_end : chunk.char_end + 200] if document else None
 
     def _choose(
-        self, candidates: list[_Candidate], scores: Floats, ranking: Floats, vectors: Floats
+        self,
+        candidates: list[_Candidate],
+        scores: Floats,
+        ranking: Floats,
+        vectors: Floats,
+        threshold: float,
+        gap: float,
     ) -> list[int]:
-        """The best sentences by ``ranking`` (similarity and heading bonus) within the gap of
-        the best, each similar enough to the question itself, skipping near-repeats."""
+        """The best sentences by ``ranking`` within ``gap`` of the best, each scoring at least
+        ``threshold`` itself, skipping near-repeats."""
         options = self.options
         order = sorted(range(len(candidates)), key=lambda i: (-float(ranking[i]), i))
-        relevant = [i for i in order if scores[i] >= options.min_similarity]
+        relevant = [i for i in order if scores[i] >= threshold]
         if not relevant:
             return []
-        floor = float(ranking[relevant[0]]) - options.max_gap
+        floor = float(ranking[relevant[0]]) - gap
         chosen: list[int] = []
         for i in relevant:
             if len(chosen) == options.max_sentences or ranking[i] < floor:
@@ -236,6 +273,7 @@ class ExtractiveAnswerer:
         scores: Floats,
         ranking: Floats,
         vectors: Floats,
+        gap: float,
     ) -> tuple[list[int], list[str]]:
         """``chosen`` with each sentence that a superseding document contradicts replaced by
         that document's closest relevant sentence (dropped when that one is already quoted),
@@ -248,7 +286,7 @@ class ExtractiveAnswerer:
         notes: dict[tuple[str, str], str] = {}
         for i in chosen:
             for _ in range(len(documents)):  # newer, then newer still: each step a new source
-                newer = self._newer_rival(i, candidates, scores, ranking, vectors, facts)
+                newer = self._newer_rival(i, candidates, ranking, vectors, facts, gap)
                 if newer is None:
                     break
                 j, why = newer
@@ -263,10 +301,10 @@ class ExtractiveAnswerer:
         self,
         i: int,
         candidates: list[_Candidate],
-        scores: Floats,
         ranking: Floats,
         vectors: Floats,
         facts: dict[str, SourceFacts],
+        gap: float,
     ) -> tuple[int, str] | None:
         """The best-ranked sentence, about as relevant, of a document superseding candidate
         ``i``'s that says the same kind of thing, with the reason; None if there is none."""
@@ -275,7 +313,7 @@ class ExtractiveAnswerer:
         for j, rival in enumerate(candidates):
             other = rival.hit.chunk.document_id
             # The rival must answer the question about as well: within the gap of the quote.
-            if other == own or ranking[j] < ranking[i] - options.max_gap:
+            if other == own or ranking[j] < ranking[i] - gap:
                 continue
             similarity = float(vectors[i] @ vectors[j])
             if similarity < options.conflict_similarity or other not in facts or own not in facts:
@@ -380,8 +418,9 @@ class ExtractiveEngine:
         embedder: Embedder,
         options: ExtractiveOptions | None = None,
         documents: DocumentLookup | None = None,
+        scorer: PassageScorer | None = None,
     ) -> None:
-        self.answerer = ExtractiveAnswerer(embedder, options, documents)
+        self.answerer = ExtractiveAnswerer(embedder, options, documents, scorer)
 
     def stream(self, question: str, hits: Sequence[Hit]) -> Iterator[str | Answer]:
         answer = self.answerer.answer(question, list(hits))

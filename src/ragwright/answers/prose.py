@@ -1,6 +1,7 @@
 """The prose of a chunk, as whole sentences to quote: the sentences of its paragraphs and list
 items, never a line of a code block, a heading, a table row, a list introduction (a sentence
-ending in ``:``) on its own, a question, or a fragment of a hard-wrapped line.
+ending in ``:``) on its own, a question, a fragment of a hard-wrapped line, or a sentence
+that starts or ends inside inline markup (an unpaired backtick).
 
 A list introduction is quoted only together with its list: one span from the introduction to
 the end of the list's last item ("Supported platforms are: - Debian 12 - Ubuntu 24.04"), and
@@ -26,6 +27,17 @@ _ITEM = re.compile(r"\s*(?:[-*+]|\d{1,3}[.)]|>)\s+")
 _INDENTED_CODE = re.compile(r"(?: {4}|\t)")
 #: A whole sentence ends with a full stop or an exclamation mark (a question is no answer).
 _ENDS = re.compile(r"[.!][\"'”)\]*_`]*$")
+
+
+def _inside_markup(sentence: str) -> bool:
+    """Whether the sentence starts or ends inside inline markup: an unpaired backtick or
+    ``**``, or an unclosed ``[``. The splitter cut at a full stop inside a code span ("Run
+    `ragwright check …`."), so the span is a fragment however whole it looks."""
+    code = sentence.count("`")
+    bold = sentence.replace("`", "").count("**")
+    return code % 2 == 1 or bold % 2 == 1 or sentence.count("[") != sentence.count("]")
+
+
 #: How a sentence starts when it may be the tail of one cut off before the text: a capital, a
 #: digit, code or a quote, possibly after emphasis.
 _STARTS = re.compile(r"[*_]*[A-Z0-9`\"'“(\[]")
@@ -57,7 +69,11 @@ def prose_sentences(
         flat = re.sub(r"[\r\n]", " ", text[block.start : block.end])
         sentences = sentence_spans(flat, block.start)
         whole = [(s, e) for s, e in sentences if not (s == 0 and cut and not _STARTS.match(text))]
-        spans += [(s + offset, e + offset) for s, e in whole if _ENDS.search(text[s:e])]
+        spans += [
+            (s + offset, e + offset)
+            for s, e in whole
+            if _ENDS.search(text[s:e]) and not _inside_markup(text[s:e])
+        ]
         if whole and not block.item and text[block.start : block.end].endswith(":"):
             end, s = _list_end(blocks, number, text, following), whole[-1][0]
             if end is not None and end - s <= max_list_chars:

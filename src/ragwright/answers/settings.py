@@ -11,7 +11,7 @@ the retrieved chunks, and the offline extractive engine's thresholds.
 
     [answer.extractive]       # any field of ExtractiveOptions, e.g.
     max_sentences = 3
-    min_quoted_coverage = 0.5
+    min_relevance = 0.0025
     require_names = true
 """
 

@@ -136,6 +136,23 @@ ProcessorOption = Annotated[
         "[search] processors list. See docs/processors.md.",
     ),
 ]
+RerankOption = Annotated[
+    str | None,
+    typer.Option(
+        "--rerank",
+        help="Rerank the first --rerank-depth candidates: cross-encoder (ms-marco-MiniLM-L-12-v2,"
+        " offline) or none. [default: [search] rerank, else none]",
+        metavar="NAME",
+    ),
+]
+RerankDepthOption = Annotated[
+    int | None,
+    typer.Option(
+        "--rerank-depth",
+        help="Candidates the reranker reads. [default: [search] rerank_depth, else 20]",
+        min=1,
+    ),
+]
 
 P = ParamSpec("P")
 R = TypeVar("R")

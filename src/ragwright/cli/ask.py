@@ -22,6 +22,8 @@ from ragwright.cli._common import (
     EmbedderOption,
     JsonOption,
     ProcessorOption,
+    RerankDepthOption,
+    RerankOption,
     caller_of,
     console,
     parse_where,
@@ -118,6 +120,8 @@ def ask(
             min=0,
         ),
     ] = None,
+    rerank: RerankOption = None,
+    rerank_depth: RerankDepthOption = None,
     processor: ProcessorOption = None,
     config: ConfigOption = None,
     json_output: JsonOption = False,
@@ -146,6 +150,8 @@ def ask(
         "bm25_k1": bm25_k1,
         "bm25_b": bm25_b,
         "sparse_weight": sparse_weight,
+        "rerank": rerank,
+        "rerank_depth": rerank_depth,
         "processors": processor or None,
     }
     request = SearchRequest.from_config(configuration).with_settings(

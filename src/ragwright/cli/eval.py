@@ -24,6 +24,8 @@ from rich.table import Table
 from ragwright.cli._common import (
     JsonOption,
     ProcessorOption,
+    RerankDepthOption,
+    RerankOption,
     console,
     errors,
     print_json,
@@ -108,7 +110,9 @@ def eval_dataset(
     ] = None,
     embedder: Annotated[
         str | None,
-        typer.Option(help="Embedder spec: minilm (default), onnx:FOLDER, openai:MODEL, hashing."),
+        typer.Option(
+            help="Embedder spec: minilm (default), bge-small, onnx:FOLDER, openai:MODEL, hashing."
+        ),
     ] = None,
     chunker: Annotated[
         str | None,
@@ -128,6 +132,8 @@ def eval_dataset(
             "(splade:FOLDER); search it with --mode sparse or a sparse_weight in --config."
         ),
     ] = None,
+    rerank: RerankOption = None,
+    rerank_depth: RerankDepthOption = None,
     processor: ProcessorOption = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -139,6 +145,8 @@ def eval_dataset(
         "chunker": chunker,
         "top_k": top_k,
         "sparse": sparse,
+        "rerank": rerank,
+        "rerank_depth": rerank_depth,
         "processors": processor or None,
     }
     configs = _configs(config_files or [], {k: v for k, v in overrides.items() if v is not None})

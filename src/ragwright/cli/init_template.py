@@ -39,6 +39,7 @@ NOTES = {
     "mode": ", ".join(mode_names()),
     "fusion": "zscore, convex or rrf",
     "per_document": "at most this many chunks of one document in the top k (0: no cap)",
+    "rerank": "none or cross-encoder (reorders the first rerank_depth candidates; slower)",
     "classifier": "rules (offline) or llm (one [llm] call a question)",
     "timeout": "seconds each member index has to answer",
     "strict": "true: a member that fails or is late fails the request",

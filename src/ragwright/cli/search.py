@@ -15,6 +15,8 @@ from ragwright.cli._common import (
     EmbedderOption,
     JsonOption,
     ProcessorOption,
+    RerankDepthOption,
+    RerankOption,
     caller_of,
     console,
     open_index,
@@ -136,6 +138,8 @@ def search(
             max=MAX_TOP_K,
         ),
     ] = None,
+    rerank: RerankOption = None,
+    rerank_depth: RerankDepthOption = None,
     processor: ProcessorOption = None,
     index: IndexesOption = None,
     collection: CollectionOption = DEFAULT_COLLECTION,
@@ -167,6 +171,8 @@ def search(
         "bm25_k1": bm25_k1,
         "bm25_b": bm25_b,
         "per_document": per_document,
+        "rerank": rerank,
+        "rerank_depth": rerank_depth,
         "processors": processor or None,
     }
     configuration = load_config(config)

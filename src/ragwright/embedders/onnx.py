@@ -156,6 +156,7 @@ class OnnxEmbedder:
         arena: Arena = DEFAULT_ARENA,
         graph_optimization: GraphOptimization = DEFAULT_GRAPH_OPTIMIZATION,
         drop_nan_guards: bool = True,
+        fingerprint: str | None = None,
     ) -> None:
         self._model_path = Path(model_path).expanduser().resolve()
         self._tokenizer_path = Path(tokenizer_path).expanduser().resolve()
@@ -182,6 +183,9 @@ class OnnxEmbedder:
         self._arena: Arena = arena
         self._graph_optimization: GraphOptimization = graph_optimization
         self._drop_nan_guards = drop_nan_guards
+        # A built-in model pins its space's fingerprint: it must not change when the same
+        # tokenizer is read from another package's identical-but-for-padding file.
+        self._pinned_fingerprint = fingerprint
         self._folder: Path | None = None
         self._tokenizers = Lazy(lambda: read_tokenizers(self._tokenizer_path, self._max_tokens))
         self._session = Lazy(self._open_session)
@@ -264,7 +268,7 @@ class OnnxEmbedder:
                 dimension=self._dimension(),
                 normalized=self._normalize,
                 metric="cosine",
-                fingerprint=self._fingerprint(),
+                fingerprint=self._pinned_fingerprint or self._fingerprint(),
             )
         return self._space
 

@@ -31,7 +31,14 @@ from ragwright.pipeline.permitted import refuse_restricted
 from ragwright.pipeline.search.global_retrieval import GlobalRetriever, refuse_filter
 from ragwright.pipeline.search.per_document import routed
 from ragwright.pipeline.search.request import SearchMode, SearchOptions, SearchRequest
-from ragwright.ports import LLM, DocumentLookup, Embedder, GraphSource, ResultProcessor
+from ragwright.ports import (
+    LLM,
+    DocumentLookup,
+    Embedder,
+    GraphSource,
+    PassageScorer,
+    ResultProcessor,
+)
 from ragwright.query.model import QueryProcessor
 
 NO_GRAPH_CONTEXT_FOR_EXTRACTIVE = "graph context is for the LLM engines (--engine stuff, …)"
@@ -182,6 +189,8 @@ class AnswerWorkflow:
     planner_classifies: bool
     communities: Callable[[], CommunityWorkflow]
     global_retriever: Callable[[], GlobalRetriever]
+    #: The extractive engine's cross-encoder, made on first use (None: it ranks by embedding).
+    scorer: Callable[[], PassageScorer | None] = lambda: None
 
     def ask_stream(self, question: str, ask: AskRequest) -> Iterator[str | Answer]:
         """`Index.ask_stream` (see it), in one ``ragwright.ask`` tracing span."""
@@ -263,11 +272,13 @@ class AnswerWorkflow:
         if name == "extractive":
             if graph_context:
                 raise ConfigError(NO_GRAPH_CONTEXT_FOR_EXTRACTIVE)
+            chosen = self.answer_settings.extractive if options is None else options
             extractive = create_engine(
                 name,
                 embedder=self.embedder(),
-                options=self.answer_settings.extractive if options is None else options,
+                options=chosen,
                 documents=self.documents if documents is None else documents,
+                scorer=self.scorer() if chosen.cross_encoder else None,
             )
             yield from extractive.stream(question, retrieve(question))
             return

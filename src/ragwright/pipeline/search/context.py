@@ -5,6 +5,7 @@ never loads it."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -15,6 +16,7 @@ from ragwright.pipeline.graph.communities import CommunityWorkflow
 from ragwright.pipeline.search.caller_graphs import CallerGraphs
 from ragwright.pipeline.search.global_retrieval import GlobalRetriever
 from ragwright.pipeline.search.one_chunking import OneChunking
+from ragwright.pipeline.search.reranking import Rerankers
 from ragwright.pipeline.search.retrieval import SearchableStore
 from ragwright.pipeline.search.sparse_terms import SparseWorkflow
 from ragwright.planner import Capabilities
@@ -53,3 +55,5 @@ class SearchContext:
     global_retriever: Callable[[], GlobalRetriever]
     #: Retrievals that see one chunking (see `OneChunking`).
     one_chunking: OneChunking
+    #: The rerankers searches ask for by name, each built once (`Rerankers`).
+    rerankers: Rerankers = dataclasses.field(default_factory=Rerankers)

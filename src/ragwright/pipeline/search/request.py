@@ -39,6 +39,9 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
     graph_relation_weight = 1.0  # factor on entity-entity relation edges (0: off)
     graph_synonym_weight = 1.0   # factor on synonym links (0: off)
     graph_tolerance = 1e-5   # the local walk's push threshold (smaller: closer to exact, slower)
+    # a reranker reads the first rerank_depth candidates with the query and reorders them
+    rerank = "none"          # or "cross-encoder" (ms-marco-MiniLM-L-12-v2, offline)
+    rerank_depth = 20        # candidates it reads; those beyond follow in their order
     # result processors run on the hits, in order (see ragwright.processors.specs)
     processors = []          # e.g. ["dedupe", { name = "compress", max_sentences = 1 }]
 
@@ -62,6 +65,7 @@ from ragwright.pipeline.search.fusion import DEFAULT_RRF_K, Normalizer, normaliz
 from ragwright.pipeline.search.mode_registry import mode_names, registered
 from ragwright.pipeline.search.search_mode import SearchMode
 from ragwright.processors.specs import ProcessorSpec, processor_specs
+from ragwright.rerankers.registry import NONE, checked_reranker_name
 
 __all__ = [
     "BM25_KEYS",
@@ -131,10 +135,15 @@ SETTING_KEYS = (
     "per_document",
     *PASSAGE_KEYS,
     *GRAPH_KEYS,
+    "rerank",
+    "rerank_depth",
     "processors",
 )
 
 _Choice = TypeVar("_Choice", bound=StrEnum)
+
+#: Candidates a reranker reads unless the request says otherwise: what `ask` chooses from.
+DEFAULT_RERANK_DEPTH = 20
 
 #: Graph mode's settings unless the request says otherwise.
 DEFAULT_GRAPH = GraphSettings()
@@ -165,6 +174,8 @@ class SearchOptions(TypedDict, total=False):
     passage_coverage_weight: float
     passage_heading_weight: float
     graph: GraphSettings
+    rerank: str | None
+    rerank_depth: int
     caller: Caller
 
 
@@ -208,6 +219,11 @@ class SearchRequest:
     passage_heading_weight: float = 0.0
     #: Graph mode's settings (`GraphSettings`; keys ``graph_`` and its field's name).
     graph: GraphSettings = DEFAULT_GRAPH
+    #: A reranker by name (`ragwright.rerankers.registry`; None or "none": no reranking) that
+    #: reorders the first ``rerank_depth`` candidates before the cut to ``top_k`` (see
+    #: `ragwright.pipeline.search.reranking`).
+    rerank: str | None = None
+    rerank_depth: int = DEFAULT_RERANK_DEPTH
     #: Result processors run on the hits, in order (names and data options; see
     #: `ragwright.processors.specs`), before any the caller passes as objects.
     processors: tuple[ProcessorSpec, ...] = ()
@@ -218,6 +234,11 @@ class SearchRequest:
         object.__setattr__(self, "mode", _mode(self.mode))
         object.__setattr__(self, "fusion", _choice(Fusion, self.fusion, "fusion"))
         object.__setattr__(self, "processors", processor_specs(self.processors))
+        object.__setattr__(self, "rerank", checked_reranker_name(self.rerank))
+        if not _integer(self.rerank_depth) or not 1 <= self.rerank_depth <= MAX_TOP_K:
+            raise ConfigError(
+                f"rerank_depth must be between 1 and {MAX_TOP_K:,}, got {self.rerank_depth!r}"
+            )
         if isinstance(self.where, str):
             object.__setattr__(self, "where", parse_filter(self.where))
         elif self.where is not None and not isinstance(self.where, Filter):
@@ -329,6 +350,7 @@ class SearchRequest:
         flat = {key: _plain(getattr(self, key)) for key in SETTING_KEYS if key in _FLAT_FIELDS}
         flat |= {key: getattr(self.bm25, key.removeprefix("bm25_")) for key in BM25_KEYS}
         flat |= {key: getattr(self.graph, key.removeprefix("graph_")) for key in GRAPH_KEYS}
+        flat["rerank"] = self.rerank or NONE  # TOML has no None
         return {key: flat[key] for key in SETTING_KEYS}
 
     @classmethod

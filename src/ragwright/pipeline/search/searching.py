@@ -18,6 +18,7 @@ from ragwright.pipeline.search.mode_registry import mode_names
 from ragwright.pipeline.search.modes import retrieval_mode
 from ragwright.pipeline.search.per_document import capped, routed
 from ragwright.pipeline.search.request import SearchMode, SearchOptions, SearchRequest
+from ragwright.pipeline.search.reranking import reranking
 from ragwright.planner import dispatch, requested
 from ragwright.ports import ResultProcessor
 from ragwright.processors.chain import ResultChain
@@ -66,6 +67,8 @@ class Searching:
         if request.mode is SearchMode.AUTO:
             request = routed(request, self.plan(query, caller=request.caller))
         request, chain = capped(request, chain)
+        # Put first in the chain: the reranker orders the candidates, then the cap applies.
+        request, chain = reranking(request, chain, self.context.rerankers)
         mode = retrieval_mode(request.mode)
         hits = mode.search(self.context, query, request, query_processors)
         return ranked(chain.process(query, hits) if chain.processors else hits)

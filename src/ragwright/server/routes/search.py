@@ -32,6 +32,13 @@ log = logging.getLogger(LOGGER)
 MAX_RRF_K = 10_000
 MAX_WEIGHT = 1_000.0
 
+RerankField = Field(
+    None,
+    max_length=64,
+    description="Rerank the first rerank_depth candidates: cross-encoder (ms-marco-MiniLM-L-12-v2,"
+    " offline) or none. Default: the server's [search] rerank.",
+)
+
 FilterField = Field(
     None,
     max_length=MAX_QUERY_CHARS,
@@ -99,6 +106,10 @@ class SearchRequest(BaseModel):
         description="At most this many chunks of one document in the hits, the rest behind "
         "them (0: no cap).",
     )
+    rerank: str | None = RerankField
+    rerank_depth: int | None = Field(
+        None, ge=1, le=MAX_TOP_K, strict=True, description="Candidates the reranker reads."
+    )
     # Graph mode's settings (ragwright.toml's [search] graph_* keys; checked by SearchRequest).
     graph_weight: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
     graph_rrf_k: int | None = Field(None, ge=1, le=MAX_RRF_K, strict=True)
@@ -152,6 +163,7 @@ class AskRequest(BaseModel):
         "(the answer's route says which and why); global answers from the community reports "
         "(map-reduce over them with an LLM engine).",
     )
+    rerank: str | None = RerankField
 
     @field_validator("engine")
     @classmethod
@@ -192,7 +204,9 @@ def ask(
         "engine": body.engine,
         "graph_context": body.graph_context,
         "mode": body.mode,
-        "request": defaults,
+        "request": defaults
+        if body.rerank is None
+        else defaults.with_settings({"rerank": body.rerank}),
         "caller": caller,
     }
     if not (body.stream or "text/event-stream" in accept):
