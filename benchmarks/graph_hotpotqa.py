@@ -2,6 +2,7 @@
 
     nice .venv/bin/python benchmarks/graph_hotpotqa.py --cache-dir /tmp/gsearch-hotpot \\
         [--dataset ../shared/datasets/hotpotqa-dev500] [--split test] [--extractor spacy] [--grid]
+        [--set graph_fact_weight=0.5 ...] [--questions 200:500]
 
 The index is the one ``ragwright eval`` builds (its cache, `build_or_reuse_index`: the default
 chunking and the MiniLM embedder, through `Index.ingest_documents`); the graph is extracted
@@ -143,6 +144,11 @@ def main() -> None:
     parser.add_argument(
         "--all-only", action="store_true", help="report all questions only, not the two halves"
     )
+    parser.add_argument(
+        "--questions",
+        metavar="START:END",
+        help="report only questions START to END-1 (e.g. 200:500, the held-out part)",
+    )
     args = parser.parse_args()
     data = load_dataset(args.dataset, split=args.split)
     base = EvalConfig(name="hybrid")
@@ -169,7 +175,12 @@ def main() -> None:
         shown = {k: v for k, v in search.settings().items() if k.startswith("graph_")}
         print(f"graph settings: {json.dumps(shown)}, rrf_k {search.rrf_k}")
         parts = [("dev 0-199", DEV), ("test 200-499", TEST), ("all", slice(None))]
-        for title, part in parts[2:] if args.all_only else parts:
+        if args.questions:
+            start, _, end = args.questions.partition(":")
+            parts = [(f"questions {args.questions}", slice(int(start), int(end) or None))]
+        elif args.all_only:
+            parts = parts[2:]
+        for title, part in parts:
             print(header(f"{title} ({len(data.query_ids[part])} questions)"))
             hybrid = score(index, data, base, part)
             graphed = score(index, data, graph_config, part)
@@ -189,6 +200,7 @@ def _setting(item: str) -> tuple[str, float | int]:
         "graph_keep_top",
         "graph_max_new",
         "graph_known_depth",
+        "graph_fact_top",
         "graph_rrf_k",
         "rrf_k",
         "arm_depth",

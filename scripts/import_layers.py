@@ -46,6 +46,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "surface_limits",
             "sentences",
             "terms",
+            "cjk",
             "filters",
             "permissions",
             "evaluation.metrics",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,6 +36,12 @@ def _block_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     yield
+
+
+@pytest.fixture(autouse=True)
+def _user_cache_in_tmp(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Caches that default to the user's (eval's indexes) go to the test's own folder."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
 
 
 # The PostgreSQL server of the session and a fresh database per test (tests/pg_server.py).

@@ -65,16 +65,29 @@ def test_cli_search_auto_takes_the_graph_and_says_why(corpus: Path) -> None:
     assert plain["route"]["planner"] == "request" and plain["route"]["mode"] == "hybrid"
 
 
-def test_cli_ask_defaults_to_auto_and_falls_back_where_the_index_cannot(corpus: Path) -> None:
-    ingest(graph=False)
+def test_cli_ask_defaults_to_hybrid_as_search_does(corpus: Path) -> None:
+    ingest(graph=True)
     answer = json.loads(cli("ask", BRIDGE, "--json").stdout)
+    assert answer["route"] == {
+        "mode": "hybrid", "planned": "hybrid", "reason": "mode hybrid was asked for",
+        "planner": "request",
+    }  # fmt: skip
+    shown = cli("ask", BRIDGE)
+    assert shown.exit_code == 0, shown.output
+    assert "route:" not in shown.output  # the mode the user ran is no news
+
+
+def test_cli_ask_auto_falls_back_where_the_index_cannot(corpus: Path) -> None:
+    ingest(graph=False)
+    answer = json.loads(cli("ask", BRIDGE, "--mode", "auto", "--json").stdout)
     assert answer["route"]["planned"] == "graph" and answer["route"]["mode"] == "hybrid"
     assert answer["route"]["reason"].endswith(
         "this index has no entity graph (graph build), so hybrid"
     )
-    shown = cli("ask", AGGREGATE)
+    shown = cli("ask", AGGREGATE, "--mode", "auto")
     assert shown.exit_code == 0, shown.output
-    assert "note: route: hybrid (aggregation cue 'main themes'" in " ".join(shown.output.split())
+    assert "note: route" not in shown.output
+    assert "route: hybrid (aggregation cue 'main themes'" in " ".join(shown.output.split())
     assert "aggregate_mode graph" in " ".join(shown.output.split())
     assert "no entity graph" in " ".join(shown.output.split())
     asked = json.loads(cli("ask", BRIDGE, "--mode", "bm25", "--json").stdout)
@@ -97,13 +110,15 @@ def test_http_search_and_ask_return_the_route(graphed: Index) -> None:
         found = client.post("/v1/search", json={"query": BRIDGE, "mode": "auto", "top_k": 3})
         assert found.status_code == 200, found.text
         assert found.json()["route"]["mode"] == "graph"
-        answered = client.post("/v1/ask", json={"question": AGGREGATE})
+        by_default = client.post("/v1/ask", json={"question": AGGREGATE})
+        assert by_default.json()["route"]["planner"] == "request"  # hybrid, as search
+        answered = client.post("/v1/ask", json={"question": AGGREGATE, "mode": "auto"})
         assert answered.status_code == 200, answered.text
         route = answered.json()["route"]
         assert (route["planned"], route["mode"]) == ("graph", "graph")
         assert "aggregate_mode graph" in route["reason"]
-        hybrid = client.post("/v1/ask", json={"question": BRIDGE, "mode": "hybrid"})
-        assert hybrid.json()["route"]["planner"] == "request"
+        hybrid = client.post("/v1/ask", json={"question": BRIDGE})
+        assert hybrid.json()["route"]["mode"] == "hybrid"
         bad = client.post("/v1/ask", json={"question": BRIDGE, "mode": "teleport"})
         assert bad.status_code == 422
 
@@ -120,7 +135,9 @@ def test_mcp_search_and_ask_return_the_route(graphed: Index) -> None:
     found = call(graphed, "search", {"query": BRIDGE, "mode": "auto", "top_k": 3})
     assert not found.is_error, found.content
     assert found.structured_content["route"]["mode"] == "graph"
-    answered = call(graphed, "ask", {"question": BRIDGE})
+    by_default = call(graphed, "ask", {"question": BRIDGE})
+    assert by_default.structured_content["route"]["mode"] == "hybrid"
+    answered = call(graphed, "ask", {"question": BRIDGE, "mode": "auto"})
     assert not answered.is_error, answered.content
     assert answered.structured_content["route"]["mode"] == "graph"
     assert "bridge phrasing" in answered.structured_content["route"]["reason"]

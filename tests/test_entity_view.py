@@ -201,6 +201,49 @@ def test_the_entity_view_in_a_browser(clustered: Index) -> None:
         page.locator('input[name="mode"][value="auto"]').check()
         page.get_by_role("button", name="Search", exact=True).click()
         expect(page.locator("#search-route")).to_contain_text("Route: graph (bridge phrasing")
+
+        # The whole graph: every level-0 community with its members; pan and zoom move the view.
+        listed = httpx.get(f"{url}/v1/graph/communities", params={"level": 0}).json()
+        page.get_by_role("tab", name="Entities").click()
+        page.get_by_role("button", name="The whole graph").click()
+        whole = page.locator("#whole-graph-svg")
+        expect(whole).to_be_visible()
+        expect(whole.locator("g.community")).to_have_count(len(listed["communities"]))
+        drawn_keys = set(whole.locator("g.node").evaluate_all("ns => ns.map(n => n.dataset.key)"))
+        assert drawn_keys == {k for c in listed["communities"] for k in c["members"][:24]}
+        fitted = whole.get_attribute("viewBox")
+        page.get_by_role("button", name="Zoom in").click()
+        zoomed = whole.get_attribute("viewBox")
+        assert zoomed != fitted and float(zoomed.split()[2]) < float(fitted.split()[2])
+        box = whole.bounding_box()
+        assert box is not None
+        page.mouse.move(box["x"] + 5, box["y"] + 5)
+        page.mouse.wheel(0, 300)  # away: a wider view
+        wheeled = whole.get_attribute("viewBox")
+        assert float(wheeled.split()[2]) > float(zoomed.split()[2])
+        page.mouse.move(box["x"] + 10, box["y"] + 60)  # a corner: no entity there
+        page.mouse.down()
+        page.mouse.move(box["x"] + 110, box["y"] + 10, steps=5)
+        page.mouse.up()
+        panned = whole.get_attribute("viewBox")
+        assert (
+            panned.split()[2:] == wheeled.split()[2:] and panned.split()[:2] != wheeled.split()[:2]
+        )
+        page.screenshot(path=str(ARTIFACTS / "whole-graph.png"), full_page=True)
+        page.get_by_role("button", name="Fit").click()
+        whole.locator('g.node[data-key="angela merkel"]').click()
+        expect(page.locator("#entity-name")).to_have_text("Angela Merkel")
+
+        # Global mode in the ask box: answered from the community reports, with sources.
+        page.get_by_role("tab", name="Ask").click()
+        page.get_by_label("Question").fill("What are the main themes?")
+        page.get_by_label("Search mode").select_option("global")
+        page.get_by_role("button", name="Ask", exact=True).click()
+        expect(page.locator("#ask-status")).to_have_text("")
+        expect(page.locator("#answer")).not_to_be_empty()
+        assert "Error" not in page.locator("#ask-status").inner_text()
+        expected_answer = clustered.ask("What are the main themes?", mode="global")
+        expect(page.locator("#answer")).to_contain_text(expected_answer.text[:40])
         browser.close()
     # The one error is the 404 the unknown name asked for (the browser logs every 4xx).
     assert [e for e in page_errors if "/v1/graph/neighbourhood/Nobody" not in e] == []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -91,7 +92,7 @@ QRELS = [
 EVALUATED = ("q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8")
 
 # Hand-computed BM25 results: q1 → [d01]; q2 → [d02]; q3 → [d04, d05]; q4 → [d07]; q5..q8 → [rel].
-Q2_NDCG = (2**1 - 1) / ((2**2 - 1) + (2**1 - 1) / math.log2(3))
+Q2_NDCG = 1 / (2 + 1 / math.log2(3))  # linear gains: d02 (grade 1) first; ideal d03 (2), d02 (1)
 Q3_NDCG = 1 / math.log2(3)
 EXPECTED_BM25 = {
     "ndcg_at_10": (1 + Q2_NDCG + Q3_NDCG + 0 + 4) / 8,
@@ -358,16 +359,11 @@ def test_trec_lines_and_run_file_names() -> None:
     ]
 
 
-def test_default_cache_dir_falls_back_when_the_dataset_is_read_only(
-    dataset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_the_default_cache_is_the_user_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert default_cache_dir(dataset) == dataset / ".ragwright-eval"
-    dataset.chmod(0o555)
-    try:
-        assert default_cache_dir(dataset) == tmp_path / "xdg" / "ragwright" / "eval"
-    finally:
-        dataset.chmod(0o755)
+    assert default_cache_dir() == tmp_path / "xdg" / "ragwright" / "eval"
 
 
 def test_progress_reports_indexing_then_querying(dataset: Path, tmp_path: Path) -> None:
@@ -417,7 +413,9 @@ def test_cli_json_is_complete(dataset: Path) -> None:
     assert [q["query_id"] for q in config["per_query"]] == list(EVALUATED)
     index = config["index"]
     assert index["reused"] is False
-    assert Path(index["directory"]) == (dataset / ".ragwright-eval" / index["key"]).resolve()
+    cache = Path(os.environ["XDG_CACHE_HOME"]) / "ragwright" / "eval"
+    assert Path(index["directory"]) == (cache / index["key"]).resolve()
+    assert {path.name for path in dataset.iterdir()} == {"corpus.jsonl", "queries.jsonl", "qrels"}
     again = invoke_json(str(dataset), "--embedder", "hashing:64", "--mode", "bm25")
     assert again["configs"][0]["index"]["reused"] is True
 

@@ -4,6 +4,7 @@ import math
 from pathlib import Path
 
 import pytest
+import pytrec_eval  # type: ignore[import-untyped]
 
 from ragwright.evaluation.metrics import (
     evaluate,
@@ -22,13 +23,32 @@ def test_ndcg_hand_computed_binary() -> None:
     assert ndcg_at_k(["x", "a", "y", "b"], {"a": 1, "b": 1}) == pytest.approx(dcg / ideal)
 
 
-def test_ndcg_graded_relevance_uses_exponential_gain() -> None:
+def test_ndcg_graded_relevance_uses_linear_gain() -> None:
     ranked = ["b", "a"]
     judged = {"a": 2, "b": 1}
-    dcg = (2**1 - 1) / math.log2(2) + (2**2 - 1) / math.log2(3)
-    ideal = (2**2 - 1) / math.log2(2) + (2**1 - 1) / math.log2(3)
+    dcg = 1 / math.log2(2) + 2 / math.log2(3)
+    ideal = 2 / math.log2(2) + 1 / math.log2(3)
     assert ndcg_at_k(ranked, judged) == pytest.approx(dcg / ideal)
     assert ndcg_at_k(["a", "b"], judged) == pytest.approx(1.0)
+
+
+def test_ndcg_agrees_with_trec_eval_on_graded_judgements() -> None:
+    """trec_eval's ndcg_cut (its C code, through pytrec_eval) is the reference the docs name."""
+    qrels = {
+        "q1": {"a": 3, "b": 1, "c": 2, "d": 0},
+        "q2": {"x": 1, "y": 4},
+        "q3": {"m": 2, "n": 2, "o": 1, "p": 3},
+    }
+    runs = {
+        "q1": ["b", "z", "a", "d", "c"],
+        "q2": ["w", "x", "v", "y"],
+        "q3": ["o", "p", "q", "m", "n"],
+    }
+    # trec_eval orders a run by score; descending scores keep the list's order
+    trec_run = {q: {d: float(-i) for i, d in enumerate(docs)} for q, docs in runs.items()}
+    reference = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(trec_run)
+    for query, docs in runs.items():
+        assert ndcg_at_k(docs, qrels[query]) == pytest.approx(reference[query]["ndcg_cut_10"])
 
 
 def test_cutoff_and_other_metrics() -> None:

@@ -120,6 +120,8 @@ def test_a_theme_question_covers_every_community(clustered: Index) -> None:
     answer = clustered.ask("What are the main themes?", mode="global")
     sources = {citation.source for citation in answer.citations}
     assert sources == {"docs/space.md", "docs/music.md", "docs/cooking.md"}
+    spans = [(c.document_id, c.char_start, c.char_end) for c in answer.citations]
+    assert len(spans) == len(set(spans))  # no span cited twice
 
 
 def test_global_answers_cite_exact_document_spans(clustered: Index) -> None:
@@ -140,7 +142,7 @@ def test_a_yes_no_question_is_flagged(clustered: Index) -> None:
 
 
 def test_global_mode_refuses_a_filter_and_needs_communities(kb: Index) -> None:
-    with pytest.raises(GraphNotBuilt, match="graph communities --rebuild"):
+    with pytest.raises(GraphNotBuilt, match="ragwright graph communities"):
         kb.search("anything", mode="global")
     with pytest.raises(GraphNotBuilt):
         kb.ask("anything", mode="global")

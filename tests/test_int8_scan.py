@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ragwright.stores.row_slots import RowSlots
 from ragwright.stores.sqlite import SQLiteStore, int8_scan
 from ragwright.stores.sqlite.int8_scan import Int8Scan
-from ragwright.stores.sqlite.row_slots import RowSlots
 from ragwright.stores.sqlite.vector_matrix import VectorMatrix
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.store_contract import make_document

@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from global_corpus import write_corpus
 from ragwright import Index, StoreError
 from ragwright.cli import app as cli
 from ragwright.models import CacheStats, LedgerRow, Usage
+from ragwright.models.communities import CommunitySettings
 from ragwright.pipeline.rebuild.migrate import migrate
 from ragwright.pipeline.rebuild.migrate_llm import migrate_llm_records
 from ragwright.ports import Completion, LLMRecordsCopy, TokenLogprob
@@ -186,3 +188,42 @@ def test_a_target_with_its_own_fence_key_keeps_it_and_the_report_says_so(
     result = CliRunner().invoke(cli, ["migrate", str(source), pg_url])
     assert result.exit_code == 0, result.output
     assert "the target's own fence key kept" in result.stdout
+
+
+def graph_view(location: Path | str) -> tuple[object, ...]:
+    with Index(location, create=False) as kb:
+        stats = kb.graph.stats()
+        snapshot = kb.graph.source.graph_snapshot()
+        edges = sorted(
+            (snapshot.entity_keys[a], snapshot.entity_keys[b], round(float(w), 6))
+            for a, b, w in zip(
+                snapshot.edge_source, snapshot.edge_target, snapshot.edge_weight, strict=True
+            )
+        )
+        counts = (stats.extracted, stats.mentions, stats.relations, stats.entities, stats.edges)
+        return counts, snapshot.entity_keys, snapshot.chunk_ids, edges, kb.graph.extractor
+
+
+def test_migrate_copies_the_graph_both_ways_and_names_what_it_left_behind(
+    tmp_path: Path, pg_url: str
+) -> None:
+    docs = write_corpus(tmp_path / "docs")
+    source = tmp_path / "kb"
+    with Index(source, embedder=HashingEmbedder()) as kb:
+        kb.ingest(docs, base=tmp_path, extractor="rules")
+        kb.communities.build(CommunitySettings(min_mentions=1))
+        communities = len(kb.communities.list(0))
+    assert graph_view(source)[0][1] > 0  # mentions
+    back = tmp_path / "back"
+    first = CliRunner().invoke(cli, ["migrate", str(source), pg_url])
+    assert first.exit_code == 0, first.output
+    # The communities stayed behind: the copy is not called verified, and the report says so.
+    assert "(verified;" not in first.stdout and "the rest verified" in first.stdout
+    assert "not copied:" in first.stdout and "communities --rebuild" in first.stdout
+    assert communities > 0
+    second = CliRunner().invoke(cli, ["migrate", pg_url, str(back)])
+    assert second.exit_code == 0, second.output
+    assert "graph facts of" in second.stdout and "(verified;" in second.stdout
+    assert "not copied" not in second.stdout
+    for location in (pg_url, back):
+        assert graph_view(location) == graph_view(source)

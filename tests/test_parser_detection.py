@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from office_files import build_docx
 from ragwright import Index
 from ragwright.errors import ParseError, RegistryError
 from ragwright.models import ParsedDocument
@@ -71,9 +72,7 @@ def test_magic_is_checked_only_when_declared_and_when_bytes_are_given() -> None:
     with pytest.raises(ParseError) as caught:
         registry.parser_for("deck.zthing", b"%PDF-1.4 not a zip at all")
     assert caught.value.source == "deck.zthing"
-    assert caught.value.reason == (
-        "not a ZTHING file: it starts with b'%PDF-1.4 not a z', not b'PK\\x03\\x04'"
-    )
+    assert caught.value.reason == "not a ZTHING file: it looks like a PDF document"
 
 
 def test_magic_within_lets_bytes_come_before_the_signature() -> None:
@@ -121,7 +120,7 @@ def test_ingest_reports_a_file_whose_bytes_contradict_its_extension(
     assert [(f.source, f.reason) for f in report.failed] == [
         (
             "docs/saved-page.pdf",
-            "not a PDF file: it starts with b'<html><body>Not ', not b'%PDF-'",
+            "not a PDF file: it looks like HTML",
         )
     ]
 
@@ -134,3 +133,26 @@ def test_the_registry_imports_no_pdf_library() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.split() == ["True", "False"], result.stderr
+
+
+def test_an_office_file_named_pdf_goes_to_its_own_parser(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    build_docx(tmp_path / "report.docx")
+    (tmp_path / "report.docx").rename(docs / "report.pdf")  # detection by bytes, not name
+    (docs / "zipped.pdf").write_bytes(b"PK\x03\x04" + b"\x00" * 40)  # a broken zip
+    with Index(tmp_path / "index", embedder="hashing") as kb:
+        report = kb.ingest([docs])
+        assert report.added == ["docs/report.pdf"]
+        document = kb.documents.get("docs/report.pdf")
+        assert document is not None and "Chapter 1 opens with" in document.content
+    [(source, reason)] = [(f.source, f.reason) for f in report.failed]
+    assert source == "docs/zipped.pdf"
+    assert reason == (
+        "not a PDF file: it looks like a ZIP archive (Word, Excel and PowerPoint files are "
+        "ZIP archives)"
+    )
+    assert "\\x" not in reason and "b'" not in reason

@@ -85,6 +85,30 @@ def test_metadata_title_author_and_page_count(parser: PdfParser, tmp_path: Path)
     assert document.metadata["author"] == "Ada Lovelace"
 
 
+def test_a_title_set_once_in_the_largest_type_does_not_start_every_breadcrumb(
+    parser: PdfParser, tmp_path: Path
+) -> None:
+    pdf = canvas.Canvas(str(tmp_path / "guide.pdf"), pagesize=A4)
+    pdf.setTitle("")  # no recorded title: the largest type names the document
+    pdf.setFont("Helvetica-Bold", 24)
+    pdf.drawString(72, 770, "Travel Guide")
+    y = 730
+    for heading in ("Getting there", "Staying"):
+        pdf.setFont("Helvetica-Bold", 16)
+        pdf.drawString(72, y, heading)
+        y -= 22
+        pdf.setFont("Helvetica", 11)
+        for line in range(6):
+            pdf.drawString(72, y, f"Line {line} of {heading.lower()}: the ferry leaves at nine.")
+            y -= 16
+        y -= 10
+    pdf.showPage()
+    pdf.save()
+    document = parser.parse((tmp_path / "guide.pdf").read_bytes(), "guide.pdf")
+    assert [s.heading_path for s in document.sections] == [(), ("Getting there",), ("Staying",)]
+    assert document.metadata["title"] == "Travel Guide"
+
+
 def test_without_an_outline_headings_come_from_font_sizes(
     parser: PdfParser, tmp_path: Path
 ) -> None:
@@ -177,10 +201,7 @@ def test_a_pdf_that_is_not_a_pdf_is_refused_by_its_magic_bytes(tmp_path: Path) -
     head = b"<!DOCTYPE html><html><body>oops</body></html>"
     with pytest.raises(ParseError) as caught:
         registry.parser_for("download.pdf", head)
-    assert str(caught.value) == (
-        "cannot parse download.pdf: not a PDF file: it starts with "
-        "b'<!DOCTYPE html><', not b'%PDF-'"
-    )
+    assert str(caught.value) == ("cannot parse download.pdf: not a PDF file: it looks like HTML")
     with pytest.raises(ParseError, match="not a PDF file: it is empty"):
         registry.parser_for("empty.pdf", b"")
     assert isinstance(registry.parser_for("real.PDF", b"%PDF-1.7\n"), PdfParser)
@@ -253,7 +274,8 @@ def test_cli_ingest_reports_bad_pdfs_and_warnings_and_goes_on(
         },
         {
             "source": "docs/d-fake.pdf",
-            "reason": "not a PDF file: it starts with b'PK\\x03\\x04 a zip named', not b'%PDF-'",
+            "reason": "not a PDF file: it looks like a ZIP archive (Word, Excel and PowerPoint "
+            "files are ZIP archives)",
         },
     ]
     assert report["warnings"] == [

@@ -41,3 +41,25 @@ def test_spans_are_trimmed_ordered_non_empty_slices(text: str) -> None:
         previous_end = end
     covered = "".join(text[s:e] for s, e in spans)
     assert "".join(covered.split()) == "".join(text.split())
+
+
+def _sentences(text: str) -> list[str]:
+    return [text[start:end] for start, end in sentence_spans(text)]
+
+
+def test_chinese_and_japanese_full_stops_end_sentences_without_spaces() -> None:
+    assert _sentences("北京是中国的首都。上海很大！你去过吗？") == [
+        "北京是中国的首都。", "上海很大！", "你去过吗？"
+    ]  # fmt: skip
+    assert _sentences("東京は首都です。「はい。」と彼は言った。次の文．") == [
+        "東京は首都です。", "「はい。」と彼は言った。", "次の文．"
+    ]  # fmt: skip
+
+
+def test_capitals_of_any_alphabet_and_other_scripts_start_sentences() -> None:
+    assert _sentences("Das ist gut. Äpfel sind rot. Übrigens, e.g. nicht hier.") == [
+        "Das ist gut.", "Äpfel sind rot.", "Übrigens, e.g. nicht hier."
+    ]  # fmt: skip
+    assert _sentences("Привет. Как дела?") == ["Привет.", "Как дела?"]
+    assert _sentences("यह एक वाक्य है। यह दूसरा है।") == ["यह एक वाक्य है।", "यह दूसरा है।"]
+    assert _sentences("هذا سؤال؟ نعم.") == ["هذا سؤال؟", "نعم."]

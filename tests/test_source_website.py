@@ -100,6 +100,20 @@ def test_a_failing_page_is_reported_and_nothing_is_pruned(site: Site, tmp_path: 
         assert sync(kb, site).removed == [site.url + "/b.html"]
 
 
+def test_a_start_page_that_answers_404_fails_the_crawl_and_deletes_nothing(
+    site: Site, tmp_path: Path
+) -> None:
+    with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
+        sync(kb, site)
+        del site.pages["/"]  # a typo'd or moved start url looks the same
+        report = sync(kb, site)
+        assert [(f.source, f.reason) for f in report.failed] == [
+            (site.url + "/", "the start page answered HTTP 404: check the url")
+        ]
+        assert not report.complete and report.removed == []
+        assert len(kb.documents.list()) == len(PAGES)
+
+
 def test_the_page_limit_makes_the_crawl_partial(site: Site, tmp_path: Path) -> None:
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
         sync(kb, site)

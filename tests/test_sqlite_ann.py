@@ -20,11 +20,11 @@ from ragwright.cli import app
 from ragwright.errors import ConfigError
 from ragwright.filters import Filter, eq, parse_filter
 from ragwright.models import EmbeddingSpace
+from ragwright.stores.row_slots import RowSlots
 from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore, derived
 from ragwright.stores.sqlite.ann_choice import AnnChoice
 from ragwright.stores.sqlite.ann_index import AnnIndex
 from ragwright.stores.sqlite.cache_kinds import ANN_SUFFIX, VECTORS_SUFFIX
-from ragwright.stores.sqlite.row_slots import RowSlots
 from ragwright.stores.sqlite.vector_matrix import VectorMatrix
 from ragwright.testing.resident import mapped_resident_bytes
 from ragwright.testing.store_contract import make_document

@@ -18,9 +18,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore, caches, candidate_rows, derived
+from ragwright.stores.sqlite import (
+    DATABASE_NAME,
+    SQLiteStore,
+    caches,
+    candidate_rows,
+    derived,
+    fts5_postings,
+)
 from ragwright.stores.sqlite.cache_kinds import CACHE_SUFFIXES, KEYWORDS_SUFFIX, VECTORS_SUFFIX
-from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
 from ragwright.testing.resident import mapped_resident_bytes
 from ragwright.testing.store_contract import SPACE, make_document, vectors_for
 
@@ -334,7 +340,7 @@ def test_a_stores_background_builds_from_the_database_run_one_at_a_time(
 
         return run
 
-    monkeypatch.setattr(KeywordMatrix, "load", staticmethod(counted("bm25", KeywordMatrix.load)))
+    monkeypatch.setattr(fts5_postings, "load", counted("bm25", fts5_postings.load))
     monkeypatch.setattr(candidate_rows, "load", counted("candidates", candidate_rows.load))
     with SQLiteStore(tmp_path) as store:
         store.hybrid_candidates(queries[0], vectors[0], 10)  # starts both builds

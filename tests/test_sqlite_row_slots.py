@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragwright.stores.sqlite.row_slots import RowSlots
+from ragwright.stores.row_slots import RowSlots
 
 
 @pytest.mark.parametrize("seed", range(40))

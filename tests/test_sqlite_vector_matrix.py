@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from ragwright.models import EmbeddingSpace
+from ragwright.stores.row_slots import RowSlots
 from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore, vector_matrix
-from ragwright.stores.sqlite.row_slots import RowSlots
 from ragwright.stores.sqlite.vector_matrix import VectorMatrix
 from ragwright.testing.store_contract import make_document
 

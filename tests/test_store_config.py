@@ -27,7 +27,8 @@ def test_the_table_sets_the_backend_options(tmp_path: Path) -> None:
     config = _config(
         tmp_path,
         "[store.postgres]\nhnsw_m = 24\nhnsw_ef_construction = 128\nhnsw_ef_search = 60\n"
-        "exact_limit = 0\npool_size = 2\nretry_seconds = 3\nconnect_timeout = 1.5\n",
+        "exact_limit = 0\npool_size = 2\nretry_seconds = 3\nconnect_timeout = 1.5\n"
+        "hnsw_build_memory_mb = 256\nhnsw_build_workers = 0\nkeyword_cache = false\n",
     )
     options = PostgresBackend.options_from_table(config.section("store")["postgres"], "here")
     assert options == {
@@ -38,6 +39,9 @@ def test_the_table_sets_the_backend_options(tmp_path: Path) -> None:
         "pool_size": 2,
         "retry_seconds": 3.0,
         "connect_timeout": 1.5,
+        "hnsw_build_memory_mb": 256,
+        "hnsw_build_workers": 0,
+        "keyword_cache": False,
     }
     assert isinstance(options["retry_seconds"], float)
 
@@ -60,6 +64,8 @@ def test_keys_left_out_keep_the_backend_defaults() -> None:
         ("pool_size = 0", r"pool_size must be an integer >= 1"),
         ('retry_seconds = "10"', r"retry_seconds must be a number >= 0"),
         ("connect_timeout = 0", r"connect_timeout must be a number >= 0.001"),
+        ("keyword_cache = 1", r"keyword_cache must be true or false, not 1"),
+        ("hnsw_build_memory_mb = 10", r"hnsw_build_memory_mb must be an integer >= 64"),
         ('durability = "full"', r"'durability' is a \[store\.sqlite\] setting: .*commit"),
         ("private = false", r"'private' is a \[store\.sqlite\] setting"),
     ],

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragwright.stores.sqlite.top_k import best_positions
+from ragwright.stores.top_k import best_positions
 
 
 def expected(scores: np.ndarray, rowids: np.ndarray, k: int, positive: bool) -> list[int]:

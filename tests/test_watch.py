@@ -9,13 +9,15 @@ import os
 import random
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
 
 from ragwright import Index
 from ragwright.pipeline.sync.folder_sync import within
-from ragwright.pipeline.sync.watch import Settling
+from ragwright.pipeline.sync.sync_status import SyncStatus
+from ragwright.pipeline.sync.watch import Settling, Watcher, WatchOptions
 from watch_helpers import CountingEmbedder, fresh_state, index_state, settled, wait_for, watching
 
 WORDS = "apple river stone cloud maple ember harbor violet quartz meadow lantern tundra".split()
@@ -249,3 +251,28 @@ def test_sources_within_a_scope_are_found_by_name() -> None:
     assert within(sources, "a.md") == ["a.md"]
     assert within(sources, ".") == [s for s in sources if s != "/abs/x.md"]  # the base itself
     assert within(sources, "/abs") == ["/abs/x.md"]
+
+
+def test_a_finished_sync_counts_nothing_pending(tmp_path: Path) -> None:
+    """The line a pass prints reads the status: the synced paths are no longer pending."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    status = SyncStatus((str(folder),))
+    seen: list[int] = []
+    stop = threading.Event()
+    with (
+        Index(tmp_path / "kb", embedder=CountingEmbedder()) as kb,
+        kb.folder_sync([folder]) as sync,
+    ):
+        on_pass = lambda report, reconcile: seen.append(status.snapshot().pending)  # noqa: E731
+        watcher = Watcher(sync, status, WatchOptions(50, 0), on_pass=on_pass)
+        thread = threading.Thread(target=watcher.run, args=(stop,))
+        thread.start()
+        try:
+            assert wait_for(lambda: status.snapshot().passes >= 1)
+            (folder / "a.txt").write_text("Alpha.", "utf-8")
+            assert wait_for(lambda: status.snapshot().added >= 1)
+        finally:
+            stop.set()
+            thread.join(timeout=30)
+    assert seen and seen[-1] == 0

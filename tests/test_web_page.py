@@ -371,9 +371,21 @@ def test_a_new_users_first_look_plain_snippets_honest_labels_and_a_phone(tmp_pat
             box = phone.get_by_role("tab", name=tab).bounding_box()
             assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 360, tab
         assert phone.evaluate("document.documentElement.scrollWidth") <= 360
+        assert "{" not in phone.locator("#stats").inner_text()  # "Chunking recursive {}"
+        phone.set_viewport_size({"width": 390, "height": 844})
+        for tab in ("Search", "Ask", "Documents", "Entities", "Statistics"):
+            phone.get_by_role("tab", name=tab).click()
+            widest = phone.evaluate(_WIDEST_VISIBLE)
+            assert widest <= 390, f"{tab}: an element reaches {widest} px of 390"
         ARTIFACTS.mkdir(exist_ok=True)
         phone.screenshot(path=str(ARTIFACTS / "web-page-phone-stats.png"), full_page=True)
         browser.close()
+
+
+#: The right edge of the widest visible element of the page (what a phone would scroll to).
+_WIDEST_VISIBLE = """() => Math.max(...[...document.querySelectorAll("body *")]
+    .filter(e => e.offsetParent !== null || getComputedStyle(e).position === "fixed")
+    .map(e => Math.ceil(e.getBoundingClientRect().right)))"""
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")

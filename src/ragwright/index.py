@@ -18,6 +18,7 @@ from ragwright.answers.settings import AnswerSettings
 from ragwright.async_api import AsyncIngest, AsyncReads
 from ragwright.config import Config
 from ragwright.distributed.cluster import RaySettings
+from ragwright.graph.fact_linking import FactLinker
 from ragwright.graph.search import GraphSearch
 from ragwright.knowledge.chunking import ChunkingConfig
 from ragwright.knowledge.communities import Communities
@@ -52,6 +53,7 @@ from ragwright.ports import (
     CollectionIdentity,
     Embedder,
     Extractor,
+    FactSource,
     GraphSource,
     ModePlanner,
     ResultProcessor,
@@ -131,7 +133,9 @@ class Index(AsyncReads, AsyncIngest):
         graph_session: Callable[[], LLMSession] = lambda: self.llms.session("graph")  # noqa: E731
         own = store if isinstance(store, GraphSource) else None
         self._graph = graph if graph is not None else own
-        walk = GraphSearch()  # caches the walk's matrices by graph version
+        facts = self._graph if isinstance(self._graph, FactSource) else None
+        linker = FactLinker(facts, self.embedding.checked) if facts is not None else None
+        walk = GraphSearch(None, linker)  # caches the walk's matrices by graph version
         self.graph = Graph(
             store, self._graph, walk, where, config=config, ingest_lock=lock,
             llm_session=graph_session, boundary_key=self.llms.boundary_key,

@@ -42,7 +42,7 @@ from ragwright.models.communities import (
     StoredCommunity,
     StoredReport,
 )
-from ragwright.models.graph import ChunkFacts, GraphSnapshot
+from ragwright.models.graph import ChunkFacts, GraphSnapshot, TypedFact
 from ragwright.models.graph_records import EntityInfo, FactsWritten, GraphStats
 from ragwright.models.sparse import SparseVector
 
@@ -812,6 +812,15 @@ class FactTarget(Protocol):
 
 
 @runtime_checkable
+class FactExport(Protocol):
+    """Stored graph evidence read back as facts (what `ragwright migrate` copies)."""
+
+    def stored_facts(self, chunk_ids: Sequence[str]) -> list[ChunkFacts]:
+        """The stored facts of those of ``chunk_ids`` that were extracted, by chunk id."""
+        ...
+
+
+@runtime_checkable
 class IndexCheck(Protocol):
     """A backend that examines a collection without trusting it (`ragwright check`): it
     opens even a damaged one, reads only, and reports what it found instead of raising."""
@@ -860,6 +869,14 @@ class GraphSource(Protocol):
     def graph_version(self) -> str: ...
 
     def graph_snapshot(self) -> GraphSnapshot: ...
+
+
+@runtime_checkable
+class FactSource(Protocol):
+    """The graph's typed facts (relations other than co-occurrence), distinct: what graph
+    search links a query to (`ragwright.graph.fact_linking`)."""
+
+    def typed_facts(self) -> list[TypedFact]: ...
 
 
 @runtime_checkable

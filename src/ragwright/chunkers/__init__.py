@@ -14,6 +14,8 @@ from typing import Any
 from ragwright.chunkers.context_headers import OPTION as HEADERS_OPTION
 from ragwright.chunkers.context_headers import ContextHeaderChunker, ContextHeaders
 from ragwright.chunkers.fixed import FixedWindowChunker
+from ragwright.chunkers.keyword_bigrams import OPTION as KEYWORDS_OPTION
+from ragwright.chunkers.keyword_bigrams import KeywordBigramChunker, Keywords
 from ragwright.chunkers.markdown_heading import MarkdownHeadingChunker
 from ragwright.chunkers.paragraph import ParagraphChunker
 from ragwright.chunkers.recursive import RecursiveChunker
@@ -50,10 +52,14 @@ CHUNKERS: dict[str, type[Chunker]] = {
 
 def create_chunker(name: str = DEFAULT_CHUNKER, **options: Any) -> Chunker:
     """The chunker registered as ``name``, built with ``options``: its constructor arguments,
-    and ``context_headers``, which every chunker takes (see `chunkers.context_headers`)."""
+    and ``context_headers`` and ``keywords``, which every chunker takes (see
+    `chunkers.context_headers`, `chunkers.keyword_bigrams`)."""
     where = ContextHeaders.parse(options.pop(HEADERS_OPTION, ContextHeaders.OFF.value))
+    keywords = Keywords.parse(options.pop(KEYWORDS_OPTION, Keywords.WORDS.value))
     chunker = _registered(name, options)
-    return chunker if where is ContextHeaders.OFF else ContextHeaderChunker(chunker, where)
+    if where is not ContextHeaders.OFF:
+        chunker = ContextHeaderChunker(chunker, where)
+    return KeywordBigramChunker(chunker) if keywords is Keywords.CJK_BIGRAMS else chunker
 
 
 def _registered(name: str, options: dict[str, Any]) -> Chunker:
@@ -65,6 +71,6 @@ def _registered(name: str, options: dict[str, Any]) -> Chunker:
     if unknown:
         raise ConfigError(
             f"chunker {name!r} does not take {', '.join(unknown)}; "
-            f"its options are: {', '.join([*accepted, HEADERS_OPTION])}"
+            f"its options are: {', '.join([*accepted, HEADERS_OPTION, KEYWORDS_OPTION])}"
         )
     return chunker_class(**options)

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from enum import StrEnum
 
+from ragwright.chunkers.keyword_bigrams import KeywordBigramChunker, with_bigrams
 from ragwright.errors import ConfigError
 from ragwright.models import (
     BREADCRUMB_SEPARATOR,
@@ -119,7 +120,10 @@ class ContextHeaderChunker:
 def headed(chunker: Chunker, document: Document, chunks: list[Chunk]) -> list[Chunk]:
     """``chunks``, made by something other than ``chunker`` (a document chunker, which parses
     and chunks in one pass), with the context headers ``chunker`` gives its own (none unless
-    it is a `ContextHeaderChunker`): the configured chunking's headers reach every chunk."""
+    it is a `ContextHeaderChunker`), and the CJK bigrams of a `KeywordBigramChunker`: the
+    configured chunking's keyword text reaches every chunk."""
+    if isinstance(chunker, KeywordBigramChunker):
+        return [with_bigrams(chunk) for chunk in headed(chunker.inner, document, chunks)]
     if not isinstance(chunker, ContextHeaderChunker):
         return chunks
     return [chunker._headed(document, chunk) for chunk in chunks]

@@ -20,6 +20,8 @@ from rich.text import Text
 
 from ragwright.chunkers.context_headers import OPTION as HEADERS_OPTION
 from ragwright.chunkers.context_headers import ContextHeaders
+from ragwright.chunkers.keyword_bigrams import OPTION as KEYWORDS_OPTION
+from ragwright.chunkers.keyword_bigrams import Keywords
 from ragwright.config import CONFIG_ENV, load_config
 from ragwright.errors import RagwrightError
 from ragwright.filters import Filter, parse_filter
@@ -33,11 +35,21 @@ from ragwright.surface_limits import checked_text
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
+#: How a form feed (a page break) is shown on a terminal.
+PAGE_RULE = "─" * 8
+
+
+def counted(count: int, noun: str) -> str:
+    """ "1 key", "2 keys", "0 keys": a count with its noun in the right number."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def terminal_safe(text: str) -> str:
     """``text`` with each control character shown as U+FFFD: an escape sequence in a document
     cannot clear the screen, recolour it or set the window title. Replaced rather than
-    dropped, so that no markup tag can form where there was none."""
-    return _CONTROL.sub("\ufffd", text)
+    dropped, so that no markup tag can form where there was none. A form feed (the page
+    break between a PDF's pages) is shown as a line, as a pager would."""
+    return _CONTROL.sub("\ufffd", text.replace("\f", PAGE_RULE))
 
 
 class SafeConsole(Console):
@@ -187,10 +199,17 @@ def with_chunk_options(
     size: int | None,
     overlap: int | None,
     headers: str | None = None,
+    keywords: str | None = None,
 ) -> ChunkingConfig:
     """``current`` with the command line's chunker, size, overlap and context headers over it.
     The size option is ``size`` for the recursive and fixed chunkers, ``max_size`` for the
     others; a different chunker starts from its own defaults."""
+    if keywords is not None:
+        chosen = with_chunk_options(current, name, size, overlap, headers)
+        options = {k: v for k, v in chosen.options.items() if k != KEYWORDS_OPTION}
+        if Keywords.parse(keywords) is not Keywords.WORDS:
+            options[KEYWORDS_OPTION] = Keywords.parse(keywords).value
+        return ChunkingConfig(chosen.name, options)
     if headers is not None:
         chosen = with_chunk_options(current, name, size, overlap)
         options = {k: v for k, v in chosen.options.items() if k != HEADERS_OPTION}

@@ -101,13 +101,14 @@ def ask(
         str,
         typer.Option(
             help=mode_help(
-                "Search mode of the retrieval; auto: the planner chooses; global answers "
-                "from the community reports (run graph communities --rebuild first)."
+                "Search mode of the retrieval, hybrid by default as for search; auto: the "
+                "planner chooses; global answers from the community reports (run graph "
+                "communities first)."
             ),
             parser=search_mode,
             metavar="MODE",
         ),
-    ] = SearchMode.AUTO.value,
+    ] = SearchMode.HYBRID.value,
     document_share: DocumentShareOption = None,
     bm25_k1: BM25K1Option = None,
     bm25_b: BM25BOption = None,
@@ -191,7 +192,7 @@ def ask(
             if not caller.restricted:  # it names fields of every document
                 warn_if_filter_matched_nothing(kb, where, len(answer.hits))
     if not json_output:
-        _show_sources(answer)
+        _show_sources(answer, show_route=mode == SearchMode.AUTO)
 
 
 def _settings(
@@ -220,17 +221,22 @@ def _answer(question: str, stream: Iterator[str | Answer], json_output: bool) ->
 
 
 def _show_stream(stream: Any) -> Answer:
-    """Prints the pieces as they arrive; returns the final Answer."""
+    """Prints the pieces as they arrive; returns the final Answer. A stream that yields only
+    the final Answer (global search's offline answer) has its text printed whole."""
+    streamed = False
     for item in stream:
         if isinstance(item, Answer):
+            if not streamed:
+                console.print(item.text, end="", markup=False, highlight=False, soft_wrap=True)
             console.print()
             return item
+        streamed = streamed or bool(item)
         console.print(item, end="", markup=False, highlight=False, soft_wrap=True)
         console.file.flush()
     raise AssertionError("the answer stream ended without an Answer")
 
 
-def _show_sources(answer: Answer) -> None:
+def _show_sources(answer: Answer, *, show_route: bool) -> None:
     breadcrumbs = {hit.chunk.id: hit.chunk.metadata.get("breadcrumb", "") for hit in answer.hits}
     if answer.citations:
         console.print()
@@ -239,9 +245,11 @@ def _show_sources(answer: Answer) -> None:
         console.print(
             _source_line(citation, str(breadcrumbs.get(citation.chunk_id) or "")), soft_wrap=True
         )
+    if show_route and answer.route is not None:  # which mode the planner chose, as search says
+        console.print(
+            f"[dim]route: {answer.route.mode} ({escape(answer.route.reason)})[/]", soft_wrap=True
+        )
     notes = list(answer.warnings)
-    if answer.route is not None:
-        notes.insert(0, f"route: {answer.route.mode} ({answer.route.reason})")
     notes += [f"no citation: {sentence!r}" for sentence in answer.unsupported]
     for note in notes:
         console.print(f"[yellow]note:[/] {escape(note)}", soft_wrap=True)

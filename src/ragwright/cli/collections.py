@@ -12,6 +12,7 @@ from ragwright.cli._common import (
     IndexOption,
     JsonOption,
     console,
+    counted,
     print_json,
     reports_errors,
 )
@@ -39,18 +40,23 @@ def list_collections(index: IndexOption = DEFAULT_INDEX, json_output: JsonOption
         return
     for name in names:
         console.print(escape(name))
-    console.print(f"[dim]{len(names)} collections[/]")
+    console.print(f"[dim]{counted(len(names), 'collection')}[/]")
 
 
 @app.command("create")
 @reports_errors
-def create(name: NameArgument, index: IndexOption = DEFAULT_INDEX) -> None:
+def create(
+    name: NameArgument, index: IndexOption = DEFAULT_INDEX, json_output: JsonOption = False
+) -> None:
     """Create an empty collection; its embedder and chunking are fixed by its first ingest."""
     backend = open_backend(index, load_config())
     try:
         backend.create_collection(name)
     finally:
         backend.close()
+    if json_output:
+        print_json({"created": name})
+        return
     console.print(f"created collection {escape(name)}")
 
 
@@ -60,6 +66,7 @@ def drop(
     name: NameArgument,
     index: IndexOption = DEFAULT_INDEX,
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+    json_output: JsonOption = False,
 ) -> None:
     """Delete a collection with all its documents, chunks and vectors."""
     check_collection_name(name)
@@ -72,4 +79,7 @@ def drop(
         backend.close()
     if not dropped:
         raise StoreError(f"no collection {name!r}; see `ragwright collections list`")
+    if json_output:
+        print_json({"dropped": name})
+        return
     console.print(f"dropped collection {escape(name)}")

@@ -16,6 +16,7 @@ from ragwright.cli._common import (
     JsonOption,
     caller_of,
     console,
+    counted,
     open_index,
     parse_where,
     print_json,
@@ -56,7 +57,7 @@ def list_documents(
     for d in documents:
         table.add_row(escape(d.source), str(d.chunk_count), f"{d.char_count:,}", d.id)
     console.print(table)
-    console.print(f"[dim]{len(documents)} documents[/]")
+    console.print(f"[dim]{counted(len(documents), 'document')}[/]")
 
 
 @app.command("show")
@@ -100,6 +101,7 @@ def delete(
     document: DocumentArgument,
     index: IndexOption = DEFAULT_INDEX,
     collection: CollectionOption = DEFAULT_COLLECTION,
+    json_output: JsonOption = False,
 ) -> None:
     """Delete a document and its chunks (one transaction)."""
     with open_index(index, collection=collection) as kb:
@@ -107,4 +109,7 @@ def delete(
             raise StoreError(
                 f"no document with id or source {document!r}; see `ragwright docs list`"
             )
+    if json_output:
+        print_json({"deleted": document})
+        return
     console.print(f"deleted {escape(document)}")

@@ -98,8 +98,8 @@ def eval_dataset(
     cache_dir: Annotated[
         Path | None,
         typer.Option(
-            help="Where indexes are cached. Default: DATASET/.ragwright-eval, or "
-            "~/.cache/ragwright/eval when the dataset folder is read-only."
+            help="Where indexes are cached. Default: $XDG_CACHE_HOME/ragwright/eval, "
+            "else ~/.cache/ragwright/eval (never inside the dataset folder)."
         ),
     ] = None,
     mode: Annotated[

@@ -119,7 +119,10 @@ def entity(
     with open_index(index, collection=collection) as kb:
         info = kb.graph.entity(name, max_sites=sites)
     if info is None:
-        errors.print(f"no entity {escape(terminal_safe(name))!r} in the graph", soft_wrap=True)
+        errors.print(
+            f"[bold red]error:[/] no entity {escape(terminal_safe(name))!r} in the graph",
+            soft_wrap=True,
+        )
         raise typer.Exit(1)
     if json_output:
         print_json(entity_json(info))

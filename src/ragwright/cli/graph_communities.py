@@ -1,5 +1,6 @@
 """`ragwright graph communities`: list the entity graph's communities (one level, with their
-extractive reports) and the last build's stats; ``--rebuild`` re-clusters. Ingest never
+extractive reports) and the last build's stats, building them on first use; ``--rebuild``
+re-clusters. Ingest never
 re-clusters: a document's write or delete only marks the communities it touches dirty."""
 
 from __future__ import annotations
@@ -52,8 +53,8 @@ def communities(
     json_output: JsonOption = False,
 ) -> None:
     """The communities of one level with their report titles, and the build's stats (level
-    sizes, singleton and largest-community shares, modularity). Settings not given on a
-    rebuild are the last build's."""
+    sizes, singleton and largest-community shares, modularity); the first call clusters the
+    graph. Settings not given on a rebuild are the last build's."""
     given = {
         "max_cluster_size": max_cluster_size,
         "min_mentions": min_mentions,
@@ -66,8 +67,8 @@ def communities(
         raise typer.BadParameter("clustering settings need --rebuild", param_hint="--rebuild")
     # Writable even to list: a dirty report is made again on use, and kept.
     with open_index(index, collection=collection) as kb:
-        if rebuild:
-            previous = kb.communities.build_stats()
+        previous = kb.communities.build_stats()
+        if rebuild or previous is None:  # the first listing builds them: nothing to list yet
             base = previous.settings.as_dict() if previous is not None else {}
             kb.communities.build(CommunitySettings(**{**base, **chosen}))  # type: ignore[arg-type]
         build = kb.communities.workflow().checked_build()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
@@ -79,6 +80,13 @@ def ingest(
         typer.Option(
             help="Each chunk's missing document title and headings, indexed with it: off "
             "(default), keywords (BM25 only), embedding or both.",
+        ),
+    ] = None,
+    keywords: Annotated[
+        str | None,
+        typer.Option(
+            help="What BM25 indexes besides words: words (default) or cjk-bigrams (Chinese, "
+            "Japanese and Korean text, which has no spaces between words). Kept per collection.",
         ),
     ] = None,
     prune: Annotated[
@@ -176,6 +184,7 @@ def ingest(
                 ("--chunk-size", chunk_size is not None),
                 ("--chunk-overlap", chunk_overlap is not None),
                 ("--context-headers", context_headers is not None),
+                ("--keywords", keywords is not None),
                 ("--prune", prune),
                 ("--follow-symlinks", follow_symlinks),
                 ("--text-field", bool(text_field)),
@@ -194,6 +203,7 @@ def ingest(
         return
     if not paths:
         raise ConfigError("nothing to ingest: give files or folders, or --dataset DIR")
+    _refuse_all_missing(paths)
     options = IngestOptions(
         follow_symlinks=follow_symlinks,
         max_file_size=int(max_file_size * MB),
@@ -206,10 +216,10 @@ def ingest(
     # Neither given: the index's recorded options stay (see Index.ingest).
     fields = ParserOptions(tuple(text_field or ()), tuple(meta_field or ()))
     parser_options = fields if text_field or meta_field else None
-    with open_index(index, embedder, create=True, collection=collection) as kb:
+    with _interruptible(), open_index(index, embedder, create=True, collection=collection) as kb:
         name_sources(kb, root)
         chunking = with_chunk_options(
-            kb.ingestion.chunking, chunker, chunk_size, chunk_overlap, context_headers
+            kb.ingestion.chunking, chunker, chunk_size, chunk_overlap, context_headers, keywords
         )
         chosen = (extractor or kb.graph.extractor) if graph else None
         with _progress_bar(enabled=not json_output) as update:
@@ -228,6 +238,27 @@ def ingest(
         if sparse is not None:
             kb.sparse.build(sparse)
     _finish(report, json_output)
+
+
+def _refuse_all_missing(paths: list[Path]) -> None:
+    """A typo'd path fails before an index is created (or the folder sources are named from is
+    recorded); among paths that exist, a missing one is reported as failed as any bad file."""
+    if not any(os.path.lexists(path) for path in paths):
+        shown = ", ".join(str(path) for path in paths)
+        raise ConfigError(f"no such file or folder: {shown}; nothing was ingested")
+
+
+@contextmanager
+def _interruptible() -> Iterator[None]:
+    """Ctrl-C says what was kept: each document is written whole, so a re-run goes on."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        errors.print(
+            "interrupted: the documents written so far are kept (each one whole); "
+            "run the same command again to ingest the rest"
+        )
+        raise typer.Exit(130) from None
 
 
 def _cluster(engine: Engine, address: str | None, workers: int | None) -> RaySettings | None:
@@ -289,7 +320,10 @@ def _progress_bar(enabled: bool) -> Iterator[Callable[[IngestProgress], None]]:
         def line(p: IngestProgress) -> None:
             if p.files_done < p.files_total or not p.current:  # the last, after the last write
                 lines.update(
-                    "ingest", p.files_done, p.files_total, f"files · {p.chunks_written:,} chunks"
+                    "ingest",
+                    p.files_done,
+                    p.files_total,
+                    f"files · {p.chunks_embedded:,} chunks embedded · {p.chunks_written:,} written",
                 )
 
         yield line
@@ -298,14 +332,16 @@ def _progress_bar(enabled: bool) -> Iterator[Callable[[IngestProgress], None]]:
         TextColumn("[bold]ingest"),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("files · {task.fields[chunks]} chunks ·"),
+        TextColumn(
+            "files · {task.fields[embedded]} chunks embedded · {task.fields[chunks]} written ·"
+        ),
         _RateColumn(),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         console=errors,
         disable=not enabled,
     )
-    task = bar.add_task("ingest", total=None, chunks=0)
+    task = bar.add_task("ingest", total=None, chunks=0, embedded=0)
 
     def update(progress: IngestProgress) -> None:
         bar.update(
@@ -313,6 +349,7 @@ def _progress_bar(enabled: bool) -> Iterator[Callable[[IngestProgress], None]]:
             completed=progress.files_done,
             total=progress.files_total,
             chunks=progress.chunks_written,
+            embedded=progress.chunks_embedded,
         )
 
     with bar:

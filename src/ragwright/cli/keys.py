@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ragwright.cli._common import ConfigOption, console, errors, reports_errors
+from ragwright.cli._common import (
+    ConfigOption,
+    JsonOption,
+    console,
+    counted,
+    errors,
+    print_json,
+    reports_errors,
+)
 from ragwright.config import CONFIG_FILE, config_path, load_config
 from ragwright.errors import ConfigError, MissingDependencyError
 from ragwright.permissions import check_principal
@@ -84,11 +92,15 @@ def add(
         "it is shown once:"
     )
     typer.echo(secret)
+    # the server reads its keys when it starts: a running one refuses the new key until then
+    errors.print("restart `ragwright serve` for a running server to accept it")
 
 
 @app.command("list")
 @reports_errors
-def list_keys(config: ConfigOption = None, index: NoIndexOption = None) -> None:
+def list_keys(
+    config: ConfigOption = None, index: NoIndexOption = None, json_output: JsonOption = False
+) -> None:
     """The configured keys' names and scopes (never the keys)."""
     _refuse_index(index)
     try:
@@ -97,12 +109,21 @@ def list_keys(config: ConfigOption = None, index: NoIndexOption = None) -> None:
         raise _needs_server_extra(error) from None
 
     settings = ServerSettings.from_config(load_config(config))
+    if json_output:  # names, scopes and principals: never a key or its hash
+        print_json({"keys": [_key_json(key) for key in settings.keys]})
+        return
     table = Table("name", "scope", "principals", header_style="bold", box=None)
     for key in settings.keys:
         bound = "(all documents)" if key.principals is None else ", ".join(key.principals)
         table.add_row(escape(key.name), key.scope.value, escape(bound))
     console.print(table)
-    console.print(f"[dim]{len(settings.keys)} keys[/]")
+    console.print(f"[dim]{counted(len(settings.keys), 'key')}[/]")
+
+
+def _key_json(key: Any) -> dict[str, Any]:
+    """A configured key's name, scope and principals (null: all documents)."""
+    principals = None if key.principals is None else list(key.principals)
+    return {"name": key.name, "scope": key.scope.value, "principals": principals}
 
 
 @app.command("remove")
@@ -119,3 +140,4 @@ def remove(name: NameArgument, config: ConfigOption = None, index: NoIndexOption
     if not remove_key(path, name):
         raise ConfigError(f"no key named {name!r} in {path}")
     console.print(f"removed key {escape(name)} from {escape(str(path))}")
+    errors.print("restart `ragwright serve` for a running server to refuse it")

@@ -34,8 +34,9 @@ def migrate_index(
 ) -> None:
     """Copy an index (every collection, or those named) from SOURCE to TARGET, e.g. a
     directory into postgresql://…: documents, chunk ids, offsets and vectors as stored, with
-    no re-embedding; then the index's LLM ledger and response cache. Re-running resumes;
-    the copy is verified at the end."""
+    no re-embedding, with the entity graph's facts; then the index's LLM ledger and response
+    cache. Re-running resumes; the copy is verified at the end, and what it does not hold
+    (communities, a user's entity merges) is named."""
     reports: dict[str, MigrationReport] = {}
     source_backend = open_backend(source, load_config())
     try:
@@ -60,11 +61,15 @@ def migrate_index(
         )
         return
     for name, report in reports.items():
+        graph = f", graph facts of {report.graph_chunks} chunks" if report.graph_chunks else ""
+        checked = "verified" if not report.not_copied else "the rest verified"
         console.print(
-            f"{escape(name)}: {report.documents} documents, {report.chunks} chunks in "
-            f"{escape(display_location(target))} (verified; {report.copied} copied, "
+            f"{escape(name)}: {report.documents} documents, {report.chunks} chunks{graph} in "
+            f"{escape(display_location(target))} ({checked}; {report.copied} copied, "
             f"{report.skipped} already there)"
         )
+        for missing in report.not_copied:
+            console.print(f"[yellow]{escape(name)}: not copied:[/] {escape(missing)}")
     console.print(f"LLM records: {escape(_describe(llm))}")
 
 

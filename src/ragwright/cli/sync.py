@@ -20,6 +20,7 @@ from ragwright.cli._common import (
     IndexOption,
     JsonOption,
     console,
+    counted,
     errors,
     open_index,
     print_json,
@@ -127,7 +128,7 @@ def list_sources(
                 f"{escape(failure.reason)}",
                 soft_wrap=True,
             )
-    console.print(f"[dim]{len(states)} sources[/]")
+    console.print(f"[dim]{counted(len(states), 'source')}[/]")
 
 
 def _age(seconds: float) -> str:

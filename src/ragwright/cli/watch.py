@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -28,7 +30,7 @@ from ragwright.index import Index
 from ragwright.models import DEFAULT_COLLECTION
 from ragwright.pipeline.ingest.ingestor import DEFAULT_INGEST, IngestOptions
 from ragwright.pipeline.sync.folder_sync import SyncReport
-from ragwright.pipeline.sync.sync_status import SyncStatus
+from ragwright.pipeline.sync.sync_status import SyncSnapshot, SyncStatus
 from ragwright.pipeline.sync.watch import DEFAULT_WATCH, Watcher, WatchOptions
 
 DebounceOption = Annotated[
@@ -62,6 +64,9 @@ def watch(
     max_files: Annotated[
         int, typer.Option(help="Refuse folders with more files.")
     ] = DEFAULT_INGEST.max_files,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="One JSON object per line for each sync.")
+    ] = False,
 ) -> None:
     """Watch folders and keep the index equal to them: a new or changed file is ingested, a
     deleted one removed, a renamed or moved one re-pointed without re-embedding, a touched one
@@ -78,7 +83,8 @@ def watch(
         shown = ", ".join(escape(str(p)) for p in paths)
         errors.print(f"watching {shown} into {escape(kb.display_location)} · Ctrl-C to stop")
         stop = threading.Event()
-        with watching(kb, paths, options, settings, stop, print_lines=True):
+        lines = "json" if json_output else "text"
+        with watching(kb, paths, options, settings, stop, print_lines=lines):
             try:
                 while not stop.wait(0.5):
                     pass
@@ -94,7 +100,7 @@ def watching(
     settings: WatchOptions,
     stop: threading.Event,
     *,
-    print_lines: bool = False,
+    print_lines: str | None = None,
 ) -> Iterator[SyncStatus]:
     """A watch of ``paths`` into ``kb`` on a thread of its own (the CLI's main thread waits
     for Ctrl-C; `serve --watch` serves meanwhile), stopped on leaving. A watch that ends by
@@ -109,7 +115,7 @@ def watching(
             sync,
             status,
             settings,
-            on_pass=_printer(status) if print_lines else None,
+            on_pass=_printer(status, json_lines=print_lines == "json") if print_lines else None,
             on_error=lambda reason: errors.print(f"[red]sync failed[/] {escape(reason)}"),
         )
 
@@ -133,12 +139,16 @@ def watching(
         raise failure[0]
 
 
-def _printer(status: SyncStatus) -> Callable[[SyncReport, bool], None]:
+def _printer(status: SyncStatus, *, json_lines: bool) -> Callable[[SyncReport, bool], None]:
+    """One line per pass: text, or a JSON object (``--json``) a script reads line by line."""
     reported: dict[str, str] = {}
 
     def line(report: SyncReport, reconcile: bool) -> None:
         snapshot = status.snapshot()
         kind = "reconcile" if reconcile else "sync"
+        if json_lines:
+            _print_json_line(kind, report, snapshot)
+            return
         partial = "" if report.complete else " (partial walk: nothing deleted)"
         console.print(
             f"{time.strftime('%H:%M:%S')} {kind}: {len(report.added)} added, "
@@ -153,3 +163,20 @@ def _printer(status: SyncStatus) -> Callable[[SyncReport, bool], None]:
         reported.update((f.source, f.reason) for f in snapshot.failures)
 
     return line
+
+
+def _print_json_line(kind: str, report: SyncReport, snapshot: SyncSnapshot) -> None:
+    shape = {
+        "time": time.time(),
+        "kind": kind,
+        "added": list(report.added),
+        "updated": list(report.updated),
+        "moved": [list(pair) for pair in report.moved],
+        "removed": list(report.removed),
+        "unchanged": report.unchanged,
+        "complete": report.complete,
+        "pending": snapshot.pending,
+        "failures": [{"source": f.source, "reason": f.reason} for f in snapshot.failures],
+    }
+    sys.stdout.write(json.dumps(shape, ensure_ascii=False) + "\n")
+    sys.stdout.flush()

@@ -34,8 +34,6 @@ from ragwright.pipeline.ingest.ingestor import IngestOptions, IngestReport, Prog
 from ragwright.pipeline.search.request import SearchMode
 from ragwright.ports import Embedder, TokenCounter, Vectors
 
-#: The cache folder created inside a writable dataset folder.
-LOCAL_CACHE_NAME = ".ragwright-eval"
 #: Chunks embedded per call while building an index.
 EMBED_BATCH = 256
 #: What a cached index holds, beside its database.
@@ -48,21 +46,10 @@ def user_cache_dir() -> Path:
     return Path(base) / "ragwright" / "eval"
 
 
-def default_cache_dir(dataset: Path) -> Path:
-    """``DATASET/.ragwright-eval`` when the dataset folder is writable, else the user cache.
-
-    A folder whose permission bits allow nobody to write counts as read-only even for a user
-    (such as root) who could write anyway: its owner marked it as not to be written."""
-    local = dataset / LOCAL_CACHE_NAME
-    return local if _writable(local if local.is_dir() else dataset) else user_cache_dir()
-
-
-def _writable(folder: Path) -> bool:
-    try:
-        mode = folder.stat().st_mode
-    except OSError:
-        return False
-    return bool(mode & 0o222) and os.access(folder, os.W_OK)
+def default_cache_dir() -> Path:
+    """The user cache, never the dataset's folder: a dataset is data (often checked in or
+    shared), and the cache's indexes are keyed by the corpus's hash, so datasets share it."""
+    return user_cache_dir()
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +143,7 @@ def build_or_reuse_index(
     is used if there is one, else a keyword-only index, which embeds nothing."""
     embedder = embedder if embedder is not None else create_embedder(config.embedder)
     vectors = config.needs_vectors if vectors is None else vectors
-    root = _cache_root(dataset.path, cache_dir)
+    root = _cache_root(cache_dir)
     total = len(dataset.data.corpus)
     label = f"{config.chunking.name}/{config.embedder}"
     full = _CachedIndex(root, dataset, config, embedder, vectors=True)
@@ -285,8 +272,8 @@ class _CachedIndex:
         temporary.replace(self._path)
 
 
-def _cache_root(dataset: Path, cache_dir: str | Path | None) -> Path:
-    root = Path(cache_dir) if cache_dir is not None else default_cache_dir(dataset)
+def _cache_root(cache_dir: str | Path | None) -> Path:
+    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     root = root.expanduser().resolve()
     try:
         root.mkdir(parents=True, exist_ok=True)

@@ -3,8 +3,9 @@
 Definitions (``ranked`` is the system's document ids, best first; ``judged`` maps relevant
 document ids to graded relevance > 0; k is the cut-off):
 
-- nDCG@k: DCG = Σ_{i≤k} (2^rel_i − 1) / log2(i + 1), divided by the DCG of the ideal
-  ordering of the judged documents (the form used by BEIR and trec_eval's ndcg_cut).
+- nDCG@k: DCG = Σ_{i≤k} rel_i / log2(i + 1), divided by the DCG of the ideal ordering of the
+  judged documents: linear gains, trec_eval's ``ndcg_cut`` (and so BEIR's, which calls it).
+  On binary judgements this equals the 2^rel − 1 form; on graded ones it does not.
 - Recall@k: |relevant ∩ top k| / |relevant|.
 - MRR@k: 1 / rank of the first relevant document within the top k, else 0.
 - Hit rate@k: 1 when any relevant document is in the top k, else 0.
@@ -26,10 +27,10 @@ Qrels = dict[str, dict[str, int]]
 
 def ndcg_at_k(ranked: Sequence[str], judged: Mapping[str, int], k: int = 10) -> float:
     ideal = sorted((g for g in judged.values() if g > 0), reverse=True)[:k]
-    ideal_dcg = sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
+    ideal_dcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
     if ideal_dcg == 0:
         return 0.0
-    dcg = sum((2 ** judged.get(doc, 0) - 1) / math.log2(i + 2) for i, doc in enumerate(ranked[:k]))
+    dcg = sum(judged.get(doc, 0) / math.log2(i + 2) for i, doc in enumerate(ranked[:k]))
     return float(dcg / ideal_dcg)
 
 

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from ragwright.graph.fact_linking import FactLinker
 from ragwright.graph.linking import EntityIndex, link_query
 from ragwright.graph.ppr import WalkGraph, local_pagerank
 from ragwright.graph.settings import GraphSettings
@@ -41,10 +42,14 @@ class GraphSearch:
     """Ranks a snapshot's chunks for a query; the derived links are cached by graph version,
     so one instance serves many queries (and threads)."""
 
-    def __init__(self, query_extractor: Extractor | None = None) -> None:
+    def __init__(
+        self, query_extractor: Extractor | None = None, fact_linker: FactLinker | None = None
+    ) -> None:
         """``query_extractor`` also links what it finds in the query (by default the n-gram
-        match alone, which finds every contiguous name an extractor could)."""
+        match alone, which finds every contiguous name an extractor could); ``fact_linker``
+        links the query to the graph's typed facts (with ``fact_weight`` above 0)."""
         self.query_extractor = query_extractor
+        self.fact_linker = fact_linker
         self._walks = WalkGraphCache()
         self._entities = EntityIndex()
         self._rows_lock = threading.Lock()
@@ -92,8 +97,14 @@ class GraphSearch:
             settings.query_weight,
         )  # fmt: skip
         entities = _joined(query_part, hits_part)
+        if self.fact_linker is not None and settings.fact_weight > 0:
+            facts = self.fact_linker.link(query, snapshot, settings.fact_top)
+            from_facts, entities = _mixed(
+                _specific(facts, graph, settings), entities, settings.fact_weight
+            )
+            entities = _joined(from_facts, entities)
         on_chunks, on_entities = _mixed(
-            _hit_chunks(hits, graph), entities, settings.chunk_seed_weight
+            _hit_chunks(hits, graph, settings.seed_decay), entities, settings.chunk_seed_weight
         )
         return _joined(on_entities, on_chunks)
 
@@ -123,10 +134,11 @@ def _hit_entities(hits: Sequence[tuple[int, int | None]], graph: WalkGraph) -> S
     return entities.astype(np.int64), counts.astype(np.float64) / ranks[owner]
 
 
-def _hit_chunks(hits: Sequence[tuple[int, int | None]], graph: WalkGraph) -> Seeds:
+def _hit_chunks(hits: Sequence[tuple[int, int | None]], graph: WalkGraph, decay: float) -> Seeds:
+    """The hits' own chunks (passage nodes), each weighted by rank ** -decay."""
     ranked = [(rank, row) for rank, row in hits if row is not None]
     nodes = np.array([graph.entities + row for _, row in ranked], dtype=np.int64)
-    return nodes, np.array([1.0 / rank for rank, _ in ranked], dtype=np.float64)
+    return nodes, np.array([float(rank) ** -decay for rank, _ in ranked], dtype=np.float64)
 
 
 def _specific(seeds: Seeds, graph: WalkGraph, settings: GraphSettings) -> Seeds:

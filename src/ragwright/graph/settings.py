@@ -37,8 +37,16 @@ class GraphSettings:
     damping: float = 0.5
     #: How many top hybrid hits seed the walk (their chunks and their entities).
     seed_hits: int = 2
+    #: A seed hit's chunk weighs (its hybrid rank) ** -this: passage nodes reset-weighted by
+    #: the query's ranking (1: by 1/rank; 0: all alike).
+    seed_decay: float = 1.0
     #: The share of seed mass on those hits' chunks themselves (the rest: on entities).
     chunk_seed_weight: float = 0.6
+    #: Of the entity seed mass, the share on the entities of the facts the query is linked to
+    #: (`ragwright.graph.fact_linking`; the rest: named and hits' entities, as below), and
+    #: how many facts are linked. 0: no fact linking.
+    fact_weight: float = 0.0
+    fact_top: int = 5
     #: Of the entity seed mass, the share on the entities the query names (the rest: the
     #: hits' entities).
     query_weight: float = 0.1
@@ -53,15 +61,16 @@ class GraphSettings:
     tolerance: float = 1e-5
 
     def __post_init__(self) -> None:
-        for name in ("weight", "specificity", "relation_weight", "synonym_weight"):
+        for name in ("weight", "specificity", "relation_weight", "synonym_weight", "seed_decay"):
             _check(name, getattr(self, name), low=0.0)
         _check("damping", self.damping, low=0.0, high=1.0, open_high=True)
         _check("query_weight", self.query_weight, low=0.0, high=1.0)
         _check("chunk_seed_weight", self.chunk_seed_weight, low=0.0, high=1.0)
+        _check("fact_weight", self.fact_weight, low=0.0, high=1.0)
         _check("tolerance", self.tolerance, low=MIN_TOLERANCE, high=0.1)
         if not isinstance(self.rrf_k, int) or isinstance(self.rrf_k, bool) or self.rrf_k < 1:
             raise ConfigError(f"graph_rrf_k must be a positive integer, got {self.rrf_k!r}")
-        for name in ("keep_top", "seed_hits", "max_new", "known_depth"):
+        for name in ("keep_top", "seed_hits", "max_new", "known_depth", "fact_top"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 1000:
                 raise ConfigError(f"graph_{name} must be an integer from 0 to 1000, got {value!r}")

@@ -37,7 +37,14 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from ragwright.errors import ConfigError
-from ragwright.models.graph import ChunkFacts, GraphSnapshot, Indices, Weights
+from ragwright.models.graph import (
+    COOCCURRENCE_LABELS,
+    ChunkFacts,
+    GraphSnapshot,
+    Indices,
+    TypedFact,
+    Weights,
+)
 
 __all__ = ["EDGE_WEIGHT_CAP", "MemoryGraph", "SynonymLink", "build_snapshot"]
 
@@ -108,6 +115,24 @@ class MemoryGraph:
         if self._snapshot is None:
             self._snapshot = build_snapshot(self._facts.values(), self._synonyms)
         return self._snapshot
+
+    def typed_facts(self) -> list[TypedFact]:
+        return typed_facts(self._facts.values())
+
+
+def typed_facts(facts: Iterable[ChunkFacts]) -> list[TypedFact]:
+    """The distinct typed facts (relations other than co-occurrence) among ``facts``, sorted,
+    endpoints in key order (edges are undirected in every store); a fact whose endpoint no
+    mention of its chunk names is no evidence, as for edges."""
+    found: set[TypedFact] = set()
+    for chunk in facts:
+        keys = {mention.key for mention in chunk.mentions}
+        for r in chunk.relations:
+            typed = r.label not in COOCCURRENCE_LABELS and r.source != r.target
+            if typed and r.source in keys and r.target in keys:
+                first, second = sorted((r.source, r.target))  # key order, as stores keep them
+                found.add(TypedFact(first, r.label, second))
+    return sorted(found, key=lambda fact: (fact.source, fact.predicate, fact.target))
 
 
 def _checked(facts: Iterable[ChunkFacts]) -> list[ChunkFacts]:

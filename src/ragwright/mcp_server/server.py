@@ -57,7 +57,6 @@ from ragwright.mcp_server.results import (
     source_view,
 )
 from ragwright.permissions import EVERYONE, Caller
-from ragwright.shapes.mode_name import AUTO as AUTO_MODE
 from ragwright.shapes.mode_name import HYBRID as HYBRID_MODE
 from ragwright.shapes.mode_name import ModeName
 
@@ -127,10 +126,11 @@ def build_server(
         mode: Annotated[
             ModeName,
             Field(
-                description="The search mode; auto (default): the planner chooses; global "
+                description="The search mode (default hybrid, as for search); auto: the "
+                "planner chooses; global "
                 "answers from the community reports, about the whole corpus."
             ),
-        ] = AUTO_MODE,
+        ] = HYBRID_MODE,
         collection: CollectionName = None,
     ) -> AskResult:
         refuse_unknown_engine(engine)

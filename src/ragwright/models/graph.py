@@ -38,6 +38,21 @@ class Relation:
     weight: float
 
 
+#: Relation labels that say only that two entities were named together (the co-occurrence
+#: fallback); every other label is a typed fact's predicate.
+COOCCURRENCE_LABELS = frozenset({"co_sentence", "co_chunk"})
+
+
+@dataclass(frozen=True, slots=True)
+class TypedFact:
+    """A subject–predicate–object fact the graph holds (one or more chunks state it):
+    entity keys and the predicate's text, e.g. ``("ed wood", "born in", "poughkeepsie")``."""
+
+    source: str
+    predicate: str
+    target: str
+
+
 @dataclass(frozen=True, slots=True)
 class ChunkFacts:
     """Everything one extractor found in one chunk. ``extractor`` (the extractor's id, e.g.

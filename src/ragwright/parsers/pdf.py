@@ -117,7 +117,8 @@ class PdfParser:
         tables = TableFinder(data)
         try:
             pages, blocks, ocr_pages, unread, warnings = self._read_pages(document, tables)
-            headings = list(_outline(document)) or _by_font_size(blocks)
+            headings = list(_outline(document))
+            title, headings = (None, headings) if headings else _split_title(_by_font_size(blocks))
             info = document.get_metadata_dict(skip_empty=True)
         except pdfium.PdfiumError as error:
             raise ParseError(source, f"damaged PDF ({error})") from error
@@ -131,8 +132,8 @@ class PdfParser:
         for key in ("Title", "Author"):
             if value := collapse_whitespace(info.get(key, "")):
                 metadata[key.lower()] = value
-        if "title" not in metadata and headings:
-            metadata["title"] = headings[0].title
+        if "title" not in metadata and (title or headings):
+            metadata["title"] = title or headings[0].title
         if ocr_pages and self.ocr is not None:
             metadata["ocr_pages"] = ocr_pages
             metadata["ocr_engine"] = f"{self.ocr.name} {self.ocr.version}"
@@ -283,6 +284,19 @@ def _by_font_size(pages: list[list[Block]]) -> list[_Heading]:
         for heading in font_headings(pages)
     )
     return [heading for heading in found if heading.title]
+
+
+def _split_title(headings: list[_Heading]) -> tuple[str | None, list[_Heading]]:
+    """The document's title and the font-size headings less it. The title is the largest
+    type, used once, first, on the first page, above headings of its own: it names the
+    document (its ``title`` when the PDF records none), not a section, so it does not start
+    every breadcrumb."""
+    if len(headings) < 2 or headings[0].page != 0:
+        return None, headings
+    first, rest = headings[0], headings[1:]
+    if any(heading.level <= first.level for heading in rest):
+        return None, headings
+    return first.title, rest
 
 
 def _assemble(pages: list[str], headings: list[_Heading]) -> tuple[str, tuple[Section, ...]]:

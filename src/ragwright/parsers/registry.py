@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ragwright.errors import ParseError, RegistryError
 from ragwright.parsers.options import ParserOptions
+from ragwright.parsers.sniff import describe, sniff
 from ragwright.ports import Parser
 
 ENTRY_POINT_GROUP = "ragwright.parsers"
@@ -171,7 +172,9 @@ class ParserRegistry:
         """The parser for a file, by its extension (case-insensitive). Given the file's first
         bytes (the whole file, or at least `MAGIC_BYTES` more than the parser's
         ``magic_within``), checks that one of the parser's magic signatures, if it declares
-        any, starts within its first ``magic_within`` bytes (at the very start by default)."""
+        any, starts within its first ``magic_within`` bytes (at the very start by default).
+        Bytes that contradict the extension but belong to another registered format (a Word
+        file named ``.pdf``) go to that format's parser."""
         entry = self._lookup(path)
         if entry is None:
             suffix = Path(path).suffix.lower()
@@ -179,8 +182,19 @@ class ParserRegistry:
             supported = ", ".join(self.extensions) or "none"
             raise ParseError(str(path), f"no parser for {what}; supported: {supported}")
         if head is not None and entry.magic and not _shows_magic(head, entry):
-            raise ParseError(str(path), _not_this_format(path, head, entry.magic))
+            actual = self._sniffed(head)
+            if actual is None:
+                raise ParseError(str(path), _not_this_format(path, head))
+            return actual.parser()
         return entry.parser()
+
+    def _sniffed(self, data: bytes) -> _Entry | None:
+        """The registered parser of the format the bytes belong to, its own magic checked."""
+        extension = sniff(data)
+        entry = self._by_extension.get(extension) if extension else None
+        if entry is None or (entry.magic and not _shows_magic(data, entry)):
+            return None
+        return entry
 
     def supports(self, path: str | Path) -> bool:
         return self._lookup(path) is not None
@@ -269,12 +283,11 @@ def _shows_magic(head: bytes, entry: _Entry) -> bool:
     )
 
 
-def _not_this_format(path: str | Path, head: bytes, magic: tuple[bytes, ...]) -> str:
+def _not_this_format(path: str | Path, head: bytes) -> str:
     kind = Path(path).suffix.lstrip(".").upper() or "expected"
     if not head:
         return f"not a {kind} file: it is empty"
-    expected = " or ".join(repr(signature) for signature in magic)
-    return f"not a {kind} file: it starts with {head[:MAGIC_BYTES]!r}, not {expected}"
+    return f"not a {kind} file: it looks like {describe(head[:64])}"
 
 
 def _normalize(extension: str) -> str:

@@ -37,6 +37,5 @@ class ModeName(str):
         return {"type": "string", "enum": list(mode_names())}
 
 
-#: The defaults the surfaces offer: search in hybrid, answer with the planner's choice.
+#: The default the surfaces offer to search and to answer (auto is one choice away).
 HYBRID = ModeName("hybrid")
-AUTO = ModeName("auto")

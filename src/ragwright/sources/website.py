@@ -40,6 +40,10 @@ _NAMES = {"text/html": "page.html", "text/markdown": "page.md", "text/plain": "p
 class _Gone(Exception):
     """The page answered 404 or 410."""
 
+    def __init__(self, status: int) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status = status
+
 
 class WebsiteSource:
     def __init__(
@@ -95,7 +99,12 @@ class WebsiteSource:
             pages += 1
             try:
                 found = self._page(url, checkpoint.items.get(url))
-            except _Gone:
+            except _Gone as gone:
+                if url == self.start:  # a wrong url, not a deleted page: delete nothing
+                    outcome.complete = False
+                    outcome.failures.append(
+                        (url, f"the start page answered HTTP {gone.status}: check the url")
+                    )
                 continue
             except (SourceError, httpx.HTTPError) as error:
                 outcome.failures.append((url, str(error) or type(error).__name__))
@@ -127,7 +136,7 @@ class WebsiteSource:
                 item = self._item(url, record.version, state.get("name", "page.html"), state)
                 return item, list(state.get("links", []))
             if status in {404, 410}:
-                raise _Gone
+                raise _Gone(status)
             if status in {301, 302, 303, 307, 308}:
                 target = self._link(url, response.headers.get("location", ""))
                 return (None, [target]) if target else None

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from ragwright.cjk import cjk_bigrams
+
 # A compact English stop-word list (the common function words of the classic IR lists).
 STOP_WORDS = frozenset(
     """
@@ -31,11 +33,16 @@ _WORD = re.compile(r"(?:[^\W_]|[\u0300-\u036f])+", re.UNICODE)
 
 
 def query_terms(query: str, stop_words: frozenset[str] = STOP_WORDS) -> list[str]:
-    """The distinct non-stop-word terms of a query, lower-cased, in order of appearance."""
+    """The distinct non-stop-word terms of a query, lower-cased, in order of appearance. A
+    word with Chinese, Japanese or Korean characters is followed by their bigrams, which a
+    collection chunked with ``keywords = "cjk-bigrams"`` indexes (and any other lacks: they
+    then match nothing, and the word itself ranks as before)."""
     seen: dict[str, None] = {}
     for word in _WORD.findall(query.lower()):
         if word not in stop_words:
             seen.setdefault(word, None)
+            for gram in cjk_bigrams(word):
+                seen.setdefault(gram, None)
     return list(seen)
 
 

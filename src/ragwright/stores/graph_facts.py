@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 
 from ragwright.errors import ExtractionError
-from ragwright.models.graph import ChunkFacts
+from ragwright.models.graph import ChunkFacts, Mention, Relation
 from ragwright.models.graph_records import WEIGHT_UNITS
 from ragwright.ports import DocumentWrite
 
@@ -84,3 +84,27 @@ def write_fact_rows(item: DocumentWrite) -> list[FactRows]:
             )
         rows.append(fact_rows(facts, texts[facts.chunk_id]))
     return rows
+
+
+def facts_from_rows(
+    extractions: list[tuple[str, str]],
+    mentions: list[tuple[str, int, int, str, str, str]],
+    relations: list[tuple[str, str, str, str, int]],
+) -> list[ChunkFacts]:
+    """Stored evidence read back as the facts that would write it again (a migration's
+    copy): ``(chunk id, extractor)``, ``(chunk id, *MentionRow)`` and ``(chunk id,
+    *RelationRow)`` rows; one `ChunkFacts` per extraction, by chunk id."""
+    found: dict[str, list[Mention]] = {}
+    related: dict[str, list[Relation]] = {}
+    for chunk_id, start, end, text, key, label in sorted(mentions):
+        found.setdefault(chunk_id, []).append(Mention(start, end, text, key, label))
+    for chunk_id, source, target, label, units in sorted(relations):
+        related.setdefault(chunk_id, []).append(
+            Relation(source, target, label, units / WEIGHT_UNITS)
+        )
+    return [
+        ChunkFacts(
+            chunk_id, extractor, tuple(found.get(chunk_id, ())), tuple(related.get(chunk_id, ()))
+        )
+        for chunk_id, extractor in sorted(extractions)
+    ]

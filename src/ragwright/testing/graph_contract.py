@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from ragwright.errors import ConfigError, ExtractionError, UnknownEntity
+from ragwright.graph.snapshot import typed_facts
 from ragwright.models import Chunk, Document
 from ragwright.models.graph import ChunkFacts, Mention, Relation
 from ragwright.models.graph_records import EDGE_WEIGHT_CAP
@@ -105,6 +106,18 @@ class GraphContract(BoundStore):
         assert graph.describe_entity("Angela Merkel").mentions == 1
         assert _edge(after, "angela merkel", "berlin") == merkel_berlin
         assert graph.graph_stats().extracted == {EXTRACTOR.id: 4}
+
+    def test_typed_facts_and_stored_facts_follow_their_evidence(self, graph: Any) -> None:
+        corpus = {s: make_document(s, texts) for s, texts in GRAPH_CORPUS.items()}
+        written = {s: EXTRACTOR.extract(chunks) for s, (_, chunks) in corpus.items()}
+        everything = {f for facts in written.values() for f in typed_facts(facts)}
+        assert set(graph.typed_facts()) == everything
+        paris_chunks = [c.id for c in corpus["paris.md"][1]]
+        assert graph.stored_facts(paris_chunks) == written["paris.md"]
+        assert graph.delete(corpus["paris.md"][0].id)
+        kept = {f for s in ("obama.md", "ibm.md") for f in typed_facts(written[s])}
+        assert set(graph.typed_facts()) == kept != everything
+        assert graph.stored_facts(paris_chunks) == []
 
     def test_edge_weights_drop_when_their_evidence_goes(self, store: Any) -> None:
         load_graph(store, {"one.md": ["Ada Lovelace and Charles Babbage."],

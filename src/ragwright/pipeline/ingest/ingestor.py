@@ -15,6 +15,7 @@ import hashlib
 import itertools
 import json
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,8 @@ from ragwright.pipeline.ingest.documents import (
     iter_chunks_within_limit,
     moved_document,
 )
+from ragwright.pipeline.ingest.overlap import PREFETCHED, OneWriter, prefetched
+from ragwright.pipeline.ingest.pacing import EmbedPace
 from ragwright.pipeline.ingest.parse_worker import DEFAULT_PARSE_LIMITS, ParseLimits, ParseWorker
 from ragwright.ports import (
     ChunkBatch,
@@ -176,6 +179,8 @@ class Progress:
     files_total: int
     chunks_written: int
     current: str
+    #: Chunks embedded so far (ahead of those written: a batch is written once embedded).
+    chunks_embedded: int = 0
 
 
 @dataclass(slots=True)
@@ -228,7 +233,12 @@ class BatchWriter:
     transaction per batch, recording each in ``report``. If a batch cannot be embedded, or the
     store refuses a document of it (`DocumentRefused`), each of its documents is tried alone,
     so one document the embedder or the store refuses fails alone. With an
-    ``extractor``, each batch's graph facts are found and written with its chunks."""
+    ``extractor``, each batch's graph facts are found and written with its chunks.
+
+    `write_all` keeps the embedder busy: the next files are read and chunked on a thread
+    (`prefetched`) and each batch is written on another (`OneWriter`) while the next is
+    embedded; embedder calls are sized to about half a second each (`EmbedPace`), and
+    progress is told after each, in chunks embedded."""
 
     def __init__(
         self,
@@ -237,14 +247,21 @@ class BatchWriter:
         report: IngestReport,
         batch_chunks: int,
         extractor: Extractor | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.report = report
         self.batch_chunks = batch_chunks
         self.extractor = extractor
+        self.chunks_embedded = 0
+        self._clock = clock
+        self._pace = EmbedPace(batch_chunks, clock)
         self._pending: list[PendingDocument] = []
         self._pending_chunks = 0
+        self._writer: OneWriter | None = None  # writes on a thread (inside `write_all`)
+        self._progress: Callable[[Progress], None] | None = None
+        self._last = Progress(0, 0, 0, "")
 
     def write_all(
         self,
@@ -253,15 +270,25 @@ class BatchWriter:
         progress: Callable[[Progress], None] | None = None,
     ) -> None:
         """Add each prepared document (None: nothing to write for that source), telling
-        ``progress`` after each source, and write what is left at the end."""
-        for done, (source, item) in enumerate(prepared, start=1):
-            if item is not None:
-                self.add(item)
-            if progress is not None:
-                progress(Progress(done, total, self.report.chunks_written, source))
-        self.flush()
-        if progress is not None:  # the last batch was written after the last source's update
-            progress(Progress(total, total, self.report.chunks_written, ""))
+        ``progress`` after each source and each embedder call, and write what is left at the
+        end. ``prepared`` is consumed on a thread of its own, a few sources ahead."""
+        self._progress = progress
+        self._last = Progress(0, total, self.report.chunks_written, "", self.chunks_embedded)
+        with OneWriter() as writer, prefetched(prepared, PREFETCHED) as items:
+            self._writer = writer
+            try:
+                for done, (source, item) in enumerate(items, start=1):
+                    self._last = dataclasses.replace(self._last, files_done=done, current=source)
+                    if item is not None:
+                        self.add(item)
+                    self._tell()
+                self.flush()
+            finally:
+                self._writer = None
+        # the last batch was written after the last source's update
+        self._last = dataclasses.replace(self._last, files_done=total, current="")
+        self._tell()
+        self._progress = None
 
     def add(self, item: Prepared) -> None:
         if isinstance(item, StreamedDocument):
@@ -271,12 +298,27 @@ class BatchWriter:
         self._pending.append(item)
         self._pending_chunks += len(item.chunks)
         if self._pending_chunks >= self.batch_chunks:
-            self.flush()
+            self._write_pending()
 
     def flush(self) -> None:
-        """Write what is pending."""
+        """Write what is pending, and wait for every write to be done."""
+        self._write_pending()
+        if self._writer is not None:
+            self._writer.wait()
+
+    def _write_pending(self) -> None:
         pending, self._pending, self._pending_chunks = self._pending, [], 0
         self._write(pending)
+
+    def _tell(self) -> None:
+        if self._progress is not None:
+            self._progress(
+                dataclasses.replace(
+                    self._last,
+                    chunks_written=self.report.chunks_written,
+                    chunks_embedded=self.chunks_embedded,
+                )
+            )
 
     def _write(self, pending: list[PendingDocument]) -> None:
         if not pending:
@@ -305,7 +347,10 @@ class BatchWriter:
                 )
             )
             start = end
-        self._store(pending, writes)
+        if self._writer is None:
+            self._store(pending, writes)
+        else:  # written while the next batch is embedded
+            self._writer.submit(lambda: self._store(pending, writes))
 
     def _store(self, pending: list[PendingDocument], writes: list[DocumentWrite]) -> None:
         """Write the documents, those the store refuses reported as failed (see
@@ -333,6 +378,8 @@ class BatchWriter:
         """Write one long document batch by batch, in one transaction (`StreamedWrite`): a
         chunk over the limit or a batch the embedder refuses fails the whole document."""
         assert isinstance(self.store, StreamedWrite)  # prepared_document streams only then
+        if self._writer is not None:
+            self._writer.wait()  # the batches before it first, as written one by one
         release_freed_memory()  # what receiving the parsed text took and let go of
         extracted = [0]
         batches = self._batches(item.chunks, extracted)
@@ -362,21 +409,28 @@ class BatchWriter:
             yield ChunkBatch(batch, vectors, [facts[c.id] for c in batch if c.id in facts])
 
     def _embed(self, chunks: Sequence[Chunk]) -> Vectors:
-        """The chunks' `embedded_text` embedded in calls of at most ``batch_chunks`` texts,
-        into one array: a huge document's vectors are never held twice, nor its texts (each a
-        chunk's text after its table header) made for more than one call at a time."""
+        """The chunks' `embedded_text` embedded in calls of at most ``batch_chunks`` texts
+        (each sized by `EmbedPace`, progress told after it), into one array: a huge
+        document's vectors are never held twice, nor its texts (each a chunk's text after its
+        table header) made for more than one call at a time."""
         dimension = self.embedder.space.dimension
         vectors = np.empty((len(chunks), dimension), dtype=np.float32)
-        for start in range(0, len(chunks), self.batch_chunks):
-            batch = [chunk.embedded_text for chunk in chunks[start : start + self.batch_chunks]]
+        start = 0
+        while start < len(chunks):
+            batch = [c.embedded_text for c in chunks[start : start + self._pace.size()]]
+            began = self._clock()
             with tracing.span(tracing.EMBED, texts=len(batch)):
                 embedded = np.asarray(self.embedder.embed_documents(batch))
+            self._pace.measured(len(batch), self._clock() - began)
             if embedded.shape != (len(batch), dimension):
                 raise EmbedderError(
                     f"the embedder returned vectors of shape {embedded.shape} for {len(batch)} "
                     f"texts, not ({len(batch)}, {dimension})"
                 )
             vectors[start : start + len(batch)] = embedded
+            start += len(batch)
+            self.chunks_embedded += len(batch)
+            self._tell()
         return vectors
 
 

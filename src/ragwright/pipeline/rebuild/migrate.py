@@ -4,15 +4,19 @@ Documents are copied whole, with their chunks, ids, offsets, metadata and stored
 batch of documents per target transaction; the index-level settings (embedding space,
 embedder, chunking, parser options) come along, so the copy searches exactly as the source
 does. A document already in the target with the same fingerprint is skipped: an interrupted
-migration is resumed by running it again. The end is verified: the same documents and the
-same chunks (ids and spans), or `StoreError` saying what differs.
+migration is resumed by running it again. The graph's evidence (every chunk's stored facts)
+travels with its document, in the same write, so the target's entities and edges are derived
+from the same facts. The end is verified: the same documents and the same chunks (ids and
+spans), the same graph counts (extracted chunks, mentions, relations, entities, edges), or
+`StoreError` saying what differs. What is not copied (communities and their reports, a
+user's merges) is named in the report's ``not_copied``; synonym links are computed again.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
@@ -21,14 +25,19 @@ from ragwright.errors import StoreError
 from ragwright.ports import (
     ChunkExport,
     ChunkReader,
+    CommunityStore,
     DocumentCatalog,
     DocumentWrite,
+    EntityResolver,
+    FactExport,
+    FactTarget,
+    GraphReader,
     IndexSettings,
     IngestTarget,
 )
 
 #: Settings an index records beside its space (see `ragwright.Index`); copied as they are.
-INDEX_SETTINGS = ("embedder", "chunking", "parser_options", "source_base")
+INDEX_SETTINGS = ("embedder", "chunking", "parser_options", "source_base", "graph_extractor")
 #: Chunks written per target transaction (whole documents: a batch may run over).
 BATCH_CHUNKS = 512
 _PAGE = 1000
@@ -57,6 +66,11 @@ class MigrationReport:
     chunks: int
     copied: int
     skipped: int
+    #: Chunks whose graph facts the copy holds (verified against the source's counts).
+    graph_chunks: int = 0
+    #: What the source holds that the copy does not, each with what to do about it: when
+    #: not empty, the copy is verified for everything else only.
+    not_copied: tuple[str, ...] = field(default=())
 
 
 def migrate(
@@ -91,6 +105,8 @@ def migrate(
             skipped += 1
         else:
             batch.append(_document_write(source, info.id, wanted[info.source], space.dimension))
+            if batch[-1].facts and not isinstance(target, FactTarget):
+                raise StoreError("the source holds an entity graph and the target cannot store one")
             pending_chunks += len(batch[-1].chunks)
         if pending_chunks >= batch_chunks or (done == len(documents) and batch):
             target.write(batch)
@@ -100,7 +116,47 @@ def migrate(
         if progress is not None:
             progress(MigrationProgress(done, len(documents), chunks_copied))
     chunks = verify(source, target)
-    return MigrationReport(len(documents), chunks, copied, skipped)
+    graph_chunks = _verify_graph(source, target)
+    return MigrationReport(
+        len(documents), chunks, copied, skipped, graph_chunks, _not_copied(source, target)
+    )
+
+
+def _verify_graph(source: object, target: object) -> int:
+    """The chunks with graph facts, after checking that both graphs count the same."""
+    if not isinstance(source, GraphReader):
+        return 0
+    mine = source.graph_stats()
+    if not isinstance(target, GraphReader):
+        if mine.chunks_extracted:
+            raise StoreError("the source holds an entity graph and the target cannot store one")
+        return 0
+    theirs = target.graph_stats()
+    counted = ("extracted", "mentions", "relations", "entities", "edges")
+    differ = [name for name in counted if getattr(mine, name) != getattr(theirs, name)]
+    if differ:
+        raise StoreError(f"the copy's entity graph differs from the source's: {', '.join(differ)}")
+    return mine.chunks_extracted
+
+
+def _not_copied(source: object, target: object) -> tuple[str, ...]:
+    """What the copy lacks, each saying how to make it; synonym links are made again here."""
+    left: list[str] = []
+    if isinstance(source, GraphReader):
+        stats = source.graph_stats()
+        if stats.synonym_links and isinstance(target, EntityResolver):
+            target.link_synonyms()
+        if stats.merges:
+            left.append(
+                f"{stats.merges} entity merges (run `ragwright graph merge` again on the copy)"
+            )
+    if isinstance(source, CommunityStore) and source.community_build() is not None:
+        count = len(source.communities())
+        left.append(
+            f"{count} communities and their reports (run `ragwright graph communities "
+            "--rebuild` on the copy)"
+        )
+    return tuple(left)
 
 
 def verify(source: ChunkExport, target: ChunkExport) -> int:
@@ -129,7 +185,8 @@ def _document_write(
     vectors = np.zeros((len(chunks), dimension), dtype=np.float32)
     for row, chunk in enumerate(chunks):
         vectors[row] = stored[chunk.id]
-    return DocumentWrite(document, chunks, vectors, fingerprint)
+    facts = source.stored_facts([c.id for c in chunks]) if isinstance(source, FactExport) else []
+    return DocumentWrite(document, chunks, vectors, fingerprint, facts)
 
 
 def _chunk_digest(store: ChunkExport) -> tuple[int, str]:

@@ -119,7 +119,8 @@ class GlobalRetriever:
 
     def answer(self, question: str, points_per_report: int = 2) -> Answer:
         """An extractive answer: each chosen report's title and its points most related to
-        the question, each point cited to its exact chunk span."""
+        the question, each point cited to its exact chunk span, no span twice (two reports
+        may share a point)."""
         warnings = (YES_NO_NOTE,) if is_yes_no(question) else ()
         ranked = self.ranked(question)
         chosen = [(r, _best_points(question, r.report.points, points_per_report)) for r in ranked]
@@ -127,12 +128,15 @@ class GlobalRetriever:
         lines: list[str] = []
         citations: list[Citation] = []
         hits: list[Hit] = []
+        quoted: set[tuple[str, int, int]] = set()
         for ranked_report, points in chosen:
             cited = []
             for point in points:
                 chunk = chunks.get(point.chunk_id)
-                if chunk is None:
-                    continue  # deleted since the report was made
+                span = (point.chunk_id, point.start, point.end)
+                if chunk is None or span in quoted:
+                    continue  # deleted since the report was made, or cited by an earlier one
+                quoted.add(span)
                 citation = point_citation(len(citations) + 1, chunk, point, self.source_of(chunk))
                 citations.append(citation)
                 cited.append(f"{point.text} [{citation.number}]")

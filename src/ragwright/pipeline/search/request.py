@@ -30,8 +30,11 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
     graph_known_depth = 20   # ... this many hits (1000: no bound)
     graph_damping = 0.5      # the walk's probability of following a link
     graph_seed_hits = 2      # top hybrid hits that seed the walk
+    graph_seed_decay = 1.0   # a seed hit's chunk weighs rank ** -this
     graph_chunk_seed_weight = 0.6  # share of the seed on those hits' chunks (rest: entities)
     graph_query_weight = 0.1 # share of the entity seed on the entities the query names
+    graph_fact_weight = 0.0  # share of the entity seed on the query's linked facts' entities
+    graph_fact_top = 5       # facts linked to the query
     graph_specificity = 1.0  # entity seed weight / (chunks mentioning it) ** this
     graph_relation_weight = 1.0  # factor on entity-entity relation edges (0: off)
     graph_synonym_weight = 1.0   # factor on synonym links (0: off)
@@ -102,6 +105,9 @@ GRAPH_KEYS = (
     "graph_known_depth",
     "graph_damping",
     "graph_seed_hits",
+    "graph_seed_decay",
+    "graph_fact_weight",
+    "graph_fact_top",
     "graph_chunk_seed_weight",
     "graph_query_weight",
     "graph_specificity",

@@ -128,6 +128,9 @@ class Watcher:
                     if self.sync.watched(path):
                         settling.note(path, now)
                 ready = settling.ready(now)
+                # the paths being synced now are no longer pending: a pass's line must not
+                # count them as waiting still
+                self.status.pending(len(settling))
                 if ready and not self._pass(partial(self.sync.sync, ready), reconcile=False):
                     for path in ready:  # tried again after another interval
                         settling.note(path, time.monotonic())

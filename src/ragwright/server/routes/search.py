@@ -22,7 +22,7 @@ from ragwright.server.access_log import LOGGER
 from ragwright.server.problems import error_body, status_of
 from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadCaller, SearchDefaults
 from ragwright.shapes import answer_json, search_json
-from ragwright.shapes.mode_name import AUTO as AUTO_MODE
+from ragwright.shapes.mode_name import HYBRID as HYBRID_MODE
 from ragwright.shapes.mode_name import ModeName
 from ragwright.surface_limits import MAX_ASK_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K
 
@@ -118,6 +118,9 @@ class SearchRequest(BaseModel):
     graph_known_depth: int | None = Field(None, ge=0, le=1000, strict=True)
     graph_damping: float | None = Field(None, ge=0, lt=1, strict=True)
     graph_seed_hits: int | None = Field(None, ge=0, le=1000, strict=True)
+    graph_seed_decay: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
+    graph_fact_weight: float | None = Field(None, ge=0, le=1, strict=True)
+    graph_fact_top: int | None = Field(None, ge=0, le=1000, strict=True)
     graph_chunk_seed_weight: float | None = Field(None, ge=0, le=1, strict=True)
     graph_query_weight: float | None = Field(None, ge=0, le=1, strict=True)
     graph_specificity: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
@@ -154,8 +157,9 @@ class AskRequest(BaseModel):
         "index's entity graph. Default: the server's [answer] graph_context.",
     )
     mode: ModeName = Field(
-        AUTO_MODE,
-        description="The search mode of the answer's retrieval; auto: the planner chooses "
+        HYBRID_MODE,
+        description="The search mode of the answer's retrieval (hybrid, as for search); "
+        "auto: the planner chooses "
         "(the answer's route says which and why); global answers from the community reports "
         "(map-reduce over them with an LLM engine).",
     )

@@ -311,7 +311,8 @@ function showAnswerReport(data) {
   if (data.cost !== null) parts.push(`estimated cost ${data.cost.toFixed(6)}`);
   $("answer-meta").textContent = parts.join(" · ");
   const notes = [...data.warnings];
-  if (data.route) notes.unshift(routeText(data.route));
+  // the route is news only when the planner chose it (mode auto)
+  if (data.route && data.route.planner !== "request") notes.unshift(routeText(data.route));
   if (data.removed_citations.length) {
     const markers = data.removed_citations.map((n) => `[${n}]`).join(", ");
     notes.push(`Removed citation markers naming no source: ${markers}`);
@@ -554,6 +555,131 @@ async function showEntity(name) {
   }
 }
 
+// -- the whole graph: every community as a circle of its entities, with pan and zoom ------
+
+const WHOLE = { width: 1000, height: 700 };
+let wholeView = { x: 0, y: 0, w: WHOLE.width, h: WHOLE.height };
+
+function setWholeView(view) {
+  wholeView = view;
+  $("whole-graph-svg").setAttribute(
+    "viewBox", [view.x, view.y, view.w, view.h].map((n) => n.toFixed(1)).join(" "));
+}
+
+// Zoom by `factor` (above 1: closer) keeping the point (px, py) of the drawing where it is.
+function zoomWhole(factor, px = wholeView.x + wholeView.w / 2, py = wholeView.y + wholeView.h / 2) {
+  const w = Math.min(Math.max(wholeView.w / factor, 50), WHOLE.width * 8);
+  const h = (w * WHOLE.height) / WHOLE.width;
+  setWholeView({
+    x: px - ((px - wholeView.x) * w) / wholeView.w,
+    y: py - ((py - wholeView.y) * h) / wholeView.h,
+    w, h,
+  });
+}
+
+// The drawing's coordinates of a pointer event.
+function wholePoint(event) {
+  const box = $("whole-graph-svg").getBoundingClientRect();
+  return {
+    x: wholeView.x + ((event.clientX - box.left) / box.width) * wholeView.w,
+    y: wholeView.y + ((event.clientY - box.top) / box.height) * wholeView.h,
+  };
+}
+
+async function showWholeGraph() {
+  const section = $("whole-graph");
+  try {
+    const data = await api(scoped("/v1/graph/communities?level=0"));
+    drawWholeGraph(data.communities);
+    section.hidden = false;
+  } catch (error) {
+    section.hidden = true;
+    $("entity-status").textContent = error.status === 409
+      ? "No communities yet: run ragwright graph communities --rebuild."
+      : `Error: ${error.message}`;
+  }
+}
+
+// Communities on a grid, largest first, each its members on a ring inside its circle.
+function drawWholeGraph(communities) {
+  const svg = $("whole-graph-svg");
+  svg.replaceChildren($("whole-graph-title"));
+  const sorted = [...communities].sort((a, b) => b.size - a.size);
+  const columns = Math.max(1, Math.ceil(Math.sqrt(sorted.length * 1.4)));
+  const rows = Math.max(1, Math.ceil(sorted.length / columns));
+  const cell = Math.min(WHOLE.width / columns, WHOLE.height / rows);
+  const entities = sorted.reduce((n, c) => n + Math.min(c.members.length, MAX_MEMBERS), 0);
+  $("whole-graph-meta").textContent =
+    `${sorted.length} communit${sorted.length === 1 ? "y" : "ies"} · ${entities} entities drawn` +
+    " (at most " + MAX_MEMBERS + " per community)";
+  sorted.forEach((community, i) => {
+    // the grid centred in the drawing
+    const cx = (WHOLE.width - columns * cell) / 2 + (i % columns) * cell + cell / 2;
+    const cy = (WHOLE.height - rows * cell) / 2 + Math.floor(i / columns) * cell + cell / 2;
+    const radius = cell / 2 - 8;
+    const group = svgElement("g", { class: "community", "data-community": community.id });
+    group.append(svgElement("circle", { cx, cy, r: radius }));
+    const heading = svgElement("text", { x: cx, y: cy - radius + 18, "text-anchor": "middle" });
+    heading.textContent = `${community.id}: ${community.title || "(no report yet)"}`.slice(0, 40);
+    group.append(heading);
+    const shown = community.members.slice(0, MAX_MEMBERS);
+    shown.forEach((key, j) => {
+      const angle = -Math.PI / 2 + (2 * Math.PI * j) / Math.max(shown.length, 1);
+      const ring = shown.length === 1 ? 0 : radius * 0.6;
+      const x = cx + ring * Math.cos(angle);
+      const y = cy + 10 + ring * Math.sin(angle);
+      const node = svgElement("g", {
+        class: "node member", tabindex: 0, role: "button", "data-key": key,
+        transform: `translate(${x.toFixed(1)},${y.toFixed(1)})`,
+      });
+      node.setAttribute("aria-label", `${key}, member of community ${community.id}`);
+      node.append(svgElement("circle", { r: 6 }));
+      const label = svgElement("text", { y: 18, "text-anchor": "middle" });
+      label.textContent = key;
+      node.append(label);
+      const open = () => showEntity(key);
+      node.addEventListener("click", open);
+      node.addEventListener("keydown", (event) => {
+        if (event.key === "Enter" || event.key === " ") {
+          event.preventDefault();
+          open();
+        }
+      });
+      group.append(node);
+    });
+    svg.append(group);
+  });
+  setWholeView({ x: 0, y: 0, w: WHOLE.width, h: WHOLE.height });
+}
+
+$("whole-graph-open").addEventListener("click", showWholeGraph);
+$("zoom-in").addEventListener("click", () => zoomWhole(1.25));
+$("zoom-out").addEventListener("click", () => zoomWhole(0.8));
+$("zoom-reset").addEventListener("click", () =>
+  setWholeView({ x: 0, y: 0, w: WHOLE.width, h: WHOLE.height }));
+$("whole-graph-svg").addEventListener("wheel", (event) => {
+  event.preventDefault();
+  const at = wholePoint(event);
+  zoomWhole(event.deltaY < 0 ? 1.15 : 1 / 1.15, at.x, at.y);
+}, { passive: false });
+let dragFrom = null;
+$("whole-graph-svg").addEventListener("pointerdown", (event) => {
+  if (event.target.closest(".node")) return; // a name is clicked, not dragged
+  dragFrom = { point: wholePoint(event), view: { ...wholeView } };
+  $("whole-graph-svg").setPointerCapture(event.pointerId);
+});
+$("whole-graph-svg").addEventListener("pointermove", (event) => {
+  if (!dragFrom) return;
+  const box = $("whole-graph-svg").getBoundingClientRect();
+  const start = dragFrom.view;
+  const x0 = start.x + ((event.clientX - box.left) / box.width) * start.w;
+  const y0 = start.y + ((event.clientY - box.top) / box.height) * start.h;
+  setWholeView({ ...start, x: start.x - (x0 - dragFrom.point.x), y: start.y - (y0 - dragFrom.point.y) });
+});
+for (const done of ["pointerup", "pointercancel"]) {
+  $("whole-graph-svg").addEventListener(done, () => { dragFrom = null; });
+}
+
 $("entity-form").addEventListener("submit", (event) => {
   event.preventDefault();
   const name = $("entity-query").value.trim();
@@ -671,7 +797,7 @@ async function loadStats() {
         : `${(stats.database_bytes / 1048576).toFixed(2)} MB`],
       ["Embedder", stats.embedder || "(none yet)"],
       ["Embedding space", space ? `${space.model}, ${space.dimension} dimensions` : "(none yet)"],
-      ["Chunking", `${stats.chunking.name} ${JSON.stringify(stats.chunking.options)}`],
+      ["Chunking", describeChunking(stats.chunking)],
       ["Answer engine", describeAnswers(stats.answers)],
     ];
     $("ask-engine").options[0].textContent = `Server default (${stats.answers.default_engine})`;
@@ -679,6 +805,12 @@ async function loadStats() {
   } catch (error) {
     $("stats").replaceChildren(element("dd", `Error: ${error.message}`));
   }
+}
+
+// "recursive (size 1200, overlap 150)", or the name alone when every option is at its default.
+function describeChunking(chunking) {
+  const options = Object.entries(chunking.options || {}).map(([k, v]) => `${k.replace(/_/g, " ")} ${v}`);
+  return options.length ? `${chunking.name} (${options.join(", ")})` : chunking.name;
 }
 
 function describeAnswers(answers) {

@@ -71,7 +71,10 @@ class PostgresBackend:
     HNSW parameters apply to the collections this backend opens: ``hnsw_m`` and
     ``hnsw_ef_construction`` when a collection's vector index is built, ``hnsw_ef_search`` per
     query. ``exact_limit`` is the number of candidate rows up to which a vector search is exact
-    (a small collection, or a selective filter) instead of going through the HNSW index."""
+    (a small collection, or a selective filter) instead of going through the HNSW index.
+    ``hnsw_build_memory_mb`` and ``hnsw_build_workers``: the memory and parallel workers of an
+    HNSW build (`create_vector_index`, a re-chunk's swap). ``keyword_cache``: BM25 from the
+    postings held in this process (`keyword_cache`), or, off, in SQL."""
 
     def __init__(
         self,
@@ -84,6 +87,9 @@ class PostgresBackend:
         hnsw_ef_construction: int = _DEFAULTS.hnsw_ef_construction,
         hnsw_ef_search: int = _DEFAULTS.hnsw_ef_search,
         exact_limit: int = _DEFAULTS.exact_limit,
+        hnsw_build_memory_mb: int = _DEFAULTS.hnsw_build_memory_mb,
+        hnsw_build_workers: int = _DEFAULTS.hnsw_build_workers,
+        keyword_cache: bool = _DEFAULTS.keyword_cache,
     ) -> None:
         _require_driver()
         from psycopg_pool import ConnectionPool
@@ -97,6 +103,9 @@ class PostgresBackend:
         self.hnsw_ef_construction = hnsw_ef_construction
         self.hnsw_ef_search = hnsw_ef_search
         self.exact_limit = exact_limit
+        self.keyword_cache = keyword_cache
+        self.hnsw_build_memory_mb = hnsw_build_memory_mb
+        self.hnsw_build_workers = hnsw_build_workers
         self.retry_seconds = retry_seconds
         self._connect_timeout = connect_timeout
         self._ensure_pgvector()
@@ -235,6 +244,16 @@ class PostgresBackend:
     def run(self, work: Callable[[Connection[Any]], T], what: str) -> T:
         """``work`` in one transaction on a pooled connection; run again from the start on a
         transient failure until ``retry_seconds`` pass. ``what`` names it in errors."""
+        return self._retried(work, what, transaction=True)
+
+    def read(self, work: Callable[[Connection[Any]], T], what: str) -> T:
+        """``work`` on a pooled connection in autocommit mode, retried as `run` retries it:
+        ``work`` begins and ends its own transaction, so it can send ``BEGIN`` with its first
+        statement and ``COMMIT`` with its last (a read of two round trips instead of four).
+        A transaction it leaves open on an error is rolled back."""
+        return self._retried(work, what, transaction=False)
+
+    def _retried(self, work: Callable[[Connection[Any]], T], what: str, transaction: bool) -> T:
         import psycopg
         from psycopg_pool import PoolTimeout
 
@@ -242,8 +261,11 @@ class PostgresBackend:
         delay = 0.05
         while True:
             try:
-                with self._pool.connection() as conn, conn.transaction():
-                    return work(conn)
+                with self._pool.connection() as conn:
+                    if transaction:
+                        with conn.transaction():
+                            return work(conn)
+                    return _closing_transaction(conn, work)
             except (psycopg.OperationalError, PoolTimeout) as error:
                 if time.monotonic() + delay > deadline:
                     raise StoreError(
@@ -306,6 +328,18 @@ class PostgresBackend:
                     ) from error
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)
+
+
+def _closing_transaction(conn: Connection[Any], work: Callable[[Connection[Any]], T]) -> T:
+    """``work(conn)``, and a rollback of the transaction it leaves open if it fails."""
+    from psycopg.pq import TransactionStatus
+
+    try:
+        return work(conn)
+    except BaseException:
+        if conn.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
+            conn.rollback()
+        raise
 
 
 def lock_schema(conn: Connection[Any], schema: str) -> None:

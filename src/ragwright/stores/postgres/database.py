@@ -47,10 +47,23 @@ class SchemaDatabase:
     def run(self, work: Callable[[Connection[Any]], T], what: str) -> T:
         """``work`` in one transaction; ``what`` names it in errors. `UnknownCollection` if
         the schema is gone (the collection was dropped, perhaps by another process)."""
+        return self._named(self.backend.run, work, what)
+
+    def read(self, work: Callable[[Connection[Any]], T], what: str) -> T:
+        """``work``, which begins and ends its own transaction (`PostgresBackend.read`); as
+        `run` otherwise."""
+        return self._named(self.backend.read, work, what)
+
+    def _named(
+        self,
+        runner: Callable[[Callable[[Connection[Any]], T], str], T],
+        work: Callable[[Connection[Any]], T],
+        what: str,
+    ) -> T:
         from psycopg import errors
 
         try:
-            return self.backend.run(work, what)
+            return runner(work, what)
         except StoreError as error:
             if not isinstance(error.__cause__, errors.UndefinedTable | errors.InvalidSchemaName):
                 raise

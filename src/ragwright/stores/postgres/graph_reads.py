@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragwright.graph.keys import entity_key
-from ragwright.models.graph import GraphSnapshot
+from ragwright.models.graph import COOCCURRENCE_LABELS, GraphSnapshot, TypedFact
 from ragwright.models.graph_records import (
     EDGE_WEIGHT_CAP,
     WEIGHT_UNITS,
@@ -64,6 +64,15 @@ class PostgresGraphReads:
     _db: SchemaDatabase
     _graph_lock: threading.Lock
     _graph_cache: CachedGraph | None
+
+    def typed_facts(self) -> list[TypedFact]:
+        labels = sorted(COOCCURRENCE_LABELS)
+        rows = self._db.query(
+            "SELECT DISTINCT source, label, target FROM {s}.graph_relations "
+            "WHERE label NOT IN (%s, %s) ORDER BY source, label, target",
+            labels,
+        )
+        return [TypedFact(source, label, target) for source, label, target in rows]
 
     def graph_version(self) -> str:
         return self._db.run(lambda conn: _version(self._db, conn), "reading the graph version")

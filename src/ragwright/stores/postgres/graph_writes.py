@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ragwright.models import Chunk
 from ragwright.models.graph import ChunkFacts
 from ragwright.models.graph_records import FactsWritten
-from ragwright.stores.graph_facts import FactRows, fact_rows
+from ragwright.stores.graph_facts import FactRows, fact_rows, facts_from_rows
 from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.graph_schema import (
     BUMP_GRAPH_VERSION,
@@ -112,6 +112,25 @@ class PostgresGraphWrites:
             (after or "", extractor, max(0, limit)),
         )
         return [chunk_from_row(row) for row in rows]
+
+    def stored_facts(self, chunk_ids: Sequence[str]) -> list[ChunkFacts]:
+        if not chunk_ids:
+            return []
+        where = "WHERE chunk_id = ANY(%s)"
+        ids = (list(chunk_ids),)
+        return facts_from_rows(
+            self._db.query(f"SELECT chunk_id, extractor FROM {{s}}.graph_extractions {where}", ids),
+            self._db.query(
+                "SELECT chunk_id, char_start, char_end, text, key, label "
+                f"FROM {{s}}.graph_mentions {where}",
+                ids,
+            ),
+            self._db.query(
+                "SELECT chunk_id, source, target, label, weight "
+                f"FROM {{s}}.graph_relations {where}",
+                ids,
+            ),
+        )
 
     def write_facts(self, facts: Sequence[ChunkFacts]) -> FactsWritten:
         if not facts:

@@ -1,20 +1,47 @@
-"""Keyword search: FTS5's BM25 (FTS5's idf; k1 1.2 and b 0.75 unless the search names others),
-computed in SQL over the postings with terms from FTS5's own tokenizer, so scores equal the
-SQLite store's. A caller bound to principals gets the statistics of what it may read (its
-chunk count, average length and document frequencies, counted in the query), so its scores
-are those of a collection holding only that."""
+"""Keyword search: FTS5's BM25 (FTS5's idf; k1 1.2 and b 0.75 unless the search names others)
+over the postings, with terms from FTS5's own tokenizer, so scores equal the SQLite store's.
+
+Scored in this process from the keyword cache (`keyword_cache`: only the query's terms'
+postings, in numpy) once it is built, and in SQL over every posting of the query's terms
+before that (or with ``keyword_cache = false``); the two give the same scores. Either way one
+repeatable-read transaction ranks, filters and reads the rows. A caller bound to principals
+gets the statistics of what it may read (its chunk count, average length and document
+frequencies), so its scores are those of a collection holding only that."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 from psycopg import sql
 
 from ragwright.filters import Filter, readable_part
 from ragwright.models import FTS5_BM25, Arm, BM25Parameters, Hit, Scale
 from ragwright.stores.fts_query import query_terms
 from ragwright.stores.fts_terms import FTS5Terms
+from ragwright.stores.keyword_corpora import Corpora
 from ragwright.stores.postgres.database import SchemaDatabase
-from ragwright.stores.postgres.filters import FilterCompiler
-from ragwright.stores.postgres.rows import hits, ranked
+from ragwright.stores.postgres.filters import FilterCompiler, Params
+from ragwright.stores.postgres.keyword_cache import CacheState, KeywordCache, parsed
+from ragwright.stores.postgres.rows import CHUNK_COLUMNS, hits, ranked
+from ragwright.stores.row_slots import RowIds
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+
+#: The rows of ranked row ids (their scores are attached in Python, as computed).
+_ROWS_OF = (
+    f"SELECT c.row_id, {CHUNK_COLUMNS} FROM {{s}}.chunks c "
+    "JOIN {s}.documents d ON d.id = c.document_id WHERE c.row_id = ANY({ids}::bigint[])"
+)
+_MATCHING = "SELECT string_agg(c.row_id::text, ',') FROM {s}.chunks c WHERE {where}"
+_READABLE = (
+    "SELECT string_agg(c.row_id::text, ',') FROM {s}.chunks c "
+    "JOIN {s}.documents d ON d.id = c.document_id WHERE {corpus}"
+)
+#: A read-only snapshot for the whole search (the cache's changes, the filter, the rows).
+SNAPSHOT = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 
 
 class PostgresKeywordSearch:
@@ -22,6 +49,14 @@ class PostgresKeywordSearch:
     _filters: FilterCompiler
     _terms: FTS5Terms
     _stop_words: frozenset[str]
+    _keyword_cache: KeywordCache | None
+    _corpora: Corpora
+
+    def wait_for_caches(self) -> None:
+        """Wait until the keyword cache being built in the background is ready (tests,
+        benchmarks)."""
+        if self._keyword_cache is not None:
+            self._keyword_cache.wait()
 
     def keyword_search(
         self,
@@ -47,10 +82,72 @@ class PostgresKeywordSearch:
         ranking = _bm25(where is not None, bm25, restricted=readable is not None)
         statement = ranked(self._db.identifier, ranking, condition, corpus=corpus)
         arguments = [list(terms), list(terms.values()), *corpus_params, *params, top_k]
-        rows = self._db.run(
-            lambda conn: conn.execute(statement, arguments).fetchall(), "keyword search"
-        )
+        cache = self._keyword_cache
+        taken = None if cache is None else cache.taken()  # before the search's snapshot
+
+        def work(conn: Connection[Any]) -> list[Any]:
+            if cache is None:
+                conn.execute(SNAPSHOT)
+            state = None if cache is None else cache.current(conn, taken, SNAPSHOT)
+            if state is None:
+                rows = conn.execute(statement, arguments).fetchall()
+                conn.execute("COMMIT")
+                return rows
+            search = _CachedSearch(terms, top_k, bm25, condition if where else None, params)
+            return self._cached_rows(conn, state, search, readable, (corpus, corpus_params))
+
+        # Its own BEGIN and COMMIT, each sent with a statement: two round trips from the cache.
+        rows = self._db.read(work, "keyword search")
         return hits(rows, Scale.BM25, Arm.BM25)
+
+    def _cached_rows(
+        self,
+        conn: Connection[Any],
+        state: CacheState,
+        search: _CachedSearch,
+        readable: Filter | None,
+        corpus: tuple[sql.Composable, Params],
+    ) -> list[Any]:
+        """The ranked rows of ``search`` from the cache ``state`` (as of ``conn``'s snapshot),
+        each a chunk's columns and its score, as the SQL ranking gives them."""
+        matrix = state.matrix
+        allowed = None
+        if search.condition is not None:
+            statement = sql.SQL(_MATCHING).format(s=self._db.identifier, where=search.condition)
+            allowed = matrix.rows.slots_of(_row_ids(conn, statement, search.params))
+        statistics = None
+        if readable is not None:
+            statement = sql.SQL(_READABLE).format(s=self._db.identifier, corpus=corpus[0])
+            statistics = self._corpora.get(
+                (state.number, repr(readable)),
+                matrix,
+                lambda: matrix.rows.slots_of(_row_ids(conn, statement, corpus[1])),
+            )
+        scored = matrix.top_k(search.terms, search.top_k, allowed, search.bm25, statistics)
+        # The row ids as a literal: the COMMIT goes in the same message (no parameters then).
+        wanted = sql.Literal("{" + ",".join(str(int(r)) for r, _ in scored) + "}")
+        cursor = conn.execute(
+            sql.SQL(_ROWS_OF + "; COMMIT").format(s=self._db.identifier, ids=wanted)
+        )
+        found = {int(row[0]): row[1:] for row in cursor.fetchall()}
+        return [(*found[r], score) for r, score in scored if r in found]
+
+
+@dataclass(frozen=True, slots=True)
+class _CachedSearch:
+    """What a search from the cache needs: its terms and their counts in the query, how many
+    rows, BM25's parameters, and the filter (None: none) with its parameters."""
+
+    terms: dict[str, int]
+    top_k: int
+    bm25: BM25Parameters
+    condition: sql.Composable | None
+    params: Params
+
+
+def _row_ids(conn: Connection[Any], statement: sql.Composed, params: Params) -> RowIds:
+    row = conn.execute(statement, params).fetchone()
+    return parsed(row[0] if row else None, np.int64)
 
 
 def _bm25(filtered: bool, bm25: BM25Parameters, *, restricted: bool = False) -> str:

@@ -9,6 +9,9 @@ them for an index opened by URL (``--index postgresql://…``):
     hnsw_ef_construction = 128   # HNSW build candidate list, likewise
     hnsw_ef_search = 300         # HNSW search candidate list, per query (at least top_k)
     exact_limit = 20000          # candidate chunks up to which a vector search is exact
+    hnsw_build_memory_mb = 1024  # maintenance_work_mem of an HNSW build (the graph in memory)
+    hnsw_build_workers = 2       # its parallel maintenance workers (the server caps them)
+    keyword_cache = true         # BM25 from the postings held in this process (false: in SQL)
 
 Every key is optional; an unknown key or a wrong type or range is a `ConfigError` naming the
 file and the key. The HNSW build settings apply to vector indexes built from then on (a
@@ -34,7 +37,13 @@ _RULES: dict[str, tuple[type, float]] = {
     "hnsw_ef_construction": (int, 1),
     "hnsw_ef_search": (int, 1),
     "exact_limit": (int, 0),
+    "hnsw_build_memory_mb": (int, 64),
+    "hnsw_build_workers": (int, 0),
+    "keyword_cache": (bool, 0),
 }
+
+#: The keys that are pgvector's own HNSW settings (`check_hnsw`).
+_PGVECTOR_SETTINGS = ("hnsw_m", "hnsw_ef_construction", "hnsw_ef_search")
 
 #: Keys of ``[store.sqlite]`` that PostgreSQL leaves to the server, and what to set there.
 _SQLITE_ONLY = {
@@ -63,6 +72,13 @@ class PostgresOptions:
     hnsw_ef_construction: int = 128
     hnsw_ef_search: int = 300
     exact_limit: int = 20_000
+    #: An HNSW build's ``maintenance_work_mem`` and parallel workers, set for the build's
+    #: transaction only: see `benchmarks/postgres_scale.py` for what they save.
+    hnsw_build_memory_mb: int = 1024
+    hnsw_build_workers: int = 2
+    #: BM25 from a cache of the postings in the serving process, kept exact by the change log
+    #: (`keyword_cache`); off, every search scores its terms' postings in SQL (same scores).
+    keyword_cache: bool = True
 
     @classmethod
     def from_table(cls, table: Mapping[str, object], where: str) -> PostgresOptions:
@@ -89,9 +105,13 @@ def check_hnsw(name: str, value: object, where: str) -> None:
         raise ConfigError(f"{where}{name} must be an integer from {low} to {high}, not {value!r}")
 
 
-def _checked(key: str, value: object, where: str) -> int | float:
+def _checked(key: str, value: object, where: str) -> int | float | bool:
     kind, least = _RULES[key]
-    if key.startswith("hnsw_"):
+    if kind is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: {key} must be true or false, not {value!r}")
+        return value
+    if key in _PGVECTOR_SETTINGS:
         check_hnsw(key, value, f"{where}: ")
     allowed = (int,) if kind is int else (int, float)
     if isinstance(value, bool) or not isinstance(value, allowed) or value < least:

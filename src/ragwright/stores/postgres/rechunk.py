@@ -219,7 +219,7 @@ class PostgresRechunk(PostgresWrites):
         if retype:
             run("ALTER TABLE {s}.chunks ALTER COLUMN embedding SET NOT NULL")
             if space.dimension <= HNSW_MAX_DIMENSION:
-                conn.execute(self._hnsw_ddl())
+                self._build_hnsw(conn)
         run("UPDATE {s}.bm25_stats SET chunks = 0, tokens = 0")
         run("UPDATE {s}.bm25_stats SET (chunks, tokens) = (SELECT count(*), "
             "coalesce(sum(tokens), 0) FROM {s}.chunks) WHERE slot = 0")  # fmt: skip

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from psycopg import sql
-
 from ragwright.errors import (
     EmbeddingSpaceChanged,
     EmbeddingSpaceMismatch,
@@ -22,6 +20,7 @@ from ragwright.stores.postgres.community_schema import ensure_community_schema
 from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.graph_move_schema import ensure_graph_moves
 from ragwright.stores.postgres.graph_schema import ensure_graph_changes, ensure_graph_schema
+from ragwright.stores.postgres.keyword_log import ensure_keyword_log
 from ragwright.stores.postgres.permissions import ensure_readers_schema
 from ragwright.stores.postgres.schema import (
     HNSW_MAX_DIMENSION,
@@ -85,7 +84,7 @@ class PostgresSettings:
         )
         conn.execute(vector_ddl(self._db.schema, space.dimension))
         if space.dimension <= HNSW_MAX_DIMENSION:
-            conn.execute(self._hnsw_ddl())
+            self._build_hnsw(conn)
         return space
 
     def check_space(self, conn: Connection[Any], space: EmbeddingSpace) -> None:
@@ -108,12 +107,18 @@ class PostgresSettings:
         space = self.space
         if space is None or space.dimension > HNSW_MAX_DIMENSION:
             return
-        statement = self._hnsw_ddl()
-        self._db.run(lambda conn: conn.execute(statement), "building the vector index")
+        self._db.run(self._build_hnsw, "building the vector index")
 
-    def _hnsw_ddl(self) -> sql.Composed:
+    def _build_hnsw(self, conn: Connection[Any]) -> None:
+        """Build the HNSW index if it is missing, in ``conn``'s transaction: the graph in
+        memory (pgvector switches to a far slower build once it outgrows
+        ``maintenance_work_mem``) with parallel workers, both set for this transaction only."""
         backend = self._db.backend
-        return hnsw_ddl(self._db.schema, backend.hnsw_m, backend.hnsw_ef_construction)
+        conn.execute(
+            f"SET LOCAL maintenance_work_mem = '{int(backend.hnsw_build_memory_mb)}MB'; "
+            f"SET LOCAL max_parallel_maintenance_workers = {int(backend.hnsw_build_workers)}"
+        )
+        conn.execute(hnsw_ddl(self._db.schema, backend.hnsw_m, backend.hnsw_ef_construction))
 
 
 def open_schema(
@@ -146,6 +151,7 @@ def open_schema(
     ensure_graph_moves(db, conn)
     ensure_community_schema(db, conn)
     ensure_readers_schema(db, conn)
+    ensure_keyword_log(db, conn)
     recorded = db.setting(conn, "fts_tokenizer")
     chosen = settle_tokenizer(recorded, requested, "collection", "a new one")
     if recorded is None:

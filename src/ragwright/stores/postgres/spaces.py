@@ -165,7 +165,7 @@ class PostgresSpaces(PostgresSettings):
         )
         run("ALTER TABLE {s}.chunks ALTER COLUMN embedding SET NOT NULL")
         if dimension <= HNSW_MAX_DIMENSION:
-            conn.execute(self._hnsw_ddl())
+            self._build_hnsw(conn)
         run("DELETE FROM {s}.space_vectors WHERE slot IN (%s, 'previous')", (slot,))
         run("UPDATE {s}.space_vectors SET slot = 'previous' WHERE slot = 'swapping'")
         for key, value in (

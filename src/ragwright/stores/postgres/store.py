@@ -8,10 +8,12 @@ interchangeable behind the store ports:
   source, its chunks, vectors and postings together, and the BM25 counters move with them
   (`writes`);
 - vector search is cosine, exact while the candidates are few and through the HNSW index
-  otherwise (`vector_search`); keyword search is FTS5's BM25 computed in SQL, scores equal to
-  the SQLite store's (`keyword_search`);
-- results are ordered by score, best first, then by chunk id; every search is one statement,
-  so ranking, filtering and reading the rows see one snapshot;
+  otherwise (`vector_search`); keyword search is FTS5's BM25, scored from a cache of the
+  postings in this process kept exact by a change log (in SQL while it is built), scores equal
+  to the SQLite store's (`keyword_search`, `keyword_cache`);
+- results are ordered by score, best first, then by chunk id (from the keyword cache: by
+  row, in the order written, as the SQLite store orders them); ranking, filtering and reading
+  the rows see one snapshot;
 - ingest runs into one collection are serialized by an advisory lock (`ingest_lock`).
 
 Each capability's code lives in its own module (settings, writes, documents, chunks, vector
@@ -29,6 +31,7 @@ from typing import TYPE_CHECKING
 from ragwright.models import DEFAULT_COLLECTION, EmbeddingSpace, StoreStats
 from ragwright.stores.fts_query import STOP_WORDS
 from ragwright.stores.fts_terms import FTS5Terms
+from ragwright.stores.keyword_corpora import Corpora
 from ragwright.stores.postgres.checkpoints import PostgresCheckpoints
 from ragwright.stores.postgres.chunks import PostgresChunks
 from ragwright.stores.postgres.communities import PostgresCommunities
@@ -41,6 +44,7 @@ from ragwright.stores.postgres.graph_resolution import PostgresEntityResolution
 from ragwright.stores.postgres.graph_scoped import PostgresScopedGraph
 from ragwright.stores.postgres.graph_writes import PostgresGraphWrites
 from ragwright.stores.postgres.ingest_lock import ingest_lock
+from ragwright.stores.postgres.keyword_cache import KeywordCache
 from ragwright.stores.postgres.keyword_search import PostgresKeywordSearch
 from ragwright.stores.postgres.moves import PostgresMoves
 from ragwright.stores.postgres.rechunk import PostgresRechunk
@@ -98,6 +102,8 @@ class PostgresStore(
             f"opening the collection {collection!r}",
         )
         self._terms = FTS5Terms(tokenizer)
+        self._keyword_cache = KeywordCache(self._db) if backend.keyword_cache else None
+        self._corpora = Corpora()
         self._graph_lock = threading.Lock()
         self._graph_cache: CachedGraph | None = None
         self._schema_oid = self._current_oid()

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ragwright.stores.row_slots import RowIds, RowSlots, Slots
 from ragwright.stores.sqlite.faiss_library import faiss_module
-from ragwright.stores.sqlite.row_slots import RowIds, RowSlots, Slots
 from ragwright.stores.sqlite.vector_matrix import Floats, VectorMatrix
 
 #: Graph links per node and the beam width while linking (faiss' HNSW parameters).

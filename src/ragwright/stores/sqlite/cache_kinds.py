@@ -7,12 +7,12 @@ from __future__ import annotations
 import sqlite3
 
 from ragwright.models import EmbeddingSpace
-from ragwright.stores.sqlite import candidate_rows
+from ragwright.stores.keyword_matrix import KeywordMatrix
+from ragwright.stores.row_slots import RowIds
+from ragwright.stores.sqlite import candidate_rows, fts5_postings
 from ragwright.stores.sqlite.ann_index import EF_CONSTRUCTION, LINKS, AnnIndex
 from ragwright.stores.sqlite.caches import CacheKind
 from ragwright.stores.sqlite.candidate_rows import CandidateRows
-from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
-from ragwright.stores.sqlite.row_slots import RowIds
 from ragwright.stores.sqlite.schema import FTS_TEXT, FTS_TOKENIZERS
 from ragwright.stores.sqlite.vector_matrix import VectorMatrix, json_ids
 
@@ -41,14 +41,14 @@ def keyword_kind(tokenizer: str) -> CacheKind[KeywordMatrix]:
                 "WHERE rowid IN (SELECT value FROM json_each(?))",
                 (json_ids(added),),
             )
-            return KeywordMatrix.load(db, "temp", "added_fts")
+            return fts5_postings.load(db, "temp", "added_fts")
         finally:
             db.execute("DELETE FROM temp.added_fts")
 
     return CacheKind(
         suffix=KEYWORDS_SUFFIX,
         signature={"tokenizer": tokenizer},
-        build=KeywordMatrix.load,
+        build=fts5_postings.load,
         delta=delta,
         from_arrays=KeywordMatrix.from_arrays,
         has_fallback=True,

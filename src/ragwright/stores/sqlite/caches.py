@@ -31,10 +31,10 @@ import numpy.typing as npt
 
 from ragwright.errors import StoreError
 from ragwright.freed_memory import release_freed_memory
+from ragwright.stores.row_slots import RowIds, RowSlots
 from ragwright.stores.sqlite import derived
-from ragwright.stores.sqlite.change_log import behind_pruning
+from ragwright.stores.sqlite.change_log import behind_pruning, changes_since, last_change
 from ragwright.stores.sqlite.database import generation_of
-from ragwright.stores.sqlite.row_slots import RowIds, RowSlots, changes_since, last_change
 
 log = logging.getLogger(__name__)
 

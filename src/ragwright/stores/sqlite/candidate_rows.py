@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ragwright.stores.keyword_matrix import KeywordMatrix, Postings, TermTable
+from ragwright.stores.row_slots import RowIds, RowSlots
 from ragwright.stores.rows import chunk_from_row
-from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix, Postings, TermTable
-from ragwright.stores.sqlite.row_slots import RowIds, RowSlots
 from ragwright.stores.sqlite.rows import CHUNK_TEXT_COLUMNS
 from ragwright.stores.sqlite.vector_matrix import json_ids
 from ragwright.terms import content_words, passage_text

@@ -6,16 +6,20 @@ every write ever made. A cache file beside the database records the last change 
 deletes them in its own transaction. The boundary is recorded (``meta``: `PRUNED_SETTING`), so
 a cache from before it, in a file or in another process's memory, is rebuilt rather than
 replayed from an incomplete log (`behind_pruning`). The last change is always kept: its
-``seq`` is the log's position (`row_slots.last_change`).
+``seq`` is the log's position (`last_change`).
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from ragwright.errors import BrokenSetting
+from ragwright.stores.row_slots import RowIds
 from ragwright.stores.sqlite.derived import read_header
 
 #: ``meta`` key: the highest change ``seq`` deleted from the log (0: none).
@@ -67,3 +71,47 @@ def _file_seq(path: Path, key: str) -> int | None:
     found = read_header(path) or {}
     seq = found.get("seq")
     return seq if found.get("key") == key and isinstance(seq, int) else None
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What happened to chunk rows after ``since``, up to ``until`` (a change ``seq``): rows
+    removed (slots to mask) and rows added (to read), net of rows added and removed again."""
+
+    removed: RowIds
+    added: RowIds
+    until: int
+
+    @property
+    def size(self) -> int:
+        return int(self.removed.size + self.added.size)
+
+
+def last_change(db: sqlite3.Connection) -> int:
+    row = db.execute("SELECT coalesce(max(seq), 0) FROM chunk_changes").fetchone()
+    return int(row[0])
+
+
+def changes_since(db: sqlite3.Connection, since: int) -> Changes:
+    """The net changes after ``since`` (call inside the read snapshot the cache serves)."""
+    rows = db.execute(
+        "SELECT seq, chunk_rowid, added FROM chunk_changes WHERE seq > ? ORDER BY seq", (since,)
+    ).fetchall()
+    removed: list[int] = []
+    added: dict[int, None] = {}
+    for _, rowid, was_added in rows:
+        if was_added:
+            added[rowid] = None
+        elif rowid in added:
+            del added[rowid]  # added and removed again since: nothing to do
+        else:
+            removed.append(rowid)
+    until = int(rows[-1][0]) if rows else since
+    return Changes(
+        np.array(removed, dtype=np.int64), np.array(sorted(added), dtype=np.int64), until
+    )
+
+
+def pending_changes(db: sqlite3.Connection, since: int) -> int:
+    """How many changes follow ``since`` (an upper bound of `changes_since(...).size`)."""
+    return last_change(db) - since

@@ -10,7 +10,7 @@ import threading
 import numpy as np
 
 from ragwright.graph.keys import entity_key
-from ragwright.models.graph import GraphSnapshot
+from ragwright.models.graph import COOCCURRENCE_LABELS, GraphSnapshot, TypedFact
 from ragwright.models.graph_records import (
     EDGE_WEIGHT_CAP,
     WEIGHT_UNITS,
@@ -59,6 +59,15 @@ class SQLiteGraphReads:
     _db: Database
     _graph_lock: threading.Lock
     _graph_cache: CachedGraph | None
+
+    def typed_facts(self) -> list[TypedFact]:
+        labels = sorted(COOCCURRENCE_LABELS)
+        rows = self._db.query(
+            "SELECT DISTINCT source, label, target FROM graph_relations "
+            "WHERE label NOT IN (?, ?) ORDER BY source, label, target",
+            labels,
+        )
+        return [TypedFact(source, label, target) for source, label, target in rows]
 
     def graph_version(self) -> str:
         rows = self._db.query("SELECT value FROM meta WHERE key = 'graph_version'")

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from ragwright.models import Chunk
 from ragwright.models.graph import ChunkFacts
 from ragwright.models.graph_records import FactsWritten
-from ragwright.stores.graph_facts import FactRows, fact_rows
+from ragwright.stores.graph_facts import FactRows, fact_rows, facts_from_rows
 from ragwright.stores.rows import chunk_from_row
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.rows import CHUNK_COLUMNS
@@ -65,3 +65,22 @@ class SQLiteGraphWrites:
                     continue
                 written += insert_facts(db, found[0], fact_rows(item, found[1]))
         return written
+
+    def stored_facts(self, chunk_ids: Sequence[str]) -> list[ChunkFacts]:
+        if not chunk_ids:
+            return []
+        wanted = ", ".join("?" * len(chunk_ids))
+        join = f"JOIN chunks c ON c.rowid = g.chunk_rowid WHERE c.id IN ({wanted})"
+        ids = tuple(chunk_ids)
+        return facts_from_rows(
+            self._db.query(f"SELECT c.id, g.extractor FROM graph_extractions g {join}", ids),
+            self._db.query(
+                "SELECT c.id, g.char_start, g.char_end, g.text, g.key, g.label "
+                f"FROM graph_mentions g {join}",
+                ids,
+            ),
+            self._db.query(
+                f"SELECT c.id, g.source, g.target, g.label, g.weight FROM graph_relations g {join}",
+                ids,
+            ),
+        )

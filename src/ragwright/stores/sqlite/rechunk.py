@@ -40,7 +40,7 @@ from ragwright.stores.rechunk_messages import to_finish, under_way
 from ragwright.stores.rows import document_from_row, dump_json, space_json
 from ragwright.stores.setting_rows import checked
 from ragwright.stores.sqlite.settings import SQLiteSettings, recorded_space
-from ragwright.stores.sqlite.top_k import best_positions
+from ragwright.stores.top_k import best_positions
 
 _KEYS: dict[Slot, str] = {"staged": "chunking_staged", "previous": "chunking_previous"}
 _COLUMNS = "id, document_id, idx, text, char_start, char_end, metadata, vector"

@@ -32,7 +32,10 @@ from ragwright.ports import Vectors
 from ragwright.stores.checks import query_vector
 from ragwright.stores.fts_query import match_expression, query_terms
 from ragwright.stores.fts_terms import FTS5Terms
-from ragwright.stores.sqlite import derived
+from ragwright.stores.keyword_corpora import Corpora
+from ragwright.stores.keyword_matrix import KeywordMatrix
+from ragwright.stores.row_slots import Slots, distinct
+from ragwright.stores.sqlite import derived, fts5_postings
 from ragwright.stores.sqlite.ann_choice import ANN_SETTING, AnnChoice, check_mode
 from ragwright.stores.sqlite.ann_index import AnnIndex
 from ragwright.stores.sqlite.cache_kinds import (
@@ -52,8 +55,6 @@ from ragwright.stores.sqlite.change_log import covered_by_files, prune
 from ragwright.stores.sqlite.documents import condition_for
 from ragwright.stores.sqlite.faiss_library import INSTALL, available, installed
 from ragwright.stores.sqlite.filters import compile_filter, matching_rowids_query
-from ragwright.stores.sqlite.keyword_corpora import Corpora
-from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
 from ragwright.stores.sqlite.ranked_rows import (
     candidates_of,
     hits_of,
@@ -61,7 +62,6 @@ from ragwright.stores.sqlite.ranked_rows import (
     read_candidates,
     read_chunks,
 )
-from ragwright.stores.sqlite.row_slots import Slots, distinct
 from ragwright.stores.sqlite.settings import SQLiteSettings
 from ragwright.stores.sqlite.vector_matrix import VectorMatrix
 
@@ -250,7 +250,7 @@ class SQLiteSearch(SQLiteSettings):
             # FTS5's bm25() knows only its own k1 and b, and counts every row: score the
             # postings of the query's terms, read from FTS5 now (all the rows' lengths, so a
             # slower query), instead.
-            keywords = KeywordMatrix.load(self._db.connection, terms=list(terms))
+            keywords = fts5_postings.load(self._db.connection, terms=list(terms))
         corpus = None
         if readable is not None:
             corpus = self._corpora.get(

@@ -26,7 +26,7 @@ from ragwright.stores.setting_rows import checked
 from ragwright.stores.sqlite.rechunk import drop_chunking_slot
 from ragwright.stores.sqlite.rows import CHUNK_COLUMNS
 from ragwright.stores.sqlite.settings import SQLiteSettings, recorded_space
-from ragwright.stores.sqlite.top_k import best_positions
+from ragwright.stores.top_k import best_positions
 
 _KEYS: dict[Slot, str] = {"staged": "space_staged", "previous": "space_previous"}
 #: Staged vectors read per fetch by `staged_search` (bounds the row tuples in flight).

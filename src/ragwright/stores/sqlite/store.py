@@ -24,6 +24,8 @@ from ragwright.models import EmbeddingSpace, StoreStats
 from ragwright.stores.fts_query import STOP_WORDS
 from ragwright.stores.fts_terms import FTS5Terms, settle_tokenizer
 from ragwright.stores.ingest_lock import ingest_lock
+from ragwright.stores.keyword_corpora import Corpora
+from ragwright.stores.keyword_matrix import KeywordMatrix
 from ragwright.stores.sqlite.ann_choice import ANN_MODES, ANN_SETTING, DEFAULT_EF, AnnChoice
 from ragwright.stores.sqlite.ann_index import AnnIndex
 from ragwright.stores.sqlite.caches import DerivedCache
@@ -40,8 +42,6 @@ from ragwright.stores.sqlite.graph_refresh import CachedGraph
 from ragwright.stores.sqlite.graph_resolution import SQLiteEntityResolution
 from ragwright.stores.sqlite.graph_scoped import SQLiteScopedGraph
 from ragwright.stores.sqlite.graph_writes import SQLiteGraphWrites
-from ragwright.stores.sqlite.keyword_corpora import Corpora
-from ragwright.stores.sqlite.keyword_matrix import KeywordMatrix
 from ragwright.stores.sqlite.moves import SQLiteMoves
 from ragwright.stores.sqlite.opening import EMPTY_FILE, settle_schema
 from ragwright.stores.sqlite.permissions import EMPTY_READERS_DDL

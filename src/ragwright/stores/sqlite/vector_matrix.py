@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ragwright.stores.row_slots import RowIds, RowSlots, Slots
 from ragwright.stores.sqlite.blas_threads import one_blas_thread
 from ragwright.stores.sqlite.int8_scan import BlockScans
-from ragwright.stores.sqlite.row_slots import RowIds, RowSlots, Slots
-from ragwright.stores.sqlite.top_k import best_positions, ranked_pairs
+from ragwright.stores.top_k import best_positions, ranked_pairs
 
 Floats = npt.NDArray[np.float32]
 #: Rows read per fetch while building (bounds the memory of the row tuples in flight).

@@ -1,11 +1,14 @@
-"""FTS5's BM25, scored in numpy from compact postings: a derived, rebuildable cache.
+"""FTS5's BM25, scored in numpy from compact postings: a derived, rebuildable cache, shared by
+the stores that serve keyword search from memory (the SQLite store reads it from FTS5,
+`sqlite.fts5_postings`; the PostgreSQL store from its postings table, `postgres.keyword_cache`).
 
 SQLite's ``bm25()`` must score every row that matches any query term; a natural-language query
-matches about half of a corpus, so a query costs milliseconds. This cache holds the FTS5 index
-as postings: for each term, the slots (`row_slots`) of the rows it occurs in and how often
-(CSR arrays, no Python object per posting), each row's length in tokens, and answers a query
-with a few numpy operations. FTS5 stays the source of truth: the terms come from FTS5's
-tokenizer, and the scores equal ``-bm25(chunks_fts)`` (a test holds the two to each other).
+matches about half of a corpus, so a query costs milliseconds (PostgreSQL's SQL over its
+postings, likewise). This cache holds the index as postings: for each term, the slots
+(`row_slots`) of the rows it occurs in and how often (CSR arrays, no Python object per
+posting), each row's length in tokens, and answers a query with a few numpy operations. The
+database stays the source of truth: the terms come from FTS5's tokenizer, and the scores equal
+``-bm25(chunks_fts)`` (a test holds the two to each other).
 
 Term frequencies are kept rather than BM25 weights, because every write changes the row count,
 the document frequencies and the average length each weight depends on: so rows added later
@@ -28,8 +31,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,12 +39,10 @@ import numpy as np
 import numpy.typing as npt
 
 from ragwright.models import FTS5_BM25, BM25Parameters
-from ragwright.stores.sqlite.row_slots import RowIds, RowSlots, Slots
-from ragwright.stores.sqlite.top_k import best_positions, ranked_pairs
+from ragwright.stores.row_slots import RowIds, RowSlots, Slots
+from ragwright.stores.top_k import best_positions, ranked_pairs
 
 _MIN_IDF = 1e-6
-#: Terms read per batch while building (bounds the memory of one batch's doc id text).
-_TERMS_PER_BATCH = 2000
 #: Postings whose term weights a cache remembers (8 bytes each, besides their slots).
 _POSTINGS_REMEMBERED = 4_000_000
 #: Terms whose postings `holding` remembers (views of the arrays: no copy).
@@ -102,6 +102,28 @@ class Postings:
     def size(self) -> int:
         return int(self.slots.shape[0])
 
+    @classmethod
+    def gathered(
+        cls,
+        terms: list[bytes],
+        term_id: npt.NDArray[np.int32],
+        slots: npt.NDArray[np.int32],
+        tf: npt.NDArray[np.int32],
+    ) -> Postings:
+        """A segment of (term, slot, tf) postings grouped by term, each term's in slot order
+        (``term_id`` indexes ``terms``), with the terms in memcmp order as `TermTable` looks
+        them up: sorted here when they are not."""
+        if any(a > b for a, b in itertools.pairwise(terms)):  # not in memcmp order
+            order = sorted(range(len(terms)), key=terms.__getitem__)
+            rank = np.empty(len(terms), dtype=np.int32)
+            rank[np.array(order, dtype=np.int64)] = np.arange(len(terms), dtype=np.int32)
+            terms = [terms[i] for i in order]
+            term_id = rank[term_id]
+            by_term = np.lexsort((slots, term_id))
+            term_id, slots, tf = term_id[by_term], slots[by_term], tf[by_term]
+        indptr = np.searchsorted(term_id, np.arange(len(terms) + 1)).astype(np.int64)
+        return cls(TermTable.of(terms), indptr, slots, tf)
+
 
 @dataclass
 class _Remembered:
@@ -145,20 +167,6 @@ class KeywordMatrix:
     _remembered: _Remembered = field(
         default_factory=lambda: _Remembered(), init=False, repr=False, compare=False
     )
-
-    @classmethod
-    def load(
-        cls,
-        db: sqlite3.Connection,
-        schema: str = "main",
-        table: str = "chunks_fts",
-        terms: Sequence[str] | None = None,
-    ) -> KeywordMatrix:
-        """Read the FTS5 index ``schema.table`` (call inside one read transaction); with
-        ``terms``, the postings of those terms only (every row's length all the same)."""
-        rowids, lengths = _row_lengths(db, schema, table)
-        segment = _postings(db, schema, table, rowids, terms)
-        return cls(RowSlots.of(rowids), lengths, (segment,), int(lengths.sum()))
 
     def extended(self, removed: RowIds, added: KeywordMatrix) -> KeywordMatrix:
         """This cache with ``removed`` rows masked and the rows of ``added`` (a cache of just
@@ -385,89 +393,6 @@ class KeywordMatrix:
         lengths = plain["lengths"]
         total = int(lengths[rows.sorted_slots].sum())
         return cls(rows, lengths, (segment,), total)
-
-
-def _row_lengths(
-    db: sqlite3.Connection, schema: str, table: str
-) -> tuple[RowIds, npt.NDArray[np.int32]]:
-    sizes = db.execute(f"SELECT id, sz FROM {schema}.{table}_docsize ORDER BY id").fetchall()
-    rowids = np.fromiter((r[0] for r in sizes), dtype=np.int64, count=len(sizes))
-    lengths = np.fromiter((_varint(r[1]) for r in sizes), dtype=np.int32, count=len(sizes))
-    return rowids, lengths
-
-
-def _postings(
-    db: sqlite3.Connection,
-    schema: str,
-    table: str,
-    rowids: RowIds,
-    only: Sequence[str] | None = None,
-) -> Postings:
-    """The postings of an FTS5 index (of the terms ``only`` when given), read term by term as
-    doc id lists that SQLite joins into text (one Python string per term, parsed by numpy:
-    no object per posting)."""
-    vocabulary = f"{table}_instances"
-    db.execute(
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocabulary} "
-        f"USING fts5vocab({schema}, {table}, instance)"
-    )
-    terms: list[bytes] = []
-    term_ids, slot_parts, counts = [], [], []
-    for batch in _term_batches(db, vocabulary, only):
-        first = len(terms)
-        terms += [term.encode() for term, _ in batch]
-        parsed = [np.fromstring(text, dtype=np.int64, sep=",") for _, text in batch]
-        sizes = np.fromiter((p.size for p in parsed), dtype=np.int64, count=len(parsed))
-        instance_term = np.repeat(np.arange(first, len(terms), dtype=np.int32), sizes)
-        instance_doc = np.concatenate(parsed)
-        # Instances come in (term, doc) order: a run of one (term, doc) is one posting.
-        starts = np.flatnonzero(
-            np.concatenate([[True], (np.diff(instance_doc) != 0) | (np.diff(instance_term) != 0)])
-        )
-        term_ids.append(instance_term[starts])
-        slot_parts.append(np.searchsorted(rowids, instance_doc[starts]).astype(np.int32))
-        counts.append(np.diff(np.append(starts, instance_doc.size)).astype(np.int32))
-    term_id = np.concatenate(term_ids) if term_ids else np.empty(0, dtype=np.int32)
-    slots = np.concatenate(slot_parts) if slot_parts else np.empty(0, dtype=np.int32)
-    tf = np.concatenate(counts) if counts else np.empty(0, dtype=np.int32)
-    del term_ids, slot_parts, counts
-    if any(a > b for a, b in itertools.pairwise(terms)):  # not in memcmp order
-        order = sorted(range(len(terms)), key=terms.__getitem__)
-        rank = np.empty(len(terms), dtype=np.int32)
-        rank[np.array(order, dtype=np.int64)] = np.arange(len(terms), dtype=np.int32)
-        terms = [terms[i] for i in order]
-        term_id = rank[term_id]
-        by_term = np.lexsort((slots, term_id))
-        term_id, slots, tf = term_id[by_term], slots[by_term], tf[by_term]
-    indptr = np.searchsorted(term_id, np.arange(len(terms) + 1)).astype(np.int64)
-    return Postings(TermTable.of(terms), indptr, slots, tf)
-
-
-def _term_batches(
-    db: sqlite3.Connection, vocabulary: str, only: Sequence[str] | None
-) -> Iterator[list[tuple[str, str]]]:
-    chosen, params = "", list(only or ())
-    if only is not None:
-        chosen = f"WHERE term IN ({', '.join('?' for _ in params)}) " if params else "WHERE 0 "
-    cursor = db.execute(
-        f"SELECT term, group_concat(doc) FROM temp.{vocabulary} {chosen}"
-        "GROUP BY term ORDER BY term",
-        params,
-    )
-    while batch := cursor.fetchmany(_TERMS_PER_BATCH):
-        yield batch
-
-
-def _varint(blob: bytes) -> int:
-    """The first SQLite varint of an FTS5 docsize record: the row's token count."""
-    value = 0
-    for i, byte in enumerate(blob[:9]):
-        if i == 8:
-            return (value << 8) | byte
-        value = (value << 7) | (byte & 0x7F)
-        if byte < 0x80:
-            return value
-    return value
 
 
 def idf(rows: int, hits: int) -> float:

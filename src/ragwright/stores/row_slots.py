@@ -1,4 +1,4 @@
-"""Row slots of a derived cache, and the chunk changes it replays to catch up with writes.
+"""Row slots of a derived cache (each store's change log says which rows to add and mask).
 
 A cache keeps one slot per chunk row it has seen, in the order it saw them: the first build
 in row id order, then each batch of added rows appended. A removed row's slot is masked dead,
@@ -9,7 +9,6 @@ many dead slots is rebuilt instead. `RowSlots` maps row ids to their live slots.
 from __future__ import annotations
 
 import functools
-import sqlite3
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,47 +99,3 @@ def distinct(rowids: RowIds) -> RowIds:
     if ordered.size < 2:
         return ordered
     return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
-
-
-@dataclass(frozen=True)
-class Changes:
-    """What happened to chunk rows after ``since``, up to ``until`` (a change ``seq``): rows
-    removed (slots to mask) and rows added (to read), net of rows added and removed again."""
-
-    removed: RowIds
-    added: RowIds
-    until: int
-
-    @property
-    def size(self) -> int:
-        return int(self.removed.size + self.added.size)
-
-
-def last_change(db: sqlite3.Connection) -> int:
-    row = db.execute("SELECT coalesce(max(seq), 0) FROM chunk_changes").fetchone()
-    return int(row[0])
-
-
-def changes_since(db: sqlite3.Connection, since: int) -> Changes:
-    """The net changes after ``since`` (call inside the read snapshot the cache serves)."""
-    rows = db.execute(
-        "SELECT seq, chunk_rowid, added FROM chunk_changes WHERE seq > ? ORDER BY seq", (since,)
-    ).fetchall()
-    removed: list[int] = []
-    added: dict[int, None] = {}
-    for _, rowid, was_added in rows:
-        if was_added:
-            added[rowid] = None
-        elif rowid in added:
-            del added[rowid]  # added and removed again since: nothing to do
-        else:
-            removed.append(rowid)
-    until = int(rows[-1][0]) if rows else since
-    return Changes(
-        np.array(removed, dtype=np.int64), np.array(sorted(added), dtype=np.int64), until
-    )
-
-
-def pending_changes(db: sqlite3.Connection, since: int) -> int:
-    """How many changes follow ``since`` (an upper bound of `changes_since(...).size`)."""
-    return last_change(db) - since

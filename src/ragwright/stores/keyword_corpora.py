@@ -13,8 +13,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 
-from ragwright.stores.sqlite.keyword_matrix import Corpus, KeywordMatrix
-from ragwright.stores.sqlite.row_slots import Slots
+from ragwright.stores.keyword_matrix import Corpus, KeywordMatrix
+from ragwright.stores.row_slots import Slots
 
 #: Corpora kept at once (each a bool per cached row: 1 MB at a million chunks).
 CORPORA_KEPT = 8

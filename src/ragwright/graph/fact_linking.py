@@ -1,0 +1,102 @@
+"""Query-to-fact linking: the typed facts nearest a query, by the index's embedder.
+
+Each fact is embedded as the text "subject predicate object" (the entities' display names),
+with the same embedder, and so in the same space, as the index's chunks. The query's vector
+is compared with every fact's (a dot product: the index's vectors are normalized) and the
+entities of the ``top`` nearest facts seed graph search, weighted by similarity (HippoRAG 2
+links queries to facts rather than to entity nodes: "director of Sinister" finds the fact
+"Scott Derrickson is director of Sinister" where no entity is named). The vectors are kept
+by fact text: a new graph version embeds only the facts it has that were never embedded.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from ragwright.models.graph import GraphSnapshot, TypedFact
+from ragwright.ports import Embedder, FactSource
+
+Int64s = npt.NDArray[np.int64]
+Float64s = npt.NDArray[np.float64]
+#: Facts embedded per call to the embedder.
+BATCH = 256
+
+
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    version: str
+    sources: Int64s
+    targets: Int64s
+    vectors: npt.NDArray[np.float32]
+
+
+def fact_text(fact: TypedFact, names: dict[str, str]) -> str:
+    """The text a fact is embedded as: "subject predicate object", by display names."""
+    subject, target = names.get(fact.source, fact.source), names.get(fact.target, fact.target)
+    return f"{subject} {fact.predicate} {target}"
+
+
+class FactLinker:
+    """Links queries to the facts of ``source`` embedded by ``embedder()`` (the index's
+    checked embedder, made on first use; the facts' vectors are cached per graph version, and
+    one instance serves many queries and threads)."""
+
+    def __init__(self, source: FactSource, embedder: Callable[[], Embedder]) -> None:
+        self.source = source
+        self._embedder = embedder
+        self._lock = threading.Lock()
+        self._facts: _Facts | None = None
+        self._vectors: dict[str, npt.NDArray[np.float32]] = {}
+
+    def link(self, query: str, snapshot: GraphSnapshot, top: int) -> tuple[Int64s, Float64s]:
+        """The entities of the ``top`` facts nearest ``query``: (entity indices, weights),
+        an entity of several facts given once per fact (the weights add up)."""
+        facts = self._of(snapshot)
+        if top <= 0 or len(facts.sources) == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float64)
+        query_vector = np.asarray(self._embedder().embed_query(query), dtype=np.float32).reshape(-1)
+        similarity = facts.vectors @ query_vector
+        best = np.argsort(-similarity, kind="stable")[:top]
+        weights = np.maximum(similarity[best].astype(np.float64), 0.0)
+        return (
+            np.concatenate([facts.sources[best], facts.targets[best]]),
+            np.concatenate([weights, weights]),
+        )
+
+    def _of(self, snapshot: GraphSnapshot) -> _Facts:
+        with self._lock:
+            if self._facts is None or self._facts.version != snapshot.version:
+                self._facts = self._build(snapshot)
+            return self._facts
+
+    def _build(self, snapshot: GraphSnapshot) -> _Facts:
+        entity = {key: index for index, key in enumerate(snapshot.entity_keys)}
+        names = dict(zip(snapshot.entity_keys, snapshot.entity_names, strict=True))
+        facts = [f for f in self.source.typed_facts() if f.source in entity and f.target in entity]
+        texts = [fact_text(fact, names) for fact in facts]
+        self._embed_missing(texts)
+        dimension = self._embedder().space.dimension
+        vectors = (
+            np.stack([self._vectors[text] for text in texts])
+            if texts
+            else np.zeros((0, dimension), np.float32)
+        )
+        self._vectors = {text: self._vectors[text] for text in texts}  # forget the gone ones
+        return _Facts(
+            snapshot.version,
+            np.array([entity[f.source] for f in facts], dtype=np.int64),
+            np.array([entity[f.target] for f in facts], dtype=np.int64),
+            vectors,
+        )
+
+    def _embed_missing(self, texts: Sequence[str]) -> None:
+        missing = sorted({text for text in texts if text not in self._vectors})
+        for start in range(0, len(missing), BATCH):
+            batch = missing[start : start + BATCH]
+            vectors = np.asarray(self._embedder().embed_documents(batch), dtype=np.float32)
+            self._vectors.update(zip(batch, vectors, strict=True))
