@@ -231,8 +231,11 @@ def test_second_run_reuses_the_index_without_embedding(dataset: Path, tmp_path: 
 
 def test_an_interrupted_build_resumes_where_it_stopped(dataset: Path, tmp_path: Path) -> None:
     class FailingEmbedder(CountingEmbedder):
+        """Killed once the first batch of 8 is embedded (ingest's calls are paced: several
+        calls may make one batch)."""
+
         def embed_documents(self, texts: Sequence[str]) -> Vectors:
-            if self.documents_embedded:
+            if self.documents_embedded >= 8:
                 raise RuntimeError("killed")
             return super().embed_documents(texts)
 

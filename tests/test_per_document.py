@@ -128,7 +128,7 @@ def test_the_aggregation_route_caps_and_every_way_of_asking_runs_it(index: Index
     assert index.search(AGGREGATE, mode="auto", top_k=4) == capped
     taken, hits = index.searching.search_routed(AGGREGATE, SearchRequest(mode="auto", top_k=4))
     assert taken.per_document == 1 and hits == capped
-    answer = index.ask(AGGREGATE, top_k=4)
+    answer = index.ask(AGGREGATE, top_k=4, mode="auto")
     assert answer.route is not None and answer.route.per_document == 1
     cited = {Path(c.source).name for c in answer.citations}
     assert cited <= set(sources(capped))
