@@ -10,15 +10,12 @@ are read, never imported, and checked against their pinned sha256
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Unpack
 
+from ragwright.embedders.fixed import FixedOnnxEmbedder
 from ragwright.embedders.onnx import OnnxEmbedder, Tuning
 from ragwright.embedders.packaged import packaged_file
 from ragwright.embedders.shipped_files import BGE_SMALL_MODEL, BGE_SMALL_TOKENIZER
-from ragwright.errors import ConfigError
-from ragwright.models import EmbeddingSpace
-from ragwright.ports import Vectors
 
 MODEL_NAME = "BAAI/bge-small-en-v1.5 (int8 onnx)"
 MAX_TOKENS = 512
@@ -28,9 +25,11 @@ QUERY_INSTRUCTION = "Represent this sentence for searching relevant passages: "
 _WHAT = "the bge-small embedder"
 
 
-class BgeSmallEmbedder:
+class BgeSmallEmbedder(FixedOnnxEmbedder):
     """bge-small-en-v1.5 (int8 ONNX): an `OnnxEmbedder` with fixed files and settings. Only
     speed and memory settings (`Tuning`) can be changed; the spec is always ``"bge-small"``."""
+
+    name = "bge-small"
 
     def __init__(self, **tuning: Unpack[Tuning]) -> None:
         self._onnx = OnnxEmbedder(
@@ -43,33 +42,3 @@ class BgeSmallEmbedder:
             query_prefix=QUERY_INSTRUCTION,
             **tuning,
         )
-
-    @classmethod
-    def from_spec(cls, argument: str) -> BgeSmallEmbedder:
-        """The embedder the spec ``"bge-small"`` names; it takes no argument."""
-        if argument:
-            raise ConfigError(
-                f"the bge-small embedder takes no argument; got 'bge-small:{argument}'"
-            )
-        return cls()
-
-    @property
-    def spec(self) -> str:
-        return "bge-small"
-
-    @property
-    def space(self) -> EmbeddingSpace:
-        return self._onnx.space
-
-    @property
-    def max_tokens(self) -> int:
-        return self._onnx.max_tokens
-
-    def count_tokens(self, text: str) -> int:
-        return self._onnx.count_tokens(text)
-
-    def embed_documents(self, texts: Sequence[str]) -> Vectors:
-        return self._onnx.embed_documents(texts)
-
-    def embed_query(self, text: str) -> Vectors:
-        return self._onnx.embed_query(text)

@@ -12,16 +12,13 @@ truncates there and pads per batch.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Unpack
 
+from ragwright.embedders.fixed import FixedOnnxEmbedder
 from ragwright.embedders.onnx import OnnxEmbedder, Tuning
 from ragwright.embedders.packaged import packaged_file
 from ragwright.embedders.shipped_files import BGE_SMALL_TOKENIZER, MINILM_MODEL
-from ragwright.errors import ConfigError
-from ragwright.models import EmbeddingSpace
-from ragwright.ports import Vectors
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2 (int8 onnx)"
 MAX_TOKENS = 256
@@ -44,13 +41,15 @@ def default_model_files() -> tuple[Path, Path]:
     return packaged_file(MINILM_MODEL, _WHAT), packaged_file(BGE_SMALL_TOKENIZER, _WHAT)
 
 
-class MiniLMEmbedder:
+class MiniLMEmbedder(FixedOnnxEmbedder):
     """all-MiniLM-L6-v2 (int8 ONNX): 384 dimensions, 256-token window, mean pooling, cosine.
 
     An :class:`~ragwright.embedders.onnx.OnnxEmbedder` with fixed files and settings. Only speed
     and memory settings (:class:`~ragwright.embedders.onnx.Tuning`) can be changed: the vectors,
     and so the spec ``"minilm"``, are always the same.
     """
+
+    name = "minilm"
 
     def __init__(self, **tuning: Unpack[Tuning]) -> None:
         model, tokenizer = default_model_files()
@@ -64,31 +63,3 @@ class MiniLMEmbedder:
             fingerprint=FINGERPRINT,
             **tuning,
         )
-
-    @classmethod
-    def from_spec(cls, argument: str) -> MiniLMEmbedder:
-        """The embedder the spec ``"minilm"`` names; it takes no argument."""
-        if argument:
-            raise ConfigError(f"the minilm embedder takes no argument; got 'minilm:{argument}'")
-        return cls()
-
-    @property
-    def spec(self) -> str:
-        return "minilm"
-
-    @property
-    def space(self) -> EmbeddingSpace:
-        return self._onnx.space
-
-    @property
-    def max_tokens(self) -> int:
-        return self._onnx.max_tokens
-
-    def count_tokens(self, text: str) -> int:
-        return self._onnx.count_tokens(text)
-
-    def embed_documents(self, texts: Sequence[str]) -> Vectors:
-        return self._onnx.embed_documents(texts)
-
-    def embed_query(self, text: str) -> Vectors:
-        return self._onnx.embed_query(text)
