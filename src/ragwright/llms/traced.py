@@ -3,52 +3,25 @@ model, the tokens read and written, and whether the response cache answered."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from ragwright import tracing
-from ragwright.ports import LLM, ChatMessage, Completion
+from ragwright.llms.wrapper import WrappedLLM
+from ragwright.ports import Completion
 from ragwright.tracing import Span
 
 
-class TracedLLM:
+class TracedLLM(WrappedLLM):
     """An `LLM` that opens a ``ragwright.llm`` span around each `chat` and `stream`."""
 
-    def __init__(self, llm: LLM) -> None:
-        self.llm = llm
-
-    @property
-    def model(self) -> str:
-        return self.llm.model
-
-    def chat(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        max_tokens: int = 512,
-        temperature: float = 0.0,
-        json_mode: bool = False,
-        logprobs: bool = False,
-    ) -> Completion:
-        with tracing.span(tracing.LLM_CALL, **_request(self.model, max_tokens)) as span:
-            completion = self.llm.chat(
-                messages,
-                max_tokens=max_tokens,
-                temperature=temperature,
-                json_mode=json_mode,
-                logprobs=logprobs,
-            )
-            _record(span, completion)
-            return completion
-
-    def stream(
-        self, messages: Sequence[ChatMessage], *, max_tokens: int = 512, temperature: float = 0.0
-    ) -> Iterator[str | Completion]:
-        attributes = _request(self.model, max_tokens) | {"ragwright.llm.stream": True}
+    @contextmanager
+    def _calling(self, max_tokens: int, *, stream: bool) -> Iterator[Callable[[Completion], None]]:
+        attributes = _request(self.model, max_tokens)
+        if stream:
+            attributes["ragwright.llm.stream"] = True
         with tracing.span(tracing.LLM_CALL, **attributes) as span:
-            for item in self.llm.stream(messages, max_tokens=max_tokens, temperature=temperature):
-                if isinstance(item, Completion):
-                    _record(span, item)
-                yield item
+            yield lambda completion: _record(span, completion)
 
 
 def _request(model: str, max_tokens: int) -> dict[str, tracing.Attribute]:

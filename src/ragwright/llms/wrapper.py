@@ -1,10 +1,12 @@
 """The base of the wrappers a session stacks around a model (cache, budget, ledger): it holds
 the wrapped model, answers to its name and passes `chat` and `stream` through, handing every
-completion that comes back to `_completed`, so each wrapper writes only what it adds."""
+completion that comes back to `_completed`, so each wrapper writes only what it adds. A wrapper
+that must enclose each call (a tracing span) overrides `_calling` instead."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 
 from ragwright.ports import LLM, ChatMessage, Completion
 
@@ -28,23 +30,31 @@ class WrappedLLM:
         json_mode: bool = False,
         logprobs: bool = False,
     ) -> Completion:
-        completion = self.llm.chat(
-            messages,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            json_mode=json_mode,
-            logprobs=logprobs,
-        )
-        self._completed(completion)
+        with self._calling(max_tokens, stream=False) as completed:
+            completion = self.llm.chat(
+                messages,
+                max_tokens=max_tokens,
+                temperature=temperature,
+                json_mode=json_mode,
+                logprobs=logprobs,
+            )
+            completed(completion)
         return completion
 
     def stream(
         self, messages: Sequence[ChatMessage], *, max_tokens: int = 512, temperature: float = 0.0
     ) -> Iterator[str | Completion]:
-        for item in self.llm.stream(messages, max_tokens=max_tokens, temperature=temperature):
-            if isinstance(item, Completion):
-                self._completed(item)
-            yield item
+        with self._calling(max_tokens, stream=True) as completed:
+            for item in self.llm.stream(messages, max_tokens=max_tokens, temperature=temperature):
+                if isinstance(item, Completion):
+                    completed(item)
+                yield item
+
+    def _calling(
+        self, max_tokens: int, *, stream: bool
+    ) -> AbstractContextManager[Callable[[Completion], None]]:
+        """Around one call: gives what sees its completion (`_completed`)."""
+        return nullcontext(self._completed)
 
     def _completed(self, completion: Completion) -> None:
         """Sees each completion of the wrapped model (a chat's, or a stream's last item)."""
