@@ -76,8 +76,8 @@ def test_models_name_each_collection_in_each_mode_it_can_serve(
     names = [model.id for model in client(server).models.list()]
     assert names[:2] == ["ragwright", "ragwright:bm25"]
     assert {"ragwright:hybrid", "ragwright/notes", "ragwright/notes:vector"} <= set(names)
-    # No entity graph, no community reports: no model offers those modes.
-    assert not any(name.endswith((":graph", ":global")) for name in names)
+    # No entity graph, no community reports, no sparse weights: no model offers those modes.
+    assert not any(name.endswith((":graph", ":global", ":sparse")) for name in names)
     assert client(server).models.retrieve("ragwright/notes:bm25").id == "ragwright/notes:bm25"
     assert [m.id for m in client(server, "outsider").models.list()] == names
 

@@ -118,6 +118,11 @@ class SparseWorkflow:
         self._encoder = made
         return terms.update()
 
+    @property
+    def available(self) -> bool:
+        """Whether the index has sparse term weights (built with ``ingest --sparse``)."""
+        return recorded_encoder(self.store) is not None
+
     def complete(self) -> None:
         """After an ingest: encode what it wrote, when the index has a sparse arm."""
         if recorded_encoder(self.store) is not None:

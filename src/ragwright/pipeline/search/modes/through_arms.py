@@ -33,6 +33,8 @@ class ArmMode:
         return self.arms.fused
 
     def unavailable(self, context: SearchContext, caller: Caller) -> str | None:
+        if self.arms.sparse and not context.sparse.available:
+            return "this index has no sparse term weights (ingest --sparse)"
         return None
 
     def search(
