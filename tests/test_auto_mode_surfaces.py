@@ -19,6 +19,8 @@ from cli_helpers import runner
 from ragwright import Index
 from ragwright.cli import app
 from ragwright.mcp_server import build_server
+from ragwright.pipeline.search.request import SearchRequest
+from ragwright.server import ServerSettings
 from ragwright.testing import HashingEmbedder
 from server_helpers import serve
 
@@ -135,6 +137,12 @@ def test_http_search_and_ask_return_the_route(graphed: Index) -> None:
         assert hybrid.json()["route"]["mode"] == "hybrid"
         bad = client.post("/v1/ask", json={"question": BRIDGE, "mode": "teleport"})
         assert bad.status_code == 422
+    # The server's [search] mode is the default of both, as on the command line.
+    planned = ServerSettings(search=SearchRequest(mode="auto"))
+    with serve(graphed, planned) as url, httpx.Client(base_url=url, timeout=30) as client:
+        for path, key in (("/v1/search", "query"), ("/v1/ask", "question")):
+            routed = client.post(path, json={key: BRIDGE}).json()["route"]
+            assert (routed["planner"], routed["mode"]) == ("rules", "graph"), path
 
 
 def call(index: Index, tool: str, arguments: dict[str, Any]) -> Any:

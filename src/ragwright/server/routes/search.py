@@ -22,7 +22,6 @@ from ragwright.server.access_log import LOGGER
 from ragwright.server.problems import error_body, status_of
 from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadCaller, SearchDefaults
 from ragwright.shapes import answer_json, search_json
-from ragwright.shapes.mode_name import HYBRID as HYBRID_MODE
 from ragwright.shapes.mode_name import ModeName
 from ragwright.surface_limits import MAX_ASK_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K
 
@@ -156,10 +155,10 @@ class AskRequest(BaseModel):
         description="Give an LLM engine the entities and relations of the chunks, from the "
         "index's entity graph. Default: the server's [answer] graph_context.",
     )
-    mode: ModeName = Field(
-        HYBRID_MODE,
-        description="The search mode of the answer's retrieval (hybrid, as for search); "
-        "auto: the planner chooses "
+    mode: ModeName | None = Field(
+        None,
+        description="The search mode of the answer's retrieval; default: the server's "
+        "[search] mode, as for search, else hybrid; auto: the planner chooses "
         "(the answer's route says which and why); global answers from the community reports "
         "(map-reduce over them with an LLM engine).",
     )
@@ -203,7 +202,7 @@ def ask(
     options: dict[str, Any] = {
         "engine": body.engine,
         "graph_context": body.graph_context,
-        "mode": body.mode,
+        "mode": defaults.mode if body.mode is None else body.mode,
         "request": defaults
         if body.rerank is None
         else defaults.with_settings({"rerank": body.rerank}),
