@@ -181,7 +181,7 @@ def test_the_llm_classifier_draws_on_the_request_budget(
     route_reply = json.dumps({"mode": "hybrid", "reason": "a lookup"})
     server.script(route_reply, "Green tea is steamed soon after picking [1].")
     with llm_index(tmp_path, server, request_budget=Budget(max_calls=2)) as index:
-        answer = index.ask("How is green tea made?", engine="stuff")
+        answer = index.ask("How is green tea made?", engine="stuff", mode="auto")
     assert answer.route == Route("hybrid", "a lookup", planner="llm:router")
     assert answer.usage.calls == 2  # the planner's call is the request's too
     server.script(route_reply)
@@ -189,7 +189,7 @@ def test_the_llm_classifier_draws_on_the_request_budget(
         llm_index(tmp_path / "second", server, request_budget=Budget(max_calls=1)) as index,
         pytest.raises(BudgetExceeded, match="request budget of 1 LLM calls"),
     ):
-        index.ask("How is green tea made?", engine="stuff")
+        index.ask("How is green tea made?", engine="stuff", mode="auto")
 
 
 def test_both_planners_implement_the_port(tmp_path: Path, server: OpenAIServer) -> None:
