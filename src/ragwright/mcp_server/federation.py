@@ -32,9 +32,6 @@ from ragwright.mcp_server.arguments import (
     SearchTopK,
     SourceIds,
     describe,
-    refuse_unknown_engine,
-    tool_errors,
-    where_of,
 )
 from ragwright.mcp_server.results import (
     UNTRUSTED_NOTICE,
@@ -43,7 +40,6 @@ from ragwright.mcp_server.results import (
     DocumentResult,
     SearchResult,
     SourcesResult,
-    ask_result,
 )
 from ragwright.permissions import EVERYONE, Caller
 from ragwright.shapes.mode_name import HYBRID as HYBRID_MODE
@@ -114,16 +110,9 @@ def build_federation_server(
         sources: SourceIds = None,
         engine: EngineName = None,
     ) -> AskResult:
-        refuse_unknown_engine(engine)
-        with tool_errors():
-            answer = federation.ask(
-                question,
-                top_k=top_k,
-                where=where_of(filter, sources),
-                engine=engine,
-                caller=caller,
-            )
-        return ask_result(question, answer)
+        return reads.ask(
+            federation, question, (filter, sources), engine, top_k=top_k, caller=caller
+        )
 
     @server.tool(annotations=READ_ONLY, description=describe("One chunk by its id."))
     def get_chunk(

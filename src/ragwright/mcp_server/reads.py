@@ -4,14 +4,19 @@ and hand the call to these. Each result names the member holding it (None for on
 
 from __future__ import annotations
 
+from typing import Unpack
+
 from mcp.server.mcpserver.exceptions import ToolError
 
-from ragwright.mcp_server.arguments import tool_errors, where_of
+from ragwright.index import AskOptions
+from ragwright.mcp_server.arguments import refuse_unknown_engine, tool_errors, where_of
 from ragwright.mcp_server.results import (
+    AskResult,
     ChunkResult,
     DocumentResult,
     SearchResult,
     SourcesResult,
+    ask_result,
     chunk_view,
     document_result,
     hit_view,
@@ -45,6 +50,20 @@ def search(
         hits=[hit_view(rank, hit) for rank, hit in enumerate(found.hits, start=1)],
         warnings=list(found.warnings or ()),
     )
+
+
+def ask(
+    reader: Reader,
+    question: str,
+    where: tuple[str | None, list[str] | None],
+    engine: str | None,
+    **options: Unpack[AskOptions],
+) -> AskResult:
+    """The answer, its citations naming their members. ``where`` as for `search`."""
+    refuse_unknown_engine(engine)
+    with tool_errors():
+        answer = reader.ask(question, where=where_of(*where), engine=engine, **options)
+    return ask_result(question, answer)
 
 
 def chunk(reader: Reader, chunk_id: str, member: str | None, caller: Caller) -> ChunkResult:

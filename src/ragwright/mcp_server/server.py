@@ -37,9 +37,7 @@ from ragwright.mcp_server.arguments import (
     SearchTopK,
     SourceIds,
     describe,
-    refuse_unknown_engine,
     tool_errors,
-    where_of,
 )
 from ragwright.mcp_server.results import (
     UNTRUSTED_NOTICE,
@@ -49,7 +47,6 @@ from ragwright.mcp_server.results import (
     DocumentResult,
     SearchResult,
     SourcesResult,
-    ask_result,
 )
 from ragwright.permissions import EVERYONE, Caller
 from ragwright.reading import IndexReader, Reader
@@ -124,18 +121,16 @@ def build_server(
         ] = HYBRID_MODE,
         collection: CollectionName = None,
     ) -> AskResult:
-        refuse_unknown_engine(engine)
-        with tool_errors():
-            answer = kb.get(collection).ask(
-                question,
-                top_k=top_k,
-                where=where_of(filter, sources),
-                engine=engine,
-                graph_context=graph_context,
-                mode=mode,
-                caller=caller,
-            )
-        return ask_result(question, answer)
+        return reads.ask(
+            reader(collection),
+            question,
+            (filter, sources),
+            engine,
+            top_k=top_k,
+            graph_context=graph_context,
+            mode=mode,
+            caller=caller,
+        )
 
     @server.tool(annotations=READ_ONLY, description=describe("One chunk by its id."))
     def get_chunk(
