@@ -111,7 +111,7 @@ def build_federation_server(
         engine: EngineName = None,
     ) -> AskResult:
         return reads.ask(
-            federation, question, (filter, sources), engine, top_k=top_k, caller=caller
+            federation, question, (filter, sources), engine=engine, top_k=top_k, caller=caller
         )
 
     @server.tool(annotations=READ_ONLY, description=describe("One chunk by its id."))

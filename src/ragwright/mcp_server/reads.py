@@ -55,14 +55,15 @@ def search(
 def ask(
     reader: Reader,
     question: str,
-    where: tuple[str | None, list[str] | None],
-    engine: str | None,
+    selected: tuple[str | None, list[str] | None],
     **options: Unpack[AskOptions],
 ) -> AskResult:
-    """The answer, its citations naming their members. ``where`` as for `search`."""
-    refuse_unknown_engine(engine)
+    """The answer, its citations naming their members. ``selected``: the filter expression
+    and the sources, as for `search`."""
+    refuse_unknown_engine(options.get("engine"))
     with tool_errors():
-        answer = reader.ask(question, where=where_of(*where), engine=engine, **options)
+        options["where"] = where_of(*selected)
+        answer = reader.ask(question, **options)
     return ask_result(question, answer)
 
 

@@ -125,7 +125,7 @@ def build_server(
             reader(collection),
             question,
             (filter, sources),
-            engine,
+            engine=engine,
             top_k=top_k,
             graph_context=graph_context,
             mode=mode,
