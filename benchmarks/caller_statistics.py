@@ -127,7 +127,7 @@ def measure(kb: Index, args: Any) -> None:
         graphs = kb.searching.context.caller_graphs
         kept: Any = graphs._views if mode == "graph" else None
         if kept is None and args.store == "sqlite":
-            kept = store._corpora._entries
+            kept = store._search._corpora._entries
         for key in [k for k in kept or () if k[1] == mine]:
             del kept[key]
 

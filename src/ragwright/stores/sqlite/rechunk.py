@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -39,7 +40,8 @@ from ragwright.stores.checks import check_write
 from ragwright.stores.rechunk_messages import to_finish, under_way
 from ragwright.stores.rows import document_from_row, dump_json, space_json
 from ragwright.stores.setting_rows import checked
-from ragwright.stores.sqlite.settings import SQLiteSettings, recorded_space
+from ragwright.stores.sqlite.database import Database
+from ragwright.stores.sqlite.settings import recorded_space
 from ragwright.stores.top_k import best_positions
 
 _KEYS: dict[Slot, str] = {"staged": "chunking_staged", "previous": "chunking_previous"}
@@ -77,7 +79,13 @@ _HELD = (
 )
 
 
-class SQLiteRechunk(SQLiteSettings):
+class SQLiteRechunk:
+    _db: Database
+
+    if TYPE_CHECKING:
+
+        def space_changed(self, space: EmbeddingSpace) -> None: ...
+
     def chunking_status(self) -> ChunkingStatus:
         with self._db.lock, self._db.read_snapshot():
             db = self._db.connection

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,9 +24,10 @@ from ragwright.models import Chunk, EmbeddingSpace
 from ragwright.ports import Slot, SpaceSlot, SpaceStatus, Vectors
 from ragwright.stores.rows import chunk_from_row, space_json
 from ragwright.stores.setting_rows import checked
+from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.rechunk import drop_chunking_slot
 from ragwright.stores.sqlite.rows import CHUNK_COLUMNS
-from ragwright.stores.sqlite.settings import SQLiteSettings, recorded_space
+from ragwright.stores.sqlite.settings import recorded_space
 from ragwright.stores.top_k import best_positions
 
 _KEYS: dict[Slot, str] = {"staged": "space_staged", "previous": "space_previous"}
@@ -33,7 +35,13 @@ _KEYS: dict[Slot, str] = {"staged": "space_staged", "previous": "space_previous"
 _ROWS_PER_FETCH = 20_000
 
 
-class SQLiteSpaces(SQLiteSettings):
+class SQLiteSpaces:
+    _db: Database
+
+    if TYPE_CHECKING:
+
+        def space_changed(self, space: EmbeddingSpace) -> None: ...
+
     def space_status(self) -> SpaceStatus:
         with self._db.lock, self._db.read_snapshot():
             db = self._db.connection

@@ -11,25 +11,30 @@ them.
 from __future__ import annotations
 
 import secrets
+import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-import numpy as np
-import numpy.typing as npt
-
 from ragwright.errors import ConfigError, IndexDamaged, MissingDependencyError, StoreError
-from ragwright.models import EmbeddingSpace, StoreStats
+from ragwright.filters import Filter
+from ragwright.models import (
+    FTS5_BM25,
+    BM25Parameters,
+    CandidateRankings,
+    Chunk,
+    EmbeddingSpace,
+    Hit,
+    StoreStats,
+)
+from ragwright.ports import Vectors
 from ragwright.stores.fts_query import STOP_WORDS
 from ragwright.stores.fts_terms import FTS5Terms, settle_tokenizer
 from ragwright.stores.ingest_lock import ingest_lock
-from ragwright.stores.keyword_corpora import Corpora
-from ragwright.stores.keyword_matrix import KeywordMatrix
 from ragwright.stores.sqlite.ann_choice import ANN_MODES, ANN_SETTING, DEFAULT_EF, AnnChoice
-from ragwright.stores.sqlite.ann_index import AnnIndex
-from ragwright.stores.sqlite.caches import DerivedCache
-from ragwright.stores.sqlite.candidate_rows import CandidateRows
+from ragwright.stores.sqlite.cache_kinds import CACHE_SUFFIXES
+from ragwright.stores.sqlite.change_log import covered_by_files, prune
 from ragwright.stores.sqlite.checkpoints import SQLiteCheckpoints
 from ragwright.stores.sqlite.chunks import SQLiteChunks
 from ragwright.stores.sqlite.communities import SQLiteCommunities
@@ -48,9 +53,9 @@ from ragwright.stores.sqlite.permissions import EMPTY_READERS_DDL
 from ragwright.stores.sqlite.rechunk import SQLiteRechunk
 from ragwright.stores.sqlite.schema import FEATURES, SCHEMA_VERSION
 from ragwright.stores.sqlite.search import SQLiteSearch
+from ragwright.stores.sqlite.settings import SQLiteSettings
 from ragwright.stores.sqlite.spaces import SQLiteSpaces
 from ragwright.stores.sqlite.sparse import SQLiteSparse
-from ragwright.stores.sqlite.vector_matrix import VectorMatrix
 from ragwright.stores.sqlite.writes import SQLiteWrites
 
 DATABASE_NAME = "index.sqlite3"
@@ -60,7 +65,6 @@ class SQLiteStore(
     SQLiteWrites,
     SQLiteMoves,
     SQLiteCheckpoints,
-    SQLiteSearch,
     SQLiteDocuments,
     SQLiteChunks,
     SQLiteGraphWrites,
@@ -134,13 +138,13 @@ class SQLiteStore(
         if self.path.exists() and self.path.stat().st_size == 0:
             # Not even SQLite's header (a new file never lacks it): opening it would write one.
             raise IndexDamaged(str(self.path), EMPTY_FILE)
-        self._space: EmbeddingSpace | None = None
         synchronous = durability_pragma(durability)
         if not self.path.exists():  # and create, not read_only (see above)
             _create_directory(self.directory, private)
             fresh = settle_tokenizer(None, fts_tokenizer, "index", "a new directory")
             create_index_file(self.path, fresh, private=private)
         self._db = Database(self.path, synchronous=synchronous, read_only=read_only)
+        self._settings = SQLiteSettings(self._db)
         try:
             tokenizer = settle_schema(self._db, fts_tokenizer)
             if not read_only:  # indexes from before the tokenizer was recorded
@@ -154,22 +158,21 @@ class SQLiteStore(
         except BaseException:
             self._db.close()
             raise
-        self._keyword_cache = keyword_cache
-        self._background = background
-        self._vectors: DerivedCache[VectorMatrix] | None = None
-        self._keywords: DerivedCache[KeywordMatrix] | None = None
-        self._ann: DerivedCache[AnnIndex] | None = None
-        self._candidates: DerivedCache[CandidateRows] | None = None
-        self._builds = threading.Lock()
-        self._ann_available: bool | None = None
-        self._last_filter: tuple[int, str, npt.NDArray[np.int64]] | None = None
-        self._corpora = Corpora()
         recorded = self.get_setting(ANN_SETTING) if ann is None else None
         if recorded in ANN_MODES:  # what `ragwright index --ann` chose for this index
             choice = AnnChoice(recorded, ann_ef)
-        self._ann_choice = choice
         self._tokenizer = FTS5Terms(tokenizer)
-        self._stop_words = STOP_WORDS if stop_words else frozenset()
+        self._search = SQLiteSearch(
+            self._db,
+            self._settings,
+            self._cache_key,
+            tokenizer=self._tokenizer,
+            stop_words=STOP_WORDS if stop_words else frozenset(),
+            ann_choice=choice,
+            keyword_cache=keyword_cache,
+            background=background,
+        )
+        self._settings.on_space_changed(self._search.forget_vectors)
         self._graph_lock = threading.Lock()
         self._graph_cache: CachedGraph | None = None
         self._file = _file_identity(self.path)
@@ -183,9 +186,7 @@ class SQLiteStore(
     def close(self) -> None:
         self._db.close()
         self._tokenizer.close()
-        # The caches read their files in place: a closed store that someone still holds
-        # should not keep them mapped.
-        self._vectors = self._keywords = self._ann = self._candidates = None
+        self._search.close()
 
     def __enter__(self) -> SQLiteStore:
         return self
@@ -214,6 +215,77 @@ class SQLiteStore(
         size = sum(_size(p) for p in self.directory.glob(DATABASE_NAME + "*"))
         version = int(self.get_setting("schema_version") or SCHEMA_VERSION)
         return StoreStats(documents, chunks, characters, size, self.space, version)
+
+    # Settings (`SQLiteSettings`).
+
+    def get_setting(self, key: str) -> str | None:
+        return self._settings.get_setting(key)
+
+    def set_setting(self, key: str, value: str) -> None:
+        self._settings.set_setting(key, value)
+
+    @property
+    def space(self) -> EmbeddingSpace | None:
+        return self._settings.space
+
+    def bind_space(self, space: EmbeddingSpace) -> None:
+        self._settings.bind_space(space)
+
+    def check_space(self, space: EmbeddingSpace, generation: int) -> None:
+        self._settings.check_space(space, generation)
+
+    def space_changed(self, space: EmbeddingSpace) -> None:
+        self._settings.space_changed(space)
+
+    # Search (`SQLiteSearch`).
+
+    def vector_search(self, query: Vectors, top_k: int, where: Filter | None = None) -> list[Hit]:
+        return self._search.vector_search(query, top_k, where)
+
+    def keyword_search(
+        self,
+        query: str,
+        top_k: int,
+        where: Filter | None = None,
+        *,
+        bm25: BM25Parameters = FTS5_BM25,
+    ) -> list[Hit]:
+        return self._search.keyword_search(query, top_k, where, bm25=bm25)
+
+    def hybrid_candidates(
+        self,
+        text: str,
+        query: Vectors,
+        top_k: int,
+        where: Filter | None = None,
+        *,
+        bm25: BM25Parameters = FTS5_BM25,
+        question: frozenset[str] = frozenset(),
+    ) -> CandidateRankings:
+        return self._search.hybrid_candidates(
+            text, query, top_k, where, bm25=bm25, question=question
+        )
+
+    def kept_chunks(
+        self, chunk_ids: Sequence[str], keys: Mapping[str, int] | None = None
+    ) -> dict[str, tuple[Chunk, str]]:
+        return self._search.kept_chunks(chunk_ids, keys)
+
+    def set_ann(self, mode: str) -> int:
+        return self._search.set_ann(mode)
+
+    def rebuild_derived_files(self, suffixes: Sequence[str]) -> list[str]:
+        return self._search.rebuild_derived_files(suffixes)
+
+    def wait_for_caches(self) -> None:
+        self._search.wait_for_caches()
+
+    def _prune_change_log(self, db: sqlite3.Connection) -> None:
+        """In a write transaction: drop the changes every cache file beside the index holds."""
+        files = [self.path.with_name(self.path.name + s) for s in CACHE_SUFFIXES]
+        through = covered_by_files(files, self._cache_key)
+        if through is not None:
+            prune(db, through)
 
     def _add_features(self) -> None:
         """The additive schema features this index lacks, each in one transaction (an index

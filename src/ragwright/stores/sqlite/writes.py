@@ -7,18 +7,19 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ragwright.errors import StoreError
-from ragwright.models import Document
+from ragwright.models import Document, EmbeddingSpace
 from ragwright.ports import ChunkBatch, DocumentWrite
 from ragwright.stores.checks import check_write
 from ragwright.stores.graph_facts import FactRows, write_fact_rows
 from ragwright.stores.rows import document_row, dump_json, sections_json
+from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.graph_writes import insert_facts
 from ragwright.stores.sqlite.permissions import write_readers
-from ragwright.stores.sqlite.settings import SQLiteSettings
 from ragwright.stores.writes import SingleWrites, bound_space
 
 _Row = tuple[object, ...]
@@ -29,7 +30,14 @@ _INSERT_DOCUMENT = (
 )
 
 
-class SQLiteWrites(SingleWrites, SQLiteSettings):
+class SQLiteWrites(SingleWrites):
+    _db: Database
+
+    if TYPE_CHECKING:
+
+        @property
+        def space(self) -> EmbeddingSpace | None: ...
+
     def write(self, batch: Sequence[DocumentWrite]) -> None:
         """Insert or replace several documents in one transaction. Each chunk's row (its
         vector as bytes, its metadata as JSON) is made as SQLite asks for it, so a huge
