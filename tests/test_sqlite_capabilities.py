@@ -11,16 +11,35 @@ import numpy as np
 import pytest
 
 from ragwright.errors import EmbeddingSpaceChanged
-from ragwright.filters import eq
+from ragwright.filters import Readable, eq
+from ragwright.models.graph import ChunkFacts, Mention
+from ragwright.models.sparse import SparseVector
+from ragwright.ports import Checkpoint, ItemRecord
 from ragwright.stores.fts_query import STOP_WORDS
 from ragwright.stores.fts_terms import FTS5Terms
 from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore
 from ragwright.stores.sqlite.ann_choice import AnnChoice
+from ragwright.stores.sqlite.checkpoints import SQLiteCheckpoints
+from ragwright.stores.sqlite.chunks import SQLiteChunks
+from ragwright.stores.sqlite.communities import SQLiteCommunities
 from ragwright.stores.sqlite.database import Database
+from ragwright.stores.sqlite.documents import SQLiteDocuments
+from ragwright.stores.sqlite.graph_reads import SQLiteGraphReads
+from ragwright.stores.sqlite.graph_resolution import SQLiteEntityResolution
+from ragwright.stores.sqlite.graph_scoped import SQLiteScopedGraph
+from ragwright.stores.sqlite.graph_writes import SQLiteGraphWrites
+from ragwright.stores.sqlite.moves import SQLiteMoves
 from ragwright.stores.sqlite.schema import FTS_TOKENIZER
 from ragwright.stores.sqlite.search import SQLiteSearch
 from ragwright.stores.sqlite.settings import SQLiteSettings
-from ragwright.testing.store_contract import OTHER_SPACE, SPACE, load_corpus, vectors_for
+from ragwright.stores.sqlite.sparse import SQLiteSparse
+from ragwright.testing.store_contract import (
+    OTHER_SPACE,
+    SPACE,
+    load_corpus,
+    rekeyed,
+    vectors_for,
+)
 
 
 @pytest.fixture
@@ -110,3 +129,100 @@ def test_search_alone_forgets_its_vectors_when_told(db: Database) -> None:
         assert hits[0].chunk.text == "alpha apples grow on trees"
     finally:
         search.close()
+
+
+def test_documents_alone_read_what_the_store_wrote(index: Path, db: Database) -> None:
+    documents = SQLiteDocuments(db)
+    listed = documents.list_documents()
+    assert [d.source for d in listed] == ["a.md", "b.md", "c.md", "d.md", "e.md"]
+    found = documents.find_document("a.md")
+    assert found is not None and found == documents.get_document(found.id)
+    assert found.content == "alpha apples grow on trees\n\nalpha bananas are yellow"
+    assert [d.source for d in documents.list_documents(eq("lang", "en"))] == ["b.md", "d.md"]
+    assert set(documents.fingerprints()) == {"a.md", "b.md", "c.md", "d.md", "e.md"}
+    with SQLiteStore(index, background=False) as store:
+        assert listed == store.list_documents()
+
+
+def test_chunks_alone_read_what_the_store_wrote(db: Database) -> None:
+    documents, chunks = SQLiteDocuments(db), SQLiteChunks(db)
+    found = documents.find_document("a.md")
+    assert found is not None
+    first, second = chunks.chunks_of(found.id)
+    assert [first.text, second.text] == ["alpha apples grow on trees", "alpha bananas are yellow"]
+    assert chunks.get_chunks([second.id, "missing"]) == {second.id: second}
+    assert chunks.chunks_at([(found.id, -1), (found.id, 2)]) == {(found.id, -1): second}
+    assert np.allclose(chunks.chunk_vectors([first.id])[first.id], vectors_for("a.md", 2)[0])
+    page = chunks.chunk_page(None, 2)
+    assert len(page) == 2 and chunks.chunk_page(page[-1].id, 10)[0].id > page[-1].id
+
+
+def test_checkpoints_alone_keep_a_sources_items(db: Database) -> None:
+    checkpoints = SQLiteCheckpoints(db)
+    assert checkpoints.checkpoint("site") == Checkpoint()
+    checkpoints.record_items("site", [("page-1", ItemRecord("v1", "a.md"))], [])
+    checkpoints.set_cursor("site", "2026-01-01", 5.0)
+    found = checkpoints.checkpoint("site")
+    assert found.cursor == "2026-01-01" and found.items["page-1"].document_source == "a.md"
+    assert checkpoints.claimed_by_others("other", ["a.md", "b.md"]) == {"a.md": "site"}
+    assert checkpoints.drop_checkpoint("site") == 1
+    assert checkpoints.checkpoint("site").items == {}
+
+
+def test_moves_alone_rekey_a_document(db: Database) -> None:
+    documents = SQLiteDocuments(db)
+    stored = documents.find_document("e.md")
+    assert stored is not None
+    moved, chunks = rekeyed(stored, SQLiteChunks(db).chunks_of(stored.id), "f.md", {"n": 1})
+    assert SQLiteMoves(db).move_document(stored.id, moved, chunks)
+    assert documents.find_document("e.md") is None
+    found = documents.find_document("f.md")
+    assert found is not None and found.content == stored.content and found.metadata == {"n": 1}
+
+
+def test_sparse_alone_writes_and_ranks_term_weights(db: Database) -> None:
+    sparse = SQLiteSparse(db)
+    waiting = dict(sparse.chunks_without_terms(100))
+    assert len(waiting) == 6  # every chunk of the corpus
+    first, second = sorted(waiting)[:2]
+    sparse.write_terms([(first, _sparse({3: 1.0})), (second, _sparse({3: 2.0, 5: 1.0}))])
+    hits = sparse.sparse_search(_sparse({3: 1.0}), 10)
+    assert [h.chunk.id for h in hits] == [second, first]
+    assert [h.score for h in hits] == pytest.approx([2.0, 1.0])
+    sparse.clear_terms()
+    assert sparse.sparse_search(_sparse({3: 1.0}), 10) == []
+
+
+def _sparse(weights: dict[int, float]) -> SparseVector:
+    terms = sorted(weights)
+    return SparseVector(
+        np.array(terms, dtype=np.int64), np.array([weights[t] for t in terms], dtype=np.float32)
+    )
+
+
+def test_the_graphs_parts_alone_write_read_scope_and_link(db: Database) -> None:
+    """Facts written by `SQLiteGraphWrites` are what `SQLiteGraphReads`, `SQLiteScopedGraph`,
+    `SQLiteEntityResolution` and `SQLiteCommunities` (each built alone) see."""
+    chunks = SQLiteChunks(db)
+    a = SQLiteDocuments(db).find_document("a.md")
+    assert a is not None
+    chunk = chunks.chunks_of(a.id)[0]  # "alpha apples grow on trees"
+    writes, reads = SQLiteGraphWrites(db), SQLiteGraphReads(db)
+    before = reads.graph_version()
+    mentions = (
+        Mention(0, 5, "alpha", "alpha", "ORG"),
+        Mention(6, 12, "apples", "apples", "PRODUCT"),
+    )
+    writes.write_facts([ChunkFacts(chunk.id, "toy:1", mentions, ())])
+    assert writes.stored_facts([chunk.id]) == [ChunkFacts(chunk.id, "toy:1", mentions, ())]
+    assert reads.graph_version() != before
+    snapshot = reads.graph_snapshot()
+    assert sorted(snapshot.entity_keys) == ["alpha", "apples"]
+    assert reads.graph_stats().extracted == {"toy:1": 1}
+    entity = reads.describe_entity("alpha")
+    assert entity is not None and entity.name == "alpha"
+    scoped = SQLiteScopedGraph(db).readable_graph_snapshot(Readable(("nobody",)))
+    assert sorted(scoped.entity_keys) == ["alpha", "apples"]  # the corpus is everyone's
+    assert SQLiteEntityResolution(db).link_synonyms() == 0  # nothing to link
+    communities = SQLiteCommunities(db)
+    assert communities.communities() == [] and communities.community_build() is None

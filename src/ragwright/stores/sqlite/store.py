@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import secrets
 import sqlite3
-import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
 
 from ragwright.errors import ConfigError, IndexDamaged, MissingDependencyError, StoreError
 from ragwright.filters import Filter
@@ -24,11 +26,22 @@ from ragwright.models import (
     BM25Parameters,
     CandidateRankings,
     Chunk,
+    Document,
+    DocumentInfo,
     EmbeddingSpace,
     Hit,
     StoreStats,
 )
-from ragwright.ports import Vectors
+from ragwright.models.communities import (
+    CommunityBuild,
+    CommunityReport,
+    StoredCommunity,
+    StoredReport,
+)
+from ragwright.models.graph import ChunkFacts, GraphSnapshot, TypedFact
+from ragwright.models.graph_records import EntityInfo, FactsWritten, GraphStats
+from ragwright.models.sparse import SparseVector
+from ragwright.ports import Checkpoint, ItemRecord, Vectors
 from ragwright.stores.fts_query import STOP_WORDS
 from ragwright.stores.fts_terms import FTS5Terms, settle_tokenizer
 from ragwright.stores.ingest_lock import ingest_lock
@@ -43,7 +56,6 @@ from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.documents import SQLiteDocuments
 from ragwright.stores.sqlite.faiss_library import INSTALL, available
 from ragwright.stores.sqlite.graph_reads import SQLiteGraphReads
-from ragwright.stores.sqlite.graph_refresh import CachedGraph
 from ragwright.stores.sqlite.graph_resolution import SQLiteEntityResolution
 from ragwright.stores.sqlite.graph_scoped import SQLiteScopedGraph
 from ragwright.stores.sqlite.graph_writes import SQLiteGraphWrites
@@ -63,18 +75,8 @@ DATABASE_NAME = "index.sqlite3"
 
 class SQLiteStore(
     SQLiteWrites,
-    SQLiteMoves,
-    SQLiteCheckpoints,
-    SQLiteDocuments,
-    SQLiteChunks,
-    SQLiteGraphWrites,
-    SQLiteGraphReads,
-    SQLiteScopedGraph,
-    SQLiteCommunities,
-    SQLiteEntityResolution,
     SQLiteSpaces,
     SQLiteRechunk,
-    SQLiteSparse,
 ):
     """Documents, chunks, vectors, BM25 and the entity graph in one SQLite file. Safe to
     share between threads."""
@@ -173,8 +175,16 @@ class SQLiteStore(
             background=background,
         )
         self._settings.on_space_changed(self._search.forget_vectors)
-        self._graph_lock = threading.Lock()
-        self._graph_cache: CachedGraph | None = None
+        self._documents = SQLiteDocuments(self._db)
+        self._chunks = SQLiteChunks(self._db)
+        self._moves = SQLiteMoves(self._db)
+        self._checkpoints = SQLiteCheckpoints(self._db)
+        self._graph_writes = SQLiteGraphWrites(self._db)
+        self._graph_reads = SQLiteGraphReads(self._db)
+        self._scoped_graph = SQLiteScopedGraph(self._db)
+        self._communities = SQLiteCommunities(self._db)
+        self._entity_resolution = SQLiteEntityResolution(self._db)
+        self._sparse = SQLiteSparse(self._db)
         self._file = _file_identity(self.path)
 
     def is_current(self) -> bool:
@@ -279,6 +289,141 @@ class SQLiteStore(
 
     def wait_for_caches(self) -> None:
         self._search.wait_for_caches()
+
+    # Documents (`SQLiteDocuments`) and chunks (`SQLiteChunks`).
+
+    def get_document(self, document_id: str) -> Document | None:
+        return self._documents.get_document(document_id)
+
+    def find_document(self, source: str) -> Document | None:
+        return self._documents.find_document(source)
+
+    def list_documents(self, where: Filter | None = None) -> list[DocumentInfo]:
+        return self._documents.list_documents(where)
+
+    def fingerprints(self) -> dict[str, str]:
+        return self._documents.fingerprints()
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
+        return self._chunks.get_chunks(chunk_ids)
+
+    def chunks_of(self, document_id: str) -> list[Chunk]:
+        return self._chunks.chunks_of(document_id)
+
+    def chunk_page(self, after: str | None, limit: int) -> list[Chunk]:
+        return self._chunks.chunk_page(after, limit)
+
+    def chunk_vectors(self, chunk_ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+        return self._chunks.chunk_vectors(chunk_ids)
+
+    def chunks_at(self, positions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], Chunk]:
+        return self._chunks.chunks_at(positions)
+
+    # `SQLiteMoves`.
+
+    def move_document(self, document_id: str, moved: Document, chunks: Sequence[Chunk]) -> bool:
+        return self._moves.move_document(document_id, moved, chunks)
+
+    # `SQLiteCheckpoints`.
+
+    def checkpoint(self, source: str) -> Checkpoint:
+        return self._checkpoints.checkpoint(source)
+
+    def record_items(
+        self, source: str, items: Sequence[tuple[str, ItemRecord]], removed: Sequence[str]
+    ) -> None:
+        self._checkpoints.record_items(source, items, removed)
+
+    def set_cursor(self, source: str, cursor: str | None, last_run: float) -> None:
+        self._checkpoints.set_cursor(source, cursor, last_run)
+
+    def drop_checkpoint(self, source: str) -> int:
+        return self._checkpoints.drop_checkpoint(source)
+
+    def claimed_by_others(self, source: str, document_sources: Sequence[str]) -> dict[str, str]:
+        return self._checkpoints.claimed_by_others(source, document_sources)
+
+    # `SQLiteGraphWrites`.
+
+    def chunks_without_facts(self, extractor: str, after: str | None, limit: int) -> list[Chunk]:
+        return self._graph_writes.chunks_without_facts(extractor, after, limit)
+
+    def write_facts(self, facts: Sequence[ChunkFacts]) -> FactsWritten:
+        return self._graph_writes.write_facts(facts)
+
+    def stored_facts(self, chunk_ids: Sequence[str]) -> list[ChunkFacts]:
+        return self._graph_writes.stored_facts(chunk_ids)
+
+    # `SQLiteGraphReads`.
+
+    def typed_facts(self) -> list[TypedFact]:
+        return self._graph_reads.typed_facts()
+
+    def graph_version(self) -> str:
+        return self._graph_reads.graph_version()
+
+    def graph_snapshot(self) -> GraphSnapshot:
+        return self._graph_reads.graph_snapshot()
+
+    def graph_stats(self) -> GraphStats:
+        return self._graph_reads.graph_stats()
+
+    def describe_entity(self, name: str, max_sites: int = 50) -> EntityInfo | None:
+        return self._graph_reads.describe_entity(name, max_sites)
+
+    # `SQLiteScopedGraph`.
+
+    def readable_graph_snapshot(self, readable: Filter) -> GraphSnapshot:
+        return self._scoped_graph.readable_graph_snapshot(readable)
+
+    # `SQLiteCommunities`.
+
+    def community_version(self) -> str:
+        return self._communities.community_version()
+
+    def replace_communities(self, build: CommunityBuild) -> None:
+        self._communities.replace_communities(build)
+
+    def community_build(self) -> CommunityBuild | None:
+        return self._communities.community_build()
+
+    def communities(self, level: int | None = None) -> list[StoredCommunity]:
+        return self._communities.communities(level)
+
+    def community_reports(self, kind: str) -> list[StoredReport]:
+        return self._communities.community_reports(kind)
+
+    def write_reports(
+        self, reports: Sequence[tuple[CommunityReport, bytes]], graph_version: str
+    ) -> int:
+        return self._communities.write_reports(reports, graph_version)
+
+    # `SQLiteEntityResolution`.
+
+    def link_synonyms(self) -> int:
+        return self._entity_resolution.link_synonyms()
+
+    def merge_entities(self, first: str, second: str) -> None:
+        self._entity_resolution.merge_entities(first, second)
+
+    def unmerge_entities(self, first: str, second: str) -> bool:
+        return self._entity_resolution.unmerge_entities(first, second)
+
+    # `SQLiteSparse`.
+
+    def sparse_search(
+        self, query: SparseVector, top_k: int, where: Filter | None = None
+    ) -> list[Hit]:
+        return self._sparse.sparse_search(query, top_k, where)
+
+    def chunks_without_terms(self, limit: int) -> list[tuple[str, str]]:
+        return self._sparse.chunks_without_terms(limit)
+
+    def write_terms(self, rows: Sequence[tuple[str, SparseVector]]) -> None:
+        self._sparse.write_terms(rows)
+
+    def clear_terms(self) -> None:
+        self._sparse.clear_terms()
 
     def _prune_change_log(self, db: sqlite3.Connection) -> None:
         """In a write transaction: drop the changes every cache file beside the index holds."""
