@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragwright.ports import Checkpoint, ItemRecord
 from ragwright.stores.checkpoints import checkpoint_from
-from ragwright.stores.postgres.backend import lock_schema
+from ragwright.stores.postgres.connections import lock_schema
 from ragwright.stores.postgres.database import SchemaDatabase
 
 if TYPE_CHECKING:

@@ -56,7 +56,7 @@ from ragwright.stores.postgres.vector_search import PostgresVectorSearch
 from ragwright.stores.postgres.writes import PostgresWrites
 
 if TYPE_CHECKING:
-    from ragwright.stores.postgres.backend import PostgresBackend
+    from ragwright.stores.postgres.connections import Connections
 
 
 class PostgresStore(
@@ -81,7 +81,7 @@ class PostgresStore(
 
     def __init__(
         self,
-        backend: PostgresBackend,
+        backend: Connections,
         collection: str = DEFAULT_COLLECTION,
         *,
         create: bool = True,
