@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragwright.errors import EmbeddingSpaceChanged
+from ragwright.errors import EmbeddingSpaceChanged, StoreError
 from ragwright.filters import Readable, eq
 from ragwright.models.graph import ChunkFacts, Mention
 from ragwright.models.sparse import SparseVector
-from ragwright.ports import Checkpoint, ItemRecord
+from ragwright.ports import Checkpoint, ChunkingStatus, DocumentWrite, ItemRecord, SpaceStatus
 from ragwright.stores.fts_query import STOP_WORDS
 from ragwright.stores.fts_terms import FTS5Terms
 from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore
@@ -29,14 +29,18 @@ from ragwright.stores.sqlite.graph_resolution import SQLiteEntityResolution
 from ragwright.stores.sqlite.graph_scoped import SQLiteScopedGraph
 from ragwright.stores.sqlite.graph_writes import SQLiteGraphWrites
 from ragwright.stores.sqlite.moves import SQLiteMoves
+from ragwright.stores.sqlite.rechunk import SQLiteRechunk
 from ragwright.stores.sqlite.schema import FTS_TOKENIZER
 from ragwright.stores.sqlite.search import SQLiteSearch
 from ragwright.stores.sqlite.settings import SQLiteSettings
+from ragwright.stores.sqlite.spaces import SQLiteSpaces
 from ragwright.stores.sqlite.sparse import SQLiteSparse
+from ragwright.stores.sqlite.writes import SQLiteWrites
 from ragwright.testing.store_contract import (
     OTHER_SPACE,
     SPACE,
     load_corpus,
+    make_document,
     rekeyed,
     vectors_for,
 )
@@ -226,3 +230,26 @@ def test_the_graphs_parts_alone_write_read_scope_and_link(db: Database) -> None:
     assert SQLiteEntityResolution(db).link_synonyms() == 0  # nothing to link
     communities = SQLiteCommunities(db)
     assert communities.communities() == [] and communities.community_build() is None
+
+
+def test_writes_alone_replace_and_delete_documents(db: Database) -> None:
+    settings = SQLiteSettings(db)
+    writes, documents = SQLiteWrites(db, settings), SQLiteDocuments(db)
+    document, chunks = make_document("a.md", ["alpha apples, rewritten"], {"year": 2025})
+    writes.write([DocumentWrite(document, chunks, vectors_for("a.md", 1))])
+    stored = SQLiteChunks(db).chunks_of(document.id)  # the old two chunks replaced
+    assert [c.text for c in stored] == ["alpha apples, rewritten"]
+    assert writes.delete_many([document.id, "missing"]) == 1
+    assert documents.find_document("a.md") is None
+    wide = np.ones((1, SPACE.dimension + 1), dtype=np.float32)
+    with pytest.raises(StoreError):  # checked against the space the settings hold
+        writes.write([DocumentWrite(document, chunks, wide)])
+
+
+def test_spaces_and_rechunk_alone_report_nothing_staged(db: Database) -> None:
+    settings = SQLiteSettings(db)
+    spaces, rechunk = SQLiteSpaces(db, settings), SQLiteRechunk(db, settings)
+    assert spaces.space_status() == SpaceStatus(6, None, None)
+    assert rechunk.chunking_status() == ChunkingStatus(5, 6, None, None)
+    assert len(spaces.unstaged_chunks(None, 100)) == 6
+    assert len(rechunk.unstaged_documents(None, 100)) == 5

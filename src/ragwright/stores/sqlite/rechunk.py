@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -41,7 +40,7 @@ from ragwright.stores.rechunk_messages import to_finish, under_way
 from ragwright.stores.rows import document_from_row, dump_json, space_json
 from ragwright.stores.setting_rows import checked
 from ragwright.stores.sqlite.database import Database
-from ragwright.stores.sqlite.settings import recorded_space
+from ragwright.stores.sqlite.settings import SQLiteSettings, recorded_space
 from ragwright.stores.top_k import best_positions
 
 _KEYS: dict[Slot, str] = {"staged": "chunking_staged", "previous": "chunking_previous"}
@@ -80,11 +79,11 @@ _HELD = (
 
 
 class SQLiteRechunk:
-    _db: Database
+    """A re-chunk: staged chunks (and their vectors), then a swap."""
 
-    if TYPE_CHECKING:
-
-        def space_changed(self, space: EmbeddingSpace) -> None: ...
+    def __init__(self, db: Database, settings: SQLiteSettings) -> None:
+        self._db = db
+        self._settings = settings
 
     def chunking_status(self) -> ChunkingStatus:
         with self._db.lock, self._db.read_snapshot():
@@ -193,7 +192,7 @@ class SQLiteRechunk:
             )
             if graph_chunks:  # the new chunks' facts are extracted after this commits
                 _set(db, GRAPH_OWED, "1")
-        self.space_changed(made.space)
+        self._settings.space_changed(made.space)
         return ChunkingSwapped(documents, chunks, graph_chunks)
 
     def drop_chunking(self, slot: Slot) -> None:

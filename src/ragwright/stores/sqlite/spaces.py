@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,7 +26,7 @@ from ragwright.stores.setting_rows import checked
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.rechunk import drop_chunking_slot
 from ragwright.stores.sqlite.rows import CHUNK_COLUMNS
-from ragwright.stores.sqlite.settings import recorded_space
+from ragwright.stores.sqlite.settings import SQLiteSettings, recorded_space
 from ragwright.stores.top_k import best_positions
 
 _KEYS: dict[Slot, str] = {"staged": "space_staged", "previous": "space_previous"}
@@ -36,11 +35,11 @@ _ROWS_PER_FETCH = 20_000
 
 
 class SQLiteSpaces:
-    _db: Database
+    """A reindex into another embedding space: staged vectors, then a swap."""
 
-    if TYPE_CHECKING:
-
-        def space_changed(self, space: EmbeddingSpace) -> None: ...
+    def __init__(self, db: Database, settings: SQLiteSettings) -> None:
+        self._db = db
+        self._settings = settings
 
     def space_status(self) -> SpaceStatus:
         with self._db.lock, self._db.read_snapshot():
@@ -137,7 +136,7 @@ class SQLiteSpaces:
             if current is not None:
                 _record(db, "previous", current, str(embedder[0]) if embedder else "")
             drop_chunking_slot(db, "previous")  # one rollback at a time: this swap's
-        self.space_changed(incoming.space)
+        self._settings.space_changed(incoming.space)
 
     def drop_space(self, slot: Slot) -> None:
         with self._db.transaction() as db:

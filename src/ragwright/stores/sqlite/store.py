@@ -3,9 +3,10 @@
 Documents, chunks, vectors and the FTS5 BM25 index live in one database, so replacing or
 deleting a document is one transaction across all of them: a reader never sees half a document
 and a crashed or killed process loses nothing committed (with ``synchronous=NORMAL`` a power
-loss may lose the last commits, never consistency). Each capability's code lives in its own
-module (settings, writes, documents, chunks, search); this class opens the database and joins
-them.
+loss may lose the last commits, never consistency). Each capability is an object of its own
+module (settings, writes, documents, chunks, search, the graph's parts...) that takes the
+`Database` and what else it needs, so it can be built and tested alone; this class opens the
+database, builds them once and hands each call to its capability.
 """
 
 from __future__ import annotations
@@ -41,7 +42,19 @@ from ragwright.models.communities import (
 from ragwright.models.graph import ChunkFacts, GraphSnapshot, TypedFact
 from ragwright.models.graph_records import EntityInfo, FactsWritten, GraphStats
 from ragwright.models.sparse import SparseVector
-from ragwright.ports import Checkpoint, ItemRecord, Vectors
+from ragwright.ports import (
+    Checkpoint,
+    ChunkBatch,
+    Chunking,
+    ChunkingStatus,
+    ChunkingSwapped,
+    DocumentWrite,
+    ItemRecord,
+    Slot,
+    SpaceStatus,
+    StoredText,
+    Vectors,
+)
 from ragwright.stores.fts_query import STOP_WORDS
 from ragwright.stores.fts_terms import FTS5Terms, settle_tokenizer
 from ragwright.stores.ingest_lock import ingest_lock
@@ -69,15 +82,12 @@ from ragwright.stores.sqlite.settings import SQLiteSettings
 from ragwright.stores.sqlite.spaces import SQLiteSpaces
 from ragwright.stores.sqlite.sparse import SQLiteSparse
 from ragwright.stores.sqlite.writes import SQLiteWrites
+from ragwright.stores.writes import SingleWrites
 
 DATABASE_NAME = "index.sqlite3"
 
 
-class SQLiteStore(
-    SQLiteWrites,
-    SQLiteSpaces,
-    SQLiteRechunk,
-):
+class SQLiteStore(SingleWrites):
     """Documents, chunks, vectors, BM25 and the entity graph in one SQLite file. Safe to
     share between threads."""
 
@@ -177,6 +187,9 @@ class SQLiteStore(
         self._settings.on_space_changed(self._search.forget_vectors)
         self._documents = SQLiteDocuments(self._db)
         self._chunks = SQLiteChunks(self._db)
+        self._writes = SQLiteWrites(self._db, self._settings)
+        self._spaces = SQLiteSpaces(self._db, self._settings)
+        self._rechunk = SQLiteRechunk(self._db, self._settings)
         self._moves = SQLiteMoves(self._db)
         self._checkpoints = SQLiteCheckpoints(self._db)
         self._graph_writes = SQLiteGraphWrites(self._db)
@@ -424,6 +437,61 @@ class SQLiteStore(
 
     def clear_terms(self) -> None:
         self._sparse.clear_terms()
+
+    # `SQLiteWrites`.
+
+    def write(self, batch: Sequence[DocumentWrite]) -> None:
+        self._writes.write(batch)
+
+    def write_streamed(
+        self, document: Document, fingerprint: str, batches: Iterable[ChunkBatch]
+    ) -> int:
+        return self._writes.write_streamed(document, fingerprint, batches)
+
+    def delete_many(self, document_ids: Iterable[str]) -> int:
+        return self._writes.delete_many(document_ids)
+
+    # `SQLiteSpaces`.
+
+    def space_status(self) -> SpaceStatus:
+        return self._spaces.space_status()
+
+    def unstaged_chunks(self, after: str | None, limit: int) -> list[Chunk]:
+        return self._spaces.unstaged_chunks(after, limit)
+
+    def stage_vectors(
+        self, space: EmbeddingSpace, embedder: str, vectors: Mapping[str, Vectors]
+    ) -> None:
+        self._spaces.stage_vectors(space, embedder, vectors)
+
+    def staged_search(self, queries: Vectors, top_k: int) -> list[list[str]]:
+        return self._spaces.staged_search(queries, top_k)
+
+    def swap_space(self, slot: Slot) -> None:
+        self._spaces.swap_space(slot)
+
+    def drop_space(self, slot: Slot) -> None:
+        self._spaces.drop_space(slot)
+
+    # `SQLiteRechunk`.
+
+    def chunking_status(self) -> ChunkingStatus:
+        return self._rechunk.chunking_status()
+
+    def unstaged_documents(self, after: str | None, limit: int) -> list[StoredText]:
+        return self._rechunk.unstaged_documents(after, limit)
+
+    def stage_chunks(self, chunking: Chunking, writes: Sequence[DocumentWrite]) -> None:
+        self._rechunk.stage_chunks(chunking, writes)
+
+    def staged_documents_search(self, queries: Vectors, top_k: int) -> list[list[str]]:
+        return self._rechunk.staged_documents_search(queries, top_k)
+
+    def swap_chunking(self, slot: Slot) -> ChunkingSwapped:
+        return self._rechunk.swap_chunking(slot)
+
+    def drop_chunking(self, slot: Slot) -> None:
+        self._rechunk.drop_chunking(slot)
 
     def _prune_change_log(self, db: sqlite3.Connection) -> None:
         """In a write transaction: drop the changes every cache file beside the index holds."""

@@ -7,12 +7,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ragwright.errors import StoreError
-from ragwright.models import Document, EmbeddingSpace
+from ragwright.models import Document
 from ragwright.ports import ChunkBatch, DocumentWrite
 from ragwright.stores.checks import check_write
 from ragwright.stores.graph_facts import FactRows, write_fact_rows
@@ -20,7 +19,8 @@ from ragwright.stores.rows import document_row, dump_json, sections_json
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.graph_writes import insert_facts
 from ragwright.stores.sqlite.permissions import write_readers
-from ragwright.stores.writes import SingleWrites, bound_space
+from ragwright.stores.sqlite.settings import SQLiteSettings
+from ragwright.stores.writes import bound_space
 
 _Row = tuple[object, ...]
 #: The last parameter says whether to insert (see `SQLiteWrites._replace_document`).
@@ -30,13 +30,12 @@ _INSERT_DOCUMENT = (
 )
 
 
-class SQLiteWrites(SingleWrites):
-    _db: Database
+class SQLiteWrites:
+    """Whole-document writes and deletes, checked against the recorded space."""
 
-    if TYPE_CHECKING:
-
-        @property
-        def space(self) -> EmbeddingSpace | None: ...
+    def __init__(self, db: Database, settings: SQLiteSettings) -> None:
+        self._db = db
+        self._settings = settings
 
     def write(self, batch: Sequence[DocumentWrite]) -> None:
         """Insert or replace several documents in one transaction. Each chunk's row (its
@@ -44,7 +43,7 @@ class SQLiteWrites(SingleWrites):
         document's rows are never all in memory beside its chunks and vectors."""
         if not batch:
             return
-        space = bound_space(self.space)
+        space = bound_space(self._settings.space)
         for item in batch:
             check_write(item, space)
         facts = [write_fact_rows(item) for item in batch]
@@ -91,7 +90,7 @@ class SQLiteWrites(SingleWrites):
         """Insert or replace one document, then its chunks batch by batch as ``batches``
         yields them, in one transaction (see `StreamedWrite`). The document's row goes first,
         while no chunk is in memory yet: SQLite copies its text twice on the way in."""
-        space = bound_space(self.space)
+        space = bound_space(self._settings.space)
         item = DocumentWrite(
             document, (), np.empty((0, space.dimension), dtype=np.float32), fingerprint
         )
