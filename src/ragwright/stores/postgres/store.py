@@ -24,11 +24,22 @@ opens the collection and joins them.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
-from ragwright.models import DEFAULT_COLLECTION, EmbeddingSpace, StoreStats
+import numpy as np
+import numpy.typing as npt
+
+from ragwright.filters import Filter
+from ragwright.models import (
+    DEFAULT_COLLECTION,
+    Chunk,
+    Document,
+    DocumentInfo,
+    EmbeddingSpace,
+    StoreStats,
+)
 from ragwright.stores.fts_query import STOP_WORDS
 from ragwright.stores.fts_terms import FTS5Terms
 from ragwright.stores.keyword_corpora import Corpora
@@ -66,8 +77,6 @@ class PostgresStore(
     PostgresCheckpoints,
     PostgresVectorSearch,
     PostgresKeywordSearch,
-    PostgresDocuments,
-    PostgresChunks,
     PostgresGraphWrites,
     PostgresGraphReads,
     PostgresScopedGraph,
@@ -107,6 +116,8 @@ class PostgresStore(
         self._graph_lock = threading.Lock()
         self._graph_cache: CachedGraph | None = None
         self._schema_oid = self._current_oid()
+        self._documents = PostgresDocuments(self._db, self._filters)
+        self._chunks = PostgresChunks(self._db, lambda: self.space)
 
     def is_current(self) -> bool:
         """Whether this collection's schema is still the one it opened (a dropped collection's
@@ -133,6 +144,37 @@ class PostgresStore(
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    # `PostgresDocuments`.
+
+    def get_document(self, document_id: str) -> Document | None:
+        return self._documents.get_document(document_id)
+
+    def find_document(self, source: str) -> Document | None:
+        return self._documents.find_document(source)
+
+    def list_documents(self, where: Filter | None = None) -> list[DocumentInfo]:
+        return self._documents.list_documents(where)
+
+    def fingerprints(self) -> dict[str, str]:
+        return self._documents.fingerprints()
+
+    # `PostgresChunks`.
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
+        return self._chunks.get_chunks(chunk_ids)
+
+    def chunks_of(self, document_id: str) -> list[Chunk]:
+        return self._chunks.chunks_of(document_id)
+
+    def chunk_page(self, after: str | None, limit: int) -> list[Chunk]:
+        return self._chunks.chunk_page(after, limit)
+
+    def chunk_vectors(self, chunk_ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+        return self._chunks.chunk_vectors(chunk_ids)
+
+    def chunks_at(self, positions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], Chunk]:
+        return self._chunks.chunks_at(positions)
 
     def stats(self) -> StoreStats:
         row = self._db.query(
