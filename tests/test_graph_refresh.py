@@ -246,7 +246,7 @@ def test_postgres_prunes_its_log_and_a_reader_left_behind_reads_everything(pg_ur
     try:
         store.write([graph_write("a.md", ["Ada Lovelace met Charles Babbage in London."])])
         store.graph_snapshot()
-        cached = store._graph_cache
+        cached = store._graph_reads._graph_cache
         assert cached is not None
         db = store._db
         orphan = "INSERT INTO {s}.graph_changes (key) VALUES ('turing')"

@@ -26,7 +26,10 @@ _DDL = (
 
 
 class PostgresCheckpoints:
-    _db: SchemaDatabase
+    """The connectors' checkpoints: what each source's last sync saw."""
+
+    def __init__(self, db: SchemaDatabase) -> None:
+        self._db = db
 
     def checkpoint(self, source: str) -> Checkpoint:
         def work(conn: Connection[Any]) -> Checkpoint:

@@ -40,6 +40,7 @@ from ragwright.stores.postgres.chunking_slots import SLOT_TABLES as _SLOT_TABLES
 from ragwright.stores.postgres.chunking_slots import drop_chunking_slot
 from ragwright.stores.postgres.connections import lock_schema
 from ragwright.stores.postgres.graph_writes import bump_graph_version
+from ragwright.stores.postgres.row_writes import copy_rows
 from ragwright.stores.postgres.schema import HNSW_MAX_DIMENSION
 from ragwright.stores.postgres.writes import PostgresWrites
 from ragwright.stores.rechunk_messages import to_finish, under_way
@@ -136,12 +137,12 @@ class PostgresRechunk(PostgresWrites):
                 )
             slot = ("slot", "text")
             chunks, postings = _staged(rows)
-            self._copy(conn, "chunk_slots", (slot, *_CHUNK_TYPES), chunks)
-            self._copy(conn, "posting_slots", (slot, *_POSTING_TYPES), postings)
+            copy_rows(self._db, conn, "chunk_slots", (slot, *_CHUNK_TYPES), chunks)
+            copy_rows(self._db, conn, "posting_slots", (slot, *_POSTING_TYPES), postings)
             marks: list[tuple[object, ...]] = [
                 ("staged", item.document.id, item.fingerprint) for item in writes
             ]
-            self._copy(conn, "chunk_slot_documents", (slot, *_MARK_TYPES), marks)
+            copy_rows(self._db, conn, "chunk_slot_documents", (slot, *_MARK_TYPES), marks)
 
         self._db.run(work, "staging chunks")
 
