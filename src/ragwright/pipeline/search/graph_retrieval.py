@@ -69,7 +69,12 @@ class GraphRetriever:
         )
         with tracing.span(tracing.GRAPH_WALK, seeds=len(hybrid)) as walk:
             walked = self.graph_search.rank(
-                query, [hit.chunk.id for hit in hybrid], snapshot, request.graph, depth
+                query,
+                [hit.chunk.id for hit in hybrid],
+                snapshot,
+                request.graph,
+                depth,
+                seed_scores=[hit.score for hit in hybrid],
             )
             walk.set("chunks", len(walked))
         ranked = bounded_newcomers(
