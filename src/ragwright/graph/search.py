@@ -5,9 +5,9 @@ nodes, ``chunk_seed_weight`` of the mass: the top ``seed_hits`` hybrid hits' chu
 proportion to its hybrid score min-max normalized over the hybrid ranking, to the power
 ``seed_decay`` (so the hits hybrid is sure of hold most of it); and at entities, the rest,
 mixed by ``query_weight``: the entities the query names (`ragwright.graph.linking`) and
-those the first ``entity_hits`` hits mention (weighted by 1/rank and by how often the hit
-names each), and with ``fact_weight`` above 0 the entities of the facts the query is linked
-to. Entity seeds are scaled by node specificity, ``1 / chunks_mentioning(entity) **
+those the first ``entity_hits`` hits mention (weighted like their hit's chunk and by how
+often the hit names each), and with ``fact_weight`` above 0 the entities of the facts the
+query is linked to. Entity seeds are scaled by node specificity, ``1 / chunks_mentioning(entity) **
 specificity``, so an entity named in half the corpus ("American") seeds little. The walk
 (`ragwright.graph.ppr`, local: its cost depends on the seeds' neighbourhood, not on the
 graph's size) spreads the seeds over entities and chunks; chunks rank by the mass they hold.
@@ -73,7 +73,7 @@ class GraphSearch:
     ) -> list[tuple[str, float]]:
         """At most ``depth`` (chunk id, walk score) pairs, best first (ties by chunk id);
         ``seed_chunks`` are the hybrid ranking's chunk ids, best first, ``seed_scores``
-        their hybrid scores (none given: each hit scores 1/rank)."""
+        their hybrid scores, one each (none given: each hit scores 1/rank)."""
         graph = self._walks.get(
             snapshot,
             relation_weight=settings.relation_weight,
