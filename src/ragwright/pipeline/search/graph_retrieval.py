@@ -7,9 +7,10 @@ hybrid's, and by default (``graph_weight`` 100) it is the order. The graph ranki
 come from the store through `ChunkReader` (their documents' sources through
 `DocumentLookup`, only for those that make the final cut), and the two rankings are fused
 with `fuse_ranked_lists` (weights 1 and ``graph_weight``, with ``graph_rrf_k``), hybrid's
-first ``graph_keep_top`` hits keeping their places. The graph ranking brings at most ``graph_max_new`` chunks from outside
-hybrid's first ``graph_known_depth`` hits (`bounded_newcomers`). Graph scores never meet
-similarity scores: only ranks are fused, and only chunks are ranked.
+first ``graph_keep_top`` hits keeping their places. The graph ranking brings at most
+``graph_max_new`` chunks from outside hybrid's first ``graph_known_depth`` hits
+(`bounded_newcomers`). Graph scores never meet similarity scores: only ranks are fused, and
+only chunks are ranked.
 """
 
 from __future__ import annotations
