@@ -78,6 +78,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "index",
             "async_api",
             "knowledge",
+            "reading",
             "federation",
             "collection_pool",
             "evaluation",
