@@ -129,3 +129,17 @@ def test_a_kept_chunk_deleted_after_its_ranking_is_left_out(pg_url: str) -> None
     assert [hit.chunk.id for hit in hits] == ids[1:]
     store.close()
     backend.close()
+
+
+def test_vectors_are_stored_in_their_rows(pg_database: str) -> None:
+    """The vector column keeps its values in the row (`STORAGE MAIN`): pgvector's default
+    moves them out of line once a row passes ~2 kB, and an exact ranking then reads each one
+    from the TOAST table."""
+    import psycopg
+
+    with psycopg.connect(pg_database) as conn:
+        row = conn.execute(
+            "SELECT attstorage FROM pg_attribute "
+            "WHERE attrelid = 'ragwright_hybrid.chunks'::regclass AND attname = 'embedding'"
+        ).fetchone()
+    assert row == ("m",)

@@ -119,11 +119,18 @@ class PostgresVectorSearch(PostgresSettings):
     ) -> Cursor[Any]:
         """The index settings for ``search`` and its ranked rows (in a pipeline: not yet
         read)."""
-        ef_search = min(max(self._db.backend.hnsw_ef_search, search.top_k), 1000)
+        ef_search = min(max(self._db.backend.hnsw_ef_search * _widened(search), search.top_k), 1000)
         conn.execute(INDEX_SETTINGS, (str(ef_search),))
         schema = self._db.identifier
         statement = ranked(schema, ranking.ranking, search.condition, before=ranking.before)
         return conn.execute(statement, ranking.params)
+
+
+def _widened(search: VectorQuery) -> int:
+    """How many times ``hnsw_ef_search`` a search through the index reads: 3 with a filter.
+    An iterative scan drops the candidates the filter refuses, and at 100k a 1%-filtered scan
+    at ef_search 100 found 0.77 of the true top 10 (300: 1.000)."""
+    return 3 if search.filtered else 1
 
 
 def vector_ranking(search: VectorQuery, backend: PostgresBackend) -> VectorRanking:
