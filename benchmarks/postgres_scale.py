@@ -52,7 +52,7 @@ import psycopg
 
 from _synthetic import BUCKETS, CHUNKS_PER_DOCUMENT, Words, corpus
 from ragwright.filters import Filter, eq, parse_filter
-from ragwright.models import Chunk, Document, Hit
+from ragwright.models import FTS5_BM25, Chunk, Document, Hit
 from ragwright.pipeline.search.retrieval import Retriever, SearchRequest
 from ragwright.ports import DocumentWrite
 from ragwright.stores.postgres import PostgresBackend
@@ -416,8 +416,10 @@ class ArmsApart:
     def vector_search(self, query: Any, top_k: int, where: Filter | None = None) -> list[Hit]:
         return self._store.vector_search(query, top_k, where)
 
-    def keyword_search(self, query: str, top_k: int, where: Filter | None = None) -> list[Hit]:
-        return self._store.keyword_search(query, top_k, where)
+    def keyword_search(
+        self, query: str, top_k: int, where: Filter | None = None, *, bm25: Any = FTS5_BM25
+    ) -> list[Hit]:
+        return self._store.keyword_search(query, top_k, where, bm25=bm25)
 
 
 @dataclass(frozen=True)
