@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from psycopg import sql
 
-from ragwright.stores.postgres.backend import LOCK_NAMESPACE, lock_schema
+from ragwright.stores.postgres.connections import LOCK_NAMESPACE, lock_schema
 from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.row_slots import RowIds
 

@@ -29,7 +29,7 @@ from ragwright.stores.postgres.vector_plan import (
 if TYPE_CHECKING:
     from psycopg import Connection, Cursor
 
-    from ragwright.stores.postgres.backend import PostgresBackend
+    from ragwright.stores.postgres.connections import Connections
 
 _ZERO_QUERY = (
     "SELECT c.id, 0.0::float8 AS score FROM {s}.chunks c WHERE {where} ORDER BY c.id LIMIT %s"
@@ -133,7 +133,7 @@ def _widened(search: VectorQuery) -> int:
     return 3 if search.filtered else 1
 
 
-def vector_ranking(search: VectorQuery, backend: PostgresBackend) -> VectorRanking:
+def vector_ranking(search: VectorQuery, backend: Connections) -> VectorRanking:
     """The ranking a search runs: exact or through the index, chosen in the statement."""
     if not float(np.linalg.norm(search.vector)) > 0:  # no direction: every similarity is 0
         return VectorRanking("", _ZERO_QUERY, [*search.params, search.top_k])
