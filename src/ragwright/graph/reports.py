@@ -10,8 +10,10 @@ An `ExtractiveReporter` report has
   sentence is the one naming the most central members no chosen sentence named yet. Only
   prose is a candidate (`readable`): no code, table row, heading or fragment;
 - **key terms**: the words its chosen sentences use most (its members' names aside);
-- **facts**: its key typed facts (subject, predicate, object), those between its most
-  central members.
+- **facts**: at most `MAX_FACTS` key typed facts (subject, predicate, object) between its
+  members, one per pair: the best supported (the pair's edge weight, i.e. its evidence)
+  first, then those between the most central members. A predicate that is not a few plain
+  words (`plain_predicate`: "in in", "reads text see [") is never a key fact.
 
 Centrality is an entity's weighted degree inside its community (the capped edge weights to
 other members), plus its mentions as a tie-break; a chunk scores the centrality of the
@@ -34,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragwright.errors import ConfigError
+from ragwright.graph.extractors.predicate_quality import plain_predicate
 from ragwright.models import Chunk
 from ragwright.models.communities import Community, CommunityReport, ReportPoint
 from ragwright.models.graph import GraphSnapshot, TypedFact
@@ -42,11 +45,11 @@ from ragwright.sentences import sentence_spans
 __all__ = ["CommunityInput", "ExtractiveReporter", "community_inputs"]
 
 #: Bumped when the reports an unchanged input gives change.
-REPORTER_VERSION = "2"
+REPORTER_VERSION = "3"
 #: Fewest sentences a summary has when its chunks hold that many readable ones.
 MIN_SENTENCES = 3
 #: Key facts a report lists at most.
-MAX_FACTS = 5
+MAX_FACTS = 3
 #: A sentence a summary may quote: starts like one and ends like one.
 _SENTENCE_SHAPE = re.compile(r"^[\"“'(]?[A-Z0-9][\s\S]*[.!?][\"”')]?$")
 _CODE_MARKS = re.compile(r"```|^\s*(?:[|#>$]|[-*+] |\d+\. )|\|\s*-{3}", re.MULTILINE)
@@ -71,8 +74,10 @@ class CommunityInput:
     members: tuple[tuple[str, str, float], ...]
     chunk_ids: tuple[str, ...]
     chunk_scores: tuple[float, ...]
-    #: The typed facts between its members.
+    #: The typed facts between its members with a plain predicate, best supported first.
     facts: tuple[TypedFact, ...] = ()
+    #: Each fact's support: its pair's edge weight in the graph (the evidence for it).
+    fact_support: tuple[float, ...] = ()
 
     def digest(self, kind: str, settings: Mapping[str, object]) -> str:
         payload = [
@@ -90,8 +95,8 @@ def community_inputs(
     snapshot: GraphSnapshot, communities: Sequence[Community], facts: Sequence[TypedFact] = ()
 ) -> list[CommunityInput]:
     """Each community's ranked members and chunks, read from one snapshot, and the
-    ``facts`` between its members. A member no longer in the graph (its documents were
-    deleted) is left out."""
+    ``facts`` between its members whose predicate is plain, best supported first. A member
+    no longer in the graph (its documents were deleted) is left out."""
     index = {key: i for i, key in enumerate(snapshot.entity_keys)}
     mentions = np.zeros(snapshot.entity_count, dtype=np.float64)
     np.add.at(mentions, snapshot.mention_entity, snapshot.mention_count)
@@ -104,6 +109,8 @@ def community_inputs(
     ):
         chunks_of[entity].append((chunk, count))
     neighbours: dict[int, list[tuple[int, float]]] = defaultdict(list)
+    keys = snapshot.entity_keys
+    pair_weight: dict[frozenset[str], float] = defaultdict(float)  # a fact's support
     for source, target, weight in zip(
         snapshot.edge_source.tolist(),
         snapshot.edge_target.tolist(),
@@ -112,6 +119,8 @@ def community_inputs(
     ):
         neighbours[source].append((target, weight))
         neighbours[target].append((source, weight))
+        pair_weight[frozenset(keys[i] for i in (source, target))] += weight
+    plain = [f for f in facts if f.source != f.target and plain_predicate(f.predicate)]
     made = []
     for community in communities:
         present = [index[key] for key in community.members if key in index]
@@ -126,6 +135,10 @@ def community_inputs(
             for chunk, count in chunks_of[entity]:
                 chunk_score[chunk] += centrality[entity] * count
         chunks = sorted(chunk_score, key=lambda c: (-chunk_score[c], snapshot.chunk_ids[c]))
+        members = community.members
+        inner = [f for f in plain if f.source in members and f.target in members]
+        support = [pair_weight.get(frozenset((f.source, f.target)), 0.0) for f in inner]
+        order = sorted(range(len(inner)), key=lambda i: -support[i])  # stable: input order
         made.append(
             CommunityInput(
                 community=community,
@@ -135,13 +148,8 @@ def community_inputs(
                 ),
                 chunk_ids=tuple(snapshot.chunk_ids[c] for c in chunks),
                 chunk_scores=tuple(chunk_score[c] for c in chunks),
-                facts=tuple(
-                    f
-                    for f in facts
-                    if f.source in community.members
-                    and f.target in community.members
-                    and f.source != f.target
-                ),
+                facts=tuple(inner[i] for i in order),
+                fact_support=tuple(support[i] for i in order),
             )
         )
     return made
@@ -267,14 +275,24 @@ def readable(sentence: str) -> bool:
 def _key_facts(
     item: CommunityInput, weight: Mapping[str, float]
 ) -> tuple[tuple[str, str, str], ...]:
-    """The facts between the most central members, by display name."""
+    """One fact per pair, the best supported first (ties: the most central members), by
+    display name."""
     names = {key: name for key, name, _ in item.members}
+    support = item.fact_support or (0.0,) * len(item.facts)
     ranked = sorted(
-        item.facts,
-        key=lambda f: (-(weight.get(f.source, 0.0) + weight.get(f.target, 0.0)),
-                       f.source, f.predicate, f.target),
+        zip(item.facts, support, strict=True),
+        key=lambda pair: (-pair[1],
+                          -(weight.get(pair[0].source, 0.0) + weight.get(pair[0].target, 0.0)),
+                          pair[0].source, pair[0].predicate, pair[0].target),
     )  # fmt: skip
-    return tuple((names[f.source], f.predicate, names[f.target]) for f in ranked[:MAX_FACTS])
+    chosen: list[tuple[str, str, str]] = []
+    pairs: set[frozenset[str]] = set()
+    for fact, _ in ranked:
+        pair = frozenset((fact.source, fact.target))
+        if pair not in pairs and fact.source in names and fact.target in names:
+            pairs.add(pair)
+            chosen.append((names[fact.source], fact.predicate, names[fact.target]))
+    return tuple(chosen[:MAX_FACTS])
 
 
 def _terms(points: Sequence[ReportPoint], title: Sequence[str], limit: int) -> tuple[str, ...]:

@@ -5,9 +5,11 @@ Two mentions are related when the shortest path between their head tokens in the
 parse tree is short (at most `MAX_PATH_EDGES` links) and carries a predicate: the words on
 the path, in text order ("is director of", "born in", "wrote"). A path of one link is a fact
 only for an apposition ("Titanic, a film" — ``is``) or a possessive (``has``); a coordination
-("Ed and Ann") or a compound is not. The mention earlier in the text is the subject. This is
-the same shape as an LLM extractor's typed relation, and stored the same way (a `Relation`
-whose label is the predicate); co-occurrence stays a weaker edge beside it.
+("Ed and Ann") or a compound is not, nor a path whose words state no relation
+(`ragwright.graph.extractors.predicate_quality`: "in in", "hybrid indexes"). The mention
+earlier in the text is the subject. This is the same shape as an LLM extractor's typed
+relation, and stored the same way (a `Relation` whose label is the predicate);
+co-occurrence stays a weaker edge beside it.
 
 The parse is spaCy's (any object with its ``Doc`` token API: ``i``, ``head``, ``dep_``,
 ``pos_``, ``text``); nothing here imports spaCy.
@@ -18,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ragwright.graph.extractors.predicate_quality import states_relation
 from ragwright.models.graph import Mention, Relation
 
 #: Links on the path between the two mentions' heads at most ("Scott Derrickson is the
@@ -94,5 +97,7 @@ def _predicate(path: Sequence[Any], named: set[int]) -> str | None:
     if not any(token.pos_ in _PREDICATE_POS for token in words):
         return None
     if all(token.dep_ in ("conj", "compound", "appos", "cc") for token in path[1:-1]):
+        return None
+    if not states_relation(words):  # parse debris: the pair stays a co-occurrence edge
         return None
     return " ".join(token.text.lower() for token in words)
