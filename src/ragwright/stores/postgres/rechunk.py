@@ -38,6 +38,7 @@ from ragwright.stores.checks import check_write
 from ragwright.stores.postgres.backend import lock_schema
 from ragwright.stores.postgres.graph_writes import bump_graph_version
 from ragwright.stores.postgres.schema import HNSW_MAX_DIMENSION
+from ragwright.stores.postgres.table_headers import SLOT_HEADERS_DDL, write_headers
 from ragwright.stores.postgres.writes import PostgresWrites
 from ragwright.stores.rechunk_messages import to_finish, under_way
 from ragwright.stores.rows import document_from_row, space_from_json, space_json
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
     from ragwright.stores.postgres.database import SchemaDatabase
 
 _KEYS: dict[Slot, str] = {"staged": "chunking_staged", "previous": "chunking_previous"}
-_CHUNKS = "id, document_id, idx, text, char_start, char_end, metadata, tokens, embedding"
+_CHUNKS = "id, document_id, idx, text, char_start, char_end, metadata, tokens, embedding, header_id"
 _POSTINGS = "term, chunk_id, document_id, tf, dl"
 _SLOT = "slot text COLLATE \"C\" NOT NULL CHECK (slot IN ('staged', 'previous', 'swapping'))"
 _TABLES = f"""
@@ -121,6 +122,7 @@ class PostgresRechunk(PostgresWrites):
         def work(conn: Connection[Any]) -> None:
             lock_schema(conn, self._db.schema)
             conn.execute(self._db.sql(_TABLES))
+            conn.execute(self._db.sql(SLOT_HEADERS_DDL))  # a slot table made before them
             recorded = self._chunking_slot(conn, "staged")
             if recorded is None:
                 self._record_chunking(conn, "staged", chunking)
@@ -135,6 +137,7 @@ class PostgresRechunk(PostgresWrites):
                     (ids,),
                 )
             slot = ("slot", "text")
+            write_headers(self._db, conn, [h for r in rows for h in r.headers])
             chunks, postings = _staged(rows)
             self._copy(conn, "chunk_slots", (slot, *_CHUNK_TYPES), chunks)
             self._copy(conn, "posting_slots", (slot, *_POSTING_TYPES), postings)
@@ -327,7 +330,7 @@ def drop_chunking_slot(db: SchemaDatabase, conn: Connection[Any], slot: Slot) ->
 _CHUNK_TYPES = (
     ("id", "text"), ("document_id", "text"), ("idx", "int4"), ("text", "text"),
     ("char_start", "int4"), ("char_end", "int4"), ("metadata", "jsonb"), ("tokens", "int4"),
-    ("embedding", "vector"),
+    ("embedding", "vector"), ("header_id", "text"),
 )  # fmt: skip
 _POSTING_TYPES = (
     ("term", "text"), ("chunk_id", "text"), ("document_id", "text"), ("tf", "int4"),
