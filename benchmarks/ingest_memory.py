@@ -23,8 +23,8 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 MB = 1024 * 1024
 WORDS = "the index keeps every chunk of text with its vector and offsets in one database".split()
