@@ -127,7 +127,7 @@ def measure(kb: Index, args: Any) -> None:
         graphs = kb.searching.context.caller_graphs
         kept: Any = graphs._views if mode == "graph" else None
         if kept is None and args.store == "sqlite":
-            kept = store._corpora._entries
+            kept = store._search._corpora._entries
         for key in [k for k in kept or () if k[1] == mine]:
             del kept[key]
 
@@ -159,7 +159,7 @@ def measure(kb: Index, args: Any) -> None:
     readable = one.readable()
     for _ in range(5):
         began = time.perf_counter()
-        store._graph_cache = None  # a whole read, as after a merge
+        store._graph_reads._graph_cache = None  # a whole read, as after a merge
         store.graph_snapshot()
         whole.append(time.perf_counter() - began)
         began = time.perf_counter()

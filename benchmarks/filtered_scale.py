@@ -34,19 +34,19 @@ def main() -> None:
     store.keyword_search(asked[0][0], 10, one)
     names = ("ids 1%", "ids 10%", "vector 1%", "hybrid 1%", "vector 10%", "hybrid 10%")
     out: dict[str, list[float]] = {k: [] for k in (*names, "numpy 10k rows")}
-    matrix = store._vectors._built.value.blocks[0]  # type: ignore[union-attr]
+    matrix = store._search._vectors._built.value.blocks[0]  # type: ignore[union-attr]
     for text, vector in asked[1:]:
         for name, where in (("1%", one), ("10%", ten)):
             request = SearchRequest(mode=SearchMode.HYBRID, top_k=10, where=where)
             calls = {
-                f"ids {name}": lambda w=where: store._matching_rowids(w, -1),
+                f"ids {name}": lambda w=where: store._search._matching_rowids(w, -1),
                 f"vector {name}": lambda w=where, v=vector: store.vector_search(v, 10, w),
                 f"hybrid {name}": lambda r=request, t=text, v=vector: retriever.search(
                     t, r, query_vector=v
                 ),
             }
             for key, call in calls.items():
-                store._last_filter = None
+                store._search._last_filter = None
                 started = time.perf_counter()
                 call()
                 out[key].append(time.perf_counter() - started)

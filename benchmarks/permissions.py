@@ -110,12 +110,12 @@ def main() -> None:
                 readable = caller.readable()
                 spent = []
                 for _ in range(args.queries):
-                    store._last_filter = None
+                    store._search._last_filter = None
                     began = time.perf_counter()
                     if readable is None:
                         store._db.query("SELECT group_concat(rowid) FROM chunks")
                     else:
-                        store._matching_rowids(readable, -1)
+                        store._search._matching_rowids(readable, -1)
                     spent.append(time.perf_counter() - began)
                 what = "all row ids" if readable is None else "readable row ids"
                 print(f"{what:<16} {name:<9} p50 {p50(spent):7.3f} ms")

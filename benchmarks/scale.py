@@ -190,7 +190,7 @@ def serve(directory: Path, count: int, cold: bool, ann: str = "auto") -> dict[st
         first = next(picks) % 10
         return parse_filter(" or ".join(f"bucket = {b}" for b in range(first, BUCKETS, 10)))
 
-    matrix = store._vectors._built.value.blocks[0]  # type: ignore[union-attr]  # the floor's matrix
+    matrix = store._search._vectors._built.value.blocks[0]  # type: ignore[union-attr]  # the floor's matrix
 
     def numpy_exact(v: np.ndarray) -> object:
         scores = matrix @ v
@@ -213,7 +213,7 @@ def serve(directory: Path, count: int, cold: bool, ann: str = "auto") -> dict[st
             t, request(SearchMode.HYBRID, ten()), query_vector=v
         ),
     }
-    result["ann_used"] = store._ann is not None  # auto: the graph from MIN_ROWS chunks
+    result["ann_used"] = store._search._ann is not None  # auto: the graph from MIN_ROWS chunks
     samples = interleaved(runs, asked)
     result["serving_rss_gb"] = current_rss_gb()
     result["serving_rss_file_gb"] = current_rss_gb("RssFile")

@@ -3,6 +3,7 @@ and package cycles.
 
     python scripts/import_layers.py            # the arrows, counted, then what breaks the rules
     python scripts/import_layers.py --quiet    # only what breaks the rules (exit 1 if anything)
+    python scripts/import_layers.py --modules stores.postgres  # module circles inside a package
 
 A *package* is a top-level package with its subpackages (``ragwright.stores``, whose
 ``stores.sqlite`` is part of it) or one flow of the pipeline (``ragwright.pipeline.search``); a
@@ -78,6 +79,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "index",
             "async_api",
             "knowledge",
+            "reading",
             "federation",
             "collection_pool",
             "evaluation",
@@ -169,8 +171,22 @@ def package_arrows(found: list[Arrow]) -> Counter[tuple[str, str]]:
 
 def cycles(found: list[Arrow]) -> list[list[str]]:
     """Strongly connected groups of packages (Tarjan), each of two or more."""
+    return _circles(list(package_arrows(found)))
+
+
+def module_cycles(found: list[Arrow], prefix: str) -> list[list[str]]:
+    """Strongly connected groups of the modules named ``prefix`` or under it (the circles of
+    imports inside one package, which `cycles` does not see), each of two or more."""
+
+    def inside(module: str) -> bool:
+        return module == prefix or module.startswith(prefix + ".")
+
+    return _circles([(a.source, a.target) for a in found if inside(a.source) and inside(a.target)])
+
+
+def _circles(edges: list[tuple[str, str]]) -> list[list[str]]:
     graph: dict[str, set[str]] = {}
-    for source, target in package_arrows(found):
+    for source, target in edges:
         graph.setdefault(source, set()).add(target)
         graph.setdefault(target, set())
     index: dict[str, int] = {}
@@ -207,8 +223,15 @@ def cycles(found: list[Arrow]) -> list[list[str]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quiet", action="store_true", help="print only what breaks the rules")
+    parser.add_argument("--modules", metavar="PACKAGE", help="the module circles inside PACKAGE")
     args = parser.parse_args()
     found = arrows()
+    if args.modules:
+        circles = module_cycles(found, args.modules)
+        for group in circles:
+            print(f"{len(group)} modules: {' <-> '.join(group)}")
+        print(f"{len(circles)} module circles in {args.modules}")
+        return 1 if circles else 0
     between = package_arrows(found)
     if not args.quiet:
         packages = {name for pair in between for name in pair}

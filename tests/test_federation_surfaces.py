@@ -214,7 +214,7 @@ def test_serve_reads_the_federation_table(team: Path, personal: str, tmp_path: P
     config = tmp_path / "ragwright.toml"
     config.write_text(
         f'[federation]\nmembers = ["team={team}", {{ name = "personal", index = "{personal}" }}]\n'
-        f"timeout = 20\nstrict = true\n[server]\nshutdown_timeout = 5\n",
+        f"timeout = 120\nstrict = true\n[server]\nshutdown_timeout = 5\n",
         "utf-8",
     )
     port = free_port()
@@ -233,7 +233,7 @@ def test_serve_reads_the_federation_table(team: Path, personal: str, tmp_path: P
         assert found.status_code == 200, found.text
         assert {hit["index"] for hit in found.json()["hits"]} == {"team", "personal"}
         described = httpx.get(f"{base}/v1/federation", timeout=60).json()
-        assert (described["timeout"], described["strict"]) == (20.0, True)
+        assert (described["timeout"], described["strict"]) == (120.0, True)
     finally:
         server.terminate()
         server.wait(timeout=60)

@@ -172,7 +172,7 @@ def _unread(db: Any) -> SnapshotRows:
 def test_writes_and_deletes_are_replayed_without_reading_the_whole_graph(
     written: SQLiteStore,
 ) -> None:
-    cached = written._graph_cache
+    cached = written._graph_reads._graph_cache
     assert cached is not None
     db = sqlite3.connect(written.path)
     try:
@@ -199,7 +199,7 @@ def test_writes_and_deletes_are_replayed_without_reading_the_whole_graph(
 
 
 def test_a_merge_decision_reads_the_whole_graph(written: SQLiteStore) -> None:
-    cached = written._graph_cache
+    cached = written._graph_reads._graph_cache
     assert cached is not None
     written.merge_entities("Ada Lovelace", "London")
     db = sqlite3.connect(written.path)
@@ -214,7 +214,7 @@ def test_a_merge_decision_reads_the_whole_graph(written: SQLiteStore) -> None:
 def test_the_log_is_pruned_and_a_reader_left_behind_reads_everything(
     written: SQLiteStore,
 ) -> None:
-    cached = written._graph_cache
+    cached = written._graph_reads._graph_cache
     assert cached is not None
     db = sqlite3.connect(written.path)
     try:
@@ -246,7 +246,7 @@ def test_postgres_prunes_its_log_and_a_reader_left_behind_reads_everything(pg_ur
     try:
         store.write([graph_write("a.md", ["Ada Lovelace met Charles Babbage in London."])])
         store.graph_snapshot()
-        cached = store._graph_cache
+        cached = store._graph_reads._graph_cache
         assert cached is not None
         db = store._db
         orphan = "INSERT INTO {s}.graph_changes (key) VALUES ('turing')"

@@ -192,7 +192,7 @@ def test_the_store_searches_through_the_scan_as_numpy_would(
     assert_as_numpy()
     store.wait_for_caches()
     with store._db.lock, store._db.read_snapshot() as generation:
-        matrix = store._current_matrix(embedder.space, generation)
+        matrix = store._search._current_matrix(embedder.space, generation)
     # The store's searches build the first block's scan, in the query or in a thread.
     matrix.scans.of(matrix.blocks, background=background)
     matrix.scans.wait()

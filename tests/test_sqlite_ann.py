@@ -94,9 +94,11 @@ def test_ann_equals_exact_on_a_small_collection_at_a_high_beam(
     built: Path, queries: np.ndarray
 ) -> None:
     with SQLiteStore(built, background=False, ann_ef=400) as ann, exact(built) as plain:
-        assert ann._ann_choice.mode == "on"  # recorded by set_ann: every opener follows
+        assert ann._search._ann_choice.mode == "on"  # recorded by set_ann: every opener follows
         assert answers(ann, queries) == answers(plain, queries)
-        assert ann._ann is not None and ann._ann.path.is_file()  # the graph answered
+        assert (
+            ann._search._ann is not None and ann._search._ann.path.is_file()
+        )  # the graph answered
 
 
 def test_at_the_default_beam_recall_stays_high(built: Path, queries: np.ndarray) -> None:
@@ -178,11 +180,11 @@ def test_a_graph_read_in_place_from_its_file_is_extended_from_a_copy(
     saved = graph.read_bytes()
     with SQLiteStore(index, background=False, ann_ef=400) as store:
         store.vector_search(queries[0], 10)
-        assert store._ann is not None and store._ann._built is not None
-        assert store._ann._built.value.mapped is not None  # read in place, not copied
+        assert store._search._ann is not None and store._search._ann._built is not None
+        assert store._search._ann._built.value.mapped is not None  # read in place, not copied
         write(store, range(DOCUMENTS, DOCUMENTS + 340), seed=2)  # 1,020 chunks
         store.vector_search(queries[0], 10)  # catches up, then links them into a copy
-        linked = store._ann._built.value
+        linked = store._search._ann._built.value
         assert linked.tail == () and linked.mapped is not None  # saved, read from the new file
         assert linked.graph_size == 3 * (DOCUMENTS + 340)
         with exact(index) as plain:
@@ -247,7 +249,7 @@ def test_index_ann_records_the_choice_and_builds_or_drops_the_graph(index: Path)
     assert json.loads(off.output) == {"ann": "off", "ann_chunks": 0}
     assert not graph.exists()
     with SQLiteStore(index, background=False) as store:
-        assert store._ann_choice.mode == "off"
+        assert store._search._ann_choice.mode == "off"
     on = runner.invoke(app, ["index", "--ann", "on", "--index", str(index)])
     assert on.exit_code == 0, on.output
     assert f"covers {3 * DOCUMENTS} chunks" in on.output and graph.is_file()
@@ -269,6 +271,8 @@ def test_searches_give_back_the_pages_of_large_cache_files_and_answer_the_same(
     monkeypatch.setattr(derived, "RELEASED_BYTES", 0)  # every file counts as large
     with SQLiteStore(index, background=False, ann_ef=400) as store:
         assert answers(store, queries) == before
-        assert store._ann is not None and store._ann.latest is not None  # the graph answered
+        assert (
+            store._search._ann is not None and store._search._ann.latest is not None
+        )  # the graph answered
         left = mapped_resident_bytes(index)
     assert left.get(graph, 0) == 0 and left.get(vectors, 0) == 0

@@ -267,8 +267,8 @@ def test_a_serving_store_answers_from_intact_files_once_checked(
     assert (keyword_answers(serving, queries), vector_answers(serving, vectors)) == before
     serving.wait_for_caches()
     assert (keyword_answers(serving, queries), vector_answers(serving, vectors)) == before
-    assert serving._keywords is not None and serving._keywords.latest is not None
-    assert in_a_file(serving._keywords.latest.lengths)  # served from the file, once checked
+    assert serving._search._keywords is not None and serving._search._keywords.latest is not None
+    assert in_a_file(serving._search._keywords.latest.lengths)  # served from the file, once checked
     assert {s: cache_file(tmp_path, s).read_bytes() for s in saved} == saved  # kept
 
 
@@ -283,7 +283,9 @@ def test_searches_give_back_the_pages_they_read_from_large_cache_files(
     monkeypatch.setattr(derived, "RELEASED_BYTES", 0)  # every file counts as large
     with SQLiteStore(tmp_path, background=False) as serving:
         assert (keyword_answers(serving, queries), vector_answers(serving, vectors)) == before
-        assert serving._keywords is not None and serving._keywords.latest is not None
+        assert (
+            serving._search._keywords is not None and serving._search._keywords.latest is not None
+        )
         left = mapped_resident_bytes(tmp_path)
     assert all(left.get(DATABASE_NAME + s, 0) == 0 for s in (KEYWORDS_SUFFIX, VECTORS_SUFFIX))
 
@@ -305,8 +307,8 @@ def test_a_cache_the_store_builds_is_served_from_the_file_it_wrote(
         vector_answers(store, vectors)  # background, if the store builds there)
         store.wait_for_caches()
         answered = keyword_answers(store, queries), vector_answers(store, vectors)
-        assert store._keywords is not None and store._vectors is not None
-        for cache in (store._keywords.latest, store._vectors.latest):
+        assert store._search._keywords is not None and store._search._vectors is not None
+        for cache in (store._search._keywords.latest, store._search._vectors.latest):
             assert cache is not None
             assert all(in_a_file(a) for a in cache.arrays().values() if a.size)
     assert answered == truth(tmp_path, queries, vectors)
@@ -346,6 +348,8 @@ def test_a_stores_background_builds_from_the_database_run_one_at_a_time(
         store.hybrid_candidates(queries[0], vectors[0], 10)  # starts both builds
         store.wait_for_caches()
         store.hybrid_candidates(queries[0], vectors[0], 10)  # takes what they handed over
-        assert store._keywords is not None and store._keywords.latest is not None
-        assert store._candidates is not None and store._candidates.latest is not None
+        assert store._search._keywords is not None and store._search._keywords.latest is not None
+        assert (
+            store._search._candidates is not None and store._search._candidates.latest is not None
+        )
     assert together == [1, 1]

@@ -28,6 +28,7 @@ from ragwright.filters import Filter, parse_filter
 from ragwright.index import DEFAULT_INDEX_DIR, ChunkingConfig, Index
 from ragwright.models import DEFAULT_COLLECTION
 from ragwright.permissions import EVERYONE, Caller
+from ragwright.reading import Reader
 from ragwright.surface_limits import checked_text
 
 #: C0 controls but tab, newline and carriage return (which Rich drops itself, and which ends
@@ -234,9 +235,9 @@ def parse_where(expression: str | None) -> Filter | None:
     return parse_filter(checked_text(expression, "filter expression"))
 
 
-def warn_if_filter_matched_nothing(kb: Index, where: Filter | None, found: int) -> None:
+def warn_if_filter_matched_nothing(reader: Reader, where: Filter | None, found: int) -> None:
     """On stderr, why a filter that matched nothing may have: a field no chunk has."""
-    warning = kb.documents.filter_warning(where) if where is not None and not found else None
+    warning = reader.filter_warning(where, found)
     if warning:
         errors.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
 

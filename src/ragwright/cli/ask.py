@@ -31,18 +31,17 @@ from ragwright.cli._common import (
     reports_errors,
     warn_if_filter_matched_nothing,
 )
-from ragwright.cli._federation import (
+from ragwright.cli._modes import mode_help, search_mode
+from ragwright.cli._reader import (
     FederationOption,
     FederationTimeoutOption,
     IndexesOption,
-    is_federated,
     locations,
-    open_federation,
+    open_reader,
 )
-from ragwright.cli._modes import mode_help, search_mode
 from ragwright.cli.search import BM25BOption, BM25K1Option, DocumentShareOption, FilterOption
 from ragwright.config import load_config
-from ragwright.index import AskOptions, Index
+from ragwright.index import AskOptions
 from ragwright.llms.settings import ENGINES, Budget, LLMSettings
 from ragwright.models import DEFAULT_COLLECTION, Answer, Citation
 from ragwright.pipeline.search.request import SearchMode, SearchRequest
@@ -166,32 +165,18 @@ def ask(
         "request": request,
         "caller": caller,
     }
-    if is_federated(given, federation):
-        with open_federation(
-            given,
-            collection=collection,
-            embedder=embedder,
-            mode=federation,
-            timeout=federation_timeout,
-            config=configuration,
-            llm_settings=settings,
-        ) as indexes:
-            stream = indexes.ask_stream(question, **options)
-            answer = _answer(question, stream, json_output)
-    else:
-        with Index(
-            given[0],
-            collection=collection,
-            embedder=embedder,
-            create=False,
-            read_only=True,  # the LLM ledger and cache keep their own connection and tables
-            llm_settings=settings,
-            config=configuration,
-        ) as kb:
-            stream = kb.ask_stream(question, **options)
-            answer = _answer(question, stream, json_output)
-            if not caller.restricted:  # it names fields of every document
-                warn_if_filter_matched_nothing(kb, where, len(answer.hits))
+    with open_reader(
+        given,
+        collection=collection,
+        embedder=embedder,
+        mode=federation,
+        timeout=federation_timeout,
+        config=configuration,
+        llm_settings=settings,
+    ) as reader:
+        answer = _answer(question, reader.ask_stream(question, **options), json_output)
+        if not caller.restricted:  # it names fields of every document
+            warn_if_filter_matched_nothing(reader, where, len(answer.hits))
     if not json_output:
         _show_sources(answer, show_route=request.mode == SearchMode.AUTO)
 

@@ -26,6 +26,7 @@ from ragwright.cli._common import (
 from ragwright.cli.search import FilterOption
 from ragwright.errors import StoreError
 from ragwright.models import DEFAULT_COLLECTION
+from ragwright.reading import IndexReader
 from ragwright.shapes import document_info_json, document_json
 
 app = typer.Typer(
@@ -49,7 +50,7 @@ def list_documents(
     with open_index(index, collection=collection, read_only=True) as kb:
         documents = kb.documents.list(where, caller=caller)
         if not caller.restricted:  # it names fields of every document
-            warn_if_filter_matched_nothing(kb, where, len(documents))
+            warn_if_filter_matched_nothing(IndexReader(kb), where, len(documents))
     if json_output:
         print_json([document_info_json(d) for d in documents])
         return

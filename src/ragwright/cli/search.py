@@ -19,24 +19,22 @@ from ragwright.cli._common import (
     RerankOption,
     caller_of,
     console,
-    open_index,
     parse_where,
     print_json,
     reports_errors,
     warn_if_filter_matched_nothing,
 )
-from ragwright.cli._federation import (
+from ragwright.cli._modes import mode_help, search_mode
+from ragwright.cli._reader import (
     FederationOption,
     FederationTimeoutOption,
     IndexesOption,
-    is_federated,
     locations,
-    open_federation,
+    open_reader,
     print_warnings,
 )
-from ragwright.cli._modes import mode_help, search_mode
 from ragwright.config import load_config
-from ragwright.models import DEFAULT_COLLECTION, FTS5_BM25, MAX_BM25_K1, Hit, Route
+from ragwright.models import DEFAULT_COLLECTION, FTS5_BM25, MAX_BM25_K1, Hit
 from ragwright.pipeline.search.request import Fusion, SearchMode, SearchRequest
 from ragwright.shapes import search_json
 from ragwright.stores.fts_query import query_terms
@@ -181,29 +179,21 @@ def search(
         {key: value for key, value in flags.items() if value is not None}
     )
     request = request.but(caller=caller_of(as_principal))
-    given = locations(index)
-    warnings: tuple[str, ...] = ()
-    route: Route | None = None
-    federated = is_federated(given, federation)
-    if federated:
-        with open_federation(
-            given,
-            collection=collection,
-            embedder=embedder,
-            mode=federation,
-            timeout=federation_timeout,
-            config=configuration,
-        ) as indexes:
-            found = indexes.search(query, request)
-        hits, warnings = list(found.hits), found.warnings
-    else:
-        with open_index(given[0], embedder, collection=collection, read_only=True) as kb:
-            route, hits = kb.searching.search_routed(query, request)
-            if not request.caller.restricted:  # it names fields of every document
-                warn_if_filter_matched_nothing(kb, request.where, len(hits))
+    with open_reader(
+        locations(index),
+        collection=collection,
+        embedder=embedder,
+        mode=federation,
+        timeout=federation_timeout,
+        config=configuration,
+    ) as reader:
+        found = reader.find(query, request)
+        if not request.caller.restricted:  # it names fields of every document
+            warn_if_filter_matched_nothing(reader, request.where, len(found.hits))
+    hits, route, warnings = found.hits, found.route, found.warnings
     if json_output:
         shape = search_json(query, request.mode, request.top_k, request.where, hits, route)
-        print_json(shape | ({"warnings": list(warnings)} if federated else {}))
+        print_json(shape | ({} if warnings is None else {"warnings": list(warnings)}))
         print_warnings(warnings)
         return
     print_warnings(warnings)

@@ -29,6 +29,7 @@ from ragwright.errors import (
     FilterSyntaxError,
     GraphNotBuilt,
     MemberUnavailable,
+    RagwrightError,
     UnsupportedFilter,
     UnsupportedScale,
 )
@@ -45,10 +46,11 @@ from ragwright.pipeline.answer.asking import AskRequest
 from ragwright.pipeline.graph.community_view import CommunityView
 from ragwright.pipeline.permitted import refuse_restricted
 from ragwright.pipeline.search.fusion import fuse_ranked_lists
-from ragwright.pipeline.search.request import SearchOptions, SearchRequest
+from ragwright.pipeline.search.request import SearchMode, SearchOptions, SearchRequest
 from ragwright.ports import ResultProcessor
 from ragwright.processors.chain import ResultChain
 from ragwright.query.model import QueryProcessor
+from ragwright.reading import Found
 
 T = TypeVar("T")
 #: Errors that say the request, not the member, is at fault: when every failed member raised
@@ -266,6 +268,29 @@ class Federation(AsyncReads):
             {name: failure.reason for name, failure in fanned.failures.items()},
         )
 
+    def find(self, query: str, request: SearchRequest, /) -> Found:
+        """`search` as a `ragwright.reading.Reader` gives it: no route (each member plans
+        its own), the warnings of a partial search."""
+        found = self.search(query, request)
+        return Found(list(found.hits), None, found.warnings)
+
+    def modes_for(self, caller: Caller = EVERYONE, /) -> list[str]:
+        """The modes every member that answers now can serve ``caller`` (in the first's
+        order); a member that is down is left out, as its searches are."""
+        offered = []
+        for name in self.names:
+            try:
+                offered.append(self.member(name).searching.modes_for(caller))
+            except RagwrightError:
+                continue
+        first, *others = offered or [[SearchMode.AUTO.value]]
+        return [mode for mode in first if all(mode in modes for modes in others)]
+
+    def filter_warning(self, where: Filter | None, found: int, /) -> str | None:
+        """None: each member knows only its own fields, so none can say a field is missing
+        everywhere."""
+        return None
+
     def ask(self, question: str, **options: Unpack[AskOptions]) -> Answer:
         """`ask_stream`'s final `Answer`."""
         return final_answer(self.ask_stream(question, **options))
@@ -334,8 +359,16 @@ class Federation(AsyncReads):
             lambda member: member.index().documents.get(id_or_source, caller=caller), index
         )
 
-    def chunks_of(self, document_id: str, index: str, *, caller: Caller = EVERYONE) -> list[Chunk]:
-        """A document's chunks in order, from member ``index``."""
+    def chunks_of(
+        self, document_id: str, index: str | None, *, caller: Caller = EVERYONE
+    ) -> list[Chunk]:
+        """A document's chunks in order, from member ``index`` (None: the first member
+        holding the document)."""
+        if index is None:
+            found = self.document(document_id, caller=caller)
+            if found is None:
+                return []
+            index = found[0]
         return self.member(index).documents.chunks_of(document_id, caller=caller)
 
     def documents(

@@ -11,12 +11,12 @@ from __future__ import annotations
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 from starlette.applications import Starlette
 
 from ragwright import __version__
 from ragwright.federation import Federation
+from ragwright.mcp_server import reads
 from ragwright.mcp_server.arguments import (
     DOCUMENT_WINDOW,
     MAX_LISTED_SOURCES,
@@ -32,9 +32,6 @@ from ragwright.mcp_server.arguments import (
     SearchTopK,
     SourceIds,
     describe,
-    refuse_unknown_engine,
-    tool_errors,
-    where_of,
 )
 from ragwright.mcp_server.results import (
     UNTRUSTED_NOTICE,
@@ -43,15 +40,8 @@ from ragwright.mcp_server.results import (
     DocumentResult,
     SearchResult,
     SourcesResult,
-    ask_result,
-    chunk_view,
-    document_result,
-    hit_view,
-    route_view,
-    source_view,
 )
 from ragwright.permissions import EVERYONE, Caller
-from ragwright.planner import requested
 from ragwright.shapes.mode_name import HYBRID as HYBRID_MODE
 from ragwright.shapes.mode_name import ModeName
 
@@ -104,17 +94,7 @@ def build_federation_server(
         filter: FilterExpression = None,
         sources: SourceIds = None,
     ) -> SearchResult:
-        with tool_errors():
-            found = federation.search(
-                query, mode=mode, top_k=top_k, where=where_of(filter, sources), caller=caller
-            )
-        return SearchResult(
-            query=query,
-            mode=mode,
-            route=route_view(requested(mode)),
-            hits=[hit_view(rank, hit) for rank, hit in enumerate(found.hits, start=1)],
-            warnings=list(found.warnings),
-        )
+        return reads.search(federation, query, mode, top_k, (filter, sources), caller)
 
     @server.tool(
         annotations=READ_ONLY,
@@ -130,32 +110,16 @@ def build_federation_server(
         sources: SourceIds = None,
         engine: EngineName = None,
     ) -> AskResult:
-        refuse_unknown_engine(engine)
-        with tool_errors():
-            answer = federation.ask(
-                question,
-                top_k=top_k,
-                where=where_of(filter, sources),
-                engine=engine,
-                caller=caller,
-            )
-        return ask_result(question, answer)
+        return reads.ask(
+            federation, question, (filter, sources), engine=engine, top_k=top_k, caller=caller
+        )
 
     @server.tool(annotations=READ_ONLY, description=describe("One chunk by its id."))
     def get_chunk(
         chunk_id: ChunkId,
         index: MemberName = None,
     ) -> ChunkResult:
-        with tool_errors():
-            found = federation.chunk(chunk_id, index, caller=caller)
-            document = (
-                federation.document(found[1].document_id, found[0], caller=caller)
-                if found
-                else None
-            )
-        if found is None or document is None:
-            raise ToolError(f"no chunk with id {chunk_id!r}")
-        return ChunkResult(chunk=chunk_view(found[1], document[1].source), index=found[0])
+        return reads.chunk(federation, chunk_id, index, caller)
 
     @server.tool(annotations=READ_ONLY, description=describe(DOCUMENT_WINDOW))
     def get_document(
@@ -164,12 +128,7 @@ def build_federation_server(
         max_chars: MaxChars = 20_000,
         index: MemberName = None,
     ) -> DocumentResult:
-        with tool_errors():
-            found = federation.document(document, index, caller=caller)
-        if found is None:
-            raise ToolError(f"no document with id or source {document!r}")
-        result = document_result(found[1], char_start, max_chars)
-        return result.model_copy(update={"index": found[0]})
+        return reads.document(federation, document, char_start, max_chars, index, caller)
 
     @server.tool(annotations=READ_ONLY, description="List every index's documents by source.")
     def list_sources(
@@ -177,14 +136,7 @@ def build_federation_server(
         offset: Annotated[int, Field(ge=0, strict=True)] = 0,
         limit: Annotated[int, Field(ge=1, le=MAX_LISTED_SOURCES, strict=True)] = 100,
     ) -> SourcesResult:
-        with tool_errors():
-            documents = federation.documents(filter, caller=caller)
-        page = documents[offset : offset + limit]
-        return SourcesResult(
-            total=len(documents),
-            offset=offset,
-            sources=[source_view(info).model_copy(update={"index": n}) for n, info in page],
-        )
+        return reads.sources(federation, filter, offset, limit, caller)
 
     @server.tool(annotations=READ_ONLY, description="List the indexes of the federation.")
     def list_indexes() -> IndexesResult:

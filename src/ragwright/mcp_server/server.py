@@ -14,13 +14,13 @@ from collections.abc import Callable
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 from starlette.applications import Starlette
 
 from ragwright import __version__
 from ragwright.collection_pool import CollectionPool
 from ragwright.index import Index
+from ragwright.mcp_server import reads
 from ragwright.mcp_server.arguments import (
     DOCUMENT_WINDOW,
     MAX_LISTED_SOURCES,
@@ -37,9 +37,7 @@ from ragwright.mcp_server.arguments import (
     SearchTopK,
     SourceIds,
     describe,
-    refuse_unknown_engine,
     tool_errors,
-    where_of,
 )
 from ragwright.mcp_server.results import (
     UNTRUSTED_NOTICE,
@@ -49,14 +47,9 @@ from ragwright.mcp_server.results import (
     DocumentResult,
     SearchResult,
     SourcesResult,
-    ask_result,
-    chunk_view,
-    document_result,
-    hit_view,
-    route_view,
-    source_view,
 )
 from ragwright.permissions import EVERYONE, Caller
+from ragwright.reading import IndexReader, Reader
 from ragwright.shapes.mode_name import HYBRID as HYBRID_MODE
 from ragwright.shapes.mode_name import ModeName
 
@@ -76,6 +69,10 @@ def build_server(
         log_level="WARNING",
     )
 
+    def reader(collection: str | None) -> Reader:
+        with tool_errors():  # an unknown collection is the caller's error
+            return IndexReader(kb.get(collection))
+
     @server.tool(annotations=READ_ONLY, description=describe("Search the knowledge base."))
     def search(
         query: Query,
@@ -92,16 +89,7 @@ def build_server(
         sources: SourceIds = None,
         collection: CollectionName = None,
     ) -> SearchResult:
-        with tool_errors():
-            route, hits = kb.get(collection).searching.search_routed(
-                query, mode=mode, top_k=top_k, where=where_of(filter, sources), caller=caller
-            )
-        return SearchResult(
-            query=query,
-            mode=mode,
-            route=route_view(route),
-            hits=[hit_view(rank, hit) for rank, hit in enumerate(hits, start=1)],
-        )
+        return reads.search(reader(collection), query, mode, top_k, (filter, sources), caller)
 
     @server.tool(
         annotations=READ_ONLY,
@@ -133,31 +121,23 @@ def build_server(
         ] = HYBRID_MODE,
         collection: CollectionName = None,
     ) -> AskResult:
-        refuse_unknown_engine(engine)
-        with tool_errors():
-            answer = kb.get(collection).ask(
-                question,
-                top_k=top_k,
-                where=where_of(filter, sources),
-                engine=engine,
-                graph_context=graph_context,
-                mode=mode,
-                caller=caller,
-            )
-        return ask_result(question, answer)
+        return reads.ask(
+            reader(collection),
+            question,
+            (filter, sources),
+            engine=engine,
+            top_k=top_k,
+            graph_context=graph_context,
+            mode=mode,
+            caller=caller,
+        )
 
     @server.tool(annotations=READ_ONLY, description=describe("One chunk by its id."))
     def get_chunk(
         chunk_id: ChunkId,
         collection: CollectionName = None,
     ) -> ChunkResult:
-        with tool_errors():
-            index = kb.get(collection)
-            chunk = index.documents.chunk(chunk_id, caller=caller)
-            document = index.documents.get(chunk.document_id, caller=caller) if chunk else None
-        if chunk is None or document is None:
-            raise ToolError(f"no chunk with id {chunk_id!r}")
-        return ChunkResult(chunk=chunk_view(chunk, document.source))
+        return reads.chunk(reader(collection), chunk_id, None, caller)
 
     @server.tool(annotations=READ_ONLY, description=describe(DOCUMENT_WINDOW))
     def get_document(
@@ -166,11 +146,7 @@ def build_server(
         max_chars: MaxChars = 20_000,
         collection: CollectionName = None,
     ) -> DocumentResult:
-        with tool_errors():
-            found = kb.get(collection).documents.get(document, caller=caller)
-        if found is None:
-            raise ToolError(f"no document with id or source {document!r}")
-        return document_result(found, char_start, max_chars)
+        return reads.document(reader(collection), document, char_start, max_chars, None, caller)
 
     @server.tool(annotations=READ_ONLY, description="List the indexed documents by source.")
     def list_sources(
@@ -179,12 +155,7 @@ def build_server(
         limit: Annotated[int, Field(ge=1, le=MAX_LISTED_SOURCES, strict=True)] = 100,
         collection: CollectionName = None,
     ) -> SourcesResult:
-        with tool_errors():
-            documents = kb.get(collection).documents.list(filter, caller=caller)
-        page = documents[offset : offset + limit]
-        return SourcesResult(
-            total=len(documents), offset=offset, sources=[source_view(d) for d in page]
-        )
+        return reads.sources(reader(collection), filter, offset, limit, caller)
 
     @server.tool(annotations=READ_ONLY, description="List the collections of the index.")
     def list_collections() -> CollectionsResult:

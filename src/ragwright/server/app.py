@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Annotated
 
@@ -37,6 +37,7 @@ from ragwright.server.limits import BodyLimit
 from ragwright.server.metrics import Metrics, RequestMetrics
 from ragwright.server.origin import CrossSiteGuard, is_loopback
 from ragwright.server.problems import UnexpectedErrors, install_handlers
+from ragwright.server.readers import FederationReaders, IndexReaders, Readers
 from ragwright.server.routes import (
     communities,
     documents,
@@ -44,7 +45,6 @@ from ragwright.server.routes import (
     graph_view,
     meta,
     openai_chat,
-    openai_federation,
     search,
     sync,
 )
@@ -54,6 +54,8 @@ from ragwright.server.settings import ServerSettings
 from ragwright.server.uploads import Uploader
 
 STATIC = Path(__file__).parent / "static"
+#: The routes one index and a federation both serve, written once over `Readers`.
+READ_ROUTERS = (search.router, documents.read_router)
 API = "/v1"
 #: The same routes, on a named collection of the index.
 COLLECTION_API = "/v1/collections/{collection}"
@@ -90,33 +92,33 @@ def create_app(
     index.embedder  # noqa: B018
     uploader = Uploader(settings)
     collections = CollectionPool(index)
-    mounted = dict(mounts or {})
 
-    @contextlib.asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        async with _mounted_lifespans(mounted):
-            yield
+    def shut_down() -> None:
         # In-flight requests have finished (or timed out) by now; an ingest running in a
         # worker thread still holds the upload lock until its transaction commits.
-        await anyio.to_thread.run_sync(_wait_for, uploader)
+        _wait_for(uploader)
         collections.close()
 
-    # FastAPI's own /docs and /redoc pages load Swagger UI and ReDoc from public CDNs;
-    # FastAPIOffline serves the same pages with those files from its package: no internet.
-    app = FastAPIOffline(
+    app = _application(
+        IndexReaders(collections),
+        settings,
+        mounts,
+        shut_down,
         title="ragwright",
-        version=ragwright.__version__,
         description="Search, ask and manage a ragwright index. See docs/http-api.md.",
-        lifespan=lifespan,
-        static_url=DOCS_ASSETS,
     )
     app.state.collections = collections
-    app.state.settings = settings
     app.state.uploader = uploader
     app.state.sync_status = sync_status
-    install_handlers(app)
-    routers = (search.router, documents.router, graph.router, graph_view.router, communities.router)
-    for router in (*routers, meta.router):
+    routers = (
+        *READ_ROUTERS,
+        documents.router,
+        graph.router,
+        graph_view.router,
+        communities.router,
+        meta.router,
+    )
+    for router in routers:
         app.include_router(router, prefix=API)
         scoped = [Depends(read_key), Depends(_collection)]
         app.include_router(router, prefix=COLLECTION_API, dependencies=scoped)
@@ -124,7 +126,71 @@ def create_app(
     app.include_router(openai_chat.router, prefix=API)  # once: the model names the collection
     app.include_router(sync.router)
     _add_web_page(app)
-    _guard(app, settings, mounted, host)
+    _guard(app, settings, mounts, host)
+    return app
+
+
+def create_federation_app(
+    federation: Federation,
+    settings: ServerSettings | None = None,
+    *,
+    mounts: Mapping[str, ASGIApp] | None = None,
+    host: str | None = None,
+) -> FastAPI:
+    """The application serving ``federation`` (several indexes searched as one, see
+    `ragwright.federation`): the read routes of `create_app` (search, ask, chunks, documents,
+    the chat models) with each result naming its member ``index``, the members' communities
+    and ``/v1/federation`` (see `ragwright.server.routes.federation`), with the same keys,
+    limits and guards. It serves no write routes and no web page. The caller owns the
+    federation."""
+    settings = settings or ServerSettings()
+    app = _application(
+        FederationReaders(federation),
+        settings,
+        mounts,
+        lambda: None,
+        title="ragwright (federation)",
+        description="Search and ask several ragwright indexes as one. See docs/http-api.md.",
+    )
+    app.state.federation = federation
+    for router in (*READ_ROUTERS, federation_routes.router, openai_chat.router):
+        app.include_router(router, prefix=API)
+    app.include_router(federation_routes.health_router)
+    _guard(app, settings, mounts, host)
+    return app
+
+
+def _application(
+    readers: Readers,
+    settings: ServerSettings,
+    mounts: Mapping[str, ASGIApp] | None,
+    shut_down: Callable[[], None],
+    *,
+    title: str,
+    description: str,
+) -> FastAPI:
+    """An application reading from ``readers``, with the error shape installed, running the
+    mounted apps' lifespans with its own and then ``shut_down`` (in a worker thread)."""
+    mounted = dict(mounts or {})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        async with _mounted_lifespans(mounted):
+            yield
+        await anyio.to_thread.run_sync(shut_down)
+
+    # FastAPI's own /docs and /redoc pages load Swagger UI and ReDoc from public CDNs;
+    # FastAPIOffline serves the same pages with those files from its package: no internet.
+    app = FastAPIOffline(
+        title=title,
+        version=ragwright.__version__,
+        description=description,
+        lifespan=lifespan,
+        static_url=DOCS_ASSETS,
+    )
+    app.state.readers = readers
+    app.state.settings = settings
+    install_handlers(app)
     return app
 
 
@@ -139,44 +205,8 @@ async def _mounted_lifespans(mounted: Mapping[str, ASGIApp]) -> AsyncIterator[No
         yield
 
 
-def create_federation_app(
-    federation: Federation,
-    settings: ServerSettings | None = None,
-    *,
-    mounts: Mapping[str, ASGIApp] | None = None,
-    host: str | None = None,
-) -> FastAPI:
-    """The application serving ``federation`` (several indexes searched as one, see
-    `ragwright.federation`): search, ask, chunks and documents under ``/v1`` (see
-    `ragwright.server.routes.federation`), with the same keys, limits and guards as
-    `create_app`. It serves no write routes and no web page. The caller owns the federation."""
-    settings = settings or ServerSettings()
-    mounted = dict(mounts or {})
-
-    @contextlib.asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        async with _mounted_lifespans(mounted):
-            yield
-
-    app = FastAPIOffline(
-        title="ragwright (federation)",
-        version=ragwright.__version__,
-        description="Search and ask several ragwright indexes as one. See docs/http-api.md.",
-        lifespan=lifespan,
-        static_url=DOCS_ASSETS,
-    )
-    app.state.federation = federation
-    app.state.settings = settings
-    install_handlers(app)
-    app.include_router(federation_routes.router, prefix=API)
-    app.include_router(openai_federation.router, prefix=API)
-    app.include_router(federation_routes.health_router)
-    _guard(app, settings, mounted, host)
-    return app
-
-
 def _guard(
-    app: FastAPI, settings: ServerSettings, mounted: Mapping[str, ASGIApp], host: str | None
+    app: FastAPI, settings: ServerSettings, mounts: Mapping[str, ASGIApp] | None, host: str | None
 ) -> None:
     """Mount ``mounted`` behind the read-scope key check, and add the body limit, cross-site
     guard, error shape, metrics (served at ``/metrics``) and request log around everything."""
@@ -188,7 +218,7 @@ def _guard(
         """Prometheus's text format (see `ragwright.server.metrics`); a read key when keyed."""
         return metrics.response()
 
-    for path, mounted_app in mounted.items():
+    for path, mounted_app in (mounts or {}).items():
         app.mount(path, RequireKey(mounted_app, settings, KeyScope.READ))
 
     def body_limit(scope: Scope) -> int:

@@ -1,4 +1,5 @@
-"""What routes take from the application: the index, the uploader and the key checks."""
+"""What routes take from the application: the index or reader, the uploader and the key
+checks."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from ragwright.collection_pool import CollectionPool
 from ragwright.index import Index
 from ragwright.permissions import EVERYONE, Caller
 from ragwright.pipeline.search.request import SearchRequest
+from ragwright.reading import Reader
 from ragwright.server.auth import require
 from ragwright.server.keys import Scope
+from ragwright.server.readers import Readers
 from ragwright.server.settings import ServerSettings
 from ragwright.server.uploads import Uploader
 
@@ -21,6 +24,16 @@ def _index(request: Request) -> Index:
     server was started on."""
     collections: CollectionPool = request.app.state.collections
     return collections.get(request.path_params.get("collection"))
+
+
+def _readers(request: Request) -> Readers:
+    readers: Readers = request.app.state.readers
+    return readers
+
+
+def _reader(request: Request) -> Reader:
+    """What the path's collection, else the server, reads from: one index or a federation."""
+    return _readers(request).get(request.path_params.get("collection"))
 
 
 def _search_defaults(request: Request) -> SearchRequest:
@@ -34,6 +47,8 @@ def _uploader(request: Request) -> Uploader:
 
 
 IndexDep = Annotated[Index, Depends(_index)]
+ReaderDep = Annotated[Reader, Depends(_reader)]
+ReadersDep = Annotated[Readers, Depends(_readers)]
 SearchDefaults = Annotated[SearchRequest, Depends(_search_defaults)]
 UploaderDep = Annotated[Uploader, Depends(_uploader)]
 #: The read-scope check; collection routes run it before looking the collection up, so a

@@ -1,4 +1,5 @@
-"""Documents and chunks: upload, list, fetch, delete."""
+"""Documents and chunks: upload and delete (one index), list and fetch (`read_router`, one
+index or a federation: each result of a federation names the member ``index`` holding it)."""
 
 from __future__ import annotations
 
@@ -14,14 +15,30 @@ from ragwright.server.routes._deps import (
     UNTRUSTED,
     IndexDep,
     ReadCaller,
+    ReaderDep,
     UploaderDep,
     WriteKey,
 )
 from ragwright.server.uploads import Upload, uploaded_documents
-from ragwright.shapes import chunk_json, document_info_json, document_json, ingest_report_json
+from ragwright.shapes import (
+    chunk_json,
+    document_info_json,
+    document_json,
+    ingest_report_json,
+)
 from ragwright.surface_limits import MAX_QUERY_CHARS
 
 router = APIRouter(tags=["documents"])
+#: The reads, served by a federation too.
+read_router = APIRouter(tags=["documents"])
+MemberQuery = Annotated[
+    str | None,
+    Query(
+        max_length=64,
+        description="Federation: the member index holding it (a hit's or citation's `index`); "
+        "default: the first member that has it. One index: not used.",
+    ),
+]
 
 
 _MULTIPART_BODY = {
@@ -75,31 +92,6 @@ async def upload(
     return body
 
 
-@router.get("/documents")
-def list_documents(
-    index: IndexDep,
-    caller: ReadCaller,
-    filter: Annotated[
-        str | None,
-        Query(max_length=MAX_QUERY_CHARS, description="Documents having a chunk that matches."),
-    ] = None,
-) -> dict[str, Any]:
-    """The documents in the index, sorted by source."""
-    return {
-        "documents": [document_info_json(d) for d in index.documents.list(filter, caller=caller)]
-    }
-
-
-@router.get("/documents/{document:path}")
-def get_document(document: str, index: IndexDep, caller: ReadCaller) -> dict[str, Any]:
-    """A document by id or source: metadata, sections, full text and chunk spans. Citation
-    offsets (``char_start``/``char_end``) index into ``content``."""
-    found = index.documents.get(document, caller=caller)
-    if found is None:
-        raise ApiError(404, "not_found", f"no document with id or source {document!r}")
-    return {**document_json(found, index.documents.chunks_of(found.id, caller=caller)), **UNTRUSTED}
-
-
 @router.delete("/documents/{document:path}")
 def delete_document(
     document: str, index: IndexDep, _: WriteKey, caller: ReadCaller
@@ -111,11 +103,47 @@ def delete_document(
     return {"deleted": found.id, "source": found.source}
 
 
-@router.get("/chunks/{chunk_id}")
-def get_chunk(chunk_id: str, index: IndexDep, caller: ReadCaller) -> dict[str, Any]:
+@read_router.get("/documents")
+def list_documents(
+    reader: ReaderDep,
+    caller: ReadCaller,
+    filter: Annotated[
+        str | None,
+        Query(max_length=MAX_QUERY_CHARS, description="Documents having a chunk that matches."),
+    ] = None,
+) -> dict[str, Any]:
+    """The documents, sorted by source (a federation's member by member)."""
+    listed = reader.documents(filter, caller=caller)
+    return {"documents": [document_info_json(info) | _member(name) for name, info in listed]}
+
+
+@read_router.get("/documents/{document:path}")
+def get_document(
+    document: str, reader: ReaderDep, caller: ReadCaller, index: MemberQuery = None
+) -> dict[str, Any]:
+    """A document by id or source: metadata, sections, full text and chunk spans. Citation
+    offsets (``char_start``/``char_end``) index into ``content``."""
+    found = reader.document(document, index, caller=caller)
+    if found is None:
+        raise ApiError(404, "not_found", f"no document with id or source {document!r}")
+    name, doc = found
+    shape = document_json(doc, reader.chunks_of(doc.id, name, caller=caller))
+    return {**shape, **_member(name), **UNTRUSTED}
+
+
+@read_router.get("/chunks/{chunk_id}")
+def get_chunk(
+    chunk_id: str, reader: ReaderDep, caller: ReadCaller, index: MemberQuery = None
+) -> dict[str, Any]:
     """One chunk: its text, span in its document, breadcrumb and metadata."""
-    chunk = index.documents.chunk(chunk_id, caller=caller)
-    document = index.documents.get(chunk.document_id, caller=caller) if chunk else None
-    if chunk is None or document is None:
+    found = reader.chunk(chunk_id, index, caller=caller)
+    document = reader.document(found[1].document_id, found[0], caller=caller) if found else None
+    if found is None or document is None:
         raise ApiError(404, "not_found", f"no chunk with id {chunk_id!r}")
-    return {**chunk_json(chunk, document.source), **UNTRUSTED}
+    name, chunk = found
+    return {**chunk_json(chunk, document[1].source), **_member(name), **UNTRUSTED}
+
+
+def _member(name: str | None) -> dict[str, str]:
+    """A federation's member holding the result; nothing for one index."""
+    return {} if name is None else {"index": name}

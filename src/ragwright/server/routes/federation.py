@@ -1,30 +1,20 @@
-"""The read routes over a federation (``ragwright serve`` with a ``[federation]`` table):
-search, ask, chunks, documents and the members' graph communities across the member indexes,
-each result naming its member (``index``). Writing (uploads, deletes, graph builds) goes to
-one index's own server; a federation serves none of those routes."""
+"""The routes only a federation serves (``ragwright serve`` with a ``[federation]`` table): its
+members, its health, and the members' graph communities, member by member. Search, ask,
+chunks and documents are the routes of one index, over the federation as a
+`ragwright.reading.Reader`. Writing (uploads, deletes, graph builds) goes to one index's own
+server; a federation serves none of those routes."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, Path, Query, Request
-from fastapi.responses import StreamingResponse
+from fastapi import APIRouter, Depends, Path, Query, Request
 
 from ragwright.federation import Federation
-from ragwright.filters import parse_filter
 from ragwright.server.problems import ApiError
-from ragwright.server.routes._deps import UNTRUSTED, ReadCaller, ReadKey, SearchDefaults
-from ragwright.server.routes.search import AskRequest, SearchRequest, events
-from ragwright.shapes import (
-    answer_json,
-    chunk_json,
-    citation_json,
-    document_info_json,
-    document_json,
-    search_json,
-)
+from ragwright.server.routes._deps import UNTRUSTED, ReadCaller, ReadKey
+from ragwright.shapes import citation_json
 from ragwright.shapes.communities import build_json, community_json
-from ragwright.surface_limits import MAX_QUERY_CHARS
 
 router = APIRouter(tags=["federation"])
 
@@ -35,97 +25,6 @@ def _federation(request: Request) -> Federation:
 
 
 FederationDep = Annotated[Federation, Depends(_federation)]
-MemberQuery = Annotated[
-    str | None,
-    Query(
-        max_length=64,
-        description="The member index holding it (a hit's or citation's `index`); default: the "
-        "first member that has it.",
-    ),
-]
-
-
-@router.post("/search")
-def search(
-    body: SearchRequest, federation: FederationDep, defaults: SearchDefaults, caller: ReadCaller
-) -> dict[str, Any]:
-    """Ranked chunks from every member, fused by rank; each hit names its ``index``.
-    ``warnings`` say which members were left out (failed or late) and why."""
-    request = body.request(defaults).but(caller=caller)
-    found = federation.search(body.query, request)
-    shape = search_json(body.query, request.mode, request.top_k, request.where, list(found.hits))
-    return {**shape, "warnings": list(found.warnings), **UNTRUSTED}
-
-
-@router.post(
-    "/ask",
-    responses={200: {"content": {"text/event-stream": {}}, "description": "JSON or SSE."}},
-)
-def ask(
-    body: AskRequest,
-    federation: FederationDep,
-    caller: ReadCaller,
-    accept: Annotated[str, Header()] = "",
-) -> Any:
-    """An answer from the members' fused hits; each citation names its ``index``. Streamed
-    as ``POST /v1/ask`` on one index is."""
-    where = parse_filter(body.filter) if body.filter else None
-    options: dict[str, Any] = {
-        "engine": body.engine,
-        "graph_context": body.graph_context,
-        "caller": caller,
-    }
-    if not (body.stream or "text/event-stream" in accept):
-        answer = federation.ask(body.question, top_k=body.top_k, where=where, **options)
-        return {**answer_json(body.question, answer), **UNTRUSTED}
-    pieces = federation.ask_stream(body.question, top_k=body.top_k, where=where, **options)
-    first = next(pieces, None)  # errors before any text keep their HTTP status
-    return StreamingResponse(
-        events(body.question, first, pieces),
-        media_type="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-    )
-
-
-@router.get("/chunks/{chunk_id}")
-def get_chunk(
-    chunk_id: str, federation: FederationDep, caller: ReadCaller, index: MemberQuery = None
-) -> dict[str, Any]:
-    """One chunk, from the member holding it."""
-    found = federation.chunk(chunk_id, index, caller=caller)
-    document = federation.document(found[1].document_id, found[0], caller=caller) if found else None
-    if found is None or document is None:
-        raise ApiError(404, "not_found", f"no chunk with id {chunk_id!r}")
-    name, chunk = found
-    return {**chunk_json(chunk, document[1].source), "index": name, **UNTRUSTED}
-
-
-@router.get("/documents")
-def list_documents(
-    federation: FederationDep,
-    caller: ReadCaller,
-    filter: Annotated[
-        str | None,
-        Query(max_length=MAX_QUERY_CHARS, description="Documents having a chunk that matches."),
-    ] = None,
-) -> dict[str, Any]:
-    """Every member's documents, member by member, each naming its ``index``."""
-    listed = federation.documents(filter, caller=caller)
-    return {"documents": [document_info_json(info) | {"index": n} for n, info in listed]}
-
-
-@router.get("/documents/{document:path}")
-def get_document(
-    document: str, federation: FederationDep, caller: ReadCaller, index: MemberQuery = None
-) -> dict[str, Any]:
-    """A document by id or source, from the member holding it: citation offsets index into
-    its ``content``."""
-    found = federation.document(document, index, caller=caller)
-    if found is None:
-        raise ApiError(404, "not_found", f"no document with id or source {document!r}")
-    name, doc = found
-    shape = document_json(doc, federation.chunks_of(doc.id, name, caller=caller))
-    return {**shape, "index": name, **UNTRUSTED}
 
 
 @router.get("/graph/communities", tags=["graph"])

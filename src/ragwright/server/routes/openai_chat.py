@@ -12,7 +12,9 @@ key acts as; its text keeps the ``[n]`` markers and ends with the sources they n
 citations with their exact spans come in the extra ``citations`` field (in the last chunk of a
 stream). Sampling fields (``temperature``, ``max_tokens``, …) are accepted and ignored.
 
-A federation's server serves the same routes (`ragwright.server.routes.openai_federation`).
+A federation's server serves the same routes with one model, ``ragwright[:MODE]``, listed in
+the modes every member can serve the caller and answered from every member's hits fused by
+rank (each citation naming its member in ``index``).
 """
 
 from __future__ import annotations
@@ -23,22 +25,21 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Protocol, Unpack
+from typing import Any, Literal
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragwright.collection_pool import CollectionPool
 from ragwright.errors import RagwrightError, UnknownCollection
-from ragwright.index import AskOptions, Index
 from ragwright.models import Answer, Citation
-from ragwright.permissions import Caller
 from ragwright.pipeline.search.mode_registry import known_name
-from ragwright.pipeline.search.request import SearchMode, SearchRequest
+from ragwright.pipeline.search.request import SearchMode
+from ragwright.reading import Reader
 from ragwright.server.access_log import LOGGER
 from ragwright.server.problems import ApiError, error_body, status_of
-from ragwright.server.routes._deps import UNTRUSTED, ReadCaller, SearchDefaults
+from ragwright.server.readers import Readers
+from ragwright.server.routes._deps import UNTRUSTED, ReadCaller, ReadersDep, SearchDefaults
 from ragwright.shapes import citation_json
 from ragwright.surface_limits import MAX_QUERY_CHARS
 
@@ -73,7 +74,7 @@ class ChatModel:
             raise no_model(name, str(error)) from None
         return cls(collection or None, chosen)
 
-    def name(self, default_collection: str) -> str:
+    def name(self, default_collection: str | None) -> str:
         """The name `list_models` gives it (the server's own collection as ``ragwright``)."""
         own = self.collection in (None, default_collection)
         base = PREFIX if own else f"{PREFIX}/{self.collection}"
@@ -129,43 +130,34 @@ class ChatRequest(BaseModel):
         return asked[-1]
 
 
-def _pool(request: Request) -> CollectionPool:
-    pool: CollectionPool = request.app.state.collections
-    return pool
-
-
-Pool = Annotated[CollectionPool, Depends(_pool)]
-
-
-def _open(pool: CollectionPool, model: ChatModel, name: str) -> Index:
+def _open(readers: Readers, model: ChatModel, name: str) -> Reader:
     try:
-        return pool.get(model.collection)
+        return readers.get(model.collection)
     except UnknownCollection as error:
         raise no_model(name, str(error)) from None
 
 
 @router.get("/models")
-def list_models(pool: Pool, caller: ReadCaller) -> dict[str, Any]:
-    """The models: each collection of the index, in each search mode it can serve the
-    caller now (``auto`` always; graph and global ones only where built and allowed)."""
-    default = pool.default.collection
-    names = [default, *(c for c in pool.default.collections() if c != default)]
+def list_models(readers: ReadersDep, caller: ReadCaller) -> dict[str, Any]:
+    """The models: each collection of the index (a federation: one), in each search mode it
+    can serve the caller now (``auto`` always; graph and global ones only where built and
+    allowed; a federation's, where every member can)."""
     models = [
-        ChatModel(collection, mode).name(default)
-        for collection in names
-        for mode in pool.get(collection).searching.modes_for(caller)
+        ChatModel(collection, mode).name(readers.default)
+        for collection in readers.names()
+        for mode in readers.get(collection).modes_for(caller)
     ]
     return {"object": "list", "data": [model_json(name) for name in models]}
 
 
 @router.get("/models/{model:path}")
-def get_model(model: str, pool: Pool, caller: ReadCaller) -> dict[str, Any]:
+def get_model(model: str, readers: ReadersDep, caller: ReadCaller) -> dict[str, Any]:
     """One model, as `list_models` lists it; 404 ``model_not_found`` otherwise."""
     chosen = ChatModel.parse(model)
-    index = _open(pool, chosen, model)
-    if chosen.mode not in index.searching.modes_for(caller):
-        raise no_model(model, f"this collection cannot serve {chosen.mode} search now")
-    return model_json(chosen.name(pool.default.collection))
+    reader = _open(readers, chosen, model)
+    if chosen.mode not in reader.modes_for(caller):
+        raise no_model(model, readers.cannot_serve(chosen.mode))
+    return model_json(chosen.name(readers.default))
 
 
 def model_json(name: str) -> dict[str, Any]:
@@ -177,38 +169,19 @@ def model_json(name: str) -> dict[str, Any]:
     responses={200: {"content": {"text/event-stream": {}}, "description": "JSON or SSE."}},
 )
 def chat_completions(
-    body: ChatRequest, pool: Pool, defaults: SearchDefaults, caller: ReadCaller
+    body: ChatRequest, readers: ReadersDep, defaults: SearchDefaults, caller: ReadCaller
 ) -> Any:
-    """The answer to the last user message from the collection the model names, with
-    ``[n]`` citations; server-sent ``chat.completion.chunk`` events when ``stream`` is true."""
+    """The answer to the last user message from the collection the model names (a
+    federation: every member's hits fused by rank), with ``[n]`` citations; server-sent
+    ``chat.completion.chunk`` events when ``stream`` is true."""
     model = ChatModel.parse(body.model)
     question = body.question()
-    return answer_chat(body, question, _open(pool, model, body.model), model, defaults, caller)
-
-
-class _Answers(Protocol):
-    """What answers a chat: an `Index` or a `Federation`."""
-
-    def ask(self, question: str, **options: Unpack[AskOptions]) -> Answer: ...
-
-    def ask_stream(
-        self, question: str, **options: Unpack[AskOptions]
-    ) -> Iterator[str | Answer]: ...
-
-
-def answer_chat(
-    body: ChatRequest,
-    question: str,
-    answers: _Answers,
-    model: ChatModel,
-    defaults: SearchRequest,
-    caller: Caller,
-) -> Any:
+    reader = _open(readers, model, body.model)
     reply = _Reply(body.model)
     if not body.stream:
-        found = answers.ask(question, top_k=TOP_K, mode=model.mode, request=defaults, caller=caller)
+        found = reader.ask(question, top_k=TOP_K, mode=model.mode, request=defaults, caller=caller)
         return reply.completion(found)
-    pieces = answers.ask_stream(
+    pieces = reader.ask_stream(
         question, top_k=TOP_K, mode=model.mode, request=defaults, caller=caller
     )
     # The first piece is computed here, so that an error before any text gets its status.

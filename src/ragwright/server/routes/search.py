@@ -20,7 +20,7 @@ from ragwright.pipeline.search import request as search_request
 from ragwright.pipeline.search.request import Fusion
 from ragwright.server.access_log import LOGGER
 from ragwright.server.problems import error_body, status_of
-from ragwright.server.routes._deps import UNTRUSTED, IndexDep, ReadCaller, SearchDefaults
+from ragwright.server.routes._deps import UNTRUSTED, ReadCaller, ReaderDep, SearchDefaults
 from ragwright.shapes import answer_json, search_json
 from ragwright.shapes.mode_name import ModeName
 from ragwright.surface_limits import MAX_ASK_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K
@@ -174,13 +174,17 @@ class AskRequest(BaseModel):
 
 @router.post("/search")
 def search(
-    body: SearchRequest, index: IndexDep, defaults: SearchDefaults, caller: ReadCaller
+    body: SearchRequest, reader: ReaderDep, defaults: SearchDefaults, caller: ReadCaller
 ) -> dict[str, Any]:
-    """Ranked chunks for a query: hybrid (BM25 and vectors fused), bm25 or vector."""
+    """Ranked chunks for a query: hybrid (BM25 and vectors fused), bm25 or vector. On a
+    federation, every member's ranking fused by rank, each hit naming its ``index``, and
+    ``warnings`` saying which members were left out (failed or late) and why."""
     request = body.request(defaults).but(caller=caller)
-    route, hits = index.searching.search_routed(body.query, request)
+    found = reader.find(body.query, request)
+    hits, route = found.hits, found.route
     shape = search_json(body.query, request.mode, request.top_k, request.where, hits, route)
-    return {**shape, **UNTRUSTED}
+    partial = {} if found.warnings is None else {"warnings": list(found.warnings)}
+    return {**shape, **partial, **UNTRUSTED}
 
 
 @router.post(
@@ -189,7 +193,7 @@ def search(
 )
 def ask(
     body: AskRequest,
-    index: IndexDep,
+    reader: ReaderDep,
     defaults: SearchDefaults,
     caller: ReadCaller,
     accept: Annotated[str, Header()] = "",
@@ -197,7 +201,8 @@ def ask(
     """An answer with ``[n]`` citations to exact character spans. Streamed as server-sent
     events (``delta`` pieces, one ``answer``, then ``done``) when ``stream`` is true or the
     request accepts ``text/event-stream``. Retrieval takes the server's ``[search]`` settings
-    (fusion, weights, depth) beside the body's mode and top_k."""
+    (fusion, weights, depth) beside the body's mode and top_k. On a federation, each
+    citation names its ``index``."""
     where = parse_filter(body.filter) if body.filter else None
     options: dict[str, Any] = {
         "engine": body.engine,
@@ -209,9 +214,9 @@ def ask(
         "caller": caller,
     }
     if not (body.stream or "text/event-stream" in accept):
-        answer = index.ask(body.question, top_k=body.top_k, where=where, **options)
+        answer = reader.ask(body.question, top_k=body.top_k, where=where, **options)
         return {**answer_json(body.question, answer), **UNTRUSTED}
-    pieces = index.ask_stream(body.question, top_k=body.top_k, where=where, **options)
+    pieces = reader.ask_stream(body.question, top_k=body.top_k, where=where, **options)
     # The first piece is computed here, so that errors before any text (a bad filter, say)
     # still get their HTTP status instead of an error event in a 200 stream.
     first = next(pieces, None)

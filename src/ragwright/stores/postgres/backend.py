@@ -31,6 +31,7 @@ from ragwright.errors import (
 )
 from ragwright.models import DEFAULT_COLLECTION, IndexReport, RepairReport
 from ragwright.stores import display_location
+from ragwright.stores.postgres.connections import LOCK_NAMESPACE, lock_schema
 from ragwright.stores.postgres.options import PostgresOptions, check_hnsw
 from ragwright.stores.postgres.schema import INDEX_SCHEMA, collection_name, schema_name
 from ragwright.stores.setting_rows import broken_keys
@@ -46,8 +47,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 INSTALL = "pip install 'ragwright[postgres]'"
 _DEFAULTS = PostgresOptions()
-#: Two-key advisory locks (a key space apart from single-key ones) serialize schema changes.
-LOCK_NAMESPACE = 0x7277  # "rw"
 
 
 def _require_driver() -> None:
@@ -346,11 +345,6 @@ def _closing_transaction(conn: Connection[Any], work: Callable[[Connection[Any]]
         if conn.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
             conn.rollback()
         raise
-
-
-def lock_schema(conn: Connection[Any], schema: str) -> None:
-    """Serialize changes to one schema's structure across processes (until commit)."""
-    conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (LOCK_NAMESPACE, schema))
 
 
 def _configure(conn: Connection[Any]) -> None:

@@ -18,8 +18,8 @@ from ragwright.models import Finding
 from ragwright.ports import GRAPH_OWED
 from ragwright.stores.graph_check import graph_finding
 from ragwright.stores.postgres.database import SchemaDatabase
+from ragwright.stores.postgres.repairable import REPAIRS
 from ragwright.stores.postgres.schema import SCHEMA_VERSION
-from ragwright.stores.postgres.setting_repair import REPAIRS
 from ragwright.stores.rows import space_from_json
 from ragwright.stores.setting_rows import RULES, setting_findings
 

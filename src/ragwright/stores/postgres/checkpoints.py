@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragwright.ports import Checkpoint, ItemRecord
 from ragwright.stores.checkpoints import checkpoint_from
-from ragwright.stores.postgres.backend import lock_schema
+from ragwright.stores.postgres.connections import lock_schema
 from ragwright.stores.postgres.database import SchemaDatabase
 
 if TYPE_CHECKING:
@@ -26,7 +26,10 @@ _DDL = (
 
 
 class PostgresCheckpoints:
-    _db: SchemaDatabase
+    """The connectors' checkpoints: what each source's last sync saw."""
+
+    def __init__(self, db: SchemaDatabase) -> None:
+        self._db = db
 
     def checkpoint(self, source: str) -> Checkpoint:
         def work(conn: Connection[Any]) -> Checkpoint:

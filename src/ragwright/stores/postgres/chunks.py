@@ -3,14 +3,14 @@ each call is one statement, so it reads one snapshot."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
-from ragwright.models import Chunk
+from ragwright.models import Chunk, EmbeddingSpace
+from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.rows import CHUNK_COLUMNS
-from ragwright.stores.postgres.settings import PostgresSettings
 from ragwright.stores.rows import chunk_from_row
 
 #: Chunks with their document's source; a condition on ``c`` follows.
@@ -30,7 +30,14 @@ _AT = (
 )
 
 
-class PostgresChunks(PostgresSettings):
+class PostgresChunks:
+    """Reads of chunks (and their stored vectors) in one collection's schema. ``space`` gives
+    the recorded embedding space (the settings' `space`): no vectors are read before one."""
+
+    def __init__(self, db: SchemaDatabase, space: Callable[[], EmbeddingSpace | None]) -> None:
+        self._db = db
+        self._space = space
+
     def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
         rows = self._db.query(_CHUNKS + "WHERE c.id = ANY(%s)", (list(dict.fromkeys(chunk_ids)),))
         return {row[0]: chunk_from_row(row) for row in rows}
@@ -49,7 +56,7 @@ class PostgresChunks(PostgresSettings):
 
     def chunk_vectors(self, chunk_ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
         """The stored vectors of these chunks; unknown ids are absent."""
-        if self.space is None:
+        if self._space() is None:
             return {}
         rows = self._db.query(
             "SELECT id, embedding FROM {s}.chunks WHERE id = ANY(%s)",

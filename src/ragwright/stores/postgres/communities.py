@@ -31,7 +31,10 @@ _BUMP = (
 
 
 class PostgresCommunities:
-    _db: SchemaDatabase
+    """The graph's communities and their reports."""
+
+    def __init__(self, db: SchemaDatabase) -> None:
+        self._db = db
 
     def community_version(self) -> str:
         def work(conn: Connection[Any]) -> str:

@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from psycopg.sql import SQL, Composed, Identifier
 
 from ragwright.errors import BrokenSetting, StoreError, UnknownCollection
+from ragwright.stores.postgres.repairable import REPAIRS
 from ragwright.stores.postgres.schema import collection_name
-from ragwright.stores.postgres.setting_repair import REPAIRS
 from ragwright.stores.setting_rows import checked
 
 if TYPE_CHECKING:
     from psycopg import Connection
 
-    from ragwright.stores.postgres.backend import PostgresBackend
+    from ragwright.stores.postgres.connections import Connections
 
 T = TypeVar("T")
 #: What a broken settings row's error says to do when `ragwright repair` cannot (`REPAIRS`).
@@ -28,9 +28,9 @@ POSTGRES_REMEDY = (
 
 class SchemaDatabase:
     """Statements over the schema ``schema``, each call one transaction of ``backend``
-    (retried whole on a transient failure, see `PostgresBackend.run`)."""
+    (retried whole on a transient failure, see `Connections.run`)."""
 
-    def __init__(self, backend: PostgresBackend, schema: str) -> None:
+    def __init__(self, backend: Connections, schema: str) -> None:
         self.backend = backend
         self.schema = schema
         self.identifier = Identifier(schema)
@@ -50,7 +50,7 @@ class SchemaDatabase:
         return self._named(self.backend.run, work, what)
 
     def read(self, work: Callable[[Connection[Any]], T], what: str) -> T:
-        """``work``, which begins and ends its own transaction (`PostgresBackend.read`); as
+        """``work``, which begins and ends its own transaction (`Connections.read`); as
         `run` otherwise."""
         return self._named(self.backend.read, work, what)
 

@@ -15,8 +15,11 @@ from ragwright.stores.rows import document_from_row, document_info_from_row
 
 
 class PostgresDocuments:
-    _db: SchemaDatabase
-    _filters: FilterCompiler
+    """Reads of whole documents in one collection's schema."""
+
+    def __init__(self, db: SchemaDatabase, filters: FilterCompiler) -> None:
+        self._db = db
+        self._filters = filters
 
     def get_document(self, document_id: str) -> Document | None:
         rows = self._db.query(

@@ -61,9 +61,12 @@ _NAME = "(SELECT mode() WITHIN GROUP (ORDER BY m.text) FROM {s}.graph_mentions m
 
 
 class PostgresGraphReads:
-    _db: SchemaDatabase
-    _graph_lock: threading.Lock
-    _graph_cache: CachedGraph | None
+    """Reads of the whole graph, its snapshot cached by graph version (one per store)."""
+
+    def __init__(self, db: SchemaDatabase) -> None:
+        self._db = db
+        self._graph_lock = threading.Lock()
+        self._graph_cache: CachedGraph | None = None
 
     def typed_facts(self) -> list[TypedFact]:
         labels = sorted(COOCCURRENCE_LABELS)

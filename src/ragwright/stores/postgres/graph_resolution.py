@@ -20,7 +20,10 @@ _LINK_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 7))"
 
 
 class PostgresEntityResolution:
-    _db: SchemaDatabase
+    """Linking and merging the graph's entities."""
+
+    def __init__(self, db: SchemaDatabase) -> None:
+        self._db = db
 
     def link_synonyms(self) -> int:
         def work(conn: Connection[Any]) -> int:

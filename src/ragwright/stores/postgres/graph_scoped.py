@@ -39,8 +39,11 @@ _CHUNKS = "SELECT DISTINCT chunk_id FROM {s}.graph_mentions ORDER BY chunk_id"
 
 
 class PostgresScopedGraph:
-    _db: SchemaDatabase
-    _filters: FilterCompiler
+    """The graph a caller's permissions let it walk."""
+
+    def __init__(self, db: SchemaDatabase, filters: FilterCompiler) -> None:
+        self._db = db
+        self._filters = filters
 
     def readable_graph_snapshot(self, readable: Filter) -> GraphSnapshot:
         """The graph of the evidence in the chunks ``readable`` (a caller's permissions)

@@ -5,6 +5,7 @@ cascades to its facts. Every transaction that changes a fact bumps the graph ver
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from ragwright.stores.postgres.graph_schema import (
     GRAPH_CHANGES_KEPT,
     PRUNE_GRAPH_CHANGES,
 )
+from ragwright.stores.postgres.row_writes import copy_rows
 from ragwright.stores.postgres.rows import CHUNK_COLUMNS
 from ragwright.stores.rows import chunk_from_row
 
@@ -90,17 +92,10 @@ def bump_graph_version(db: SchemaDatabase, conn: Connection[Any]) -> None:
 
 
 class PostgresGraphWrites:
-    _db: SchemaDatabase
+    """Writes of the graph's facts, chunk by chunk."""
 
-    if TYPE_CHECKING:
-
-        def _copy(
-            self,
-            conn: Connection[Any],
-            table: str,
-            columns: tuple[tuple[str, str], ...],
-            rows: list[tuple[object, ...]],
-        ) -> None: ...
+    def __init__(self, db: SchemaDatabase) -> None:
+        self._db = db
 
     def chunks_without_facts(self, extractor: str, after: str | None, limit: int) -> list[Chunk]:
         rows = self._db.query(
@@ -156,7 +151,7 @@ class PostgresGraphWrites:
                 conn.execute(
                     self._db.sql(f"DELETE FROM {{s}}.{table} WHERE chunk_id = ANY(%s)"), (ids,)
                 )
-            written = copy_facts(conn, self._copy, rows)
+            written = copy_facts(conn, functools.partial(copy_rows, self._db), rows)
             if rows:
                 bump_graph_version(self._db, conn)
             return written + FactsWritten(skipped=len(facts) - len(rows))

@@ -19,16 +19,16 @@ from typing import TYPE_CHECKING
 from ragwright.errors import StoreError
 
 if TYPE_CHECKING:
-    from ragwright.stores.postgres.backend import PostgresBackend
+    from ragwright.stores.postgres.connections import Connections
 
 #: The first key of the two-key advisory locks of ingest runs: a key space apart from the
-#: schema-change locks (`backend.LOCK_NAMESPACE`), which are transaction-level on other keys.
+#: schema-change locks (`connections.LOCK_NAMESPACE`), which are transaction-level on other keys.
 INGEST_NAMESPACE = 0x7269  # "ri"
 
 
 @contextmanager
 def ingest_lock(
-    backend: PostgresBackend, schema: str, waiting: Callable[[], None] | None = None
+    backend: Connections, schema: str, waiting: Callable[[], None] | None = None
 ) -> Iterator[None]:
     """Hold the ingest lock of the collection in ``schema``, calling ``waiting`` first if
     another run holds it; `StoreError` if the server cannot be reached or fails meanwhile."""

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from psycopg import sql
 
-from ragwright.stores.postgres.backend import lock_schema
+from ragwright.stores.postgres.connections import lock_schema
 from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.row_slots import RowIds
 

@@ -17,13 +17,13 @@ from psycopg.types.json import Jsonb
 from ragwright.models import CacheStats, LedgerRow, Usage
 from ragwright.ports import CachedResponse, Completion, RecordedCall
 from ragwright.stores.llm_rows import completion_json, completion_of
-from ragwright.stores.postgres.backend import lock_schema
+from ragwright.stores.postgres.connections import lock_schema
 from ragwright.stores.postgres.schema import INDEX_SCHEMA
 
 if TYPE_CHECKING:
     from psycopg import Connection
 
-    from ragwright.stores.postgres.backend import PostgresBackend
+    from ragwright.stores.postgres.connections import Connections
 
 _DDL = """
 CREATE SCHEMA IF NOT EXISTS {s};
@@ -55,7 +55,7 @@ class PostgresLLMRecords:
     """The ledger and the response cache of one PostgreSQL index. Safe to share between
     threads; it uses its backend's pool (closing it closes nothing the backend owns)."""
 
-    def __init__(self, backend: PostgresBackend) -> None:
+    def __init__(self, backend: Connections) -> None:
         self.backend = backend
         self._ready = False
         self._boundary_key: bytes | None = None

@@ -17,6 +17,7 @@ from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.graph_move_schema import MOVE_FACT_DOCUMENTS
 from ragwright.stores.postgres.graph_writes import bump_graph_version, had_facts
 from ragwright.stores.postgres.permissions import write_readers
+from ragwright.stores.postgres.row_writes import delete_documents, move_counters
 from ragwright.stores.postgres.rows import jsonb
 from ragwright.stores.postgres.table_headers import READ_METADATA
 from ragwright.stores.postgres.writes import _LOCK_KEYS
@@ -46,13 +47,10 @@ _MOVE_POSTINGS = (
 
 
 class PostgresMoves:
-    _db: SchemaDatabase
+    """Moving a document to another source, in place."""
 
-    if TYPE_CHECKING:
-
-        def _delete(self, conn: Connection[Any], ids: list[str]) -> tuple[int, int, int]: ...
-
-        def _count(self, conn: Connection[Any], chunks: int, tokens: int) -> None: ...
+    def __init__(self, db: SchemaDatabase) -> None:
+        self._db = db
 
     def move_document(self, document_id: str, moved: Document, chunks: Sequence[Chunk]) -> bool:
         # Each header is the stored one (checked): the rows keep naming it.
@@ -88,8 +86,8 @@ class PostgresMoves:
             ]
             graph_changed = had_facts(self._db, conn, [document_id, *replaced])
             if replaced:
-                _, removed_chunks, removed_tokens = self._delete(conn, replaced)
-                self._count(conn, -removed_chunks, -removed_tokens)
+                _, removed_chunks, removed_tokens = delete_documents(self._db, conn, replaced)
+                move_counters(self._db, conn, -removed_chunks, -removed_tokens)
             if moved.id == document_id:
                 conn.execute(
                     sql("UPDATE {s}.documents SET source = %s, metadata = %s WHERE id = %s"),

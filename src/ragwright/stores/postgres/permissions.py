@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from psycopg import sql
 
-from ragwright.stores.postgres.backend import lock_schema
+from ragwright.stores.postgres.connections import lock_schema
 from ragwright.stores.postgres.database import SchemaDatabase
 
 if TYPE_CHECKING:

@@ -35,8 +35,12 @@ from ragwright.ports import (
     Vectors,
 )
 from ragwright.stores.checks import check_write
-from ragwright.stores.postgres.backend import lock_schema
+from ragwright.stores.postgres.chunking_slots import SLOT_KEYS as _KEYS
+from ragwright.stores.postgres.chunking_slots import SLOT_TABLES as _SLOT_TABLES
+from ragwright.stores.postgres.chunking_slots import drop_chunking_slot
+from ragwright.stores.postgres.connections import lock_schema
 from ragwright.stores.postgres.graph_writes import bump_graph_version
+from ragwright.stores.postgres.row_writes import copy_rows
 from ragwright.stores.postgres.schema import HNSW_MAX_DIMENSION
 from ragwright.stores.postgres.table_headers import SLOT_HEADERS_DDL, write_headers
 from ragwright.stores.postgres.writes import PostgresWrites
@@ -46,9 +50,7 @@ from ragwright.stores.rows import document_from_row, space_from_json, space_json
 if TYPE_CHECKING:
     from psycopg import Connection
 
-    from ragwright.stores.postgres.database import SchemaDatabase
 
-_KEYS: dict[Slot, str] = {"staged": "chunking_staged", "previous": "chunking_previous"}
 _CHUNKS = "id, document_id, idx, text, char_start, char_end, metadata, tokens, embedding, header_id"
 _POSTINGS = "term, chunk_id, document_id, tf, dl"
 _SLOT = "slot text COLLATE \"C\" NOT NULL CHECK (slot IN ('staged', 'previous', 'swapping'))"
@@ -81,7 +83,6 @@ CREATE TABLE IF NOT EXISTS {{s}}.chunk_slot_documents (
     fingerprint text NOT NULL,
     PRIMARY KEY (slot, document_id)
 )"""
-_SLOT_TABLES = ("chunk_slots", "posting_slots", "chunk_slot_documents")
 #: The documents ``d`` whose stored version the slot ``%s`` holds.
 _HELD = (
     "EXISTS (SELECT 1 FROM {s}.chunk_slot_documents m WHERE m.slot = %s AND m.document_id = "
@@ -139,12 +140,12 @@ class PostgresRechunk(PostgresWrites):
             slot = ("slot", "text")
             write_headers(self._db, conn, [h for r in rows for h in r.headers])
             chunks, postings = _staged(rows)
-            self._copy(conn, "chunk_slots", (slot, *_CHUNK_TYPES), chunks)
-            self._copy(conn, "posting_slots", (slot, *_POSTING_TYPES), postings)
+            copy_rows(self._db, conn, "chunk_slots", (slot, *_CHUNK_TYPES), chunks)
+            copy_rows(self._db, conn, "posting_slots", (slot, *_POSTING_TYPES), postings)
             marks: list[tuple[object, ...]] = [
                 ("staged", item.document.id, item.fingerprint) for item in writes
             ]
-            self._copy(conn, "chunk_slot_documents", (slot, *_MARK_TYPES), marks)
+            copy_rows(self._db, conn, "chunk_slot_documents", (slot, *_MARK_TYPES), marks)
 
         self._db.run(work, "staging chunks")
 
@@ -314,17 +315,6 @@ class PostgresRechunk(PostgresWrites):
     def _exists(self, conn: Connection[Any], table: str) -> bool:
         row = conn.execute("SELECT to_regclass(%s)", (f"{self._db.schema}.{table}",)).fetchone()
         return row is not None and row[0] is not None
-
-
-def drop_chunking_slot(db: SchemaDatabase, conn: Connection[Any], slot: Slot) -> None:
-    """Free the chunking in ``slot`` inside the caller's transaction (an embedder swap drops
-    the previous chunking: a rollback then means the embedder's)."""
-    found = conn.execute("SELECT to_regclass(%s)", (f"{db.schema}.chunk_slot_documents",))
-    row = found.fetchone()
-    if row is not None and row[0] is not None:
-        for table in _SLOT_TABLES:
-            conn.execute(db.sql(f"DELETE FROM {{s}}.{table} WHERE slot = %s"), (slot,))
-    conn.execute(db.sql("DELETE FROM {s}.settings WHERE key = %s"), (_KEYS[slot],))
 
 
 _CHUNK_TYPES = (

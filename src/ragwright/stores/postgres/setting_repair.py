@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from ragwright.errors import RepairRefused
 from ragwright.models import EmbeddingSpace
+from ragwright.stores.postgres.chunking_slots import drop_chunking_slot
+from ragwright.stores.postgres.connections import lock_schema
 from ragwright.stores.rows import space_json
 
 if TYPE_CHECKING:
@@ -31,11 +33,10 @@ _Fix = Callable[["SchemaDatabase", "Connection[Any]", str, "SpaceOf | None"], st
 def repair_settings(db: SchemaDatabase, keys: Sequence[str], space_of: SpaceOf | None) -> list[str]:
     """Restore, reset or drop the rows ``keys`` in one transaction; what was done, a line
     each."""
-    from ragwright.stores.postgres.backend import lock_schema
 
     def work(conn: Connection[Any]) -> list[str]:
         lock_schema(conn, db.schema)  # no ingest or reindex reads a row half repaired
-        return [_FIXES[key][0](db, conn, key, space_of) for key in keys]
+        return [_FIXES[key](db, conn, key, space_of) for key in keys]
 
     return db.run(work, "repairing the settings") if keys else []
 
@@ -94,8 +95,6 @@ def _dropped_space(
 def _dropped_chunking(
     db: SchemaDatabase, conn: Connection[Any], key: str, space_of: SpaceOf | None
 ) -> str:
-    from ragwright.stores.postgres.rechunk import drop_chunking_slot
-
     slot = key.split("_", 1)[1]
     drop_chunking_slot(db, conn, "staged" if slot == "staged" else "previous")
     return _dropped(slot, "chunking", key)
@@ -106,15 +105,13 @@ def _dropped(slot: str, kind: str, key: str) -> str:
     return f"dropped the {slot} {kind} ({key!r} was broken; {again})"
 
 
-#: What `repair` does with each row, and how a finding says so.
-_FIXES: dict[str, tuple[_Fix, str]] = {
-    "embedding_space": (_space, "repair restores it from the recorded embedder"),
-    "chunking": (_reset, "repair resets it to the default chunking"),
-    "parser_options": (_reset, "repair resets it to the default options"),
-    "space_staged": (_dropped_space, "repair drops the staged space"),
-    "space_previous": (_dropped_space, "repair drops the previous space"),
-    "chunking_staged": (_dropped_chunking, "repair drops the staged chunking"),
-    "chunking_previous": (_dropped_chunking, "repair drops the previous chunking"),
+#: What `repair` does with each row (`repairable.REPAIRS` says so in a finding).
+_FIXES: dict[str, _Fix] = {
+    "embedding_space": _space,
+    "chunking": _reset,
+    "parser_options": _reset,
+    "space_staged": _dropped_space,
+    "space_previous": _dropped_space,
+    "chunking_staged": _dropped_chunking,
+    "chunking_previous": _dropped_chunking,
 }
-#: Each repairable row's note for `ragwright check` (`setting_rows.setting_findings`).
-REPAIRS: dict[str, str] = {key: note for key, (_, note) in _FIXES.items()}

@@ -15,8 +15,8 @@ from ragwright.errors import (
 )
 from ragwright.models import DEFAULT_COLLECTION, EmbeddingSpace
 from ragwright.stores.fts_terms import settle_tokenizer
-from ragwright.stores.postgres.backend import lock_schema
 from ragwright.stores.postgres.community_schema import ensure_community_schema
+from ragwright.stores.postgres.connections import lock_schema
 from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.graph_move_schema import ensure_graph_moves
 from ragwright.stores.postgres.graph_schema import ensure_graph_changes, ensure_graph_schema

@@ -19,8 +19,8 @@ import numpy as np
 from ragwright.errors import StoreError
 from ragwright.models import Chunk, EmbeddingSpace
 from ragwright.ports import Slot, SpaceSlot, SpaceStatus, Vectors
-from ragwright.stores.postgres.backend import lock_schema
-from ragwright.stores.postgres.rechunk import drop_chunking_slot
+from ragwright.stores.postgres.chunking_slots import drop_chunking_slot
+from ragwright.stores.postgres.connections import lock_schema
 from ragwright.stores.postgres.rows import CHUNK_COLUMNS
 from ragwright.stores.postgres.schema import HNSW_MAX_DIMENSION
 from ragwright.stores.postgres.settings import PostgresSettings

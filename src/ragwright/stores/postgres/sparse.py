@@ -43,8 +43,9 @@ _RANKING = (
 class PostgresSparse:
     """`SparseSearch` and `SparseTermIndex` over the postings tables."""
 
-    _db: SchemaDatabase
-    _filters: FilterCompiler
+    def __init__(self, db: SchemaDatabase, filters: FilterCompiler) -> None:
+        self._db = db
+        self._filters = filters
 
     def sparse_search(
         self, query: SparseVector, top_k: int, where: Filter | None = None

@@ -23,12 +23,33 @@ opens the collection and joins them.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
-from ragwright.models import DEFAULT_COLLECTION, EmbeddingSpace, StoreStats
+import numpy as np
+import numpy.typing as npt
+
+from ragwright.filters import Filter
+from ragwright.models import (
+    DEFAULT_COLLECTION,
+    Chunk,
+    Document,
+    DocumentInfo,
+    EmbeddingSpace,
+    Hit,
+    StoreStats,
+)
+from ragwright.models.communities import (
+    CommunityBuild,
+    CommunityReport,
+    StoredCommunity,
+    StoredReport,
+)
+from ragwright.models.graph import ChunkFacts, GraphSnapshot, TypedFact
+from ragwright.models.graph_records import EntityInfo, FactsWritten, GraphStats
+from ragwright.models.sparse import SparseVector
+from ragwright.ports import Checkpoint, ItemRecord
 from ragwright.stores.fts_query import STOP_WORDS
 from ragwright.stores.fts_terms import FTS5Terms
 from ragwright.stores.keyword_corpora import Corpora
@@ -39,7 +60,6 @@ from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.documents import PostgresDocuments
 from ragwright.stores.postgres.filters import FilterCompiler
 from ragwright.stores.postgres.graph_reads import PostgresGraphReads
-from ragwright.stores.postgres.graph_refresh import CachedGraph
 from ragwright.stores.postgres.graph_resolution import PostgresEntityResolution
 from ragwright.stores.postgres.graph_scoped import PostgresScopedGraph
 from ragwright.stores.postgres.graph_writes import PostgresGraphWrites
@@ -56,32 +76,22 @@ from ragwright.stores.postgres.vector_search import PostgresVectorSearch
 from ragwright.stores.postgres.writes import PostgresWrites
 
 if TYPE_CHECKING:
-    from ragwright.stores.postgres.backend import PostgresBackend
+    from ragwright.stores.postgres.connections import Connections
 
 
 class PostgresStore(
     PostgresRechunk,  # before the writes it builds on
     PostgresWrites,
-    PostgresMoves,
-    PostgresCheckpoints,
     PostgresVectorSearch,
     PostgresKeywordSearch,
-    PostgresDocuments,
-    PostgresChunks,
-    PostgresGraphWrites,
-    PostgresGraphReads,
-    PostgresScopedGraph,
-    PostgresCommunities,
-    PostgresEntityResolution,
     PostgresSpaces,
-    PostgresSparse,
 ):
     """One collection of a PostgreSQL index. Safe to share between threads (every call takes
     a pooled connection for one transaction). Open it with `PostgresBackend.open`."""
 
     def __init__(
         self,
-        backend: PostgresBackend,
+        backend: Connections,
         collection: str = DEFAULT_COLLECTION,
         *,
         create: bool = True,
@@ -104,9 +114,17 @@ class PostgresStore(
         self._terms = FTS5Terms(tokenizer)
         self._keyword_cache = KeywordCache(self._db) if backend.keyword_cache else None
         self._corpora = Corpora()
-        self._graph_lock = threading.Lock()
-        self._graph_cache: CachedGraph | None = None
         self._schema_oid = self._current_oid()
+        self._documents = PostgresDocuments(self._db, self._filters)
+        self._chunks = PostgresChunks(self._db, lambda: self.space)
+        self._checkpoints = PostgresCheckpoints(self._db)
+        self._moves = PostgresMoves(self._db)
+        self._graph_writes = PostgresGraphWrites(self._db)
+        self._graph_reads = PostgresGraphReads(self._db)
+        self._scoped_graph = PostgresScopedGraph(self._db, self._filters)
+        self._communities = PostgresCommunities(self._db)
+        self._entity_resolution = PostgresEntityResolution(self._db)
+        self._sparse = PostgresSparse(self._db, self._filters)
 
     def is_current(self) -> bool:
         """Whether this collection's schema is still the one it opened (a dropped collection's
@@ -133,6 +151,143 @@ class PostgresStore(
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    # `PostgresDocuments`.
+
+    def get_document(self, document_id: str) -> Document | None:
+        return self._documents.get_document(document_id)
+
+    def find_document(self, source: str) -> Document | None:
+        return self._documents.find_document(source)
+
+    def list_documents(self, where: Filter | None = None) -> list[DocumentInfo]:
+        return self._documents.list_documents(where)
+
+    def fingerprints(self) -> dict[str, str]:
+        return self._documents.fingerprints()
+
+    # `PostgresChunks`.
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
+        return self._chunks.get_chunks(chunk_ids)
+
+    def chunks_of(self, document_id: str) -> list[Chunk]:
+        return self._chunks.chunks_of(document_id)
+
+    def chunk_page(self, after: str | None, limit: int) -> list[Chunk]:
+        return self._chunks.chunk_page(after, limit)
+
+    def chunk_vectors(self, chunk_ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+        return self._chunks.chunk_vectors(chunk_ids)
+
+    def chunks_at(self, positions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], Chunk]:
+        return self._chunks.chunks_at(positions)
+
+    # `PostgresCheckpoints`.
+
+    def checkpoint(self, source: str) -> Checkpoint:
+        return self._checkpoints.checkpoint(source)
+
+    def record_items(
+        self, source: str, items: Sequence[tuple[str, ItemRecord]], removed: Sequence[str]
+    ) -> None:
+        self._checkpoints.record_items(source, items, removed)
+
+    def set_cursor(self, source: str, cursor: str | None, last_run: float) -> None:
+        self._checkpoints.set_cursor(source, cursor, last_run)
+
+    def drop_checkpoint(self, source: str) -> int:
+        return self._checkpoints.drop_checkpoint(source)
+
+    def claimed_by_others(self, source: str, document_sources: Sequence[str]) -> dict[str, str]:
+        return self._checkpoints.claimed_by_others(source, document_sources)
+
+    # `PostgresMoves`.
+
+    def move_document(self, document_id: str, moved: Document, chunks: Sequence[Chunk]) -> bool:
+        return self._moves.move_document(document_id, moved, chunks)
+
+    # `PostgresGraphWrites`.
+
+    def chunks_without_facts(self, extractor: str, after: str | None, limit: int) -> list[Chunk]:
+        return self._graph_writes.chunks_without_facts(extractor, after, limit)
+
+    def stored_facts(self, chunk_ids: Sequence[str]) -> list[ChunkFacts]:
+        return self._graph_writes.stored_facts(chunk_ids)
+
+    def write_facts(self, facts: Sequence[ChunkFacts]) -> FactsWritten:
+        return self._graph_writes.write_facts(facts)
+
+    # `PostgresGraphReads`.
+
+    def typed_facts(self) -> list[TypedFact]:
+        return self._graph_reads.typed_facts()
+
+    def graph_version(self) -> str:
+        return self._graph_reads.graph_version()
+
+    def graph_snapshot(self) -> GraphSnapshot:
+        return self._graph_reads.graph_snapshot()
+
+    def graph_stats(self) -> GraphStats:
+        return self._graph_reads.graph_stats()
+
+    def describe_entity(self, name: str, max_sites: int = 50) -> EntityInfo | None:
+        return self._graph_reads.describe_entity(name, max_sites)
+
+    # `PostgresScopedGraph`.
+
+    def readable_graph_snapshot(self, readable: Filter) -> GraphSnapshot:
+        return self._scoped_graph.readable_graph_snapshot(readable)
+
+    # `PostgresCommunities`.
+
+    def community_version(self) -> str:
+        return self._communities.community_version()
+
+    def replace_communities(self, build: CommunityBuild) -> None:
+        self._communities.replace_communities(build)
+
+    def community_build(self) -> CommunityBuild | None:
+        return self._communities.community_build()
+
+    def communities(self, level: int | None = None) -> list[StoredCommunity]:
+        return self._communities.communities(level)
+
+    def community_reports(self, kind: str) -> list[StoredReport]:
+        return self._communities.community_reports(kind)
+
+    def write_reports(
+        self, reports: Sequence[tuple[CommunityReport, bytes]], graph_version: str
+    ) -> int:
+        return self._communities.write_reports(reports, graph_version)
+
+    # `PostgresEntityResolution`.
+
+    def link_synonyms(self) -> int:
+        return self._entity_resolution.link_synonyms()
+
+    def merge_entities(self, first: str, second: str) -> None:
+        self._entity_resolution.merge_entities(first, second)
+
+    def unmerge_entities(self, first: str, second: str) -> bool:
+        return self._entity_resolution.unmerge_entities(first, second)
+
+    # `PostgresSparse`.
+
+    def sparse_search(
+        self, query: SparseVector, top_k: int, where: Filter | None = None
+    ) -> list[Hit]:
+        return self._sparse.sparse_search(query, top_k, where)
+
+    def chunks_without_terms(self, limit: int) -> list[tuple[str, str]]:
+        return self._sparse.chunks_without_terms(limit)
+
+    def write_terms(self, rows: Sequence[tuple[str, SparseVector]]) -> None:
+        self._sparse.write_terms(rows)
+
+    def clear_terms(self) -> None:
+        self._sparse.clear_terms()
 
     def stats(self) -> StoreStats:
         row = self._db.query(

@@ -4,12 +4,12 @@ the BM25 counters and the graph version moved with them), and deletes."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from psycopg import sql
 
 from ragwright.models import KEYWORD_HEADER, TABLE_HEADER, Chunk
 from ragwright.ports import DocumentWrite
@@ -18,8 +18,8 @@ from ragwright.stores.fts_terms import FTS5Terms
 from ragwright.stores.graph_facts import FactRows, write_fact_rows
 from ragwright.stores.postgres.graph_writes import bump_graph_version, copy_facts, had_facts
 from ragwright.stores.postgres.permissions import write_readers
+from ragwright.stores.postgres.row_writes import copy_rows, delete_documents, move_counters
 from ragwright.stores.postgres.rows import jsonb
-from ragwright.stores.postgres.schema import STAT_SLOTS
 from ragwright.stores.postgres.settings import PostgresSettings
 from ragwright.stores.postgres.table_headers import write_headers
 from ragwright.stores.rows import document_row, sections_json
@@ -37,10 +37,6 @@ _LOCK_KEYS = (
     "SELECT pg_advisory_xact_lock(k) FROM "
     "(SELECT DISTINCT hashtextextended(x, 0) AS k FROM unnest(%s::text[]) AS x) t "
     "ORDER BY k"
-)
-_DELETE_CHUNKS = (
-    "WITH gone AS (DELETE FROM {s}.chunks WHERE document_id = ANY(%s) "
-    "RETURNING tokens) SELECT count(*), coalesce(sum(tokens), 0) FROM gone"
 )
 _DOCUMENT_COPY = (
     ("id", "text"), ("source", "text"), ("content", "text"), ("content_hash", "text"),
@@ -97,8 +93,8 @@ class PostgresWrites(SingleWrites, PostgresSettings):
         def work(conn: Connection[Any]) -> int:
             conn.execute(_LOCK_KEYS, (ids,))
             graph_changed = had_facts(self._db, conn, ids)
-            documents, chunks, tokens = self._delete(conn, ids)
-            self._count(conn, -chunks, -tokens)
+            documents, chunks, tokens = delete_documents(self._db, conn, ids)
+            move_counters(self._db, conn, -chunks, -tokens)
             if graph_changed:
                 bump_graph_version(self._db, conn)
             return documents
@@ -163,60 +159,19 @@ class PostgresWrites(SingleWrites, PostgresSettings):
         removed_chunks = removed_tokens = 0
         graph_changed = bool(old) and had_facts(self._db, conn, old)
         if old:
-            _, removed_chunks, removed_tokens = self._delete(conn, old)
-        self._copy(conn, "documents", _DOCUMENT_COPY, [r.document for r in rows])
+            _, removed_chunks, removed_tokens = delete_documents(self._db, conn, old)
+        copy_rows(self._db, conn, "documents", _DOCUMENT_COPY, [r.document for r in rows])
         write_readers(self._db, conn, [(str(r.document[0]), r.principals) for r in rows])
         write_headers(self._db, conn, [h for r in rows for h in r.headers])
-        self._copy(conn, "chunks", _CHUNK_COPY, [c for r in rows for c in r.chunks])
-        self._copy(conn, "postings", _POSTING_COPY, [p for r in rows for p in r.postings])
+        copy_rows(self._db, conn, "chunks", _CHUNK_COPY, [c for r in rows for c in r.chunks])
+        copy_rows(self._db, conn, "postings", _POSTING_COPY, [p for r in rows for p in r.postings])
         facts = [(str(r.document[0]), f) for r in rows for f in _last_facts(r.facts)]
-        copy_facts(conn, self._copy, facts)
+        copy_facts(conn, functools.partial(copy_rows, self._db), facts)
         added_chunks = sum(len(r.chunks) for r in rows)
         added_tokens = sum(r.tokens for r in rows)
-        self._count(conn, added_chunks - removed_chunks, added_tokens - removed_tokens)
+        move_counters(self._db, conn, added_chunks - removed_chunks, added_tokens - removed_tokens)
         if graph_changed or facts:
             bump_graph_version(self._db, conn)
-
-    def _delete(self, conn: Connection[Any], ids: list[str]) -> tuple[int, int, int]:
-        """Delete these documents with their chunks and postings: how many (documents,
-        chunks, chunk tokens) there were."""
-        conn.execute(self._db.sql("DELETE FROM {s}.postings WHERE document_id = ANY(%s)"), (ids,))
-        removed = conn.execute(self._db.sql(_DELETE_CHUNKS), (ids,)).fetchone()
-        assert removed is not None
-        documents = conn.execute(
-            self._db.sql("DELETE FROM {s}.documents WHERE id = ANY(%s)"), (ids,)
-        ).rowcount
-        return documents, int(removed[0]), int(removed[1])
-
-    def _copy(
-        self,
-        conn: Connection[Any],
-        table: str,
-        columns: tuple[tuple[str, str], ...],
-        rows: list[_Row],
-    ) -> None:
-        if not rows:
-            return
-        statement = sql.SQL("COPY {}.{} ({}) FROM STDIN (FORMAT BINARY)").format(
-            self._db.identifier,
-            sql.Identifier(table),
-            sql.SQL(", ").join(sql.Identifier(name) for name, _ in columns),
-        )
-        with conn.cursor().copy(statement) as copy:
-            copy.set_types([kind for _, kind in columns])
-            for row in rows:
-                copy.write_row(row)
-
-    def _count(self, conn: Connection[Any], chunks: int, tokens: int) -> None:
-        """Move the BM25 counters, last in the transaction: the counter row is then held only
-        while committing, so writers sharing a row wait briefly and never deadlock."""
-        if chunks or tokens:
-            conn.execute(
-                self._db.sql("UPDATE {s}.bm25_stats SET chunks = chunks + %s, "
-                             "tokens = tokens + %s "
-                             f"WHERE slot = pg_backend_pid() %% {STAT_SLOTS}"),
-                (chunks, tokens),
-            )  # fmt: skip
 
 
 def _last_of_each(batch: Sequence[DocumentWrite]) -> list[DocumentWrite]:

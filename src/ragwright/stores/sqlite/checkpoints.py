@@ -23,7 +23,10 @@ _DDL = (
 
 
 class SQLiteCheckpoints:
-    _db: Database
+    """The connectors' checkpoints: what each source's last sync saw."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
 
     def checkpoint(self, source: str) -> Checkpoint:
         if "source_items" not in self._db.names():

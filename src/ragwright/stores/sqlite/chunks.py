@@ -14,7 +14,10 @@ from ragwright.stores.sqlite.rows import CHUNK_COLUMNS, IDS_PER_QUERY, PAIRS_PER
 
 
 class SQLiteChunks:
-    _db: Database
+    """Reads of chunks (and their stored vectors) over one database."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
 
     def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
         found: dict[str, Chunk] = {}

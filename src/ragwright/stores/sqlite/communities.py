@@ -33,7 +33,10 @@ _ALIASES = "graph_community_aliases"
 
 
 class SQLiteCommunities:
-    _db: Database
+    """The graph's communities and their reports."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
 
     def community_version(self) -> str:
         graph, communities = self._db.query(_VERSION)[0]

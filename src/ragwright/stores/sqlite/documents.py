@@ -14,7 +14,10 @@ from ragwright.stores.sqlite.permissions import readable_documents
 
 
 class SQLiteDocuments:
-    _db: Database
+    """Reads of whole documents over one database."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
 
     def get_document(self, document_id: str) -> Document | None:
         rows = self._db.query(

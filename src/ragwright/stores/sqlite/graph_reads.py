@@ -56,9 +56,12 @@ _MENTIONED_CHUNKS = (
 
 
 class SQLiteGraphReads:
-    _db: Database
-    _graph_lock: threading.Lock
-    _graph_cache: CachedGraph | None
+    """Reads of the whole graph, its snapshot cached by graph version (one per store)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._graph_lock = threading.Lock()
+        self._graph_cache: CachedGraph | None = None
 
     def typed_facts(self) -> list[TypedFact]:
         labels = sorted(COOCCURRENCE_LABELS)

@@ -13,7 +13,10 @@ from ragwright.stores.sqlite.graph_schema import BUMP_GRAPH_VERSION
 
 
 class SQLiteEntityResolution:
-    _db: Database
+    """Linking and merging the graph's entities."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
 
     def link_synonyms(self) -> int:
         with self._db.transaction() as db:

@@ -48,7 +48,10 @@ _EDGES = (
 
 
 class SQLiteScopedGraph:
-    _db: Database
+    """The graph a caller's permissions let it walk."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
 
     def readable_graph_snapshot(self, readable: Filter) -> GraphSnapshot:
         """The graph of the evidence in the chunks ``readable`` (a caller's permissions)

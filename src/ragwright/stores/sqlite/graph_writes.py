@@ -39,7 +39,10 @@ def insert_facts(db: sqlite3.Connection, chunk_rowid: int, rows: FactRows) -> Fa
 
 
 class SQLiteGraphWrites:
-    _db: Database
+    """Writes of the graph's facts, chunk by chunk."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
 
     def chunks_without_facts(self, extractor: str, after: str | None, limit: int) -> list[Chunk]:
         rows = self._db.query(

@@ -18,7 +18,10 @@ from ragwright.stores.table_headers import split_header
 
 
 class SQLiteMoves:
-    _db: Database
+    """Moving a document to another source, in place."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
 
     def move_document(self, document_id: str, moved: Document, chunks: Sequence[Chunk]) -> bool:
         with self._db.transaction() as db:

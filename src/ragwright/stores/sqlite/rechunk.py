@@ -39,6 +39,7 @@ from ragwright.stores.checks import check_write
 from ragwright.stores.rechunk_messages import to_finish, under_way
 from ragwright.stores.rows import document_from_row, space_json
 from ragwright.stores.setting_rows import checked
+from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.settings import SQLiteSettings, recorded_space
 from ragwright.stores.sqlite.table_headers import write_headers
 from ragwright.stores.sqlite.writes import chunk_headers, chunk_rows
@@ -79,7 +80,13 @@ _HELD = (
 )
 
 
-class SQLiteRechunk(SQLiteSettings):
+class SQLiteRechunk:
+    """A re-chunk: staged chunks (and their vectors), then a swap."""
+
+    def __init__(self, db: Database, settings: SQLiteSettings) -> None:
+        self._db = db
+        self._settings = settings
+
     def chunking_status(self) -> ChunkingStatus:
         with self._db.lock, self._db.read_snapshot():
             db = self._db.connection
@@ -187,7 +194,7 @@ class SQLiteRechunk(SQLiteSettings):
             )
             if graph_chunks:  # the new chunks' facts are extracted after this commits
                 _set(db, GRAPH_OWED, "1")
-        self.space_changed(made.space)
+        self._settings.space_changed(made.space)
         return ChunkingSwapped(documents, chunks, graph_chunks)
 
     def drop_chunking(self, slot: Slot) -> None:

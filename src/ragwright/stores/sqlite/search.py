@@ -5,11 +5,9 @@ inside SQLite first."""
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -40,7 +38,6 @@ from ragwright.stores.sqlite.ann_choice import ANN_SETTING, AnnChoice, check_mod
 from ragwright.stores.sqlite.ann_index import AnnIndex
 from ragwright.stores.sqlite.cache_kinds import (
     ANN_SUFFIX,
-    CACHE_SUFFIXES,
     CANDIDATES_SUFFIX,
     KEYWORDS_SUFFIX,
     VECTORS_SUFFIX,
@@ -51,7 +48,7 @@ from ragwright.stores.sqlite.cache_kinds import (
 )
 from ragwright.stores.sqlite.caches import CacheKind, DerivedCache
 from ragwright.stores.sqlite.candidate_rows import CandidateRows
-from ragwright.stores.sqlite.change_log import covered_by_files, prune
+from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.documents import condition_for
 from ragwright.stores.sqlite.faiss_library import INSTALL, available, installed
 from ragwright.stores.sqlite.filters import compile_filter, matching_rowids_query
@@ -66,25 +63,52 @@ from ragwright.stores.sqlite.settings import SQLiteSettings
 from ragwright.stores.sqlite.vector_matrix import VectorMatrix
 
 
-class SQLiteSearch(SQLiteSettings):
-    """Both retrieval arms. The caches catch up when the write generation shows that any
-    process wrote; ranking, filtering and reading rows happen in one read snapshot."""
+class SQLiteSearch:
+    """Both retrieval arms over one database and the derived files beside it. The caches
+    catch up when the write generation shows that any process wrote; ranking, filtering and
+    reading rows happen in one read snapshot. The store builds it and hands it its database,
+    settings and tokenizer, so it can be built (and tested) alone."""
 
-    path: Path
-    _keyword_cache: bool
-    _background: bool
-    _cache_key: str
-    _vectors: DerivedCache[VectorMatrix] | None
-    _keywords: DerivedCache[KeywordMatrix] | None
-    _ann: DerivedCache[AnnIndex] | None
-    _candidates: DerivedCache[CandidateRows] | None
-    _builds: threading.Lock  # held by a cache's background build from the database
-    _ann_choice: AnnChoice
-    _ann_available: bool | None
-    _last_filter: tuple[int, str, npt.NDArray[np.int64]] | None
-    _corpora: Corpora
-    _tokenizer: FTS5Terms
-    _stop_words: frozenset[str]
+    def __init__(
+        self,
+        db: Database,
+        settings: SQLiteSettings,
+        cache_key: str,
+        *,
+        tokenizer: FTS5Terms,
+        stop_words: frozenset[str],
+        ann_choice: AnnChoice,
+        keyword_cache: bool = True,
+        background: bool = True,
+    ) -> None:
+        """``cache_key`` is the index's identity in its derived files (beside ``db.path``);
+        ``keyword_cache`` and ``background`` are `SQLiteStore`'s options of those names."""
+        self.path = db.path
+        self._db = db
+        self._settings = settings
+        self._cache_key = cache_key
+        self._tokenizer = tokenizer
+        self._stop_words = stop_words
+        self._ann_choice = ann_choice
+        self._keyword_cache = keyword_cache
+        self._background = background
+        self._vectors: DerivedCache[VectorMatrix] | None = None
+        self._keywords: DerivedCache[KeywordMatrix] | None = None
+        self._ann: DerivedCache[AnnIndex] | None = None
+        self._candidates: DerivedCache[CandidateRows] | None = None
+        self._builds = threading.Lock()  # held by a cache's background build from the database
+        self._ann_available: bool | None = None
+        self._last_filter: tuple[int, str, npt.NDArray[np.int64]] | None = None
+        self._corpora = Corpora()
+
+    def forget_vectors(self) -> None:
+        """The recorded space changed: the vector cache is made again for the new one."""
+        self._vectors = None
+
+    def close(self) -> None:
+        """The caches read their files in place: a closed store that someone still holds
+        should not keep them mapped."""
+        self._vectors = self._keywords = self._ann = self._candidates = None
 
     def vector_search(self, query: Vectors, top_k: int, where: Filter | None = None) -> list[Hit]:
         """Cosine top-k, with the filter applied inside SQLite before ranking: exact, or the
@@ -188,7 +212,7 @@ class SQLiteSearch(SQLiteSettings):
         self, query: Vectors, top_k: int
     ) -> tuple[EmbeddingSpace, npt.NDArray[np.float32]] | None:
         """The index's space and ``query`` as a unit vector of it; None: nothing to search."""
-        space = self.space
+        space = self._settings.space
         if space is None or top_k <= 0:
             return None
         vector = query_vector(query, space)
@@ -204,7 +228,8 @@ class SQLiteSearch(SQLiteSettings):
         generation: int,
     ) -> list[tuple[int, float]]:
         """(row id, similarity) of the best rows, inside the read snapshot ``generation``."""
-        self.check_space(space, generation)  # a reindex swap since the query was embedded
+        # A reindex swap since the query was embedded.
+        self._settings.check_space(space, generation)
         matrix = self._current_matrix(space, generation)
         allowed = None if where is None else self._matching_rowids(where, generation)
         slots = None if allowed is None else matrix.rows.slots_of(allowed)
@@ -271,12 +296,12 @@ class SQLiteSearch(SQLiteSettings):
         choice = AnnChoice(check_mode(mode), self._ann_choice.ef)
         if mode == "on" and not available():
             raise MissingDependencyError("approximate vector search (--ann on)", INSTALL)
-        self.set_setting(ANN_SETTING, mode)
+        self._settings.set_setting(ANN_SETTING, mode)
         self._ann_choice, self._ann = choice, None
         if mode == "off":
             derived.remove(self.path.with_name(self.path.name + ANN_SUFFIX))
             return 0
-        space = self.space
+        space = self._settings.space
         if space is None:
             return 0
         for _ in range(2):  # the second time round takes what a background build handed over
@@ -295,7 +320,7 @@ class SQLiteSearch(SQLiteSettings):
         for suffix in suffixes:
             derived.remove(self.path.with_name(self.path.name + suffix))
         self._keywords = self._vectors = self._ann = self._candidates = None
-        space, built = self.space, []
+        space, built = self._settings.space, []
         kinds: dict[str, CacheKind[Any] | None] = {
             KEYWORDS_SUFFIX: keyword_kind(self._tokenizer.tokenizer),
             CANDIDATES_SUFFIX: candidates_kind(),
@@ -318,13 +343,6 @@ class SQLiteSearch(SQLiteSettings):
         matrix = None if self._vectors is None else self._vectors.latest
         if matrix is not None:
             matrix.scans.wait()  # the 8-bit scans, built after the first search
-
-    def _prune_change_log(self, db: sqlite3.Connection) -> None:
-        """In a write transaction: drop the changes every cache file beside the index holds."""
-        files = [self.path.with_name(self.path.name + s) for s in CACHE_SUFFIXES]
-        through = covered_by_files(files, self._cache_key)
-        if through is not None:
-            prune(db, through)
 
     def _fts5_search(
         self, words: list[str], top_k: int, where: Filter | None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from collections.abc import Callable
 
 from ragwright.errors import EmbeddingSpaceChanged, EmbeddingSpaceMismatch
 from ragwright.models import EmbeddingSpace
@@ -13,11 +13,18 @@ from ragwright.stores.sqlite.database import Database
 
 
 class SQLiteSettings:
-    """Key/value settings; the embedding space is one of them, recorded once."""
+    """Key/value settings; the embedding space is one of them, recorded once. What was made
+    for one space (the search's vector cache) listens for its change (`on_space_changed`)."""
 
-    _db: Database
-    _space: EmbeddingSpace | None
-    _vectors: Any  # the vector cache, made for one space (`SQLiteSearch`)
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._space: EmbeddingSpace | None = None
+        self._checked_space: tuple[int, EmbeddingSpace] | None = None
+        self._space_listeners: list[Callable[[], None]] = []
+
+    def on_space_changed(self, forget: Callable[[], None]) -> None:
+        """Call ``forget`` whenever the recorded space changes (a `reindex` swap)."""
+        self._space_listeners.append(forget)
 
     def get_setting(self, key: str) -> str | None:
         """The row ``key`` of ``meta``; `BrokenSetting` for a value its rule refuses."""
@@ -57,7 +64,7 @@ class SQLiteSettings:
         recorded space is no longer ``space`` (the one a query was embedded for), after which
         `space` is the new one. A swap is a write, which bumps the generation: so a generation
         already found to hold ``space`` is not read again (every search asks)."""
-        if (generation, space) == getattr(self, "_checked_space", None):
+        if (generation, space) == self._checked_space:
             return
         row = self._db.connection.execute(
             "SELECT value FROM meta WHERE key = 'embedding_space'"
@@ -74,7 +81,8 @@ class SQLiteSettings:
     def space_changed(self, space: EmbeddingSpace) -> None:
         """Forget what was made for the old space: the vector cache is made again for this."""
         self._space = space
-        self._vectors = None
+        for forget in self._space_listeners:
+            forget()
 
 
 def recorded_space(db: sqlite3.Connection) -> EmbeddingSpace | None:

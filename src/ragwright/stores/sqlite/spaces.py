@@ -23,6 +23,7 @@ from ragwright.models import Chunk, EmbeddingSpace
 from ragwright.ports import Slot, SpaceSlot, SpaceStatus, Vectors
 from ragwright.stores.rows import chunk_from_row, space_json
 from ragwright.stores.setting_rows import checked
+from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.rechunk import drop_chunking_slot
 from ragwright.stores.sqlite.rows import CHUNK_COLUMNS
 from ragwright.stores.sqlite.settings import SQLiteSettings, recorded_space
@@ -33,7 +34,13 @@ _KEYS: dict[Slot, str] = {"staged": "space_staged", "previous": "space_previous"
 _ROWS_PER_FETCH = 20_000
 
 
-class SQLiteSpaces(SQLiteSettings):
+class SQLiteSpaces:
+    """A reindex into another embedding space: staged vectors, then a swap."""
+
+    def __init__(self, db: Database, settings: SQLiteSettings) -> None:
+        self._db = db
+        self._settings = settings
+
     def space_status(self) -> SpaceStatus:
         with self._db.lock, self._db.read_snapshot():
             db = self._db.connection
@@ -129,7 +136,7 @@ class SQLiteSpaces(SQLiteSettings):
             if current is not None:
                 _record(db, "previous", current, str(embedder[0]) if embedder else "")
             drop_chunking_slot(db, "previous")  # one rollback at a time: this swap's
-        self.space_changed(incoming.space)
+        self._settings.space_changed(incoming.space)
 
     def drop_space(self, slot: Slot) -> None:
         with self._db.transaction() as db:

@@ -25,7 +25,8 @@ from ragwright.stores.sqlite.rows import CHUNK_COLUMNS
 class SQLiteSparse:
     """`SparseSearch` and `SparseTermIndex` over the side tables."""
 
-    _db: Database
+    def __init__(self, db: Database) -> None:
+        self._db = db
 
     def sparse_search(
         self, query: SparseVector, top_k: int, where: Filter | None = None

@@ -16,12 +16,13 @@ from ragwright.ports import ChunkBatch, DocumentWrite
 from ragwright.stores.checks import check_write
 from ragwright.stores.graph_facts import FactRows, write_fact_rows
 from ragwright.stores.rows import document_row, dump_json, sections_json
+from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.graph_writes import insert_facts
 from ragwright.stores.sqlite.permissions import write_readers
 from ragwright.stores.sqlite.settings import SQLiteSettings
 from ragwright.stores.sqlite.table_headers import write_headers
 from ragwright.stores.table_headers import header_id, split_header
-from ragwright.stores.writes import SingleWrites, bound_space
+from ragwright.stores.writes import bound_space
 
 _Row = tuple[object, ...]
 #: The last parameter says whether to insert (see `SQLiteWrites._replace_document`).
@@ -31,14 +32,20 @@ _INSERT_DOCUMENT = (
 )
 
 
-class SQLiteWrites(SingleWrites, SQLiteSettings):
+class SQLiteWrites:
+    """Whole-document writes and deletes, checked against the recorded space."""
+
+    def __init__(self, db: Database, settings: SQLiteSettings) -> None:
+        self._db = db
+        self._settings = settings
+
     def write(self, batch: Sequence[DocumentWrite]) -> None:
         """Insert or replace several documents in one transaction. Each chunk's row (its
         vector as bytes, its metadata as JSON) is made as SQLite asks for it, so a huge
         document's rows are never all in memory beside its chunks and vectors."""
         if not batch:
             return
-        space = bound_space(self.space)
+        space = bound_space(self._settings.space)
         for item in batch:
             check_write(item, space)
         facts = [write_fact_rows(item) for item in batch]
@@ -86,7 +93,7 @@ class SQLiteWrites(SingleWrites, SQLiteSettings):
         """Insert or replace one document, then its chunks batch by batch as ``batches``
         yields them, in one transaction (see `StreamedWrite`). The document's row goes first,
         while no chunk is in memory yet: SQLite copies its text twice on the way in."""
-        space = bound_space(self.space)
+        space = bound_space(self._settings.space)
         item = DocumentWrite(
             document, (), np.empty((0, space.dimension), dtype=np.float32), fingerprint
         )

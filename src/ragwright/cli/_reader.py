@@ -1,10 +1,13 @@
-"""What `search` and `ask` share to search several indexes as one: ``--index`` repeated
-(optionally ``NAME=PATH``), ``--federation partial|strict`` and ``--federation-timeout``, over
-the ``[federation]`` table's timeout and strict defaults."""
+"""What `search` and `ask` read from: one index, or several searched as one (a federation),
+both as a `ragwright.reading.Reader`, so that each command is written once. ``--index``
+repeated (optionally ``NAME=PATH``), ``--federation partial|strict`` and
+``--federation-timeout``, over the ``[federation]`` table's timeout and strict defaults."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from typing import Annotated
 
@@ -15,8 +18,10 @@ from ragwright.cli._common import DEFAULT_INDEX, errors
 from ragwright.config import Config
 from ragwright.errors import ConfigError
 from ragwright.federation import Federation, FederationSettings, MemberSpec
+from ragwright.index import Index
 from ragwright.llms.settings import LLMSettings
 from ragwright.models import DEFAULT_COLLECTION
+from ragwright.reading import IndexReader, Reader
 
 INDEX_ENV = "RAGWRIGHT_INDEX"
 
@@ -67,6 +72,43 @@ def is_federated(given: list[str], mode: FederationMode | None) -> bool:
     return len(given) > 1 or mode is not None
 
 
+@contextmanager
+def open_reader(
+    given: list[str],
+    *,
+    collection: str,
+    embedder: str | None,
+    mode: FederationMode | None,
+    timeout: float | None,
+    config: Config,
+    llm_settings: LLMSettings | None = None,
+) -> Iterator[Reader]:
+    """The ``--index`` values, read-only: a federation of them (see `is_federated`), else the
+    one index; closed on leaving."""
+    if is_federated(given, mode):
+        with open_federation(
+            given,
+            collection=collection,
+            embedder=embedder,
+            mode=mode,
+            timeout=timeout,
+            config=config,
+            llm_settings=llm_settings,
+        ) as federation:
+            yield federation
+        return
+    with Index(
+        given[0],
+        collection=collection,
+        embedder=embedder,
+        create=False,
+        read_only=True,  # the LLM ledger and cache keep their own connection and tables
+        llm_settings=llm_settings,
+        config=config,
+    ) as index:
+        yield IndexReader(index)
+
+
 def open_federation(
     given: list[str],
     *,
@@ -99,9 +141,9 @@ def open_federation(
     )
 
 
-def print_warnings(warnings: tuple[str, ...] | list[str]) -> None:
+def print_warnings(warnings: tuple[str, ...] | list[str] | None) -> None:
     """A partial search's warnings, on stderr."""
-    for warning in warnings:
+    for warning in warnings or ():
         errors.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
 
 
