@@ -197,6 +197,7 @@ def _setting(item: str) -> tuple[str, float | int]:
     number = float(value)
     return key, int(number) if key in (
         "graph_seed_hits",
+        "graph_entity_hits",
         "graph_keep_top",
         "graph_max_new",
         "graph_known_depth",

@@ -52,7 +52,7 @@ import psycopg
 
 from _synthetic import BUCKETS, CHUNKS_PER_DOCUMENT, Words, corpus
 from ragwright.filters import Filter, eq, parse_filter
-from ragwright.models import Chunk, Document, Hit
+from ragwright.models import FTS5_BM25, Chunk, Document, Hit
 from ragwright.pipeline.search.retrieval import Retriever, SearchRequest
 from ragwright.ports import DocumentWrite
 from ragwright.stores.postgres import PostgresBackend
@@ -89,10 +89,12 @@ class ClusteredVectors:
         self.rng = np.random.default_rng(seed)
         self.centroids = _unit(self.rng.standard_normal((centroids, dim), dtype=np.float32))
         self.scale = spread / np.sqrt(dim)
+        self.queries_rng = np.random.default_rng(seed + 1)
 
-    def around(self, clusters: np.ndarray) -> np.ndarray:
+    def around(self, clusters: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
         """One vector near each of ``clusters``' centroids."""
-        noise = self.rng.standard_normal((len(clusters), self.centroids.shape[1]), np.float32)
+        shape = (len(clusters), self.centroids.shape[1])
+        noise = (rng or self.rng).standard_normal(shape, np.float32)
         return _unit(self.centroids[clusters] + noise * np.float32(self.scale))
 
     def documents(self, group: Sequence[tuple[Document, list[Chunk]]]) -> np.ndarray:
@@ -101,7 +103,10 @@ class ClusteredVectors:
         return self.around(np.repeat(clusters, [len(chunks) for _, chunks in group]))
 
     def queries(self, count: int) -> np.ndarray:
-        return self.around(self.rng.integers(0, len(self.centroids), count))
+        """Fresh draws from the mixture, from a generator of their own (the same queries
+        whether or not the documents' vectors were drawn in this run)."""
+        rng = self.queries_rng
+        return self.around(rng.integers(0, len(self.centroids), count), rng)
 
 
 def _unit(matrix: np.ndarray) -> np.ndarray:
@@ -216,6 +221,12 @@ def main() -> None:
         help="an SQLite index directory: run benchmarks/scale.py's warm phase there (writing "
         "it first if empty) and print its figures beside PostgreSQL's",
     )
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="with --url: when its collection already holds --chunks chunks and the vector "
+        "index, search it as it is (skip the writes and the index build)",
+    )
     parser.add_argument("--vectors", choices=("hashing", "clustered"), default="hashing")
     parser.add_argument("--centroids", type=int, default=2000, help="clusters (clustered)")
     parser.add_argument("--spread", type=float, default=0.75, help="noise norm (clustered)")
@@ -266,28 +277,10 @@ def run(args: argparse.Namespace, url: str) -> None:
         ).fetchall()
     print("server:", ", ".join(f"{n}={s}{u or ''}" for n, s, u in settings))
 
-    bulk, extra = (
-        documents[: -max(1, len(documents) // 50)],
-        documents[-max(1, len(documents) // 50) :],
-    )
-    store.drop_vector_index()
-    writing, embedding = bulk_write(store, bulk, embed, args.batch)
-    bulk_chunks = len(bulk) * CHUNKS_PER_DOCUMENT
-    print(f"bulk write (no HNSW index): {bulk_chunks} chunks in {writing:.1f} s = "
-          f"{bulk_chunks / writing:,.0f} chunks/s ({args.batch} chunks per transaction; "
-          f"embedding them took {embedding:.1f} s, not counted)")  # fmt: skip
-    seconds, _ = timed(lambda: _vacuum(url))
-    print(f"VACUUM ANALYZE: {seconds:.1f} s")
-    if args.hnsw_compare:
-        hnsw_builds(store, backend, bulk_chunks)
-    seconds, _ = timed(store.create_vector_index)
-    print(f"HNSW build (m={backend.hnsw_m}, ef_construction={backend.hnsw_ef_construction}, "
-          f"{backend.hnsw_build_memory_mb} MB, {backend.hnsw_build_workers} workers): "
-          f"{seconds:.1f} s = {bulk_chunks / seconds:,.0f} vectors/s")  # fmt: skip
-    writing, _ = bulk_write(store, extra, embed, args.batch)
-    extra_chunks = len(extra) * CHUNKS_PER_DOCUMENT
-    print(f"write with the HNSW index kept: {extra_chunks} chunks in {writing:.1f} s = "
-          f"{extra_chunks / writing:,.0f} chunks/s")  # fmt: skip
+    if args.reuse and _built(store, url, chunks):
+        print("reusing the stored collection (no writes, no index build)")
+    else:
+        write_collection(args, url, store, backend, documents, embed)
     stats = store.stats()
     print(f"stored: {stats.chunks} chunks, {stats.database_bytes / 2**20:,.0f} MiB")
 
@@ -342,7 +335,8 @@ def run(args: argparse.Namespace, url: str) -> None:
         for length in QUERY_LENGTHS
     }
     queries = Queries(texts, common, vectors, selective, by_length)
-    keyword_figures({"SQL (before)": in_sql, "keyword cache": store}, embedder, queries)
+    stores = {"SQL": in_sql, "two searches": ArmsApart(store), "keyword cache": store}
+    keyword_figures(stores, embedder, queries)
     postgres = serving_figures(store, embedder, texts, vectors)
     postgres["vector recall@10 vs exact"] = float(
         np.mean([recall(store.vector_search(v, 10), truths[i]) for i, v in enumerate(vectors)])
@@ -371,6 +365,63 @@ def run(args: argparse.Namespace, url: str) -> None:
         closing_backend.close()
 
 
+def _built(store: PostgresStore, url: str, chunks: int) -> bool:
+    """Whether ``store`` already holds ``chunks`` chunks and its vector index."""
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT to_regclass('ragwright_bench.chunks_embedding_hnsw')").fetchone()
+    return store.stats().chunks == chunks and row is not None and row[0] is not None
+
+
+def write_collection(
+    args: argparse.Namespace,
+    url: str,
+    store: PostgresStore,
+    backend: PostgresBackend,
+    documents: list[tuple[Document, list[Chunk]]],
+    embed: Embed,
+) -> None:
+    """The timed bulk write (index dropped), VACUUM, index build, and writes with the index."""
+    bulk, extra = (
+        documents[: -max(1, len(documents) // 50)],
+        documents[-max(1, len(documents) // 50) :],
+    )
+    store.drop_vector_index()
+    writing, embedding = bulk_write(store, bulk, embed, args.batch)
+    bulk_chunks = len(bulk) * CHUNKS_PER_DOCUMENT
+    print(f"bulk write (no HNSW index): {bulk_chunks} chunks in {writing:.1f} s = "
+          f"{bulk_chunks / writing:,.0f} chunks/s ({args.batch} chunks per transaction; "
+          f"embedding them took {embedding:.1f} s, not counted)")  # fmt: skip
+    seconds, _ = timed(lambda: _vacuum(url))
+    print(f"VACUUM ANALYZE: {seconds:.1f} s")
+    if args.hnsw_compare:
+        hnsw_builds(store, backend, bulk_chunks)
+    seconds, _ = timed(store.create_vector_index)
+    print(f"HNSW build (m={backend.hnsw_m}, ef_construction={backend.hnsw_ef_construction}, "
+          f"{backend.hnsw_build_memory_mb} MB, {backend.hnsw_build_workers} workers): "
+          f"{seconds:.1f} s = {bulk_chunks / seconds:,.0f} vectors/s")  # fmt: skip
+    writing, _ = bulk_write(store, extra, embed, args.batch)
+    extra_chunks = len(extra) * CHUNKS_PER_DOCUMENT
+    print(f"write with the HNSW index kept: {extra_chunks} chunks in {writing:.1f} s = "
+          f"{extra_chunks / writing:,.0f} chunks/s")  # fmt: skip
+
+
+class ArmsApart:
+    """A store seen through its two arms alone (no `CandidateSearch`): a hybrid search is a
+    keyword search and a vector search, each with its rows, fused by the `Retriever`, as
+    before hybrid search took both arms' candidates in one snapshot."""
+
+    def __init__(self, store: PostgresStore) -> None:
+        self._store = store
+
+    def vector_search(self, query: Any, top_k: int, where: Filter | None = None) -> list[Hit]:
+        return self._store.vector_search(query, top_k, where)
+
+    def keyword_search(
+        self, query: str, top_k: int, where: Filter | None = None, *, bm25: Any = FTS5_BM25
+    ) -> list[Hit]:
+        return self._store.keyword_search(query, top_k, where, bm25=bm25)
+
+
 @dataclass(frozen=True)
 class Queries:
     texts: list[str]
@@ -380,7 +431,7 @@ class Queries:
     by_length: dict[int, list[str]]
 
 
-def keyword_figures(stores: dict[str, PostgresStore], embedder: Any, queries: Queries) -> None:
+def keyword_figures(stores: dict[str, Any], embedder: Any, queries: Queries) -> None:
     """BM25 and hybrid p50 of each of ``stores`` (plain, 1%-filtered, frequent words, by
     query length), the stores taking turns on each query (so a shared machine's load falls on
     both alike)."""
@@ -414,11 +465,12 @@ def keyword_figures(stores: dict[str, PostgresStore], embedder: Any, queries: Qu
         }
         samples |= interleaved(runs, [(t, queries.vectors[0]) for t in texts])
     names = list(stores)
-    print(f"{'p50 ms':<26}" + "".join(f"{name:>22}" for name in names) + "   ratio")
+    print(f"{'p50 ms':<26}" + "".join(f"{name:>16}" for name in names)
+          + f"   each / {names[-1]}")  # fmt: skip
     for figure in dict.fromkeys(key.split("|", 1)[1] for key in samples):
         values = [float(np.percentile(samples[f"{name}|{figure}"], 50)) for name in names]
-        print(f"{figure:<26}" + "".join(f"{v:22.2f}" for v in values)
-              + f"   {values[0] / values[-1]:5.1f}x")  # fmt: skip
+        print(f"{figure:<26}" + "".join(f"{v:16.2f}" for v in values)
+              + "".join(f"   {v / values[-1]:5.1f}x" for v in values[:-1]))  # fmt: skip
 
 
 def hnsw_builds(store: PostgresStore, backend: PostgresBackend, chunks: int) -> None:

@@ -316,13 +316,58 @@ def test_the_model_abstains_below_the_calibrated_threshold() -> None:
 
 def test_the_model_quotes_the_sentences_near_the_best_one() -> None:
     hits = hits_for(("a.md", ["Alpha is first. Beta is second. Gamma is third."]))
-    scorer = ScriptedScorer({"Alpha": 4.0, "Beta": 2.5, "Gamma": 1.0})
+    # Gamma stays under the second hop's probability (0.5: logit 0) whatever it reads.
+    scorer = ScriptedScorer({"Alpha": 4.0, "Beta": 2.5, "Gamma": -1.0})
     answer = ExtractiveAnswerer(HashingEmbedder(), scorer=scorer).answer("which one?", hits)
     assert [c.quote for c in answer.citations] == ["Alpha is first.", "Beta is second."]
     off = ExtractiveOptions(cross_encoder=False, min_similarity=-1.0, max_gap=9.0)
     scorer.read.clear()
     assert ExtractiveAnswerer(HashingEmbedder(), off, scorer=scorer).answer("which?", hits).found
     assert scorer.read == []  # cross_encoder=false: by embedding, the scorer unused
+
+
+class HopScorer:
+    """A `PassageScorer` fake that reads the query too: ``logits`` maps (a text the query
+    holds, a text the passage holds) to a logit; ``low`` for the rest."""
+
+    def __init__(self, logits: dict[tuple[str, str], float], low: float = -10.0) -> None:
+        self.logits, self.low = logits, low
+
+    def score(self, query: str, passages: Sequence[str]) -> npt.NDArray[np.float32]:
+        found = [
+            next((v for (q, k), v in self.logits.items() if q in query and k in p), self.low)
+            for p in passages
+        ]
+        return np.array(found, np.float32)
+
+
+def test_the_first_quote_leads_to_the_sentence_that_answers_a_two_hop_question() -> None:
+    """HotpotQA's bridge questions: the county is named by one document, its seat by another,
+    which the question alone does not make relevant."""
+    question = "What is the county seat of the county where East Lempster is located?"
+    hits = hits_for(
+        ("lempster.md", ["East Lempster is a community in Sullivan County, New Hampshire."]),
+        ("sullivan.md", ["Sullivan County lies in New Hampshire. Its county seat is Newport."]),
+    )
+    scorer = HopScorer(
+        {
+            ("East Lempster", "East Lempster is"): 6.0,
+            ("East Lempster", "Sullivan County lies"): 1.0,
+            ("Sullivan County, New", "Its county seat"): 3.0,  # after the first quote only
+        }
+    )
+    answer = ExtractiveAnswerer(HashingEmbedder(), scorer=scorer).answer(question, hits)
+    assert [c.quote for c in answer.citations] == [
+        "East Lempster is a community in Sullivan County, New Hampshire.",
+        "Its county seat is Newport.",
+    ]
+    one_hop = ExtractiveOptions(bridge_relevance=None)
+    answer = ExtractiveAnswerer(HashingEmbedder(), one_hop, scorer=scorer).answer(question, hits)
+    assert "Newport" not in answer.text
+    # A sentence as relevant alone as after the first quote was not found through it.
+    flat = HopScorer({("East Lempster", "East Lempster is"): 6.0, ("", "Its county"): 1.0})
+    answer = ExtractiveAnswerer(HashingEmbedder(), scorer=flat).answer(question, hits)
+    assert "Newport" not in answer.text
 
 
 class SameMeaning:

@@ -108,16 +108,24 @@ def test_graph_mode_finds_the_bridge_that_hybrid_misses(kb: Index) -> None:
     hybrid = kb.search(QUERY, top_k=3)
     assert sources(hybrid)[0] == "first.txt" and "bridge.txt" not in sources(hybrid)
     # Each ranking three deep, so the bridge can come from nowhere but the graph.
-    graph = kb.search(
-        QUERY, top_k=3, mode="graph", arm_depth=3, graph=GraphSettings(keep_top=1), **MIN_MAX
-    )
-    assert sources(graph)[:2] == ["first.txt", "bridge.txt"]
-    first, bridge = graph[0], graph[1]
+    graph = kb.search(QUERY, top_k=3, mode="graph", arm_depth=3, **MIN_MAX)
+    assert sources(graph)[0] == "first.txt" and "bridge.txt" in sources(graph)
+    first, bridge = graph[0], graph[sources(graph).index("bridge.txt")]
     assert Arm.GRAPH in first.arms and first.arms & {Arm.BM25, Arm.VECTOR}
-    assert bridge.arms == {Arm.GRAPH} and bridge.arm_ranks[Arm.GRAPH] == 2
+    assert bridge.arms == {Arm.GRAPH}
     assert all(hit.scale is Scale.FUSED for hit in graph)
     assert [hit.rank for hit in graph] == [1, 2, 3]
     assert bridge.chunk.text == BRIDGE  # the provenance chunk, read from the store
+
+
+def test_graph_mode_lifts_the_bridge_hybrid_ranks_low_to_second(kb: Index) -> None:
+    """Hybrid ranks the bridge behind eight distractors; the walk, restarting at hybrid's
+    hits by their scores and at the first hit's entities, puts it second."""
+    hybrid = sources(kb.search(QUERY, top_k=12, **MIN_MAX))
+    assert hybrid[0] == "first.txt" and hybrid.index("bridge.txt") > 5
+    graph = kb.search(QUERY, top_k=3, mode="graph", **MIN_MAX)
+    assert sources(graph)[:2] == ["first.txt", "bridge.txt"]
+    assert graph[1].arm_ranks[Arm.GRAPH] == 2
 
 
 def test_hybrids_first_hits_keep_their_places_and_the_graph_fills_after_them(kb: Index) -> None:
@@ -220,8 +228,7 @@ def test_the_walk_follows_the_stores_graph_after_each_write(tmp_path: Path) -> N
         assert index.ingestion.documents(without, extractor="rules").ok
 
         def graph_sources() -> list[str]:
-            return sources(index.search(QUERY, top_k=3, mode="graph", arm_depth=3,
-                                        graph=GraphSettings(keep_top=1), **MIN_MAX))  # fmt: skip
+            return sources(index.search(QUERY, top_k=3, mode="graph", **MIN_MAX))
 
         assert "bridge.txt" not in graph_sources()
         assert index.ingestion.documents([everything["bridge.txt"]], extractor="rules").ok

@@ -7,7 +7,12 @@ from pathlib import Path
 import pytest
 
 from ragwright.graph.keys import entity_key
-from ragwright.graph.synonyms import SYNONYM_THRESHOLD, similarity, synonym_links
+from ragwright.graph.synonyms import (
+    SYNONYM_THRESHOLD,
+    dominant_types,
+    similarity,
+    synonym_links,
+)
 
 PAIRS = Path(__file__).parent / "data" / "entity_aliases.tsv"
 
@@ -57,3 +62,26 @@ def test_the_labelled_set_keeps_its_precision_and_recall() -> None:
     positives = sum(same == "1" for _, _, same in rows)
     precision, recall = sum(linked) / len(linked), sum(linked) / positives
     assert precision >= 0.9 and recall >= 0.88
+
+
+def test_an_ambiguous_last_name_or_acronym_links_to_none_of_its_candidates() -> None:
+    keys = ["curie", "marie curie", "pierre curie", "eve curie", "sc", "saddle creek",
+            "south carolina", "einstein", "albert einstein"]  # fmt: skip
+    pairs = {(a, b) for a, b, _ in synonym_links(keys, keys)}
+    assert not any("curie" in (a, b) for a, b in pairs)  # no "Curie" hub joining three people
+    assert not any("sc" in (a, b) for a, b in pairs)
+    assert ("albert einstein", "einstein") in pairs  # one candidate: linked as before
+
+
+def test_types_that_disagree_never_link_and_an_acronym_is_no_person() -> None:
+    keys = ["gb", "gordon byron", "galicia", "galician", "usfs", "united states forest service"]
+    types = {"gb": "ORG", "gordon byron": "PERSON", "galicia": "GPE", "galician": "NORP",
+             "usfs": "ORG", "united states forest service": "ORG"}  # fmt: skip
+    typed = {(a, b) for a, b, _ in synonym_links(keys, keys, types=types)}
+    assert typed == {("united states forest service", "usfs")}
+    untyped = {(a, b) for a, b, _ in synonym_links(keys, keys)}
+    assert ("gb", "gordon byron") in untyped  # the types are what refuse it
+    assert dominant_types([("a", "PERSON", 2), ("a", "GPE", 3), ("b", "ORG", 1)]) == {
+        "a": "GPE",
+        "b": "ORG",
+    }

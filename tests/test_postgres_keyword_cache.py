@@ -10,12 +10,14 @@ import random
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
 from ragwright.filters import Readable, parse_filter
 from ragwright.models import FTS5_BM25, BM25Parameters, Document
 from ragwright.ports import DocumentWrite
 from ragwright.stores.postgres import PostgresBackend
+from ragwright.stores.postgres.keyword_log import KEEP_SECONDS, PRUNED_SETTING
 from ragwright.stores.postgres.store import PostgresStore
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing.store_contract import SPACE, make_document, vectors_for
@@ -169,3 +171,51 @@ def test_a_restricted_caller_scores_with_the_statistics_of_what_it_reads(stores:
         want = _reference(public, query, FTS5_BM25)
         for store in (cached, in_sql, sqlite):
             assert _scores(store, query, FTS5_BM25, caller) == pytest.approx(want, rel=1e-9)
+
+
+def _log_rows(url: str) -> int:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT count(*) FROM ragwright_kw.chunk_changes").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _age_log(url: str, seconds: float) -> None:
+    """Make every change in the log ``seconds`` older."""
+    with psycopg.connect(url) as conn:
+        conn.execute(
+            "UPDATE ragwright_kw.chunk_changes SET at = at - make_interval(secs => %s)", (seconds,)
+        )
+
+
+def test_the_change_log_is_pruned_by_age_and_a_cache_behind_the_cut_is_built_again(
+    stores: Any, pg_url: str
+) -> None:
+    """A write deletes the changes older than KEEP_SECONDS. A cache whose snapshot is older
+    than what was deleted is built again (replaying the rest would miss the deleted
+    writes); one newer than the cut replays as before."""
+    cached, in_sql, _ = stores
+    _write(cached, _texts(5, 30))
+    _settled(cached)  # this process's cache, as of now
+    behind = cached._keyword_cache.taken()
+    with PostgresBackend(pg_url, keyword_cache=False) as other:  # another writer
+        writer = other.open("kw")
+        _write(writer, {"late.md": "oak oak oak yew"})  # a change the cache has not seen
+        _age_log(pg_url, KEEP_SECONDS + 60)
+        logged = _log_rows(pg_url)
+        _write(writer, {"later.md": "oak pine"})  # prunes what is older than the cut
+        assert _log_rows(pg_url) == 1  # only the last write's change is left
+        assert logged > 1
+        assert writer.get_setting(PRUNED_SETTING)
+        writer.close()
+    want = _scores(in_sql, ["oak"], FTS5_BM25)
+    assert "late.md" in want and "later.md" in want
+    assert _scores(cached, ["oak"], FTS5_BM25) == pytest.approx(want, rel=1e-12)
+    cached.wait_for_caches()  # built again from the postings, not replayed
+    assert cached._keyword_cache.taken() is not behind
+    assert _scores(cached, ["oak"], FTS5_BM25) == pytest.approx(want, rel=1e-12)
+    settled = cached._keyword_cache.taken()
+    _write(cached, {"last.md": "oak elm"})  # after the cut: replayed
+    want = _scores(in_sql, ["oak"], FTS5_BM25)
+    assert _scores(cached, ["oak"], FTS5_BM25) == pytest.approx(want, rel=1e-12)
+    replayed = cached._keyword_cache.taken().matrix
+    assert len(replayed.segments) == len(settled.matrix.segments) + 1  # one more segment

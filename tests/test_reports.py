@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 
-from ragwright.graph.reports import ExtractiveReporter, community_inputs
+from ragwright.graph.reports import ExtractiveReporter, community_inputs, readable
 from ragwright.graph.snapshot import build_snapshot
 from ragwright.models import Chunk
-from ragwright.models.communities import Community
-from ragwright.models.graph import ChunkFacts, Mention, Relation
+from ragwright.models.communities import Community, CommunityReport
+from ragwright.models.graph import ChunkFacts, Mention, Relation, TypedFact
 from ragwright.pipeline.graph.llm_reports import LLMReporter
 from ragwright.testing.llm import ScriptedLLM
 
@@ -55,11 +55,18 @@ def test_the_extractive_report_quotes_its_most_central_sentences() -> None:
     ]
     assert item.chunk_ids == ("c2", "c1", "c3")
     report = ExtractiveReporter(max_points=3).report(item, CHUNKS)
-    assert report.title == "Ada Lovelace, Analytical Engine, Charles Babbage"
+    assert report.title == "Ada Lovelace"  # the topic: its most central entity, not a list
     for point in report.points:
         assert CHUNKS[point.chunk_id].text[point.start : point.end] == point.text
     assert "The weather was cold." not in [p.text for p in report.points]  # names no member
-    assert report.points[0].text == "Ada Lovelace wrote notes on the Analytical Engine."
+    # Coverage first: the sentence naming the two most central members, then the one naming
+    # the third, then (three sentences at least) the most central of the rest.
+    assert [p.text for p in report.points] == [
+        "Ada Lovelace wrote notes on the Analytical Engine.",
+        "Charles Babbage designed the Analytical Engine.",
+        "Ada Lovelace admired Charles Babbage.",
+    ]
+    assert report.summary == " ".join(p.text for p in report.points)
     assert report.terms == ("wrote", "notes", "designed", "admired")
 
 
@@ -105,3 +112,52 @@ def test_an_llm_reply_that_is_not_json_leaves_a_titled_report_without_points() -
     [item] = community_inputs(SNAPSHOT, [COMMUNITY])
     report = LLMReporter(ScriptedLLM("no json here")).report(item, CHUNKS)
     assert report.points == () and report.title == ", ".join(n for _, n, _ in item.members[:3])
+
+
+def test_a_summary_quotes_whole_prose_sentences_never_code_or_table_rows() -> None:
+    for quoted in (
+        "Ada Lovelace wrote notes on the Analytical Engine.",
+        "The `bm25` mode ranks chunks with SQLite FTS5 and Porter stemming.",
+    ):
+        assert readable(quoted), quoted
+    for rejected in (
+        "| mode | SQLite nDCG@10 | PostgreSQL nDCG@10 |",
+        "|---|---|\n| bm25 | 0.6859 |",
+        "ragwright ingest docs --index kb --graph",
+        "```python\nfrom ragwright import Index\n```",
+        "## Search modes",
+        "- Booleans are true and false.",
+        "analytical engine was designed by him.",  # starts mid-sentence
+        "Charles Babbage designed the Analytical Engine and",  # no end
+        "Run `kb.graph.build(extractor='spacy', noun_chunks=True)` now.",  # mostly code
+    ):
+        assert not readable(rejected), rejected
+
+
+def test_a_report_has_a_topic_title_three_to_six_sentences_and_key_facts() -> None:
+    texts = {
+        "c1": "| Ada Lovelace | Charles Babbage |\n|---|---|\n"
+              "Ada Lovelace wrote notes on the Analytical Engine. She published them in 1843.",
+        "c2": "Charles Babbage designed the Analytical Engine.\n```\nengine = Engine('Babbage')\n"
+              "```\nAda Lovelace admired Charles Babbage. Charles Babbage lived in London.",
+        "c3": "The Analytical Engine was never built. Ada Lovelace met Charles Babbage in 1833.",
+    }  # fmt: skip
+    chunks = {c: Chunk(c, "doc", int(c[1]), t, 0, len(t), {}) for c, t in texts.items()}
+    snapshot = build_snapshot(_facts(c, t) for c, t in texts.items())
+    facts = [TypedFact("charles babbage", "designed", "analytical engine"),
+             TypedFact("ada lovelace", "wrote notes on", "analytical engine"),
+             TypedFact("charles babbage", "lived in", "london")]  # fmt: skip
+    [item] = community_inputs(snapshot, [COMMUNITY], facts)
+    report = ExtractiveReporter().report(item, chunks)
+    assert report.title in ("Ada Lovelace", "Analytical Engine", "Charles Babbage")
+    assert 3 <= len(report.points) <= 6
+    for point in report.points:
+        assert chunks[point.chunk_id].text[point.start : point.end] == point.text
+        assert readable(point.text) and "|" not in point.text and "Engine(" not in point.text
+    # London is no member: the fact naming it is not this community's.
+    assert set(report.facts) == {
+        ("Charles Babbage", "designed", "Analytical Engine"),
+        ("Ada Lovelace", "wrote notes on", "Analytical Engine"),
+    }
+    again = CommunityReport.from_json(0, "extractive", report.input_hash, report.to_json())
+    assert again == report

@@ -2,14 +2,20 @@
 
 An `ExtractiveReporter` report has
 
-- a **title**: the names of its most central entities;
-- **key terms**: the words its chosen sentences use most (entity names in the title aside);
-- **points**: its most central sentences, each an exact span of a member chunk
-  (``chunk.text[start:end] == point.text``), at most ``per_chunk`` from one chunk.
+- a **title**: the name of its most central entity (what the community is about), not a
+  list of names;
+- a **summary**: 3 to ``max_points`` whole sentences of its member chunks (also its
+  **points**, each an exact span: ``chunk.text[start:end] == point.text``, at most
+  ``per_chunk`` from one chunk), chosen greedily for coverage and centrality: each next
+  sentence is the one naming the most central members no chosen sentence named yet. Only
+  prose is a candidate (`readable`): no code, table row, heading or fragment;
+- **key terms**: the words its chosen sentences use most (its members' names aside);
+- **facts**: its key typed facts (subject, predicate, object), those between its most
+  central members.
 
 Centrality is an entity's weighted degree inside its community (the capped edge weights to
 other members), plus its mentions as a tie-break; a chunk scores the centrality of the
-members it mentions, a sentence the centrality of the members it names.
+members it mentions.
 
 The input hash covers what the report is made from: the reporter's version and settings, the
 members, and the (content-addressed) ids of the chunks that mention them. Equal inputs give
@@ -30,13 +36,21 @@ import numpy as np
 from ragwright.errors import ConfigError
 from ragwright.models import Chunk
 from ragwright.models.communities import Community, CommunityReport, ReportPoint
-from ragwright.models.graph import GraphSnapshot
+from ragwright.models.graph import GraphSnapshot, TypedFact
 from ragwright.sentences import sentence_spans
 
 __all__ = ["CommunityInput", "ExtractiveReporter", "community_inputs"]
 
 #: Bumped when the reports an unchanged input gives change.
-REPORTER_VERSION = "1"
+REPORTER_VERSION = "2"
+#: Fewest sentences a summary has when its chunks hold that many readable ones.
+MIN_SENTENCES = 3
+#: Key facts a report lists at most.
+MAX_FACTS = 5
+#: A sentence a summary may quote: starts like one and ends like one.
+_SENTENCE_SHAPE = re.compile(r"^[\"“'(]?[A-Z0-9][\s\S]*[.!?][\"”')]?$")
+_CODE_MARKS = re.compile(r"```|^\s*(?:[|#>$]|[-*+] |\d+\. )|\|\s*-{3}", re.MULTILINE)
+_COMMANDS = re.compile(r"^(?:ragwright|pip|python|\.venv|nice|cd|export|curl|sqlite3)\b")
 
 _WORD = re.compile(r"[^\W\d_][\w'-]*[^\W_]|[^\W\d_]{2,}")
 _STOP = frozenset(
@@ -57,6 +71,8 @@ class CommunityInput:
     members: tuple[tuple[str, str, float], ...]
     chunk_ids: tuple[str, ...]
     chunk_scores: tuple[float, ...]
+    #: The typed facts between its members.
+    facts: tuple[TypedFact, ...] = ()
 
     def digest(self, kind: str, settings: Mapping[str, object]) -> str:
         payload = [
@@ -65,15 +81,17 @@ class CommunityInput:
             dict(sorted(settings.items())),
             sorted(self.community.members),
             sorted(self.chunk_ids),
+            sorted([f.source, f.predicate, f.target] for f in self.facts),
         ]
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
 
 
 def community_inputs(
-    snapshot: GraphSnapshot, communities: Sequence[Community]
+    snapshot: GraphSnapshot, communities: Sequence[Community], facts: Sequence[TypedFact] = ()
 ) -> list[CommunityInput]:
-    """Each community's ranked members and chunks, read from one snapshot. A member no
-    longer in the graph (its documents were deleted) is left out."""
+    """Each community's ranked members and chunks, read from one snapshot, and the
+    ``facts`` between its members. A member no longer in the graph (its documents were
+    deleted) is left out."""
     index = {key: i for i, key in enumerate(snapshot.entity_keys)}
     mentions = np.zeros(snapshot.entity_count, dtype=np.float64)
     np.add.at(mentions, snapshot.mention_entity, snapshot.mention_count)
@@ -117,6 +135,13 @@ def community_inputs(
                 ),
                 chunk_ids=tuple(snapshot.chunk_ids[c] for c in chunks),
                 chunk_scores=tuple(chunk_score[c] for c in chunks),
+                facts=tuple(
+                    f
+                    for f in facts
+                    if f.source in community.members
+                    and f.target in community.members
+                    and f.source != f.target
+                ),
             )
         )
     return made
@@ -160,33 +185,96 @@ class ExtractiveReporter:
     def report(self, item: CommunityInput, chunks: Mapping[str, Chunk]) -> CommunityReport:
         """The report of ``item`` from its chunks' stored text (``chunks`` by id; a chunk
         missing from it, deleted meanwhile, is skipped)."""
-        names = [(name.casefold(), key, weight) for key, name, weight in item.members]
-        candidates: list[tuple[float, int, ReportPoint]] = []
+        weight = {key: w for key, _, w in item.members}
+        names = [(name.casefold(), key) for key, name, _ in item.members]
+        candidates: list[tuple[ReportPoint, frozenset[str], int]] = []
         for rank, chunk_id in enumerate(self.wanted_chunks(item)):
             chunk = chunks.get(chunk_id)
             if chunk is None:
                 continue
-            scored = []
             for start, end in sentence_spans(chunk.text):
                 text = chunk.text[start:end]
+                if not readable(text):
+                    continue
                 folded = text.casefold()
-                score = sum(w for name, key, w in names if name in folded or key in folded)
-                if score > 0:
-                    scored.append((score, ReportPoint(text, chunk_id, start, end, score)))
-            scored.sort(key=lambda pair: (-pair[0], pair[1].start))
-            candidates += [(score, rank, point) for score, point in scored[: self.per_chunk]]
-        candidates.sort(key=lambda c: (-c[0], c[1], c[2].start))
-        points = tuple(point for _, _, point in candidates[: self.max_points])
-        title_names = [name for _, name, _ in item.members[: self.title_entities]]
+                named = frozenset(key for name, key in names if name in folded or key in folded)
+                if named:
+                    score = sum(weight[key] for key in named)
+                    candidates.append((ReportPoint(text, chunk_id, start, end, score), named, rank))
+        points = self._chosen(candidates, weight)
+        title = item.members[0][1] if item.members else f"community {item.community.id}"
         return CommunityReport(
             community=item.community.id,
             kind=self.kind,
-            title=", ".join(title_names) or f"community {item.community.id}",
-            terms=_terms(points, title_names, self.max_terms),
+            title=title,
+            terms=_terms(points, [name for _, name, _ in item.members], self.max_terms),
             points=points,
             input_hash=self.digest(item),
+            summary=" ".join(" ".join(point.text.split()) for point in points),
             chunk_ids=tuple(dict.fromkeys(p.chunk_id for p in points)),
+            facts=_key_facts(item, weight),
         )
+
+    def _chosen(
+        self,
+        candidates: Sequence[tuple[ReportPoint, frozenset[str], int]],
+        weight: Mapping[str, float],
+    ) -> tuple[ReportPoint, ...]:
+        """Greedy coverage: the sentence naming the most central members not named yet
+        (ties: the more central, then the earlier chunk); after every member is named, the
+        most central ones up to `MIN_SENTENCES`. Returned in the order chosen."""
+        chosen: list[tuple[ReportPoint, frozenset[str], int]] = []
+        covered: set[str] = set()
+        per_chunk: Counter[str] = Counter()
+        texts: set[str] = set()
+        while len(chosen) < self.max_points:
+            best, best_key = None, None
+            for candidate in candidates:
+                point, named, rank = candidate
+                if per_chunk[point.chunk_id] >= self.per_chunk or point.text in texts:
+                    continue
+                gain = sum(weight[k] for k in named - covered)
+                key = (gain, point.score, -rank, -point.start)
+                if best_key is None or key > best_key:
+                    best, best_key = candidate, key
+            if (
+                best is None
+                or best_key is None
+                or (best_key[0] <= 0 and len(chosen) >= MIN_SENTENCES)
+            ):
+                break
+            chosen.append(best)
+            covered |= best[1]
+            per_chunk[best[0].chunk_id] += 1
+            texts.add(best[0].text)
+        return tuple(point for point, _, _ in chosen)
+
+
+def readable(sentence: str) -> bool:
+    """Whether a summary may quote ``sentence``: a whole prose sentence (a capital first,
+    end punctuation last, 4 to 80 words), not code, a shell command, a table row, a heading
+    or a list item, and mostly outside inline code."""
+    text = sentence.strip()
+    words = text.split()
+    if not 4 <= len(words) <= 80 or not _SENTENCE_SHAPE.match(text):
+        return False
+    if _CODE_MARKS.search(text) or _COMMANDS.match(text):
+        return False
+    in_code = sum(len(part) for part in text.split("`")[1::2])
+    return in_code * 3 < len(text)
+
+
+def _key_facts(
+    item: CommunityInput, weight: Mapping[str, float]
+) -> tuple[tuple[str, str, str], ...]:
+    """The facts between the most central members, by display name."""
+    names = {key: name for key, name, _ in item.members}
+    ranked = sorted(
+        item.facts,
+        key=lambda f: (-(weight.get(f.source, 0.0) + weight.get(f.target, 0.0)),
+                       f.source, f.predicate, f.target),
+    )  # fmt: skip
+    return tuple((names[f.source], f.predicate, names[f.target]) for f in ranked[:MAX_FACTS])
 
 
 def _terms(points: Sequence[ReportPoint], title: Sequence[str], limit: int) -> tuple[str, ...]:

@@ -1,17 +1,23 @@
-"""Graph search: rank chunks by personalized PageRank from the entities a query brings up.
+"""Graph search: rank chunks by personalized PageRank over entity and passage nodes.
 
-The seeds: the top ``seed_hits`` hybrid hits' chunks themselves (``chunk_seed_weight`` of the
-mass, each hit weighted by 1/rank), and the rest on entities, mixed by ``query_weight``: the
-entities the query names (`ragwright.graph.linking`) and those the hits mention (weighted by
-1/rank and by how often the hit names each). Entity seeds are scaled by node specificity,
-``1 / chunks_mentioning(entity) ** specificity``, so an entity named in half the corpus
-("American") seeds little. Seeding the hits' chunks keeps the walk's top near hybrid's top;
-their entities carry it one hop further, to the chunks a multi-hop question also needs. The
-walk (`ragwright.graph.ppr`, local: its cost depends on the seeds' neighbourhood, not on the
-graph's size) then spreads the seeds over entities and chunks; chunks rank by the mass they
-hold. Only chunk ids and their order
-leave this module: the caller fuses the ranking with the hybrid one by rank, and nothing the
-graph derives (names, scores) enters the chunk ranking as text or as similarity.
+The walk restarts (HippoRAG 2's reset, with hybrid search as its dense part) at passage
+nodes, ``chunk_seed_weight`` of the mass: the top ``seed_hits`` hybrid hits' chunks, each in
+proportion to its hybrid score min-max normalized over the hybrid ranking, to the power
+``seed_decay`` (so the hits hybrid is sure of hold most of it); and at entities, the rest,
+mixed by ``query_weight``: the entities the query names (`ragwright.graph.linking`) and
+those the first ``entity_hits`` hits mention (weighted like their hit's chunk and by how
+often the hit names each), and with ``fact_weight`` above 0 the entities of the facts the
+query is linked to. Entity seeds are scaled by node specificity, ``1 / chunks_mentioning(entity) **
+specificity``, so an entity named in half the corpus ("American") seeds little. The walk
+(`ragwright.graph.ppr`, local: its cost depends on the seeds' neighbourhood, not on the
+graph's size) spreads the seeds over entities and chunks; chunks rank by the mass they hold.
+So a passage hybrid ranks fifth that names an entity of its first hit gathers mass from
+both, and can overtake the second: the walk ranks chunks itself instead of adding a
+neighbour behind hybrid's. A seeded hit that mentions no entity is no node of the graph; it
+keeps what an isolated node would, ``1 - damping`` of its seed, so the walk still ranks
+every chunk it seeded. Only chunk ids and their order leave this module: the caller fuses
+the ranking with the hybrid one by rank, and nothing the graph derives (names, scores)
+enters the chunk ranking as text or as similarity.
 """
 
 from __future__ import annotations
@@ -63,24 +69,49 @@ class GraphSearch:
         snapshot: GraphSnapshot,
         settings: GraphSettings,
         depth: int,
+        seed_scores: Sequence[float] = (),
     ) -> list[tuple[str, float]]:
         """At most ``depth`` (chunk id, walk score) pairs, best first (ties by chunk id);
-        ``seed_chunks`` are the hybrid ranking's chunk ids, best first."""
+        ``seed_chunks`` are the hybrid ranking's chunk ids, best first, ``seed_scores``
+        their hybrid scores, one each (none given: each hit scores 1/rank)."""
         graph = self._walks.get(
             snapshot,
             relation_weight=settings.relation_weight,
             synonym_weight=settings.synonym_weight,
         )
-        nodes, weights = self._seeds(query, seed_chunks, snapshot, graph, settings)
+        hits = self._rows_of(seed_chunks[: settings.seed_hits], snapshot)
+        scores = seed_scores if len(seed_scores) else _reciprocal(len(seed_chunks))
+        seeded = _passage_seeds(scores, len(hits), settings.seed_decay)
+        passages, entities = _mixed(
+            seeded,
+            self._entity_seeds(query, hits, seeded[1], snapshot, graph, settings),
+            settings.chunk_seed_weight,
+        )
+        rows = np.array([-1 if row is None else row for _, row in hits], dtype=np.int64)
+        on_graph = rows[passages[0]] >= 0
+        nodes, weights = _joined(
+            entities, (graph.entities + rows[passages[0][on_graph]], passages[1][on_graph])
+        )
         walked = local_pagerank(graph, nodes, weights, settings.damping, settings.tolerance)
         on_chunks = walked.nodes >= graph.entities
-        rows = walked.nodes[on_chunks] - graph.entities
-        return _top(rows, walked.scores[on_chunks], snapshot.chunk_ids, depth)
+        found = _top(  # the walk normalized its seeds: its scores are scaled back
+            walked.nodes[on_chunks] - graph.entities,
+            walked.scores[on_chunks] * float(weights.sum()),
+            snapshot.chunk_ids,
+            depth,
+        )
+        isolated = passages[0][~on_graph].tolist(), passages[1][~on_graph].tolist()
+        found += [
+            (seed_chunks[at], (1 - settings.damping) * seed)
+            for at, seed in zip(*isolated, strict=True)
+        ]
+        return sorted(found, key=lambda pair: (-pair[1], pair[0]))[:depth]
 
-    def _seeds(
+    def _entity_seeds(
         self,
         query: str,
-        seed_chunks: Sequence[str],
+        hits: Sequence[tuple[int, int | None]],
+        hit_weights: Float64s,
         snapshot: GraphSnapshot,
         graph: WalkGraph,
         settings: GraphSettings,
@@ -90,8 +121,7 @@ class GraphSearch:
             dtype=np.int64,
         )
         named = (linked, np.ones(len(linked), dtype=np.float64))
-        hits = self._rows_of(seed_chunks[: settings.seed_hits], snapshot)
-        from_hits = _hit_entities(hits, graph)
+        from_hits = _hit_entities(hits[: settings.entity_hits], hit_weights, graph)
         query_part, hits_part = _mixed(
             _specific(named, graph, settings), _specific(from_hits, graph, settings),
             settings.query_weight,
@@ -103,10 +133,7 @@ class GraphSearch:
                 _specific(facts, graph, settings), entities, settings.fact_weight
             )
             entities = _joined(from_facts, entities)
-        on_chunks, on_entities = _mixed(
-            _hit_chunks(hits, graph, settings.seed_decay), entities, settings.chunk_seed_weight
-        )
-        return _joined(on_entities, on_chunks)
+        return entities
 
     def _rows_of(
         self, chunk_ids: Sequence[str], snapshot: GraphSnapshot
@@ -123,22 +150,33 @@ class GraphSearch:
             return self._rows
 
 
-def _hit_entities(hits: Sequence[tuple[int, int | None]], graph: WalkGraph) -> Seeds:
-    """The hits' entities, each weighted by how often the hit names it over the hit's rank."""
+def _hit_entities(
+    hits: Sequence[tuple[int, int | None]], weights: Float64s, graph: WalkGraph
+) -> Seeds:
+    """The hits' entities, each weighted by how often the hit names it times the hit's own
+    seed weight (``weights``, by rank)."""
     ranked = [(rank, row) for rank, row in hits if row is not None]
     if not ranked:
         return _nothing()
     rows = np.array([row for _, row in ranked], dtype=np.int64)
-    ranks = np.array([rank for rank, _ in ranked], dtype=np.float64)
+    hit_weights = weights[np.array([rank - 1 for rank, _ in ranked], dtype=np.int64)]
     owner, entities, counts = graph.chunk_entities.gather(rows)
-    return entities.astype(np.int64), counts.astype(np.float64) / ranks[owner]
+    return entities.astype(np.int64), counts.astype(np.float64) * hit_weights[owner]
 
 
-def _hit_chunks(hits: Sequence[tuple[int, int | None]], graph: WalkGraph, decay: float) -> Seeds:
-    """The hits' own chunks (passage nodes), each weighted by rank ** -decay."""
-    ranked = [(rank, row) for rank, row in hits if row is not None]
-    nodes = np.array([graph.entities + row for _, row in ranked], dtype=np.int64)
-    return nodes, np.array([float(rank) ** -decay for rank, _ in ranked], dtype=np.float64)
+def _passage_seeds(scores: Sequence[float], count: int, decay: float) -> Seeds:
+    """The first ``count`` hits' weights, by position: (score - lowest) / (highest - lowest)
+    over the whole ranking, to the power ``seed_decay`` (all alike when the scores are)."""
+    values = np.asarray(scores, dtype=np.float64)
+    if not count or not len(values):
+        return _nothing()
+    low, high = float(values.min()), float(values.max())
+    share = (values[:count] - low) / (high - low) if high > low else np.ones(count)
+    return np.arange(count, dtype=np.int64), np.power(share, decay)
+
+
+def _reciprocal(count: int) -> list[float]:
+    return [1.0 / rank for rank in range(1, count + 1)]
 
 
 def _specific(seeds: Seeds, graph: WalkGraph, settings: GraphSettings) -> Seeds:
@@ -174,5 +212,4 @@ def _top(
     if len(positive) > depth:  # all those tied with the last one kept, so ties stay stable
         cutoff = np.partition(scores[positive], len(positive) - depth)[len(positive) - depth]
         positive = positive[scores[positive] >= cutoff]
-    found = [(chunk_ids[int(rows[i])], float(scores[i])) for i in positive.tolist()]
-    return sorted(found, key=lambda pair: (-pair[1], pair[0]))[:depth]
+    return [(chunk_ids[int(rows[i])], float(scores[i])) for i in positive.tolist()]

@@ -16,32 +16,36 @@ class GraphSettings:
     """Graph search's knobs, validated when made. Defaults tuned on HotpotQA dev questions
     0–199 (benchmarks/graph_hotpotqa.py); see docs/graph-search.md."""
 
-    #: The graph ranking's weight against the hybrid ranking's 1 in rank fusion.
-    weight: float = 1.5
+    #: The graph ranking's weight against the hybrid ranking's 1 in rank fusion. The walk
+    #: restarts at hybrid's hits by their scores, so its ranking already holds hybrid's:
+    #: 100 makes it the order (on HotpotQA dev 0-199 all-support@5 0.680 against 0.645 with
+    #: 3 and hybrid's first hit kept, 0.615 with 1.5).
+    weight: float = 100.0
     #: The k of that reciprocal-rank fusion (small: the top ranks of each list count most).
     rrf_k: int = 10
-    #: Hybrid's first this many hits keep their places; the fused ranking fills the rest. The
-    #: graph is for the bridging passage plain search misses, not for reordering its most
-    #: confident hits (on HotpotQA dev 0-199, 3 kept recall@2 and raised all-support@5).
-    keep_top: int = 3
+    #: Hybrid's first this many hits keep their places; the fused ranking fills the rest.
+    keep_top: int = 0
     #: Of the chunks hybrid did not rank in its first ``known_depth`` hits, the graph ranking
     #: brings at most this many into the fusion (its others drop out of it); the chunks
-    #: hybrid did rank, it may reorder freely. A two-hop question lacks one or two bridging
-    #: passages: more newcomers were noise where there was nothing to bridge (HotpotQA's
-    #: comparison questions, whose both passages hybrid already holds; SciFact). 1 kept
-    #: HotpotQA dev within one question of 2 and SciFact train within 0.005 of hybrid's
-    #: nDCG@10 (2: -0.007). 1000: no bound.
-    max_new: int = 1
+    #: hybrid did rank, it may reorder freely. 1000: no bound. A guard for a walk seeded
+    #: without hybrid's scores (with 2 hits by rank, 1 kept SciFact train within 0.005 of
+    #: hybrid's nDCG@10); the walk with passage nodes needs none on HotpotQA.
+    max_new: int = 1000
     known_depth: int = 20
     #: The walk's probability of following a link rather than restarting at the seeds.
     damping: float = 0.5
-    #: How many top hybrid hits seed the walk (their chunks and their entities).
-    seed_hits: int = 2
-    #: A seed hit's chunk weighs (its hybrid rank) ** -this: passage nodes reset-weighted by
-    #: the query's ranking (1: by 1/rank; 0: all alike).
-    seed_decay: float = 1.0
-    #: The share of seed mass on those hits' chunks themselves (the rest: on entities).
-    chunk_seed_weight: float = 0.6
+    #: How many top hybrid hits seed the walk with their chunks (passage nodes).
+    seed_hits: int = 50
+    #: A seed hit's chunk weighs its hybrid score, min-max normalized over the hybrid
+    #: ranking, to this power: passage nodes reset-weighted by the query's scores (higher:
+    #: more of the mass on the hits hybrid is surest of; 0: all alike).
+    seed_decay: float = 4.0
+    #: How many of the seeded hits (the first, at most ``seed_hits``) seed the walk with the
+    #: entities they mention, each weighted like its hit's chunk (dev 0-199: 1 and 5 lost
+    #: about 0.015 and 0.075 all-support@5 against 2; 1 also lost held-out recall@2).
+    entity_hits: int = 2
+    #: The share of seed mass on the hits' chunks themselves (the rest: on entities).
+    chunk_seed_weight: float = 0.3
     #: Of the entity seed mass, the share on the entities of the facts the query is linked to
     #: (`ragwright.graph.fact_linking`; the rest: named and hits' entities, as below), and
     #: how many facts are linked. 0: no fact linking.
@@ -70,7 +74,7 @@ class GraphSettings:
         _check("tolerance", self.tolerance, low=MIN_TOLERANCE, high=0.1)
         if not isinstance(self.rrf_k, int) or isinstance(self.rrf_k, bool) or self.rrf_k < 1:
             raise ConfigError(f"graph_rrf_k must be a positive integer, got {self.rrf_k!r}")
-        for name in ("keep_top", "seed_hits", "max_new", "known_depth", "fact_top"):
+        for name in ("keep_top", "seed_hits", "entity_hits", "max_new", "known_depth", "fact_top"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 1000:
                 raise ConfigError(f"graph_{name} must be an integer from 0 to 1000, got {value!r}")

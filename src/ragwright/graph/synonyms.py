@@ -15,8 +15,14 @@ found through an index (never all pairs):
 - the Dice coefficient of their character trigrams (spelling variants).
 
 Keys whose numbers differ ("world war i" / "world war ii", "2019 election" / "2018 election")
-never link. The threshold was chosen on the labelled pairs in tests/data/entity_aliases.tsv
-(benchmarks/entity_resolution.py reports precision and recall there).
+never link. An acronym or a lone last word that could stand for several keys ("sc" for 47
+names, "curie" for Marie, Pierre and Eve Curie) links to none of them: which one it means is
+a guess. With the entities' types (``types``: each key's most mentioned type), a pair whose
+types disagree never links ("galicia" PERSON / "galician" NORP), and an acronym never stands
+for a person or a work ("md" / "miles davis"). ``benchmarks/entity_precision.py --links``
+reports precision on labelled links. The threshold was chosen on the labelled pairs in
+tests/data/entity_aliases.tsv (benchmarks/entity_resolution.py reports precision and recall
+there).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 
 #: Links scoring at least this are stored (precision and recall at it: see the module doc).
@@ -37,7 +43,10 @@ _WORD = re.compile(r"[^\W_]+")
 _NUMBER = re.compile(r"^(?:\d+(?:st|nd|rd|th)?|[ivxlcdm]+)$")
 _SMALL_WORDS = frozenset({"of", "the", "and", "for", "in", "on", "at", "a", "an", "&", "de"})
 #: A name starting with one of these is another place than its last words ("north korea").
-_QUALIFIERS = frozenset({"north", "south", "east", "west", "new", "upper", "lower", "greater"})
+_QUALIFIERS = frozenset(
+    {"north", "south", "east", "west", "new", "upper", "lower", "greater", "northern",
+     "southern", "eastern", "western", "central"}
+)  # fmt: skip
 _SUFFIXES = frozenset(
     {"inc", "corp", "corporation", "co", "company", "ltd", "llc", "plc", "group", "gmbh",
      "ag", "sa", "limited", "incorporated", "fc", "cf", "afc", "club", "university",
@@ -45,6 +54,13 @@ _SUFFIXES = frozenset(
 )  # fmt: skip
 
 Link = tuple[str, str, float]
+#: Types that never disagree: an untyped name, or one the extractor does not type.
+_UNTYPED = frozenset({"", "NAME", "NOUN_CHUNK", "X"})
+#: Types close enough to name one thing ("Syracuse" the city and the university are not,
+#: but a place typed GPE here and LOC there is).
+_TYPE_GROUPS = {"GPE": "PLACE", "LOC": "PLACE", "FAC": "PLACE", "ORG": "ORG", "NORP": "NORP"}
+#: What an acronym never stands for.
+_NOT_ACRONYMS = frozenset({"PERSON", "WORK_OF_ART"})
 
 
 def words(key: str) -> list[str]:
@@ -70,21 +86,27 @@ def compact(key: str) -> str:
 
 def similarity(a: str, b: str) -> float:
     """How likely two entity keys name the same thing, in [0, 1]."""
+    return _scored(a, b)[0]
+
+
+def _scored(a: str, b: str) -> tuple[float, str]:
+    """The score and the signal that gave it: ``same``, ``acronym``, ``tail`` or ``spelling``."""
     if a == b:
-        return 1.0
+        return 1.0, "same"
     words_a, grams_a, numbers_a = _features(a)
     words_b, grams_b, numbers_b = _features(b)
     if not words_a or not words_b or numbers_a != numbers_b:
-        return 0.0
+        return 0.0, "spelling"
     if "".join(words_a) == "".join(words_b):
-        return 1.0
+        return 1.0, "same"
     short, long = sorted((list(words_a), list(words_b)), key=len)
-    score = 0.0
+    score, signal = 0.0, "spelling"
     if len(short) == 1 and len(long) >= 2 and short[0] in _initials(long):
-        score = 0.95
-    if _tail_match(short, long):
-        score = max(score, 0.9)
-    return max(score, dice(grams_a, grams_b))
+        score, signal = 0.95, "acronym"
+    if _tail_match(short, long) and score < 0.9:
+        score, signal = 0.9, "tail"
+    spelling = dice(grams_a, grams_b)
+    return (spelling, "spelling") if spelling > score else (score, signal)
 
 
 def dice(a: frozenset[str], b: frozenset[str]) -> float:
@@ -105,12 +127,28 @@ def _features(key: str) -> tuple[tuple[str, ...], frozenset[str], tuple[str, ...
     )
 
 
+def dominant_types(rows: Iterable[tuple[str, str, int]]) -> dict[str, str]:
+    """Each key's type from ``(key, type, mentions)`` rows: its most mentioned one (ties: the
+    smaller name), what `synonym_links` compares."""
+    best: dict[str, tuple[int, str]] = {}
+    for key, label, mentions in rows:
+        held = best.get(key)
+        if held is None or (mentions, held[1]) > (held[0], label):
+            best[key] = (mentions, label)
+    return {key: label for key, (_, label) in best.items()}
+
+
 def synonym_links(
-    new_keys: Iterable[str], all_keys: Sequence[str], threshold: float = SYNONYM_THRESHOLD
+    new_keys: Iterable[str],
+    all_keys: Sequence[str],
+    threshold: float = SYNONYM_THRESHOLD,
+    types: Mapping[str, str] | None = None,
 ) -> list[Link]:
     """Links scoring at least ``threshold`` between each new key and every key (new ones
-    included), each pair once, as ``(smaller key, larger key, score)``."""
+    included), each pair once, as ``(smaller key, larger key, score)``; ``types`` (a key's
+    type) refuses pairs whose types disagree."""
     index = _CandidateIndex(all_keys, threshold)
+    types = types or {}
     links: dict[tuple[str, str], float] = {}
     for key in new_keys:
         for other in index.candidates(key):
@@ -119,8 +157,8 @@ def synonym_links(
             pair = (key, other) if key < other else (other, key)
             if pair in links:
                 continue
-            score = similarity(key, other)
-            if score >= threshold:
+            score, signal = _scored(key, other)
+            if score >= threshold and index.plausible(key, other, signal, types):
                 links[pair] = round(score, 6)
     return sorted((a, b, score) for (a, b), score in links.items())
 
@@ -152,6 +190,35 @@ class _CandidateIndex:
             for gram in self._prefix(grams[key]):
                 self.by_gram[gram].append(key)
 
+    def plausible(self, a: str, b: str, signal: str, types: Mapping[str, str]) -> bool:
+        """Whether a pair scored by ``signal`` may link: its types agree, and an acronym or
+        a last word is not ambiguous among the keys (nor an acronym of a person or work)."""
+        type_a, type_b = types.get(a, ""), types.get(b, "")
+        if not _agree(type_a, type_b):
+            return False
+        if signal not in ("acronym", "tail"):
+            return True
+        (short, _), (_, long_type) = sorted(((a, type_a), (b, type_b)),
+                                               key=lambda kt: len(words(kt[0])))  # fmt: skip
+        if signal == "acronym":
+            return long_type not in _NOT_ACRONYMS and len(self.expansions(short)) < 2
+        return len(self.longer_with_tail(short)) < 2
+
+    def expansions(self, acronym: str) -> set[str]:
+        """The keys of several words ``acronym`` is the initials of."""
+        return set(self.by_initials.get(compact(acronym), ()))
+
+    def longer_with_tail(self, key: str) -> set[str]:
+        """The keys of more words that end with ``key``'s words (its core, suffixes gone)."""
+        found = _core(words(key))
+        if not found:
+            return set()
+        return {
+            other
+            for other in self.by_tail.get(found[-1], ())
+            if len(_core(words(other))) > len(found) and _tail_match(found, words(other))
+        }
+
     def _prefix(self, grams: frozenset[str] | set[str]) -> list[str]:
         ordered = sorted(grams, key=lambda g: (self.frequency.get(g, 0), g))
         keep = len(ordered) - math.ceil(self.alpha * len(ordered) - 1e-9) + 1
@@ -172,6 +239,12 @@ class _CandidateIndex:
         for gram in self._prefix(set(_features(key)[1])):
             out.update(self.by_gram.get(gram, ()))
         return out
+
+
+def _agree(a: str, b: str) -> bool:
+    if a in _UNTYPED or b in _UNTYPED:
+        return True
+    return _TYPE_GROUPS.get(a, a) == _TYPE_GROUPS.get(b, b)
 
 
 def _grams(text: str) -> Counter[str]:

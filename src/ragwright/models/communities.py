@@ -145,6 +145,8 @@ class CommunityReport:
     summary: str = ""
     #: The chunks the report was made from (an LLM report's input), for provenance.
     chunk_ids: tuple[str, ...] = field(default=())
+    #: Its key facts as typed triples (subject, predicate, object; display names).
+    facts: tuple[tuple[str, str, str], ...] = field(default=())
 
     def __post_init__(self) -> None:
         if self.kind not in REPORT_KINDS:
@@ -154,7 +156,9 @@ class CommunityReport:
     def text(self) -> str:
         """What is searched: title, key terms, summary and points, one per line."""
         head = [self.title, ", ".join(self.terms), self.summary]
-        return "\n".join(line for line in [*head, *(p.text for p in self.points)] if line)
+        points = [p.text for p in self.points if p.text not in self.summary]
+        facts = [" ".join(fact) for fact in self.facts]
+        return "\n".join(line for line in [*head, *points, *facts] if line)
 
     def to_json(self) -> str:
         return json.dumps(
@@ -164,6 +168,7 @@ class CommunityReport:
                 "summary": self.summary,
                 "points": [[p.text, p.chunk_id, p.start, p.end, p.score] for p in self.points],
                 "chunk_ids": list(self.chunk_ids),
+                "facts": [list(fact) for fact in self.facts],
             },
             ensure_ascii=False,
         )
@@ -183,6 +188,7 @@ class CommunityReport:
             input_hash=input_hash,
             summary=data.get("summary", ""),
             chunk_ids=tuple(data.get("chunk_ids", ())),
+            facts=tuple((s, p, o) for s, p, o in data.get("facts", ())),
         )
 
 

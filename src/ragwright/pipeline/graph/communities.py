@@ -28,7 +28,7 @@ from ragwright.models.communities import (
     StoredCommunity,
     StoredReport,
 )
-from ragwright.ports import ChunkReader, CommunityStore, Embedder, GraphSource
+from ragwright.ports import ChunkReader, CommunityStore, Embedder, FactSource, GraphSource
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +158,8 @@ class CommunityWorkflow:
         snapshot = self.graph.graph_snapshot()
         kept: list[tuple[CommunityReport, bytes]] = []
         todo: list[CommunityInput] = []
-        for item in community_inputs(snapshot, due):
+        facts = self.graph.typed_facts() if isinstance(self.graph, FactSource) else []
+        for item in community_inputs(snapshot, due, facts):
             old = stored.get(item.community.id)
             if old is not None and old.report.input_hash == reporter.digest(item):
                 kept.append((old.report, old.vector))

@@ -1,14 +1,16 @@
 """Graph mode: the hybrid ranking fused by rank with graph search's.
 
 Hybrid search runs first (its processors, filter and fusion as the request says), to
-``request.depth`` candidates; its top hits lend their entities to the walk's seeds (see
-`ragwright.graph.search`). The graph ranking's chunks come from the store through
-`ChunkReader` (their documents' sources through `DocumentLookup`, only for those that make
-the final cut), and the two rankings are fused with `fuse_ranked_lists` (weights 1 and
-``graph_weight``, with ``graph_rrf_k``), hybrid's first ``graph_keep_top`` hits keeping
-their places. The graph ranking brings at most ``graph_max_new`` chunks from outside
-hybrid's first ``graph_known_depth`` hits (`bounded_newcomers`). Graph scores never meet
-similarity scores: only ranks are fused, and only chunks are ranked.
+``request.depth`` candidates; its hits and their scores seed the walk (passage nodes, and
+the first hits' entities: see `ragwright.graph.search`), so the walk's ranking already holds
+hybrid's, and by default (``graph_weight`` 100) it is the order. The graph ranking's chunks
+come from the store through `ChunkReader` (their documents' sources through
+`DocumentLookup`, only for those that make the final cut), and the two rankings are fused
+with `fuse_ranked_lists` (weights 1 and ``graph_weight``, with ``graph_rrf_k``), hybrid's
+first ``graph_keep_top`` hits keeping their places. The graph ranking brings at most
+``graph_max_new`` chunks from outside hybrid's first ``graph_known_depth`` hits
+(`bounded_newcomers`). Graph scores never meet similarity scores: only ranks are fused, and
+only chunks are ranked.
 """
 
 from __future__ import annotations
@@ -69,7 +71,12 @@ class GraphRetriever:
         )
         with tracing.span(tracing.GRAPH_WALK, seeds=len(hybrid)) as walk:
             walked = self.graph_search.rank(
-                query, [hit.chunk.id for hit in hybrid], snapshot, request.graph, depth
+                query,
+                [hit.chunk.id for hit in hybrid],
+                snapshot,
+                request.graph,
+                depth,
+                seed_scores=[hit.score for hit in hybrid],
             )
             walk.set("chunks", len(walked))
         ranked = bounded_newcomers(

@@ -23,15 +23,16 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
     passage_coverage_weight = 0.3  # bonus for holding the question's rarer words (0: off)
     passage_heading_weight = 0.0   # bonus for a section heading matching the question
     # mode = "graph": hybrid fused by rank with personalized PageRank over the entity graph
-    graph_weight = 1.5       # the graph ranking's weight against hybrid's 1 in rank fusion
+    graph_weight = 100.0     # the graph ranking's weight against hybrid's 1 (100: the walk's order)
     graph_rrf_k = 10         # the k of that fusion
-    graph_keep_top = 3       # hybrid's first hits that keep their places
-    graph_max_new = 1        # chunks the graph may bring from outside hybrid's first ...
+    graph_keep_top = 0       # hybrid's first hits that keep their places
+    graph_max_new = 1000     # chunks the graph may bring from outside hybrid's first ...
     graph_known_depth = 20   # ... this many hits (1000: no bound)
     graph_damping = 0.5      # the walk's probability of following a link
-    graph_seed_hits = 2      # top hybrid hits that seed the walk
-    graph_seed_decay = 1.0   # a seed hit's chunk weighs rank ** -this
-    graph_chunk_seed_weight = 0.6  # share of the seed on those hits' chunks (rest: entities)
+    graph_seed_hits = 50     # top hybrid hits whose chunks seed the walk (passage nodes) ...
+    graph_seed_decay = 4.0   # ... each by its min-max normalized hybrid score ** this
+    graph_entity_hits = 2    # top hybrid hits whose entities seed the walk
+    graph_chunk_seed_weight = 0.3  # share of the seed on those hits' chunks (rest: entities)
     graph_query_weight = 0.1 # share of the entity seed on the entities the query names
     graph_fact_weight = 0.0  # share of the entity seed on the query's linked facts' entities
     graph_fact_top = 5       # facts linked to the query
@@ -106,6 +107,7 @@ GRAPH_KEYS = (
     "graph_damping",
     "graph_seed_hits",
     "graph_seed_decay",
+    "graph_entity_hits",
     "graph_fact_weight",
     "graph_fact_top",
     "graph_chunk_seed_weight",

@@ -118,6 +118,7 @@ class SearchRequest(BaseModel):
     graph_damping: float | None = Field(None, ge=0, lt=1, strict=True)
     graph_seed_hits: int | None = Field(None, ge=0, le=1000, strict=True)
     graph_seed_decay: float | None = Field(None, ge=0, le=MAX_WEIGHT, strict=True)
+    graph_entity_hits: int | None = Field(None, ge=0, le=1000, strict=True)
     graph_fact_weight: float | None = Field(None, ge=0, le=1, strict=True)
     graph_fact_top: int | None = Field(None, ge=0, le=1000, strict=True)
     graph_chunk_seed_weight: float | None = Field(None, ge=0, le=1, strict=True)

@@ -83,6 +83,10 @@ class SchemaDatabase:
         row = conn.execute(
             self.sql("SELECT value FROM {s}.settings WHERE key = %s"), (key,)
         ).fetchone()
-        raw = str(row[0]) if row else None
+        return self.checked(str(row[0]) if row else None, key)
+
+    def checked(self, raw: str | None, key: str) -> str | None:
+        """The setting ``key`` read as ``raw``: `BrokenSetting` for a value its row's rule
+        refuses (`setting_rows`)."""
         remedy = BrokenSetting.REMEDY if key in REPAIRS else POSTGRES_REMEDY
         return checked(self.backend.display_url, key, raw, remedy)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ragwright.errors import ConfigError, UnknownEntity
-from ragwright.graph.synonyms import synonym_links
+from ragwright.graph.synonyms import dominant_types, synonym_links
 from ragwright.stores.graph_snapshot import current_merges
 from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.graph_reads import stored_key
@@ -46,7 +46,14 @@ class PostgresEntityResolution:
             if not new:
                 return 0
             refused = _unmerged(self._db, conn)
-            links = [link for link in synonym_links(new, every) if link[:2] not in refused]
+            types = dominant_types(
+                conn.execute(
+                    sql("SELECT key, label, count(*) FROM {s}.graph_mentions GROUP BY key, label")
+                )
+            )
+            links = [
+                link for link in synonym_links(new, every, types=types) if link[:2] not in refused
+            ]
             added = 0
             with conn.cursor() as cursor:
                 for link in links:

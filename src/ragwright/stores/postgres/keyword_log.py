@@ -10,6 +10,13 @@ every path that adds or deletes chunks (a write, a delete, a move, a re-chunk's 
 
 ``row_id`` is an identity column, never reused: a replaced chunk is a new row, so a cache
 masks the old slot and appends the new one (`KeywordMatrix.extended`).
+
+The log is pruned by age (`prune`): a write deletes the changes older than `KEEP_SECONDS`
+and records the newest transaction id it deleted (`PRUNED_SETTING`). A cache whose snapshot's
+``xmin`` is at or below that mark may need a change that is gone, so it is built again instead
+of replayed (`changes_since` says so); any other needs only changes of transactions from its
+``xmin`` on, none of which were deleted. The rule holds whatever order writers commit in: a
+transaction still running when a cache took its snapshot has an id at or above that ``xmin``.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from psycopg import sql
 
-from ragwright.stores.postgres.connections import lock_schema
+from ragwright.stores.postgres.connections import LOCK_NAMESPACE, lock_schema
 from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.row_slots import RowIds
 
@@ -35,6 +42,7 @@ CREATE TABLE IF NOT EXISTS {s}.chunk_changes (
     row_id bigint NOT NULL,
     added  boolean NOT NULL
 );
+ALTER TABLE {s}.chunk_changes ADD COLUMN IF NOT EXISTS at timestamptz NOT NULL DEFAULT now();
 CREATE INDEX IF NOT EXISTS chunk_changes_xid ON {s}.chunk_changes (xid);
 CREATE OR REPLACE FUNCTION {s}.chunk_changes_added() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -54,24 +62,66 @@ CREATE OR REPLACE TRIGGER chunk_changes_delete AFTER DELETE ON {s}.chunks
     FOR EACH STATEMENT EXECUTE FUNCTION {s}.chunk_changes_removed();
 """
 
+#: How long a change is kept (a cache idle longer is built again on its next search).
+KEEP_SECONDS = 24 * 3600
+#: ``settings`` key: the newest transaction id whose changes `prune` deleted.
+PRUNED_SETTING = "chunk_changes_pruned_xid"
+
 #: The reader's snapshot and the log's table (a collection dropped and made again has another).
 _NOW = "SELECT pg_current_snapshot()::text, to_regclass({log})::oid::bigint"
 _SINCE = (
     "SELECT pg_current_snapshot()::text, to_regclass({log})::oid::bigint, "
-    "array_agg(row_id), array_agg(added) FROM {s}.chunk_changes "
+    "array_agg(row_id), array_agg(added), "
+    "coalesce((SELECT value::xid8 FROM {s}.settings WHERE key = {pruned}) "
+    "  >= pg_snapshot_xmin({since}::pg_snapshot), false) FROM {s}.chunk_changes "
     "WHERE xid >= pg_snapshot_xmin({since}::pg_snapshot) "
     "AND NOT pg_visible_in_snapshot(xid, {since}::pg_snapshot)"
 )
+#: The changes older than the cut-off, found from the oldest transaction on (the index on
+#: ``xid``) up to the first change young enough to keep, deleted by one writer at a time
+#: (the others skip: a try-lock), and the mark moved up to the newest deleted.
+_PRUNE = """
+WITH gate AS (SELECT pg_try_advisory_xact_lock(%(namespace)s, hashtext(%(key)s)) AS ok),
+keep AS (SELECT xid FROM {s}.chunk_changes WHERE at >= now() - make_interval(secs => %(age)s)
+         ORDER BY xid LIMIT 1),
+gone AS (DELETE FROM {s}.chunk_changes c WHERE (SELECT ok FROM gate)
+         AND c.at < now() - make_interval(secs => %(age)s)
+         AND ((SELECT xid FROM keep) IS NULL OR c.xid < (SELECT xid FROM keep))
+         RETURNING c.xid)
+INSERT INTO {s}.settings (key, value) SELECT %(setting)s, max(xid)::text FROM gone
+HAVING count(*) > 0
+ON CONFLICT (key) DO UPDATE
+SET value = greatest({s}.settings.value::xid8, excluded.value::xid8)::text
+"""
 
 
 def ensure_keyword_log(db: SchemaDatabase, conn: Connection[Any]) -> None:
-    """Add the row ids, the log and its triggers to a collection that has none yet (once,
-    whoever else is opening it)."""
-    found = conn.execute("SELECT to_regclass(%s)", (f"{db.schema}.chunk_changes",)).fetchone()
-    if found is not None and found[0] is not None:
+    """Add the row ids, the log (with its changes' times) and its triggers to a collection
+    that has none yet (once, whoever else is opening it)."""
+    found = conn.execute(
+        "SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = 'at' "
+        "AND NOT attisdropped",
+        (f"{db.schema}.chunk_changes",),
+    ).fetchone()
+    if found is not None:
         return
     lock_schema(conn, db.schema)
     conn.execute(db.sql(KEYWORD_LOG_DDL))
+
+
+def prune(db: SchemaDatabase, conn: Connection[Any], keep_seconds: float = KEEP_SECONDS) -> None:
+    """Delete the changes older than ``keep_seconds``, in ``conn``'s write transaction, and
+    record the newest transaction id deleted (`PRUNED_SETTING`): a cache from before it is
+    built again rather than replayed from an incomplete log."""
+    conn.execute(
+        db.sql(_PRUNE),
+        {
+            "namespace": LOCK_NAMESPACE,
+            "key": f"{db.schema}/chunk_changes",
+            "age": float(keep_seconds),
+            "setting": PRUNED_SETTING,
+        },
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,15 +156,19 @@ def changes_since(
     db: SchemaDatabase, conn: Connection[Any], since: Position, first: str = ""
 ) -> tuple[Position, LogChanges | None]:
     """The current transaction's position and the changes it sees that ``since`` did not
-    (None: another log, so nothing can be replayed), after ``first`` as `position` runs it.
+    (None: another log, or some of those changes pruned, so nothing can be replayed), after
+    ``first`` as `position` runs it.
     ``since`` must be a snapshot taken before this transaction's: what it saw is then all
     visible here."""
     statement = sql.SQL(_SINCE).format(
-        s=db.identifier, log=_log(db), since=sql.Literal(since.snapshot)
+        s=db.identifier,
+        log=_log(db),
+        since=sql.Literal(since.snapshot),
+        pruned=sql.Literal(PRUNED_SETTING),
     )
     row = _row(conn, first, statement)
     now = Position(str(row[0]), int(row[1] or 0))
-    if now.log != since.log:
+    if now.log != since.log or row[4]:  # another log, or changes it needs were pruned
         return now, None
     added: set[int] = set()
     removed: set[int] = set()

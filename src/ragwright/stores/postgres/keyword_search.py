@@ -67,21 +67,9 @@ class PostgresKeywordSearch:
         bm25: BM25Parameters = FTS5_BM25,
     ) -> list[Hit]:
         """FTS5's BM25 over the postings, best first; scores are positive."""
-        condition, params = self._filters.compile(where)
-        words = query_terms(query, self._stop_words)
-        if top_k <= 0 or not words:
+        plan = self._keyword_plan(query, top_k, where, bm25)
+        if plan is None:
             return []
-        terms = self._terms.terms(" ".join(words))
-        if not terms:
-            return []
-        readable = readable_part(where)
-        corpus: sql.Composable = sql.SQL("TRUE")
-        corpus_params: list[object] = []
-        if readable is not None:
-            corpus, corpus_params = self._filters.compile_readable_documents(readable)
-        ranking = _bm25(where is not None, bm25, restricted=readable is not None)
-        statement = ranked(self._db.identifier, ranking, condition, corpus=corpus)
-        arguments = [list(terms), list(terms.values()), *corpus_params, *params, top_k]
         cache = self._keyword_cache
         taken = None if cache is None else cache.taken()  # before the search's snapshot
 
@@ -90,26 +78,48 @@ class PostgresKeywordSearch:
                 conn.execute(SNAPSHOT)
             state = None if cache is None else cache.current(conn, taken, SNAPSHOT)
             if state is None:
-                rows = conn.execute(statement, arguments).fetchall()
+                rows = conn.execute(plan.statement, plan.arguments).fetchall()
                 conn.execute("COMMIT")
                 return rows
-            search = _CachedSearch(terms, top_k, bm25, condition if where else None, params)
-            return self._cached_rows(conn, state, search, readable, (corpus, corpus_params))
+            scored = self._cached_scores(conn, state, plan)
+            # The row ids as a literal: the COMMIT goes in the same message (no parameters).
+            cursor = conn.execute(self.rows_of(scored) + sql.SQL("; COMMIT"))
+            return in_order(cursor.fetchall(), scored)
 
         # Its own BEGIN and COMMIT, each sent with a statement: two round trips from the cache.
         rows = self._db.read(work, "keyword search")
         return hits(rows, Scale.BM25, Arm.BM25)
 
-    def _cached_rows(
-        self,
-        conn: Connection[Any],
-        state: CacheState,
-        search: _CachedSearch,
-        readable: Filter | None,
-        corpus: tuple[sql.Composable, Params],
-    ) -> list[Any]:
-        """The ranked rows of ``search`` from the cache ``state`` (as of ``conn``'s snapshot),
-        each a chunk's columns and its score, as the SQL ranking gives them."""
+    def _keyword_plan(
+        self, query: str, top_k: int, where: Filter | None, bm25: BM25Parameters
+    ) -> KeywordPlan | None:
+        """What a keyword search of ``query`` runs (None: nothing to search for); a bad
+        filter is refused here."""
+        condition, params = self._filters.compile(where)
+        words = query_terms(query, self._stop_words)
+        if top_k <= 0 or not words:
+            return None
+        terms = self._terms.terms(" ".join(words))
+        if not terms:
+            return None
+        readable = readable_part(where)
+        corpus: sql.Composable = sql.SQL("TRUE")
+        corpus_params: list[object] = []
+        if readable is not None:
+            corpus, corpus_params = self._filters.compile_readable_documents(readable)
+        ranking = _bm25(where is not None, bm25, restricted=readable is not None)
+        statement = ranked(self._db.identifier, ranking, condition, corpus=corpus)
+        arguments = [list(terms), list(terms.values()), *corpus_params, *params, top_k]
+        search = _CachedSearch(terms, top_k, bm25, condition if where else None, params)
+        return KeywordPlan(search, readable, (corpus, corpus_params), statement, arguments)
+
+    def _cached_scores(
+        self, conn: Connection[Any], state: CacheState, plan: KeywordPlan
+    ) -> list[tuple[int, float]]:
+        """The (row id, score) ranking of ``plan`` from the cache ``state`` (as of ``conn``'s
+        snapshot): a statement for the filter's rows, one for a caller's statistics (once
+        per state), none otherwise."""
+        search, readable, corpus = plan.search, plan.readable, plan.corpus
         matrix = state.matrix
         allowed = None
         if search.condition is not None:
@@ -124,13 +134,33 @@ class PostgresKeywordSearch:
                 lambda: matrix.rows.slots_of(_row_ids(conn, statement, corpus[1])),
             )
         scored = matrix.top_k(search.terms, search.top_k, allowed, search.bm25, statistics)
-        # The row ids as a literal: the COMMIT goes in the same message (no parameters then).
-        wanted = sql.Literal("{" + ",".join(str(int(r)) for r, _ in scored) + "}")
-        cursor = conn.execute(
-            sql.SQL(_ROWS_OF + "; COMMIT").format(s=self._db.identifier, ids=wanted)
-        )
-        found = {int(row[0]): row[1:] for row in cursor.fetchall()}
-        return [(*found[r], score) for r, score in scored if r in found]
+        return [(int(r), float(score)) for r, score in scored]
+
+    def rows_of(self, scored: list[tuple[int, float]]) -> sql.Composed:
+        """The statement reading the rows of ``scored`` (row id first, then
+        `CHUNK_COLUMNS`), its ids a literal (so it can share a message with other statements)."""
+        wanted = sql.Literal("{" + ",".join(str(r) for r, _ in scored) + "}")
+        return sql.SQL(_ROWS_OF).format(s=self._db.identifier, ids=wanted)
+
+
+def in_order(rows: list[Any], scored: list[tuple[int, float]]) -> list[Any]:
+    """Each of ``scored``'s rows (read by `rows_of`) as a ranked row (`CHUNK_COLUMNS`, then
+    the score), in its order; a row gone is left out."""
+    found = {int(row[0]): row[1:] for row in rows}
+    return [(*found[r], score) for r, score in scored if r in found]
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordPlan:
+    """A keyword search, ready to run: from the cache (``search``, with the caller's
+    permissions ``readable`` and their condition over documents ``corpus``), or in SQL
+    (``statement`` with its ``arguments``, a `rows.ranked` statement)."""
+
+    search: _CachedSearch
+    readable: Filter | None
+    corpus: tuple[sql.Composable, Params]
+    statement: sql.Composed
+    arguments: list[object]
 
 
 @dataclass(frozen=True, slots=True)

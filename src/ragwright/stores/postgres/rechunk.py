@@ -41,7 +41,7 @@ from ragwright.stores.postgres.chunking_slots import drop_chunking_slot
 from ragwright.stores.postgres.connections import lock_schema
 from ragwright.stores.postgres.graph_writes import bump_graph_version
 from ragwright.stores.postgres.row_writes import copy_rows
-from ragwright.stores.postgres.schema import HNSW_MAX_DIMENSION
+from ragwright.stores.postgres.schema import HNSW_MAX_DIMENSION, INLINE_VECTORS
 from ragwright.stores.postgres.table_headers import SLOT_HEADERS_DDL, write_headers
 from ragwright.stores.postgres.writes import PostgresWrites
 from ragwright.stores.rechunk_messages import to_finish, under_way
@@ -215,6 +215,7 @@ class PostgresRechunk(PostgresWrites):
             run("DROP INDEX IF EXISTS {s}.chunks_embedding_hnsw")
             run("ALTER TABLE {s}.chunks DROP COLUMN IF EXISTS embedding")
             run(f"ALTER TABLE {{s}}.chunks ADD COLUMN embedding vector({int(space.dimension)})")
+            run(INLINE_VECTORS)
         run(f"INSERT INTO {{s}}.chunks ({_CHUNKS}) SELECT {_CHUNKS} FROM {{s}}.chunk_slots x "
             f"WHERE x.slot = %s AND {_HELD_ROWS} ORDER BY x.document_id, x.idx",
             (slot, slot))  # fmt: skip

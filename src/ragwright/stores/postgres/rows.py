@@ -25,13 +25,19 @@ SCORE = 8
 
 
 def ranked(
-    schema: sql.Identifier, ranking: str, condition: sql.Composable, **parts: sql.Composable
+    schema: sql.Identifier,
+    ranking: str,
+    condition: sql.Composable,
+    *,
+    before: str = "",
+    **parts: sql.Composable,
 ) -> sql.Composed:
     """A ranking (a query over chunks c selecting id and score, with the filter in
     ``{where}``, and any other ``{name}`` of ``parts``) joined to the rows it ranks, best
-    first, in one statement."""
+    first, in one statement; ``before``: common table expressions the ranking reads, each
+    followed by a comma."""
     return sql.SQL(
-        "WITH ranked AS MATERIALIZED (" + ranking + ") "
+        "WITH " + before + "ranked AS MATERIALIZED (" + ranking + ") "
         f"SELECT {CHUNK_COLUMNS}, r.score FROM ranked r "
         "JOIN {s}.chunks c ON c.id = r.id JOIN {s}.documents d ON d.id = c.document_id "
         "ORDER BY r.score DESC, c.id"

@@ -4,6 +4,8 @@ need be, its version checked, its BM25 tokenizer settled."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ragwright.errors import (
@@ -33,7 +35,7 @@ from ragwright.stores.postgres.table_headers import ensure_table_headers
 from ragwright.stores.rows import space_from_json, space_json
 
 if TYPE_CHECKING:
-    from psycopg import Connection
+    from psycopg import Connection, Cursor
 
 
 class PostgresSettings:
@@ -88,11 +90,42 @@ class PostgresSettings:
             self._build_hnsw(conn)
         return space
 
-    def check_space(self, conn: Connection[Any], space: EmbeddingSpace) -> None:
-        """In a search's transaction: a share lock on the chunks (so a swap under way is
-        waited for), then `EmbeddingSpaceChanged` if the recorded space is not ``space``."""
+    def space_row(self, conn: Connection[Any]) -> Cursor[Any]:
+        """In a search's transaction (a pipeline's, say): a share lock on the chunks (so a swap
+        under way is waited for), and the recorded space's row, for `check_space`."""
         conn.execute(self._db.sql("LOCK TABLE {s}.chunks IN ACCESS SHARE MODE"))
-        recorded = space_from_json(self._db.setting(conn, "embedding_space"))
+        return conn.execute(
+            self._db.sql("SELECT value FROM {s}.settings WHERE key = %s"), ("embedding_space",)
+        )
+
+    @contextmanager
+    def space_checked(
+        self, conn: Connection[Any], space: EmbeddingSpace | None, begin: str | None
+    ) -> Iterator[None]:
+        """A pipeline on ``conn`` (one round trip) that sends ``begin`` (if any) and
+        `space_row`'s statements (if ``space``) before the caller's, and checks the space when
+        it has run: `EmbeddingSpaceChanged` if it is not ``space``, also when a statement
+        after it failed for that reason (a vector of the old dimension, say)."""
+        row: Cursor[Any] | None = None
+        try:
+            with conn.pipeline():
+                if begin is not None:
+                    conn.execute(begin)
+                if space is not None:
+                    row = self.space_row(conn)
+                yield
+        except Exception:
+            if space is not None and row is not None and row.pgresult is not None:
+                self.check_space(row, space)  # the failure's reason?
+            raise
+        if space is not None and row is not None:
+            self.check_space(row, space)
+
+    def check_space(self, row: Cursor[Any], space: EmbeddingSpace) -> None:
+        """`EmbeddingSpaceChanged` if the space `space_row` read is not ``space``."""
+        found = row.fetchone()
+        raw = None if found is None else str(found[0])
+        recorded = space_from_json(self._db.checked(raw, "embedding_space"))
         if recorded is not None and recorded != space:
             self._space = recorded
             raise EmbeddingSpaceChanged(recorded.describe(), space.describe())

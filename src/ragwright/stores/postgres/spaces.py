@@ -22,7 +22,7 @@ from ragwright.ports import Slot, SpaceSlot, SpaceStatus, Vectors
 from ragwright.stores.postgres.chunking_slots import drop_chunking_slot
 from ragwright.stores.postgres.connections import lock_schema
 from ragwright.stores.postgres.rows import CHUNK_COLUMNS
-from ragwright.stores.postgres.schema import HNSW_MAX_DIMENSION
+from ragwright.stores.postgres.schema import HNSW_MAX_DIMENSION, INLINE_VECTORS
 from ragwright.stores.postgres.settings import PostgresSettings
 from ragwright.stores.rows import chunk_from_row, space_from_json, space_json
 
@@ -158,6 +158,7 @@ class PostgresSpaces(PostgresSettings):
         run("DROP INDEX IF EXISTS {s}.chunks_embedding_hnsw")
         run("ALTER TABLE {s}.chunks DROP COLUMN embedding")
         run(f"ALTER TABLE {{s}}.chunks ADD COLUMN embedding vector({int(dimension)})")
+        run(INLINE_VECTORS)
         run(
             "UPDATE {s}.chunks c SET embedding = v.embedding FROM {s}.space_vectors v "
             "WHERE v.slot = %s AND v.chunk_id = c.id",

@@ -8,9 +8,11 @@ interchangeable behind the store ports:
   source, its chunks, vectors and postings together, and the BM25 counters move with them
   (`writes`);
 - vector search is cosine, exact while the candidates are few and through the HNSW index
-  otherwise (`vector_search`); keyword search is FTS5's BM25, scored from a cache of the
+  otherwise, chosen inside one statement sent with the space check (`vector_search`,
+  `vector_plan`); keyword search is FTS5's BM25, scored from a cache of the
   postings in this process kept exact by a change log (in SQL while it is built), scores equal
-  to the SQLite store's (`keyword_search`, `keyword_cache`);
+  to the SQLite store's (`keyword_search`, `keyword_cache`); hybrid search takes both arms'
+  candidates from one snapshot in two round trips (`candidates`);
 - results are ordered by score, best first, then by chunk id (from the keyword cache: by
   row, in the order written, as the SQLite store orders them); ranking, filtering and reading
   the rows see one snapshot;
@@ -53,6 +55,7 @@ from ragwright.ports import Checkpoint, ItemRecord
 from ragwright.stores.fts_query import STOP_WORDS
 from ragwright.stores.fts_terms import FTS5Terms
 from ragwright.stores.keyword_corpora import Corpora
+from ragwright.stores.postgres.candidates import PostgresCandidates
 from ragwright.stores.postgres.checkpoints import PostgresCheckpoints
 from ragwright.stores.postgres.chunks import PostgresChunks
 from ragwright.stores.postgres.communities import PostgresCommunities
@@ -65,14 +68,12 @@ from ragwright.stores.postgres.graph_scoped import PostgresScopedGraph
 from ragwright.stores.postgres.graph_writes import PostgresGraphWrites
 from ragwright.stores.postgres.ingest_lock import ingest_lock
 from ragwright.stores.postgres.keyword_cache import KeywordCache
-from ragwright.stores.postgres.keyword_search import PostgresKeywordSearch
 from ragwright.stores.postgres.moves import PostgresMoves
 from ragwright.stores.postgres.rechunk import PostgresRechunk
 from ragwright.stores.postgres.schema import SCHEMA_VERSION, schema_name
 from ragwright.stores.postgres.settings import open_schema
 from ragwright.stores.postgres.spaces import PostgresSpaces
 from ragwright.stores.postgres.sparse import PostgresSparse
-from ragwright.stores.postgres.vector_search import PostgresVectorSearch
 from ragwright.stores.postgres.writes import PostgresWrites
 
 if TYPE_CHECKING:
@@ -82,8 +83,7 @@ if TYPE_CHECKING:
 class PostgresStore(
     PostgresRechunk,  # before the writes it builds on
     PostgresWrites,
-    PostgresVectorSearch,
-    PostgresKeywordSearch,
+    PostgresCandidates,
     PostgresSpaces,
 ):
     """One collection of a PostgreSQL index. Safe to share between threads (every call takes

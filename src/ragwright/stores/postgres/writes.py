@@ -17,6 +17,7 @@ from ragwright.stores.checks import check_write
 from ragwright.stores.fts_terms import FTS5Terms
 from ragwright.stores.graph_facts import FactRows, write_fact_rows
 from ragwright.stores.postgres.graph_writes import bump_graph_version, copy_facts, had_facts
+from ragwright.stores.postgres.keyword_log import prune
 from ragwright.stores.postgres.permissions import write_readers
 from ragwright.stores.postgres.row_writes import copy_rows, delete_documents, move_counters
 from ragwright.stores.postgres.rows import jsonb
@@ -94,6 +95,7 @@ class PostgresWrites(SingleWrites, PostgresSettings):
             conn.execute(_LOCK_KEYS, (ids,))
             graph_changed = had_facts(self._db, conn, ids)
             documents, chunks, tokens = delete_documents(self._db, conn, ids)
+            prune(self._db, conn)  # the change log's old rows, which caches replay no more
             move_counters(self._db, conn, -chunks, -tokens)
             if graph_changed:
                 bump_graph_version(self._db, conn)
@@ -169,6 +171,7 @@ class PostgresWrites(SingleWrites, PostgresSettings):
         copy_facts(conn, functools.partial(copy_rows, self._db), facts)
         added_chunks = sum(len(r.chunks) for r in rows)
         added_tokens = sum(r.tokens for r in rows)
+        prune(self._db, conn)  # the change log's old rows, which caches replay no more
         move_counters(self._db, conn, added_chunks - removed_chunks, added_tokens - removed_tokens)
         if graph_changed or facts:
             bump_graph_version(self._db, conn)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 
 from ragwright.errors import ConfigError, UnknownEntity
-from ragwright.graph.synonyms import synonym_links
+from ragwright.graph.synonyms import dominant_types, synonym_links
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.graph_reads import stored_key
 from ragwright.stores.sqlite.graph_schema import BUMP_GRAPH_VERSION
@@ -25,7 +25,12 @@ class SQLiteEntityResolution:
                 return 0
             every = [r[0] for r in db.execute("SELECT key FROM graph_entities")]
             refused = _unmerged(db)
-            links = [link for link in synonym_links(new, every) if link[:2] not in refused]
+            types = dominant_types(
+                db.execute("SELECT key, label, mentions FROM graph_entity_forms")
+            )
+            links = [
+                link for link in synonym_links(new, every, types=types) if link[:2] not in refused
+            ]
             # rowcount counts the links inserted, not what triggers wrote for them
             added = db.executemany(
                 "INSERT OR IGNORE INTO graph_synonyms(source, target, score) VALUES (?, ?, ?)",

@@ -1,0 +1,129 @@
+"""Entity hygiene (issue 33, item 4): what the offline extractor keeps of the NER model's
+spans in technical text and in prose, and under which type."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from ragwright.graph.extractors.hygiene import (
+    UNTYPED,
+    in_code,
+    not_a_name,
+    retyped,
+    shaped_label,
+)
+from ragwright.graph.extractors.spacy_names import named_spans
+from ragwright.models import Chunk
+
+TECHNICAL = """# Search modes
+
+The `bm25` mode ranks with SQLite FTS5; bm25 is the default arm. Run
+`.venv/bin/python benchmarks/graph_build.py` and compare it with Index.graph.build, which took
+300k chunks and 12 MB at commit 7c88d881. Its settings live in `GraphSettings`.
+
+| Parameter | Value |
+|---|---|
+| Measure | Kubernetes |
+
+```python
+from ragwright import Index, LLMSettings
+```
+
+Marie Curie worked in Paris with Pierre Curie.
+"""
+
+
+@pytest.mark.parametrize(
+    "surface",
+    ["Index.graph.build", ".venv/bin", "/sitemap.xml", "max_size", "set_ann(mode", "300k",
+     "x0.73", "0.75 / 0.78", "7c88d881", "MB", "bm25", "docs", "QUANTITY", "http://a.b/c",
+     "Jaroslav Seifert\n\nJaroslav Seifert"],
+)  # fmt: skip
+def test_code_paths_numbers_hashes_units_and_lower_case_words_are_not_names(surface: str) -> None:
+    assert not_a_name(surface)
+
+
+@pytest.mark.parametrize(
+    "surface", ["Marie Curie", "A.R. Rahman", "C/Z Records", "Apollo 11", "SQLite FTS5", "NASA"]
+)
+def test_names_stay_names(surface: str) -> None:
+    assert not not_a_name(surface)
+
+
+def test_code_spans_blocks_and_table_rows_are_code() -> None:
+    for inside in ("bm25`", "LLMSettings", "Kubernetes", "Measure"):
+        assert in_code(TECHNICAL, TECHNICAL.index(inside)), inside
+    for outside in ("SQLite FTS5", "Marie Curie", "Search modes"):
+        assert not in_code(TECHNICAL, TECHNICAL.index(outside)), outside
+    # A chunk that starts inside a block: its first, bare fence closes it.
+    started_inside = "x = Index()\n```\n\nPython is a language."
+    assert in_code(started_inside, 0) and not in_code(started_inside, started_inside.index("P"))
+
+
+def test_types_the_context_contradicts_are_corrected_or_taken_away() -> None:
+    assert retyped("Castner Range", "PERSON") == "LOC"
+    assert retyped("NFL Draft", "PERSON") == "EVENT"
+    assert retyped("Gateway South Boulevard", "ORG") == "FAC"
+    assert retyped("Marie Curie", "PERSON") == "PERSON"
+    for surface, label in (("SQLite FTS5", "PERSON"), ("PyMuPDF", "GPE"),
+                           ("Sorry About Dresden", "PERSON"), ("Sandpoint", "NORP")):  # fmt: skip
+        assert shaped_label(surface, label) == UNTYPED, surface
+    for surface, label in (("Ludwig van Beethoven", "PERSON"), ("P. J. Byrne", "PERSON"),
+                           ("İsmail Tüfekçi", "PERSON"), ("Brazilian", "NORP"),
+                           ("SQLite", "ORG")):  # fmt: skip
+        assert shaped_label(surface, label) == label, surface
+
+
+def test_the_spacy_extractor_keeps_names_and_drops_the_noise_of_technical_text() -> None:
+    from ragwright.graph.extractors.spacy import SpacyExtractor
+
+    chunk = Chunk("c", "d", 0, TECHNICAL, 0, len(TECHNICAL))
+    mentions = SpacyExtractor().extract([chunk])[0].mentions
+    labels = {m.key: m.label for m in mentions}
+    assert {"marie curie", "paris", "pierre curie"} <= labels.keys()
+    assert labels["marie curie"] == "PERSON"
+    for noise in ("bm25", "graphsettings", "llmsettings", "index.graph.build", "300k", "mb",
+                  "7c88d881", "measure", "value", "parameter", "kubernetes"):  # fmt: skip
+        assert noise not in labels, noise
+    assert all(label != "PERSON" or key in ("marie curie", "pierre curie")
+               for key, label in labels.items()), labels  # fmt: skip
+
+
+@dataclass
+class Token:
+    text: str
+    pos_: str = "PROPN"
+
+
+@dataclass
+class Span:
+    """What `named_spans` reads of a spaCy span."""
+
+    text: str
+    label_: str
+    start_char: int
+
+    def __len__(self) -> int:
+        return len(self.text.split())
+
+    def __getitem__(self, index: int) -> Token:
+        return Token(self.text.split()[index])
+
+
+def test_a_lone_surname_of_a_person_named_in_the_chunk_is_that_person() -> None:
+    text = "Lisa Raymond played alongside Flavia Pennetta. Huber defeated Pennetta and Raymond."
+    spans = [
+        Span(name, label, text.index(name))
+        for name, label in (
+            ("Flavia Pennetta", "PERSON"),
+            ("Huber", "PERSON"),
+            ("Lisa Raymond", "ORG"),
+        )
+    ]
+    spans.append(Span("Pennetta", "GPE", text.rindex("Pennetta")))
+    spans.append(Span("Raymond", "GPE", text.rindex("Raymond")))  # its full name is no PERSON
+    kept = {(span.text, span.start_char): label for span, label in named_spans(text, spans)}
+    assert kept[("Pennetta", text.rindex("Pennetta"))] == "PERSON"
+    assert kept[("Raymond", text.rindex("Raymond"))] == "GPE"
