@@ -5,20 +5,22 @@ twice; a target holding other documents is refused."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from global_corpus import write_corpus
-from ragwright import Index, StoreError
+from ragwright import DocumentRefused, Index, StoreError
 from ragwright.cli import app as cli
 from ragwright.models import CacheStats, LedgerRow, Usage
 from ragwright.models.communities import CommunitySettings
 from ragwright.pipeline.rebuild.migrate import migrate
 from ragwright.pipeline.rebuild.migrate_llm import migrate_llm_records
-from ragwright.ports import Completion, LLMRecordsCopy, TokenLogprob
+from ragwright.ports import Completion, DocumentWrite, LLMRecordsCopy, TokenLogprob
 from ragwright.stores import open_backend
 from ragwright.stores.postgres import PostgresBackend
 from ragwright.stores.sqlite import SQLiteStore
@@ -227,3 +229,37 @@ def test_migrate_copies_the_graph_both_ways_and_names_what_it_left_behind(
     assert "not copied" not in second.stdout
     for location in (pg_url, back):
         assert graph_view(location) == graph_view(source)
+
+
+class RefusingTarget:
+    """A real SQLite store as the migration's target, refusing one source as a store does
+    (every document of a batch checked before any is written)."""
+
+    def __init__(self, store: SQLiteStore, refused: str) -> None:
+        self._store = store
+        self._refused = refused
+
+    def write(self, batch: Sequence[DocumentWrite]) -> None:
+        for item in batch:
+            if item.document.source == self._refused:
+                raise DocumentRefused(item.document.source, "the target cannot hold it")
+        self._store.write(batch)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+def test_a_document_the_target_refuses_is_reported_and_the_rest_copied(tmp_path: Path) -> None:
+    source_dir = build(tmp_path)
+    with (
+        SQLiteStore(source_dir, read_only=True) as source,
+        SQLiteStore(tmp_path / "copy") as copy,
+    ):
+        target = RefusingTarget(copy, "docs/guide.md")
+        report = migrate(source, target, batch_chunks=1_000)  # one batch for all three
+        assert report.refused == ("docs/guide.md: the target cannot hold it",)
+        assert report.copied == report.documents - 1
+        copied = sorted(d.source for d in copy.list_documents())
+        assert copied == ["docs/empty.md", "docs/notes.txt"]
+        guide = next(d for d in source.list_documents() if d.source == "docs/guide.md")
+        assert report.chunks == sum(1 for _ in source.chunk_page(None, 1000)) - guide.chunk_count

@@ -27,8 +27,8 @@ EXPECTED = {
     "parse_filter", "ParsedDocument", "ParseBudgetSpent", "ParseError", "ParseLimitExceeded",
     "ParserOptions", "DocumentRefused",
     "RagwrightError", "RegistryError", "RepairRefused", "RerankerError", "Route", "Scale",
-    "SearchMode", "SearchRequest", "Section", "SourceError", "StoreError", "UnknownCollection",
-    "UnknownEntity", "UnsupportedFilter", "UnsupportedScale",
+    "SearchMode", "SearchRequest", "Section", "SourceError", "StoreError", "StoreUnavailable",
+    "UnknownCollection", "UnknownEntity", "UnsupportedFilter", "UnsupportedScale",
 }  # fmt: skip
 
 

@@ -16,7 +16,7 @@ import pytest
 from ragwright import ChunkingConfig, Index
 from ragwright.errors import IndexDamaged, StoreError
 from ragwright.stores.sqlite import SQLiteStore
-from ragwright.stores.sqlite.schema import REQUIRED, SCHEMA_VERSION
+from ragwright.stores.sqlite.schema import KEYWORD_HEADERS_DDL, REQUIRED, SCHEMA_VERSION
 from ragwright.testing import HashingEmbedder
 
 #: Schema 1 as it shipped: FTS5 content read from chunks.text, triggers indexing header + text.
@@ -53,7 +53,30 @@ def table_index(folder: Path) -> Path:
     return folder / "index" / "index.sqlite3"
 
 
+#: An index as it was before feature "table_headers": each header in its chunks' metadata.
+WITHOUT_TABLE_HEADERS = """
+UPDATE chunks SET metadata = json_set(metadata, '$.table_header',
+    (SELECT text FROM table_headers WHERE id = header_id)) WHERE header_id IS NOT NULL;
+UPDATE chunk_slots SET metadata = json_set(metadata, '$.table_header',
+    (SELECT text FROM table_headers WHERE id = header_id)) WHERE header_id IS NOT NULL;
+DROP TRIGGER chunk_slots_header_remove; DROP TRIGGER chunks_fts_add; DROP TRIGGER chunks_fts_remove;
+DROP VIEW chunks_indexed; DROP INDEX chunks_header; DROP INDEX chunk_slots_header;
+ALTER TABLE chunks DROP COLUMN header_id; ALTER TABLE chunk_slots DROP COLUMN header_id;
+DROP TABLE table_headers;
+DELETE FROM meta WHERE key = 'feature_table_headers';
+"""
+
+
+def without_table_headers(database: Path) -> None:
+    """Put ``database`` back as it was before its headers had rows of their own (the view and
+    triggers read them from the metadata as they did; the FTS5 index is unchanged)."""
+    with sqlite3.connect(database) as db:
+        db.executescript(WITHOUT_TABLE_HEADERS)
+        db.executescript(KEYWORD_HEADERS_DDL)
+
+
 def as_schema_1(database: Path) -> None:
+    without_table_headers(database)
     with sqlite3.connect(database) as db:
         db.executescript(V1_FTS)
 

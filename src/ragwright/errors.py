@@ -17,6 +17,7 @@ The tree::
     ├── DatasetError                a dataset folder that cannot be read or trusted (names the file)
     ├── StoreError                  the index cannot be opened, read or written
     │   ├── DocumentRefused         no store can hold this document as it is (NUL characters)
+    │   ├── StoreUnavailable        the store's server did not answer (down or unreachable): retry
     │   ├── IndexDamaged            a damaged file or not a ragwright index (message names `check`)
     │   │   └── BrokenSetting       a settings row that cannot be read (names it and `repair`)
     │   ├── RepairRefused           `repair` cannot rebuild what `check` found (says what to do)
@@ -133,6 +134,12 @@ class DatasetError(RagwrightError):
 
 class StoreError(RagwrightError):
     """The index cannot be opened, read or written."""
+
+
+class StoreUnavailable(StoreError):
+    """The store's server did not answer within the retry time (stopped, unreachable, every
+    connection busy): nothing is wrong with the request or the index, and the same call may
+    succeed later. HTTP answers 503 ``store_unavailable``."""
 
 
 class DocumentRefused(StoreError):

@@ -59,10 +59,13 @@ def migrate_index(
                 "llm_records": {"skipped": llm} if isinstance(llm, str) else asdict(llm),
             }
         )
+        _exit_if_refused(reports)
         return
     for name, report in reports.items():
         graph = f", graph facts of {report.graph_chunks} chunks" if report.graph_chunks else ""
         checked = "verified" if not report.not_copied else "the rest verified"
+        if report.refused:
+            checked = f"NOT verified: {len(report.refused)} documents refused"
         console.print(
             f"{escape(name)}: {report.documents} documents, {report.chunks} chunks{graph} in "
             f"{escape(display_location(target))} ({checked}; {report.copied} copied, "
@@ -70,7 +73,16 @@ def migrate_index(
         )
         for missing in report.not_copied:
             console.print(f"[yellow]{escape(name)}: not copied:[/] {escape(missing)}")
+        for why in report.refused:
+            errors.print(f"[red]{escape(name)}: refused by the target:[/] {escape(why)}")
     console.print(f"LLM records: {escape(_describe(llm))}")
+    _exit_if_refused(reports)
+
+
+def _exit_if_refused(reports: dict[str, MigrationReport]) -> None:
+    """Exit 1 when the target refused a document: the copy is incomplete."""
+    if any(report.refused for report in reports.values()):
+        raise typer.Exit(1)
 
 
 def _migrate_llm_records(source: StoreBackend, target: StoreBackend) -> LLMRecordsReport | str:

@@ -4,12 +4,19 @@ Headings come from markdown-it's token line maps, so ``#`` lines inside fenced c
 or indented code are never mistaken for headings, and setext headings are found too. Only
 top-level headings count: a heading inside a block quote or list item is quoted material, not
 the document's structure.
+
+The blocks are parsed a piece of the text at a time (`_top_level_headings`), so the tokens of
+one piece are in memory, never the whole file's: markdown-it's tokens of an 8 MB file of
+sections and lists took 280 MB. A piece ends where a top-level block starts, and the block
+parser keeps no state from one top-level block to the next but the link reference definitions
+(kept for the whole file): the headings are those of one parse of the whole text. Each
+heading's inline text is parsed last, with every definition known, as one parse does.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragwright.filters import Scalar
@@ -23,7 +30,6 @@ from ragwright.parsers._text import (
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
-    from markdown_it.token import Token
 
 # YAML front matter (``---`` … ``---``/``...``) or TOML (``+++`` … ``+++``) at the very top.
 _FRONT_MATTER = re.compile(
@@ -32,7 +38,8 @@ _FRONT_MATTER = re.compile(
 )
 _YAML_PAIR = re.compile(r"(?P<key>[A-Za-z_][\w.-]*)[ \t]*:(?:[ \t]+(?P<value>.*))?")
 _TOML_PAIR = re.compile(r"(?P<key>[A-Za-z_][\w.-]*)[ \t]*=[ \t]*(?P<value>.*)")
-_LINE_BREAK = re.compile(r"\n")
+#: About how many characters of Markdown are block-parsed at a time.
+PIECE = 64 * 1024
 _INTEGER = re.compile(r"[-+]?\d{1,18}")
 _FLOAT = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
@@ -48,7 +55,8 @@ class MarkdownParser:
     content_types: tuple[str, ...] = ("text/markdown", "text/x-markdown")
 
     def __init__(self) -> None:
-        self._md: MarkdownIt | None = None  # built when a Markdown file is first read
+        # Built when a Markdown file is first read: block structure only, and inline text.
+        self._md: tuple[MarkdownIt, MarkdownIt] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         # A MarkdownIt instance holds modules and cannot be pickled; the parse worker (which
@@ -57,28 +65,41 @@ class MarkdownParser:
 
     def parse(self, data: bytes, source: str) -> ParsedDocument:
         content, warnings = read_text(data, source)
-        metadata, body = _split_front_matter(content)
+        metadata, body, shift = _split_front_matter(content)
         if self._md is None:
             from markdown_it import MarkdownIt
 
-            self._md = MarkdownIt("commonmark").enable(["table", "strikethrough"])
-        headings = _headings(self._md.parse(body), _line_starts(content))
+            inline = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+            blocks = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+            blocks.core.ruler.disable(["inline", "text_join"])
+            self._md = blocks, inline
+        blocks, inline = self._md
+        env: dict[str, Any] = {}
+        found = list(_top_level_headings(blocks, body, env))
+        del body
+        headings = []
+        for position, level, text in found:
+            [line] = inline.parseInline(text, env)
+            plain = collapse_whitespace(_plain_text(line.children or []))
+            if plain:  # an empty heading ("#") names nothing; it stays in the section above
+                headings.append(Heading(position + shift, level, plain))
         return headed_document(content, headings, metadata, "text/markdown", warnings)
 
 
-def _split_front_matter(content: str) -> tuple[dict[str, Scalar], str]:
-    """Front matter pairs, and the content with the front matter blanked (same line count)."""
+def _split_front_matter(content: str) -> tuple[dict[str, Scalar], str, int]:
+    """Front matter pairs, the content with the front matter blanked (same line count), and
+    what to add to a position after the blank to find it in ``content``."""
     match = _FRONT_MATTER.match(content)
     if match is None:
-        return {}, content
+        return {}, content, 0
     yaml, toml = match.group("yaml"), match.group("toml")
     pairs = _front_matter_pairs(yaml, _YAML_PAIR) if yaml is not None else None
     if toml is not None:
         pairs = _front_matter_pairs(toml, _TOML_PAIR)
     if pairs is None:
-        return {}, content  # e.g. a document that opens with a thematic break
+        return {}, content, 0  # e.g. a document that opens with a thematic break
     blank = "\n" * match.group(0).count("\n")
-    return pairs, blank + content[match.end() :]
+    return pairs, blank + content[match.end() :], match.end() - len(blank)
 
 
 def _front_matter_pairs(block: str, pair: re.Pattern[str]) -> dict[str, Scalar] | None:
@@ -119,20 +140,45 @@ def _unquote(value: str) -> str:
     return value[:comment].rstrip() if comment >= 0 else value
 
 
-def _line_starts(content: str) -> list[int]:
-    return [0, *(match.end() for match in _LINE_BREAK.finditer(content))]
+def _top_level_headings(
+    md: MarkdownIt, body: str, env: dict[str, Any]
+) -> Iterator[tuple[int, int, str]]:
+    """(position in ``body``, level, inline source) of each top-level heading, block-parsed
+    about `PIECE` characters at a time. The last top-level block of a piece may go on past
+    it: it is parsed again at the start of the next piece (a piece with one block grows)."""
+    start, size = 0, PIECE
+    while start < len(body):
+        end = body.find("\n", start + size) + 1 or len(body)
+        piece = body[start:end]
+        tokens = md.parse(piece, env)
+        final = end == len(body)
+        resume = len(tokens)
+        if not final:
+            tops = [i for i, t in enumerate(tokens) if t.level == 0 and t.nesting >= 0 and t.map]
+            if len(tops) < 2:
+                size *= 2
+                continue
+            resume = tops[-1]
+        lines = _line_offsets(piece)
+        for position, token in enumerate(tokens[:resume]):
+            if token.type == "heading_open" and token.level == 0 and token.map is not None:
+                text = tokens[position + 1].content
+                yield start + lines[token.map[0]], int(token.tag[1:]), text
+        if final:
+            return
+        map_ = tokens[resume].map
+        assert map_ is not None
+        start += lines[map_[0]]
+        size = PIECE
 
 
-def _headings(tokens: Sequence[Token], line_starts: Sequence[int]) -> list[Heading]:
-    headings: list[Heading] = []
-    for position, token in enumerate(tokens):
-        if token.type != "heading_open" or token.level != 0 or token.map is None:
-            continue
-        inline = tokens[position + 1]
-        text = collapse_whitespace(_plain_text(inline.children or []))
-        if text:  # an empty heading ("#") names nothing; it stays in the section above
-            headings.append(Heading(line_starts[token.map[0]], int(token.tag[1:]), text))
-    return headings
+def _line_offsets(text: str) -> list[int]:
+    offsets = [0]
+    found = text.find("\n")
+    while found >= 0:
+        offsets.append(found + 1)
+        found = text.find("\n", found + 1)
+    return offsets
 
 
 def _plain_text(children: Sequence[Any]) -> str:

@@ -8,20 +8,24 @@ migration is resumed by running it again. The graph's evidence (every chunk's st
 travels with its document, in the same write, so the target's entities and edges are derived
 from the same facts. The end is verified: the same documents and the same chunks (ids and
 spans), the same graph counts (extracted chunks, mentions, relations, entities, edges), or
-`StoreError` saying what differs. What is not copied (communities and their reports, a
-user's merges) is named in the report's ``not_copied``; synonym links are computed again.
+`StoreError` saying what differs. What is not copied (communities and their reports, a user's
+merges) is named in the report's ``not_copied``; synonym links are computed again. A document
+the target refuses (`DocumentRefused`) is named in ``refused`` and the rest copied; the copy is
+then not verified (its chunks are checked against the source's less the refused documents',
+its graph not at all).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
-from ragwright.errors import StoreError
+from ragwright.errors import DocumentRefused, StoreError
+from ragwright.pipeline.ingest.ingestor import write_refused_alone
 from ragwright.ports import (
     ChunkExport,
     ChunkReader,
@@ -71,6 +75,9 @@ class MigrationReport:
     #: What the source holds that the copy does not, each with what to do about it: when
     #: not empty, the copy is verified for everything else only.
     not_copied: tuple[str, ...] = field(default=())
+    #: "source: reason" of each document the target refused; when not empty the copy is
+    #: incomplete, and not verified.
+    refused: tuple[str, ...] = field(default=())
 
 
 def migrate(
@@ -99,6 +106,8 @@ def migrate(
             target.set_setting(key, value)
     documents = source.list_documents()
     batch: list[DocumentWrite] = []
+    refused: list[DocumentRefused] = []
+    refused_ids: set[str] = set()
     pending_chunks = copied = skipped = chunks_copied = 0
     for done, info in enumerate(documents, start=1):
         if present.get(info.source) == wanted.get(info.source):
@@ -109,16 +118,25 @@ def migrate(
                 raise StoreError("the source holds an entity graph and the target cannot store one")
             pending_chunks += len(batch[-1].chunks)
         if pending_chunks >= batch_chunks or (done == len(documents) and batch):
-            target.write(batch)
-            copied += len(batch)
-            chunks_copied += pending_chunks
+            failed = write_refused_alone(target, batch)
+            gone = {error.source for error in failed}
+            refused += failed
+            refused_ids.update(w.document.id for w in batch if w.document.source in gone)
+            copied += len(batch) - len(failed)
+            chunks_copied += sum(len(w.chunks) for w in batch if w.document.source not in gone)
             batch, pending_chunks = [], 0
         if progress is not None:
             progress(MigrationProgress(done, len(documents), chunks_copied))
-    chunks = verify(source, target)
-    graph_chunks = _verify_graph(source, target)
+    chunks = verify(source, target, leaving_out=refused_ids)
+    graph_chunks = 0 if refused else _verify_graph(source, target)
     return MigrationReport(
-        len(documents), chunks, copied, skipped, graph_chunks, _not_copied(source, target)
+        len(documents),
+        chunks,
+        copied,
+        skipped,
+        graph_chunks,
+        _not_copied(source, target),
+        tuple(f"{error.source}: {error.reason}" for error in refused),
     )
 
 
@@ -159,10 +177,11 @@ def _not_copied(source: object, target: object) -> tuple[str, ...]:
     return tuple(left)
 
 
-def verify(source: ChunkExport, target: ChunkExport) -> int:
+def verify(source: ChunkExport, target: ChunkExport, leaving_out: Collection[str] = ()) -> int:
     """The number of chunks, after checking that both stores hold the same chunks: the same
-    ids in the same documents at the same spans."""
-    source_count, source_digest = _chunk_digest(source)
+    ids in the same documents at the same spans (those of the documents ``leaving_out``, the
+    target refused, left out of the source's)."""
+    source_count, source_digest = _chunk_digest(source, leaving_out)
     target_count, target_digest = _chunk_digest(target)
     if (source_count, source_digest) != (target_count, target_digest):
         raise StoreError(
@@ -189,12 +208,14 @@ def _document_write(
     return DocumentWrite(document, chunks, vectors, fingerprint, facts)
 
 
-def _chunk_digest(store: ChunkExport) -> tuple[int, str]:
+def _chunk_digest(store: ChunkExport, leaving_out: Collection[str] = ()) -> tuple[int, str]:
     digest, count, after = hashlib.sha256(), 0, None
     while page := store.chunk_page(after, _PAGE):
         for chunk in page:
+            if chunk.document_id in leaving_out:
+                continue
             line = f"{chunk.id}\t{chunk.document_id}\t{chunk.index}\t{chunk.char_start}\t"
             digest.update(f"{line}{chunk.char_end}\n".encode())
-        count += len(page)
+            count += 1
         after = page[-1].id
     return count, digest.hexdigest()

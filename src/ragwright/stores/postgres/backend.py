@@ -22,7 +22,13 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ragwright.errors import ConfigError, MissingDependencyError, RepairRefused, StoreError
+from ragwright.errors import (
+    ConfigError,
+    MissingDependencyError,
+    RepairRefused,
+    StoreError,
+    StoreUnavailable,
+)
 from ragwright.models import DEFAULT_COLLECTION, IndexReport, RepairReport
 from ragwright.stores import display_location
 from ragwright.stores.postgres.connections import LOCK_NAMESPACE, lock_schema
@@ -267,7 +273,7 @@ class PostgresBackend:
                     return _closing_transaction(conn, work)
             except (psycopg.OperationalError, PoolTimeout) as error:
                 if time.monotonic() + delay > deadline:
-                    raise StoreError(
+                    raise StoreUnavailable(
                         f"{what} failed: the PostgreSQL server at {self.display_url} did not "
                         f"answer for {self.retry_seconds:g} s ({_first_line(error)}); check that "
                         "it is running and reachable"
@@ -322,7 +328,7 @@ class PostgresBackend:
                 )
             except psycopg.OperationalError as error:
                 if time.monotonic() + delay > deadline:
-                    raise StoreError(
+                    raise StoreUnavailable(
                         f"cannot connect to PostgreSQL at {self.display_url}: {_first_line(error)}"
                     ) from error
                 time.sleep(delay)

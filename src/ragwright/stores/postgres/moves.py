@@ -19,7 +19,9 @@ from ragwright.stores.postgres.graph_writes import bump_graph_version, had_facts
 from ragwright.stores.postgres.permissions import write_readers
 from ragwright.stores.postgres.row_writes import delete_documents, move_counters
 from ragwright.stores.postgres.rows import jsonb
+from ragwright.stores.postgres.table_headers import READ_METADATA
 from ragwright.stores.postgres.writes import _LOCK_KEYS
+from ragwright.stores.table_headers import split_header
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -28,6 +30,10 @@ _COPY_DOCUMENT = (
     "INSERT INTO {s}.documents (id, source, content, content_hash, fingerprint, metadata, "
     "sections) SELECT %s, %s, content, content_hash, fingerprint, %s, sections "
     "FROM {s}.documents WHERE id = %s"
+)
+_COPY_HEADERS = (
+    "INSERT INTO {s}.table_headers (document_id, id, text) SELECT %s, id, text "
+    "FROM {s}.table_headers WHERE document_id = %s"
 )
 _MOVE_CHUNKS = (
     "UPDATE {s}.chunks c SET id = m.new_id, document_id = %s, metadata = m.metadata "
@@ -47,7 +53,10 @@ class PostgresMoves:
         self._db = db
 
     def move_document(self, document_id: str, moved: Document, chunks: Sequence[Chunk]) -> bool:
-        metadata = [jsonb({**moved.metadata, **c.metadata}, moved.source) for c in chunks]
+        # Each header is the stored one (checked): the rows keep naming it.
+        metadata = [
+            jsonb(split_header({**moved.metadata, **c.metadata})[0], moved.source) for c in chunks
+        ]
         document_metadata = jsonb(moved.metadata, moved.source)
 
         def work(conn: Connection[Any]) -> bool:
@@ -60,8 +69,8 @@ class PostgresMoves:
                 return False
             rows = conn.execute(
                 sql(
-                    "SELECT id, idx, text, char_start, char_end, metadata FROM {s}.chunks "
-                    "WHERE document_id = %s"
+                    "SELECT c.id, c.idx, c.text, c.char_start, c.char_end, "
+                    f"{READ_METADATA} FROM {{s}}.chunks c WHERE c.document_id = %s"
                 ),
                 (document_id,),
             ).fetchall()
@@ -88,6 +97,7 @@ class PostgresMoves:
                 conn.execute(
                     sql(_COPY_DOCUMENT), (moved.id, moved.source, document_metadata, document_id)
                 )
+                conn.execute(sql(_COPY_HEADERS), (moved.id, document_id))
             indices = [c.index for c in chunks]
             new_ids = [c.id for c in chunks]
             conn.execute(sql(_MOVE_CHUNKS), (moved.id, indices, new_ids, metadata, document_id))

@@ -42,6 +42,7 @@ from ragwright.stores.postgres.connections import lock_schema
 from ragwright.stores.postgres.graph_writes import bump_graph_version
 from ragwright.stores.postgres.row_writes import copy_rows
 from ragwright.stores.postgres.schema import HNSW_MAX_DIMENSION, INLINE_VECTORS
+from ragwright.stores.postgres.table_headers import SLOT_HEADERS_DDL, write_headers
 from ragwright.stores.postgres.writes import PostgresWrites
 from ragwright.stores.rechunk_messages import to_finish, under_way
 from ragwright.stores.rows import document_from_row, space_from_json, space_json
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
     from psycopg import Connection
 
 
-_CHUNKS = "id, document_id, idx, text, char_start, char_end, metadata, tokens, embedding"
+_CHUNKS = "id, document_id, idx, text, char_start, char_end, metadata, tokens, embedding, header_id"
 _POSTINGS = "term, chunk_id, document_id, tf, dl"
 _SLOT = "slot text COLLATE \"C\" NOT NULL CHECK (slot IN ('staged', 'previous', 'swapping'))"
 _TABLES = f"""
@@ -122,6 +123,7 @@ class PostgresRechunk(PostgresWrites):
         def work(conn: Connection[Any]) -> None:
             lock_schema(conn, self._db.schema)
             conn.execute(self._db.sql(_TABLES))
+            conn.execute(self._db.sql(SLOT_HEADERS_DDL))  # a slot table made before them
             recorded = self._chunking_slot(conn, "staged")
             if recorded is None:
                 self._record_chunking(conn, "staged", chunking)
@@ -136,6 +138,7 @@ class PostgresRechunk(PostgresWrites):
                     (ids,),
                 )
             slot = ("slot", "text")
+            write_headers(self._db, conn, [h for r in rows for h in r.headers])
             chunks, postings = _staged(rows)
             copy_rows(self._db, conn, "chunk_slots", (slot, *_CHUNK_TYPES), chunks)
             copy_rows(self._db, conn, "posting_slots", (slot, *_POSTING_TYPES), postings)
@@ -318,7 +321,7 @@ class PostgresRechunk(PostgresWrites):
 _CHUNK_TYPES = (
     ("id", "text"), ("document_id", "text"), ("idx", "int4"), ("text", "text"),
     ("char_start", "int4"), ("char_end", "int4"), ("metadata", "jsonb"), ("tokens", "int4"),
-    ("embedding", "vector"),
+    ("embedding", "vector"), ("header_id", "text"),
 )  # fmt: skip
 _POSTING_TYPES = (
     ("term", "text"), ("chunk_id", "text"), ("document_id", "text"), ("tf", "int4"),

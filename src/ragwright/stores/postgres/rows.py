@@ -12,11 +12,14 @@ from psycopg.types.json import Jsonb
 
 from ragwright.errors import DocumentRefused
 from ragwright.models import Arm, Hit, Scale
+from ragwright.stores.postgres.table_headers import READ_METADATA
 from ragwright.stores.rows import dump_json, hit_from_row
 
 #: The columns `ragwright.stores.rows.chunk_from_row` reads, over chunks ``c`` joined to
-#: their documents ``d``.
-CHUNK_COLUMNS = "c.id, c.document_id, c.idx, c.text, c.char_start, c.char_end, c.metadata, d.source"
+#: their documents ``d`` (the metadata with its table header back: `table_headers`).
+CHUNK_COLUMNS = (
+    f"c.id, c.document_id, c.idx, c.text, c.char_start, c.char_end, {READ_METADATA}, d.source"
+)
 #: Where a ranked row's score stands (after `CHUNK_COLUMNS`).
 SCORE = 8
 

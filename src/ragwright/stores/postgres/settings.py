@@ -31,6 +31,7 @@ from ragwright.stores.postgres.schema import (
     hnsw_ddl,
     vector_ddl,
 )
+from ragwright.stores.postgres.table_headers import ensure_table_headers
 from ragwright.stores.rows import space_from_json, space_json
 
 if TYPE_CHECKING:
@@ -185,6 +186,7 @@ def open_schema(
     ensure_community_schema(db, conn)
     ensure_readers_schema(db, conn)
     ensure_keyword_log(db, conn)
+    ensure_table_headers(db, conn)
     recorded = db.setting(conn, "fts_tokenizer")
     chosen = settle_tokenizer(recorded, requested, "collection", "a new one")
     if recorded is None:

@@ -21,6 +21,7 @@ from ragwright.models.sparse import SparseVector
 from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.filters import FilterCompiler
 from ragwright.stores.postgres.rows import hits, ranked
+from ragwright.stores.postgres.table_headers import HEADER_TEXT
 
 _DDL = (
     'CREATE TABLE IF NOT EXISTS {s}.sparse_chunks (chunk_id text COLLATE "C" PRIMARY KEY '
@@ -67,8 +68,8 @@ class PostgresSparse:
             conn.execute(self._db.sql(_DDL))
             rows = conn.execute(
                 self._db.sql(
-                    "SELECT c.id, CASE WHEN coalesce(c.metadata->>'table_header', '') <> '' "
-                    "THEN (c.metadata->>'table_header') || chr(10) ELSE '' END || c.text "
+                    f"SELECT c.id, CASE WHEN coalesce({HEADER_TEXT}, '') <> '' "
+                    f"THEN ({HEADER_TEXT}) || chr(10) ELSE '' END || c.text "
                     "FROM {s}.chunks c WHERE NOT EXISTS (SELECT 1 FROM {s}.sparse_chunks s "
                     "WHERE s.chunk_id = c.id) ORDER BY c.id LIMIT %s"
                 ),

@@ -22,7 +22,9 @@ from ragwright.stores.postgres.permissions import write_readers
 from ragwright.stores.postgres.row_writes import copy_rows, delete_documents, move_counters
 from ragwright.stores.postgres.rows import jsonb
 from ragwright.stores.postgres.settings import PostgresSettings
+from ragwright.stores.postgres.table_headers import write_headers
 from ragwright.stores.rows import document_row, sections_json
+from ragwright.stores.table_headers import header_id, split_header
 from ragwright.stores.writes import SingleWrites, bound_space
 
 if TYPE_CHECKING:
@@ -44,7 +46,7 @@ _DOCUMENT_COPY = (
 _CHUNK_COPY = (
     ("id", "text"), ("document_id", "text"), ("idx", "int4"), ("text", "text"),
     ("char_start", "int4"), ("char_end", "int4"), ("metadata", "jsonb"), ("tokens", "int4"),
-    ("embedding", "vector"),
+    ("embedding", "vector"), ("header_id", "text"),
 )  # fmt: skip
 _POSTING_COPY = (
     ("term", "text"), ("chunk_id", "text"), ("document_id", "text"), ("tf", "int4"),
@@ -62,6 +64,8 @@ class _Rows:
     tokens: int
     facts: list[FactRows]
     principals: tuple[str, ...] = ()
+    #: (document id, header id, text) of the table headers its chunks name.
+    headers: tuple[tuple[str, str, str], ...] = ()
 
 
 class PostgresWrites(SingleWrites, PostgresSettings):
@@ -113,13 +117,18 @@ class PostgresWrites(SingleWrites, PostgresSettings):
             chunk_rows: list[_Row] = []
             posting_rows: list[_Row] = []
             tokens = 0
+            headers: dict[str, str] = {}
             for chunk, vector in zip(item.chunks, vectors, strict=True):
                 counts = next(counted)
                 tokens += counts.length
-                metadata = {**document.metadata, **chunk.metadata}
+                metadata, header = split_header({**document.metadata, **chunk.metadata})
+                named = None if header is None else header_id(header)
+                if named is not None and header is not None:
+                    headers.setdefault(named, header)
                 chunk_rows.append(
                     (chunk.id, document.id, chunk.index, chunk.text, chunk.char_start,
-                     chunk.char_end, jsonb(metadata, document.source), counts.length, vector)
+                     chunk.char_end, jsonb(metadata, document.source), counts.length, vector,
+                     named)
                 )  # fmt: skip
                 posting_rows.extend(
                     (term, chunk.id, document.id, tf, counts.length)
@@ -131,7 +140,10 @@ class PostgresWrites(SingleWrites, PostgresSettings):
                 jsonb(sections_json(document), document.source),
             )
             facts = write_fact_rows(item)
-            rows = _Rows(row, chunk_rows, posting_rows, tokens, facts, document.principals)
+            named_headers = tuple((document.id, i, text) for i, text in headers.items())
+            rows = _Rows(
+                row, chunk_rows, posting_rows, tokens, facts, document.principals, named_headers
+            )
             prepared.append(rows)
         return prepared
 
@@ -152,6 +164,7 @@ class PostgresWrites(SingleWrites, PostgresSettings):
             _, removed_chunks, removed_tokens = delete_documents(self._db, conn, old)
         copy_rows(self._db, conn, "documents", _DOCUMENT_COPY, [r.document for r in rows])
         write_readers(self._db, conn, [(str(r.document[0]), r.principals) for r in rows])
+        write_headers(self._db, conn, [h for r in rows for h in r.headers])
         copy_rows(self._db, conn, "chunks", _CHUNK_COPY, [c for r in rows for c in r.chunks])
         copy_rows(self._db, conn, "postings", _POSTING_COPY, [p for r in rows for p in r.postings])
         facts = [(str(r.document[0]), f) for r in rows for f in _last_facts(r.facts)]

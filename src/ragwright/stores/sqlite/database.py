@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from ragwright.errors import BrokenSetting, ConfigError, IndexDamaged, StoreError
+from ragwright.stores.sqlite.table_headers import HEADER_ID_FUNCTION
+from ragwright.stores.table_headers import header_id
 
 NOT_TEXT = "text with a lone surrogate cannot be stored or looked up (it is not valid Unicode)"
 #: How much of the file reads see through a memory map instead of copying each page out
@@ -31,6 +33,10 @@ def store_error(error: sqlite3.Error, path: Path, what: str) -> StoreError:
     if code in _DAMAGE_CODES:
         return IndexDamaged(str(path), str(error))
     return StoreError(f"{what}: {error}")
+
+
+def _header_id_or_null(header: object) -> str | None:
+    return header_id(header) if isinstance(header, str) else None
 
 
 class Database:
@@ -58,6 +64,10 @@ class Database:
             self.connection.execute(f"PRAGMA synchronous={synchronous}")  # NORMAL or FULL
             self.connection.execute("PRAGMA foreign_keys=ON")
             self.connection.execute(f"PRAGMA mmap_size={MAPPED_BYTES}")
+            # What the upgrade to stored table headers addresses the moved headers with.
+            self.connection.create_function(
+                HEADER_ID_FUNCTION, 1, _header_id_or_null, deterministic=True
+            )
         except sqlite3.Error as error:
             self.connection.close()
             raise store_error(error, path, f"cannot open the index at {path}") from error

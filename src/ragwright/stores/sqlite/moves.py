@@ -13,6 +13,8 @@ from ragwright.stores.moves import StoredChunk, check_move
 from ragwright.stores.rows import dump_json
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.permissions import write_readers
+from ragwright.stores.sqlite.table_headers import read_metadata
+from ragwright.stores.table_headers import split_header
 
 
 class SQLiteMoves:
@@ -29,8 +31,8 @@ class SQLiteMoves:
             if found is None:
                 return False
             rows = db.execute(
-                "SELECT rowid, idx, text, char_start, char_end, metadata FROM chunks "
-                "WHERE document_id = ?",
+                "SELECT rowid, idx, text, char_start, char_end, "
+                f"{read_metadata('chunks')} FROM chunks WHERE document_id = ?",
                 (document_id,),
             ).fetchall()
             stored = [StoredChunk(r[1], r[2], r[3], r[4], json.loads(r[5])) for r in rows]
@@ -54,7 +56,10 @@ class SQLiteMoves:
                     (
                         chunk.id,
                         moved.id,
-                        dump_json({**moved.metadata, **chunk.metadata}, moved.source),
+                        # The header is the stored one (checked): its row stays named.
+                        dump_json(
+                            split_header({**moved.metadata, **chunk.metadata})[0], moved.source
+                        ),
                         rowids[chunk.index],
                     )
                     for chunk in chunks

@@ -37,14 +37,16 @@ from ragwright.ports import (
 )
 from ragwright.stores.checks import check_write
 from ragwright.stores.rechunk_messages import to_finish, under_way
-from ragwright.stores.rows import document_from_row, dump_json, space_json
+from ragwright.stores.rows import document_from_row, space_json
 from ragwright.stores.setting_rows import checked
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.settings import SQLiteSettings, recorded_space
+from ragwright.stores.sqlite.table_headers import write_headers
+from ragwright.stores.sqlite.writes import chunk_headers, chunk_rows
 from ragwright.stores.top_k import best_positions
 
 _KEYS: dict[Slot, str] = {"staged": "chunking_staged", "previous": "chunking_previous"}
-_COLUMNS = "id, document_id, idx, text, char_start, char_end, metadata, vector"
+_COLUMNS = "id, document_id, idx, text, char_start, char_end, metadata, vector, header_id"
 
 #: Feature "chunk_slots" (additive): chunk rows of chunkings kept beside the current one.
 CHUNK_SLOTS_DDL = """
@@ -211,22 +213,10 @@ def drop_chunking_slot(db: sqlite3.Connection, slot: Slot) -> None:
 def _stage(db: sqlite3.Connection, item: DocumentWrite) -> None:
     document = item.document
     db.execute("DELETE FROM chunk_slots WHERE slot = 'staged' AND document_id = ?", (document.id,))
-    vectors = np.ascontiguousarray(item.vectors, dtype="<f4")
+    write_headers(db, chunk_headers(item).items())  # a slot's rows name them too
     db.executemany(
-        f"INSERT INTO chunk_slots(slot, {_COLUMNS}) VALUES ('staged', ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (
-                chunk.id,
-                document.id,
-                chunk.index,
-                chunk.text,
-                chunk.char_start,
-                chunk.char_end,
-                dump_json({**document.metadata, **chunk.metadata}, document.source),
-                vector.tobytes(),
-            )
-            for chunk, vector in zip(item.chunks, vectors, strict=True)
-        ],
+        f"INSERT INTO chunk_slots(slot, {_COLUMNS}) VALUES ('staged', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        chunk_rows(item),
     )
     db.execute(
         "INSERT OR REPLACE INTO chunk_slot_documents(slot, document_id, fingerprint) "

@@ -30,6 +30,7 @@ from ragwright.stores.sqlite.graph_schema import GRAPH_CHANGES_DDL, GRAPH_DDL
 from ragwright.stores.sqlite.permissions import READERS_DDL
 from ragwright.stores.sqlite.rechunk import CHUNK_SLOTS_DDL
 from ragwright.stores.sqlite.sparse_schema import SPARSE_DDL
+from ragwright.stores.sqlite.table_headers import DROP_UNNAMED, header_text, table_headers_ddl
 
 SCHEMA_VERSION = 2
 
@@ -81,12 +82,22 @@ CREATE TABLE IF NOT EXISTS chunks (
 
 
 def _indexed_text(row: str) -> str:
-    """`Chunk.keyword_text` in SQL, for the chunk ``row`` (``new``, ``old`` or a table)."""
+    """`Chunk.keyword_text` in SQL, for the chunk ``row`` (``new``, ``old`` or a table), as
+    the schema before feature "table_headers" read it (every header in the metadata)."""
     return _prefixed(row, "keyword_header", _prefixed(row, "table_header", f"{row}.text"))
 
 
+def _headed_text(row: str) -> str:
+    """`Chunk.keyword_text` in SQL once table headers have rows of their own."""
+    table_header = _prefix(header_text(row), f"{row}.text")
+    return _prefixed(row, "keyword_header", table_header)
+
+
 def _prefixed(row: str, key: str, text: str) -> str:
-    header = f"json_extract({row}.metadata, '$.{key}')"
+    return _prefix(f"json_extract({row}.metadata, '$.{key}')", text)
+
+
+def _prefix(header: str, text: str) -> str:
     return f"iif({header} <> '', {header} || char(10), '') || {text}"
 
 
@@ -141,9 +152,20 @@ INSERT OR REPLACE INTO meta(key, value) VALUES ('feature_keyword_headers', '1');
 COMMIT;
 """
 
+#: Feature "table_headers" (`table_headers`): a table's header in one row that its chunk rows
+#: name; the view and the FTS5 triggers read it from there (the removal then drops a header
+#: no row names any more).
+TABLE_HEADERS_DDL = table_headers_ddl(
+    _VIEW.replace(_indexed_text("c"), _headed_text("c")),
+    _TRIGGERS[0].replace(_indexed_text("new"), _headed_text("new")),
+    _TRIGGERS[1]
+    .replace(_indexed_text("old"), _headed_text("old"))
+    .replace("END", f"    {DROP_UNNAMED};\nEND"),
+)
+
 #: The text FTS5 indexes for a chunk row (as the triggers above write it): what a cache that
 #: tokenizes rows itself (`cache_kinds`) must index too.
-FTS_TEXT = _indexed_text("chunks")
+FTS_TEXT = _headed_text("chunks")
 
 
 def _checked(tokenizer: str) -> str:
@@ -298,4 +320,6 @@ FEATURES = {
     "feature_permissions": READERS_DDL,  # who may read each document (permissions)
     "feature_chunk_slots": CHUNK_SLOTS_DDL,  # chunkings beside the current one (rechunk)
     "feature_keyword_headers": KEYWORD_HEADERS_DDL,  # a chunk's context header in FTS5's text
+    # After the slots and the keyword headers' view: a table's header stored once.
+    "feature_table_headers": TABLE_HEADERS_DDL,
 }

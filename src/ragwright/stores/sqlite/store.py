@@ -81,6 +81,7 @@ from ragwright.stores.sqlite.search import SQLiteSearch
 from ragwright.stores.sqlite.settings import SQLiteSettings
 from ragwright.stores.sqlite.spaces import SQLiteSpaces
 from ragwright.stores.sqlite.sparse import SQLiteSparse
+from ragwright.stores.sqlite.table_headers import EMPTY_HEADERS_DDL
 from ragwright.stores.sqlite.writes import SQLiteWrites
 from ragwright.stores.writes import SingleWrites
 
@@ -165,6 +166,9 @@ class SQLiteStore(SingleWrites):
             elif self.get_setting("feature_permissions") is None:
                 with self._db.lock:  # no readers table yet: every document is everyone's
                     self._db.connection.executescript(EMPTY_READERS_DDL)
+            if read_only and self.get_setting("feature_table_headers") is None:
+                with self._db.lock:  # every header still in its chunks' metadata
+                    self._db.connection.executescript(EMPTY_HEADERS_DDL)
             self._cache_key = self._derived_cache_key(read_only)
             self._db.before_commit = self._prune_change_log
         except BaseException:

@@ -20,6 +20,8 @@ from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.graph_writes import insert_facts
 from ragwright.stores.sqlite.permissions import write_readers
 from ragwright.stores.sqlite.settings import SQLiteSettings
+from ragwright.stores.sqlite.table_headers import write_headers
+from ragwright.stores.table_headers import header_id, split_header
 from ragwright.stores.writes import bound_space
 
 _Row = tuple[object, ...]
@@ -69,10 +71,11 @@ class SQLiteWrites:
     def _insert_chunks(
         db: sqlite3.Connection, item: DocumentWrite, fact_rows: Sequence[FactRows]
     ) -> None:
+        write_headers(db, chunk_headers(item).items())  # before the rows that name them
         db.executemany(
             "INSERT INTO chunks(id, document_id, idx, text, char_start, char_end, "
-            "metadata, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            _chunk_rows(item),
+            "metadata, vector, header_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            chunk_rows(item),
         )
         if fact_rows:
             rowids = dict(
@@ -123,11 +126,23 @@ def _document_row(item: DocumentWrite) -> _Row:
     return document_row(item, metadata, json.dumps(sections_json(document)))
 
 
-def _chunk_rows(item: DocumentWrite) -> Iterator[_Row]:
-    """The rows of the chunks of a checked write (vectors of the space's shape, finite)."""
+def chunk_headers(item: DocumentWrite) -> dict[str, str]:
+    """The table headers the chunks of ``item`` carry, by id (`table_headers`)."""
+    headers: dict[str, str] = {}
+    for chunk in item.chunks:
+        header = split_header({**item.document.metadata, **chunk.metadata})[1]
+        if header is not None:
+            headers.setdefault(header_id(header), header)
+    return headers
+
+
+def chunk_rows(item: DocumentWrite) -> Iterator[_Row]:
+    """The rows of the chunks of a checked write (vectors of the space's shape, finite), each
+    naming its table header's row (`chunk_headers`) instead of holding it."""
     document = item.document
     as_float32 = np.ascontiguousarray(item.vectors, dtype="<f4")
     for chunk, vector in zip(item.chunks, as_float32, strict=True):
+        metadata, header = split_header({**document.metadata, **chunk.metadata})
         yield (
             chunk.id,
             chunk.document_id,
@@ -135,6 +150,7 @@ def _chunk_rows(item: DocumentWrite) -> Iterator[_Row]:
             chunk.text,
             chunk.char_start,
             chunk.char_end,
-            dump_json({**document.metadata, **chunk.metadata}, document.source),
+            dump_json(metadata, document.source),
             vector.tobytes(),
+            None if header is None else header_id(header),
         )
