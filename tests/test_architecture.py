@@ -59,6 +59,13 @@ def test_one_store_never_imports_the_other() -> None:
     assert offenders == []
 
 
+def test_index_stays_a_thin_facade() -> None:
+    """Issue 30: the composition root and facade wires workflow objects and delegates to them;
+    what grows goes into a workflow (it had crept to 357 lines)."""
+    lines = (SOURCE / "index.py").read_text("utf-8").count("\n")
+    assert lines <= 350, f"index.py has {lines} lines"
+
+
 def test_an_index_exposes_no_store(tmp_path: Path) -> None:
     with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
         assert not hasattr(kb, "store")

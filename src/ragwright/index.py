@@ -56,7 +56,6 @@ from ragwright.ports import (
     FactSource,
     GraphSource,
     ModePlanner,
-    PassageScorer,
     ResultProcessor,
     Source,
     StoreBackend,
@@ -346,12 +345,5 @@ class Index(AsyncReads, AsyncIngest):
             planner_classifies=self._planning.classifies,
             communities=self.communities.workflow,
             global_retriever=self.communities.global_retriever,
-            scorer=self._answer_scorer,
+            scorer=lambda: self.searching.context.rerankers.scorer("cross-encoder"),
         )
-
-    def _answer_scorer(self) -> PassageScorer:
-        """The shipped cross-encoder the extractive engine chooses its quotes with: the one a
-        search reranking with ``cross-encoder`` uses, built once for both."""
-        reranker = self.searching.context.rerankers.get("cross-encoder")
-        assert isinstance(reranker, PassageScorer)
-        return reranker

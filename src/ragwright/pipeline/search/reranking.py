@@ -18,9 +18,10 @@ import dataclasses
 import threading
 from collections.abc import Callable
 
+from ragwright.errors import ConfigError
 from ragwright.models import Hit, Scale
 from ragwright.pipeline.search.request import SearchRequest
-from ragwright.ports import Reranker
+from ragwright.ports import PassageScorer, Reranker
 from ragwright.processors.chain import ResultChain
 from ragwright.rerankers.registry import create_reranker
 
@@ -38,6 +39,14 @@ class Rerankers:
             if name not in self._built:
                 self._built[name] = self._factory(name)
             return self._built[name]
+
+    def scorer(self, name: str) -> PassageScorer:
+        """The reranker ``name`` as a `PassageScorer`: the extractive engine chooses its quotes
+        with the one a search reranking with it uses, built once for both."""
+        reranker = self.get(name)
+        if not isinstance(reranker, PassageScorer):
+            raise ConfigError(f"the reranker {name!r} cannot score passages")
+        return reranker
 
 
 class RerankStep:
