@@ -66,7 +66,8 @@ VARIANTS: dict[str, tuple[ExtractiveOptions, bool]] = {
     "quoted": (_ROUND4, True),
     "covered": (_COVERED, True),
     "words": (_NEW, True),
-    "model": (_MODEL, True),  # the default now
+    "model": (dataclasses.replace(_MODEL, bridge_relevance=1.0), True),  # one hop
+    "hop": (_MODEL, True),  # the default now: the second hop
 }
 
 

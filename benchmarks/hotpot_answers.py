@@ -1,6 +1,7 @@
 """HotpotQA dev500: how often the extractive answer holds the gold answer string.
 
-    nice .venv/bin/python benchmarks/hotpot_answers.py --cache-dir /tmp/quality-hotpot [--limit N]
+    nice .venv/bin/python benchmarks/hotpot_answers.py --cache-dir /tmp/quality-hotpot \
+        [--questions START:END] [--limit N] [--variant model --variant hop]
 
 For each of the 420 questions whose answer is not yes/no, ``Index.ask`` (the default hybrid
 search, top 5, and the extractive engine: what ``ragwright ask`` runs) answers, and the answer
@@ -11,7 +12,8 @@ how often the gold answer is anywhere in the top-5 chunks (the ceiling for a quo
 and the abstention rate. ``--variant NAME`` (repeatable) measures answer_quality.py's
 variants in the same run (``before``: the extractive answer and search as before issue 16;
 ``after``: the second round's defaults; ``quantities``: the quantity rule; ``quoted``: the
-defaults), ``--variant SENTENCES:GAP`` other ``max_sentences`` / ``max_gap`` settings of the
+fourth round's; ``model``: the cross-encoder's choice, one hop; ``hop``: the default, with the
+second hop), ``--variant SENTENCES:GAP`` other ``max_sentences`` / ``max_gap`` settings of the
 default.
 """
 
@@ -52,6 +54,9 @@ def main() -> None:
     parser.add_argument("--cache-dir", type=Path, required=True)
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument(
+        "--questions", default=None, metavar="START:END", help="only these of the 420 (0-based)"
+    )
     parser.add_argument("--variant", action="append", default=[], metavar="SENTENCES:GAP")
     parser.add_argument(
         "--quantity-questions",
@@ -69,7 +74,11 @@ def main() -> None:
         variants[variant] = ExtractiveOptions(max_sentences=int(sentences), max_gap=float(gap))
     data = load_dataset(args.dataset, "test")
     golds = gold_answers(args.dataset)
-    query_ids = [q for q in data.query_ids if q in golds][: args.limit]
+    query_ids = [q for q in data.query_ids if q in golds]
+    if args.questions:
+        start, end = (int(n) if n else None for n in args.questions.split(":"))
+        query_ids = query_ids[start:end]
+    query_ids = query_ids[: args.limit]
     if args.quantity_questions:
         query_ids = [q for q in query_ids if asks_for_quantity(data.data.queries[q])]
     print(f"HotpotQA dev500: {len(query_ids)} non-yes/no questions, top {args.top_k} hits")

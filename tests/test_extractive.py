@@ -361,9 +361,11 @@ def test_the_first_quote_leads_to_the_sentence_that_answers_a_two_hop_question()
         "East Lempster is a community in Sullivan County, New Hampshire.",
         "Its county seat is Newport.",
     ]
-    one_hop = ExtractiveOptions(bridge_relevance=None)
-    answer = ExtractiveAnswerer(HashingEmbedder(), one_hop, scorer=scorer).answer(question, hits)
-    assert "Newport" not in answer.text
+    for one_hop in (ExtractiveOptions(bridge_relevance=1.0), ExtractiveOptions(max_sentences=1)):
+        answerer = ExtractiveAnswerer(HashingEmbedder(), one_hop, scorer=scorer)
+        assert [c.quote for c in answerer.answer(question, hits).citations] == [
+            "East Lempster is a community in Sullivan County, New Hampshire."
+        ]
     # A sentence as relevant alone as after the first quote was not found through it.
     flat = HopScorer({("East Lempster", "East Lempster is"): 6.0, ("", "Its county"): 1.0})
     answer = ExtractiveAnswerer(HashingEmbedder(), scorer=flat).answer(question, hits)
