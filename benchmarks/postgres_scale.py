@@ -225,8 +225,19 @@ def main() -> None:
         "--reuse",
         action="store_true",
         help="with --url: when its collection already holds --chunks chunks and the vector "
-        "index, search it as it is (skip the writes and the index build)",
+        "index, search it as it is (skip the writes and the index build); when it holds "
+        "fewer (a run stopped part way), write the rest and build the index",
     )
+    parser.add_argument(
+        "--build-only",
+        action="store_true",
+        help="write the collection and build its vector index, then stop (search it later "
+        "with --reuse)",
+    )
+    parser.add_argument(
+        "--hnsw-memory-mb", type=int, help="the HNSW build's maintenance_work_mem (MB)"
+    )
+    parser.add_argument("--hnsw-workers", type=int, help="the HNSW build's parallel workers")
     parser.add_argument("--vectors", choices=("hashing", "clustered"), default="hashing")
     parser.add_argument("--centroids", type=int, default=2000, help="clusters (clustered)")
     parser.add_argument("--spread", type=float, default=0.75, help="noise norm (clustered)")
@@ -261,6 +272,10 @@ def run(args: argparse.Namespace, url: str) -> None:
           f"vectors: {kind} (texts made in {seconds:.1f} s)")  # fmt: skip
 
     backend = PostgresBackend(url, pool_size=8)
+    if args.hnsw_memory_mb is not None:
+        backend.hnsw_build_memory_mb = args.hnsw_memory_mb
+    if args.hnsw_workers is not None:
+        backend.hnsw_build_workers = args.hnsw_workers
     exact_backend = PostgresBackend(url, pool_size=2, exact_limit=10**12)
     store = backend.open("bench")
     exact = exact_backend.open("bench")
@@ -279,8 +294,13 @@ def run(args: argparse.Namespace, url: str) -> None:
 
     if args.reuse and _built(store, url, chunks):
         print("reusing the stored collection (no writes, no index build)")
+    elif args.reuse and 0 < store.stats().chunks <= chunks:
+        resume(url, store, backend, documents, embed, args.batch)
     else:
         write_collection(args, url, store, backend, documents, embed)
+    if args.build_only:
+        print(f"stored: {store.stats().chunks} chunks (--build-only: no searches)")
+        return
     stats = store.stats()
     print(f"stored: {stats.chunks} chunks, {stats.database_bytes / 2**20:,.0f} MiB")
 
@@ -403,6 +423,33 @@ def write_collection(
     extra_chunks = len(extra) * CHUNKS_PER_DOCUMENT
     print(f"write with the HNSW index kept: {extra_chunks} chunks in {writing:.1f} s = "
           f"{extra_chunks / writing:,.0f} chunks/s")  # fmt: skip
+
+
+def resume(
+    url: str,
+    store: PostgresStore,
+    backend: PostgresBackend,
+    documents: list[tuple[Document, list[Chunk]]],
+    embed: Embed,
+    batch: int,
+) -> None:
+    """--reuse on a collection whose run stopped part way (documents are written in order,
+    whole transactions at a time): the documents not yet stored written with the index
+    dropped, then the index built, timed."""
+    stored = store.stats().chunks
+    rest = documents[stored // CHUNKS_PER_DOCUMENT :]
+    print(f"resuming: {stored} chunks stored, {len(rest) * CHUNKS_PER_DOCUMENT} to write")
+    store.drop_vector_index()
+    if rest:
+        writing, _ = bulk_write(store, rest, embed, batch)
+        print(f"bulk write (no HNSW index): {len(rest) * CHUNKS_PER_DOCUMENT} chunks in "
+              f"{writing:.1f} s")  # fmt: skip
+    seconds, _ = timed(lambda: _vacuum(url))
+    print(f"VACUUM ANALYZE: {seconds:.1f} s")
+    seconds, _ = timed(store.create_vector_index)
+    print(f"HNSW build (m={backend.hnsw_m}, ef_construction={backend.hnsw_ef_construction}, "
+          f"{backend.hnsw_build_memory_mb} MB, {backend.hnsw_build_workers} workers): "
+          f"{seconds:.1f} s = {store.stats().chunks / seconds:,.0f} vectors/s")  # fmt: skip
 
 
 class ArmsApart:

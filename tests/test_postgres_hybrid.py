@@ -143,3 +143,44 @@ def test_vectors_are_stored_in_their_rows(pg_database: str) -> None:
             "WHERE attrelid = 'ragwright_hybrid.chunks'::regclass AND attname = 'embedding'"
         ).fetchone()
     assert row == ("m",)
+
+
+@pytest.mark.parametrize("where", [None, "shelf = 1"])
+def test_a_steady_cache_still_sees_another_writers_change(pg_url: str, where: str | None) -> None:
+    """Once a search found nothing changed, the next ranks its keyword arm from the cache in
+    the round trip that reads the change log (`KeywordCache.steady`); a change another
+    writer made meanwhile is still found, by hybrid and keyword searches alike."""
+    embedder = HashingEmbedder()
+    condition = None if where is None else parse_filter(where)
+    backend = PostgresBackend(pg_url)
+    store = backend.open("steady")
+    store.bind_space(embedder.space)
+    for number in range(6):
+        document, chunks = make_document(f"d{number}.md", ["tea" + " leaf" * number], {"shelf": 1})
+        store.upsert(document, chunks, embedder.embed_documents([c.text for c in chunks]))
+    store.keyword_search("tea", 1)
+    store.wait_for_caches()
+    cache = store._keyword_cache
+    assert cache is not None
+    vector = embedder.embed_query("kettle tea")
+    other = PostgresBackend(pg_url, keyword_cache=False)  # another writer, BM25 in SQL
+    writer = other.open("steady")
+    for search in ("hybrid", "keyword"):
+        for _ in range(2):  # the first reads the log first and finds nothing changed
+            store.hybrid_candidates("kettle tea", vector, 5, condition)
+        assert cache.steady() is not None
+        document, chunks = make_document(f"{search}.md", ["kettle kettle tea"], {"shelf": 1})
+        writer.upsert(document, chunks, embedder.embed_documents([c.text for c in chunks]))
+        if search == "hybrid":
+            found = [
+                c.chunk_id
+                for c in store.hybrid_candidates("kettle tea", vector, 5, condition).keyword
+            ]
+        else:
+            found = [h.chunk.id for h in store.keyword_search("kettle tea", 5, condition)]
+        assert found == [h.chunk.id for h in writer.keyword_search("kettle tea", 5, condition)]
+        assert chunks[0].id in found
+    writer.close()
+    other.close()
+    store.close()
+    backend.close()

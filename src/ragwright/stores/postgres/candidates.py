@@ -7,6 +7,9 @@ pipelined, the space check, the index settings, the vector arm (`vector_plan`: e
 through the index, chosen inside the statement), the keyword candidates' rows (or the keyword
 arm in SQL while the cache is built) and the COMMIT. A filter adds a statement for the keyword
 arm's matching rows, and a caller's permissions one for its statistics (once per cache state).
+While the cache is steady (`KeywordCache.steady`: the last search found nothing changed) the
+two are one: the keyword arm is ranked from the cache's state while the server runs the vector
+arm, and sent with the log's read; a change in the log and the search runs again as above.
 
 The candidates' rows come back whole (their texts hold the question words); `kept_chunks` reads
 the few a search keeps once more, by chunk id, so a chunk deleted since its ranking is left out
@@ -26,16 +29,28 @@ from ragwright.models import (
     Candidate,
     CandidateRankings,
     Chunk,
+    EmbeddingSpace,
 )
 from ragwright.ports import Vectors
-from ragwright.stores.postgres.keyword_search import SNAPSHOT, PostgresKeywordSearch, in_order
+from ragwright.stores.postgres.keyword_cache import CacheState, KeywordCache
+from ragwright.stores.postgres.keyword_search import (
+    SNAPSHOT,
+    KeywordPlan,
+    PostgresKeywordSearch,
+    in_order,
+)
 from ragwright.stores.postgres.rows import CHUNK_COLUMNS, SCORE
-from ragwright.stores.postgres.vector_search import PostgresVectorSearch, vector_ranking
+from ragwright.stores.postgres.vector_plan import VectorRanking
+from ragwright.stores.postgres.vector_search import (
+    PostgresVectorSearch,
+    VectorQuery,
+    vector_ranking,
+)
 from ragwright.stores.rows import SOURCE, chunk_from_row
 from ragwright.terms import holders_in, passage_text
 
 if TYPE_CHECKING:
-    from psycopg import Connection
+    from psycopg import Connection, Cursor
 
 #: A kept chunk and its document's source.
 Kept = tuple[Chunk, str]
@@ -61,8 +76,13 @@ class PostgresCandidates(PostgresVectorSearch, PostgresKeywordSearch):
         ranking = None if asked is None else vector_ranking(asked[1], self._db.backend)
         cache = self._keyword_cache
         taken = None if cache is None else cache.taken()  # before the search's snapshot
+        steady = None if cache is None or plan is None else cache.steady()
 
         def work(conn: Connection[Any]) -> tuple[list[Any], list[Any]]:
+            if steady is not None and cache is not None and plan is not None:
+                found = self._at_once(conn, cache, steady, plan, asked, ranking)
+                if found is not None:
+                    return found
             state = None if cache is None else cache.current(conn, taken, SNAPSHOT)
             scored = None
             if plan is not None and state is not None:
@@ -87,6 +107,37 @@ class PostgresCandidates(PostgresVectorSearch, PostgresKeywordSearch):
 
         keyword, vector = self._db.read(work, "hybrid search")
         return self._rankings(keyword, vector, question)
+
+    def _at_once(
+        self,
+        conn: Connection[Any],
+        cache: KeywordCache,
+        steady: CacheState,
+        plan: KeywordPlan,
+        asked: tuple[EmbeddingSpace, VectorQuery] | None,
+        ranking: VectorRanking | None,
+    ) -> tuple[list[Any], list[Any]] | None:
+        """Both arms' rows in one round trip (two with a filter) from a steady keyword cache
+        (`KeywordCache.steady`): in one pipeline the snapshot, the space check, the change
+        log's read, the vector arm (sent before the keyword arm is scored here, so the
+        server ranks while this process scores), the keyword arm's rows and the COMMIT.
+        None when the log shows a change since ``steady``: the caller searches again."""
+        space = None if asked is None else asked[0]
+        vector_rows: Cursor[Any] | None = None
+
+        def vector_arm() -> None:
+            nonlocal vector_rows
+            if asked is not None and ranking is not None:
+                vector_rows = self.ranked_cursor(conn, asked[1], ranking)
+
+        with self.space_checked(conn, space, SNAPSHOT):
+            log, scored, keyword_rows = self._steady_search(conn, steady, plan, vector_arm)
+        if not cache.settled(steady, log.fetchone()):
+            return None
+        vector: list[Any] = []
+        if asked is not None and vector_rows is not None:
+            vector = self._filled(conn, *asked, vector_rows.fetchall())
+        return in_order(keyword_rows.fetchall(), scored), vector
 
     def kept_chunks(
         self, chunk_ids: Sequence[str], keys: Mapping[str, int] | None = None

@@ -26,7 +26,7 @@ import numpy.typing as npt
 from ragwright.errors import StoreError
 from ragwright.stores.keyword_matrix import KeywordMatrix, Postings
 from ragwright.stores.postgres.database import SchemaDatabase
-from ragwright.stores.postgres.keyword_log import Position, changes_since, position
+from ragwright.stores.postgres.keyword_log import Position, changes_in, changes_since, position
 from ragwright.stores.row_slots import RowIds, RowSlots
 
 if TYPE_CHECKING:
@@ -71,10 +71,32 @@ class KeywordCache:
         self._state: CacheState | None = None
         self._numbers = 0
         self._worker: threading.Thread | None = None
+        #: The last search found nothing changed since the state it took: the next likely
+        #: will not either (`steady`).
+        self._quiet = False
 
     def taken(self) -> CacheState | None:
         """The newest state: take it before the search's transaction takes its snapshot."""
         return self._state
+
+    def steady(self) -> CacheState | None:
+        """The newest state when the last search found nothing changed since its state, else
+        None: a search may then rank from it in the round trip that reads the change log
+        (`keyword_log.since_statement`), and `settled` tells whether that held. Take it before
+        the search's transaction takes its snapshot."""
+        return self._state if self._quiet else None
+
+    def settled(self, taken: CacheState, row: Any) -> bool:
+        """Whether ``taken`` is the cache as of the snapshot whose change-log row (from
+        ``taken.at``) is ``row``, that is, nothing changed since; if not, searches read the
+        log first again (`current`) until one finds nothing changed."""
+        at, changes = changes_in(row, taken.at)
+        if changes is None or changes.size:
+            self._quiet = False
+            return False
+        if at != taken.at:
+            self._keep(taken, _moved(taken, at))
+        return True
 
     def current(
         self, conn: Connection[Any], taken: CacheState | None, first: str
@@ -89,6 +111,7 @@ class KeywordCache:
                 return None
             return self._keep(None, self._built(conn))
         at, changes = changes_since(self._db, conn, taken.at, first)
+        self._quiet = changes is not None and not changes.size
         if changes is None or changes.size > max(_REPLAY, taken.matrix.rows.live_count):
             if self._background:
                 self._start(None)

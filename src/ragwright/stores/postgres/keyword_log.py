@@ -160,13 +160,22 @@ def changes_since(
     ``first`` as `position` runs it.
     ``since`` must be a snapshot taken before this transaction's: what it saw is then all
     visible here."""
-    statement = sql.SQL(_SINCE).format(
+    return changes_in(_row(conn, first, since_statement(db, since)), since)
+
+
+def since_statement(db: SchemaDatabase, since: Position) -> sql.Composed:
+    """The statement `changes_in` reads (no parameters: it can go in a pipeline or in one
+    message with others)."""
+    return sql.SQL(_SINCE).format(
         s=db.identifier,
         log=_log(db),
         since=sql.Literal(since.snapshot),
         pruned=sql.Literal(PRUNED_SETTING),
     )
-    row = _row(conn, first, statement)
+
+
+def changes_in(row: Any, since: Position) -> tuple[Position, LogChanges | None]:
+    """`changes_since` from the row of `since_statement`."""
     now = Position(str(row[0]), int(row[1] or 0))
     if now.log != since.log or row[4]:  # another log, or changes it needs were pruned
         return now, None

@@ -10,6 +10,7 @@ frequencies), so its scores are those of a collection holding only that."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -24,11 +25,12 @@ from ragwright.stores.keyword_corpora import Corpora
 from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.filters import FilterCompiler, Params
 from ragwright.stores.postgres.keyword_cache import CacheState, KeywordCache, parsed
+from ragwright.stores.postgres.keyword_log import since_statement
 from ragwright.stores.postgres.rows import CHUNK_COLUMNS, hits, ranked
 from ragwright.stores.row_slots import RowIds
 
 if TYPE_CHECKING:
-    from psycopg import Connection
+    from psycopg import Connection, Cursor
 
 #: The rows of ranked row ids (their scores are attached in Python, as computed).
 _ROWS_OF = (
@@ -72,8 +74,15 @@ class PostgresKeywordSearch:
             return []
         cache = self._keyword_cache
         taken = None if cache is None else cache.taken()  # before the search's snapshot
+        steady = None if cache is None else cache.steady()
 
         def work(conn: Connection[Any]) -> list[Any]:
+            if steady is not None and cache is not None:
+                with conn.pipeline():
+                    conn.execute(SNAPSHOT)
+                    log, ranking, read = self._steady_search(conn, steady, plan)
+                if cache.settled(steady, log.fetchone()):
+                    return in_order(read.fetchall(), ranking)
             if cache is None:
                 conn.execute(SNAPSHOT)
             state = None if cache is None else cache.current(conn, taken, SNAPSHOT)
@@ -86,7 +95,8 @@ class PostgresKeywordSearch:
             cursor = conn.execute(self.rows_of(scored) + sql.SQL("; COMMIT"))
             return in_order(cursor.fetchall(), scored)
 
-        # Its own BEGIN and COMMIT, each sent with a statement: two round trips from the cache.
+        # One round trip from a steady cache (two with a filter), else its own BEGIN and
+        # COMMIT, each sent with a statement: two round trips from the cache.
         rows = self._db.read(work, "keyword search")
         return hits(rows, Scale.BM25, Arm.BM25)
 
@@ -113,12 +123,36 @@ class PostgresKeywordSearch:
         search = _CachedSearch(terms, top_k, bm25, condition if where else None, params)
         return KeywordPlan(search, readable, (corpus, corpus_params), statement, arguments)
 
+    def _steady_search(
+        self,
+        conn: Connection[Any],
+        steady: CacheState,
+        plan: KeywordPlan,
+        meanwhile: Callable[[], None] | None = None,
+    ) -> tuple[Cursor[Any], list[tuple[int, float]], Cursor[Any]]:
+        """``plan`` ranked from ``steady`` (`KeywordCache.steady`), sent in ``conn``'s
+        pipeline after its snapshot's BEGIN: the change log's read since ``steady``, what
+        ``meanwhile`` sends, the ranking's rows and the COMMIT; one round trip (two with a
+        filter or a caller's statistics to read first). Returned unread: the log's cursor,
+        the ranking and its rows' cursor. The ranking holds if `KeywordCache.settled` says
+        so (else the search runs again, reading the log first)."""
+        log = conn.execute(since_statement(self._db, steady.at))
+        scored = self._cached_scores(conn, steady, plan, meanwhile)
+        rows = conn.execute(self.rows_of(scored))
+        conn.execute("COMMIT")
+        return log, scored, rows
+
     def _cached_scores(
-        self, conn: Connection[Any], state: CacheState, plan: KeywordPlan
+        self,
+        conn: Connection[Any],
+        state: CacheState,
+        plan: KeywordPlan,
+        meanwhile: Callable[[], None] | None = None,
     ) -> list[tuple[int, float]]:
         """The (row id, score) ranking of ``plan`` from the cache ``state`` (as of ``conn``'s
         snapshot): a statement for the filter's rows, one for a caller's statistics (once
-        per state), none otherwise."""
+        per state), none otherwise. ``meanwhile`` is called before the scoring (in a
+        pipeline: what it sends runs on the server while this process scores)."""
         search, readable, corpus = plan.search, plan.readable, plan.corpus
         matrix = state.matrix
         allowed = None
@@ -133,6 +167,8 @@ class PostgresKeywordSearch:
                 matrix,
                 lambda: matrix.rows.slots_of(_row_ids(conn, statement, corpus[1])),
             )
+        if meanwhile is not None:
+            meanwhile()
         scored = matrix.top_k(search.terms, search.top_k, allowed, search.bm25, statistics)
         return [(int(r), float(score)) for r, score in scored]
 
