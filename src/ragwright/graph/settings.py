@@ -25,6 +25,10 @@ class GraphSettings:
     rrf_k: int = 10
     #: Hybrid's first this many hits keep their places; the fused ranking fills the rest.
     keep_top: int = 0
+    #: With this above 0, only as many of those as hybrid is sure of: the largest n whose
+    #: n-th score, min-max normalized over hybrid's ranking, is at least this far above the
+    #: next one's (`ragwright.pipeline.search.graph_retrieval.confident_top`).
+    keep_gap: float = 0.0
     #: Of the chunks hybrid did not rank in its first ``known_depth`` hits, the graph ranking
     #: brings at most this many into the fusion (its others drop out of it); the chunks
     #: hybrid did rank, it may reorder freely. 1000: no bound. A guard for a walk seeded
@@ -71,6 +75,7 @@ class GraphSettings:
         _check("query_weight", self.query_weight, low=0.0, high=1.0)
         _check("chunk_seed_weight", self.chunk_seed_weight, low=0.0, high=1.0)
         _check("fact_weight", self.fact_weight, low=0.0, high=1.0)
+        _check("keep_gap", self.keep_gap, low=0.0, high=1.0)
         _check("tolerance", self.tolerance, low=MIN_TOLERANCE, high=0.1)
         if not isinstance(self.rrf_k, int) or isinstance(self.rrf_k, bool) or self.rrf_k < 1:
             raise ConfigError(f"graph_rrf_k must be a positive integer, got {self.rrf_k!r}")
