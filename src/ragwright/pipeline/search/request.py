@@ -104,6 +104,7 @@ GRAPH_KEYS = (
     "graph_weight",
     "graph_rrf_k",
     "graph_keep_top",
+    "graph_keep_gap",
     "graph_max_new",
     "graph_known_depth",
     "graph_damping",
