@@ -48,9 +48,7 @@ def read_chunks(db: Database, rowids: Sequence[int]) -> dict[int, Row]:
     return read
 
 
-def read_chunks_at(
-    db: Database, rowids: Sequence[int], generation: int
-) -> dict[int, Row] | None:
+def read_chunks_at(db: Database, rowids: Sequence[int], generation: int) -> dict[int, Row] | None:
     """`read_chunks` in one statement, outside any read snapshot: None unless that statement
     saw write generation ``generation`` (so the rows are those of the state ranked then), and
     for more rows than one statement takes, or none found."""
