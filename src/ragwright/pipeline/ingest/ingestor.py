@@ -257,8 +257,7 @@ class BatchWriter:
         self.chunks_embedded = 0
         self._clock = clock
         self._pace = EmbedPace(batch_chunks, clock)
-        self._pending: list[PendingDocument] = []
-        self._pending_chunks = 0
+        self._batch = _Batch()
         self._writer: OneWriter | None = None  # writes on a thread (inside `write_all`)
         self._progress: Callable[[Progress], None] | None = None
         self._last = Progress(0, 0, 0, "")
@@ -295,10 +294,11 @@ class BatchWriter:
             self.flush()
             self._write_streamed(item)
             return
-        self._pending.append(item)
-        self._pending_chunks += len(item.chunks)
-        if self._pending_chunks >= self.batch_chunks:
+        self._batch.add(item)
+        if len(self._batch.chunks) >= self.batch_chunks:
             self._write_pending()
+        else:
+            self._embed_ahead()
 
     def flush(self) -> None:
         """Write what is pending, and wait for every write to be done."""
@@ -307,8 +307,22 @@ class BatchWriter:
             self._writer.wait()
 
     def _write_pending(self) -> None:
-        pending, self._pending, self._pending_chunks = self._pending, [], 0
-        self._write(pending)
+        batch, self._batch = self._batch, _Batch()
+        self._write(batch)
+
+    def _embed_ahead(self) -> None:
+        """Embed the batch's chunks in whole embedder calls as its documents arrive, rather
+        than once it is full: the embedder works while the next files are parsed, and a run
+        smaller than a batch does not parse everything before embedding anything."""
+        batch = self._batch
+        while batch.error is None and len(batch.chunks) - batch.embedded >= self._pace.size():
+            chunks = batch.chunks[batch.embedded : batch.embedded + self._pace.size()]
+            try:
+                batch.vectors.append(self._embed_call(chunks))
+            except EmbedderError as error:
+                batch.error = error  # each document is tried alone when the batch is written
+                return
+            batch.embedded += len(chunks)
 
     def _tell(self) -> None:
         if self._progress is not None:
@@ -320,18 +334,21 @@ class BatchWriter:
                 )
             )
 
-    def _write(self, pending: list[PendingDocument]) -> None:
+    def _write(self, batch: _Batch) -> None:
+        pending = batch.items
         if not pending:
             return
         try:
-            vectors = self._embed([chunk for item in pending for chunk in item.chunks])
+            if batch.error is not None:
+                raise batch.error
+            vectors = self._embed(batch.chunks, batch.take_vectors())
         except EmbedderError as error:
             if len(pending) == 1:
                 failure = Failure(pending[0].document.source, f"embedding failed: {error}")
                 self.report.failed.append(failure)
                 return
             for item in pending:
-                self._write([item])
+                self._write(_Batch.of(item))
             return
         facts = self._extract(pending)
         writes, start = [], 0
@@ -408,29 +425,65 @@ class BatchWriter:
             extracted[0] += len(facts)
             yield ChunkBatch(batch, vectors, [facts[c.id] for c in batch if c.id in facts])
 
-    def _embed(self, chunks: Sequence[Chunk]) -> Vectors:
+    def _embed(self, chunks: Sequence[Chunk], ahead: Sequence[Vectors] = ()) -> Vectors:
         """The chunks' `embedded_text` embedded in calls of at most ``batch_chunks`` texts
-        (each sized by `EmbedPace`, progress told after it), into one array: a huge
-        document's vectors are never held twice, nor its texts (each a chunk's text after its
-        table header) made for more than one call at a time."""
-        dimension = self.embedder.space.dimension
-        vectors = np.empty((len(chunks), dimension), dtype=np.float32)
+        (each sized by `EmbedPace`, progress told after it), into one array, after the
+        vectors of its first chunks embedded ``ahead``: a huge document's vectors are never
+        held twice, nor its texts (each a chunk's text after its table header) made for more
+        than one call at a time."""
+        vectors = np.empty((len(chunks), self.embedder.space.dimension), dtype=np.float32)
         start = 0
+        for part in ahead:
+            vectors[start : start + len(part)] = part
+            start += len(part)
         while start < len(chunks):
-            batch = [c.embedded_text for c in chunks[start : start + self._pace.size()]]
-            began = self._clock()
-            with tracing.span(tracing.EMBED, texts=len(batch)):
-                embedded = np.asarray(self.embedder.embed_documents(batch))
-            self._pace.measured(len(batch), self._clock() - began)
-            if embedded.shape != (len(batch), dimension):
-                raise EmbedderError(
-                    f"the embedder returned vectors of shape {embedded.shape} for {len(batch)} "
-                    f"texts, not ({len(batch)}, {dimension})"
-                )
-            vectors[start : start + len(batch)] = embedded
-            start += len(batch)
-            self.chunks_embedded += len(batch)
-            self._tell()
+            embedded = self._embed_call(chunks[start : start + self._pace.size()])
+            vectors[start : start + len(embedded)] = embedded
+            start += len(embedded)
+        return vectors
+
+    def _embed_call(self, chunks: Sequence[Chunk]) -> Vectors:
+        """One embedder call, its pace measured and progress told after it."""
+        dimension = self.embedder.space.dimension
+        texts = [c.embedded_text for c in chunks]
+        began = self._clock()
+        with tracing.span(tracing.EMBED, texts=len(texts)):
+            embedded = np.asarray(self.embedder.embed_documents(texts))
+        self._pace.measured(len(texts), self._clock() - began)
+        if embedded.shape != (len(texts), dimension):
+            raise EmbedderError(
+                f"the embedder returned vectors of shape {embedded.shape} for {len(texts)} "
+                f"texts, not ({len(texts)}, {dimension})"
+            )
+        self.chunks_embedded += len(texts)
+        self._tell()
+        return embedded
+
+
+@dataclass(slots=True)
+class _Batch:
+    """The documents of one write, gathered, and the vectors of their chunks embedded so far
+    (in the chunks' order); ``error``: an embedder call on them failed."""
+
+    items: list[PendingDocument] = field(default_factory=list)
+    chunks: list[Chunk] = field(default_factory=list)
+    vectors: list[Vectors] = field(default_factory=list)
+    embedded: int = 0
+    error: EmbedderError | None = None
+
+    @classmethod
+    def of(cls, item: PendingDocument) -> _Batch:
+        batch = cls()
+        batch.add(item)
+        return batch
+
+    def add(self, item: PendingDocument) -> None:
+        self.items.append(item)
+        self.chunks.extend(item.chunks)
+
+    def take_vectors(self) -> list[Vectors]:
+        """The vectors embedded so far, let go of here (they are copied into the batch's)."""
+        vectors, self.vectors = self.vectors, []
         return vectors
 
 
