@@ -40,6 +40,7 @@ from evidence import open_index, questions
 from ragwright import Index
 from ragwright.answers.extractive import ExtractiveOptions
 from ragwright.models import Answer, Hit, final_answer
+from ragwright.pipeline.search.request import PassageWeights
 
 #: The cross-encoder chooses and refuses quotes (issue 32): the default now.
 _MODEL = ExtractiveOptions()
@@ -80,7 +81,7 @@ def ask(index: Index, question: str, top_k: int, variant: str) -> Answer:
     mode = index.searching.plan(question).mode
 
     def retrieve(query: str) -> list[Hit]:
-        return index.search(query, top_k=top_k, mode=mode, passage_coverage_weight=0.0)
+        return index.search(query, top_k=top_k, mode=mode, passage=PassageWeights(0.0))
 
     return final_answer(index.answers.answer_stream(question, retrieve, options=options))
 

@@ -31,20 +31,17 @@ from ragwright import Index
 from ragwright.chunkers import DEFAULT_CHUNKER
 from ragwright.index import ChunkingConfig
 from ragwright.models import Hit
+from ragwright.pipeline.search.request import PassageWeights
 from ragwright.processors import PassageFirst
 
 DATA = Path(__file__).parent / "data"
 #: Search settings per variant: ``before`` switches the passage_first step off, ``after`` is
 #: the default search (the step on, with the [search] defaults).
 VARIANTS: dict[str, dict[str, Any]] = {
-    "before": {"passage_coverage_weight": 0.0, "passage_heading_weight": 0.0},
+    "before": {"passage": PassageWeights(0.0, 0.0)},
     "after": {},
     "rerank": {"rerank": "cross-encoder"},
-    "rerank-only": {
-        "rerank": "cross-encoder",
-        "passage_coverage_weight": 0.0,
-        "passage_heading_weight": 0.0,
-    },
+    "rerank-only": {"rerank": "cross-encoder", "passage": PassageWeights(0.0, 0.0)},
 }
 OFF = VARIANTS["before"]
 

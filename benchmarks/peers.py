@@ -46,6 +46,7 @@ import numpy as np
 from _scifact_index import cached_vectors, dataset
 from ragwright.embedders import create_embedder
 from ragwright.index import Index
+from ragwright.pipeline.search.request import PassageWeights
 from ragwright.pipeline.search.retrieval import Retriever, SearchMode, SearchRequest
 from ragwright.ports import Embedder
 from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore, derived
@@ -184,7 +185,7 @@ def main() -> None:
         index = Index(tmp, embedder=given, create=False, read_only=True)  # type: ignore[arg-type]
         hybrid = SearchRequest(mode=SearchMode.HYBRID, top_k=10)
         # The default's passage-first step reads and scores every fused candidate's text.
-        no_passage = hybrid.but(passage_coverage_weight=0.0, passage_heading_weight=0.0)
+        no_passage = hybrid.but(passage=PassageWeights(0.0, 0.0))
         runs: dict[str, Run] = {
             "numpy exact": numpy_exact(matrix),
             "ragwright vector": lambda t, v: store.vector_search(v, 10),

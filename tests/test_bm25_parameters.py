@@ -17,7 +17,7 @@ from ragwright.errors import ConfigError
 from ragwright.evaluation import EvalConfig
 from ragwright.index import Index
 from ragwright.models import FTS5_BM25, BM25Parameters
-from ragwright.pipeline.search.request import SearchRequest
+from ragwright.pipeline.search.request import PassageWeights, SearchRequest
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.store_contract import SPACE, make_document, vectors_for
@@ -127,7 +127,7 @@ def test_the_settings_reach_every_search_mode(tmp_path: Path) -> None:
         "doc0.md",
         "doc1.md",
     ]
-    hybrid = flat.but(mode="hybrid", vector_weight=0.0, passage_coverage_weight=0.0)
+    hybrid = flat.but(mode="hybrid", vector_weight=0.0, passage=PassageWeights(0.0))
     assert [h.source for h in index.search("oak", hybrid)][:2] == ["doc1.md", "doc0.md"]
     assert EvalConfig.from_mapping({"bm25_k1": 0.9, "bm25_b": 0.4}).search.bm25 == (
         BM25Parameters(0.9, 0.4)

@@ -14,6 +14,7 @@ import pytest
 
 from ragwright.filters import Filter, parse_filter
 from ragwright.models import FTS5_BM25, Arm, BM25Parameters, Candidate, Chunk, Hit
+from ragwright.pipeline.search.request import PassageWeights
 from ragwright.pipeline.search.retrieval import Fusion, Retriever, SearchMode, SearchRequest
 from ragwright.ports import CandidateSearch, Vectors
 from ragwright.stores.sqlite import SQLiteStore
@@ -78,9 +79,9 @@ REQUESTS = [
     SearchRequest(mode=SearchMode.HYBRID, top_k=10, document_share=0.0),
     SearchRequest(mode=SearchMode.HYBRID, top_k=10, document_share=0.5, bm25_weight=0.5),
     SearchRequest(mode=SearchMode.HYBRID, top_k=3, arm_depth=40),
-    SearchRequest(mode=SearchMode.HYBRID, top_k=10, passage_coverage_weight=2.0),
+    SearchRequest(mode=SearchMode.HYBRID, top_k=10, passage=PassageWeights(2.0)),
     # A heading bonus reads headings: the whole-hit path answers, the same way.
-    SearchRequest(mode=SearchMode.HYBRID, top_k=10, passage_heading_weight=0.5),
+    SearchRequest(mode=SearchMode.HYBRID, top_k=10, passage=PassageWeights(heading=0.5)),
     SearchRequest(mode=SearchMode.HYBRID, top_k=1),
     SearchRequest(mode=SearchMode.HYBRID, top_k=25, rrf_k=5),
     SearchRequest(mode=SearchMode.HYBRID, top_k=10, vector_weight=2.0),
@@ -93,9 +94,7 @@ REQUESTS = [
 ]
 #: Without the passage-first step, fusion's own order is kept.
 NO_PASSAGE = [
-    r.but(passage_coverage_weight=0.0, passage_heading_weight=0.0)
-    for r in REQUESTS
-    if r.mode is SearchMode.HYBRID
+    r.but(passage=PassageWeights(0.0, 0.0)) for r in REQUESTS if r.mode is SearchMode.HYBRID
 ]
 
 
@@ -123,7 +122,7 @@ def test_fusion_breaks_ties_by_chunk_id_as_before(store: SQLiteStore) -> None:
         top_k=40,
         fusion=Fusion.RRF,
         document_share=0.0,
-        passage_coverage_weight=0.0,
+        passage=PassageWeights(0.0),
     )
     tied = 0
     for query in QUERIES:

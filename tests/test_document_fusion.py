@@ -19,6 +19,7 @@ from ragwright.pipeline.search.fusion import (
     reciprocal_rank_fusion,
     zscore_combination,
 )
+from ragwright.pipeline.search.request import PassageWeights
 from ragwright.pipeline.search.retrieval import Fusion, Retriever, SearchRequest
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.testing import HashingEmbedder
@@ -133,7 +134,7 @@ def retriever(tmp_path: Path) -> Retriever:
 def test_the_retriever_fuses_as_the_request_says(retriever: Retriever) -> None:
     def scores(share: float) -> dict[str, float]:
         # fused scores as fusion gives them (no passage step rescoring them after)
-        request = SearchRequest(top_k=10, document_share=share, passage_coverage_weight=0.0)
+        request = SearchRequest(top_k=10, document_share=share, passage=PassageWeights(0.0))
         return {h.chunk.text: h.score for h in retriever.search("alpha gamma", request)}
 
     by_chunk, by_document = scores(0.0), scores(1.0)

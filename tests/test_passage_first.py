@@ -11,6 +11,7 @@ import pytest
 from ragwright import ChunkingConfig, Index
 from ragwright.errors import ConfigError, UnsupportedScale
 from ragwright.models import Arm, Chunk, Hit, Scale
+from ragwright.pipeline.search.request import PassageWeights
 from ragwright.processors import PassageFirst, SimilarityThreshold
 from ragwright.processors.passage_first import rescored
 from ragwright.testing import HashingEmbedder
@@ -109,10 +110,10 @@ def test_search_reorders_its_fused_candidates_as_the_settings_say(tmp_path: Path
     question = "How often is a failed upload retried?"
     with Index(tmp_path / "index", embedder=HashingEmbedder()) as index:
         index.ingest(docs, chunking=ChunkingConfig("recursive", {"size": 90, "overlap": 0}))
-        fused = index.search(question, top_k=20, arm_depth=20, passage_coverage_weight=0.0)
-        off = index.search(question, top_k=5, passage_coverage_weight=0.0)
+        fused = index.search(question, top_k=20, arm_depth=20, passage=PassageWeights(0.0))
+        off = index.search(question, top_k=5, passage=PassageWeights(0.0))
         shipped = index.search(question, top_k=5)
-        headed = index.search(question, top_k=5, passage_heading_weight=3.0)
+        headed = index.search(question, top_k=5, passage=PassageWeights(heading=3.0))
     ids = lambda hits: [h.chunk.id for h in hits]  # noqa: E731
     assert ids(off) == ids(fused[:5])
     assert ids(shipped) == ids(PassageFirst(0.0, 0.3).process(question, fused)[:5])
@@ -127,7 +128,7 @@ def test_negative_weights_in_the_search_settings_are_refused() -> None:
 
     with pytest.raises(ConfigError, match=r"\[search\].*passage_coverage_weight"):
         SearchRequest.from_mapping({"passage_coverage_weight": -1})
-    assert SearchRequest.from_mapping({"passage_heading_weight": 0.5}).passage_heading_weight == 0.5
+    assert SearchRequest.from_mapping({"passage_heading_weight": 0.5}).passage.heading == 0.5
 
 
 def test_a_rescored_hit_keeps_every_field_but_its_score_and_scale() -> None:

@@ -16,7 +16,7 @@ from ragwright import Index
 from ragwright.cli import app
 from ragwright.errors import ConfigError, RegistryError
 from ragwright.models import Arm, Chunk, Hit, Scale
-from ragwright.pipeline.search.request import SearchRequest
+from ragwright.pipeline.search.request import Reranking, SearchRequest
 from ragwright.pipeline.search.reranking import Rerankers, RerankStep
 from ragwright.testing import HashingEmbedder
 from server_helpers import serve
@@ -77,20 +77,25 @@ def test_rerankers_are_built_once_per_name() -> None:
 
 
 def test_the_settings_are_validated_where_the_request_is_made() -> None:
-    assert SearchRequest().rerank is None and SearchRequest().rerank_depth == 20
+    assert SearchRequest().rerank == Reranking(None, 20)
     chosen = SearchRequest.from_mapping({"rerank": "cross-encoder", "rerank_depth": 30})
-    assert (chosen.rerank, chosen.rerank_depth) == ("cross-encoder", 30)
+    assert chosen.rerank == Reranking("cross-encoder", 30)
+    # A name alone, as a keyword argument, keeps the depth the request has.
+    assert chosen.but(rerank=None).rerank == Reranking(None, 30)
+    assert SearchRequest().but(rerank="cross-encoder").rerank == Reranking("cross-encoder", 20)
     assert chosen.settings()["rerank"] == "cross-encoder"
     assert SearchRequest().settings()["rerank"] == "none"
     assert SearchRequest.from_mapping(SearchRequest().settings()) == SearchRequest()
-    assert SearchRequest(rerank="none").rerank is None
+    assert SearchRequest().but(rerank="none").rerank.name is None
     with pytest.raises(ConfigError, match=r"\[search\]: unknown reranker 'bge'"):
         SearchRequest.from_mapping({"rerank": "bge"})
     with pytest.raises(RegistryError, match="choose one of: none, cross-encoder"):
-        SearchRequest(rerank="bge")
+        Reranking("bge")
     for bad in (0, -3, 2.5, True):
         with pytest.raises(ConfigError, match="rerank_depth must be between 1"):
-            SearchRequest(rerank_depth=bad)  # type: ignore[arg-type]
+            SearchRequest(rerank=Reranking("cross-encoder", bad))  # type: ignore[arg-type]
+        with pytest.raises(ConfigError, match=r"\[search\]: rerank_depth must be between 1"):
+            SearchRequest.from_mapping({"rerank_depth": bad})
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +119,7 @@ def test_the_cross_encoder_puts_the_answering_passage_first(index: Index) -> Non
     reranked = index.search(QUESTION, mode="bm25", top_k=2, rerank="cross-encoder")
     assert first_source(reranked) == "census.md" and len(reranked) == 2
     assert [h.rank for h in reranked] == [1, 2]
-    request = SearchRequest(rerank="cross-encoder")
+    request = SearchRequest(rerank=Reranking("cross-encoder"))
     answer = index.ask(QUESTION, top_k=1, mode="bm25", request=request)
     assert [Path(h.source).name for h in answer.hits] == ["census.md"]  # what ask read
 

@@ -29,7 +29,7 @@ from ragwright.terms import content_words
 def covers(request: SearchRequest, arms: Arms) -> bool:
     """Whether `candidate_hybrid` answers ``request`` over ``arms`` (hybrid, the two arms
     alone, no heading bonus); the query having no variants is the caller's to check."""
-    return not arms.runs_sparse(request.sparse_weight) and not request.passage_heading_weight
+    return not arms.runs_sparse(request.sparse_weight) and not request.passage.heading
 
 
 def candidate_hybrid(
@@ -37,7 +37,7 @@ def candidate_hybrid(
 ) -> list[Hit]:
     """The hybrid hits for ``query`` (whose words the passage step matches), BM25 over
     ``text`` (the processed query) and ``vector``, as `Retriever` fusing whole hits gives."""
-    coverage = request.passage_coverage_weight
+    coverage = request.passage.coverage
     # This set itself orders the step's sums of word weights (as in `PassageFirst.first`): a
     # copy of it may iterate in another order and change a score's last bit.
     question = content_words(query) if coverage else set()

@@ -75,6 +75,8 @@ __all__ = [
     "MAX_TOP_K",
     "SETTING_KEYS",
     "Fusion",
+    "PassageWeights",
+    "Reranking",
     "SearchMode",
     "SearchOptions",
     "SearchRequest",
@@ -119,8 +121,10 @@ GRAPH_KEYS = (
 )
 #: BM25's parameters (`BM25Parameters` fields, prefixed).
 BM25_KEYS = ("bm25_k1", "bm25_b")
-#: The `PassageFirst` step's weights.
+#: The `PassageFirst` step's weights (`PassageWeights` fields, prefixed and suffixed).
 PASSAGE_KEYS = ("passage_coverage_weight", "passage_heading_weight")
+#: The reranker and its depth (`Reranking`'s ``name`` and ``depth``).
+RERANK_KEYS = ("rerank", "rerank_depth")
 #: The keys of the ``[search]`` table (and of an evaluation configuration's search settings).
 SETTING_KEYS = (
     "mode",
@@ -137,8 +141,7 @@ SETTING_KEYS = (
     "per_document",
     *PASSAGE_KEYS,
     *GRAPH_KEYS,
-    "rerank",
-    "rerank_depth",
+    *RERANK_KEYS,
     "processors",
 )
 
@@ -151,14 +154,68 @@ DEFAULT_RERANK_DEPTH = 20
 DEFAULT_GRAPH = GraphSettings()
 
 
+def _integer(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def arm_depth(top_k: int) -> int:
     """How many candidates each arm fetches before fusion, by default."""
     return max(2 * top_k, 20)
 
 
+@dataclass(frozen=True, slots=True)
+class PassageWeights:
+    """The `PassageFirst` step over fused candidates (see `ragwright.processors.passage_first`),
+    chosen on the docs-qa dev half (benchmarks/evidence.py --sweep); both 0: off. Keys
+    ``passage_coverage_weight`` and ``passage_heading_weight``."""
+
+    #: Bonus for holding the question's rarer words.
+    coverage: float = 0.3
+    #: Bonus for a section heading matching the question.
+    heading: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("coverage", "heading"):
+            weight = getattr(self, name)
+            if not _number(weight) or weight < 0:
+                raise ConfigError(f"passage_{name}_weight must be a number >= 0, got {weight!r}")
+            object.__setattr__(self, name, float(weight))
+
+    def __bool__(self) -> bool:
+        """Whether the step runs at all."""
+        return bool(self.coverage or self.heading)
+
+
+@dataclass(frozen=True, slots=True)
+class Reranking:
+    """A reranker by name (`ragwright.rerankers.registry`; None or "none": no reranking) that
+    reorders the first ``depth`` candidates before the cut to ``top_k`` (see
+    `ragwright.pipeline.search.reranking`). Keys ``rerank`` and ``rerank_depth``."""
+
+    name: str | None = None
+    depth: int = DEFAULT_RERANK_DEPTH
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", checked_reranker_name(self.name))
+        if not _integer(self.depth) or not 1 <= self.depth <= MAX_TOP_K:
+            raise ConfigError(
+                f"rerank_depth must be between 1 and {MAX_TOP_K:,}, got {self.depth!r}"
+            )
+
+
+#: No reranker, and the passage step's chosen weights.
+NO_RERANKING = Reranking()
+DEFAULT_PASSAGE = PassageWeights()
+
+
 class SearchOptions(TypedDict, total=False):
     """`SearchRequest`'s fields as keyword arguments (see `Index.search`), but ``processors``
-    (passed as objects beside them); a test holds the two equal."""
+    (passed as objects beside them); a test holds the two equal. ``rerank`` may be a name
+    alone: the request's depth is kept."""
 
     mode: SearchMode | str
     top_k: int
@@ -173,11 +230,9 @@ class SearchOptions(TypedDict, total=False):
     arm_depth: int
     document_share: float
     per_document: int
-    passage_coverage_weight: float
-    passage_heading_weight: float
+    passage: PassageWeights
     graph: GraphSettings
-    rerank: str | None
-    rerank_depth: int
+    rerank: Reranking | str | None
     caller: Caller
 
 
@@ -215,17 +270,12 @@ class SearchRequest:
     #: At most this many chunks of one document in the top_k, the rest behind them (0: no
     #: cap): coverage for questions about many documents (`ragwright.pipeline.search.per_document`).
     per_document: int = 0
-    #: The `PassageFirst` step over fused candidates (see `ragwright.processors.passage_first`):
-    #: chosen on the docs-qa dev half (benchmarks/evidence.py --sweep); both 0: off.
-    passage_coverage_weight: float = 0.3
-    passage_heading_weight: float = 0.0
+    #: The passage step's weights (`PassageWeights`).
+    passage: PassageWeights = DEFAULT_PASSAGE
     #: Graph mode's settings (`GraphSettings`; keys ``graph_`` and its field's name).
     graph: GraphSettings = DEFAULT_GRAPH
-    #: A reranker by name (`ragwright.rerankers.registry`; None or "none": no reranking) that
-    #: reorders the first ``rerank_depth`` candidates before the cut to ``top_k`` (see
-    #: `ragwright.pipeline.search.reranking`).
-    rerank: str | None = None
-    rerank_depth: int = DEFAULT_RERANK_DEPTH
+    #: The reranker and how deep it reads (`Reranking`; a name alone takes the default depth).
+    rerank: Reranking = NO_RERANKING
     #: Result processors run on the hits, in order (names and data options; see
     #: `ragwright.processors.specs`), before any the caller passes as objects.
     processors: tuple[ProcessorSpec, ...] = ()
@@ -236,11 +286,8 @@ class SearchRequest:
         object.__setattr__(self, "mode", _mode(self.mode))
         object.__setattr__(self, "fusion", _choice(Fusion, self.fusion, "fusion"))
         object.__setattr__(self, "processors", processor_specs(self.processors))
-        object.__setattr__(self, "rerank", checked_reranker_name(self.rerank))
-        if not _integer(self.rerank_depth) or not 1 <= self.rerank_depth <= MAX_TOP_K:
-            raise ConfigError(
-                f"rerank_depth must be between 1 and {MAX_TOP_K:,}, got {self.rerank_depth!r}"
-            )
+        if not isinstance(self.rerank, Reranking):
+            object.__setattr__(self, "rerank", Reranking(self.rerank))
         if isinstance(self.where, str):
             object.__setattr__(self, "where", parse_filter(self.where))
         elif self.where is not None and not isinstance(self.where, Filter):
@@ -251,6 +298,8 @@ class SearchRequest:
             raise ConfigError(f"bm25 must be a BM25Parameters; got {self.bm25!r}")
         if not isinstance(self.graph, GraphSettings):
             raise ConfigError(f"graph must be a GraphSettings; got {self.graph!r}")
+        if not isinstance(self.passage, PassageWeights):
+            raise ConfigError(f"passage must be a PassageWeights; got {self.passage!r}")
         if not _integer(self.top_k) or not 1 <= self.top_k <= MAX_TOP_K:
             raise ConfigError(f"top_k must be between 1 and {MAX_TOP_K:,}, got {self.top_k!r}")
         if not _integer(self.rrf_k) or self.rrf_k < 1:
@@ -270,7 +319,7 @@ class SearchRequest:
                 f"per_document must be an integer from 0 (no cap) to {MAX_TOP_K:,}, "
                 f"got {self.per_document!r}"
             )
-        for key in ("bm25_weight", "vector_weight", "sparse_weight", *PASSAGE_KEYS):
+        for key in ("bm25_weight", "vector_weight", "sparse_weight"):
             weight = getattr(self, key)
             if not _number(weight) or weight < 0:
                 raise ConfigError(f"{key} must be a number >= 0, got {weight!r}")
@@ -320,6 +369,9 @@ class SearchRequest:
         made = object.__new__(SearchRequest)
         made.__dict__.update(current)
         made.__dict__.update(changes)  # strings become their types in __post_init__
+        rerank = changes.get("rerank", self.rerank)
+        if not isinstance(rerank, Reranking):  # a name alone keeps this request's depth
+            made.__dict__["rerank"] = Reranking(rerank, self.rerank.depth)
         made.__post_init__()
         return made
 
@@ -328,31 +380,26 @@ class SearchRequest:
         the HTTP body spell them: the fields by name, BM25's and graph mode's flat
         (``bm25_k1``, ``graph_max_new``). An unknown key is a `ConfigError` naming it."""
         fields: dict[str, Any] = {}
-        bm25: dict[str, Any] = {}
-        graph: dict[str, Any] = {}
+        nested: dict[str, dict[str, Any]] = {}
         for key, value in settings.items():
-            if key in BM25_KEYS:
-                bm25[key.removeprefix("bm25_")] = value
-            elif key in GRAPH_KEYS:
-                graph[key.removeprefix("graph_")] = value
+            if key in _NESTED_KEYS:
+                field, name = _NESTED_KEYS[key]
+                nested.setdefault(field, {})[name] = value
             elif key in _FLAT_FIELDS:
                 fields[key] = value
             else:
                 raise ConfigError(
                     f"unknown search setting {key!r}; known: {', '.join(SETTING_KEYS)}"
                 )
-        if bm25:
-            fields["bm25"] = replace(self.bm25, **bm25)
-        if graph:
-            fields["graph"] = replace(self.graph, **graph)
+        for field, changes in nested.items():
+            fields[field] = replace(getattr(self, field), **changes)
         return replace(self, **fields) if fields else self
 
     def settings(self) -> dict[str, Any]:
         """The `SETTING_KEYS` as TOML would spell them."""
         flat = {key: _plain(getattr(self, key)) for key in SETTING_KEYS if key in _FLAT_FIELDS}
-        flat |= {key: getattr(self.bm25, key.removeprefix("bm25_")) for key in BM25_KEYS}
-        flat |= {key: getattr(self.graph, key.removeprefix("graph_")) for key in GRAPH_KEYS}
-        flat["rerank"] = self.rerank or NONE  # TOML has no None
+        flat |= {key: getattr(getattr(self, f), name) for key, (f, name) in _NESTED_KEYS.items()}
+        flat["rerank"] = self.rerank.name or NONE  # TOML has no None
         return {key: flat[key] for key in SETTING_KEYS}
 
     @classmethod
@@ -376,16 +423,16 @@ class SearchRequest:
 
 
 _FIELD_NAMES = frozenset(field.name for field in fields(SearchRequest))
+#: Each flat key of a nested value: the field holding it and its name there.
+_NESTED_KEYS: dict[str, tuple[str, str]] = {
+    **{key: ("bm25", key.removeprefix("bm25_")) for key in BM25_KEYS},
+    **{key: ("graph", key.removeprefix("graph_")) for key in GRAPH_KEYS},
+    **{key: ("passage", key.split("_")[1]) for key in PASSAGE_KEYS},
+    "rerank": ("rerank", "name"),
+    "rerank_depth": ("rerank", "depth"),
+}
 #: The fields `with_settings` takes by their own names (the nested ones are spelled flat).
-_FLAT_FIELDS = _FIELD_NAMES - {"bm25", "graph"}
-
-
-def _integer(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+_FLAT_FIELDS = _FIELD_NAMES - {field for field, _ in _NESTED_KEYS.values()}
 
 
 def _plain(value: object) -> object:

@@ -80,8 +80,9 @@ def reranking(
 ) -> tuple[SearchRequest, ResultChain]:
     """The request that fetches the reranker's candidates (top_k widened to the depth) and the
     chain with the reranker first; without a reranker, both as they are."""
-    if request.rerank is None:
+    name, depth = request.rerank.name, request.rerank.depth
+    if name is None:
         return request, chain
-    wide = request.but(top_k=max(request.top_k, request.rerank_depth), rerank=None)
-    step = RerankStep(rerankers.get(request.rerank), request.rerank_depth, request.top_k)
+    wide = request.but(top_k=max(request.top_k, depth), rerank=None)
+    step = RerankStep(rerankers.get(name), depth, request.top_k)
     return wide, ResultChain([step, *chain.processors])

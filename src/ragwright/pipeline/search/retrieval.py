@@ -152,7 +152,6 @@ class Retriever:
             vector = self._vector(query.dense_text, query_vector)
             return candidate_hybrid(self._candidates, query.query, query.text, vector, request)
         depth = request.depth
-        passage = bool(request.passage_coverage_weight or request.passage_heading_weight)
         rankings = self._rankings(query.text, query.dense_text, request, depth, query_vector, arms)
         for variant in query.variants:
             rankings += self._rankings(variant, variant, request, depth, None, arms)
@@ -160,8 +159,8 @@ class Retriever:
             fused = fused_hits(
                 rankings, request.weights, request.normalizer, request.document_share
             )
-        if passage:
-            step = PassageFirst(request.passage_heading_weight, request.passage_coverage_weight)
+        if request.passage:
+            step = PassageFirst(request.passage.heading, request.passage.coverage)
             fused = step.first(query.query, fused, request.top_k)
         return fused[: request.top_k]
 
