@@ -218,3 +218,37 @@ def _assert_stored_as_embedded(
         stored = store.chunk_vectors([c.id for c in chunks])
         expected = reference.embed_documents([c.text for c in chunks])
         assert all(np.array_equal(stored[c.id], v) for c, v in zip(chunks, expected, strict=True))
+
+
+def test_an_embedder_call_takes_chunks_of_about_one_length(tmp_path: Path) -> None:
+    """The embedder pads each batch to its longest text: a call takes the longest chunks
+    waiting, not the next ones in document order, which alternate short and long here."""
+    documents = [
+        make_document(
+            f"doc{i}.md", [("long " * 40 if j % 2 else "short ") + str(j) for j in range(10)]
+        )
+        for i in range(8)
+    ]
+
+    class Recording(SlowEmbedder):
+        def __init__(self) -> None:
+            super().__init__([0.0])
+            self.lengths: list[set[bool]] = []
+
+        def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+            self.now[0] -= PER_TEXT * len(texts) * 0.9  # ~30 texts a second: calls of ~16
+            self.lengths.append({len(text) > 100 for text in texts})
+            return super().embed_documents(texts)
+
+    embedder = Recording()
+    store = SQLiteStore(tmp_path / "index")
+    store.bind_space(embedder.space)
+    report = IngestReport()
+    writer = BatchWriter(store, embedder, report, 256, clock=lambda: embedder.now[0])
+    writer.write_all(_prepared(documents), len(documents))
+    assert len(embedder.lengths) > 4
+    mixed = [kinds for kinds in embedder.lengths if len(kinds) > 1]
+    assert len(mixed) <= 1  # where the long ones run out
+    assert report.chunks_written == 80
+    _assert_stored_as_embedded(store, documents)
+    store.close()

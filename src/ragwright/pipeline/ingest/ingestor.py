@@ -54,7 +54,7 @@ from ragwright.pipeline.ingest.documents import (
     moved_document,
 )
 from ragwright.pipeline.ingest.overlap import PREFETCHED, OneWriter, prefetched
-from ragwright.pipeline.ingest.pacing import EmbedPace
+from ragwright.pipeline.ingest.pacing import SORTED_CALLS, EmbedPace
 from ragwright.pipeline.ingest.parse_worker import DEFAULT_PARSE_LIMITS, ParseLimits, ParseWorker
 from ragwright.ports import (
     ChunkBatch,
@@ -311,18 +311,32 @@ class BatchWriter:
         self._write(batch)
 
     def _embed_ahead(self) -> None:
-        """Embed the batch's chunks in whole embedder calls as its documents arrive, rather
-        than once it is full: the embedder works while the next files are parsed, and a run
-        smaller than a batch does not parse everything before embedding anything."""
+        """Embed some of the batch's chunks as its documents arrive, rather than once it is
+        full: the embedder works while the next files are parsed, and a run smaller than a
+        batch does not parse every file before embedding any. A call takes the longest of
+        the chunks waiting once `SORTED_CALLS` calls' worth wait (see `EmbedPace`)."""
         batch = self._batch
-        while batch.error is None and len(batch.chunks) - batch.embedded >= self._pace.size():
-            chunks = batch.chunks[batch.embedded : batch.embedded + self._pace.size()]
+        while batch.error is None and batch.waiting >= SORTED_CALLS * self._pace.size():
+            rows = batch.longest_waiting(self._pace.size())
             try:
-                batch.vectors.append(self._embed_call(chunks))
+                batch.embedded(rows, self._embed_call([batch.chunks[i] for i in rows]))
             except EmbedderError as error:
                 batch.error = error  # each document is tried alone when the batch is written
                 return
-            batch.embedded += len(chunks)
+
+    def _embed_batch(self, batch: _Batch) -> Vectors:
+        """The batch's vectors: those embedded ahead, and the rest embedded now, longest
+        first, in paced calls."""
+        vectors = np.empty((len(batch.chunks), self.embedder.space.dimension), dtype=np.float32)
+        for rows, part in batch.take_parts():
+            vectors[rows] = part
+        rest = batch.longest_waiting(batch.waiting)
+        start = 0
+        while start < len(rest):
+            rows = rest[start : start + self._pace.size()]
+            vectors[rows] = self._embed_call([batch.chunks[i] for i in rows])
+            start += len(rows)
+        return vectors
 
     def _tell(self) -> None:
         if self._progress is not None:
@@ -341,7 +355,7 @@ class BatchWriter:
         try:
             if batch.error is not None:
                 raise batch.error
-            vectors = self._embed(batch.chunks, batch.take_vectors())
+            vectors = self._embed_batch(batch)
         except EmbedderError as error:
             if len(pending) == 1:
                 failure = Failure(pending[0].document.source, f"embedding failed: {error}")
@@ -425,17 +439,13 @@ class BatchWriter:
             extracted[0] += len(facts)
             yield ChunkBatch(batch, vectors, [facts[c.id] for c in batch if c.id in facts])
 
-    def _embed(self, chunks: Sequence[Chunk], ahead: Sequence[Vectors] = ()) -> Vectors:
+    def _embed(self, chunks: Sequence[Chunk]) -> Vectors:
         """The chunks' `embedded_text` embedded in calls of at most ``batch_chunks`` texts
-        (each sized by `EmbedPace`, progress told after it), into one array, after the
-        vectors of its first chunks embedded ``ahead``: a huge document's vectors are never
-        held twice, nor its texts (each a chunk's text after its table header) made for more
-        than one call at a time."""
+        (each sized by `EmbedPace`, progress told after it), into one array: a huge
+        document's vectors are never held twice, nor its texts (each a chunk's text after its
+        table header) made for more than one call at a time."""
         vectors = np.empty((len(chunks), self.embedder.space.dimension), dtype=np.float32)
         start = 0
-        for part in ahead:
-            vectors[start : start + len(part)] = part
-            start += len(part)
         while start < len(chunks):
             embedded = self._embed_call(chunks[start : start + self._pace.size()])
             vectors[start : start + len(embedded)] = embedded
@@ -462,13 +472,13 @@ class BatchWriter:
 
 @dataclass(slots=True)
 class _Batch:
-    """The documents of one write, gathered, and the vectors of their chunks embedded so far
-    (in the chunks' order); ``error``: an embedder call on them failed."""
+    """The documents of one write, gathered, and the vectors of those of their chunks
+    embedded so far (by the chunks' rows); ``error``: an embedder call on them failed."""
 
     items: list[PendingDocument] = field(default_factory=list)
     chunks: list[Chunk] = field(default_factory=list)
-    vectors: list[Vectors] = field(default_factory=list)
-    embedded: int = 0
+    parts: list[tuple[list[int], Vectors]] = field(default_factory=list)
+    done: set[int] = field(default_factory=set)
     error: EmbedderError | None = None
 
     @classmethod
@@ -481,10 +491,25 @@ class _Batch:
         self.items.append(item)
         self.chunks.extend(item.chunks)
 
-    def take_vectors(self) -> list[Vectors]:
+    @property
+    def waiting(self) -> int:
+        """Chunks not embedded yet."""
+        return len(self.chunks) - len(self.done)
+
+    def longest_waiting(self, count: int) -> list[int]:
+        """The rows of the ``count`` longest chunks not embedded yet, longest first."""
+        rows = [row for row in range(len(self.chunks)) if row not in self.done]
+        rows.sort(key=lambda row: -len(self.chunks[row].text))
+        return rows[:count]
+
+    def embedded(self, rows: list[int], vectors: Vectors) -> None:
+        self.parts.append((rows, vectors))
+        self.done.update(rows)
+
+    def take_parts(self) -> list[tuple[list[int], Vectors]]:
         """The vectors embedded so far, let go of here (they are copied into the batch's)."""
-        vectors, self.vectors = self.vectors, []
-        return vectors
+        parts, self.parts = self.parts, []
+        return parts
 
 
 @dataclass(slots=True)
