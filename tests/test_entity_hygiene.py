@@ -127,3 +127,51 @@ def test_a_lone_surname_of_a_person_named_in_the_chunk_is_that_person() -> None:
     kept = {(span.text, span.start_char): label for span, label in named_spans(text, spans)}
     assert kept[("Pennetta", text.rindex("Pennetta"))] == "PERSON"
     assert kept[("Raymond", text.rindex("Raymond"))] == "GPE"
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "label", "expected"),
+    [
+        ("In the movie, she plays the role of Kaoru Amane, a girl.", "Kaoru Amane", "ORG",
+         "PERSON"),
+        ("Alain Resnais (3 June 1922 – 1 March 2014) was a French film director.",
+         "Alain Resnais", "GPE", "PERSON"),
+        ("Usman Ally is an American film, stage and television actor.", "Usman Ally", "ORG",
+         "PERSON"),
+        ("Ann Lee (born 1950) sings.", "Ann Lee", "GPE", "PERSON"),
+        ("He was born in Copenhagen in 1950.", "Copenhagen", "ORG", "GPE"),
+        ("Scarface is the soundtrack album of the film.", "Scarface", "ORG", "WORK_OF_ART"),
+        ("The Smiths were an English rock band.", "The Smiths", "PERSON", "ORG"),
+        ("He served as Chamberlain of the staff.", "Chamberlain", "ORG", None),
+        ("Spirit of the Border is a novel.", "Spirit", "ORG", None),
+        # no cue, or one the span's words are not shaped for: the model's type stays
+        ("He died in Manhattan of AIDS.", "Manhattan", "GPE", "GPE"),
+        ("Jo Smith is a member of the band.", "Jo Smith", "PERSON", "PERSON"),
+        ("It was born in SQLite FTS5 days.", "SQLite FTS5", "ORG", "ORG"),
+    ],
+)  # fmt: skip
+def test_the_words_around_a_span_say_what_it_is(
+    text: str, name: str, label: str, expected: str | None
+) -> None:
+    from ragwright.graph.extractors.cues import cue_label
+
+    start = text.index(name)
+    assert cue_label(text, start, start + len(name), label) == expected
+
+
+def test_technical_text_untypes_places_and_works_and_drops_descriptions() -> None:
+    from ragwright.graph.extractors.technical import is_technical, technical_label
+
+    assert is_technical(TECHNICAL) and is_technical("Run `ragwright graph build`.")
+    assert not is_technical("Marie Curie worked in Paris with Pierre Curie.")
+    assert technical_label("Gephi", "GPE") == UNTYPED
+    assert technical_label("Obama", "WORK_OF_ART") == UNTYPED
+    assert technical_label("SPLADE", "ORG") == "ORG"
+    assert technical_label("the Python API", "ORG") is None
+    assert technical_label("the MCP server", "ORG") is None
+    # through named_spans: the same place is typed in prose and untyped beside code
+    prose = "Python is spoken of in Paris."
+    code = "Python is spoken of in Paris; run `x`."
+    for text, expected in ((prose, "GPE"), (code, UNTYPED)):
+        spans = [Span("Paris", "GPE", text.index("Paris"))]
+        assert [label for _, label in named_spans(text, spans)] == [expected]

@@ -59,7 +59,8 @@ def test_cli_graph_mode_without_a_graph_says_to_build_one(
 def test_http_graph_mode_answers_with_graph_hits_and_409_without_a_graph(
     graphed: Index, folder: Path
 ) -> None:
-    body = {"query": QUERY, "mode": "graph", "top_k": 3, "graph_damping": 0.6}
+    body = {"query": QUERY, "mode": "graph", "top_k": 3, "graph_damping": 0.6,
+            "graph_keep_top": 1, "graph_keep_gap": 0.1}  # fmt: skip
     with serve(graphed) as url, httpx.Client(base_url=url, timeout=30) as client:
         response = client.post("/v1/search", json=body)
         assert response.status_code == 200, response.text
@@ -68,6 +69,7 @@ def test_http_graph_mode_answers_with_graph_hits_and_409_without_a_graph(
         assert any("graph" in hit["arms"] for hit in found["hits"])
         bad = client.post("/v1/search", json={**body, "graph_damping": 1.5})
         assert bad.status_code == 422
+        assert client.post("/v1/search", json={**body, "graph_keep_gap": 2}).status_code == 422
     plain = Index(folder, embedder=HashingEmbedder())
     with plain, serve(plain) as url, httpx.Client(base_url=url, timeout=30) as client:
         refused = client.post("/v1/search", json=body)

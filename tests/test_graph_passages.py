@@ -37,8 +37,9 @@ def test_the_walk_lifts_the_passage_that_shares_an_entity_with_the_first_hit() -
     assert order[:2] == ["first", "bridge"]
     assert order.index("bridge") < order.index("second")
     # Only hybrid's first two hits seeded (the walk before passage nodes took hybrid's
-    # scores), the bridge is reached through Brennick alone and stays behind the second.
-    two = GraphSettings(seed_hits=2, entity_hits=1)
+    # scores), the bridge is reached through Brennick alone and stays behind the second
+    # (at decay 4: the second's own seed, 0.9 ** 4, outweighs what reaches the bridge).
+    two = GraphSettings(seed_hits=2, entity_hits=1, seed_decay=4.0)
     ranked = GraphSearch().rank("Which river?", RANKING, snapshot, two, 10, SCORES)
     assert [chunk_id for chunk_id, _ in ranked][:3] == ["first", "second", "bridge"]
 

@@ -21,7 +21,7 @@ from ragwright.graph.snapshot import MemoryGraph, build_snapshot
 from ragwright.models import Arm, BM25Parameters, Chunk, Document, Hit, Scale
 from ragwright.models.graph import ChunkFacts, Mention, Relation
 from ragwright.pipeline.search.fusion import fuse_ranked_lists
-from ragwright.pipeline.search.graph_retrieval import bounded_newcomers
+from ragwright.pipeline.search.graph_retrieval import bounded_newcomers, confident_top
 from ragwright.pipeline.search.request import SearchOptions, SearchRequest
 from ragwright.testing import HashingEmbedder
 
@@ -137,6 +137,33 @@ def test_hybrids_first_hits_keep_their_places_and_the_graph_fills_after_them(kb:
     assert sources(graph)[3] == "bridge.txt" and graph[3].arms == {Arm.GRAPH}
     assert Arm.GRAPH in graph[0].arms  # a kept hit still says the graph found it too
     assert [hit.rank for hit in graph] == [1, 2, 3, 4]
+
+
+def test_only_the_first_hits_hybrid_is_sure_of_keep_their_places(kb: Index) -> None:
+    """With ``keep_gap``, hybrid's n-th hit keeps its place when its min-max normalized
+    score stands that far above the next one's: a comparison's two clear hits stay first,
+    a lone first hit with close followers leaves the order to the walk."""
+    two_clear = [9.0, 8.8, 3.0, 2.5, 1.0]  # normalized 1, 0.975, 0.25, 0.19, 0
+    one_clear = [9.0, 5.0, 4.8, 4.6, 1.0]  # 1, 0.5, 0.475, 0.45, 0
+    none_clear = [9.0, 8.9, 8.8, 8.7, 1.0]
+    assert confident_top(two_clear, 2, 0.15) == 2
+    assert confident_top(one_clear, 2, 0.15) == 1
+    assert confident_top(none_clear, 2, 0.15) == 0
+    assert confident_top(two_clear, 1, 0.15) == 0  # never more than keep_top: 1 is not clear of 2
+    assert confident_top(none_clear, 2, 0.0) == 2  # 0: keep_top, as without the gap
+    assert confident_top([4.0, 4.0], 2, 0.5) == 2  # the last hit's next counts as 0
+    assert confident_top([], 2, 0.15) == 0 and confident_top(two_clear, 0, 0.15) == 0
+    # Through Index.search: a gap no hit clears keeps none, as keep_top 0 does.
+    options: SearchOptions = {"top_k": 4, "mode": "graph", "arm_depth": 3, **MIN_MAX}
+    kept = kb.search(QUERY, graph=GraphSettings(keep_top=3), **options)
+    unsure = kb.search(QUERY, graph=GraphSettings(keep_top=3, keep_gap=1.0), **options)
+    walk = kb.search(QUERY, graph=GraphSettings(keep_top=0), **options)
+    assert [h.chunk.id for h in unsure] == [h.chunk.id for h in walk]
+    assert [h.chunk.id for h in kept] != [h.chunk.id for h in walk]
+    request = SearchRequest.from_mapping({"mode": "graph", "graph_keep_gap": 0.2})
+    assert request.graph.keep_gap == 0.2 and request.settings()["graph_keep_gap"] == 0.2
+    with pytest.raises(ConfigError, match="graph_keep_gap"):
+        SearchRequest.from_mapping({"graph_keep_gap": 1.5})
 
 
 def test_the_graph_brings_at_most_graph_max_new_chunks_hybrid_did_not_rank(kb: Index) -> None:

@@ -85,3 +85,18 @@ def test_types_that_disagree_never_link_and_an_acronym_is_no_person() -> None:
         "a": "GPE",
         "b": "ORG",
     }
+
+
+def test_a_longer_name_is_no_spelling_variant_nor_is_a_titles_last_word_the_title() -> None:
+    keys = ["big sky conference, big west conference", "sky conference, big west conference",
+            "aram a. avakian", "aram avakian", "snow queen", "queen", "hans christian andersen",
+            "andersen"]  # fmt: skip
+    types = {"snow queen": "WORK_OF_ART", "queen": "WORK_OF_ART",
+             "hans christian andersen": "PERSON", "andersen": "PERSON"}  # fmt: skip
+    pairs = {(a, b) for a, b, _ in synonym_links(keys, keys, types=types)}
+    # a whole word added is another name; an initial added is the same person
+    assert ("big sky conference, big west conference",
+            "sky conference, big west conference") not in pairs  # fmt: skip
+    assert ("aram a. avakian", "aram avakian") in pairs
+    assert ("queen", "snow queen") not in pairs
+    assert ("andersen", "hans christian andersen") in pairs  # a person by their last name

@@ -130,6 +130,9 @@ def test_a_summary_quotes_whole_prose_sentences_never_code_or_table_rows() -> No
         "analytical engine was designed by him.",  # starts mid-sentence
         "Charles Babbage designed the Analytical Engine and",  # no end
         "Run `kb.graph.build(extractor='spacy', noun_chunks=True)` now.",  # mostly code
+        "It was designed by Charles Babbage.",  # what "it" is, the sentence before said
+        "Without it, the Analytical Engine fails.",
+        "This reads every supported file under the folder.",
     ):
         assert not readable(rejected), rejected
 
@@ -190,3 +193,22 @@ def test_key_facts_are_plain_one_per_pair_best_supported_first_and_at_most_three
         ("Ann", "greeted", "Bob"),
         ("Cal", "knew", "Dee"),
     )
+
+
+def test_a_summary_reads_one_chunks_sentences_in_their_order() -> None:
+    text = (
+        "Charles Babbage lived in London. He kept a workshop there. "
+        "Ada Lovelace visited Charles Babbage in London."
+    )
+    chunks = {"c1": Chunk("c1", "doc", 1, text, 0, len(text), {})}
+    snapshot = build_snapshot([_facts("c1", text)])
+    community = Community(0, 0, None, ("ada lovelace", "charles babbage", "london"))
+    [item] = community_inputs(snapshot, [community])
+    report = ExtractiveReporter().report(item, chunks)
+    # The third sentence names all three members and is chosen first; the summary still
+    # reads the passage in its order.
+    assert [p.text for p in report.points] == [
+        "Charles Babbage lived in London.",
+        "Ada Lovelace visited Charles Babbage in London.",
+    ]
+    assert report.summary == " ".join(p.text for p in report.points)

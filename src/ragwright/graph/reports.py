@@ -8,7 +8,9 @@ An `ExtractiveReporter` report has
   **points**, each an exact span: ``chunk.text[start:end] == point.text``, at most
   ``per_chunk`` from one chunk), chosen greedily for coverage and centrality: each next
   sentence is the one naming the most central members no chosen sentence named yet. Only
-  prose is a candidate (`readable`): no code, table row, heading or fragment;
+  prose is a candidate (`readable`): no code, table row, heading or fragment, and no sentence
+  that leans on the one before it ("It was…", "Without it, …"); the summary reads the chosen
+  sentences chunk by chunk, each chunk's in their order there;
 - **key terms**: the words its chosen sentences use most (its members' names aside);
 - **facts**: at most `MAX_FACTS` key typed facts (subject, predicate, object) between its
   members, one per pair: the best supported (the pair's edge weight, i.e. its evidence)
@@ -45,7 +47,7 @@ from ragwright.sentences import sentence_spans
 __all__ = ["CommunityInput", "ExtractiveReporter", "community_inputs"]
 
 #: Bumped when the reports an unchanged input gives change.
-REPORTER_VERSION = "3"
+REPORTER_VERSION = "4"
 #: Fewest sentences a summary has when its chunks hold that many readable ones.
 MIN_SENTENCES = 3
 #: Key facts a report lists at most.
@@ -54,6 +56,13 @@ MAX_FACTS = 3
 _SENTENCE_SHAPE = re.compile(r"^[\"“'(]?[A-Z0-9][\s\S]*[.!?][\"”')]?$")
 _CODE_MARKS = re.compile(r"```|^\s*(?:[|#>$]|[-*+] |\d+\. )|\|\s*-{3}", re.MULTILINE)
 _COMMANDS = re.compile(r"^(?:ragwright|pip|python|\.venv|nice|cd|export|curl|sqlite3)\b")
+#: A sentence opening on a pronoun, or a preposition and a pronoun, whose referent is in the
+#: sentence before: quoted alone, nobody can tell what "it" is.
+_ANAPHOR = re.compile(
+    r"^[\"“'(]?(?:(?:without|with|unlike|like|in|on|for|from|by|after|before|of)\s+)?"
+    r"(?:it|its|this|that|these|those|they|their|them|he|she|his|her|him)\b",
+    re.IGNORECASE,
+)
 
 _WORD = re.compile(r"[^\W\d_][\w'-]*[^\W_]|[^\W\d_]{2,}")
 _STOP = frozenset(
@@ -159,7 +168,6 @@ def community_inputs(
 class ExtractiveReporter:
     """Reports from a community's own sentences (no model, deterministic)."""
 
-    title_entities: int = 3
     max_chunks: int = 8
     max_points: int = 6
     per_chunk: int = 2
@@ -168,7 +176,7 @@ class ExtractiveReporter:
     kind = "extractive"
 
     def __post_init__(self) -> None:
-        for name in ("title_entities", "max_chunks", "max_points", "per_chunk", "max_terms"):
+        for name in ("max_chunks", "max_points", "per_chunk", "max_terms"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"report {name} must be a positive integer, got {value!r}")
@@ -176,7 +184,6 @@ class ExtractiveReporter:
     @property
     def settings(self) -> dict[str, object]:
         return {
-            "title_entities": self.title_entities,
             "max_chunks": self.max_chunks,
             "max_points": self.max_points,
             "per_chunk": self.per_chunk,
@@ -209,7 +216,7 @@ class ExtractiveReporter:
                 if named:
                     score = sum(weight[key] for key in named)
                     candidates.append((ReportPoint(text, chunk_id, start, end, score), named, rank))
-        points = self._chosen(candidates, weight)
+        points = _reading_order(self._chosen(candidates, weight))
         title = item.members[0][1] if item.members else f"community {item.community.id}"
         return CommunityReport(
             community=item.community.id,
@@ -266,10 +273,20 @@ def readable(sentence: str) -> bool:
     words = text.split()
     if not 4 <= len(words) <= 80 or not _SENTENCE_SHAPE.match(text):
         return False
-    if _CODE_MARKS.search(text) or _COMMANDS.match(text):
+    if _CODE_MARKS.search(text) or _COMMANDS.match(text) or _ANAPHOR.match(text):
         return False
     in_code = sum(len(part) for part in text.split("`")[1::2])
     return in_code * 3 < len(text)
+
+
+def _reading_order(points: Sequence[ReportPoint]) -> tuple[ReportPoint, ...]:
+    """``points`` chunk by chunk (in the order each chunk was first chosen), each chunk's in
+    their order in it: two sentences of one passage read as they were written."""
+    first = {point.chunk_id: -1 for point in points}
+    for position, point in enumerate(points):
+        if first[point.chunk_id] < 0:
+            first[point.chunk_id] = position
+    return tuple(sorted(points, key=lambda point: (first[point.chunk_id], point.start)))
 
 
 def _key_facts(

@@ -25,6 +25,14 @@ class GraphSettings:
     rrf_k: int = 10
     #: Hybrid's first this many hits keep their places; the fused ranking fills the rest.
     keep_top: int = 0
+    #: With this above 0, only as many of those as hybrid is sure of: the largest n whose
+    #: n-th score, min-max normalized over hybrid's ranking, is at least this far above the
+    #: next one's (`ragwright.pipeline.search.graph_retrieval.confident_top`): a comparison's
+    #: two clear passages stay first, a bridge question's walk is left free. Dev 0-199 with
+    #: keep_top 2 and seed_decay 8: all-support@5 0.695, recall@2 0.637 at 0.1 to 0.2
+    #: (0.690 / 0.632 with none kept); SciFact train, first 300: keep_top 2 at 0.15 nDCG@10
+    #: 0.697, at 0 0.706, none kept 0.690 (hybrid 0.722). 0: keep_top hits, always.
+    keep_gap: float = 0.0
     #: Of the chunks hybrid did not rank in its first ``known_depth`` hits, the graph ranking
     #: brings at most this many into the fusion (its others drop out of it); the chunks
     #: hybrid did rank, it may reorder freely. 1000: no bound. A guard for a walk seeded
@@ -38,7 +46,10 @@ class GraphSettings:
     seed_hits: int = 50
     #: A seed hit's chunk weighs its hybrid score, min-max normalized over the hybrid
     #: ranking, to this power: passage nodes reset-weighted by the query's scores (higher:
-    #: more of the mass on the hits hybrid is surest of; 0: all alike).
+    #: more of the mass on the hits hybrid is surest of; 0: all alike). Dev 0-199,
+    #: recall@2 / all-support@5 with none kept: 2: 0.603 / 0.620, 4: 0.623 / 0.685,
+    #: 8: 0.632 / 0.690, 12: 0.630 / 0.675, 16: 0.615 / 0.645; but 8 (with keep_gap 0.15)
+    #: lost 200-499, mostly comparison questions: all-support@5 0.770 against 0.823 at 4.
     seed_decay: float = 4.0
     #: How many of the seeded hits (the first, at most ``seed_hits``) seed the walk with the
     #: entities they mention, each weighted like its hit's chunk (dev 0-199: 1 and 5 lost
@@ -71,6 +82,7 @@ class GraphSettings:
         _check("query_weight", self.query_weight, low=0.0, high=1.0)
         _check("chunk_seed_weight", self.chunk_seed_weight, low=0.0, high=1.0)
         _check("fact_weight", self.fact_weight, low=0.0, high=1.0)
+        _check("keep_gap", self.keep_gap, low=0.0, high=1.0)
         _check("tolerance", self.tolerance, low=MIN_TOLERANCE, high=0.1)
         if not isinstance(self.rrf_k, int) or isinstance(self.rrf_k, bool) or self.rrf_k < 1:
             raise ConfigError(f"graph_rrf_k must be a positive integer, got {self.rrf_k!r}")

@@ -61,6 +61,9 @@ _UNTYPED = frozenset({"", "NAME", "NOUN_CHUNK", "X"})
 _TYPE_GROUPS = {"GPE": "PLACE", "LOC": "PLACE", "FAC": "PLACE", "ORG": "ORG", "NORP": "NORP"}
 #: What an acronym never stands for.
 _NOT_ACRONYMS = frozenset({"PERSON", "WORK_OF_ART"})
+#: What is never named by its last words alone: a title's last word is not the title
+#: ("snow queen" / "queen"), an event's not the event.
+_NOT_TAILS = frozenset({"WORK_OF_ART", "EVENT"})
 
 
 def words(key: str) -> list[str]:
@@ -196,12 +199,16 @@ class _CandidateIndex:
         type_a, type_b = types.get(a, ""), types.get(b, "")
         if not _agree(type_a, type_b):
             return False
+        if signal == "spelling":
+            return not _word_added(words(a), words(b))
         if signal not in ("acronym", "tail"):
             return True
         (short, _), (_, long_type) = sorted(((a, type_a), (b, type_b)),
                                                key=lambda kt: len(words(kt[0])))  # fmt: skip
         if signal == "acronym":
             return long_type not in _NOT_ACRONYMS and len(self.expansions(short)) < 2
+        if long_type in _NOT_TAILS:
+            return False
         return len(self.longer_with_tail(short)) < 2
 
     def expansions(self, acronym: str) -> set[str]:
@@ -239,6 +246,21 @@ class _CandidateIndex:
         for gram in self._prefix(set(_features(key)[1])):
             out.update(self.by_gram.get(gram, ()))
         return out
+
+
+def _word_added(a: list[str], b: list[str]) -> bool:
+    """Whether one key is the other with whole words (not initials) added before or after:
+    a spelling variant changes letters, a longer name ("big sky conference" / "sky
+    conference") is another thing or a different cut."""
+    short, long = sorted((a, b), key=len)
+    extra = len(long) - len(short)
+    if not short or not extra:
+        return False
+    for at in range(extra + 1):
+        if long[at : at + len(short)] == short:
+            added = long[:at] + long[at + len(short) :]
+            return any(len(word) > 1 for word in added)
+    return False
 
 
 def _agree(a: str, b: str) -> bool:

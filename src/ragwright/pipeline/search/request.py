@@ -26,6 +26,7 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
     graph_weight = 100.0     # the graph ranking's weight against hybrid's 1 (100: the walk's order)
     graph_rrf_k = 10         # the k of that fusion
     graph_keep_top = 0       # hybrid's first hits that keep their places
+    graph_keep_gap = 0.0     # ... while each stands this far above the next (0: always)
     graph_max_new = 1000     # chunks the graph may bring from outside hybrid's first ...
     graph_known_depth = 20   # ... this many hits (1000: no bound)
     graph_damping = 0.5      # the walk's probability of following a link
@@ -104,6 +105,7 @@ GRAPH_KEYS = (
     "graph_weight",
     "graph_rrf_k",
     "graph_keep_top",
+    "graph_keep_gap",
     "graph_max_new",
     "graph_known_depth",
     "graph_damping",

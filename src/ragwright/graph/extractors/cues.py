@@ -1,0 +1,122 @@
+"""Entity hygiene from the words around a span: what a sentence says a name is.
+
+A small news-trained NER model types many names of prose wrongly ("Kaoru Amane" an ORG,
+"Copenhagen" an ORG) and takes offices and the first word of a title for names. The words
+next to a span are better evidence than the model's guess, with no list of names needed:
+
+- **a person** (`PERSON`): after "the role of", "played/voiced/directed/written by", "son
+  of", an honorific ("Dr.", "Sir"); before "(born", "(née" or ", who";
+- **a place** (`GPE`): after "born in", "died in", "based in", "the city/town/village of",
+  "the capital of";
+- **what the sentence defines it as**: the span is the subject of "is a …", "was an …" or
+  stands before ", a …", and the noun that follows within a few words says its kind
+  (`_KINDS`: "was a French film director" a person, "is a city" a place, "is a 2006
+  film" a work, "was an English rock band" an organisation);
+- **no name**: a lone word after "served as" or "was appointed as"
+  names an office ("served as Chamberlain"); a lone word followed by "of the" and a
+  capitalized word is the head of a longer name the model cut ("Spirit" of "Spirit of the
+  Border").
+
+A cue only retypes a span the model gave a type that is a guess for such names
+(`_OVERRIDABLE`), and only into a type its words are shaped for
+(`ragwright.graph.extractors.hygiene.shaped_label`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ragwright.graph.extractors.hygiene import shaped_label
+
+#: The model's types a cue may overrule: the ones it confuses with each other on prose.
+_OVERRIDABLE = frozenset({"ORG", "GPE", "LOC", "NORP", "PERSON", "WORK_OF_ART", "PRODUCT", "FAC"})
+#: How far back a cue may start (characters).
+_WINDOW = 40
+#: How far ahead a definition may reach (characters).
+_DEFINITION_WINDOW = 160
+_PERSON_BEFORE = re.compile(
+    r"(?:\b(?:role|roles|character) of|\b(?:played|portrayed|voiced|directed|written|composed|"
+    r"narrated|sung|hosted) by|\bstarring|\b(?:son|daughter|wife|husband|widow|brother|sister|"
+    r"mother|father) of|\b(?:Mr|Mrs|Ms|Dr|Sir|Dame|Lord|Lady)\.?)\s+$"
+)
+_PERSON_AFTER = re.compile(r"^\s*(?:\((?:born|née|nee)\b|,\s+who\b)")
+_PLACE_BEFORE = re.compile(
+    r"\b(?:(?:born|died) in|based in|(?:city|town|village|capital) of)\s+$", re.IGNORECASE
+)
+_KINDS = {
+    **dict.fromkeys(
+        "actor actress singer songwriter director writer author poet novelist playwright "
+        "screenwriter journalist politician statesman diplomat lawyer judge businessman "
+        "businesswoman entrepreneur producer composer musician guitarist drummer pianist "
+        "rapper comedian filmmaker painter sculptor photographer architect scientist "
+        "physicist chemist mathematician philosopher historian economist engineer inventor "
+        "footballer player coach manager athlete boxer wrestler cyclist swimmer jockey "
+        "model dancer presenter broadcaster priest bishop general officer soldier "
+        "aviator astronaut explorer".split(),
+        "PERSON",
+    ),
+    **dict.fromkeys(
+        "city town village municipality commune hamlet suburb borough country nation "
+        "state province county region capital".split(),
+        "GPE",
+    ),
+    **dict.fromkeys(
+        "company corporation band duo trio group team club university college school "
+        "organization organisation party airline manufacturer label agency".split(),
+        "ORG",
+    ),
+    **dict.fromkeys(
+        "film movie documentary novel book album song single opera musical sitcom "
+        "poem painting".split(),
+        "WORK_OF_ART",
+    ),
+}
+#: The span, maybe a parenthesis (dates, a native spelling), then "is a", "was an" or ", a",
+#: then the noun phrase's words (a list of modifiers included: "an American film, stage and
+#: television actor") up to a preposition, a relative pronoun, a verb "to be" or a stop.
+_DEFINED_AS = re.compile(
+    r"^\s*(?:\([^()]{0,80}\)\s*)?(?:,\s*|(?:is|was|are|were)\s+)(?:a|an|the)\s+"
+    r"((?:(?!(?:of|by|in|for|from|with|at|on|to|who|which|that|is|was|are|were)\b)"
+    r"[\w'-]+,?\s*){1,8})"
+)
+_OFFICE_BEFORE = re.compile(
+    r"\b(?:served|serves|serving|appointed|elected|named|acted|acting|crowned) as\s+$",
+    re.IGNORECASE,
+)
+_CUT_BEFORE_OF = re.compile(r"^\s+of\s+the\s+[A-Z]")
+
+
+def cue_label(text: str, start: int, end: int, label: str) -> str | None:
+    """``label``, the type the words around ``text[start:end]`` say the span is, or None
+    when they say it names nothing."""
+    surface = text[start:end]
+    before = text[max(0, start - _WINDOW) : start]
+    after = text[end : end + _WINDOW]
+    lone = len(surface.split()) == 1
+    if lone and _OFFICE_BEFORE.search(before):
+        return None
+    if lone and label != "PERSON" and _CUT_BEFORE_OF.match(after):
+        return None
+    if label not in _OVERRIDABLE:
+        return label
+    if _PERSON_BEFORE.search(before) or _PERSON_AFTER.match(after):
+        return _shaped(surface, "PERSON", label)
+    if _PLACE_BEFORE.search(before):
+        return _shaped(surface, "GPE", label)
+    kind = _defined_kind(text[end : end + _DEFINITION_WINDOW])
+    return label if kind is None else _shaped(surface, kind, label)
+
+
+def _defined_kind(after: str) -> str | None:
+    """The kind a definition after the span names: its noun phrase's last word that is a
+    kind ("a French film director": director, a person)."""
+    defined = _DEFINED_AS.match(after)
+    if defined is None:
+        return None
+    kinds = [_KINDS[w] for w in defined.group(1).replace(",", " ").split() if w in _KINDS]
+    return kinds[-1] if kinds else None
+
+
+def _shaped(surface: str, cued: str, label: str) -> str:
+    """The cued type when the words are shaped for it, else the model's."""
+    return cued if shaped_label(surface, cued) == cued else label
