@@ -21,6 +21,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from ragwright.evaluation.config import EvalConfig
 from ragwright.evaluation.dataset import EvalDataset, load_dataset
@@ -30,6 +31,7 @@ from ragwright.graph.registry import create_extractor
 from ragwright.graph.snapshot import MemoryGraph
 from ragwright.index import Index
 from ragwright.models.graph import ChunkFacts, Mention, Relation
+from ragwright.pipeline.graph.fact_vectors import embed_fact_vectors
 from ragwright.ports import Embedder, Extractor, Vectors
 
 ROOT = Path(__file__).resolve().parent
@@ -83,6 +85,22 @@ def stored_facts(index: Index, extractor: Extractor, cache: Path) -> list[ChunkF
     )
     cache.write_text(json.dumps([_facts_to_json(f) for f in facts]), "utf-8")
     return facts
+
+
+def store_facts(
+    directory: Path, embedder: Embedder, extractor: Extractor, facts: list[ChunkFacts]
+) -> None:
+    """The facts written into the index (once), then their vectors, as `graph build` does
+    (no synonym links: the same graph as the MemoryGraph's)."""
+    with Index(directory, embedder=embedder, create=False) as kb:
+        store: Any = kb.graph.source
+        if not store.graph_stats().extracted.get(extractor.id):
+            for start in range(0, len(facts), 256):
+                store.write_facts(facts[start : start + 256])
+        started = time.perf_counter()
+        stored = embed_fact_vectors(store, lambda: embedder)
+        elapsed = time.perf_counter() - started
+        print(f"fact vectors: {stored:,} stored in {elapsed:.1f} s", flush=True)
 
 
 def _facts_to_json(facts: ChunkFacts) -> dict[str, object]:
@@ -142,6 +160,12 @@ def main() -> None:
         "--set", nargs="*", default=[], metavar="KEY=VALUE", help="graph settings to report"
     )
     parser.add_argument(
+        "--stored",
+        action="store_true",
+        help="write the facts into the index (its copy: the cache dir is written) and search "
+        "its own graph, with the fact vectors graph build stores, instead of a MemoryGraph",
+    )
+    parser.add_argument(
         "--all-only", action="store_true", help="report all questions only, not the two halves"
     )
     parser.add_argument(
@@ -161,11 +185,14 @@ def main() -> None:
         facts = stored_facts(plain, extractor, directory / f"graph-facts-{safe_id}.json")
     graph = MemoryGraph(facts)
     snapshot = graph.graph_snapshot()
+    if args.stored:
+        store_facts(directory, embedder, extractor, facts)
     print(
         f"graph: {snapshot.entity_count:,} entities, {snapshot.chunk_count:,} chunks, "
         f"{len(snapshot.mention_entity):,} mentions, {len(snapshot.edge_source):,} edges"
     )
-    with Index(directory, embedder=QueryVectorCache(embedder), create=False, graph=graph) as index:
+    given = None if args.stored else graph
+    with Index(directory, embedder=QueryVectorCache(embedder), create=False, graph=given) as index:
         if args.grid:
             grid(index, data, base, args.grid)
             return

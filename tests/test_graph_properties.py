@@ -13,10 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragwright import Document, Index
+from ragwright.pipeline.graph.fact_vectors import embed_fact_vectors
 from ragwright.stores.sqlite import SQLiteStore
 from ragwright.stores.sqlite.store import DATABASE_NAME
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.extractor import CapitalizedExtractor
+from ragwright.testing.fact_vector_contract import SpaceEmbedder
 from ragwright.testing.graph_contract import graph_write
 from ragwright.testing.store_contract import SPACE, make_document
 
@@ -41,6 +43,8 @@ TABLES = {
     "edges": "SELECT source, target, relations, weight FROM graph_edges",
     "synonyms": "SELECT source, target, score FROM graph_synonyms",
     "decisions": "SELECT source, target, decision FROM graph_decisions",
+    "fact_vectors": "SELECT c.id, v.source, v.label, v.target, v.text, v.space, v.vector "
+    "FROM graph_fact_vectors v JOIN chunks c ON c.rowid = v.chunk_rowid",
 }
 
 
@@ -51,7 +55,7 @@ def tables(directory: Path) -> dict[str, Counter[tuple[object, ...]]]:
 
 def written(steps: list[tuple[str, list[str] | None]]) -> dict[str, Counter[tuple[object, ...]]]:
     """The tables after each step: write (source, texts), or delete source (texts None);
-    synonyms linked after each, as ingest and graph build do."""
+    synonyms linked and fact vectors filled after each, as ingest and graph build do."""
     with tempfile.TemporaryDirectory(prefix="graphprop") as name:
         directory = Path(name)
         store = SQLiteStore(directory)
@@ -61,11 +65,18 @@ def written(steps: list[tuple[str, list[str] | None]]) -> dict[str, Counter[tupl
                 store.delete(make_document(source, ["x"])[0].id)
             else:
                 store.write([graph_write(source, texts)])
+            embed_fact_vectors(store, SpaceEmbedder)
             store.link_synonyms()
-        # The typed facts graph search links queries to are evidence-derived too.
+        # The typed facts graph search links queries to, and their vectors, are
+        # evidence-derived too.
         facts = Counter((f.source, f.predicate, f.target) for f in store.typed_facts())
+        vectors = store.fact_vectors(SPACE)
+        linked = Counter(
+            (f.source, f.predicate, f.target, row.tobytes())
+            for f, row in zip(vectors.facts, vectors.vectors, strict=True)
+        )
         store.close()
-        return {**tables(directory), "typed_facts": facts}
+        return {**tables(directory), "typed_facts": facts, "fact_vectors_read": linked}
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -100,4 +111,5 @@ def test_reingesting_unchanged_content_writes_nothing(tmp_path: Path) -> None:
         assert extractor.calls == calls  # nothing was extracted again
         assert kb.graph.build(extractor).chunks_extracted == 0
         assert kb.graph.source.graph_version() == version
+    assert before["fact_vectors"]  # the ingest embedded its typed facts
     assert tables(tmp_path / "kb") == before

@@ -10,10 +10,17 @@ from typing import Any
 import pytest
 
 from ragwright.stores.sqlite import SQLiteStore
+from ragwright.testing.fact_vector_contract import FactVectorContract
 from ragwright.testing.graph_contract import GraphContract
 
 
 class TestSQLiteGraph(GraphContract):
+    @pytest.fixture
+    def open_store(self, tmp_path: Path) -> Callable[[], Any]:
+        return functools.partial(SQLiteStore, tmp_path / "index")
+
+
+class TestSQLiteFactVectors(FactVectorContract):
     @pytest.fixture
     def open_store(self, tmp_path: Path) -> Callable[[], Any]:
         return functools.partial(SQLiteStore, tmp_path / "index")

@@ -63,6 +63,7 @@ def test_ingest_with_the_graph_then_stats_entity_merge_and_unmerge(corpus: Path)
     # a second build finds nothing to do; the extractor recorded by ingest is the default
     again = json.loads(cli("graph", "build", "--json").stdout)
     assert again["chunks_extracted"] == 0 and again["extractor"] == "capitalized:1"
+    assert again["fact_vectors"] == 0  # the ingest embedded every typed fact already
     assert cli("graph", "merge", "Obama", "Barack Obama").exit_code == 0
     assert json.loads(cli("graph", "stats", "--json").stdout)["merges"] == 1
     undone = cli("graph", "unmerge", "Obama", "Barack Obama")

@@ -13,11 +13,18 @@ import pytest
 
 from ragwright.stores.postgres import connect
 from ragwright.stores.sqlite import SQLiteStore
+from ragwright.testing.fact_vector_contract import FactVectorContract
 from ragwright.testing.graph_contract import GRAPH_CORPUS, GraphContract, load_graph
 from ragwright.testing.store_contract import SPACE, make_document
 
 
 class TestPostgresGraph(GraphContract):
+    @pytest.fixture
+    def open_store(self, pg_url: str) -> Callable[[], Any]:
+        return functools.partial(connect, pg_url)
+
+
+class TestPostgresFactVectors(FactVectorContract):
     @pytest.fixture
     def open_store(self, pg_url: str) -> Callable[[], Any]:
         return functools.partial(connect, pg_url)

@@ -53,7 +53,6 @@ from ragwright.ports import (
     CollectionIdentity,
     Embedder,
     Extractor,
-    FactSource,
     GraphSource,
     ModePlanner,
     ResultProcessor,
@@ -133,12 +132,12 @@ class Index(AsyncReads, AsyncIngest):
         graph_session: Callable[[], LLMSession] = lambda: self.llms.session("graph")  # noqa: E731
         own = store if isinstance(store, GraphSource) else None
         self._graph = graph if graph is not None else own
-        facts = self._graph if isinstance(self._graph, FactSource) else None
-        linker = FactLinker(facts, self.embedding.checked) if facts is not None else None
+        linker = FactLinker.for_graph(self._graph, self.embedding.checked)
         walk = GraphSearch(None, linker)  # caches the walk's matrices by graph version
         self.graph = Graph(
             store, self._graph, walk, where, config=config, ingest_lock=lock,
             llm_session=graph_session, boundary_key=self.llms.boundary_key,
+            embedder=self.embedding.checked,
         )  # fmt: skip
         self.communities = Communities(
             store, self._graph, where, embedder=self.embedding.checked, ingest_lock=lock,

@@ -42,7 +42,7 @@ from ragwright.models.communities import (
     StoredCommunity,
     StoredReport,
 )
-from ragwright.models.graph import ChunkFacts, GraphSnapshot, TypedFact
+from ragwright.models.graph import ChunkFacts, FactVectors, GraphSnapshot, StatedFact, TypedFact
 from ragwright.models.graph_records import EntityInfo, FactsWritten, GraphStats
 from ragwright.models.sparse import SparseVector
 
@@ -877,6 +877,41 @@ class FactSource(Protocol):
     search links a query to (`ragwright.graph.fact_linking`)."""
 
     def typed_facts(self) -> list[TypedFact]: ...
+
+
+@runtime_checkable
+class FactVectorTarget(Protocol):
+    """Where `graph build` keeps the vectors of the typed facts, each row evidence of its
+    chunk like the fact itself (deleted with the chunk, or when its facts are replaced)."""
+
+    def chunks_without_fact_vectors(self, after: str | None, limit: int) -> list[str]:
+        """Up to ``limit`` ids, in order after ``after``, of chunks that state a typed fact
+        and have no fact vectors in the collection's space (none, or another space's); none
+        before a space is recorded."""
+        ...
+
+    def write_fact_vectors(
+        self, space: EmbeddingSpace, facts: Sequence[StatedFact], vectors: Vectors
+    ) -> int:
+        """Store ``vectors[i]`` for ``facts[i]`` in one transaction, each chunk's replacing
+        the ones it had; how many were stored. A fact its chunk no longer states is skipped.
+        `EmbeddingSpaceMismatch` when ``space`` is not the collection's, `StoreError` for
+        vectors not of its shape or not finite."""
+        ...
+
+
+@runtime_checkable
+class FactVectorSource(Protocol):
+    """The stored fact vectors, as query-to-fact linking reads them."""
+
+    def fact_vector_version(self) -> str:
+        """A token that changes whenever a fact vector may have (cheap to ask)."""
+        ...
+
+    def fact_vectors(self, space: EmbeddingSpace) -> FactVectors:
+        """Every stored fact vector (one per chunk stating the fact) in ``space``;
+        `EmbeddingSpaceMismatch` when ``space`` is not the collection's."""
+        ...
 
 
 @runtime_checkable

@@ -251,12 +251,15 @@ def graph_progress(enabled: bool) -> Iterator[Callable[[GraphProgress], None]]:
 def print_build_report(report: GraphBuildReport) -> None:
     result = build_report_json(report)
     table = Table(show_header=True, header_style="bold", box=None)
-    columns = ("chunks extracted", "mentions", "relations", "unresolved", "synonym links")
+    columns = (
+        "chunks extracted", "mentions", "relations", "unresolved", "synonym links",
+        "fact vectors",
+    )  # fmt: skip
     for column in columns:
         table.add_column(column, justify="right")
     table.add_row(
         *(str(result[k]) for k in ("chunks_extracted", "mentions_written", "relations_written",
-                                   "unresolved_relations", "synonym_links"))
+                                   "unresolved_relations", "synonym_links", "fact_vectors"))
     )  # fmt: skip
     console.print(table)
     graph = result["graph"]

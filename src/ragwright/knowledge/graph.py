@@ -23,7 +23,7 @@ from ragwright.pipeline.graph.build import (
 from ragwright.pipeline.graph.views import GraphViews, graph_store
 from ragwright.pipeline.ingest.ingestor import IngestReport
 from ragwright.pipeline.permitted import refuse_restricted_edit
-from ragwright.ports import Extractor, GraphSource, Store
+from ragwright.ports import Embedder, Extractor, GraphSource, Store
 
 EXTRACTOR_SETTING = "graph_extractor"
 
@@ -44,8 +44,10 @@ class Graph:
         ingest_lock: IngestLocking,
         llm_session: Callable[[], LLMSession],
         boundary_key: Callable[[], bytes],
+        embedder: Callable[[], Embedder] | None = None,
     ) -> None:
         self._store = store
+        self._embedder = embedder  # the index's, checked: for the facts' vectors
         self._location = location
         self._views = GraphViews(store, graph, store, walk, location)
         self._ingest_lock = ingest_lock
@@ -85,7 +87,7 @@ class Graph:
         """After an ingest with an extractor: extract what was stored before without facts
         from it, and link near-duplicate entities."""
         if extractor is not None:
-            built = build_graph(self._facts(), extractor)
+            built = build_graph(self._facts(), extractor, embedder=self._embedder)
             report.chunks_extracted += built.chunks_extracted
 
     def build(
@@ -103,7 +105,7 @@ class Graph:
         chosen = self.resolve(extractor or self.extractor)
         assert chosen is not None
         with self._ingest_lock():
-            return build_graph(self._facts(), chosen, progress=progress)
+            return build_graph(self._facts(), chosen, progress=progress, embedder=self._embedder)
 
     def stats(self, *, caller: Caller = EVERYONE) -> GraphStats:
         return self._views.stats(caller)

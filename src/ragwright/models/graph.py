@@ -54,6 +54,28 @@ class TypedFact:
 
 
 @dataclass(frozen=True, slots=True)
+class StatedFact:
+    """A typed fact as one chunk states it, with the text its vector embeds ("subject
+    predicate object", by the chunk's own surface forms: so the text, like the fact, is
+    evidence of that chunk alone)."""
+
+    chunk_id: str
+    fact: TypedFact
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class FactVectors:
+    """The stored vectors of the typed facts, one row per (chunk, fact) in one embedding
+    space: ``facts[i]`` embeds to ``vectors[i]``. ``version`` changes whenever a row may have
+    (what a reader caches them by)."""
+
+    version: str
+    facts: tuple[TypedFact, ...]
+    vectors: npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True, slots=True)
 class ChunkFacts:
     """Everything one extractor found in one chunk. ``extractor`` (the extractor's id, e.g.
     ``spacy:en_core_web_sm-3.8.0:1``) is part of every stored fact: facts from another

@@ -51,6 +51,7 @@ def build_report_json(report: GraphBuildReport) -> dict[str, Any]:
         "unresolved_relations": report.written.unresolved,
         "skipped_chunks": report.written.skipped,
         "synonym_links": report.synonym_links,
+        "fact_vectors": report.fact_vectors,
         "llm_calls": usage.calls if usage is not None else None,
         "llm_cached_calls": usage.cached_calls if usage is not None else None,
         "llm_tokens": usage.total_tokens if usage is not None else None,

@@ -12,16 +12,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, cast
 
 from ragwright.errors import ExtractionBudgetExceeded
 from ragwright.models import Usage
 from ragwright.models.graph_records import FactsWritten, GraphStats
+from ragwright.pipeline.graph.fact_vectors import FactVectorBuild, embed_fact_vectors
 from ragwright.ports import (
     GRAPH_OWED,
+    Embedder,
     EntityResolver,
     Extractor,
+    FactExport,
     FactTarget,
+    FactVectorTarget,
     GraphReader,
     GraphSource,
     IndexSettings,
@@ -49,6 +53,8 @@ class GraphBuildReport:
     chunks_extracted: int = 0
     written: FactsWritten = field(default_factory=FactsWritten)
     synonym_links: int = 0
+    #: Typed facts' vectors stored (those of chunks that had none in the embedder's space).
+    fact_vectors: int = 0
     #: The graph after the build.
     stats: GraphStats | None = None
     llm_usage: Usage | None = None
@@ -61,8 +67,11 @@ def build_graph(
     *,
     page: int = BUILD_PAGE,
     progress: Callable[[GraphProgress], None] | None = None,
+    embedder: Callable[[], Embedder] | None = None,
 ) -> GraphBuildReport:
-    """Extract every chunk that has no facts from ``extractor`` and store what it finds."""
+    """Extract every chunk that has no facts from ``extractor`` and store what it finds;
+    with ``embedder`` (the index's, made on first need), then embed the typed facts that
+    have no vector yet (for query-to-fact linking), when the store keeps them."""
     report = GraphBuildReport(extractor.id)
     total = _pending(target.graph_stats(), extractor.id)
     if progress is not None:
@@ -79,6 +88,8 @@ def build_graph(
         after = chunks[-1].id
         if progress is not None:
             progress(GraphProgress(min(report.chunks_extracted, total), total))
+    if isinstance(target, FactVectorTarget) and isinstance(target, FactExport) and embedder:
+        report.fact_vectors = embed_fact_vectors(cast(FactVectorBuild, target), embedder)
     report.synonym_links = target.link_synonyms()
     if isinstance(target, IndexSettings) and target.get_setting(GRAPH_OWED) == "1":
         target.set_setting(GRAPH_OWED, "0")  # every chunk has facts again (see GRAPH_OWED)

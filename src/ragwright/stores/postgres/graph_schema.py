@@ -176,3 +176,35 @@ def ensure_graph_changes(db: SchemaDatabase, conn: Connection[Any]) -> None:
         return
     lock_schema(conn, db.schema)
     conn.execute(db.sql(GRAPH_CHANGES_DDL))
+
+
+#: The typed facts' vectors (added beside the graph's tables, like them, once): one row per
+#: fact a chunk states, in the space named by ``space`` (`stores.fact_vectors.space_key`),
+#: hanging off the chunk's extraction, so the chunk's delete or its facts' replacement takes
+#: them in that transaction (ON DELETE CASCADE). float32 bytes as in SQLite: linking reads
+#: them all, so pgvector's index would not be used. ``id`` only grows (the version).
+FACT_VECTORS_DDL = """
+CREATE TABLE IF NOT EXISTS {s}.graph_fact_vectors (
+    id          bigserial PRIMARY KEY,
+    chunk_id    text COLLATE "C" NOT NULL
+                REFERENCES {s}.graph_extractions(chunk_id) ON DELETE CASCADE,
+    document_id text COLLATE "C" NOT NULL,
+    source      text COLLATE "C" NOT NULL,
+    label       text COLLATE "C" NOT NULL,
+    target      text COLLATE "C" NOT NULL,
+    text        text NOT NULL,
+    space       text COLLATE "C" NOT NULL,
+    vector      bytea NOT NULL,
+    UNIQUE (chunk_id, source, label, target)
+);
+"""
+
+
+def ensure_fact_vectors(db: SchemaDatabase, conn: Connection[Any]) -> None:
+    """Add the fact vectors' table to a collection's graph that has none yet (as
+    `ensure_graph_schema`)."""
+    found = conn.execute("SELECT to_regclass(%s)", (f"{db.schema}.graph_fact_vectors",)).fetchone()
+    if found is not None and found[0] is not None:
+        return
+    lock_schema(conn, db.schema)
+    conn.execute(db.sql(FACT_VECTORS_DDL))

@@ -21,7 +21,11 @@ from ragwright.stores.postgres.community_schema import ensure_community_schema
 from ragwright.stores.postgres.connections import lock_schema
 from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.graph_move_schema import ensure_graph_moves
-from ragwright.stores.postgres.graph_schema import ensure_graph_changes, ensure_graph_schema
+from ragwright.stores.postgres.graph_schema import (
+    ensure_fact_vectors,
+    ensure_graph_changes,
+    ensure_graph_schema,
+)
 from ragwright.stores.postgres.keyword_log import ensure_keyword_log
 from ragwright.stores.postgres.permissions import ensure_readers_schema
 from ragwright.stores.postgres.schema import (
@@ -182,6 +186,7 @@ def open_schema(
         )
     ensure_graph_schema(db, conn)
     ensure_graph_changes(db, conn)
+    ensure_fact_vectors(db, conn)
     ensure_graph_moves(db, conn)
     ensure_community_schema(db, conn)
     ensure_readers_schema(db, conn)

@@ -48,7 +48,7 @@ from ragwright.models.communities import (
     StoredCommunity,
     StoredReport,
 )
-from ragwright.models.graph import ChunkFacts, GraphSnapshot, TypedFact
+from ragwright.models.graph import ChunkFacts, FactVectors, GraphSnapshot, StatedFact, TypedFact
 from ragwright.models.graph_records import EntityInfo, FactsWritten, GraphStats
 from ragwright.models.sparse import SparseVector
 from ragwright.ports import Checkpoint, ItemRecord
@@ -61,6 +61,7 @@ from ragwright.stores.postgres.chunks import PostgresChunks
 from ragwright.stores.postgres.communities import PostgresCommunities
 from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.documents import PostgresDocuments
+from ragwright.stores.postgres.fact_vectors import PostgresFactVectors
 from ragwright.stores.postgres.filters import FilterCompiler
 from ragwright.stores.postgres.graph_reads import PostgresGraphReads
 from ragwright.stores.postgres.graph_resolution import PostgresEntityResolution
@@ -121,6 +122,7 @@ class PostgresStore(
         self._moves = PostgresMoves(self._db)
         self._graph_writes = PostgresGraphWrites(self._db)
         self._graph_reads = PostgresGraphReads(self._db)
+        self._fact_vectors = PostgresFactVectors(self._db, lambda: self.space)
         self._scoped_graph = PostgresScopedGraph(self._db, self._filters)
         self._communities = PostgresCommunities(self._db)
         self._entity_resolution = PostgresEntityResolution(self._db)
@@ -217,6 +219,22 @@ class PostgresStore(
 
     def write_facts(self, facts: Sequence[ChunkFacts]) -> FactsWritten:
         return self._graph_writes.write_facts(facts)
+
+    # `PostgresFactVectors`.
+
+    def chunks_without_fact_vectors(self, after: str | None, limit: int) -> list[str]:
+        return self._fact_vectors.chunks_without_fact_vectors(after, limit)
+
+    def write_fact_vectors(
+        self, space: EmbeddingSpace, facts: Sequence[StatedFact], vectors: npt.ArrayLike
+    ) -> int:
+        return self._fact_vectors.write_fact_vectors(space, facts, vectors)
+
+    def fact_vector_version(self) -> str:
+        return self._fact_vectors.fact_vector_version()
+
+    def fact_vectors(self, space: EmbeddingSpace) -> FactVectors:
+        return self._fact_vectors.fact_vectors(space)
 
     # `PostgresGraphReads`.
 

@@ -200,3 +200,27 @@ END;
 INSERT OR REPLACE INTO meta(key, value) VALUES ('feature_graph_changes', '1');
 COMMIT;
 """
+
+#: Feature "graph_fact_vectors" (additive, after the graph): the typed facts' vectors, one row
+#: per fact a chunk states, in the space named by ``space`` (`stores.fact_vectors.space_key`).
+#: A row hangs off its chunk's extraction, so a chunk's delete, or its facts' replacement,
+#: takes its fact vectors in the same transaction (ON DELETE CASCADE). ``text`` is what was
+#: embedded ("subject predicate object"). ``id`` only grows: with the row count it makes the
+#: version readers cache the vectors by.
+FACT_VECTORS_DDL = """
+BEGIN;
+CREATE TABLE IF NOT EXISTS graph_fact_vectors (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    chunk_rowid INTEGER NOT NULL
+                REFERENCES graph_extractions(chunk_rowid) ON DELETE CASCADE,
+    source      TEXT NOT NULL,
+    label       TEXT NOT NULL,
+    target      TEXT NOT NULL,
+    text        TEXT NOT NULL,
+    space       TEXT NOT NULL,
+    vector      BLOB NOT NULL,
+    UNIQUE (chunk_rowid, source, label, target)
+);
+INSERT OR REPLACE INTO meta(key, value) VALUES ('feature_graph_fact_vectors', '1');
+COMMIT;
+"""

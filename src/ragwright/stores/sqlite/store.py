@@ -39,7 +39,7 @@ from ragwright.models.communities import (
     StoredCommunity,
     StoredReport,
 )
-from ragwright.models.graph import ChunkFacts, GraphSnapshot, TypedFact
+from ragwright.models.graph import ChunkFacts, FactVectors, GraphSnapshot, StatedFact, TypedFact
 from ragwright.models.graph_records import EntityInfo, FactsWritten, GraphStats
 from ragwright.models.sparse import SparseVector
 from ragwright.ports import (
@@ -67,6 +67,7 @@ from ragwright.stores.sqlite.communities import SQLiteCommunities
 from ragwright.stores.sqlite.creation import create_index_file
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.documents import SQLiteDocuments
+from ragwright.stores.sqlite.fact_vectors import SQLiteFactVectors
 from ragwright.stores.sqlite.faiss_library import INSTALL, available
 from ragwright.stores.sqlite.graph_reads import SQLiteGraphReads
 from ragwright.stores.sqlite.graph_resolution import SQLiteEntityResolution
@@ -198,6 +199,7 @@ class SQLiteStore(SingleWrites):
         self._checkpoints = SQLiteCheckpoints(self._db)
         self._graph_writes = SQLiteGraphWrites(self._db)
         self._graph_reads = SQLiteGraphReads(self._db)
+        self._fact_vectors = SQLiteFactVectors(self._db, self._settings)
         self._scoped_graph = SQLiteScopedGraph(self._db)
         self._communities = SQLiteCommunities(self._db)
         self._entity_resolution = SQLiteEntityResolution(self._db)
@@ -371,6 +373,22 @@ class SQLiteStore(SingleWrites):
     def stored_facts(self, chunk_ids: Sequence[str]) -> list[ChunkFacts]:
         return self._graph_writes.stored_facts(chunk_ids)
 
+    # `SQLiteFactVectors`.
+
+    def chunks_without_fact_vectors(self, after: str | None, limit: int) -> list[str]:
+        return self._fact_vectors.chunks_without_fact_vectors(after, limit)
+
+    def write_fact_vectors(
+        self, space: EmbeddingSpace, facts: Sequence[StatedFact], vectors: npt.ArrayLike
+    ) -> int:
+        return self._fact_vectors.write_fact_vectors(space, facts, vectors)
+
+    def fact_vector_version(self) -> str:
+        return self._fact_vectors.fact_vector_version()
+
+    def fact_vectors(self, space: EmbeddingSpace) -> FactVectors:
+        return self._fact_vectors.fact_vectors(space)
+
     # `SQLiteGraphReads`.
 
     def typed_facts(self) -> list[TypedFact]:
@@ -510,7 +528,16 @@ class SQLiteStore(SingleWrites):
         for flag, script in FEATURES.items():
             if self.get_setting(flag) is None:
                 with self._db.lock:
-                    self._db.connection.executescript(script)
+                    try:
+                        self._db.connection.executescript(script)
+                    except sqlite3.OperationalError:
+                        # Another process opening this index may have added the feature
+                        # between our check and our script (``ADD COLUMN`` cannot say IF NOT
+                        # EXISTS): its recorded flag says so. Anything else is raised.
+                        if self._db.connection.in_transaction:
+                            self._db.connection.execute("ROLLBACK")
+                        if self.get_setting(flag) is None:
+                            raise
 
     def _derived_cache_key(self, read_only: bool) -> str:
         """This index's identity in its derived files: a file from another index (a copied
