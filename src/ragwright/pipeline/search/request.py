@@ -106,6 +106,7 @@ GRAPH_KEYS = (
     "graph_rrf_k",
     "graph_keep_top",
     "graph_keep_gap",
+    "graph_keep_named",
     "graph_max_new",
     "graph_known_depth",
     "graph_damping",
