@@ -226,6 +226,7 @@ def _setting(item: str) -> tuple[str, float | int]:
         "graph_seed_hits",
         "graph_entity_hits",
         "graph_keep_top",
+        "graph_keep_named",
         "graph_max_new",
         "graph_known_depth",
         "graph_fact_top",

@@ -14,12 +14,14 @@ variants in the same run (``before``: the extractive answer and search as before
 ``after``: the second round's defaults; ``quantities``: the quantity rule; ``quoted``: the
 fourth round's; ``model``: the cross-encoder's choice, one hop; ``hop``: the default, with the
 second hop), ``--variant SENTENCES:GAP`` other ``max_sentences`` / ``max_gap`` settings of the
-default.
+default, ``--variant KEY=VALUE,...`` other fields of the default
+(``title_context=true,answer_type_weight=2``).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 
@@ -70,6 +72,9 @@ def main() -> None:
         if variant in VARIANTS:
             variants[variant] = variant
             continue
+        if "=" in variant:  # fields of the default: title_context=true,answer_type_weight=2
+            variants[variant] = _fields(variant)
+            continue
         sentences, gap = variant.split(":")
         variants[variant] = ExtractiveOptions(max_sentences=int(sentences), max_gap=float(gap))
     data = load_dataset(args.dataset, "test")
@@ -85,6 +90,19 @@ def main() -> None:
     with build_or_reuse_index(data, EvalConfig(), args.cache_dir) as cached:
         for name, options in variants.items():
             _measure(name, cached.index, data, golds, query_ids, args.top_k, options)
+
+
+def _fields(spec: str) -> ExtractiveOptions:
+    """The default `ExtractiveOptions` with ``key=value,...`` fields changed."""
+    values: dict[str, object] = {}
+    for field in filter(None, spec.split(",")):
+        key, _, value = (part.strip() for part in field.partition("="))
+        lowered = value.lower()
+        if lowered in ("true", "false"):
+            values[key] = lowered == "true"
+        else:
+            values[key] = int(value) if value.isdigit() else float(value)
+    return dataclasses.replace(ExtractiveOptions(), **values)  # type: ignore[arg-type]
 
 
 def _measure(

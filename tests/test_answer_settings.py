@@ -23,6 +23,8 @@ def test_the_extractive_table_sets_any_option_and_keeps_the_others() -> None:
     options = settings(table).extractive
     assert options == ExtractiveOptions(max_sentences=1, min_relevance=0.1, require_names=False)
     assert AnswerSettings.from_config(Config()).extractive == ExtractiveOptions()
+    issue_32 = settings({"answer_type_weight": 1.5, "title_context": True}).extractive
+    assert (issue_32.answer_type_weight, issue_32.title_context) == (1.5, True)
 
 
 @pytest.mark.parametrize(
@@ -35,6 +37,8 @@ def test_the_extractive_table_sets_any_option_and_keeps_the_others() -> None:
         ({"require_names": 1}, r"require_names must be true or false"),
         ({"min_similarity": "high"}, r"min_similarity must be a finite number"),
         ({"max_gap": float("nan")}, r"max_gap must be a finite number"),
+        ({"title_context": "yes"}, r"title_context must be true or false"),
+        ({"answer_type_weight": "high"}, r"answer_type_weight must be a finite number"),
         (3, r"must be a table"),
     ],
 )

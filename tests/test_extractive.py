@@ -395,3 +395,43 @@ def test_of_two_sentences_alike_in_meaning_the_one_holding_the_questions_words_i
     worded = dataclasses.replace(plain, word_weight=0.1)
     answer = ExtractiveAnswerer(SameMeaning(), worded).answer(question, hits)
     assert answer.citations[0].quote == "Its default debounce is 500 ms."
+
+
+def test_a_sentence_stating_the_kind_of_answer_asked_ranks_above_one_about_the_subject() -> None:
+    """Issue 32, HotpotQA: the model ranks the sentence *about* the question's subject first;
+    a "who" question is answered by the one naming someone the question does not."""
+    question = "Who portrayed Corliss Archer in the film Kiss and Tell?"
+    hits = hits_for(
+        ("kiss.md", ["Kiss and Tell is a comedy film about the teenager Corliss Archer."]),
+        ("temple.md", ["As a teenager, Shirley Temple portrayed Corliss Archer in it."]),
+    )
+    scorer = ScriptedScorer({"Kiss and Tell is": 3.0, "As a teenager": 2.0})
+    one = ExtractiveOptions(max_sentences=1)
+    answer = ExtractiveAnswerer(HashingEmbedder(), one, scorer=scorer).answer(question, hits)
+    assert "Shirley Temple" not in answer.text  # the model's order alone
+    typed = dataclasses.replace(one, answer_type_weight=1.5)
+    answer = ExtractiveAnswerer(HashingEmbedder(), typed, scorer=scorer).answer(question, hits)
+    assert [c.quote for c in answer.citations] == [
+        "As a teenager, Shirley Temple portrayed Corliss Archer in it."
+    ]
+    # The bonus orders; it does not pass a sentence the model finds irrelevant.
+    unsure = ScriptedScorer({"Kiss and Tell is": 3.0, "As a teenager": -7.0})
+    answer = ExtractiveAnswerer(HashingEmbedder(), typed, scorer=unsure).answer(question, hits)
+    assert "Shirley Temple" not in answer.text
+
+
+def test_a_sentence_outside_any_heading_is_read_after_its_passage_title() -> None:
+    """A plain-text passage opening with its title: "It aired on ABC" is about the title's
+    subject, which the sentence alone does not name."""
+    hits = hits_for(("archer.txt", ["Meet Corliss Archer\n\nIt aired on ABC from 1952 to 1953."]))
+    question = "Which network aired Meet Corliss Archer in 1952?"
+    scorer = ScriptedScorer({"Meet Corliss Archer: It aired": 2.0}, low=-8.0)
+    titled = ExtractiveOptions(title_context=True)
+    answer = ExtractiveAnswerer(HashingEmbedder(), titled, scorer=scorer).answer(question, hits)
+    assert [c.quote for c in answer.citations] == ["It aired on ABC from 1952 to 1953."]
+    assert scorer.read == ["Meet Corliss Archer: It aired on ABC from 1952 to 1953."]
+    scorer.read.clear()
+    plain = ExtractiveOptions(title_context=False)
+    answerer = ExtractiveAnswerer(HashingEmbedder(), plain, scorer=scorer)
+    assert not answerer.answer(question, hits).found
+    assert scorer.read == ["It aired on ABC from 1952 to 1953."]

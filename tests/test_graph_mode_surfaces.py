@@ -60,7 +60,7 @@ def test_http_graph_mode_answers_with_graph_hits_and_409_without_a_graph(
     graphed: Index, folder: Path
 ) -> None:
     body = {"query": QUERY, "mode": "graph", "top_k": 3, "graph_damping": 0.6,
-            "graph_keep_top": 1, "graph_keep_gap": 0.1}  # fmt: skip
+            "graph_keep_top": 1, "graph_keep_gap": 0.1, "graph_keep_named": 2}  # fmt: skip
     with serve(graphed) as url, httpx.Client(base_url=url, timeout=30) as client:
         response = client.post("/v1/search", json=body)
         assert response.status_code == 200, response.text
@@ -70,6 +70,7 @@ def test_http_graph_mode_answers_with_graph_hits_and_409_without_a_graph(
         bad = client.post("/v1/search", json={**body, "graph_damping": 1.5})
         assert bad.status_code == 422
         assert client.post("/v1/search", json={**body, "graph_keep_gap": 2}).status_code == 422
+        assert client.post("/v1/search", json={**body, "graph_keep_named": -1}).status_code == 422
     plain = Index(folder, embedder=HashingEmbedder())
     with plain, serve(plain) as url, httpx.Client(base_url=url, timeout=30) as client:
         refused = client.post("/v1/search", json=body)

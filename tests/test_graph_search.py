@@ -15,6 +15,7 @@ from ragwright import GraphNotBuilt, Index
 from ragwright.errors import ConfigError, MissingDependencyError, UnsupportedScale
 from ragwright.graph.extractors.rules import RuleExtractor
 from ragwright.graph.fact_linking import FactLinker
+from ragwright.graph.named_hits import named_positions
 from ragwright.graph.ppr import build_walk_graph, personalized_pagerank
 from ragwright.graph.search import GraphSearch, GraphSettings
 from ragwright.graph.snapshot import MemoryGraph, build_snapshot
@@ -164,6 +165,37 @@ def test_only_the_first_hits_hybrid_is_sure_of_keep_their_places(kb: Index) -> N
     assert request.graph.keep_gap == 0.2 and request.settings()["graph_keep_gap"] == 0.2
     with pytest.raises(ConfigError, match="graph_keep_gap"):
         SearchRequest.from_mapping({"graph_keep_gap": 1.5})
+
+
+def test_the_passages_a_comparison_names_keep_their_places_ahead_of_the_walk(kb: Index) -> None:
+    """The query names Ada Quill, Brennick and Mount Orrin; hybrid ranks the passage naming
+    the first two, then the one naming Mount Orrin. The walk, spreading from the first hit's
+    entities, puts its neighbour (the bridge) above the second; ``keep_named`` keeps both
+    named passages first, in hybrid's order, and the walk orders the rest."""
+    query = (
+        "Was Ada Quill, born in Brennick where she wrote her first novel, older than Mount Orrin?"
+    )
+    options: SearchOptions = {"top_k": 3, **MIN_MAX}
+    hybrid = sources(kb.search(query, **options))
+    assert hybrid[:3] == ["first.txt", "unrelated.txt", "bridge.txt"]
+    off = GraphSettings(keep_named=0)
+    walk = sources(kb.search(query, mode="graph", graph=off, **options))
+    assert walk[:2] == ["first.txt", "bridge.txt"]
+    named = kb.search(query, mode="graph", **options)  # keep_named 2 by default
+    assert sources(named) == ["first.txt", "unrelated.txt", "bridge.txt"]
+    assert Arm.GRAPH in named[1].arms and [hit.rank for hit in named] == [1, 2, 3]
+    # A bridge question names one entity: only its first hop, already first, is kept.
+    bridge = kb.search(QUERY, mode="graph", **options)
+    assert sources(bridge) == sources(kb.search(QUERY, mode="graph", graph=off, **options))
+    # The rule: a hit naming two of the named entities, and the first hit naming each.
+    assert named_positions({1, 2}, [{1, 2}, {1}, {2}]) == [0]
+    assert named_positions({1, 2}, [{1, 5}, {5}, {2}, {2}]) == [0, 2]
+    assert named_positions({1}, [{5}, {1}, {1}]) == []  # one name: nothing to keep
+    assert named_positions({1, 2, 3}, [{3}, {1, 2}, {7}]) == [0, 1]
+    request = SearchRequest.from_mapping({"mode": "graph", "graph_keep_named": 3})
+    assert request.graph.keep_named == 3 and request.settings()["graph_keep_named"] == 3
+    with pytest.raises(ConfigError, match="graph_keep_named"):
+        SearchRequest.from_mapping({"graph_keep_named": -1})
 
 
 def test_the_graph_brings_at_most_graph_max_new_chunks_hybrid_did_not_rank(kb: Index) -> None:

@@ -1,6 +1,7 @@
 """Ingest at the embedder's pace: with a slow embedder, progress moves at least once a second
 (of the embedder's time), counted in chunks embedded; a batch is written while the next one is
-embedded; and the next sources are prepared while a batch is embedded."""
+embedded; the next sources are prepared while a batch is embedded; and a batch's chunks are
+embedded as its documents arrive, not once it is full."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ragwright.errors import EmbedderError
 from ragwright.models import Chunk, Document
 from ragwright.pipeline.ingest.ingestor import (
     BatchWriter,
@@ -142,4 +144,111 @@ def test_the_next_sources_are_prepared_while_a_batch_is_embedded(tmp_path: Path)
     BatchWriter(store, embedder, report, 30).write_all(sources(), len(documents))
     assert embedder.saw == [True]
     assert report.chunks_written == 90
+    store.close()
+
+
+def test_a_run_smaller_than_a_batch_is_embedded_while_its_sources_are_prepared(
+    tmp_path: Path,
+) -> None:
+    """Embedding starts with the first files, not once a batch's worth (or the run) is read."""
+    documents = _documents(6, 10)  # 60 chunks: less than one batch of 256
+    yielded = [0]
+
+    def sources() -> Iterator[tuple[str, Prepared]]:
+        for item in _prepared(documents):
+            yielded[0] += 1
+            yield item
+
+    class Counting(SlowEmbedder):
+        def __init__(self) -> None:
+            super().__init__([0.0])
+            self.sources_at_call: list[int] = []
+
+        def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+            self.sources_at_call.append(yielded[0])
+            return super().embed_documents(texts)
+
+    embedder = Counting()
+    store = SQLiteStore(tmp_path / "index")
+    store.bind_space(embedder.space)
+    report = IngestReport()
+    writer = BatchWriter(store, embedder, report, 256, clock=lambda: embedder.now[0])
+    writer.write_all(sources(), len(documents))
+    # the prepare thread is at most a few sources ahead (`PREFETCHED`) of the first call
+    assert embedder.sources_at_call[0] < len(documents)
+    assert report.chunks_written == 60 and report.added == [d.source for d, _ in documents]
+    _assert_stored_as_embedded(store, documents)
+    store.close()
+
+
+class Refusing(SlowEmbedder):
+    """The slow embedder, refusing any text that mentions poison."""
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if any("poison" in text for text in texts):
+            raise EmbedderError("the model refused this text")
+        return super().embed_documents(texts)
+
+
+def test_a_document_refused_while_embedded_ahead_fails_alone(tmp_path: Path) -> None:
+    documents = _documents(4, 10)
+    documents[1] = make_document("poison.md", [f"poison part {j}" for j in range(10)])
+    embedder = Refusing([0.0])
+    store = SQLiteStore(tmp_path / "index")
+    store.bind_space(embedder.space)
+    report = IngestReport()
+    writer = BatchWriter(store, embedder, report, 256, clock=lambda: embedder.now[0])
+    writer.write_all(_prepared(documents), len(documents))
+    assert [(f.source, f.reason) for f in report.failed] == [
+        ("poison.md", "embedding failed: the model refused this text")
+    ]
+    kept = [documents[0], *documents[2:]]
+    assert report.added == [d.source for d, _ in kept] and report.chunks_written == 30
+    _assert_stored_as_embedded(store, kept)
+    store.close()
+
+
+def _assert_stored_as_embedded(
+    store: SQLiteStore, documents: list[tuple[Document, list[Chunk]]]
+) -> None:
+    """Each document's chunks stored as made, each with the embedder's vector of its text."""
+    reference = HashingEmbedder(32)
+    for document, chunks in documents:
+        assert store.chunks_of(document.id) == chunks
+        stored = store.chunk_vectors([c.id for c in chunks])
+        expected = reference.embed_documents([c.text for c in chunks])
+        assert all(np.array_equal(stored[c.id], v) for c, v in zip(chunks, expected, strict=True))
+
+
+def test_an_embedder_call_takes_chunks_of_about_one_length(tmp_path: Path) -> None:
+    """The embedder pads each batch to its longest text: a call takes the longest chunks
+    waiting, not the next ones in document order, which alternate short and long here."""
+    documents = [
+        make_document(
+            f"doc{i}.md", [("long " * 40 if j % 2 else "short ") + str(j) for j in range(10)]
+        )
+        for i in range(8)
+    ]
+
+    class Recording(SlowEmbedder):
+        def __init__(self) -> None:
+            super().__init__([0.0])
+            self.lengths: list[set[bool]] = []
+
+        def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+            self.now[0] -= PER_TEXT * len(texts) * 0.9  # ~30 texts a second: calls of ~16
+            self.lengths.append({len(text) > 100 for text in texts})
+            return super().embed_documents(texts)
+
+    embedder = Recording()
+    store = SQLiteStore(tmp_path / "index")
+    store.bind_space(embedder.space)
+    report = IngestReport()
+    writer = BatchWriter(store, embedder, report, 256, clock=lambda: embedder.now[0])
+    writer.write_all(_prepared(documents), len(documents))
+    assert len(embedder.lengths) > 4
+    mixed = [kinds for kinds in embedder.lengths if len(kinds) > 1]
+    assert len(mixed) <= 1  # where the long ones run out
+    assert report.chunks_written == 80
+    _assert_stored_as_embedded(store, documents)
     store.close()

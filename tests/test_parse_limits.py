@@ -256,6 +256,37 @@ def test_a_slow_worker_start_does_not_count_against_the_first_file(
     assert parsed != f"parsed by process {os.getpid()}"  # parsed in the worker, in time
 
 
+class ModulesParser(PidParser):
+    """Says whether the package's public API (which imports the index) was loaded to parse."""
+
+    def parse(self, data: bytes, source: str) -> ParsedDocument:
+        loaded = "ragwright.index" in sys.modules
+        return ParsedDocument(content=f"index loaded: {loaded} in process {os.getpid()}")
+
+
+class ApiParser(PidParser):
+    """A plug-in parser that uses a name of the package's public API."""
+
+    def parse(self, data: bytes, source: str) -> ParsedDocument:
+        from ragwright import IngestOptions
+
+        return ParsedDocument(content=f"{IngestOptions.__name__} in process {os.getpid()}")
+
+
+def test_the_worker_starts_without_the_package_api_and_loads_it_when_asked() -> None:
+    """The worker skips what parsing does not need (its start-up is every run's wait), and a
+    parser that asks the package for a public name still gets it, in the worker."""
+    with ParseWorker(ParseLimits(timeout=60)) as worker:
+        bare = worker.parse(ModulesParser(), b"", "a.pid").content
+        api = worker.parse(ApiParser(), b"", "b.pid").content
+        after = worker.parse(ModulesParser(), b"", "c.pid").content
+    assert bare.startswith("index loaded: False in process ")
+    assert not bare.endswith(f" {os.getpid()}")
+    worker_pid = bare.rsplit(" ", 1)[1]
+    assert api == f"IngestOptions in process {worker_pid}"
+    assert after == f"index loaded: True in process {worker_pid}"
+
+
 class ScriptParser(PidParser):
     """Stands for a parser class defined in the caller's script (its ``__main__``)."""
 

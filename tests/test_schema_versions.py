@@ -194,3 +194,24 @@ def test_two_stores_creating_one_index_at_once_share_it(tmp_path: Path) -> None:
     with ThreadPoolExecutor(4) as pool:
         assert list(pool.map(create, range(4))) == [SCHEMA_VERSION] * 4
     assert [p.name for p in (tmp_path / "index").iterdir() if p.name.endswith(".creating")] == []
+
+
+def test_a_feature_another_opener_added_first_is_not_added_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes opening an older index at once both see a feature missing; the later
+    one's script then fails (``ADD COLUMN`` twice) where the flag says it is there."""
+    SQLiteStore(tmp_path / "index").close()
+    read = SQLiteStore.get_setting
+    stale = ["feature_table_headers"]  # read before the other opener committed it
+
+    def get_setting(self: SQLiteStore, key: str) -> str | None:
+        if key in stale:
+            stale.remove(key)
+            return None
+        return read(self, key)
+
+    monkeypatch.setattr(SQLiteStore, "get_setting", get_setting)
+    with SQLiteStore(tmp_path / "index") as store:
+        assert store.stats().schema_version == SCHEMA_VERSION
+    assert stale == []

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from ragwright.answers.answer_types import states_type, type_asked
 from ragwright.answers.citations import neutralised
 from ragwright.answers.prose import MAX_LIST_CHARS, prose_sentences
 from ragwright.answers.quantities import asks_for_quantity, states_quantity
@@ -130,6 +131,15 @@ class ExtractiveOptions:
     #: dev500's non-yes/no questions 0-99 (dev) / 100-199 (held out): the answer holds the
     #: gold answer 0.36 -> 0.43 / 0.28 -> 0.40 (docs/ablation.md).
     bridge_relevance: float = 0.5
+    #: With a cross-encoder: logits added to the rank (not to the probability that must pass
+    #: ``min_relevance``) of a sentence stating what kind of thing the question asks for that
+    #: the question does not say: a date for "when", a name for "who" or "where" (see
+    #: `ragwright.answers.answer_types`). 0: the model's order alone.
+    answer_type_weight: float = 0.0
+    #: With a cross-encoder: a sentence outside any heading is read after its passage's title
+    #: line (a short first line standing alone, as a plain-text document's title), so "It
+    #: aired on ABC" is read as about the title's subject. False: the sentence alone.
+    title_context: bool = False
     #: Two sentences of different documents this similar say the same kind of thing; where
     #: one document says it supersedes the other (or the newer sentence says what changed),
     #: only the newer one's is quoted.
@@ -169,7 +179,8 @@ class ExtractiveAnswerer:
             vectors, scores, ranking = self._by_embedding(question, words, candidates)
             floor, gap = self.options.min_similarity, self.options.max_gap
         else:
-            scores = ranking = self._by_model(question, candidates)  # logits
+            scores = self._by_model(question, candidates)  # logits
+            ranking = scores + self._type_bonus(question, candidates)
             floor, gap = logit_of(self.options.min_relevance), self.options.relevance_gap
             # Only sentences near the best may be quoted or replace a quote (within two gaps):
             # those alone are embedded, for the redundancy and newer-source checks.
@@ -205,8 +216,22 @@ class ExtractiveAnswerer:
     def _by_model(self, question: str, candidates: list[_Candidate]) -> Floats:
         """Each sentence's relevance logit to the question, read in its section."""
         assert self.scorer is not None
-        texts = [in_context(headings(c.hit.chunk), c.shown) for c in candidates]
+        titled = self.options.title_context
+        texts = [in_context(self._context(c.hit.chunk, titled), c.shown) for c in candidates]
         return logits(self.scorer, question, texts)
+
+    @staticmethod
+    def _context(chunk: Chunk, titled: bool) -> list[str]:
+        """What a sentence of ``chunk`` is read after: its headings, else its title line."""
+        return headings(chunk) or (_title_line(chunk) if titled else [])
+
+    def _type_bonus(self, question: str, candidates: list[_Candidate]) -> Floats:
+        """``answer_type_weight`` for each sentence stating the kind of answer asked, else 0."""
+        weight, kind = self.options.answer_type_weight, type_asked(question)
+        bonus = np.zeros(len(candidates), np.float32)
+        if weight and kind is not None:
+            bonus += [weight * states_type(c.shown, question, kind) for c in candidates]
+        return bonus
 
     def _second_hop(
         self, question: str, candidates: list[_Candidate], chosen: list[int], alone: Floats
@@ -219,7 +244,7 @@ class ExtractiveAnswerer:
             return []
         asked = f"{question} {candidates[chosen[0]].shown}"
         after = self._by_model(asked, [candidates[i] for i in rest])
-        best = int(after.argmax())
+        best = int((after + self._type_bonus(question, [candidates[i] for i in rest])).argmax())
         relevant = float(after[best]) >= logit_of(self.options.bridge_relevance)
         return [rest[best]] if relevant and after[best] > alone[rest[best]] else []
 
@@ -380,6 +405,18 @@ def _spans(
         if not any(start < table_end and table_start < end for table_start, table_end in tables)
     ]
     return sorted([*rows, *prose])
+
+
+def _title_line(chunk: Chunk) -> list[str]:
+    """The chunk's first line as a title: when it opens the document, stands alone above a
+    blank line, is short and does not end a sentence; else none."""
+    if chunk.char_start > 0:
+        return []
+    first, blank, _ = chunk.text.lstrip().partition("\n\n")
+    title = first.strip()
+    if not blank or "\n" in title or not 0 < len(title) <= 120 or title[-1] in ".!?:":
+        return []
+    return [title]
 
 
 def _coverage(question: set[str], hits: list[Hit]) -> float:

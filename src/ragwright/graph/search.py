@@ -30,6 +30,7 @@ import numpy.typing as npt
 
 from ragwright.graph.fact_linking import FactLinker
 from ragwright.graph.linking import EntityIndex, link_query
+from ragwright.graph.named_hits import named_positions
 from ragwright.graph.ppr import WalkGraph, local_pagerank
 from ragwright.graph.settings import GraphSettings
 from ragwright.graph.walk_cache import WalkGraphCache
@@ -106,6 +107,32 @@ class GraphSearch:
             for at, seed in zip(*isolated, strict=True)
         ]
         return sorted(found, key=lambda pair: (-pair[1], pair[0]))[:depth]
+
+    def named_hits(
+        self,
+        query: str,
+        seed_chunks: Sequence[str],
+        snapshot: GraphSnapshot,
+        settings: GraphSettings,
+    ) -> list[int]:
+        """The positions (from 0) of the first ``keep_named`` seed chunks that are the
+        passages the query names (`ragwright.graph.named_hits`): they keep their places."""
+        if not settings.keep_named:
+            return []
+        graph = self._walks.get(
+            snapshot,
+            relation_weight=settings.relation_weight,
+            synonym_weight=settings.synonym_weight,
+        )
+        named = link_query(query, snapshot, self._entities, self.query_extractor)
+        mentioned: list[set[int]] = []
+        for _, row in self._rows_of(seed_chunks[: settings.keep_named], snapshot):
+            if row is None:  # a chunk that mentions no entity
+                mentioned.append(set())
+                continue
+            _, entities, _ = graph.chunk_entities.gather(np.array([row], dtype=np.int64))
+            mentioned.append(set(entities.tolist()))
+        return named_positions(named, mentioned)
 
     def _entity_seeds(
         self,

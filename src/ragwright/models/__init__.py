@@ -223,7 +223,8 @@ class Hit:
     """One retrieved chunk with its score, the scale of that score and the arms that found it.
 
     ``rank`` is the hit's position in the results `Index.search` returned, from 1 (0 for a hit
-    not yet ranked); ``arm_ranks`` are its positions in each arm's own ranking. ``index`` names
+    not yet ranked; a store's arm search ranks its hits so); ``arm_ranks`` are its positions
+    in each arm's own ranking. ``index`` names
     the member of a federated search that holds the chunk (None outside a federation)."""
 
     chunk: Chunk

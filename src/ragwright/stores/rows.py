@@ -51,6 +51,7 @@ def hit_from_row(row: Sequence[Any], score: float, scale: Scale, arm: Arm, rank:
         arms=frozenset({arm}),
         source=row[SOURCE],
         arm_ranks=MappingProxyType({arm: rank}),
+        rank=rank,
     )
 
 

@@ -54,7 +54,7 @@ from ragwright.pipeline.ingest.documents import (
     moved_document,
 )
 from ragwright.pipeline.ingest.overlap import PREFETCHED, OneWriter, prefetched
-from ragwright.pipeline.ingest.pacing import EmbedPace
+from ragwright.pipeline.ingest.pacing import SORTED_CALLS, EmbedPace
 from ragwright.pipeline.ingest.parse_worker import DEFAULT_PARSE_LIMITS, ParseLimits, ParseWorker
 from ragwright.ports import (
     ChunkBatch,
@@ -257,8 +257,7 @@ class BatchWriter:
         self.chunks_embedded = 0
         self._clock = clock
         self._pace = EmbedPace(batch_chunks, clock)
-        self._pending: list[PendingDocument] = []
-        self._pending_chunks = 0
+        self._batch = _Batch()
         self._writer: OneWriter | None = None  # writes on a thread (inside `write_all`)
         self._progress: Callable[[Progress], None] | None = None
         self._last = Progress(0, 0, 0, "")
@@ -295,10 +294,11 @@ class BatchWriter:
             self.flush()
             self._write_streamed(item)
             return
-        self._pending.append(item)
-        self._pending_chunks += len(item.chunks)
-        if self._pending_chunks >= self.batch_chunks:
+        self._batch.add(item)
+        if len(self._batch.chunks) >= self.batch_chunks:
             self._write_pending()
+        else:
+            self._embed_ahead()
 
     def flush(self) -> None:
         """Write what is pending, and wait for every write to be done."""
@@ -307,8 +307,36 @@ class BatchWriter:
             self._writer.wait()
 
     def _write_pending(self) -> None:
-        pending, self._pending, self._pending_chunks = self._pending, [], 0
-        self._write(pending)
+        batch, self._batch = self._batch, _Batch()
+        self._write(batch)
+
+    def _embed_ahead(self) -> None:
+        """Embed some of the batch's chunks as its documents arrive, rather than once it is
+        full: the embedder works while the next files are parsed, and a run smaller than a
+        batch does not parse every file before embedding any. A call takes the longest of
+        the chunks waiting once `SORTED_CALLS` calls' worth wait (see `EmbedPace`)."""
+        batch = self._batch
+        while batch.error is None and batch.waiting >= SORTED_CALLS * self._pace.size():
+            rows = batch.longest_waiting(self._pace.size())
+            try:
+                batch.embedded(rows, self._embed_call([batch.chunks[i] for i in rows]))
+            except EmbedderError as error:
+                batch.error = error  # each document is tried alone when the batch is written
+                return
+
+    def _embed_batch(self, batch: _Batch) -> Vectors:
+        """The batch's vectors: those embedded ahead, and the rest embedded now, longest
+        first, in paced calls."""
+        vectors = np.empty((len(batch.chunks), self.embedder.space.dimension), dtype=np.float32)
+        for rows, part in batch.take_parts():
+            vectors[rows] = part
+        rest = batch.longest_waiting(batch.waiting)
+        start = 0
+        while start < len(rest):
+            rows = rest[start : start + self._pace.size()]
+            vectors[rows] = self._embed_call([batch.chunks[i] for i in rows])
+            start += len(rows)
+        return vectors
 
     def _tell(self) -> None:
         if self._progress is not None:
@@ -320,18 +348,21 @@ class BatchWriter:
                 )
             )
 
-    def _write(self, pending: list[PendingDocument]) -> None:
+    def _write(self, batch: _Batch) -> None:
+        pending = batch.items
         if not pending:
             return
         try:
-            vectors = self._embed([chunk for item in pending for chunk in item.chunks])
+            if batch.error is not None:
+                raise batch.error
+            vectors = self._embed_batch(batch)
         except EmbedderError as error:
             if len(pending) == 1:
                 failure = Failure(pending[0].document.source, f"embedding failed: {error}")
                 self.report.failed.append(failure)
                 return
             for item in pending:
-                self._write([item])
+                self._write(_Batch.of(item))
             return
         facts = self._extract(pending)
         writes, start = [], 0
@@ -413,25 +444,72 @@ class BatchWriter:
         (each sized by `EmbedPace`, progress told after it), into one array: a huge
         document's vectors are never held twice, nor its texts (each a chunk's text after its
         table header) made for more than one call at a time."""
-        dimension = self.embedder.space.dimension
-        vectors = np.empty((len(chunks), dimension), dtype=np.float32)
+        vectors = np.empty((len(chunks), self.embedder.space.dimension), dtype=np.float32)
         start = 0
         while start < len(chunks):
-            batch = [c.embedded_text for c in chunks[start : start + self._pace.size()]]
-            began = self._clock()
-            with tracing.span(tracing.EMBED, texts=len(batch)):
-                embedded = np.asarray(self.embedder.embed_documents(batch))
-            self._pace.measured(len(batch), self._clock() - began)
-            if embedded.shape != (len(batch), dimension):
-                raise EmbedderError(
-                    f"the embedder returned vectors of shape {embedded.shape} for {len(batch)} "
-                    f"texts, not ({len(batch)}, {dimension})"
-                )
-            vectors[start : start + len(batch)] = embedded
-            start += len(batch)
-            self.chunks_embedded += len(batch)
-            self._tell()
+            embedded = self._embed_call(chunks[start : start + self._pace.size()])
+            vectors[start : start + len(embedded)] = embedded
+            start += len(embedded)
         return vectors
+
+    def _embed_call(self, chunks: Sequence[Chunk]) -> Vectors:
+        """One embedder call, its pace measured and progress told after it."""
+        dimension = self.embedder.space.dimension
+        texts = [c.embedded_text for c in chunks]
+        began = self._clock()
+        with tracing.span(tracing.EMBED, texts=len(texts)):
+            embedded = np.asarray(self.embedder.embed_documents(texts))
+        self._pace.measured(len(texts), self._clock() - began)
+        if embedded.shape != (len(texts), dimension):
+            raise EmbedderError(
+                f"the embedder returned vectors of shape {embedded.shape} for {len(texts)} "
+                f"texts, not ({len(texts)}, {dimension})"
+            )
+        self.chunks_embedded += len(texts)
+        self._tell()
+        return embedded
+
+
+@dataclass(slots=True)
+class _Batch:
+    """The documents of one write, gathered, and the vectors of those of their chunks
+    embedded so far (by the chunks' rows); ``error``: an embedder call on them failed."""
+
+    items: list[PendingDocument] = field(default_factory=list)
+    chunks: list[Chunk] = field(default_factory=list)
+    parts: list[tuple[list[int], Vectors]] = field(default_factory=list)
+    done: set[int] = field(default_factory=set)
+    error: EmbedderError | None = None
+
+    @classmethod
+    def of(cls, item: PendingDocument) -> _Batch:
+        batch = cls()
+        batch.add(item)
+        return batch
+
+    def add(self, item: PendingDocument) -> None:
+        self.items.append(item)
+        self.chunks.extend(item.chunks)
+
+    @property
+    def waiting(self) -> int:
+        """Chunks not embedded yet."""
+        return len(self.chunks) - len(self.done)
+
+    def longest_waiting(self, count: int) -> list[int]:
+        """The rows of the ``count`` longest chunks not embedded yet, longest first."""
+        rows = [row for row in range(len(self.chunks)) if row not in self.done]
+        rows.sort(key=lambda row: -len(self.chunks[row].text))
+        return rows[:count]
+
+    def embedded(self, rows: list[int], vectors: Vectors) -> None:
+        self.parts.append((rows, vectors))
+        self.done.update(rows)
+
+    def take_parts(self) -> list[tuple[list[int], Vectors]]:
+        """The vectors embedded so far, let go of here (they are copied into the batch's)."""
+        parts, self.parts = self.parts, []
+        return parts
 
 
 @dataclass(slots=True)

@@ -8,10 +8,11 @@ come from the store through `ChunkReader` (their documents' sources through
 `DocumentLookup`, only for those that make the final cut), and the two rankings are fused
 with `fuse_ranked_lists` (weights 1 and ``graph_weight``, with ``graph_rrf_k``), hybrid's
 first ``graph_keep_top`` hits keeping their places (with ``graph_keep_gap`` above 0, only
-as many as hybrid is sure of: `confident_top`). The graph ranking brings at most
-``graph_max_new`` chunks from outside hybrid's first ``graph_known_depth`` hits
-(`bounded_newcomers`). Graph scores never meet similarity scores: only ranks are fused, and
-only chunks are ranked.
+as many as hybrid is sure of: `confident_top`), and with ``graph_keep_named`` above 0 so
+do the passages the query names among hybrid's first hits (`GraphSearch.named_hits`). The
+graph ranking brings at most ``graph_max_new`` chunks from outside hybrid's first
+``graph_known_depth`` hits (`bounded_newcomers`). Graph scores never meet similarity
+scores: only ranks are fused, and only chunks are ranked.
 """
 
 from __future__ import annotations
@@ -113,7 +114,11 @@ class GraphRetriever:
         keep = confident_top(
             [hit.score for hit in hybrid], request.graph.keep_top, request.graph.keep_gap
         )
-        kept = [fused_by_id.get(hit.chunk.id, hit) for hit in hybrid[:keep]]
+        named = self.graph_search.named_hits(
+            query, [hit.chunk.id for hit in hybrid], snapshot, request.graph
+        )
+        kept_at = sorted({*range(keep), *named})  # in hybrid's order
+        kept = [fused_by_id.get(hybrid[at].chunk.id, hybrid[at]) for at in kept_at]
         kept_ids = {hit.chunk.id for hit in kept}
         ranked_hits = [*kept, *(hit for hit in fused if hit.chunk.id not in kept_ids)]
         return self._with_sources(

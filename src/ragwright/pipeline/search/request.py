@@ -27,6 +27,8 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
     graph_rrf_k = 10         # the k of that fusion
     graph_keep_top = 0       # hybrid's first hits that keep their places
     graph_keep_gap = 0.0     # ... while each stands this far above the next (0: always)
+    graph_keep_named = 2     # of hybrid's first this many hits, those naming the query's
+                             # entities keep their places ahead of the walk (0: off)
     graph_max_new = 1000     # chunks the graph may bring from outside hybrid's first ...
     graph_known_depth = 20   # ... this many hits (1000: no bound)
     graph_damping = 0.5      # the walk's probability of following a link
@@ -106,6 +108,7 @@ GRAPH_KEYS = (
     "graph_rrf_k",
     "graph_keep_top",
     "graph_keep_gap",
+    "graph_keep_named",
     "graph_max_new",
     "graph_known_depth",
     "graph_damping",

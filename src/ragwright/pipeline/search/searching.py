@@ -26,6 +26,10 @@ from ragwright.query.model import QueryProcessor
 
 #: The request of a search that says nothing but its query.
 DEFAULT_REQUEST = SearchRequest()
+#: Requests made from keyword options alone that a `Searching` keeps (see `_from_options`).
+_MADE_KEPT = 64
+#: The option values such a request is kept for: plain scalars, compared by type and value.
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 class Searching:
@@ -33,6 +37,7 @@ class Searching:
 
     def __init__(self, context: SearchContext) -> None:
         self.context = context
+        self._made: dict[tuple[tuple[str, type, object], ...], SearchRequest] = {}
 
     def search(
         self,
@@ -45,11 +50,27 @@ class Searching:
     ) -> list[Hit]:
         """`Index.search`."""
         # Made (and so checked) even when there is nothing to search.
-        request = (request or DEFAULT_REQUEST).but(**options)
+        request = self._from_options(options) if request is None else request.but(**options)
         with tracing.span(tracing.SEARCH, mode=str(request.mode), top_k=request.top_k) as span:
             hits = self._search(query, request, processors, query_processors)
             span.set("hits", len(hits))
         return hits
+
+    def _from_options(self, options: SearchOptions) -> SearchRequest:
+        """The default request with ``options``: kept when they are plain scalars, since
+        ``kb.search(q, mode="bm25")`` asks for the same one again and again, and a request is
+        a frozen value whose making checks every field (5% of a public BM25 search of SciFact,
+        py-spy). Typed keys: ``top_k=True`` is refused where ``top_k=1`` is not."""
+        if any(type(value) not in _SCALARS for value in options.values()):
+            return DEFAULT_REQUEST.but(**options)
+        key = tuple((name, type(value), value) for name, value in options.items())
+        made = self._made.get(key)
+        if made is None:
+            made = DEFAULT_REQUEST.but(**options)  # a bad option raises here, kept nowhere
+            if len(self._made) >= _MADE_KEPT:
+                self._made.clear()
+            self._made[key] = made
+        return made
 
     def _search(
         self,

@@ -145,6 +145,12 @@ class DerivedCache(Generic[T]):
                 self._built = self._saved(db, built, built.value.compacted())
         return self._built.value
 
+    def at(self, generation: int) -> T | None:
+        """The cache as the last query left it, when that was as of ``generation``; else None
+        (`current` catches it up, inside a read snapshot). Reads nothing."""
+        built = self._built
+        return built.value if built is not None and built.generation == generation else None
+
     def release_pages(self) -> None:
         """Drop the pages searches read from this cache's file from the process's resident
         set (`derived.Mapped.release_pages`)."""

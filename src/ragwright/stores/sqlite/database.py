@@ -22,6 +22,8 @@ NOT_TEXT = "text with a lone surrogate cannot be stored or looked up (it is not 
 #: a vector product (ad hoc). Writes still go through the file; the rest of a larger file is
 #: read as before.
 MAPPED_BYTES = 256 * 2**20
+#: The write generation (`Database.transaction` bumps it): a subquery a read may add.
+GENERATION = "SELECT value FROM meta WHERE key = 'generation'"
 #: SQLite's primary result codes for a damaged file: SQLITE_CORRUPT and SQLITE_NOTADB.
 _DAMAGE_CODES = (11, 26)
 
@@ -132,7 +134,7 @@ class Database:
         db = self.connection
         try:
             db.execute("BEGIN")
-            row = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+            row = db.execute(GENERATION).fetchone()
         except sqlite3.Error as error:
             self._end_read()
             what = f"cannot read the index at {self.path}"
@@ -145,6 +147,12 @@ class Database:
             raise ConfigError(NOT_TEXT) from error
         finally:
             self._end_read()
+
+    def generation(self) -> int:
+        """The write generation now, in one statement of its own (no snapshot): a read that
+        returns the generation beside its rows is of this state when the two are equal."""
+        rows = self.query(GENERATION)
+        return generation_of(self.path, rows[0] if rows else None)
 
     def _end_read(self) -> None:
         """End a read snapshot. Nothing was written, so there is nothing to lose; a failure

@@ -17,7 +17,7 @@ from typing import Any
 
 from ragwright.models import Arm, Candidate, Chunk, Hit, Scale
 from ragwright.stores.rows import SOURCE, chunk_from_row
-from ragwright.stores.sqlite.database import Database
+from ragwright.stores.sqlite.database import GENERATION, Database, generation_of
 from ragwright.stores.sqlite.rows import (
     CHUNK_TEXT_COLUMNS,
     CHUNKS_WITH_SOURCE,
@@ -33,6 +33,11 @@ Row = tuple[Chunk, str]
 _WHOLE = f"SELECT {JOINED_CHUNK_COLUMNS} FROM {CHUNKS_WITH_SOURCE} WHERE "
 _WHOLE_BY_ROWID = _WHOLE + "c.rowid IN ({marks})"
 _WHOLE_BY_ID = _WHOLE + "c.id IN ({marks})"
+#: `_WHOLE_BY_ROWID` with the write generation after the columns (its own snapshot's).
+_WHOLE_AT = (
+    f"SELECT {JOINED_CHUNK_COLUMNS}, ({GENERATION}) FROM {CHUNKS_WITH_SOURCE} "
+    "WHERE c.rowid IN ({marks})"
+)
 
 
 def read_chunks(db: Database, rowids: Sequence[int]) -> dict[int, Row]:
@@ -41,6 +46,21 @@ def read_chunks(db: Database, rowids: Sequence[int]) -> dict[int, Row]:
     for rows in _batches(db, _WHOLE_BY_ROWID, rowids):
         read.update((row[ROWID], (chunk_from_row(row), row[SOURCE])) for row in rows)
     return read
+
+
+def read_chunks_at(db: Database, rowids: Sequence[int], generation: int) -> dict[int, Row] | None:
+    """`read_chunks` in one statement, outside any read snapshot: None unless that statement
+    saw write generation ``generation`` (so the rows are those of the state ranked then), and
+    for more rows than one statement takes, or none found."""
+    if not rowids or len(rowids) > IDS_PER_QUERY:
+        return None
+    rows = db.query(_WHOLE_AT.format(marks=", ".join("?" for _ in rowids)), rowids)
+    if not rows:
+        return None
+    seen = rows[0][-1]  # NULL: no write yet, generation 0
+    if generation_of(db.path, None if seen is None else (seen,)) != generation:
+        return None
+    return {row[ROWID]: (chunk_from_row(row), row[SOURCE]) for row in rows}
 
 
 def candidates_of(
@@ -82,7 +102,8 @@ def _batches(db: Database, sql: str, keys: Sequence[Any]) -> Iterator[list[Any]]
 def hits_of(
     scored: list[tuple[int, float]], scale: Scale, arm: Arm, rows: dict[int, Row]
 ) -> list[Hit]:
-    """The hits of ``scored`` whose rows ``rows`` holds, ranked from 1."""
+    """The hits of ``scored`` whose rows ``rows`` holds, ranked from 1 (``rank`` too: a
+    search of one arm returns them as they are, rather than copying each to rank it)."""
     arms = frozenset({arm})
     return [
         Hit(
@@ -92,6 +113,7 @@ def hits_of(
             arms=arms,
             source=row[1],
             arm_ranks=MappingProxyType({arm: rank}),
+            rank=rank,
         )
         for rank, (rowid, score) in enumerate(scored, start=1)
         if (row := rows.get(rowid)) is not None

@@ -528,7 +528,16 @@ class SQLiteStore(SingleWrites):
         for flag, script in FEATURES.items():
             if self.get_setting(flag) is None:
                 with self._db.lock:
-                    self._db.connection.executescript(script)
+                    try:
+                        self._db.connection.executescript(script)
+                    except sqlite3.OperationalError:
+                        # Another process opening this index may have added the feature
+                        # between our check and our script (``ADD COLUMN`` cannot say IF NOT
+                        # EXISTS): its recorded flag says so. Anything else is raised.
+                        if self._db.connection.in_transaction:
+                            self._db.connection.execute("ROLLBACK")
+                        if self.get_setting(flag) is None:
+                            raise
 
     def _derived_cache_key(self, read_only: bool) -> str:
         """This index's identity in its derived files: a file from another index (a copied
