@@ -282,10 +282,9 @@ def readable(sentence: str) -> bool:
 def _reading_order(points: Sequence[ReportPoint]) -> tuple[ReportPoint, ...]:
     """``points`` chunk by chunk (in the order each chunk was first chosen), each chunk's in
     their order in it: two sentences of one passage read as they were written."""
-    first = {point.chunk_id: -1 for point in points}
+    first: dict[str, int] = {}
     for position, point in enumerate(points):
-        if first[point.chunk_id] < 0:
-            first[point.chunk_id] = position
+        first.setdefault(point.chunk_id, position)
     return tuple(sorted(points, key=lambda point: (first[point.chunk_id], point.start)))
 
 

@@ -92,11 +92,7 @@ BUMP_GRAPH_VERSION = (
 def ensure_graph_schema(db: SchemaDatabase, conn: Connection[Any]) -> None:
     """Add the graph's tables to the collection if it has none yet (in ``conn``'s
     transaction, under the schema lock, so concurrent openers do it once)."""
-    found = conn.execute("SELECT to_regclass(%s)", (f"{db.schema}.graph_decisions",)).fetchone()
-    if found is not None and found[0] is not None:
-        return
-    lock_schema(conn, db.schema)
-    conn.execute(db.sql(GRAPH_DDL))
+    _ensure_table(db, conn, "graph_decisions", GRAPH_DDL)
 
 
 #: Versions of changes kept: a reader further behind reads the whole graph again anyway.
@@ -171,11 +167,17 @@ PRUNE_GRAPH_CHANGES = (
 def ensure_graph_changes(db: SchemaDatabase, conn: Connection[Any]) -> None:
     """Add the change log to a collection's graph that has none yet (as
     `ensure_graph_schema`)."""
-    found = conn.execute("SELECT to_regclass(%s)", (f"{db.schema}.graph_changes",)).fetchone()
+    _ensure_table(db, conn, "graph_changes", GRAPH_CHANGES_DDL)
+
+
+def _ensure_table(db: SchemaDatabase, conn: Connection[Any], table: str, ddl: str) -> None:
+    """Run ``ddl`` under the schema lock unless ``table`` exists already (checked first
+    without the lock: an existing collection's open takes none)."""
+    found = conn.execute("SELECT to_regclass(%s)", (f"{db.schema}.{table}",)).fetchone()
     if found is not None and found[0] is not None:
         return
     lock_schema(conn, db.schema)
-    conn.execute(db.sql(GRAPH_CHANGES_DDL))
+    conn.execute(db.sql(ddl))
 
 
 #: The typed facts' vectors (added beside the graph's tables, like them, once): one row per
@@ -203,8 +205,4 @@ CREATE TABLE IF NOT EXISTS {s}.graph_fact_vectors (
 def ensure_fact_vectors(db: SchemaDatabase, conn: Connection[Any]) -> None:
     """Add the fact vectors' table to a collection's graph that has none yet (as
     `ensure_graph_schema`)."""
-    found = conn.execute("SELECT to_regclass(%s)", (f"{db.schema}.graph_fact_vectors",)).fetchone()
-    if found is not None and found[0] is not None:
-        return
-    lock_schema(conn, db.schema)
-    conn.execute(db.sql(FACT_VECTORS_DDL))
+    _ensure_table(db, conn, "graph_fact_vectors", FACT_VECTORS_DDL)
