@@ -13,9 +13,11 @@ import pytest
 
 from cli_helpers import runner
 from ragwright import Index
+from ragwright.answers.extractive import ExtractiveOptions
 from ragwright.cli import app
 from ragwright.errors import ConfigError, RegistryError
 from ragwright.models import Arm, Chunk, Hit, Scale
+from ragwright.pipeline.answer.asking import extractive_reading
 from ragwright.pipeline.search.request import Reranking, SearchRequest
 from ragwright.pipeline.search.reranking import Rerankers, RerankStep
 from ragwright.testing import HashingEmbedder
@@ -122,6 +124,25 @@ def test_the_cross_encoder_puts_the_answering_passage_first(index: Index) -> Non
     request = SearchRequest(rerank=Reranking("cross-encoder"))
     answer = index.ask(QUESTION, top_k=1, mode="bm25", request=request)
     assert [Path(h.source).name for h in answer.hits] == ["census.md"]  # what ask read
+
+
+def test_the_extractive_engine_reads_the_cross_encoders_order_unless_told_otherwise() -> None:
+    reads = extractive_reading(SearchRequest(), ExtractiveOptions())
+    assert reads.rerank == Reranking("cross-encoder", ExtractiveOptions().rerank_depth)
+    deeper = extractive_reading(SearchRequest(), ExtractiveOptions(rerank_depth=30))
+    assert deeper.rerank == Reranking("cross-encoder", 30)
+    for off in (ExtractiveOptions(rerank_depth=0), ExtractiveOptions(cross_encoder=False)):
+        assert extractive_reading(SearchRequest(), off).rerank.name is None
+    own = SearchRequest(rerank=Reranking("cross-encoder", 7))  # a request's own reranker stays
+    assert extractive_reading(own, ExtractiveOptions(rerank_depth=30)) is own
+
+
+@pytest.mark.slow
+def test_ask_reads_the_passage_the_cross_encoder_puts_first_by_default(index: Index) -> None:
+    answer = index.ask(QUESTION, top_k=1, mode="bm25")
+    assert [Path(h.source).name for h in answer.hits] == ["census.md"]
+    unranked = index.ask(QUESTION, top_k=1, mode="bm25", options=ExtractiveOptions(rerank_depth=0))
+    assert [Path(h.source).name for h in unranked.hits] != ["census.md"]  # the search's own first
 
 
 @pytest.mark.slow

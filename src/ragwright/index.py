@@ -35,7 +35,13 @@ from ragwright.llms.session import LLMSession
 from ragwright.llms.settings import LLMSettings
 from ragwright.models import DEFAULT_COLLECTION, Answer, EmbeddingSpace, Hit, final_answer
 from ragwright.parsers.options import ParserOptions
-from ragwright.pipeline.answer.asking import AnswerWorkflow, AskOptions, AskRequest, GraphContexts
+from ragwright.pipeline.answer.asking import (
+    ANSWER_RERANKER,
+    AnswerWorkflow,
+    AskOptions,
+    AskRequest,
+    GraphContexts,
+)
 from ragwright.pipeline.ingest.ingestor import IngestOptions, IngestReport, Progress
 from ragwright.pipeline.search.caller_graphs import CallerGraphs
 from ragwright.pipeline.search.context import SearchContext
@@ -344,5 +350,5 @@ class Index(AsyncReads, AsyncIngest):
             planner_classifies=self._planning.classifies,
             communities=self.communities.workflow,
             global_retriever=self.communities.global_retriever,
-            scorer=lambda: self.searching.context.rerankers.scorer("cross-encoder"),
+            scorer=lambda: self.searching.context.rerankers.scorer(ANSWER_RERANKER),
         )

@@ -131,6 +131,12 @@ class ExtractiveOptions:
     #: dev500's non-yes/no questions 0-99 (dev) / 100-199 (held out): the answer holds the
     #: gold answer 0.36 -> 0.43 / 0.28 -> 0.40 (docs/ablation.md).
     bridge_relevance: float = 0.5
+    #: With a cross-encoder, in ``ask``: the search's first this many hits are read by the
+    #: cross-encoder, passage by passage, and the engine reads the best ``top_k`` of them in
+    #: its order, not the search's (where the search request has no reranker of its own). 0:
+    #: the search's first ``top_k``. Paraphrased dev halves: the passage that answers is
+    #: first more often (docs/ablation.md, "What ask reads").
+    rerank_depth: int = 20
     #: With a cross-encoder: logits added to the rank (not to the probability that must pass
     #: ``min_relevance``) of a sentence stating what kind of thing the question asks for that
     #: the question does not say: a date for "when", a name for "who" or "where" (see

@@ -30,7 +30,12 @@ from ragwright.pipeline.graph.communities import CommunityWorkflow
 from ragwright.pipeline.permitted import refuse_restricted
 from ragwright.pipeline.search.global_retrieval import GlobalRetriever, refuse_filter
 from ragwright.pipeline.search.per_document import routed
-from ragwright.pipeline.search.request import SearchMode, SearchOptions, SearchRequest
+from ragwright.pipeline.search.request import (
+    Reranking,
+    SearchMode,
+    SearchOptions,
+    SearchRequest,
+)
 from ragwright.ports import (
     LLM,
     DocumentLookup,
@@ -42,6 +47,8 @@ from ragwright.ports import (
 from ragwright.query.model import QueryProcessor
 
 NO_GRAPH_CONTEXT_FOR_EXTRACTIVE = "graph context is for the LLM engines (--engine stuff, …)"
+#: The reranker whose model also chooses the extractive engine's quotes (`Index.answers`).
+ANSWER_RERANKER = "cross-encoder"
 
 
 class Searcher(Protocol):
@@ -150,6 +157,16 @@ def checked_engine(
     return name
 
 
+def extractive_reading(request: SearchRequest, options: ExtractiveOptions) -> SearchRequest:
+    """The search whose hits the extractive engine reads: with the cross-encoder on, its first
+    ``rerank_depth`` hits reordered by it, passage by passage, so the passage that answers a
+    question asked in other words than the document's is among the ``top_k`` read (see
+    `ExtractiveOptions.rerank_depth`). A request with a reranker of its own keeps it."""
+    if not options.cross_encoder or options.rerank_depth < 1 or request.rerank.name is not None:
+        return request
+    return request.but(rerank=Reranking(ANSWER_RERANKER, options.rerank_depth))
+
+
 class GraphContexts:
     """The graph context over a collection's entity graph, made once (it indexes the graph
     snapshot by version, which later answers reuse)."""
@@ -217,6 +234,9 @@ class AnswerWorkflow:
             session = session or self.open_session("request", llm)  # the planner's calls too
         route = self.route(question, ask.mode, session, caller)
         request = routed(ask.request or SearchRequest(), route)
+        if name == "extractive":
+            chosen = self.answer_settings.extractive if ask.options is None else ask.options
+            request = extractive_reading(request, chosen)
         if route.mode == SearchMode.GLOBAL:
             refuse_restricted(caller, "global search (the community reports)")
             answer = self.global_answer(question, name, where, llm, session)
