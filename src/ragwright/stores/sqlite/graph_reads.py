@@ -19,6 +19,7 @@ from ragwright.models.graph_records import (
     GraphStats,
     MentionSite,
 )
+from ragwright.stores.graph_facts import stated_ends
 from ragwright.stores.graph_snapshot import (
     SnapshotRows,
     current_merges,
@@ -66,11 +67,11 @@ class SQLiteGraphReads:
     def typed_facts(self) -> list[TypedFact]:
         labels = sorted(COOCCURRENCE_LABELS)
         rows = self._db.query(
-            "SELECT DISTINCT source, label, target FROM graph_relations "
-            "WHERE label NOT IN (?, ?) ORDER BY source, label, target",
+            f"SELECT DISTINCT {stated_ends('r')}, r.label FROM graph_relations r "
+            "WHERE r.label NOT IN (?, ?) ORDER BY 1, 3, 2",
             labels,
         )
-        return [TypedFact(source, label, target) for source, label, target in rows]
+        return [TypedFact(source, label, target) for source, target, label in rows]
 
     def graph_version(self) -> str:
         rows = self._db.query("SELECT value FROM meta WHERE key = 'graph_version'")

@@ -224,3 +224,13 @@ CREATE TABLE IF NOT EXISTS graph_fact_vectors (
 INSERT OR REPLACE INTO meta(key, value) VALUES ('feature_graph_fact_vectors', '1');
 COMMIT;
 """
+
+
+#: The direction of a typed fact whose subject is the later key (relations are stored in key
+#: order: `stores.graph_facts`); rows written before it read as stated in key order.
+RELATION_DIRECTION_DDL = """
+BEGIN;
+ALTER TABLE graph_relations ADD COLUMN reversed INTEGER NOT NULL DEFAULT 0;
+INSERT OR REPLACE INTO meta(key, value) VALUES ('feature_relation_direction', '1');
+COMMIT;
+"""

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from ragwright.models import Chunk
 from ragwright.models.graph import ChunkFacts
 from ragwright.models.graph_records import FactsWritten
-from ragwright.stores.graph_facts import FactRows, fact_rows, facts_from_rows
+from ragwright.stores.graph_facts import FactRows, fact_rows, facts_from_rows, stated_ends
 from ragwright.stores.rows import chunk_from_row
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.rows import CHUNK_COLUMNS
@@ -31,8 +31,8 @@ def insert_facts(db: sqlite3.Connection, chunk_rowid: int, rows: FactRows) -> Fa
         [(chunk_rowid, rows.extractor, *mention) for mention in rows.mentions],
     )
     db.executemany(
-        "INSERT INTO graph_relations(chunk_rowid, extractor, source, target, label, weight) "
-        "VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO graph_relations(chunk_rowid, extractor, source, target, label, weight, "
+        "reversed) VALUES (?, ?, ?, ?, ?, ?, ?)",
         [(chunk_rowid, rows.extractor, *relation) for relation in rows.relations],
     )
     return FactsWritten(1, len(rows.mentions), len(rows.relations), rows.unresolved)
@@ -83,7 +83,7 @@ class SQLiteGraphWrites:
                 ids,
             ),
             self._db.query(
-                f"SELECT c.id, g.source, g.target, g.label, g.weight FROM graph_relations g {join}",
+                f"SELECT c.id, {stated_ends('g')}, g.label, g.weight FROM graph_relations g {join}",
                 ids,
             ),
         )
