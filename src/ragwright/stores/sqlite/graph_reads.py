@@ -19,7 +19,6 @@ from ragwright.models.graph_records import (
     GraphStats,
     MentionSite,
 )
-from ragwright.stores.graph_facts import stated_ends
 from ragwright.stores.graph_snapshot import (
     SnapshotRows,
     current_merges,
@@ -28,6 +27,7 @@ from ragwright.stores.graph_snapshot import (
 )
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.graph_refresh import CachedGraph, current_graph
+from ragwright.stores.sqlite.graph_schema import relation_ends
 
 _NAME = (
     "(SELECT f.form FROM graph_entity_forms f WHERE f.key = {e}.key GROUP BY f.form "
@@ -67,7 +67,7 @@ class SQLiteGraphReads:
     def typed_facts(self) -> list[TypedFact]:
         labels = sorted(COOCCURRENCE_LABELS)
         rows = self._db.query(
-            f"SELECT DISTINCT {stated_ends('r')}, r.label FROM graph_relations r "
+            f"SELECT DISTINCT {relation_ends(self._db, 'r')}, r.label FROM graph_relations r "
             "WHERE r.label NOT IN (?, ?) ORDER BY 1, 3, 2",
             labels,
         )

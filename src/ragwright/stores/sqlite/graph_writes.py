@@ -11,9 +11,10 @@ from collections.abc import Sequence
 from ragwright.models import Chunk
 from ragwright.models.graph import ChunkFacts
 from ragwright.models.graph_records import FactsWritten
-from ragwright.stores.graph_facts import FactRows, fact_rows, facts_from_rows, stated_ends
+from ragwright.stores.graph_facts import FactRows, fact_rows, facts_from_rows
 from ragwright.stores.rows import chunk_from_row
 from ragwright.stores.sqlite.database import Database
+from ragwright.stores.sqlite.graph_schema import relation_ends
 from ragwright.stores.sqlite.rows import CHUNK_COLUMNS
 
 
@@ -83,7 +84,8 @@ class SQLiteGraphWrites:
                 ids,
             ),
             self._db.query(
-                f"SELECT c.id, {stated_ends('g')}, g.label, g.weight FROM graph_relations g {join}",
+                f"SELECT c.id, {relation_ends(self._db, 'g')}, g.label, g.weight "
+                f"FROM graph_relations g {join}",
                 ids,
             ),
         )
