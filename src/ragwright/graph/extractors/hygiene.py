@@ -7,8 +7,9 @@ numbers, hashes, units, placeholders and table cells for names, and types them a
 - **not a name** (`None`): a span in code (an inline code span, a fenced block) or in a table
   row; one with code punctuation, a dotted identifier (``Index.graph.build``), a path or a
   URL; one without a capital letter (``docs``, ``float32``); a hash, a number or a measure
-  (``300k``, ``x0.73``, ``0.75 / 0.78``); a unit (``MB``); a constant or placeholder
-  (``QUANTITY``, ``DATASET``); a span across a paragraph break.
+  (``300k``, ``x0.73``, ``0.75 / 0.78``, ``The 1970``); a unit (``MB``); a lone letter
+  (``N``); a constant or placeholder (``QUANTITY``, ``DATASET``); a span across a paragraph
+  break or ending in a function word (``the Faculty of Law of``: a name cut short).
 - **another type** (`retyped`): the span's head noun contradicts the model ("Castner Range",
   "NFL Draft" typed PERSON; "the Bougainville Campaign" typed ORG).
 - **untyped** (`UNTYPED`): a PERSON or place whose words do not look like a person's or a
@@ -108,8 +109,10 @@ def not_a_name(surface: str) -> bool:
     if any(t[0] in "./~-" or t.endswith("/") or t.count("/") > 1 for t in tokens):
         return True
     words = [t.strip(".,:;!?'’\"“”") for t in tokens]
-    if len(words) == 1 and words[0].casefold() in _UNITS:
-        return True
+    if len(words) == 1 and (words[0].casefold() in _UNITS or len(words[0]) == 1):
+        return True  # a unit, or a lone letter (a variable: "at most N chunks")
+    if len(words) > 1 and words[-1].casefold() in _FUNCTION_WORDS | {"of"}:
+        return True  # a name cut short ("the Faculty of Law of")
     if len(words) == 1 and len(words[0]) >= 7 and words[0].isalpha() and words[0].isupper():
         return True  # a constant or a placeholder (QUANTITY, DATASET); acronyms are shorter
     return any(_HEX.match(w) and any(c.isdigit() for c in w) for w in words) or _numeric(words)
@@ -121,7 +124,8 @@ def _numeric(words: list[str]) -> bool:
     if not numeric:
         return False
     ends_a_name = numeric == [len(words) - 1] and len(words) > 1 and words[-1].isdigit()
-    return not ends_a_name or not words[0][:1].isupper()
+    named = [w for w in words[:-1] if w.casefold() not in _FUNCTION_WORDS]  # "The 1970"
+    return not ends_a_name or not named or not words[0][:1].isupper()
 
 
 def _is_number(word: str) -> bool:

@@ -11,7 +11,8 @@ rest of the chunk is here:
 - in technical text the model's place and work types are guesses
   (`ragwright.graph.extractors.technical`);
 - a lone word that ends a PERSON named in the same chunk ("Flavia Pennetta" … "Pennetta",
-  typed GPE) is that person.
+  typed GPE) is that person; a lone word typed PERSON that no full name in the chunk and no
+  cue around it backs is kept untyped ("The Rams finished", "Ray", "Apocynaceae").
 """
 
 from __future__ import annotations
@@ -20,12 +21,20 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ragwright.graph.extractors.cues import cue_label
-from ragwright.graph.extractors.hygiene import in_code, not_a_name, retyped, shaped_label
+from ragwright.graph.extractors.cues import cue_label, person_cue
+from ragwright.graph.extractors.hygiene import (
+    UNTYPED,
+    in_code,
+    not_a_name,
+    retyped,
+    shaped_label,
+)
 from ragwright.graph.extractors.technical import is_technical, technical_label
 
 #: Entity types that are values, not things a question bridges through.
 DROPPED_LABELS = frozenset({"DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "PERCENT", "MONEY"})
+#: What the model calls a lone word that a place after a comma shows is a town ("Boise, Idaho").
+_PLACE_GUESSES = frozenset({"ORG", "PERSON", "NORP"})
 _COMMON_POS = frozenset({"NOUN", "VERB", "ADJ", "ADV", "AUX", "PRON", "DET", "ADP"})
 
 
@@ -34,6 +43,8 @@ def named_spans(text: str, entities: Iterable[Any]) -> list[tuple[Any, str]]:
     the type to keep it under."""
     kept: list[tuple[Any, str]] = []
     technical = is_technical(text)
+    entities = list(entities)
+    places = {span.start_char for span in entities if span.label_ == "GPE"}
     for span in entities:
         if span.label_ in DROPPED_LABELS or in_code(text, span.start_char):
             continue
@@ -41,13 +52,31 @@ def named_spans(text: str, entities: Iterable[Any]) -> list[tuple[Any, str]]:
         if not_a_name(surface) or _common_word(text, span):
             continue
         label = _label(text, span, technical)
+        if label in _PLACE_GUESSES and len(span) == 1 and _before_a_place(text, span, places):
+            label = shaped_label(surface, "GPE")
         if label is not None:
             kept.append((span, label))
-    people = {s.text.split()[-1] for s, label in kept if label == "PERSON" and len(s) > 1}
-    return [
-        (span, "PERSON" if len(span) == 1 and span.text in people else label)
-        for span, label in kept
-    ]
+    full_names = [s.text.split() for s, label in kept if label == "PERSON" and len(s) > 1]
+    surnames = {words[-1] for words in full_names}
+    given_names = {words[0] for words in full_names}
+    return [(span, _lone_word_label(text, span, label, surnames, given_names))
+            for span, label in kept]  # fmt: skip
+
+
+def _lone_word_label(
+    text: str, span: Any, label: str, surnames: set[str], given_names: set[str]
+) -> str:
+    """A lone word's type: a person's when it ends a person's full name in the chunk; the
+    model's PERSON only when the chunk backs it (the full name, or a cue such as "played by"),
+    else untyped: a lone capitalized word the model calls a person is as often a team
+    ("The Rams finished"), a plant genus or a tool ("Ray", "Ollama")."""
+    if len(span) != 1:
+        return label
+    if span.text in surnames:
+        return "PERSON"
+    if label != "PERSON" or span.text in given_names:
+        return label
+    return label if person_cue(text, span.start_char, span.start_char + len(span.text)) else UNTYPED
 
 
 def _label(text: str, span: Any, technical: bool) -> str | None:
@@ -58,6 +87,13 @@ def _label(text: str, span: Any, technical: bool) -> str | None:
     if label is not None and technical:
         label = technical_label(surface, label)
     return None if label is None else shaped_label(surface, label)
+
+
+def _before_a_place(text: str, span: Any, places: set[int]) -> bool:
+    """Whether a place follows the span after a comma: "Boise, Idaho" (a town, then its state
+    or country)."""
+    end = span.start_char + len(span.text)
+    return text[end : end + 2] == ", " and end + 2 in places
 
 
 def _common_word(text: str, span: Any) -> bool:
