@@ -30,6 +30,8 @@ _CODE_CHARACTERS = re.compile(r"[_()\[\]{}=<>@$#|\\`*+~^;]")
 _DOTTED = re.compile(r"[a-z0-9]\.[A-Za-z_]")
 _HEX = re.compile(r"^[0-9a-f]{7,}$", re.IGNORECASE)
 _MEASURE = re.compile(r"^\d+(?:[.,]\d+)*(?:k|m|b|x|s|ms|kb|mb|gb|tb|kib|mib|gib)$", re.IGNORECASE)
+_INLINE_CODE = re.compile(r"`([^`\n]+)`")
+_CODE_WORD = re.compile(r"\w+")
 _BOX_DRAWING = re.compile(r"[\u2500-\u257f]")
 _FENCE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
 _UNITS = frozenset(
@@ -86,6 +88,14 @@ def in_code(text: str, start: int) -> bool:
     return text.count("`", line_start, start) % 2 == 1
 
 
+def in_code_elsewhere(text: str, surface: str) -> bool:
+    """Whether the chunk writes ``surface`` as a word of an inline code span (`` `Config` ``,
+    `` `onnx:PATH` ``): then it is an identifier or a placeholder wherever it stands."""
+    if f"`{surface}`" in text:  # whatever the pairing of the chunk's other backticks
+        return True
+    return any(surface in _CODE_WORD.findall(code) for code in _INLINE_CODE.findall(text))
+
+
 def _in_fenced_block(text: str, start: int) -> bool:
     """A fence with an info string (```python) opens a block; a bare one closes the block
     open, or opens one; a bare first fence closes a block the chunk started inside (a chunk
@@ -113,6 +123,10 @@ def not_a_name(surface: str) -> bool:
         return True  # a unit, or a lone letter (a variable: "at most N chunks")
     if len(words) > 1 and words[-1].casefold() in _FUNCTION_WORDS | {"of"}:
         return True  # a name cut short ("the Faculty of Law of")
+    if len(words) > 1 and words[-1].islower() and words[-1].casefold() not in _PARTICLES:
+        return True  # a description ("BM25 files") or a variable ("RRF k"), not a name
+    if any(part.casefold() in _UNITS for word in words for part in word.split("-")[1:]):
+        return True  # a compound unit ("CPU-s")
     if len(words) == 1 and len(words[0]) >= 7 and words[0].isalpha() and words[0].isupper():
         return True  # a constant or a placeholder (QUANTITY, DATASET); acronyms are shorter
     return any(_HEX.match(w) and any(c.isdigit() for c in w) for w in words) or _numeric(words)

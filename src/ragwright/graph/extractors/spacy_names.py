@@ -25,6 +25,7 @@ from ragwright.graph.extractors.cues import cue_label, person_cue
 from ragwright.graph.extractors.hygiene import (
     UNTYPED,
     in_code,
+    in_code_elsewhere,
     not_a_name,
     retyped,
     shaped_label,
@@ -50,6 +51,8 @@ def named_spans(text: str, entities: Iterable[Any]) -> list[tuple[Any, str]]:
             continue
         surface = span.text
         if not_a_name(surface) or _common_word(text, span):
+            continue
+        if technical and len(span) == 1 and in_code_elsewhere(text, surface):
             continue
         label = _label(text, span, technical)
         if label in _PLACE_GUESSES and len(span) == 1 and _before_a_place(text, span, places):
@@ -104,5 +107,12 @@ def _common_word(text: str, span: Any) -> bool:
         return False
     if span[0].pos_ in _COMMON_POS:
         return True
-    lower = re.compile(rf"(?<![\w/.-]){re.escape(word.lower())}(?![\w/.-])")
-    return lower.search(text) is not None
+    return _written_in_lower_case(text, word.lower())
+
+
+def _written_in_lower_case(text: str, word: str) -> bool:
+    """Whether the chunk writes ``word``, or its plural or singular, in lower case
+    ("Formulas … a formula")."""
+    forms = {word, word + "s", word + "es", word.removesuffix("s"), word.removesuffix("es")}
+    alternatives = "|".join(re.escape(form) for form in sorted(forms) if len(form) > 2)
+    return re.search(rf"(?<![\w/.-])(?:{alternatives})(?![\w/.-])", text) is not None
