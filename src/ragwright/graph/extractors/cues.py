@@ -88,7 +88,7 @@ _OFFICE_BEFORE = re.compile(
     r"\b(?:served|serves|serving|appointed|elected|named|acted|acting|crowned) as\s+$",
     re.IGNORECASE,
 )
-_CUT_BEFORE_OF = re.compile(r"^\s+of\s+(?:the\s+)?[A-Z]")
+_CUT_BEFORE_OF = re.compile(r"^\s+of\s+the\s+[A-Z]")
 #: A capitalized word just before the span, itself not a sentence's first word: the span is
 #: the end of a longer name the model cut ("Great [[Eastern]]", "Right-Wing Rear [[Banner]]").
 _CUT_AFTER = re.compile(r"(?<![.!?:;\n(\"“])\s[A-Z][\w'’-]*[a-z][\w'’-]* $")

@@ -34,7 +34,7 @@ from ragwright.graph.extractors.technical import is_technical, technical_label
 
 #: Entity types that are values, not things a question bridges through.
 DROPPED_LABELS = frozenset({"DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "PERCENT", "MONEY"})
-#: What the model calls a lone word that a place after a comma shows is a town ("Boise, Idaho").
+#: What the model calls a lone word an address shows is a town ("Boise, Idaho").
 _PLACE_GUESSES = frozenset({"ORG", "PERSON", "NORP"})
 _COMMON_POS = frozenset({"NOUN", "VERB", "ADJ", "ADV", "AUX", "PRON", "DET", "ADP"})
 
@@ -46,6 +46,7 @@ def named_spans(text: str, entities: Iterable[Any]) -> list[tuple[Any, str]]:
     technical = is_technical(text)
     entities = list(entities)
     places = {span.start_char for span in entities if span.label_ == "GPE"}
+    institutions = {s.start_char + len(s.text) for s in entities if s.label_ in ("ORG", "FAC")}
     for span in entities:
         if span.label_ in DROPPED_LABELS or in_code(text, span.start_char):
             continue
@@ -55,7 +56,11 @@ def named_spans(text: str, entities: Iterable[Any]) -> list[tuple[Any, str]]:
         if technical and len(span) == 1 and in_code_elsewhere(text, surface):
             continue
         label = _label(text, span, technical)
-        if label in _PLACE_GUESSES and len(span) == 1 and _before_a_place(text, span, places):
+        if (
+            label in _PLACE_GUESSES
+            and len(span) == 1
+            and _in_an_address(text, span, places, institutions)
+        ):
             label = shaped_label(surface, "GPE")
         if label is not None:
             kept.append((span, label))
@@ -92,11 +97,14 @@ def _label(text: str, span: Any, technical: bool) -> str | None:
     return None if label is None else shaped_label(surface, label)
 
 
-def _before_a_place(text: str, span: Any, places: set[int]) -> bool:
-    """Whether a place follows the span after a comma: "Boise, Idaho" (a town, then its state
-    or country)."""
-    end = span.start_char + len(span.text)
-    return text[end : end + 2] == ", " and end + 2 in places
+def _in_an_address(text: str, span: Any, places: set[int], institutions: set[int]) -> bool:
+    """Whether a lone word stands where an address puts a town: before a comma and a place
+    ("Boise, Idaho"), or after an institution and a comma ("Fort William College,
+    Calcutta")."""
+    start, end = span.start_char, span.start_char + len(span.text)
+    if text[end : end + 2] == ", " and end + 2 in places:
+        return True
+    return text[start - 2 : start] == ", " and start - 2 in institutions
 
 
 def _common_word(text: str, span: Any) -> bool:
