@@ -225,23 +225,26 @@ class _CandidateIndex:
             return long_type not in _NOT_ACRONYMS and len(self.expansions(short)) < 2
         if long_type in _NOT_TAILS or "NORP" in (short_type, long_type):
             return False
-        if len(words(short)) == 1 and not self._surname_or_short_name(short, long, long_type,
-                                                                        types):  # fmt: skip
+        lone = len(words(short)) == 1
+        if lone and not self._surname_or_short_name(short, long, short_type, long_type, types):
             return False
         return len(self.longer_with_tail(short)) < 2
 
     def _surname_or_short_name(
-        self, short: str, long: str, long_type: str, types: Mapping[str, str]
+        self, short: str, long: str, short_type: str, long_type: str, types: Mapping[str, str]
     ) -> bool:
         """Whether a lone word may stand for a longer name it ends: a person's surname, not
         a given name several people's keys start with ("anne", "bruce"), nor two letters
         ("jua ma" / "ma"); or what a place's team or paper goes by ("houston oilers" /
         "oilers", "washington post" / "post"), not a common noun ending another name
-        ("polar bear" / "bear", "mystery jets" / "jets")."""
+        ("polar bear" / "bear", "mystery jets" / "jets"). Where neither key has a type (an
+        extractor that types nothing) the last word links as before."""
         if len(short) <= 2 or self.given_names[short] >= _GIVEN_NAME_KEYS:
             return False
         found, long_words = _core(words(short)), _core(words(long))
-        if long_type in ("PERSON", "") or long_words == found:  # "": types not known
+        if long_type == "PERSON" or long_words == found:
+            return True
+        if long_type in _UNTYPED and short_type in _UNTYPED:  # an extractor that types nothing
             return True
         before = " ".join(long_words[: len(long_words) - len(found)])
         return _TYPE_GROUPS.get(types.get(before, ""), "") in ("PLACE", "NORP")
