@@ -19,7 +19,14 @@ never link. An acronym or a lone last word that could stand for several keys ("s
 names, "curie" for Marie, Pierre and Eve Curie) links to none of them: which one it means is
 a guess. With the entities' types (``types``: each key's most mentioned type), a pair whose
 types disagree never links ("galicia" PERSON / "galician" NORP), and an acronym never stands
-for a person or a work ("md" / "miles davis"). ``benchmarks/entity_precision.py --links``
+for a person or a work ("md" / "miles davis"). A key the extractor cut badly (a quotation
+mark in it, a trailing initial) links to nothing; a spelling variant must pair word by word
+with words that start and are spelled alike ("frank iero" / "frankie rose" is no variant) and
+must not add an ending that makes another word ("south korea" / "south koreans",
+"czechoslovak" / "czechoslovakia"; a plural of a person's name is a family); a lone last word
+stands for a person's full name only if it is not a given name several people's keys start
+with ("anne"), and for another typed name only after a place ("houston oilers" / "oilers",
+not "polar bear" / "bear"); a nationality never by its last word ("andalusian sufi"). ``benchmarks/entity_precision.py --links``
 reports precision on labelled links. The threshold was chosen on the labelled pairs in
 tests/data/entity_aliases.tsv (benchmarks/entity_resolution.py reports precision and recall
 there).
