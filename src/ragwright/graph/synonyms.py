@@ -26,10 +26,10 @@ must not add an ending that makes another word ("south korea" / "south koreans",
 "czechoslovak" / "czechoslovakia"; a plural of a person's name is a family); a lone last word
 stands for a person's full name only if it is not a given name several people's keys start
 with ("anne"), and for another typed name only after a place ("houston oilers" / "oilers",
-not "polar bear" / "bear"); a nationality never by its last word ("andalusian sufi"). ``benchmarks/entity_precision.py --links``
-reports precision on labelled links. The threshold was chosen on the labelled pairs in
-tests/data/entity_aliases.tsv (benchmarks/entity_resolution.py reports precision and recall
-there).
+not "polar bear" / "bear"); a nationality never by its last word ("andalusian sufi").
+``benchmarks/entity_precision.py --links`` reports precision on labelled links. The
+threshold was chosen on the labelled pairs in tests/data/entity_aliases.tsv
+(benchmarks/entity_resolution.py reports precision and recall there).
 """
 
 from __future__ import annotations
