@@ -43,6 +43,17 @@ class GraphSettings:
     #: against 0.718 / 0.823 (window 3 ties 2 on 0-199, 5 loses: 0.608 / 0.675); SciFact
     #: test nDCG@10 0.709 against 0.712 (replayed over cached hits, extractor v4).
     keep_named: int = 2
+    #: The gate: graph mode reorders hybrid's ranking only when one of hybrid's first this
+    #: many hits mentions an entity the query does not name and a candidate passage is
+    #: about it (the first chunk of a document titled with its name: a second hop,
+    #: `ragwright.graph.bridges`); otherwise it returns hybrid's order. 0: no gate (the
+    #: walk's order always).
+    bridge_hits: int = 1
+    #: With the gate open, the best such bridge passage (by the walk's order) is moved up
+    #: to this rank (behind the passages kept by ``keep_top`` and ``keep_named``), so a
+    #: two-hop question holds both hops in its first two hits. 0: left where the walk
+    #: ranks it.
+    bridge_rank: int = 2
     #: Of the chunks hybrid did not rank in its first ``known_depth`` hits, the graph ranking
     #: brings at most this many into the fusion (its others drop out of it); the chunks
     #: hybrid did rank, it may reorder freely. 1000: no bound. A guard for a walk seeded
@@ -96,7 +107,10 @@ class GraphSettings:
         _check("tolerance", self.tolerance, low=MIN_TOLERANCE, high=0.1)
         if not isinstance(self.rrf_k, int) or isinstance(self.rrf_k, bool) or self.rrf_k < 1:
             raise ConfigError(f"graph_rrf_k must be a positive integer, got {self.rrf_k!r}")
-        integers = ("keep_top", "keep_named", "seed_hits", "entity_hits", "max_new", "known_depth")
+        integers = (
+            *("keep_top", "keep_named", "bridge_hits", "bridge_rank"),
+            *("seed_hits", "entity_hits", "max_new", "known_depth"),
+        )
         for name in (*integers, "fact_top"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 1000:
