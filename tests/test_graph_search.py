@@ -13,7 +13,7 @@ import pytest
 
 from ragwright import GraphNotBuilt, Index
 from ragwright.errors import ConfigError, MissingDependencyError, UnsupportedScale
-from ragwright.graph.bridges import bridge_positions, title_key
+from ragwright.graph.bridges import bridge_positions, names_both, title_key
 from ragwright.graph.extractors.rules import RuleExtractor
 from ragwright.graph.fact_linking import FactLinker
 from ragwright.graph.named_hits import named_positions
@@ -189,7 +189,7 @@ def test_the_passages_a_comparison_names_keep_their_places_ahead_of_the_walk(kb:
     off = GraphSettings(keep_named=0, bridge_hits=0)
     walk = sources(kb.search(query, mode="graph", graph=off, **options))
     assert walk[:2] == ["first.txt", "bridge.txt"]
-    ungated = GraphSettings(bridge_hits=0)  # keep_named 2 by default
+    ungated = GraphSettings(bridge_hits=0, keep_named=2)
     named = kb.search(query, mode="graph", graph=ungated, **options)
     assert sources(named) == ["first.txt", "unrelated.txt", "bridge.txt"]
     assert Arm.GRAPH in named[1].arms and [hit.rank for hit in named] == [1, 2, 3]
@@ -241,6 +241,10 @@ def test_the_walk_reorders_hybrid_only_when_a_first_hit_bridges_to_a_titled_pass
         hits[1].chunk.id,
     ]
     assert promoted(hits, hits[0].chunk.id, 2) == hits
+    # Two first hits about two entities the query names: a comparison, nothing to bridge.
+    assert names_both(["scott derrickson", "ed wood"], {"ed wood", "scott derrickson"})
+    assert not names_both(["scott derrickson", "sinister"], {"scott derrickson"})
+    assert not names_both(["ed wood", "ed wood"], {"ed wood"})
     request = SearchRequest.from_mapping(
         {"mode": "graph", "graph_bridge_hits": 2, "graph_bridge_rank": 0}
     )

@@ -9,7 +9,8 @@ bridge and can only reshuffle what hybrid ranked (a claim to verify, a single-pa
 question): graph mode then keeps hybrid's order. Titles are matched by entity key, less a
 trailing parenthetical qualifier ("Kiss and Tell (1945 film)" is about "kiss and tell"); a
 first line longer than an entity name (`MAX_NGRAM` words: a sentence, a paper's title) is
-about nothing.
+about nothing. A question whose first two hits are about two entities it names ("Were Scott
+Derrickson and Ed Wood of the same nationality?") has both its passages already: no bridge.
 """
 
 from __future__ import annotations
@@ -44,3 +45,10 @@ def bridge_positions(
         for at, (title, first) in enumerate(zip(titles, first_chunks, strict=True))
         if first and title and title in bridging_keys
     ]
+
+
+def names_both(titles: Sequence[str], named_keys: Collection[str]) -> bool:
+    """Whether the first two hits (their `title_key`) are about two different entities the
+    query names: a comparison, whose two passages hybrid has found."""
+    first_two = [title for title in titles[:2] if title]
+    return len(set(first_two)) == 2 and all(title in named_keys for title in first_two)

@@ -42,13 +42,13 @@ class GraphSettings:
     #: with 2 against 0: 0-199 0.627 / 0.685 against 0.623 / 0.685, 200-499 0.722 / 0.823
     #: against 0.718 / 0.823 (window 3 ties 2 on 0-199, 5 loses: 0.608 / 0.675); SciFact
     #: test nDCG@10 0.709 against 0.712 (replayed over cached hits, extractor v4).
-    keep_named: int = 2
+    keep_named: int = 0
     #: The gate: graph mode reorders hybrid's ranking only when one of hybrid's first this
     #: many hits mentions an entity the query does not name and a candidate passage is
     #: about it (the first chunk of a document titled with its name: a second hop,
     #: `ragwright.graph.bridges`); otherwise it returns hybrid's order. 0: no gate (the
     #: walk's order always).
-    bridge_hits: int = 1
+    bridge_hits: int = 2
     #: With the gate open, the best such bridge passage (by the walk's order) is moved up
     #: to this rank (behind the passages kept by ``keep_top`` and ``keep_named``), so a
     #: two-hop question holds both hops in its first two hits. 0: left where the walk

@@ -23,7 +23,7 @@ from types import MappingProxyType
 
 from ragwright import tracing
 from ragwright.filters import Filter
-from ragwright.graph.bridges import bridge_positions, title_key
+from ragwright.graph.bridges import bridge_positions, names_both, title_key
 from ragwright.graph.search import GraphSearch
 from ragwright.models import Arm, Hit, Scale
 from ragwright.models.graph import GraphSnapshot
@@ -159,7 +159,8 @@ class GraphRetriever:
         keys = self.graph_search.bridging_keys(
             query, [hit.chunk.id for hit in hybrid], snapshot, settings
         )
-        if not keys:
+        first_titles = [title_key(h.chunk.text) if h.chunk.index == 0 else "" for h in hybrid[:2]]
+        if not keys or names_both(first_titles, self.graph_search.named_keys(query, snapshot)):
             return []
         candidates = [hit for hit in graph_hits if hit.chunk.id not in looked_at]
         at = bridge_positions(
