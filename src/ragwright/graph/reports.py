@@ -42,7 +42,7 @@ from ragwright.graph.extractors.predicate_quality import plain_predicate
 from ragwright.models import Chunk
 from ragwright.models.communities import Community, CommunityReport, ReportPoint
 from ragwright.models.graph import GraphSnapshot, TypedFact
-from ragwright.sentences import sentence_spans
+from ragwright.prose import prose_sentences
 
 __all__ = ["CommunityInput", "ExtractiveReporter", "community_inputs"]
 
@@ -207,7 +207,11 @@ class ExtractiveReporter:
             chunk = chunks.get(chunk_id)
             if chunk is None:
                 continue
-            for start, end in sentence_spans(chunk.text):
+            # Whole prose sentences (a hard-wrapped one found whole, no code, heading or
+            # table line); a later chunk's first words may end a sentence it does not hold.
+            for start, end in prose_sentences(
+                chunk.text, cut=chunk.char_start > 0, max_list_chars=0
+            ):
                 text = chunk.text[start:end]
                 if not readable(text):
                     continue
