@@ -242,9 +242,11 @@ def test_the_walk_reorders_hybrid_only_when_a_first_hit_bridges_to_a_titled_pass
     ]
     assert promoted(hits, hits[0].chunk.id, 2) == hits
     # Two first hits about two entities the query names: a comparison, nothing to bridge.
-    assert names_both(["scott derrickson", "ed wood"], {"ed wood", "scott derrickson"})
-    assert not names_both(["scott derrickson", "sinister"], {"scott derrickson"})
-    assert not names_both(["ed wood", "ed wood"], {"ed wood"})
+    compared = "Were Scott Derrickson and Ed Wood of the same nationality?"
+    assert names_both(["scott derrickson", "ed wood"], compared)
+    assert not names_both(["scott derrickson", "sinister"], compared)
+    assert not names_both(["ed wood", "ed wood"], compared)
+    assert not names_both(["scott derrickson", "ed"], "Did Scott Derrickson edit it?")
     request = SearchRequest.from_mapping(
         {"mode": "graph", "graph_bridge_hits": 2, "graph_bridge_rank": 0}
     )

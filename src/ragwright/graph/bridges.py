@@ -21,6 +21,7 @@ from collections.abc import Collection, Sequence
 from ragwright.graph.keys import entity_key
 from ragwright.graph.linking import MAX_NGRAM
 
+_WORD = re.compile(r"\w+")
 _QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
 
 
@@ -47,8 +48,11 @@ def bridge_positions(
     ]
 
 
-def names_both(titles: Sequence[str], named_keys: Collection[str]) -> bool:
-    """Whether the first two hits (their `title_key`) are about two different entities the
-    query names: a comparison, whose two passages hybrid has found."""
+def names_both(titles: Sequence[str], query: str) -> bool:
+    """Whether the first two hits (their `title_key`) are about two different things the
+    query names (each title's words, in order, among the query's): a comparison, whose two
+    passages hybrid has found."""
     first_two = [title for title in titles[:2] if title]
-    return len(set(first_two)) == 2 and all(title in named_keys for title in first_two)
+    words = f" {' '.join(_WORD.findall(query.casefold()))} "
+    named = [f" {' '.join(_WORD.findall(title))} " in words for title in first_two]
+    return len(set(first_two)) == 2 and all(named)

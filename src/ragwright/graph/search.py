@@ -159,11 +159,6 @@ class GraphSearch:
         named = link_query(query, snapshot, self._entities, self.query_extractor)
         return {snapshot.entity_keys[e] for e in set(entities.tolist()) - named}
 
-    def named_keys(self, query: str, snapshot: GraphSnapshot) -> set[str]:
-        """The keys of the entities the query names (`ragwright.graph.linking`)."""
-        named = link_query(query, snapshot, self._entities, self.query_extractor)
-        return {snapshot.entity_keys[e] for e in named}
-
     def _entity_seeds(
         self,
         query: str,

@@ -160,7 +160,7 @@ class GraphRetriever:
             query, [hit.chunk.id for hit in hybrid], snapshot, settings
         )
         first_titles = [title_key(h.chunk.text) if h.chunk.index == 0 else "" for h in hybrid[:2]]
-        if not keys or names_both(first_titles, self.graph_search.named_keys(query, snapshot)):
+        if not keys or names_both(first_titles, query):
             return []
         candidates = [hit for hit in graph_hits if hit.chunk.id not in looked_at]
         at = bridge_positions(
