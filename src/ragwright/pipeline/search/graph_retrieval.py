@@ -12,7 +12,10 @@ as many as hybrid is sure of: `confident_top`), and with ``graph_keep_named`` ab
 do the passages the query names among hybrid's first hits (`GraphSearch.named_hits`). The
 graph ranking brings at most ``graph_max_new`` chunks from outside hybrid's first
 ``graph_known_depth`` hits (`bounded_newcomers`). Graph scores never meet similarity
-scores: only ranks are fused, and only chunks are ranked.
+scores: only ranks are fused, and only chunks are ranked. The gate (``graph_bridge_hits``):
+unless one of hybrid's first hits leads to a passage about an entity the query does not
+name (`ragwright.graph.bridges`), hybrid's order is returned as it is; when one does, that
+passage is moved up to ``graph_bridge_rank``.
 """
 
 from __future__ import annotations
