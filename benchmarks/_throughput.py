@@ -1,9 +1,15 @@
 """Queries per second of concurrent clients, and the query mix both stores' scale benchmarks
 measure it with (`scale.py` for SQLite, `postgres_scale.py` for PostgreSQL), so their figures
-sit side by side."""
+sit side by side.
+
+On a shared machine the rate says more about the others' load than about the store, so the
+CPU time each query took is measured too (this process's, plus the server's where there is
+one): the machine's cores divided by it is the rate the store could reach with the machine to
+itself (the ceiling, if nothing waits on anything else)."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -53,11 +59,24 @@ def mixed(store: Searchable, texts: Sequence[str], vectors: Sequence[Any]) -> Ca
 
 
 def figures(
-    store: Searchable, texts: Sequence[str], vectors: Sequence[Any], clients: int, seconds: float
+    store: Searchable,
+    texts: Sequence[str],
+    vectors: Sequence[Any],
+    clients: int,
+    seconds: float,
+    server_cpu: Callable[[], float] = lambda: 0.0,
 ) -> dict[str, float]:
-    """The `MIX`'s queries per second with one client and with ``clients``."""
+    """The `MIX`'s queries per second with one client and with ``clients``, and the CPU
+    milliseconds per query of the latter (this process's and ``server_cpu``'s: the server's
+    CPU seconds so far), with the rate that CPU allows on this machine's cores."""
     work = mixed(store, texts, vectors)
+    one = throughput(work, 1, seconds)
+    cpu = time.process_time() + server_cpu()
+    many = throughput(work, clients, seconds)
+    per_query = (time.process_time() + server_cpu() - cpu) / max(1.0, many * seconds)
     return {
-        "throughput 1 client q/s": throughput(work, 1, seconds),
-        f"throughput {clients} clients q/s": throughput(work, clients, seconds),
+        "throughput 1 client q/s": one,
+        f"throughput {clients} clients q/s": many,
+        "CPU ms per query": per_query * 1000,
+        "q/s the CPU allows": (os.cpu_count() or 1) / per_query if per_query else float("nan"),
     }

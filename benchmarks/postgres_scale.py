@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import random
 import statistics
 import sys
@@ -179,11 +180,17 @@ def compare(
     queries: np.ndarray,
     search: Callable[[np.ndarray], list[Hit]],
     exact: Callable[[np.ndarray], list[Hit]],
+    known: tuple[list[float], list[list[Hit]]] | None = None,
 ) -> None:
+    """``search`` against ``exact`` on each of ``queries`` (or against ``known``: exact's
+    times and hits on them, already measured)."""
     times, exact_times, recalls, counts = [], [], [], []
-    for query in queries:
+    for i, query in enumerate(queries):
         seconds, hits = timed(lambda q=query: search(q))
-        exact_seconds, truth = timed(lambda q=query: exact(q))
+        if known is None:
+            exact_seconds, truth = timed(lambda q=query: exact(q))
+        else:
+            exact_seconds, truth = known[0][i], known[1][i]
         times.append(seconds)
         exact_times.append(exact_seconds)
         recalls.append(recall(hits, truth))
@@ -233,6 +240,12 @@ def main() -> None:
     )
     parser.add_argument("--hnsw-workers", type=int, help="the HNSW build's parallel workers")
     parser.add_argument("--vectors", choices=("hashing", "clustered"), default="hashing")
+    parser.add_argument(
+        "--side-by-side-only",
+        action="store_true",
+        help="only what the side-by-side table needs: no ef_search sweep, no HNSW iterative "
+        "comparison, no BM25 breakdown by store and query length (a 1M run in less time)",
+    )
     parser.add_argument("--centroids", type=int, default=2000, help="clusters (clustered)")
     parser.add_argument("--spread", type=float, default=0.75, help="noise norm (clustered)")
     args = parser.parse_args()
@@ -321,9 +334,17 @@ def run(args: argparse.Namespace, url: str) -> None:
         else embedder.embed_documents(texts)
     )
     selective: Filter = eq("bucket", 7)
-    truths = {i: exact.vector_search(v, 10) for i, v in enumerate(vectors)}
+    # The keyword cache is built in the background while the exact searches run (untimed
+    # but for exact search's own p50, which the build slows).
+    building = time.perf_counter()
+    store.keyword_search("x", 1)
+    exact_runs = [timed(lambda v=v: exact.vector_search(v, 10)) for v in vectors]
+    exact_times, truths = [t for t, _ in exact_runs], [hits for _, hits in exact_runs]
+    store.wait_for_caches()
+    print(f"keyword cache built in {time.perf_counter() - building:.1f} s (while the exact "
+          "searches ran; searches answer in SQL meanwhile)")  # fmt: skip
     default_ef_search = backend.hnsw_ef_search
-    for ef_search in EF_SEARCH:
+    for ef_search in () if args.side_by_side_only else EF_SEARCH:
         backend.hnsw_ef_search = ef_search
         times, recalls = [], []
         for i, vector in enumerate(vectors):
@@ -338,6 +359,7 @@ def run(args: argparse.Namespace, url: str) -> None:
         vectors,
         lambda q: store.vector_search(q, 10),
         lambda q: exact.vector_search(q, 10),
+        (exact_times, truths),
     )
     compare(
         "vector, 1% filter (store's choice)",
@@ -345,12 +367,10 @@ def run(args: argparse.Namespace, url: str) -> None:
         lambda q: store.vector_search(q, 10, selective),
         lambda q: exact.vector_search(q, 10, selective),
     )
-    compare("vector, 1% filter (HNSW iterative)", vectors,
-            lambda q: iterative.vector_search(q, 10, selective),
-            lambda q: exact.vector_search(q, 10, selective))  # fmt: skip
-
-    seconds, _ = timed(lambda: (store.keyword_search("x", 1), store.wait_for_caches()))
-    print(f"keyword cache built in {seconds:.1f} s (searches answer in SQL meanwhile)")
+    if not args.side_by_side_only:
+        compare("vector, 1% filter (HNSW iterative)", vectors,
+                lambda q: iterative.vector_search(q, 10, selective),
+                lambda q: exact.vector_search(q, 10, selective))  # fmt: skip
     by_length = {
         length: [
             words.text(length, rng.randrange(len(words.topics)), share=0.9)
@@ -360,15 +380,19 @@ def run(args: argparse.Namespace, url: str) -> None:
     }
     queries = Queries(texts, common, vectors, selective, by_length)
     stores = {"SQL": in_sql, "two searches": ArmsApart(store), "keyword cache": store}
-    keyword_figures(stores, embedder, queries)
-    postgres = serving_figures(store, embedder, texts, vectors)
+    if not args.side_by_side_only:
+        keyword_figures(stores, embedder, queries)
+    postgres = serving_figures(store, embedder, texts, vectors, url)
     postgres["vector recall@10 vs exact"] = float(
         np.mean([recall(store.vector_search(v, 10), truths[i]) for i, v in enumerate(vectors)])
     )
     asked = list(zip(texts, vectors, strict=True))
     postgres |= within_filter(store, exact, Retriever(store, embedder), asked)
-    postgres |= throughput_figures(store, texts, list(vectors), args.clients, args.seconds)
-    sql_throughput = throughput_figures(in_sql, texts, list(vectors), args.clients, args.seconds)
+    cpu = server_cpu(url)
+    postgres |= throughput_figures(store, texts, list(vectors), args.clients, args.seconds, cpu)
+    sql_throughput = throughput_figures(
+        in_sql, texts, list(vectors), args.clients, args.seconds, cpu
+    )
     print(f"throughput, BM25 in SQL (before the keyword cache; {MIX}): "
           + ", ".join(f"{k} {v:,.1f}" for k, v in sql_throughput.items()))  # fmt: skip
     sqlite = sqlite_figures(args) if args.sqlite else {}
@@ -537,9 +561,10 @@ SIDE_BY_SIDE = (
 
 
 def serving_figures(
-    store: PostgresStore, embedder: Any, texts: list[str], vectors: np.ndarray
+    store: PostgresStore, embedder: Any, texts: list[str], vectors: np.ndarray, url: str
 ) -> dict[str, Any]:
-    """scale.py's serving runs on ``store``, taking turns on each query, p50 and p95."""
+    """scale.py's serving runs on ``store``, taking turns on each query, p50 and p95; and
+    the floor any search pays, a round trip to the server (``SELECT 1``), likewise."""
     from scale import interleaved
 
     retriever = Retriever(store, embedder)
@@ -565,7 +590,9 @@ def serving_figures(
         "vector 10%": lambda t, v: store.vector_search(v, 10, ten()),
         "hybrid 10%": lambda t, v: hybrid(t, v, ten()),
     }
-    samples = interleaved(runs, list(zip(texts, vectors, strict=True)))
+    with psycopg.connect(url, autocommit=True) as conn:
+        runs[ROUND_TRIP] = lambda t, v: conn.execute("SELECT 1").fetchone()
+        samples = interleaved(runs, list(zip(texts, vectors, strict=True)))
     figures: dict[str, Any] = {}
     for name, values in samples.items():
         figures[f"{name} p50_ms"] = float(np.percentile(values, 50))
@@ -596,6 +623,8 @@ def sqlite_figures(args: argparse.Namespace) -> dict[str, Any]:
     return phase("warm", options)
 
 
+#: A round trip to the server and back, timed beside the searches (PostgreSQL only).
+ROUND_TRIP = "round trip (SELECT 1)"
 #: Issue 36's bars for PostgreSQL at 1M chunks (p50 ms at most, or a share or rate at least).
 BARS = {
     "bm25 p50_ms": "<= 10",
@@ -613,14 +642,18 @@ _AFTER = (
     "hybrid 1% results (mean)",
     "throughput 1 client q/s",
 )
+#: The rows after throughput: the CPU a query took (client, and server where there is one).
+_CPU = ("CPU ms per query", "q/s the CPU allows")
 
 
 def side_by_side(sqlite: dict[str, Any], postgres: dict[str, Any], clients: int) -> None:
     """scale.py's serving figures of both stores, with issue 36's bars beside PostgreSQL's."""
     bars = BARS | {f"throughput {clients} clients q/s": ">= 250"}
     print(f"{'':<34} {'SQLite':>10} {'PostgreSQL':>12}   bar (issue 36)")
-    names = [f"{name} {stat}" for name in SIDE_BY_SIDE for stat in ("p50_ms", "p95_ms")]
-    for key in [*names, *_AFTER, f"throughput {clients} clients q/s"]:
+    names = [
+        f"{name} {stat}" for name in (*SIDE_BY_SIDE, ROUND_TRIP) for stat in ("p50_ms", "p95_ms")
+    ]
+    for key in [*names, *_AFTER, f"throughput {clients} clients q/s", *_CPU]:
         left, right = sqlite.get(key), postgres.get(key)
         print(f"{key:<34} {_cell(left, 10)} {_cell(right, 12)}   {bars.get(key, '')}")
 
@@ -629,6 +662,31 @@ def _cell(value: object, width: int) -> str:
     if not isinstance(value, float):
         return f"{'-':>{width}}"
     return f"{value:{width}.3f}" if value <= 1 and value != 0 else f"{value:{width}.2f}"
+
+
+def server_cpu(url: str) -> Callable[[], float]:
+    """The CPU seconds the server at ``url`` has used so far (its postmaster and the processes
+    it started, read from /proc), or 0 when it is not on this machine."""
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT current_setting('data_directory')").fetchone()
+    pid_file = Path(str(row[0] if row else "")) / "postmaster.pid"
+    if not pid_file.is_file():
+        return lambda: 0.0
+    postmaster = pid_file.read_text().split()[0]
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def used() -> float:
+        total = 0
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:  # the process ended meanwhile
+                continue
+            if stat.parent.name == postmaster or fields[1] == postmaster:
+                total += int(fields[11]) + int(fields[12])  # utime, stime
+        return total / tick
+
+    return used
 
 
 def _load() -> str:
