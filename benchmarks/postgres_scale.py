@@ -618,8 +618,10 @@ def sqlite_figures(args: argparse.Namespace) -> dict[str, Any]:
     )
     if not (args.sqlite / DATABASE_NAME).is_file():
         phase("write", options)
-    if not all((args.sqlite / (DATABASE_NAME + s)).is_file() for s in CACHE_SUFFIXES):
-        phase("cold", options)  # builds the derived files the warm phase reads
+    # The cold phase deletes the derived files, then builds them: only when there are none
+    # (with some, the warm phase builds what is missing before its searches).
+    if not any((args.sqlite / (DATABASE_NAME + s)).is_file() for s in CACHE_SUFFIXES):
+        phase("cold", options)
     return phase("warm", options)
 
 
