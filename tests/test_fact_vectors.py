@@ -82,7 +82,8 @@ def test_a_fact_is_embedded_as_its_chunk_states_it() -> None:
     assert (fact.fact.source, fact.fact.predicate, fact.fact.target) == (
         "brennick", "was born in", "quill"
     )  # fmt: skip
-    assert fact.text == "Brennick was born in Quill"  # endpoints in key order, as stored
+    # Stored with its endpoints in key order, embedded as the chunk states it.
+    assert fact.text == "Quill was born in Brennick"
 
 
 def test_linking_reads_the_stored_vectors_and_embeds_only_the_query(store: SQLiteStore) -> None:

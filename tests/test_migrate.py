@@ -231,6 +231,31 @@ def test_migrate_copies_the_graph_both_ways_and_names_what_it_left_behind(
         assert graph_view(location) == graph_view(source)
 
 
+def test_the_copy_names_the_fact_vectors_it_left_and_graph_build_embeds_them(
+    tmp_path: Path,
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ada.md").write_text(
+        "# Ada\n\nAda Lovelace was born in London. Charles Babbage designed the Analytical "
+        "Engine. Ada Lovelace worked with Charles Babbage in London.\n",
+        "utf-8",
+    )
+    with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
+        assert kb.ingest([docs], extractor="spacy").ok
+    copy = tmp_path / "copy"
+    first = CliRunner().invoke(cli, ["migrate", str(tmp_path / "kb"), str(copy)])
+    assert first.exit_code == 0, first.output
+    assert "typed-fact vectors of 1 chunks" in first.stdout and "graph build" in first.stdout
+    assert "(verified;" not in first.stdout
+    with SQLiteStore(copy, create=False) as store:
+        assert store.chunks_without_fact_vectors(None, 10)  # the copy lacks them
+    built = CliRunner().invoke(cli, ["graph", "build", "--index", str(copy)])
+    assert built.exit_code == 0, built.output
+    with SQLiteStore(copy, create=False) as store:
+        assert store.chunks_without_fact_vectors(None, 10) == []  # embedded by the build
+
+
 class RefusingTarget:
     """A real SQLite store as the migration's target, refusing one source as a store does
     (every document of a batch checked before any is written)."""

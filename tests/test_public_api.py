@@ -38,6 +38,20 @@ def test_exported_names_are_exactly_the_curated_set() -> None:
         assert hasattr(ragwright, name), name
 
 
+def test_a_submodule_is_imported_without_the_index_and_public_names_load_on_use() -> None:
+    """What a parse worker imports (the errors, its parsers) does not load the index, the
+    stores or the answer engines; the package's public names load when first asked for."""
+    code = (
+        "import sys; import ragwright.pipeline.ingest.parse_worker; "
+        "print('ragwright.index' in sys.modules); from ragwright import Index; "
+        "print('ragwright.index' in sys.modules)"
+    )
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert shown.stdout.split() == ["False", "True"], shown.stderr
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchName'"):
+        ragwright.NoSuchName  # noqa: B018
+
+
 ASYNC_CALLS = {
     ragwright.Index: {"asearch", "aask", "aask_stream", "aingest"},
     ragwright.Federation: {"asearch", "aask", "aask_stream"},

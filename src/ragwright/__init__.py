@@ -12,6 +12,9 @@ with Index("./.ragwright") as kb:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from ragwright._lazy import lazy_names
 from ragwright.errors import (
     AccessDenied,
     BrokenSetting,
@@ -55,28 +58,75 @@ from ragwright.errors import (
     UnsupportedFilter,
     UnsupportedScale,
 )
-from ragwright.federation import Federation
-from ragwright.filters import And, Comparison, Exists, Filter, In, Not, Or, parse_filter
-from ragwright.index import ChunkingConfig, Index
-from ragwright.llms.settings import LLMSettings
-from ragwright.models import (
-    Answer,
-    Arm,
-    Chunk,
-    Citation,
-    Document,
-    DocumentInfo,
-    EmbeddingSpace,
-    Hit,
-    ParsedDocument,
-    Route,
-    Scale,
-    Section,
-)
-from ragwright.parsers.options import ParserOptions
-from ragwright.permissions import Caller
-from ragwright.pipeline.ingest.ingestor import IngestOptions, IngestReport
-from ragwright.pipeline.search.request import Fusion, SearchMode, SearchRequest
+
+if TYPE_CHECKING:
+    from ragwright.federation import Federation
+    from ragwright.filters import And, Comparison, Exists, Filter, In, Not, Or, parse_filter
+    from ragwright.index import ChunkingConfig, Index
+    from ragwright.llms.settings import LLMSettings
+    from ragwright.models import (
+        Answer,
+        Arm,
+        Chunk,
+        Citation,
+        Document,
+        DocumentInfo,
+        EmbeddingSpace,
+        Hit,
+        ParsedDocument,
+        Route,
+        Scale,
+        Section,
+    )
+    from ragwright.parsers.options import ParserOptions
+    from ragwright.permissions import Caller
+    from ragwright.pipeline.ingest.ingestor import IngestOptions, IngestReport
+    from ragwright.pipeline.search.request import Fusion, SearchMode, SearchRequest
+
+#: The public names defined outside `ragwright.errors`, each with its module: imported on first
+#: use (PEP 562), so that importing a submodule (``ragwright.errors``, a parse worker's
+#: parsers) does not load the index, the stores and the answer engines with the package.
+_LAZY = {
+    "And": "ragwright.filters",
+    "Answer": "ragwright.models",
+    "Arm": "ragwright.models",
+    "Caller": "ragwright.permissions",
+    "Chunk": "ragwright.models",
+    "ChunkingConfig": "ragwright.index",
+    "Citation": "ragwright.models",
+    "Comparison": "ragwright.filters",
+    "Document": "ragwright.models",
+    "DocumentInfo": "ragwright.models",
+    "EmbeddingSpace": "ragwright.models",
+    "Exists": "ragwright.filters",
+    "Federation": "ragwright.federation",
+    "Filter": "ragwright.filters",
+    "Fusion": "ragwright.pipeline.search.request",
+    "Hit": "ragwright.models",
+    "In": "ragwright.filters",
+    "Index": "ragwright.index",
+    "IngestOptions": "ragwright.pipeline.ingest.ingestor",
+    "IngestReport": "ragwright.pipeline.ingest.ingestor",
+    "LLMSettings": "ragwright.llms.settings",
+    "Not": "ragwright.filters",
+    "Or": "ragwright.filters",
+    "ParsedDocument": "ragwright.models",
+    "ParserOptions": "ragwright.parsers.options",
+    "Route": "ragwright.models",
+    "Scale": "ragwright.models",
+    "SearchMode": "ragwright.pipeline.search.request",
+    "SearchRequest": "ragwright.pipeline.search.request",
+    "Section": "ragwright.models",
+    "parse_filter": "ragwright.filters",
+}
+
+
+__getattr__ = lazy_names(__name__, _LAZY)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __version__ = "0.1.0"
 

@@ -58,9 +58,10 @@ def fact_text(fact: TypedFact, names: dict[str, str]) -> str:
 
 
 def stated_facts(facts: ChunkFacts) -> list[StatedFact]:
-    """The typed facts one chunk states (as stores keep them: endpoints in key order, an
-    endpoint no mention of the chunk names is no evidence), each with its text by the
-    chunk's own forms (an entity's most frequent in the chunk; ties: the smallest)."""
+    """The typed facts one chunk states (as stores keep their vectors: endpoints in key order,
+    an endpoint no mention of the chunk names is no evidence), each with its text by the
+    chunk's own forms (an entity's most frequent in the chunk; ties: the smallest), subject
+    first as the chunk states it."""
     forms: dict[str, Counter[str]] = {}
     for mention in facts.mentions:
         forms.setdefault(mention.key, Counter())[mention.text] += 1
@@ -74,7 +75,8 @@ def stated_facts(facts: ChunkFacts) -> list[StatedFact]:
             continue
         first, second = sorted(ends)
         fact = TypedFact(first, relation.label, second)
-        found.setdefault(fact, StatedFact(facts.chunk_id, fact, fact_text(fact, names)))
+        stated = TypedFact(relation.source, relation.label, relation.target)
+        found.setdefault(fact, StatedFact(facts.chunk_id, fact, fact_text(stated, names)))
     return [found[fact] for fact in sorted(found, key=lambda f: (f.source, f.predicate, f.target))]
 
 

@@ -122,16 +122,15 @@ class MemoryGraph:
 
 def typed_facts(facts: Iterable[ChunkFacts]) -> list[TypedFact]:
     """The distinct typed facts (relations other than co-occurrence) among ``facts``, sorted,
-    endpoints in key order (edges are undirected in every store); a fact whose endpoint no
-    mention of its chunk names is no evidence, as for edges."""
+    each as its chunk states it (subject first: a fact stated both ways is two); a fact whose
+    endpoint no mention of its chunk names is no evidence, as for edges."""
     found: set[TypedFact] = set()
     for chunk in facts:
         keys = {mention.key for mention in chunk.mentions}
         for r in chunk.relations:
             typed = r.label not in COOCCURRENCE_LABELS and r.source != r.target
             if typed and r.source in keys and r.target in keys:
-                first, second = sorted((r.source, r.target))  # key order, as stores keep them
-                found.add(TypedFact(first, r.label, second))
+                found.add(TypedFact(r.source, r.label, r.target))
     return sorted(found, key=lambda fact: (fact.source, fact.predicate, fact.target))
 
 

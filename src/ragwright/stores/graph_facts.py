@@ -4,7 +4,9 @@ A mention must be an exact span of its chunk's text (an extractor bug is an `Ext
 never stored). A relation whose entity no mention of the same chunk names is *unresolved*:
 counted, reported, not stored (an edge must rest on evidence a delete can take away). A
 relation of an entity with itself says nothing and is dropped. Relation endpoints are stored
-in key order, since the graph's edges are undirected.
+in key order, since the graph's edges are undirected, with ``reversed`` set where the chunk
+states the fact the other way round (its subject is the later key): readers of facts turn it
+back, so "Wood was born in Poughkeepsie" is never read as Poughkeepsie born in Wood.
 """
 
 from __future__ import annotations
@@ -19,8 +21,19 @@ from ragwright.ports import DocumentWrite
 
 #: (char_start, char_end, text, key, label)
 MentionRow = tuple[int, int, str, str, str]
-#: (source key, target key, label, weight in `WEIGHT_UNITS`)
-RelationRow = tuple[str, str, str, int]
+#: (source key, target key, label, weight in `WEIGHT_UNITS`, reversed): keys in key order;
+#: ``reversed`` 1 when the chunk's subject is the target key.
+RelationRow = tuple[str, str, str, int, int]
+
+
+def stated_ends(table: str) -> str:
+    """SQL for a stored relation's subject and object as its chunk states them (``table``: the
+    relations table's alias)."""
+    t = table
+    return (
+        f"CASE WHEN {t}.reversed = 1 THEN {t}.target ELSE {t}.source END, "
+        f"CASE WHEN {t}.reversed = 1 THEN {t}.source ELSE {t}.target END"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +73,8 @@ def fact_rows(facts: ChunkFacts, chunk_text: str) -> FactRows:
         if relation.source == relation.target:
             continue
         source, target = sorted((relation.source, relation.target))
-        relations.append((source, target, relation.label, weight_units(relation.weight)))
+        reversed_ = int(source != relation.source)
+        relations.append((source, target, relation.label, weight_units(relation.weight), reversed_))
     return FactRows(facts.chunk_id, facts.extractor, list(mentions.values()), relations, unresolved)
 
 

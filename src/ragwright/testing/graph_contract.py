@@ -16,7 +16,7 @@ import pytest
 from ragwright.errors import ConfigError, ExtractionError, UnknownEntity
 from ragwright.graph.snapshot import typed_facts
 from ragwright.models import Chunk, Document
-from ragwright.models.graph import ChunkFacts, Mention, Relation
+from ragwright.models.graph import ChunkFacts, Mention, Relation, TypedFact
 from ragwright.models.graph_records import EDGE_WEIGHT_CAP
 from ragwright.ports import DocumentWrite
 from ragwright.testing.extractor import CapitalizedExtractor
@@ -118,6 +118,22 @@ class GraphContract(BoundStore):
         kept = {f for s in ("obama.md", "ibm.md") for f in typed_facts(written[s])}
         assert set(graph.typed_facts()) == kept != everything
         assert graph.stored_facts(paris_chunks) == []
+
+    def test_a_typed_fact_keeps_its_direction(self, store: Any) -> None:
+        """The subject is read back first though it sorts after the object ("wood" after
+        "poughkeepsie"), while the undirected edge between them is the same either way."""
+        document, chunks = make_document("wood.md", ["Wood was born in Poughkeepsie."])
+        text = chunks[0].text
+        mentions = tuple(
+            Mention(text.index(name), text.index(name) + len(name), name, name.lower(), "X")
+            for name in ("Wood", "Poughkeepsie")
+        )
+        born = Relation("wood", "poughkeepsie", "born in", 1.0)
+        facts = ChunkFacts(chunks[0].id, "direction-test:1", mentions, (born,))
+        store.write([DocumentWrite(document, chunks, vectors_for("wood.md", 1), facts=[facts])])
+        assert store.typed_facts() == [TypedFact("wood", "born in", "poughkeepsie")]
+        assert store.stored_facts([chunks[0].id]) == [facts]
+        assert _edge(store.graph_snapshot(), "poughkeepsie", "wood") == 1.0
 
     def test_edge_weights_drop_when_their_evidence_goes(self, store: Any) -> None:
         load_graph(store, {"one.md": ["Ada Lovelace and Charles Babbage."],

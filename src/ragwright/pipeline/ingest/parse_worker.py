@@ -50,28 +50,10 @@ _EXIT_OUT_OF_MEMORY = 3  # the worker's exit status when even receiving a file w
 _READY = ("ready", None)
 #: How long a fresh interpreter may take to start and import the worker (a loaded machine).
 _STARTUP_SECONDS = 120.0
-#: The worker's program (``{fd}``: its socket). It needs the parsers only, so the package's
-#: ``__init__`` (the public API: it imports the index, the federation, the answer engines) runs
-#: only when something asks the package for a name that is not a submodule (a plug-in
-#: parser's ``from ragwright import Document``): that halves the start-up that every ingest
-#: run waits for before its first file (0.8 -> 0.35 s of CPU on a development machine).
+#: The worker's program (``{fd}``: its socket). It needs the parsers only; the package's public
+#: names load on first use (see `ragwright.__init__`), so the index, the federation and the
+#: answer engines are not imported by a worker every ingest run waits for before its first file.
 _WORKER_MAIN = """\
-import importlib, importlib.util, sys
-spec = importlib.util.find_spec("ragwright")
-package = importlib.util.module_from_spec(spec)
-def complete(name):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    try:
-        return importlib.import_module("ragwright." + name)
-    except ModuleNotFoundError as error:
-        if error.name != "ragwright." + name:
-            raise
-    del package.__getattr__
-    spec.loader.exec_module(package)
-    return getattr(package, name)
-package.__getattr__ = complete
-sys.modules["ragwright"] = package
 from ragwright.pipeline.ingest.parse_worker import serve_socket
 serve_socket({fd})
 """

@@ -9,7 +9,8 @@ travels with its document, in the same write, so the target's entities and edges
 from the same facts. The end is verified: the same documents and the same chunks (ids and
 spans), the same graph counts (extracted chunks, mentions, relations, entities, edges), or
 `StoreError` saying what differs. What is not copied (communities and their reports, a user's
-merges) is named in the report's ``not_copied``; synonym links are computed again. A document
+merges, the typed facts' vectors: they are the embedder's output, which a copy never runs) is
+named in the report's ``not_copied``; synonym links are computed again. A document
 the target refuses (`DocumentRefused`) is named in ``refused`` and the rest copied; the copy is
 then not verified (its chunks are checked against the source's less the refused documents',
 its graph not at all).
@@ -35,6 +36,7 @@ from ragwright.ports import (
     EntityResolver,
     FactExport,
     FactTarget,
+    FactVectorTarget,
     GraphReader,
     IndexSettings,
     IngestTarget,
@@ -168,6 +170,14 @@ def _not_copied(source: object, target: object) -> tuple[str, ...]:
             left.append(
                 f"{stats.merges} entity merges (run `ragwright graph merge` again on the copy)"
             )
+    # The copy holds the same chunks and facts, so what it lacks beyond the source is what
+    # the source had embedded.
+    vectors = _chunks_lacking_fact_vectors(target) - _chunks_lacking_fact_vectors(source)
+    if vectors > 0:
+        left.append(
+            f"the typed-fact vectors of {vectors} chunks (run `ragwright graph build` on the "
+            "copy: it embeds them)"
+        )
     if isinstance(source, CommunityStore) and source.community_build() is not None:
         count = len(source.communities())
         left.append(
@@ -175,6 +185,16 @@ def _not_copied(source: object, target: object) -> tuple[str, ...]:
             "--rebuild` on the copy)"
         )
     return tuple(left)
+
+
+def _chunks_lacking_fact_vectors(store: object) -> int:
+    """How many chunks stating a typed fact have no vectors for their facts."""
+    if not isinstance(store, FactVectorTarget):
+        return 0
+    count, after = 0, None
+    while ids := store.chunks_without_fact_vectors(after, _PAGE):
+        count, after = count + len(ids), ids[-1]
+    return count
 
 
 def verify(source: ChunkExport, target: ChunkExport, leaving_out: Collection[str] = ()) -> int:

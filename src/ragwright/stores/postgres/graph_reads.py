@@ -20,6 +20,7 @@ from ragwright.models.graph_records import (
     GraphStats,
     MentionSite,
 )
+from ragwright.stores.graph_facts import stated_ends
 from ragwright.stores.graph_snapshot import (
     SnapshotRows,
     current_merges,
@@ -71,11 +72,11 @@ class PostgresGraphReads:
     def typed_facts(self) -> list[TypedFact]:
         labels = sorted(COOCCURRENCE_LABELS)
         rows = self._db.query(
-            "SELECT DISTINCT source, label, target FROM {s}.graph_relations "
-            "WHERE label NOT IN (%s, %s) ORDER BY source, label, target",
+            "SELECT DISTINCT " + stated_ends("r") + ", r.label FROM {s}.graph_relations r "
+            "WHERE r.label NOT IN (%s, %s) ORDER BY 1, 3, 2",
             labels,
         )
-        return [TypedFact(source, label, target) for source, label, target in rows]
+        return [TypedFact(source, label, target) for source, target, label in rows]
 
     def graph_version(self) -> str:
         return self._db.run(lambda conn: _version(self._db, conn), "reading the graph version")

@@ -56,7 +56,8 @@ CREATE TABLE IF NOT EXISTS {s}.graph_relations (
     source      text COLLATE "C" NOT NULL,
     target      text COLLATE "C" NOT NULL,
     label       text COLLATE "C" NOT NULL,
-    weight      bigint NOT NULL CHECK (weight > 0)
+    weight      bigint NOT NULL CHECK (weight > 0),
+    reversed    smallint NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS graph_relations_chunk ON {s}.graph_relations (chunk_id);
 CREATE INDEX IF NOT EXISTS graph_relations_source ON {s}.graph_relations (source);
@@ -168,6 +169,26 @@ def ensure_graph_changes(db: SchemaDatabase, conn: Connection[Any]) -> None:
     """Add the change log to a collection's graph that has none yet (as
     `ensure_graph_schema`)."""
     _ensure_table(db, conn, "graph_changes", GRAPH_CHANGES_DDL)
+
+
+#: The direction of a typed fact whose subject is the later key (relations are stored in key
+#: order: `stores.graph_facts`), for a graph made before it; its rows read as in key order.
+RELATION_DIRECTION_DDL = (
+    "ALTER TABLE {s}.graph_relations ADD COLUMN IF NOT EXISTS reversed smallint NOT NULL DEFAULT 0"
+)
+
+
+def ensure_relation_direction(db: SchemaDatabase, conn: Connection[Any]) -> None:
+    """Add the relations' direction column to a graph made without it (as
+    `ensure_graph_schema`: looked for without the lock first)."""
+    found = conn.execute(
+        "SELECT 1 FROM information_schema.columns WHERE table_schema = %s "
+        "AND table_name = 'graph_relations' AND column_name = 'reversed'",
+        (db.schema,),
+    ).fetchone()
+    if found is None:
+        lock_schema(conn, db.schema)
+        conn.execute(db.sql(RELATION_DIRECTION_DDL))
 
 
 def _ensure_table(db: SchemaDatabase, conn: Connection[Any], table: str, ddl: str) -> None:

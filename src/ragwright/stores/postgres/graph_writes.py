@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ragwright.models import Chunk
 from ragwright.models.graph import ChunkFacts
 from ragwright.models.graph_records import FactsWritten
-from ragwright.stores.graph_facts import FactRows, fact_rows, facts_from_rows
+from ragwright.stores.graph_facts import FactRows, fact_rows, facts_from_rows, stated_ends
 from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.graph_schema import (
     BUMP_GRAPH_VERSION,
@@ -41,7 +41,7 @@ _MENTION_COPY = (
 )  # fmt: skip
 _RELATION_COPY = (
     ("chunk_id", "text"), ("document_id", "text"), ("extractor", "text"), ("source", "text"),
-    ("target", "text"), ("label", "text"), ("weight", "int8"),
+    ("target", "text"), ("label", "text"), ("weight", "int8"), ("reversed", "int2"),
 )  # fmt: skip
 
 
@@ -121,8 +121,8 @@ class PostgresGraphWrites:
                 ids,
             ),
             self._db.query(
-                "SELECT chunk_id, source, target, label, weight "
-                f"FROM {{s}}.graph_relations {where}",
+                f"SELECT r.chunk_id, {stated_ends('r')}, r.label, r.weight "
+                f"FROM {{s}}.graph_relations r {where}",
                 ids,
             ),
         )

@@ -25,6 +25,7 @@ from ragwright.stores.postgres.graph_schema import (
     ensure_fact_vectors,
     ensure_graph_changes,
     ensure_graph_schema,
+    ensure_relation_direction,
 )
 from ragwright.stores.postgres.keyword_log import ensure_keyword_log
 from ragwright.stores.postgres.permissions import ensure_readers_schema
@@ -185,6 +186,7 @@ def open_schema(
             "collection"
         )
     ensure_graph_schema(db, conn)
+    ensure_relation_direction(db, conn)
     ensure_graph_changes(db, conn)
     ensure_fact_vectors(db, conn)
     ensure_graph_moves(db, conn)

@@ -27,6 +27,7 @@ from ragwright.stores.graph_snapshot import (
 )
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.graph_refresh import CachedGraph, current_graph
+from ragwright.stores.sqlite.graph_schema import relation_ends
 
 _NAME = (
     "(SELECT f.form FROM graph_entity_forms f WHERE f.key = {e}.key GROUP BY f.form "
@@ -66,11 +67,11 @@ class SQLiteGraphReads:
     def typed_facts(self) -> list[TypedFact]:
         labels = sorted(COOCCURRENCE_LABELS)
         rows = self._db.query(
-            "SELECT DISTINCT source, label, target FROM graph_relations "
-            "WHERE label NOT IN (?, ?) ORDER BY source, label, target",
+            f"SELECT DISTINCT {relation_ends(self._db, 'r')}, r.label FROM graph_relations r "
+            "WHERE r.label NOT IN (?, ?) ORDER BY 1, 3, 2",
             labels,
         )
-        return [TypedFact(source, label, target) for source, label, target in rows]
+        return [TypedFact(source, label, target) for source, target, label in rows]
 
     def graph_version(self) -> str:
         rows = self._db.query("SELECT value FROM meta WHERE key = 'graph_version'")

@@ -32,6 +32,9 @@ synonym links bump it too, so a snapshot cached by version is never stale.
 
 from __future__ import annotations
 
+from ragwright.stores.graph_facts import stated_ends
+from ragwright.stores.sqlite.database import Database
+
 GRAPH_DDL = """
 BEGIN;
 CREATE TABLE IF NOT EXISTS graph_extractions (
@@ -224,3 +227,21 @@ CREATE TABLE IF NOT EXISTS graph_fact_vectors (
 INSERT OR REPLACE INTO meta(key, value) VALUES ('feature_graph_fact_vectors', '1');
 COMMIT;
 """
+
+
+#: The direction of a typed fact whose subject is the later key (relations are stored in key
+#: order: `stores.graph_facts`); rows written before it read as stated in key order.
+RELATION_DIRECTION_DDL = """
+BEGIN;
+ALTER TABLE graph_relations ADD COLUMN reversed INTEGER NOT NULL DEFAULT 0;
+INSERT OR REPLACE INTO meta(key, value) VALUES ('feature_relation_direction', '1');
+COMMIT;
+"""
+
+
+def relation_ends(db: Database, table: str) -> str:
+    """SQL for the subject and object of ``table``'s relations as their chunks state them; in
+    key order in an index opened read-only before it had the direction (not added then)."""
+    if db.query("SELECT 1 FROM meta WHERE key = 'feature_relation_direction'"):
+        return stated_ends(table)
+    return f"{table}.source, {table}.target"

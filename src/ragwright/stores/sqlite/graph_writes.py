@@ -14,6 +14,7 @@ from ragwright.models.graph_records import FactsWritten
 from ragwright.stores.graph_facts import FactRows, fact_rows, facts_from_rows
 from ragwright.stores.rows import chunk_from_row
 from ragwright.stores.sqlite.database import Database
+from ragwright.stores.sqlite.graph_schema import relation_ends
 from ragwright.stores.sqlite.rows import CHUNK_COLUMNS
 
 
@@ -31,8 +32,8 @@ def insert_facts(db: sqlite3.Connection, chunk_rowid: int, rows: FactRows) -> Fa
         [(chunk_rowid, rows.extractor, *mention) for mention in rows.mentions],
     )
     db.executemany(
-        "INSERT INTO graph_relations(chunk_rowid, extractor, source, target, label, weight) "
-        "VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO graph_relations(chunk_rowid, extractor, source, target, label, weight, "
+        "reversed) VALUES (?, ?, ?, ?, ?, ?, ?)",
         [(chunk_rowid, rows.extractor, *relation) for relation in rows.relations],
     )
     return FactsWritten(1, len(rows.mentions), len(rows.relations), rows.unresolved)
@@ -83,7 +84,8 @@ class SQLiteGraphWrites:
                 ids,
             ),
             self._db.query(
-                f"SELECT c.id, g.source, g.target, g.label, g.weight FROM graph_relations g {join}",
+                f"SELECT c.id, {relation_ends(self._db, 'g')}, g.label, g.weight "
+                f"FROM graph_relations g {join}",
                 ids,
             ),
         )

@@ -26,7 +26,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
 from ragwright.stores.sqlite.community_schema import ALIAS_DDL, COMMUNITY_DDL
-from ragwright.stores.sqlite.graph_schema import FACT_VECTORS_DDL, GRAPH_CHANGES_DDL, GRAPH_DDL
+from ragwright.stores.sqlite.graph_schema import (
+    FACT_VECTORS_DDL,
+    GRAPH_CHANGES_DDL,
+    GRAPH_DDL,
+    RELATION_DIRECTION_DDL,
+)
 from ragwright.stores.sqlite.permissions import READERS_DDL
 from ragwright.stores.sqlite.rechunk import CHUNK_SLOTS_DDL
 from ragwright.stores.sqlite.sparse_schema import SPARSE_DDL
@@ -323,4 +328,5 @@ FEATURES = {
     # After the slots and the keyword headers' view: a table's header stored once.
     "feature_table_headers": TABLE_HEADERS_DDL,
     "feature_graph_fact_vectors": FACT_VECTORS_DDL,  # typed facts' vectors (after the graph)
+    "feature_relation_direction": RELATION_DIRECTION_DDL,  # a typed fact's direction (graph)
 }
