@@ -278,7 +278,7 @@ class BatchWriter:
     ) -> None:
         """Add each prepared document (None: nothing to write for that source), telling
         ``progress`` after each source and each embedder call, and write what is left at the
-        end. ``prepared`` is consumed on a thread of its own, a few sources ahead."""
+        end. ``prepared`` is consumed on a thread of its own, ahead (see `_prefetched`)."""
         self._progress = progress
         self._last = Progress(0, total, self.report.chunks_written, "", self.chunks_embedded)
         with OneWriter() as writer, self._prefetched(prepared) as items:
@@ -360,7 +360,7 @@ class BatchWriter:
 
     def _embed_batch(self, batch: _Batch) -> Vectors:
         """The batch's vectors: those embedded ahead, and the rest embedded now, longest
-        first, in paced calls."""
+        first, in calls of `_call_size`."""
         vectors = np.empty((len(batch.chunks), self.embedder.space.dimension), dtype=np.float32)
         for rows, part in batch.take_parts():
             vectors[rows] = part
@@ -475,7 +475,7 @@ class BatchWriter:
 
     def _embed(self, chunks: Sequence[Chunk]) -> Vectors:
         """The chunks' `embedded_text` embedded in calls of at most ``batch_chunks`` texts
-        (each sized by `EmbedPace`, progress told after it), into one array: a huge
+        (each of `_call_size`, progress told after it), into one array: a huge
         document's vectors are never held twice, nor its texts (each a chunk's text after its
         table header) made for more than one call at a time."""
         vectors = np.empty((len(chunks), self.embedder.space.dimension), dtype=np.float32)
