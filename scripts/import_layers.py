@@ -46,6 +46,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "config_edit",
             "surface_limits",
             "sentences",
+            "prose",
             "terms",
             "cjk",
             "filters",

@@ -175,3 +175,51 @@ def test_technical_text_untypes_places_and_works_and_drops_descriptions() -> Non
     for text, expected in ((prose, "GPE"), (code, UNTYPED)):
         spans = [Span("Paris", "GPE", text.index("Paris"))]
         assert [label for _, label in named_spans(text, spans)] == [expected]
+
+
+@pytest.mark.parametrize(
+    "surface", ["N", "The 1970", "the Faculty of Law of", "BM25 files", "RRF k", "CPU-s"]
+)
+def test_letters_bare_years_cut_names_descriptions_and_units_are_not_names(surface: str) -> None:
+    assert not_a_name(surface)
+
+
+def test_a_lone_person_the_chunk_does_not_back_is_untyped_and_an_address_makes_a_town() -> None:
+    text = ("The Rams finished first. Nicolas Cage met Ron Perlman; Perlman laughed. "
+            "Sir Galahad rode. Clapp is from Boise, Idaho, and studied at Fort William "
+            "College, Calcutta.")  # fmt: skip
+    names = (("Rams", "PERSON"), ("Nicolas Cage", "PERSON"), ("Ron Perlman", "PERSON"),
+             ("Perlman", "PERSON"), ("Galahad", "PERSON"), ("Boise", "ORG"), ("Idaho", "GPE"),
+             ("Fort William College", "ORG"), ("Calcutta", "ORG"))  # fmt: skip
+    spans = [Span(name, label, text.rindex(name)) for name, label in names]
+    kept = {span.text: label for span, label in named_spans(text, spans)}
+    assert kept["Rams"] == UNTYPED  # no full name, no cue: the model's guess
+    assert kept["Perlman"] == "PERSON"  # Ron Perlman's surname
+    assert kept["Galahad"] == "PERSON"  # "Sir" says so
+    assert kept["Boise"] == "GPE" and kept["Calcutta"] == "GPE"
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "label", "expected"),
+    [
+        ("Shows ran from 1993. Great Eastern also ran shows in Texas.", "Eastern", "ORG",
+         "ORG"),  # the capitalized word before starts the sentence
+        ("Shows were run by Great Eastern in Texas.", "Eastern", "ORG", None),
+        ("He was a runner-up for Rookie of the Year in 1961.", "Rookie", "PERSON", None),
+        ("a genus of plants in the family Apiaceae, found", "Apiaceae", "ORG", UNTYPED),
+        ("a plant in the Apocynaceae family", "Apocynaceae", "PERSON", UNTYPED),
+        ("from the island of Menorca is rare", "Menorca", "ORG", "GPE"),
+    ],
+)  # fmt: skip
+def test_cut_names_taxa_and_islands(text: str, name: str, label: str, expected: str | None) -> None:
+    from ragwright.graph.extractors.cues import cue_label
+
+    start = text.index(name)
+    assert cue_label(text, start, start + len(name), label) == expected
+
+
+def test_a_word_the_chunk_writes_as_inline_code_is_an_identifier() -> None:
+    text = "Python code builds a `Config`. A Config is read; `onnx:PATH` where PATH is a folder."
+    spans = [Span("Config", "PERSON", text.rindex("Config")),
+             Span("PATH", "ORG", text.rindex("PATH")), Span("Python", "GPE", 0)]  # fmt: skip
+    assert [s.text for s, _ in named_spans(text, spans)] == ["Python"]

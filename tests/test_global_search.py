@@ -169,3 +169,21 @@ def test_a_read_only_index_makes_dirty_reports_in_memory_and_writes_nothing(
         assert not any(s.dirty for s in reader.communities.workflow().extractive_reports())
     stored = clustered.communities.workflow().store.community_reports("extractive")
     assert {s.report.community for s in stored if s.dirty} == {music}  # nothing written
+
+
+def test_a_hard_wrapped_sentence_reads_as_one_line_and_is_cited_exactly(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    wrapped = (
+        "John Lennon met Paul McCartney in Liverpool, where\n"
+        "The Beatles formed with Paul McCartney and John Lennon.\n"
+    )
+    (docs / "music.md").write_text(wrapped, "utf-8")
+    with Index(tmp_path / "kb", embedder=HashingEmbedder()) as kb:
+        kb.ingest(docs, base=tmp_path, extractor="capitalized")
+        kb.communities.build(SETTINGS)
+        answer = kb.ask("What happened in Liverpool?", mode="global")
+    assert answer.found and answer.citations
+    assert all(line.startswith("- ") for line in answer.text.splitlines()[1:])
+    assert "Liverpool, where The Beatles formed" in answer.text
+    assert answer.citations[0].quote == wrapped.strip()  # the exact span, line break and all

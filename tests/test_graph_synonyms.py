@@ -100,3 +100,85 @@ def test_a_longer_name_is_no_spelling_variant_nor_is_a_titles_last_word_the_titl
     assert ("aram a. avakian", "aram avakian") in pairs
     assert ("queen", "snow queen") not in pairs
     assert ("andersen", "hans christian andersen") in pairs  # a person by their last name
+
+
+def test_a_spelling_variant_changes_letters_of_each_word_not_a_word_or_its_ending() -> None:
+    keys = [
+        "frank iero",
+        "frankie rose",
+        "liangkang kangri",
+        "liankang kangri",
+        "hiroshi kawaguchi",
+        "kawaguchi hiroshi",
+        "south korea",
+        "south koreans",
+        "czechoslovak",
+        "czechoslovakia",
+        "italian",
+        "italians",
+        "bradley",
+        "bradleys",
+    ]
+    types = {
+        "frank iero": "PERSON",
+        "frankie rose": "PERSON",
+        "south korea": "GPE",
+        "italian": "NORP",
+        "italians": "NORP",
+        "bradley": "PERSON",
+        "bradleys": "PERSON",
+    }
+    pairs = {(a, b) for a, b, _ in synonym_links(keys, keys, types=types)}
+    assert ("liangkang kangri", "liankang kangri") in pairs  # one letter
+    assert ("hiroshi kawaguchi", "kawaguchi hiroshi") in pairs  # the other order
+    assert ("italian", "italians") in pairs  # a plural
+    for refused in (
+        ("frank iero", "frankie rose"),
+        ("south korea", "south koreans"),
+        ("czechoslovak", "czechoslovakia"),
+        ("bradley", "bradleys"),
+    ):
+        assert refused not in pairs, refused
+
+
+def test_a_lone_last_word_stands_for_a_surname_or_a_places_team_only() -> None:
+    keys = [
+        "anne",
+        "anne martin",
+        "anne sullivan",
+        "cyclone anne",
+        "bear",
+        "polar bear",
+        "oilers",
+        "houston oilers",
+        "houston",
+        "ma",
+        "jua ma",
+        "seifert",
+        "jaroslav seifert",
+        "eugene",
+        'edward eugene "eugene',
+        "francis",
+        "francis f",
+    ]
+    types = {
+        "anne": "PERSON",
+        "anne martin": "PERSON",
+        "anne sullivan": "PERSON",
+        "cyclone anne": "PERSON",
+        "bear": "ORG",
+        "polar bear": "ORG",
+        "oilers": "ORG",
+        "houston oilers": "ORG",
+        "houston": "GPE",
+        "ma": "NAME",
+        "jua ma": "PERSON",
+        "seifert": "PERSON",
+        "jaroslav seifert": "PERSON",
+        "eugene": "PERSON",
+        'edward eugene "eugene': "NAME",
+        "francis": "PERSON",
+        "francis f": "PERSON",
+    }
+    pairs = {(a, b) for a, b, _ in synonym_links(keys, keys, types=types)}
+    assert pairs == {("jaroslav seifert", "seifert"), ("houston oilers", "oilers")}

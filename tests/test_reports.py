@@ -178,6 +178,7 @@ def test_key_facts_are_plain_one_per_pair_best_supported_first_and_at_most_three
         TypedFact("ann", "in in", "dee"),  # parse debris: never a key fact
         TypedFact("bob", "reads text see [", "cal"),
         TypedFact("cal", "text ms ms ms", "dee"),
+        TypedFact("bob", "is", "cal"),  # a bare copula between two names: no fact
         TypedFact("ann", "met", "bob"),
         TypedFact("ann", "greeted", "bob"),  # the same pair: one fact per pair
         TypedFact("bob", "wrote to", "cal"),
@@ -212,3 +213,24 @@ def test_a_summary_reads_one_chunks_sentences_in_their_order() -> None:
         "Ada Lovelace visited Charles Babbage in London.",
     ]
     assert report.summary == " ".join(p.text for p in report.points)
+
+
+def test_a_hard_wrapped_sentence_is_quoted_whole_never_from_its_last_line() -> None:
+    text = (
+        "Charles Babbage designed the Analytical Engine, which Ada Lovelace\n"
+        "described in her notes of 1843 with Charles Babbage.\n\n"
+        "Ada Lovelace met Charles Babbage in London in 1833."
+    )
+    names = ["Charles Babbage", "Ada Lovelace", "Analytical Engine"]
+    mentions = tuple(
+        Mention(text.find(n), text.find(n) + len(n), n, n.casefold(), "X") for n in names
+    )
+    relations = (Relation("ada lovelace", "charles babbage", "co", 1.0),)
+    snapshot = build_snapshot([ChunkFacts("c1", "test", mentions, relations)])
+    community = Community(0, 0, None, ("ada lovelace", "analytical engine", "charles babbage"))
+    [item] = community_inputs(snapshot, [community], [])
+    report = ExtractiveReporter().report(
+        item, {"c1": Chunk("c1", "doc", 0, text, 0, len(text), {})}
+    )
+    assert [p.text.split()[0] for p in report.points] == ["Charles", "Ada"]
+    assert report.points[0].text.endswith("with Charles Babbage.")

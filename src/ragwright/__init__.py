@@ -12,9 +12,9 @@ with Index("./.ragwright") as kb:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ragwright._lazy import lazy_names
 from ragwright.errors import (
     AccessDenied,
     BrokenSetting,
@@ -121,13 +121,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ragwright' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # the next lookup finds it without this function
-    return value
+__getattr__ = lazy_names(__name__, _LAZY)
 
 
 def __dir__() -> list[str]:

@@ -1,10 +1,12 @@
-"""A value built on first use, once, even when several threads ask at the same time."""
+"""Built on first use: a value, once, even when several threads ask at the same time; a
+package's public names."""
 
 from __future__ import annotations
 
+import importlib
 import threading
-from collections.abc import Callable
-from typing import Generic, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -27,3 +29,20 @@ class Lazy(Generic[T]):
                     self._value = self._build()
                     self._built = True
         return self._value  # type: ignore[return-value]
+
+
+def lazy_names(package: str, modules: Mapping[str, str]) -> Callable[[str], Any]:
+    """A package's module ``__getattr__`` (PEP 562) that imports each public name of
+    ``modules`` (name -> the module defining it) when first asked for, and keeps it in the
+    package's namespace, so importing the package (or a submodule) loads none of them."""
+    namespace = importlib.import_module(package).__dict__
+
+    def __getattr__(name: str) -> Any:
+        module = modules.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        namespace[name] = value  # the next lookup finds it without this function
+        return value
+
+    return __getattr__

@@ -15,7 +15,7 @@ Without a scorer (or with ``cross_encoder`` false) it ranks by embedding similar
 and word bonuses, and abstains when the retrieved chunks lack too many of the question's
 content words (``min_coverage``).
 
-Only whole prose sentences are quoted (see `ragwright.answers.prose`): never a line of a code
+Only whole prose sentences are quoted (see `ragwright.prose`): never a line of a code
 block, a heading, a list introduction ending in ``:``, a question, a fragment of a wrapped
 line or a sentence cut inside inline markup. It abstains, too, when the question names
 something ("a Windows service") that no retrieved passage (``require_names``), or none of the
@@ -48,13 +48,13 @@ import numpy.typing as npt
 
 from ragwright.answers.answer_types import states_type, type_asked
 from ragwright.answers.citations import neutralised
-from ragwright.answers.prose import MAX_LIST_CHARS, prose_sentences
 from ragwright.answers.quantities import asks_for_quantity, states_quantity
 from ragwright.answers.recency import SourceFacts, Strength, overrides
 from ragwright.answers.relevance import in_context, logit_of, logits
 from ragwright.chunkers._tables import row_with_header, rows_with_headers
 from ragwright.models import TABLE_HEADER, Answer, Chunk, Citation, Document, Hit
 from ragwright.ports import DocumentLookup, Embedder, PassageScorer
+from ragwright.prose import MAX_LIST_CHARS, prose_sentences
 from ragwright.terms import content_words, dice, headings, held_by_each, names
 
 NOT_FOUND = "Not found in the sources."

@@ -15,7 +15,9 @@ An `ExtractiveReporter` report has
 - **facts**: at most `MAX_FACTS` key typed facts (subject, predicate, object) between its
   members, one per pair: the best supported (the pair's edge weight, i.e. its evidence)
   first, then those between the most central members. A predicate that is not a few plain
-  words (`plain_predicate`: "in in", "reads text see [") is never a key fact.
+  words (`plain_predicate`: "in in", "reads text see [") is never a key fact, nor a bare
+  copula between two names ("LangChain is LlamaIndex": a parse of "LangChain and
+  LlamaIndex retrievers are…", an identity nobody states).
 
 Centrality is an entity's weighted degree inside its community (the capped edge weights to
 other members), plus its mentions as a tie-break; a chunk scores the centrality of the
@@ -42,16 +44,18 @@ from ragwright.graph.extractors.predicate_quality import plain_predicate
 from ragwright.models import Chunk
 from ragwright.models.communities import Community, CommunityReport, ReportPoint
 from ragwright.models.graph import GraphSnapshot, TypedFact
-from ragwright.sentences import sentence_spans
+from ragwright.prose import prose_sentences
 
 __all__ = ["CommunityInput", "ExtractiveReporter", "community_inputs"]
 
 #: Bumped when the reports an unchanged input gives change.
-REPORTER_VERSION = "4"
+REPORTER_VERSION = "5"
 #: Fewest sentences a summary has when its chunks hold that many readable ones.
 MIN_SENTENCES = 3
 #: Key facts a report lists at most.
 MAX_FACTS = 3
+#: A predicate that only links two names: no key fact.
+_COPULAS = frozenset({"is", "are", "was", "were", "be", "been", "being"})
 #: A sentence a summary may quote: starts like one and ends like one.
 _SENTENCE_SHAPE = re.compile(r"^[\"“'(]?[A-Z0-9][\s\S]*[.!?][\"”')]?$")
 _CODE_MARKS = re.compile(r"```|^\s*(?:[|#>$]|[-*+] |\d+\. )|\|\s*-{3}", re.MULTILINE)
@@ -129,7 +133,13 @@ def community_inputs(
         neighbours[source].append((target, weight))
         neighbours[target].append((source, weight))
         pair_weight[frozenset(keys[i] for i in (source, target))] += weight
-    plain = [f for f in facts if f.source != f.target and plain_predicate(f.predicate)]
+    plain = [
+        f
+        for f in facts
+        if f.source != f.target
+        and plain_predicate(f.predicate)
+        and f.predicate.casefold() not in _COPULAS
+    ]
     made = []
     for community in communities:
         present = [index[key] for key in community.members if key in index]
@@ -207,7 +217,11 @@ class ExtractiveReporter:
             chunk = chunks.get(chunk_id)
             if chunk is None:
                 continue
-            for start, end in sentence_spans(chunk.text):
+            # Whole prose sentences (a hard-wrapped one found whole, no code, heading or
+            # table line); a later chunk's first words may end a sentence it does not hold.
+            for start, end in prose_sentences(
+                chunk.text, cut=chunk.char_start > 0, max_list_chars=0
+            ):
                 text = chunk.text[start:end]
                 if not readable(text):
                     continue

@@ -19,10 +19,17 @@ never link. An acronym or a lone last word that could stand for several keys ("s
 names, "curie" for Marie, Pierre and Eve Curie) links to none of them: which one it means is
 a guess. With the entities' types (``types``: each key's most mentioned type), a pair whose
 types disagree never links ("galicia" PERSON / "galician" NORP), and an acronym never stands
-for a person or a work ("md" / "miles davis"). ``benchmarks/entity_precision.py --links``
-reports precision on labelled links. The threshold was chosen on the labelled pairs in
-tests/data/entity_aliases.tsv (benchmarks/entity_resolution.py reports precision and recall
-there).
+for a person or a work ("md" / "miles davis"). A key the extractor cut badly (a quotation
+mark in it, a trailing initial) links to nothing; a spelling variant must pair word by word
+with words that start and are spelled alike ("frank iero" / "frankie rose" is no variant) and
+must not add an ending that makes another word ("south korea" / "south koreans",
+"czechoslovak" / "czechoslovakia"; a plural of a person's name is a family); a lone last word
+stands for a person's full name only if it is not a given name several people's keys start
+with ("anne"), and for another typed name only after a place ("houston oilers" / "oilers",
+not "polar bear" / "bear"); a nationality never by its last word ("andalusian sufi").
+``benchmarks/entity_precision.py --links`` reports precision on labelled links. The
+threshold was chosen on the labelled pairs in tests/data/entity_aliases.tsv
+(benchmarks/entity_resolution.py reports precision and recall there).
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from difflib import SequenceMatcher
 from functools import lru_cache
 
 #: Links scoring at least this are stored (precision and recall at it: see the module doc).
@@ -40,12 +48,14 @@ SYNONYM_THRESHOLD = 0.8
 _COMMON_TAIL = 100
 
 _WORD = re.compile(r"[^\W_]+")
+#: How alike two words of a spelling variant must be (difflib's ratio): one letter in five.
+_WORD_LIKENESS = 0.8
 _NUMBER = re.compile(r"^(?:\d+(?:st|nd|rd|th)?|[ivxlcdm]+)$")
 _SMALL_WORDS = frozenset({"of", "the", "and", "for", "in", "on", "at", "a", "an", "&", "de"})
 #: A name starting with one of these is another place than its last words ("north korea").
 _QUALIFIERS = frozenset(
     {"north", "south", "east", "west", "new", "upper", "lower", "greater", "northern",
-     "southern", "eastern", "western", "central"}
+     "southern", "eastern", "western", "central", "inner", "outer"}
 )  # fmt: skip
 _SUFFIXES = frozenset(
     {"inc", "corp", "corporation", "co", "company", "ltd", "llc", "plc", "group", "gmbh",
@@ -59,6 +69,8 @@ _UNTYPED = frozenset({"", "NAME", "NOUN_CHUNK", "X"})
 #: Types close enough to name one thing ("Syracuse" the city and the university are not,
 #: but a place typed GPE here and LOC there is).
 _TYPE_GROUPS = {"GPE": "PLACE", "LOC": "PLACE", "FAC": "PLACE", "ORG": "ORG", "NORP": "NORP"}
+#: A lone word that starts this many keys of people is a given name, not a surname.
+_GIVEN_NAME_KEYS = 2
 #: What an acronym never stands for.
 _NOT_ACRONYMS = frozenset({"PERSON", "WORK_OF_ART"})
 #: What is never named by its last words alone: a title's last word is not the title
@@ -150,8 +162,8 @@ def synonym_links(
     """Links scoring at least ``threshold`` between each new key and every key (new ones
     included), each pair once, as ``(smaller key, larger key, score)``; ``types`` (a key's
     type) refuses pairs whose types disagree."""
-    index = _CandidateIndex(all_keys, threshold)
     types = types or {}
+    index = _CandidateIndex(all_keys, threshold, types)
     links: dict[tuple[str, str], float] = {}
     for key in new_keys:
         for other in index.candidates(key):
@@ -173,11 +185,17 @@ class _CandidateIndex:
     first few of each, so only those are indexed and probed, and common trigrams such as
     "#jo" find nothing they need not)."""
 
-    def __init__(self, keys: Sequence[str], threshold: float) -> None:
+    def __init__(
+        self, keys: Sequence[str], threshold: float, types: Mapping[str, str] | None = None
+    ) -> None:
+        types = types or {}
         self.by_compact: dict[str, list[str]] = defaultdict(list)
         self.by_initials: dict[str, list[str]] = defaultdict(list)
         self.by_tail: dict[str, list[str]] = defaultdict(list)
         self.by_gram: dict[str, list[str]] = defaultdict(list)
+        #: First words of names of several words: a lone key among them is a given name
+        #: ("anne", "bruce"), not the surname a last-word link is for.
+        self.given_names: Counter[str] = Counter()
         # overlap >= alpha * size on both sides when dice >= threshold
         self.alpha = threshold / (2 - threshold) if threshold > 0 else 0.0
         grams = {key: _features(key)[1] for key in keys}
@@ -190,26 +208,53 @@ class _CandidateIndex:
             for initials in _initials(found):
                 self.by_initials[initials].append(key)
             self.by_tail[_core(found)[-1]].append(key)
+            if len(found) > 1 and types.get(key, "PERSON") == "PERSON":
+                self.given_names[found[0]] += 1
             for gram in self._prefix(grams[key]):
                 self.by_gram[gram].append(key)
 
     def plausible(self, a: str, b: str, signal: str, types: Mapping[str, str]) -> bool:
-        """Whether a pair scored by ``signal`` may link: its types agree, and an acronym or
-        a last word is not ambiguous among the keys (nor an acronym of a person or work)."""
+        """Whether a pair scored by ``signal`` may link: its types agree, neither key is a
+        cut-off fragment, a spelling variant differs word by word and not by a derivation,
+        and an acronym or a last word is not ambiguous among the keys (nor an acronym of a
+        person or work, nor a last word a given name or an adjective)."""
         type_a, type_b = types.get(a, ""), types.get(b, "")
-        if not _agree(type_a, type_b):
+        if not _agree(type_a, type_b) or _fragment(a) or _fragment(b):
             return False
         if signal == "spelling":
-            return not _word_added(words(a), words(b))
+            return (not _word_added(words(a), words(b)) and _alike_word_by_word(a, b)
+                    and not _derived(a, b, {type_a, type_b}))  # fmt: skip
         if signal not in ("acronym", "tail"):
             return True
-        (short, _), (_, long_type) = sorted(((a, type_a), (b, type_b)),
-                                               key=lambda kt: len(words(kt[0])))  # fmt: skip
+        by_length = sorted(((a, type_a), (b, type_b)), key=lambda kt: len(words(kt[0])))
+        (short, short_type), (long, long_type) = by_length
         if signal == "acronym":
             return long_type not in _NOT_ACRONYMS and len(self.expansions(short)) < 2
-        if long_type in _NOT_TAILS:
+        if long_type in _NOT_TAILS or "NORP" in (short_type, long_type):
+            return False
+        lone = len(words(short)) == 1
+        if lone and not self._surname_or_short_name(short, long, short_type, long_type, types):
             return False
         return len(self.longer_with_tail(short)) < 2
+
+    def _surname_or_short_name(
+        self, short: str, long: str, short_type: str, long_type: str, types: Mapping[str, str]
+    ) -> bool:
+        """Whether a lone word may stand for a longer name it ends: a person's surname, not
+        a given name several people's keys start with ("anne", "bruce"), nor two letters
+        ("jua ma" / "ma"); or what a place's team or paper goes by ("houston oilers" /
+        "oilers", "washington post" / "post"), not a common noun ending another name
+        ("polar bear" / "bear", "mystery jets" / "jets"). Where neither key has a type (an
+        extractor that types nothing) the last word links as before."""
+        if len(short) <= 2 or self.given_names[short] >= _GIVEN_NAME_KEYS:
+            return False
+        found, long_words = _core(words(short)), _core(words(long))
+        if long_type == "PERSON" or long_words == found:
+            return True
+        if long_type in _UNTYPED and short_type in _UNTYPED:  # an extractor that types nothing
+            return True
+        before = " ".join(long_words[: len(long_words) - len(found)])
+        return _TYPE_GROUPS.get(types.get(before, ""), "") in ("PLACE", "NORP")
 
     def expansions(self, acronym: str) -> set[str]:
         """The keys of several words ``acronym`` is the initials of."""
@@ -246,6 +291,45 @@ class _CandidateIndex:
         for gram in self._prefix(set(_features(key)[1])):
             out.update(self.by_gram.get(gram, ()))
         return out
+
+
+def _fragment(key: str) -> bool:
+    """A key the extractor cut badly: with a quotation mark ('johnny cash "amqui') or ending
+    in a lone initial ("francis f"; a Roman numeral is a number, "henry v")."""
+    found = words(key)
+    last = key.split()[-1] if key.split() else ""
+    return '"' in key or (len(found) > 1 and len(last) == 1 and last not in "ivxlcdm")
+
+
+def _alike_word_by_word(a: str, b: str) -> bool:
+    """Whether two keys, their initials aside, pair word by word (in order or in the other
+    order: "kawaguchi hiroshi") into words that start alike and are spelled alike: a spelling
+    variant changes letters of its words ("liankang" / "liangkang"), not a whole word
+    ("frank iero" / "frankie rose", "i love to laugh" / "we love to laugh")."""
+    words_a = [w for w in _WORD.findall(a) if len(w) > 1]
+    words_b = [w for w in _WORD.findall(b) if len(w) > 1]
+    if len(words_a) != len(words_b):
+        return "".join(words_a) == "".join(words_b)
+    return any(
+        all(_alike(x, y) for x, y in zip(words_a, order, strict=True))
+        for order in (words_b, words_b[::-1])
+    )
+
+
+def _alike(a: str, b: str) -> bool:
+    return a == b or (a[0] == b[0] and SequenceMatcher(None, a, b).ratio() >= _WORD_LIKENESS)
+
+
+def _derived(a: str, b: str, types: set[str]) -> bool:
+    """Whether one key is the other with an ending added that makes another word: a country's
+    people or adjective ("south korea" / "south koreans", "czechoslovak" / "czechoslovakia"),
+    or a person's name in the plural (a family: "bradley" / "bradleys"). A plural of anything
+    else ("belgian" / "belgians") is the same thing."""
+    short, long = sorted((compact(a), compact(b)), key=len)
+    if short == long or not long.startswith(short):
+        return False
+    ending = long[len(short) :]
+    return ending not in ("s", "es") or "PERSON" in types
 
 
 def _word_added(a: list[str], b: list[str]) -> bool:
@@ -317,6 +401,6 @@ def _tail_match(short: list[str], long: list[str]) -> bool:
         return False
     # "university of oxford" is not "oxford", "north korea" not "korea"; names of people
     # (most of what this rule is for) have neither.
-    if long_core[0] in _QUALIFIERS or any(w in ("of", "the") for w in long_core):
+    if long_core[0] in _QUALIFIERS or any(w in ("of", "the", "for") for w in long_core):
         return False
     return long_core[-len(short_core) :] == short_core

@@ -6,9 +6,9 @@ then, not before), so ``import ragwright`` and the registry pull in no parsing l
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ragwright._lazy import lazy_names
 from ragwright.parsers.registry import ParserRegistry
 
 if TYPE_CHECKING:
@@ -27,8 +27,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_names(__name__, _LAZY)

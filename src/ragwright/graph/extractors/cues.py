@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from ragwright.graph.extractors.hygiene import shaped_label
+from ragwright.graph.extractors.hygiene import UNTYPED, shaped_label
 
 #: The model's types a cue may overrule: the ones it confuses with each other on prose.
 _OVERRIDABLE = frozenset({"ORG", "GPE", "LOC", "NORP", "PERSON", "WORK_OF_ART", "PRODUCT", "FAC"})
@@ -41,8 +41,13 @@ _PERSON_BEFORE = re.compile(
 )
 _PERSON_AFTER = re.compile(r"^\s*(?:\((?:born|née|nee)\b|,\s+who\b)")
 _PLACE_BEFORE = re.compile(
-    r"\b(?:(?:born|died) in|based in|(?:city|town|village|capital) of)\s+$", re.IGNORECASE
+    r"\b(?:(?:born|died) in|based in|(?:city|town|village|capital|island|province) of)\s+$",
+    re.IGNORECASE,
 )
+#: A biological taxon ("the family Apiaceae", "a genus of …"): a name, but of none of the
+#: model's types.
+_TAXON_BEFORE = re.compile(r"\b(?:genus|genera|family|subfamily|order|tribe|species)\s+$")
+_TAXON_ENDINGS = ("aceae", "idae", "inae", "oideae", "ales", "phyta", "mycetes")
 _KINDS = {
     **dict.fromkeys(
         "actor actress singer songwriter director writer author poet novelist playwright "
@@ -84,6 +89,9 @@ _OFFICE_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _CUT_BEFORE_OF = re.compile(r"^\s+of\s+the\s+[A-Z]")
+#: A capitalized word just before the span, itself not a sentence's first word: the span is
+#: the end of a longer name the model cut ("Great [[Eastern]]", "Right-Wing Rear [[Banner]]").
+_CUT_AFTER = re.compile(r"(?<![.!?:;\n(\"“])\s[A-Z][\w'’-]*[a-z][\w'’-]* $")
 
 
 def cue_label(text: str, start: int, end: int, label: str) -> str | None:
@@ -95,8 +103,12 @@ def cue_label(text: str, start: int, end: int, label: str) -> str | None:
     lone = len(surface.split()) == 1
     if lone and _OFFICE_BEFORE.search(before):
         return None
-    if lone and label != "PERSON" and _CUT_BEFORE_OF.match(after):
+    if lone and _CUT_BEFORE_OF.match(after):
         return None
+    if label not in ("PERSON", "NORP") and _CUT_AFTER.search(before):
+        return None
+    if lone and (_TAXON_BEFORE.search(before) or surface.casefold().endswith(_TAXON_ENDINGS)):
+        return UNTYPED
     if label not in _OVERRIDABLE:
         return label
     if _PERSON_BEFORE.search(before) or _PERSON_AFTER.match(after):
@@ -105,6 +117,16 @@ def cue_label(text: str, start: int, end: int, label: str) -> str | None:
         return _shaped(surface, "GPE", label)
     kind = _defined_kind(text[end : end + _DEFINITION_WINDOW])
     return label if kind is None else _shaped(surface, kind, label)
+
+
+def person_cue(text: str, start: int, end: int) -> bool:
+    """Whether the words around ``text[start:end]`` say it is a person ("played by X",
+    "X (born", "X was an American actor")."""
+    before = text[max(0, start - _WINDOW) : start]
+    after = text[end : end + _WINDOW]
+    if _PERSON_BEFORE.search(before) or _PERSON_AFTER.match(after):
+        return True
+    return _defined_kind(text[end : end + _DEFINITION_WINDOW]) == "PERSON"
 
 
 def _defined_kind(after: str) -> str | None:

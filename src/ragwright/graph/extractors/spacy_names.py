@@ -11,7 +11,8 @@ rest of the chunk is here:
 - in technical text the model's place and work types are guesses
   (`ragwright.graph.extractors.technical`);
 - a lone word that ends a PERSON named in the same chunk ("Flavia Pennetta" … "Pennetta",
-  typed GPE) is that person.
+  typed GPE) is that person; a lone word typed PERSON that no full name in the chunk and no
+  cue around it backs is kept untyped ("The Rams finished", "Ray", "Apocynaceae").
 """
 
 from __future__ import annotations
@@ -20,12 +21,21 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ragwright.graph.extractors.cues import cue_label
-from ragwright.graph.extractors.hygiene import in_code, not_a_name, retyped, shaped_label
+from ragwright.graph.extractors.cues import cue_label, person_cue
+from ragwright.graph.extractors.hygiene import (
+    UNTYPED,
+    in_code,
+    in_code_elsewhere,
+    not_a_name,
+    retyped,
+    shaped_label,
+)
 from ragwright.graph.extractors.technical import is_technical, technical_label
 
 #: Entity types that are values, not things a question bridges through.
 DROPPED_LABELS = frozenset({"DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "PERCENT", "MONEY"})
+#: What the model calls a lone word an address shows is a town ("Boise, Idaho").
+_PLACE_GUESSES = frozenset({"ORG", "PERSON", "NORP"})
 _COMMON_POS = frozenset({"NOUN", "VERB", "ADJ", "ADV", "AUX", "PRON", "DET", "ADP"})
 
 
@@ -34,20 +44,47 @@ def named_spans(text: str, entities: Iterable[Any]) -> list[tuple[Any, str]]:
     the type to keep it under."""
     kept: list[tuple[Any, str]] = []
     technical = is_technical(text)
+    entities = list(entities)
+    places = {span.start_char for span in entities if span.label_ == "GPE"}
+    institutions = {s.start_char + len(s.text) for s in entities if s.label_ in ("ORG", "FAC")}
     for span in entities:
         if span.label_ in DROPPED_LABELS or in_code(text, span.start_char):
             continue
         surface = span.text
         if not_a_name(surface) or _common_word(text, span):
             continue
+        if technical and len(span) == 1 and in_code_elsewhere(text, surface):
+            continue
         label = _label(text, span, technical)
+        if (
+            label in _PLACE_GUESSES
+            and len(span) == 1
+            and _in_an_address(text, span, places, institutions)
+        ):
+            label = shaped_label(surface, "GPE")
         if label is not None:
             kept.append((span, label))
-    people = {s.text.split()[-1] for s, label in kept if label == "PERSON" and len(s) > 1}
-    return [
-        (span, "PERSON" if len(span) == 1 and span.text in people else label)
-        for span, label in kept
-    ]
+    full_names = [s.text.split() for s, label in kept if label == "PERSON" and len(s) > 1]
+    surnames = {words[-1] for words in full_names}
+    given_names = {words[0] for words in full_names}
+    return [(span, _lone_word_label(text, span, label, surnames, given_names))
+            for span, label in kept]  # fmt: skip
+
+
+def _lone_word_label(
+    text: str, span: Any, label: str, surnames: set[str], given_names: set[str]
+) -> str:
+    """A lone word's type: a person's when it ends a person's full name in the chunk; the
+    model's PERSON only when the chunk backs it (the full name, or a cue such as "played by"),
+    else untyped: a lone capitalized word the model calls a person is as often a team
+    ("The Rams finished"), a plant genus or a tool ("Ray", "Ollama")."""
+    if len(span) != 1:
+        return label
+    if span.text in surnames:
+        return "PERSON"
+    if label != "PERSON" or span.text in given_names:
+        return label
+    return label if person_cue(text, span.start_char, span.start_char + len(span.text)) else UNTYPED
 
 
 def _label(text: str, span: Any, technical: bool) -> str | None:
@@ -60,6 +97,16 @@ def _label(text: str, span: Any, technical: bool) -> str | None:
     return None if label is None else shaped_label(surface, label)
 
 
+def _in_an_address(text: str, span: Any, places: set[int], institutions: set[int]) -> bool:
+    """Whether a lone word stands where an address puts a town: before a comma and a place
+    ("Boise, Idaho"), or after an institution and a comma ("Fort William College,
+    Calcutta")."""
+    start, end = span.start_char, span.start_char + len(span.text)
+    if text[end : end + 2] == ", " and end + 2 in places:
+        return True
+    return text[start - 2 : start] == ", " and start - 2 in institutions
+
+
 def _common_word(text: str, span: Any) -> bool:
     if len(span) != 1 or span.label_ in ("NORP", "LANGUAGE"):  # "a Brazilian grandmaster"
         return False
@@ -68,5 +115,12 @@ def _common_word(text: str, span: Any) -> bool:
         return False
     if span[0].pos_ in _COMMON_POS:
         return True
-    lower = re.compile(rf"(?<![\w/.-]){re.escape(word.lower())}(?![\w/.-])")
-    return lower.search(text) is not None
+    return _written_in_lower_case(text, word.lower())
+
+
+def _written_in_lower_case(text: str, word: str) -> bool:
+    """Whether the chunk writes ``word``, or its plural or singular, in lower case
+    ("Formulas … a formula")."""
+    forms = {word, word + "s", word + "es", word.removesuffix("s"), word.removesuffix("es")}
+    alternatives = "|".join(re.escape(form) for form in sorted(forms) if len(form) > 2)
+    return re.search(rf"(?<![\w/.-])(?:{alternatives})(?![\w/.-])", text) is not None

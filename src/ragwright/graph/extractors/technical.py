@@ -2,9 +2,9 @@
 
 A chunk that shows code (a fenced block or an inline code span) is technical text. There the
 model names tools, formats and libraries after what it knows from news: "Python" and
-"PostgreSQL" are places, "Gephi" a place, "Obama" in a command line a work of art. Its place,
-building, work, event and law types are guesses there, so the name is kept untyped
-(`UNTYPED`); people, organisations, products and nationalities keep theirs (the string
+"PostgreSQL" are places, "Gephi" a place, "Debian" a nationality, "Obama" in a command line a
+work of art. Its place, building, work, event, law and nationality types are guesses there,
+so the name is kept untyped (`UNTYPED`); people, organisations and products keep theirs (the string
 checks of `ragwright.graph.extractors.hygiene` already untype people and places whose words
 are not shaped like names).
 
@@ -20,7 +20,7 @@ from ragwright.graph.extractors.hygiene import UNTYPED
 
 _CODE = re.compile(r"^[ \t]*(?:```|~~~)|`[^`\n]+`", re.MULTILINE)
 #: Types the model guesses for tools and formats in technical text.
-_GUESSED = frozenset({"GPE", "LOC", "FAC", "WORK_OF_ART", "EVENT", "LAW"})
+_GUESSED = frozenset({"GPE", "LOC", "FAC", "WORK_OF_ART", "EVENT", "LAW", "NORP"})
 #: Last words that make a span a description ("the Python API"), not a name.
 _GENERIC_HEADS = frozenset(
     "api apis cli sdk server servers client clients library libraries package packages module "

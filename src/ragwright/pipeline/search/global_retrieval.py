@@ -139,7 +139,8 @@ class GlobalRetriever:
                 quoted.add(span)
                 citation = point_citation(len(citations) + 1, chunk, point, self.source_of(chunk))
                 citations.append(citation)
-                cited.append(f"{point.text} [{citation.number}]")
+                # A hard-wrapped sentence reads as one line (its citation keeps the exact span).
+                cited.append(f"{' '.join(point.text.split())} [{citation.number}]")
                 if all(h.chunk.id != chunk.id for h in hits):
                     hits.append(
                         Hit(chunk, ranked_report.relevance, Scale.FUSED,
