@@ -108,3 +108,8 @@ def bulk_documents(
             )  # fmt: skip
             start += len(text) + 2
         yield document, pieces, topic
+
+
+def bucket_of(source: str) -> int:
+    """The ``bucket`` of the document whose source is ``source`` (``synthetic/NNNNNNN.txt``)."""
+    return int(source.rsplit("/", 1)[-1].split(".", 1)[0]) % BUCKETS

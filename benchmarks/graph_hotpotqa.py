@@ -227,6 +227,8 @@ def _setting(item: str) -> tuple[str, float | int]:
         "graph_entity_hits",
         "graph_keep_top",
         "graph_keep_named",
+        "graph_bridge_hits",
+        "graph_bridge_rank",
         "graph_max_new",
         "graph_known_depth",
         "graph_fact_top",

@@ -25,7 +25,9 @@ process, so its open cost and memory are its own:
   (another bucket each call, so each pays for finding its rows); then, interleaved, numpy
   exact top-10 over the same (memory-mapped) matrix as the floor, exact vector search
   (``ann="off"``) and the store's own, and the recall@10 of the store's vector search
-  against exact.
+  against exact; whether 1%-filtered searches are exact within the filter
+  (`_within_filter`); with ``--seconds``, queries per second of 1 and ``--clients`` threads
+  searching half vector, half BM25 (`_throughput`, as `postgres_scale.py` measures them).
 
 The machine may be shared: read the ratios beside the times.
 """
@@ -47,6 +49,8 @@ from typing import Any
 import numpy as np
 
 from _synthetic import BUCKETS, CHUNKS_PER_DOCUMENT, Words, bulk_documents
+from _throughput import figures as throughput_figures
+from _within_filter import within_filter
 from ragwright.filters import Filter, eq, parse_filter
 from ragwright.models import Chunk, Document, EmbeddingSpace
 from ragwright.pipeline.search.retrieval import Retriever, SearchMode, SearchRequest
@@ -156,7 +160,9 @@ def delete_derived_files(directory: Path) -> list[str]:
     return removed
 
 
-def serve(directory: Path, count: int, cold: bool, ann: str = "auto") -> dict[str, Any]:
+def serve(
+    directory: Path, count: int, cold: bool, ann: str = "auto", clients: int = 8, seconds: float = 0
+) -> dict[str, Any]:
     if cold:
         delete_derived_files(directory)
     asked = list(queries(count))
@@ -246,7 +252,11 @@ def serve(directory: Path, count: int, cold: bool, ann: str = "auto") -> dict[st
     for _, vector in asked:
         recall(vector)
     result["vector recall@10 vs exact"] = float(np.mean(found))
+    result |= within_filter(store, exact, retriever, asked)
     exact.close()
+    if seconds > 0:
+        texts, vectors = [t for t, _ in asked], [v for _, v in asked]
+        result |= throughput_figures(store, texts, vectors, clients, seconds)
     return result
 
 
@@ -273,6 +283,10 @@ def phase(name: str, args: argparse.Namespace) -> dict[str, Any]:
         str(args.batch),
         "--ann",
         args.ann,
+        "--clients",
+        str(args.clients),
+        "--seconds",
+        str(args.seconds),
     ]
     done = subprocess.run(command, check=True, capture_output=True, text=True)
     sys.stderr.write(done.stderr)
@@ -289,12 +303,22 @@ def main() -> None:
     parser.add_argument(
         "--ann", choices=["auto", "on", "off"], default="auto", help="the store's ann setting"
     )
+    parser.add_argument("--clients", type=int, default=8, help="concurrent clients (warm)")
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=0.0,
+        help="per throughput run (warm; 0: none): 1 client, then --clients, each searching "
+        "half vector, half BM25",
+    )
     args = parser.parse_args()
     if args.phase == "write":
         print(json.dumps(write(args.index, args.chunks, args.batch)))
         return
     if args.phase in ("cold", "warm"):
-        print(json.dumps(serve(args.index, args.queries, args.phase == "cold", args.ann)))
+        cold = args.phase == "cold"
+        served = serve(args.index, args.queries, cold, args.ann, args.clients, args.seconds)
+        print(json.dumps(served))
         return
     if not (args.index / DATABASE_NAME).is_file():
         report("write", phase("write", args))

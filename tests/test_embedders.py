@@ -22,11 +22,12 @@ import pytest
 
 from ragwright.embedders import DEFAULT_EMBEDDER, create_embedder, embedder_names
 from ragwright.embedders._onnx_graph import drop_nan_guards
+from ragwright.embedders.fixed import FixedOnnxEmbedder
 from ragwright.embedders.minilm import MiniLMEmbedder
 from ragwright.embedders.onnx import OnnxEmbedder
 from ragwright.embedders.openai import OpenAIEmbedder
 from ragwright.errors import ConfigError, EmbedderError, RegistryError
-from ragwright.ports import Embedder, TokenCounter
+from ragwright.ports import Embedder, ReportingEmbedder, TokenCounter
 from ragwright.testing import HashingEmbedder
 from tiny_tokenizer import save_word_level_tokenizer
 
@@ -59,6 +60,16 @@ class TestHashingEmbedder:
         assert embedder.space.model == "ragwright-hashing"
         assert embedder.space.dimension == 256
         assert embedder.max_tokens == 512
+
+    def test_tells_progress_in_parts_with_the_same_vectors(self) -> None:
+        texts = [f"text number {i}" for i in range(40)]
+        embedder = HashingEmbedder(32)
+        told: list[int] = []
+        vectors = embedder.embed_documents_reporting(texts, told.append)
+        assert isinstance(embedder, ReportingEmbedder)
+        assert told == [16, 16, 8]
+        np.testing.assert_array_equal(vectors, embedder.embed_documents(texts))
+        assert embedder.embed_documents_reporting([], told.append).shape == (0, 32)
 
     def test_vectors_are_unit_float32_even_without_words(self) -> None:
         texts = ["The cat sat.", "", "!!! ???", "a " * 1000]
@@ -318,6 +329,35 @@ class TestOnnxEmbedder:
         embedder = OnnxEmbedder.from_folder(folder, max_tokens=10, batch_size=7, batch_tokens=25)
         expected = [reference(t, max_tokens=10, pooling="mean") for t in texts]
         assert_close(embedder.embed_documents(texts), expected)
+
+    def test_tells_progress_after_each_batch_it_runs(self, tmp_path: Path) -> None:
+        """One call of many texts, sorted and batched as a whole, tells each batch: counts
+        that add up to the texts, none over a batch."""
+        words = "hello world the cat sat on mat dog zebra".split()
+        rng = np.random.default_rng(5)
+        texts = [" ".join(rng.choice(words, size=rng.integers(1, 12))) for _ in range(60)]
+        embedder = OnnxEmbedder.from_folder(
+            make_folder(tmp_path), max_tokens=10, batch_size=7, batch_tokens=25
+        )
+        told: list[int] = []
+        vectors = embedder.embed_documents_reporting(texts, told.append)
+        assert isinstance(embedder, ReportingEmbedder)
+        assert sum(told) == len(texts) and len(told) > 8 and max(told) <= 7
+        assert_close(vectors, embedder.embed_documents(texts))
+
+    def test_a_shipped_model_tells_progress_as_its_onnx_embedder_does(self, tmp_path: Path) -> None:
+        class Shipped(FixedOnnxEmbedder):
+            name = "tiny"
+
+            def __init__(self) -> None:
+                self._onnx = OnnxEmbedder.from_folder(make_folder(tmp_path), batch_size=2)
+
+        embedder = Shipped()
+        told: list[int] = []
+        vectors = embedder.embed_documents_reporting(TEXTS, told.append)
+        assert isinstance(embedder, ReportingEmbedder)
+        assert sum(told) == len(TEXTS) and len(told) > 1
+        assert_close(vectors, embedder.embed_documents(TEXTS))
 
     def test_query_is_one_vector_equal_to_its_document_vector(self, tmp_path: Path) -> None:
         embedder = OnnxEmbedder.from_folder(make_folder(tmp_path))
@@ -600,6 +640,15 @@ class TestOpenAIEmbedder:
         assert path == "/v1/embeddings"
         assert body["model"] == "test-embed"
         assert "authorization" not in headers  # a local server needs no key
+
+    def test_tells_progress_after_each_request(self, server: ScriptedServer) -> None:
+        texts = ["alpha", "be", "gamma ray", "d", "epsilon"]
+        told: list[int] = []
+        with client(server, batch_size=2) as embedder:
+            assert isinstance(embedder, ReportingEmbedder)
+            vectors = embedder.embed_documents_reporting(texts, told.append)
+        assert told == [2, 2, 1]
+        np.testing.assert_allclose(vectors, [unit(echo_vector(t)) for t in texts], rtol=1e-6)
 
     def test_sends_the_api_key(
         self, server: ScriptedServer, monkeypatch: pytest.MonkeyPatch

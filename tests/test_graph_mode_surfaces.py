@@ -59,8 +59,10 @@ def test_cli_graph_mode_without_a_graph_says_to_build_one(
 def test_http_graph_mode_answers_with_graph_hits_and_409_without_a_graph(
     graphed: Index, folder: Path
 ) -> None:
+    # graph_bridge_hits 0: no gate, so the walk reorders (the sample docs bridge nothing).
     body = {"query": QUERY, "mode": "graph", "top_k": 3, "graph_damping": 0.6,
-            "graph_keep_top": 1, "graph_keep_gap": 0.1, "graph_keep_named": 2}  # fmt: skip
+            "graph_keep_top": 1, "graph_keep_gap": 0.1, "graph_keep_named": 2,
+            "graph_bridge_hits": 0, "graph_bridge_rank": 2}  # fmt: skip
     with serve(graphed) as url, httpx.Client(base_url=url, timeout=30) as client:
         response = client.post("/v1/search", json=body)
         assert response.status_code == 200, response.text
@@ -71,6 +73,7 @@ def test_http_graph_mode_answers_with_graph_hits_and_409_without_a_graph(
         assert bad.status_code == 422
         assert client.post("/v1/search", json={**body, "graph_keep_gap": 2}).status_code == 422
         assert client.post("/v1/search", json={**body, "graph_keep_named": -1}).status_code == 422
+        assert client.post("/v1/search", json={**body, "graph_bridge_rank": -1}).status_code == 422
     plain = Index(folder, embedder=HashingEmbedder())
     with plain, serve(plain) as url, httpx.Client(base_url=url, timeout=30) as client:
         refused = client.post("/v1/search", json=body)

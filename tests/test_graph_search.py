@@ -13,6 +13,7 @@ import pytest
 
 from ragwright import GraphNotBuilt, Index
 from ragwright.errors import ConfigError, MissingDependencyError, UnsupportedScale
+from ragwright.graph.bridges import bridge_positions, names_both, title_key
 from ragwright.graph.extractors.rules import RuleExtractor
 from ragwright.graph.fact_linking import FactLinker
 from ragwright.graph.named_hits import named_positions
@@ -22,13 +23,18 @@ from ragwright.graph.snapshot import MemoryGraph, build_snapshot
 from ragwright.models import Arm, BM25Parameters, Chunk, Document, Hit, Scale
 from ragwright.models.graph import ChunkFacts, Mention, Relation
 from ragwright.pipeline.search.fusion import fuse_ranked_lists
-from ragwright.pipeline.search.graph_retrieval import bounded_newcomers, confident_top
+from ragwright.pipeline.search.graph_retrieval import (
+    bounded_newcomers,
+    confident_top,
+    promoted,
+)
 from ragwright.pipeline.search.request import SearchOptions, SearchRequest
 from ragwright.testing import HashingEmbedder
 
 QUERY = "Which waterway passes the hometown of Ada Quill?"
 FIRST_HOP = "Ada Quill was born in Brennick, where she wrote her first novel."
-BRIDGE = "Brennick lies on the Sollen, known for its stone bridges and its mills."
+# The second hop is the page about Brennick: titled with its name (`ragwright.graph.bridges`).
+BRIDGE = "Brennick\n\nBrennick lies on the Sollen, known for its stone bridges and its mills."
 DISTRACTORS = [
     f"the waterway festival passes the hometown of many painters, year {i}." for i in range(8)
 ]
@@ -178,14 +184,17 @@ def test_the_passages_a_comparison_names_keep_their_places_ahead_of_the_walk(kb:
     options: SearchOptions = {"top_k": 3, **MIN_MAX}
     hybrid = sources(kb.search(query, **options))
     assert hybrid[:3] == ["first.txt", "unrelated.txt", "bridge.txt"]
-    off = GraphSettings(keep_named=0)
+    # The query names Brennick: nothing to bridge, so the gate would keep hybrid's order
+    # anyway; without it, the walk's order and keep_named are seen.
+    off = GraphSettings(keep_named=0, bridge_hits=0)
     walk = sources(kb.search(query, mode="graph", graph=off, **options))
     assert walk[:2] == ["first.txt", "bridge.txt"]
-    named = kb.search(query, mode="graph", **options)  # keep_named 2 by default
+    ungated = GraphSettings(bridge_hits=0, keep_named=2)
+    named = kb.search(query, mode="graph", graph=ungated, **options)
     assert sources(named) == ["first.txt", "unrelated.txt", "bridge.txt"]
     assert Arm.GRAPH in named[1].arms and [hit.rank for hit in named] == [1, 2, 3]
     # A bridge question names one entity: only its first hop, already first, is kept.
-    bridge = kb.search(QUERY, mode="graph", **options)
+    bridge = kb.search(QUERY, mode="graph", graph=ungated, **options)
     assert sources(bridge) == sources(kb.search(QUERY, mode="graph", graph=off, **options))
     # The rule: a hit naming two of the named entities, and the first hit naming each.
     assert named_positions({1, 2}, [{1, 2}, {1}, {2}]) == [0]
@@ -198,6 +207,55 @@ def test_the_passages_a_comparison_names_keep_their_places_ahead_of_the_walk(kb:
         SearchRequest.from_mapping({"graph_keep_named": -1})
 
 
+def test_the_walk_reorders_hybrid_only_when_a_first_hit_bridges_to_a_titled_passage(
+    kb: Index,
+) -> None:
+    """The gate: the first hop mentions Brennick, which the query does not name, and a
+    passage is titled Brennick; graph mode then reorders, moving that passage up to rank 2.
+    A query whose first hit leads nowhere (Tessel names no page) gets hybrid's order."""
+    options: SearchOptions = {"top_k": 3, "arm_depth": 3, **MIN_MAX}
+    bridged = kb.search(QUERY, mode="graph", **options)
+    assert sources(bridged)[:2] == ["first.txt", "bridge.txt"]
+    assert [hit.rank for hit in bridged] == [1, 2, 3]
+    single = "Which club climbs Mount Orrin each spring?"
+    hybrid = kb.search(single, **options)
+    gated = kb.search(single, mode="graph", **options)
+    assert sources(hybrid)[0] == "unrelated.txt"
+    assert [h.chunk.id for h in gated] == [h.chunk.id for h in hybrid]
+    assert not any(Arm.GRAPH in hit.arms for hit in gated)
+    ungated = kb.search(single, mode="graph", graph=GraphSettings(bridge_hits=0), **options)
+    assert any(Arm.GRAPH in hit.arms for hit in ungated)
+    # The rule's parts: a title is a short first line less its qualifier; promotion only up.
+    assert title_key("Kiss and Tell (1945 film)\n\nA comedy.") == "kiss and tell"
+    assert title_key("Microstructural development of human newborn white matter\n\nx") == ""
+    titles = ["brennick", "brennick", "sollen"]
+    assert bridge_positions({"brennick"}, titles, [False, True, True]) == [1]
+    assert bridge_positions({"brennick"}, ["brennick", "", "brennick"], [True, True, True]) == [
+        0,
+        2,
+    ]
+    hits = list(hybrid)
+    assert [h.chunk.id for h in promoted(hits, hits[2].chunk.id, 2)] == [
+        hits[0].chunk.id,
+        hits[2].chunk.id,
+        hits[1].chunk.id,
+    ]
+    assert promoted(hits, hits[0].chunk.id, 2) == hits
+    # Two first hits about two entities the query names: a comparison, nothing to bridge.
+    compared = "Were Scott Derrickson and Ed Wood of the same nationality?"
+    assert names_both(["scott derrickson", "ed wood"], compared)
+    assert not names_both(["scott derrickson", "sinister"], compared)
+    assert not names_both(["ed wood", "ed wood"], compared)
+    assert not names_both(["scott derrickson", "ed"], "Did Scott Derrickson edit it?")
+    request = SearchRequest.from_mapping(
+        {"mode": "graph", "graph_bridge_hits": 2, "graph_bridge_rank": 0}
+    )
+    assert (request.graph.bridge_hits, request.graph.bridge_rank) == (2, 0)
+    assert request.settings()["graph_bridge_hits"] == 2
+    with pytest.raises(ConfigError, match="graph_bridge_rank"):
+        SearchRequest.from_mapping({"graph_bridge_rank": -1})
+
+
 def test_the_graph_brings_at_most_graph_max_new_chunks_hybrid_did_not_rank(kb: Index) -> None:
     ranked = [("first", 0.5), ("a", 0.3), ("second", 0.2), ("b", 0.1), ("c", 0.05)]
     known = ["first", "second"]
@@ -207,7 +265,8 @@ def test_the_graph_brings_at_most_graph_max_new_chunks_hybrid_did_not_rank(kb: I
     # Through Index.search: with none allowed, the bridge hybrid missed stays out.
     options: SearchOptions = {"top_k": 3, "mode": "graph", "arm_depth": 3, **MIN_MAX}
     assert "bridge.txt" in sources(kb.search(QUERY, graph=GraphSettings(keep_top=1), **options))
-    none = kb.search(QUERY, graph=GraphSettings(keep_top=1, max_new=0), **options)
+    # (ungated: with the bridge passage left out, the gate would keep hybrid's order)
+    none = kb.search(QUERY, graph=GraphSettings(keep_top=1, max_new=0, bridge_hits=0), **options)
     hybrid = kb.search(QUERY, top_k=3, arm_depth=3, **MIN_MAX)
     assert {h.chunk.id for h in none} == {h.chunk.id for h in hybrid}
     assert any(Arm.GRAPH in h.arms for h in none)  # the walk still reorders what hybrid found

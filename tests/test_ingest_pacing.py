@@ -1,19 +1,25 @@
 """Ingest at the embedder's pace: with a slow embedder, progress moves at least once a second
 (of the embedder's time), counted in chunks embedded; a batch is written while the next one is
 embedded; the next sources are prepared while a batch is embedded; and a batch's chunks are
-embedded as its documents arrive, not once it is full."""
+embedded as its documents arrive, not once it is full.
+
+Both kinds of embedder: one that tells progress during a call (`ReportingEmbedder`, as the
+shipped ones do), handed as many chunks as are ready in one call, and one without it (a
+third-party plugin's), whose calls ingest sizes to about half a second each."""
 
 from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from ragwright.errors import EmbedderError
-from ragwright.models import Chunk, Document
+from ragwright.models import Chunk, Document, EmbeddingSpace
 from ragwright.pipeline.ingest.ingestor import (
     BatchWriter,
     IngestReport,
@@ -30,18 +36,52 @@ from ragwright.testing.store_contract import make_document
 PER_TEXT = 0.3
 
 
-class SlowEmbedder(HashingEmbedder):
-    """The hashing embedder on a fake clock that each text moves on by `PER_TEXT`."""
+class SlowEmbedder:
+    """A third-party embedder (only `Embedder`'s methods): the hashing embedder's vectors, on
+    a fake clock that each text moves on by `PER_TEXT`."""
 
     def __init__(self, now: list[float]) -> None:
-        super().__init__(32)
+        self.hashing = HashingEmbedder(32)
         self.now = now
         self.calls: list[int] = []
+
+    @property
+    def space(self) -> EmbeddingSpace:
+        return self.hashing.space
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         self.calls.append(len(texts))
         self.now[0] += PER_TEXT * len(texts)
-        return super().embed_documents(texts)
+        return self.hashing.embed_documents(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.hashing.embed_query(text)
+
+
+#: Texts a `SlowReportingEmbedder` embeds between two reports (as a model runs its batches).
+PART = 2
+
+
+class SlowReportingEmbedder(SlowEmbedder):
+    """`SlowEmbedder` that tells progress during a call (`ReportingEmbedder`), every `PART`
+    texts; ``reporting_calls``: the texts of each call."""
+
+    def __init__(self, now: list[float]) -> None:
+        super().__init__(now)
+        self.reporting_calls: list[int] = []
+
+    def embed_documents_reporting(
+        self, texts: Sequence[str], embedded: Callable[[int], None]
+    ) -> np.ndarray:
+        self.reporting_calls.append(len(texts))
+        parts = []
+        for start in range(0, len(texts), PART):
+            parts.append(self.embed_documents(texts[start : start + PART]))
+            embedded(len(parts[-1]))
+        return np.concatenate(parts)
+
+
+SLOW_EMBEDDERS = [SlowEmbedder, SlowReportingEmbedder]
 
 
 def _documents(count: int, chunks: int) -> list[tuple[Document, list[Chunk]]]:
@@ -57,9 +97,12 @@ def _prepared(documents: list[tuple[Document, list[Chunk]]]) -> list[tuple[str, 
     ]
 
 
-def test_progress_moves_every_second_of_a_slow_embedder_in_chunks_embedded(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", SLOW_EMBEDDERS)
+def test_progress_moves_every_second_of_a_slow_embedder_in_chunks_embedded(
+    tmp_path: Path, kind: type[SlowEmbedder]
+) -> None:
     now = [0.0]
-    embedder = SlowEmbedder(now)
+    embedder = kind(now)
     store = SQLiteStore(tmp_path / "index")
     store.bind_space(embedder.space)
     report = IngestReport()
@@ -73,6 +116,84 @@ def test_progress_moves_every_second_of_a_slow_embedder_in_chunks_embedded(tmp_p
     assert embedded == sorted(embedded) and len(set(embedded)) > 30 and embedded[-1] == 120
     assert events[-1][1] == Progress(1, 1, 120, "", 120)
     assert report.chunks_written == 120 and store.stats().chunks == 120
+    if isinstance(embedder, SlowReportingEmbedder):
+        assert embedder.reporting_calls == [120]  # one call: sorted and batched as one
+    store.close()
+
+
+def test_a_reporting_embedder_is_handed_what_waits_when_the_next_file_is_not_ready(
+    tmp_path: Path,
+) -> None:
+    """The chunks waiting go to the embedder as soon as the next source is late (it would
+    wait otherwise), all in one call; while the sources come quicker, they gather."""
+    documents = _documents(6, 10)
+    called = threading.Event()
+    late: list[bool] = []
+
+    def sources() -> Iterator[tuple[str, Prepared]]:
+        for i, item in enumerate(_prepared(documents)):
+            if i == 2:  # the third is late: ready only once the embedder is at work
+                late.append(called.wait(timeout=30))
+            yield item
+
+    class Noticing(SlowReportingEmbedder):
+        def embed_documents_reporting(
+            self, texts: Sequence[str], embedded: Callable[[int], None]
+        ) -> np.ndarray:
+            called.set()
+            return super().embed_documents_reporting(texts, embedded)
+
+    embedder = Noticing([0.0])
+    store = SQLiteStore(tmp_path / "index")
+    store.bind_space(embedder.space)
+    report = IngestReport()
+    writer = BatchWriter(store, embedder, report, 256, clock=lambda: embedder.now[0])
+    writer.write_all(sources(), len(documents))
+    assert late == [True]
+    assert embedder.reporting_calls[0] == 20  # the two first files', in one call
+    assert sum(embedder.reporting_calls) == 60
+    assert report.chunks_written == 60 and report.added == [d.source for d, _ in documents]
+    _assert_stored_as_embedded(store, documents)
+    store.close()
+
+
+def test_a_batch_of_sources_is_prepared_while_a_reporting_embedder_embeds(
+    tmp_path: Path,
+) -> None:
+    """Sources are prepared up to a batch's chunks ahead, not a fixed few: the next call
+    finds its chunks ready when this one ends."""
+    documents = _documents(12, 10)  # 120 chunks: under one batch of 256
+    yielded = [0]
+
+    def sources() -> Iterator[tuple[str, Prepared]]:
+        for item in _prepared(documents):
+            yielded[0] += 1
+            yield item
+
+    class Waiting(SlowReportingEmbedder):
+        def __init__(self) -> None:
+            super().__init__([0.0])
+            self.saw_all: list[bool] = []
+
+        def embed_documents_reporting(
+            self, texts: Sequence[str], embedded: Callable[[int], None]
+        ) -> np.ndarray:
+            if not self.saw_all:
+                deadline = time.monotonic() + 30
+                while yielded[0] < len(documents) and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                self.saw_all.append(yielded[0] == len(documents))
+            return super().embed_documents_reporting(texts, embedded)
+
+    embedder = Waiting()
+    store = SQLiteStore(tmp_path / "index")
+    store.bind_space(embedder.space)
+    report = IngestReport()
+    writer = BatchWriter(store, embedder, report, 256, clock=lambda: embedder.now[0])
+    writer.write_all(sources(), len(documents))
+    assert embedder.saw_all == [True]
+    assert report.chunks_written == 120
+    _assert_stored_as_embedded(store, documents)
     store.close()
 
 
@@ -190,10 +311,17 @@ class Refusing(SlowEmbedder):
         return super().embed_documents(texts)
 
 
-def test_a_document_refused_while_embedded_ahead_fails_alone(tmp_path: Path) -> None:
+class RefusingReporting(SlowReportingEmbedder, Refusing):
+    """`Refusing`, telling progress during a call."""
+
+
+@pytest.mark.parametrize("kind", [Refusing, RefusingReporting])
+def test_a_document_refused_while_embedded_ahead_fails_alone(
+    tmp_path: Path, kind: type[SlowEmbedder]
+) -> None:
     documents = _documents(4, 10)
     documents[1] = make_document("poison.md", [f"poison part {j}" for j in range(10)])
-    embedder = Refusing([0.0])
+    embedder = kind([0.0])
     store = SQLiteStore(tmp_path / "index")
     store.bind_space(embedder.space)
     report = IngestReport()

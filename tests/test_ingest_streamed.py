@@ -103,7 +103,7 @@ def ingest(
 
 
 def _calls_joined(events: list[str]) -> list[str]:
-    """The events with a batch's embedder calls (sized by `EmbedPace`) as one."""
+    """The events with a batch's embedder calls as one."""
     joined: list[str] = []
     for event in events:
         if event.startswith("embed ") and joined and joined[-1].startswith("embed "):
@@ -153,8 +153,9 @@ def test_a_batch_the_embedder_refuses_leaves_the_previous_version_whole(
     assert ingest(store, long_document(version=1), STREAMED).ok
     before = store.chunks_of(document_id_for("long.txt"))
     events: list[str] = []
-    # the 4th call: the first batch takes two (`EmbedPace` starts with one text), the next one
-    refused = ingest(store, long_document(version=2), STREAMED, RecordingEmbedder(events, 4))
+    # the 3rd batch's call (the hashing embedder tells progress during a call, so a batch is
+    # one call; `HashingEmbedder.embed_documents_reporting` embeds 16 texts a part)
+    refused = ingest(store, long_document(version=2), STREAMED, RecordingEmbedder(events, 3))
     assert [f.reason for f in refused.failed] == ["embedding failed: the model refused this batch"]
     assert refused.chunks_written == 0 and not refused.updated
     # two batches (16 chunks) were embedded and written, then rolled back

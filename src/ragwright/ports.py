@@ -157,6 +157,27 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> Vectors: ...
 
 
+#: Told, during a long embedder call, how many more of its texts are embedded (see
+#: `ReportingEmbedder`).
+EmbeddedCount = Callable[[int], None]
+
+
+@runtime_checkable
+class ReportingEmbedder(Protocol):
+    """An embedder that tells how far one call has got, so a caller can hand it many texts at
+    once (to sort by length and batch with little padding, as it would a bare call) and still
+    show progress as they are embedded.
+
+    ``embed_documents_reporting`` returns what ``embed_documents`` would, calling
+    ``embedded(n)`` after each part it finishes (``n``: that part's texts; the counts add up to
+    ``len(texts)`` on success). Optional: ingest sizes its calls to about half a second each
+    for an embedder without it (see ``pipeline.ingest.pacing``)."""
+
+    def embed_documents_reporting(
+        self, texts: Sequence[str], embedded: EmbeddedCount
+    ) -> Vectors: ...
+
+
 @runtime_checkable
 class TokenCounter(Protocol):
     """Knows a model's token window: lets chunkers keep every chunk inside it."""

@@ -10,7 +10,7 @@ from typing import ClassVar, Self
 from ragwright.embedders.onnx import OnnxEmbedder
 from ragwright.errors import ConfigError
 from ragwright.models import EmbeddingSpace
-from ragwright.ports import Vectors
+from ragwright.ports import EmbeddedCount, Vectors
 
 
 class FixedOnnxEmbedder:
@@ -46,6 +46,9 @@ class FixedOnnxEmbedder:
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         return self._onnx.embed_documents(texts)
+
+    def embed_documents_reporting(self, texts: Sequence[str], embedded: EmbeddedCount) -> Vectors:
+        return self._onnx.embed_documents_reporting(texts, embedded)
 
     def embed_query(self, text: str) -> Vectors:
         return self._onnx.embed_query(text)

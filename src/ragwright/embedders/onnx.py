@@ -42,7 +42,7 @@ from ragwright._lazy import Lazy
 from ragwright.embedders._onnx_graph import WireFormatError, drop_nan_guards
 from ragwright.errors import ConfigError, EmbedderError, MissingDependencyError
 from ragwright.models import EmbeddingSpace
-from ragwright.ports import Vectors
+from ragwright.ports import EmbeddedCount, Vectors
 
 if TYPE_CHECKING:
     from tokenizers import Encoding, Tokenizer
@@ -290,6 +290,13 @@ class OnnxEmbedder:
             raise TypeError("embed_documents takes a sequence of texts, not one string")
         return self._embed([self._document_prefix + text for text in texts])
 
+    def embed_documents_reporting(self, texts: Sequence[str], embedded: EmbeddedCount) -> Vectors:
+        """`embed_documents`, telling ``embedded`` after each batch the model runs: one call
+        of many texts is sorted and batched as a whole, and still shows progress."""
+        if isinstance(texts, str):
+            raise TypeError("embed_documents takes a sequence of texts, not one string")
+        return self._embed([self._document_prefix + text for text in texts], embedded)
+
     def embed_query(self, text: str) -> Vectors:
         """One vector ``(dim,)``, float32."""
         result: Vectors = self._embed([self._query_prefix + text])[0]
@@ -300,14 +307,14 @@ class OnnxEmbedder:
     # Texts are tokenized and sorted in windows, so a huge input never holds every encoding.
     _WINDOW = 1024
 
-    def _embed(self, texts: list[str]) -> Vectors:
+    def _embed(self, texts: list[str], embedded: EmbeddedCount | None = None) -> Vectors:
         runtime = self._session.get()
         tokenizers = self._tokenizers.get()
         if not texts:
             return np.empty((0, self._dimension()), dtype=np.float32)
         window = max(self._WINDOW, self._batch_size)
         parts = [
-            self._embed_window(runtime, tokenizers, texts[start : start + window])
+            self._embed_window(runtime, tokenizers, texts[start : start + window], embedded)
             for start in range(0, len(texts), window)
         ]
         vectors = parts[0] if len(parts) == 1 else np.concatenate(parts)
@@ -316,7 +323,11 @@ class OnnxEmbedder:
         return vectors
 
     def _embed_window(
-        self, runtime: _Session, tokenizers: _Tokenizers, texts: list[str]
+        self,
+        runtime: _Session,
+        tokenizers: _Tokenizers,
+        texts: list[str],
+        embedded: EmbeddedCount | None,
     ) -> Vectors:
         encodings = _encode(tokenizers.encoder, texts)
         lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(texts))
@@ -331,6 +342,10 @@ class OnnxEmbedder:
             rows = order[start : start + size]
             out[rows] = self._run_batch(runtime, [encodings[i] for i in rows], tokenizers.pad_id)
             start += size
+            if embedded is not None:
+                embedded(len(rows))
+        if embedded is not None and len(order) < len(texts):
+            embedded(len(texts) - len(order))  # the texts without a token, left at zero
         return out
 
     def _run_batch(self, runtime: _Session, batch: list[Encoding], pad_id: int) -> Vectors:

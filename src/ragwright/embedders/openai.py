@@ -26,7 +26,7 @@ import numpy as np
 from ragwright._http import Backoff, describe_failure, open_client, retryable_status
 from ragwright.errors import ConfigError, EmbedderError
 from ragwright.models import EmbeddingSpace
-from ragwright.ports import Vectors
+from ragwright.ports import EmbeddedCount, Vectors
 
 if TYPE_CHECKING:
     import httpx
@@ -130,9 +130,16 @@ class OpenAIEmbedder:
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         """Vectors ``(len(texts), dim)``, float32, unit length, in the order of ``texts``."""
+        return self.embed_documents_reporting(texts, _ignored)
+
+    def embed_documents_reporting(self, texts: Sequence[str], embedded: EmbeddedCount) -> Vectors:
+        """`embed_documents`, telling ``embedded`` after each request."""
         if isinstance(texts, str):
             raise TypeError("embed_documents takes a sequence of texts, not one string")
-        parts = [self._post(batch) for batch in self._batches(texts)]
+        parts = []
+        for batch in self._batches(texts):
+            parts.append(self._post(batch))
+            embedded(len(batch))
         if not parts:
             width = self._dimension if self._dimension is not None else self.space.dimension
             return np.empty((0, width), dtype=np.float32)
@@ -232,3 +239,7 @@ class OpenAIEmbedder:
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         result: Vectors = vectors / np.maximum(norms, np.float32(1e-12))
         return result
+
+
+def _ignored(count: int) -> None:
+    """Progress nobody asked for."""

@@ -20,7 +20,7 @@ import numpy as np
 
 from ragwright.index import Index
 from ragwright.models import EmbeddingSpace, content_hash
-from ragwright.ports import Embedder, TokenCounter, Vectors
+from ragwright.ports import EmbeddedCount, Embedder, ReportingEmbedder, TokenCounter, Vectors
 
 #: Chunks read per page from a sibling index.
 PAGE = 2048
@@ -41,11 +41,22 @@ class ReusingEmbedder:
         return self.inner.space
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        return self.embed_documents_reporting(texts, _ignored)
+
+    def embed_documents_reporting(self, texts: Sequence[str], embedded: EmbeddedCount) -> Vectors:
+        """`embed_documents`, telling ``embedded`` of the reused texts at once and of the
+        others as ``inner`` embeds them (in one go when it does not report)."""
         keys = [content_hash(text) for text in texts]
         missing = [i for i, key in enumerate(keys) if key not in self.known]
         rows = np.zeros((len(texts), self.inner.space.dimension), dtype=np.float32)
-        if missing:
+        if len(missing) < len(texts):
+            embedded(len(texts) - len(missing))
+        if missing and isinstance(self.inner, ReportingEmbedder):
+            missing_texts = [texts[i] for i in missing]
+            rows[missing] = self.inner.embed_documents_reporting(missing_texts, embedded)
+        elif missing:
             rows[missing] = self.inner.embed_documents([texts[i] for i in missing])
+            embedded(len(missing))
         for i, key in enumerate(keys):
             if key in self.known:
                 rows[i] = self.known[key]
@@ -116,3 +127,7 @@ def _vectors(index: Index) -> dict[str, Vectors]:
             if chunk.id in vectors:
                 found[content_hash(chunk.embedded_text)] = vectors[chunk.id]
     return found
+
+
+def _ignored(count: int) -> None:
+    """Progress nobody asked for."""

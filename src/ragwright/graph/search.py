@@ -134,6 +134,31 @@ class GraphSearch:
             mentioned.append(set(entities.tolist()))
         return named_positions(named, mentioned)
 
+    def bridging_keys(
+        self,
+        query: str,
+        seed_chunks: Sequence[str],
+        snapshot: GraphSnapshot,
+        settings: GraphSettings,
+    ) -> set[str]:
+        """The keys of the entities the first ``bridge_hits`` seed chunks mention and the
+        query does not name: the second hops a passage about them would be
+        (`ragwright.graph.bridges`)."""
+        if not settings.bridge_hits:
+            return set()
+        graph = self._walks.get(
+            snapshot,
+            relation_weight=settings.relation_weight,
+            synonym_weight=settings.synonym_weight,
+        )
+        rows = [row for _, row in self._rows_of(seed_chunks[: settings.bridge_hits], snapshot)]
+        on_graph = np.array([row for row in rows if row is not None], dtype=np.int64)
+        if not len(on_graph):
+            return set()
+        _, entities, _ = graph.chunk_entities.gather(on_graph)
+        named = link_query(query, snapshot, self._entities, self.query_extractor)
+        return {snapshot.entity_keys[e] for e in set(entities.tolist()) - named}
+
     def _entity_seeds(
         self,
         query: str,

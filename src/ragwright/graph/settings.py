@@ -41,8 +41,25 @@ class GraphSettings:
     #: which the walk ranks first anyway. 0: none. HotpotQA dev500 recall@2 / all-support@5
     #: with 2 against 0: 0-199 0.627 / 0.685 against 0.623 / 0.685, 200-499 0.722 / 0.823
     #: against 0.718 / 0.823 (window 3 ties 2 on 0-199, 5 loses: 0.608 / 0.675); SciFact
-    #: test nDCG@10 0.709 against 0.712 (replayed over cached hits, extractor v4).
-    keep_named: int = 2
+    #: test nDCG@10 0.709 against 0.712 (replayed over cached hits, extractor v4). Off since
+    #: the gate below: a bridge question often names two entities ("... Corliss Archer in
+    #: the film Kiss and Tell"), and keeping both named hits pushed the bridge to rank 3
+    #: (dev 0-199 with the gate: recall@2 0.667 at 2 against 0.693 at 0, AS@5 0.755 both).
+    keep_named: int = 0
+    #: The gate: graph mode reorders hybrid's ranking only when one of hybrid's first this
+    #: many hits mentions an entity the query does not name and a candidate passage is
+    #: about it (the first chunk of a document titled with its name: a second hop,
+    #: `ragwright.graph.bridges`); otherwise it returns hybrid's order. 0: no gate (the
+    #: walk's order always). HotpotQA dev 0-199 recall@2 / all-support@5 (keep_named 0,
+    #: bridge_rank 2): 1: 0.693 / 0.730, 2: 0.693 / 0.755, 3: 0.675 / 0.755; the walk
+    #: ungated: 0.627 / 0.685 (hybrid 0.608 / 0.540).
+    bridge_hits: int = 2
+    #: With the gate open, the best such bridge passage (by the walk's order) is moved up
+    #: to this rank (behind the passages kept by ``keep_top`` and ``keep_named``), so a
+    #: two-hop question holds both hops in its first two hits. 0: left where the walk
+    #: ranks it. Dev 0-199 (bridge_hits 1, keep_named 2): 2: 0.665 / 0.730, 3: 0.618 /
+    #: 0.730, 0: 0.618 / 0.645.
+    bridge_rank: int = 2
     #: Of the chunks hybrid did not rank in its first ``known_depth`` hits, the graph ranking
     #: brings at most this many into the fusion (its others drop out of it); the chunks
     #: hybrid did rank, it may reorder freely. 1000: no bound. A guard for a walk seeded
@@ -96,7 +113,10 @@ class GraphSettings:
         _check("tolerance", self.tolerance, low=MIN_TOLERANCE, high=0.1)
         if not isinstance(self.rrf_k, int) or isinstance(self.rrf_k, bool) or self.rrf_k < 1:
             raise ConfigError(f"graph_rrf_k must be a positive integer, got {self.rrf_k!r}")
-        integers = ("keep_top", "keep_named", "seed_hits", "entity_hits", "max_new", "known_depth")
+        integers = (
+            *("keep_top", "keep_named", "bridge_hits", "bridge_rank"),
+            *("seed_hits", "entity_hits", "max_new", "known_depth"),
+        )
         for name in (*integers, "fact_top"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 1000:

@@ -17,11 +17,13 @@ import numpy.typing as npt
 
 from ragwright.errors import ConfigError
 from ragwright.models import EmbeddingSpace
-from ragwright.ports import Vectors
+from ragwright.ports import EmbeddedCount, Vectors
 
 MODEL_NAME = "ragwright-hashing"
 DEFAULT_DIMENSION = 256
 DEFAULT_MAX_TOKENS = 512
+#: Texts embedded between two progress reports of `HashingEmbedder.embed_documents_reporting`.
+REPORTED_PART = 16
 
 _SCHEME = "words+trigrams/blake2b-64/signed/v1"
 _WORD = re.compile(r"\w+")
@@ -108,6 +110,24 @@ class HashingEmbedder:
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         result: Vectors = vectors / np.maximum(norms, np.float32(1e-12))
         return result
+
+    def embed_documents_reporting(self, texts: Sequence[str], embedded: EmbeddedCount) -> Vectors:
+        """`embed_documents` in parts of `REPORTED_PART` texts, telling ``embedded`` after
+        each (a `ReportingEmbedder`, as the ONNX embedder is). Through ``embed_documents``, so
+        a test's subclass that overrides it (a slow or refusing fake) is called part by
+        part."""
+        parts = [
+            self._embedded_part(texts[start : start + REPORTED_PART], embedded)
+            for start in range(0, len(texts), REPORTED_PART)
+        ]
+        if not parts:
+            return np.zeros((0, self._dimension), dtype=np.float32)
+        return np.concatenate(parts)
+
+    def _embedded_part(self, texts: Sequence[str], embedded: EmbeddedCount) -> Vectors:
+        vectors = self.embed_documents(texts)
+        embedded(len(texts))
+        return vectors
 
     def embed_query(self, text: str) -> Vectors:
         result: Vectors = self.embed_documents([text])[0]

@@ -17,6 +17,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TypeVar
@@ -53,8 +54,8 @@ from ragwright.pipeline.ingest.documents import (
     iter_chunks_within_limit,
     moved_document,
 )
-from ragwright.pipeline.ingest.overlap import PREFETCHED, OneWriter, prefetched
-from ragwright.pipeline.ingest.pacing import SORTED_CALLS, EmbedPace
+from ragwright.pipeline.ingest.overlap import PREFETCHED, OneWriter, Prefetched, prefetched
+from ragwright.pipeline.ingest.pacing import AHEAD_MIN, SORTED_CALLS, EmbedPace
 from ragwright.pipeline.ingest.parse_worker import DEFAULT_PARSE_LIMITS, ParseLimits, ParseWorker
 from ragwright.ports import (
     ChunkBatch,
@@ -66,6 +67,7 @@ from ragwright.ports import (
     Extractor,
     IngestTarget,
     Parser,
+    ReportingEmbedder,
     StreamedWrite,
     Vectors,
 )
@@ -237,8 +239,12 @@ class BatchWriter:
 
     `write_all` keeps the embedder busy: the next files are read and chunked on a thread
     (`prefetched`) and each batch is written on another (`OneWriter`) while the next is
-    embedded; embedder calls are sized to about half a second each (`EmbedPace`), and
-    progress is told after each, in chunks embedded."""
+    embedded. Progress is told in chunks embedded. A `ReportingEmbedder` tells it during a
+    call, so it takes a batch's chunks in as few calls as it can (to sort them by length and
+    pad little): those waiting whenever the next file is not ready yet, and the rest when
+    the batch is full; the files are prepared up to a batch's chunks ahead. Any other
+    embedder's calls are sized to about half a second each (`EmbedPace`), progress told after
+    each."""
 
     def __init__(
         self,
@@ -257,8 +263,10 @@ class BatchWriter:
         self.chunks_embedded = 0
         self._clock = clock
         self._pace = EmbedPace(batch_chunks, clock)
+        self._reporting = embedder if isinstance(embedder, ReportingEmbedder) else None
         self._batch = _Batch()
         self._writer: OneWriter | None = None  # writes on a thread (inside `write_all`)
+        self._items: Prefetched[tuple[str, Prepared | None]] | None = None  # (`write_all`)
         self._progress: Callable[[Progress], None] | None = None
         self._last = Progress(0, 0, 0, "")
 
@@ -270,11 +278,11 @@ class BatchWriter:
     ) -> None:
         """Add each prepared document (None: nothing to write for that source), telling
         ``progress`` after each source and each embedder call, and write what is left at the
-        end. ``prepared`` is consumed on a thread of its own, a few sources ahead."""
+        end. ``prepared`` is consumed on a thread of its own, ahead (see `_prefetched`)."""
         self._progress = progress
         self._last = Progress(0, total, self.report.chunks_written, "", self.chunks_embedded)
-        with OneWriter() as writer, prefetched(prepared, PREFETCHED) as items:
-            self._writer = writer
+        with OneWriter() as writer, self._prefetched(prepared) as items:
+            self._writer, self._items = writer, items
             try:
                 for done, (source, item) in enumerate(items, start=1):
                     self._last = dataclasses.replace(self._last, files_done=done, current=source)
@@ -283,7 +291,7 @@ class BatchWriter:
                     self._tell()
                 self.flush()
             finally:
-                self._writer = None
+                self._writer, self._items = None, None
         # the last batch was written after the last source's update
         self._last = dataclasses.replace(self._last, files_done=total, current="")
         self._tell()
@@ -306,6 +314,16 @@ class BatchWriter:
         if self._writer is not None:
             self._writer.wait()
 
+    def _prefetched(
+        self, prepared: Iterable[tuple[str, Prepared | None]]
+    ) -> AbstractContextManager[Prefetched[tuple[str, Prepared | None]]]:
+        """The sources prepared on a thread: up to a batch's chunks ahead for an embedder that
+        takes a batch in one call (the next batch is ready when that call ends), else
+        `PREFETCHED` sources (its calls are short)."""
+        if self._reporting is None:
+            return prefetched(prepared, PREFETCHED)
+        return prefetched(prepared, self.batch_chunks, _chunks_prepared)
+
     def _write_pending(self) -> None:
         batch, self._batch = self._batch, _Batch()
         self._write(batch)
@@ -314,26 +332,42 @@ class BatchWriter:
         """Embed some of the batch's chunks as its documents arrive, rather than once it is
         full: the embedder works while the next files are parsed, and a run smaller than a
         batch does not parse every file before embedding any. A call takes the longest of
-        the chunks waiting once `SORTED_CALLS` calls' worth wait (see `EmbedPace`)."""
+        the chunks waiting once `SORTED_CALLS` calls' worth wait (see `EmbedPace`). A
+        `ReportingEmbedder` takes all of them in one call, once `AHEAD_MIN` wait and the next
+        source is not ready: it would otherwise wait for that source."""
         batch = self._batch
-        while batch.error is None and batch.waiting >= SORTED_CALLS * self._pace.size():
-            rows = batch.longest_waiting(self._pace.size())
-            try:
-                batch.embedded(rows, self._embed_call([batch.chunks[i] for i in rows]))
-            except EmbedderError as error:
-                batch.error = error  # each document is tried alone when the batch is written
+        if self._reporting is not None:
+            items = self._items
+            if items is None or batch.error is not None or batch.waiting < AHEAD_MIN:
                 return
+            if not items.ready():
+                self._embed_waiting(batch, batch.waiting)
+            return
+        while batch.error is None and batch.waiting >= SORTED_CALLS * self._pace.size():
+            if not self._embed_waiting(batch, self._pace.size()):
+                return
+
+    def _embed_waiting(self, batch: _Batch, count: int) -> bool:
+        """Embed the ``count`` longest chunks of ``batch`` waiting; False if the embedder
+        failed (each document is tried alone when the batch is written)."""
+        rows = batch.longest_waiting(count)
+        try:
+            batch.embedded(rows, self._embed_call([batch.chunks[i] for i in rows]))
+        except EmbedderError as error:
+            batch.error = error
+            return False
+        return True
 
     def _embed_batch(self, batch: _Batch) -> Vectors:
         """The batch's vectors: those embedded ahead, and the rest embedded now, longest
-        first, in paced calls."""
+        first, in calls of `_call_size`."""
         vectors = np.empty((len(batch.chunks), self.embedder.space.dimension), dtype=np.float32)
         for rows, part in batch.take_parts():
             vectors[rows] = part
         rest = batch.longest_waiting(batch.waiting)
         start = 0
         while start < len(rest):
-            rows = rest[start : start + self._pace.size()]
+            rows = rest[start : start + self._call_size()]
             vectors[rows] = self._embed_call([batch.chunks[i] for i in rows])
             start += len(rows)
         return vectors
@@ -441,33 +475,60 @@ class BatchWriter:
 
     def _embed(self, chunks: Sequence[Chunk]) -> Vectors:
         """The chunks' `embedded_text` embedded in calls of at most ``batch_chunks`` texts
-        (each sized by `EmbedPace`, progress told after it), into one array: a huge
+        (each of `_call_size`, progress told after it), into one array: a huge
         document's vectors are never held twice, nor its texts (each a chunk's text after its
         table header) made for more than one call at a time."""
         vectors = np.empty((len(chunks), self.embedder.space.dimension), dtype=np.float32)
         start = 0
         while start < len(chunks):
-            embedded = self._embed_call(chunks[start : start + self._pace.size()])
+            embedded = self._embed_call(chunks[start : start + self._call_size()])
             vectors[start : start + len(embedded)] = embedded
             start += len(embedded)
         return vectors
 
+    def _call_size(self) -> int:
+        """Texts for the next embedder call: a batch's for a `ReportingEmbedder`, which tells
+        progress during the call; else about half a second's worth (`EmbedPace`)."""
+        return self.batch_chunks if self._reporting is not None else self._pace.size()
+
     def _embed_call(self, chunks: Sequence[Chunk]) -> Vectors:
-        """One embedder call, its pace measured and progress told after it."""
+        """One embedder call, its pace measured and progress told after it (and during it,
+        for a `ReportingEmbedder`)."""
         dimension = self.embedder.space.dimension
         texts = [c.embedded_text for c in chunks]
+        before = self.chunks_embedded
         began = self._clock()
         with tracing.span(tracing.EMBED, texts=len(texts)):
-            embedded = np.asarray(self.embedder.embed_documents(texts))
+            if self._reporting is not None:
+                vectors = self._reporting.embed_documents_reporting(texts, self._embedded)
+            else:
+                vectors = self.embedder.embed_documents(texts)
+            embedded = np.asarray(vectors)
         self._pace.measured(len(texts), self._clock() - began)
         if embedded.shape != (len(texts), dimension):
             raise EmbedderError(
                 f"the embedder returned vectors of shape {embedded.shape} for {len(texts)} "
                 f"texts, not ({len(texts)}, {dimension})"
             )
-        self.chunks_embedded += len(texts)
+        self.chunks_embedded = before + len(texts)  # whatever the embedder told on the way
         self._tell()
         return embedded
+
+    def _embedded(self, count: int) -> None:
+        """A `ReportingEmbedder` embedded ``count`` more texts of the call it is in."""
+        self.chunks_embedded += count
+        self._tell()
+
+
+def _chunks_prepared(item: tuple[str, Prepared | None]) -> int:
+    """What a prepared source weighs ahead of the embedder: its chunks (a streamed document's
+    as a whole batch: it is written alone), and one for the source itself."""
+    prepared = item[1]
+    if isinstance(prepared, PendingDocument):
+        return 1 + len(prepared.chunks)
+    if isinstance(prepared, StreamedDocument):
+        return 1 << 30
+    return 1
 
 
 @dataclass(slots=True)

@@ -19,6 +19,10 @@ TARGET_SECONDS = 0.5
 #: text, and MiniLM spent ~15% more CPU on SciFact chunks in calls of 4 or 8 taken in
 #: document order than in one length-sorted call (or in calls of one).
 SORTED_CALLS = 4
+#: A `ReportingEmbedder` (which tells progress during a call, so its calls need no pacing)
+#: is handed the chunks waiting once this many wait and the next file is not ready yet; fewer
+#: wait for the next file, so that a call is not a padded handful of texts.
+AHEAD_MIN = 16
 #: Texts in the first call, before the embedder's pace is known (one: a slow embedder
 #: keeps to the target from the start; a fast one reaches the batch limit by the third call).
 FIRST_CALL = 1

@@ -12,7 +12,10 @@ as many as hybrid is sure of: `confident_top`), and with ``graph_keep_named`` ab
 do the passages the query names among hybrid's first hits (`GraphSearch.named_hits`). The
 graph ranking brings at most ``graph_max_new`` chunks from outside hybrid's first
 ``graph_known_depth`` hits (`bounded_newcomers`). Graph scores never meet similarity
-scores: only ranks are fused, and only chunks are ranked.
+scores: only ranks are fused, and only chunks are ranked. The gate (``graph_bridge_hits``):
+unless one of hybrid's first hits leads to a passage about an entity the query does not
+name (`ragwright.graph.bridges`), hybrid's order is returned as it is; when one does, that
+passage is moved up to ``graph_bridge_rank``.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from types import MappingProxyType
 
 from ragwright import tracing
 from ragwright.filters import Filter
+from ragwright.graph.bridges import bridge_positions, names_both, title_key
 from ragwright.graph.search import GraphSearch
 from ragwright.models import Arm, Hit, Scale
 from ragwright.models.graph import GraphSnapshot
@@ -70,6 +74,20 @@ def confident_top(scores: Sequence[float], keep_top: int, keep_gap: float) -> in
     return 0
 
 
+def promoted(hits: Sequence[Hit], chunk_id: str, rank: int) -> list[Hit]:
+    """``hits`` with ``chunk_id``'s hit moved up to ``rank`` (from 1), the others in order;
+    unchanged when it already ranks there or above, or is not among them."""
+    at = next((i for i, hit in enumerate(hits) if hit.chunk.id == chunk_id), None)
+    if at is None or at < rank:
+        return list(hits)
+    rest = [hit for i, hit in enumerate(hits) if i != at]
+    return [*rest[: rank - 1], hits[at], *rest[rank - 1 :]]
+
+
+def _ranked(hits: Iterable[Hit]) -> list[Hit]:
+    return [dataclasses.replace(hit, rank=position) for position, hit in enumerate(hits, 1)]
+
+
 class GraphRetriever:
     """Runs graph-mode searches: hybrid through a `Retriever`, the walk over ``graph``."""
 
@@ -106,6 +124,9 @@ class GraphRetriever:
             request.graph.max_new,
         )
         graph_hits = self._graph_hits(ranked, hybrid, request.where)
+        bridges = self._bridges(query, hybrid, graph_hits, snapshot, request)
+        if request.graph.bridge_hits and not bridges:
+            return _ranked(hybrid[: request.top_k])  # nothing to bridge: hybrid's order
         with tracing.span(tracing.FUSE, rankings=2):
             fused = fuse_ranked_lists(
                 [(hybrid, 1.0), (graph_hits, request.graph.weight)], k=request.graph.rrf_k
@@ -121,10 +142,36 @@ class GraphRetriever:
         kept = [fused_by_id.get(hybrid[at].chunk.id, hybrid[at]) for at in kept_at]
         kept_ids = {hit.chunk.id for hit in kept}
         ranked_hits = [*kept, *(hit for hit in fused if hit.chunk.id not in kept_ids)]
-        return self._with_sources(
-            dataclasses.replace(hit, rank=position)
-            for position, hit in enumerate(ranked_hits[: request.top_k], start=1)
+        if bridges and request.graph.bridge_rank:
+            rank = max(request.graph.bridge_rank, len(kept) + 1)
+            ranked_hits = promoted(ranked_hits, bridges[0].chunk.id, rank)
+        return self._with_sources(_ranked(ranked_hits[: request.top_k]))
+
+    def _bridges(
+        self,
+        query: str,
+        hybrid: Sequence[Hit],
+        graph_hits: Sequence[Hit],
+        snapshot: GraphSnapshot,
+        request: SearchRequest,
+    ) -> list[Hit]:
+        """The walk's ranked passages about an entity hybrid's first ``bridge_hits`` hits
+        mention and the query does not name, best first (`ragwright.graph.bridges`)."""
+        settings = request.graph
+        looked_at = {hit.chunk.id for hit in hybrid[: settings.bridge_hits]}
+        keys = self.graph_search.bridging_keys(
+            query, [hit.chunk.id for hit in hybrid], snapshot, settings
         )
+        first_titles = [title_key(h.chunk.text) if h.chunk.index == 0 else "" for h in hybrid[:2]]
+        if not keys or names_both(first_titles, query):
+            return []
+        candidates = [hit for hit in graph_hits if hit.chunk.id not in looked_at]
+        at = bridge_positions(
+            keys,
+            [title_key(hit.chunk.text) for hit in candidates],
+            [hit.chunk.index == 0 for hit in candidates],
+        )
+        return [candidates[position] for position in at]
 
     def _graph_hits(
         self, ranked: Sequence[tuple[str, float]], hybrid: Sequence[Hit], where: Filter | None

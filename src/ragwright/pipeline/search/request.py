@@ -27,8 +27,12 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
     graph_rrf_k = 10         # the k of that fusion
     graph_keep_top = 0       # hybrid's first hits that keep their places
     graph_keep_gap = 0.0     # ... while each stands this far above the next (0: always)
-    graph_keep_named = 2     # of hybrid's first this many hits, those naming the query's
+    graph_keep_named = 0     # of hybrid's first this many hits, those naming the query's
                              # entities keep their places ahead of the walk (0: off)
+    graph_bridge_hits = 2    # the gate: hybrid's order unless one of its first this many
+                             # hits mentions an entity the query does not name that a
+                             # passage is about (its title); 0: the walk's order always
+    graph_bridge_rank = 2    # that bridge passage moved up to this rank (0: the walk's)
     graph_max_new = 1000     # chunks the graph may bring from outside hybrid's first ...
     graph_known_depth = 20   # ... this many hits (1000: no bound)
     graph_damping = 0.5      # the walk's probability of following a link
@@ -109,6 +113,8 @@ GRAPH_KEYS = (
     "graph_keep_top",
     "graph_keep_gap",
     "graph_keep_named",
+    "graph_bridge_hits",
+    "graph_bridge_rank",
     "graph_max_new",
     "graph_known_depth",
     "graph_damping",

@@ -115,6 +115,8 @@ class SearchRequest(BaseModel):
     graph_keep_top: int | None = Field(None, ge=0, le=1000, strict=True)
     graph_keep_gap: float | None = Field(None, ge=0, le=1, strict=True)
     graph_keep_named: int | None = Field(None, ge=0, le=1000, strict=True)
+    graph_bridge_hits: int | None = Field(None, ge=0, le=1000, strict=True)
+    graph_bridge_rank: int | None = Field(None, ge=0, le=1000, strict=True)
     graph_max_new: int | None = Field(None, ge=0, le=1000, strict=True)
     graph_known_depth: int | None = Field(None, ge=0, le=1000, strict=True)
     graph_damping: float | None = Field(None, ge=0, lt=1, strict=True)
