@@ -60,7 +60,7 @@ def variant(spec: str) -> Asker:
         if value.lower() in ("true", "false"):
             values[key] = value.lower() == "true"
         else:
-            values[key] = int(value) if key == "max_sentences" else float(value)
+            values[key] = int(value) if key in ("max_sentences", "rerank_depth") else float(value)
     options = dataclasses.replace(ExtractiveOptions(), **values)  # type: ignore[arg-type]
     return lambda index, question: index.ask(question, top_k=5, options=options)
 
