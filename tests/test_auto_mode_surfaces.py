@@ -55,6 +55,8 @@ def ingest(graph: bool) -> None:
 
 
 def test_cli_search_auto_takes_the_graph_and_says_why(corpus: Path) -> None:
+    # No gate (the sample pages have no titles to bridge to), so the walk's ranking shows.
+    (corpus.parent / "ragwright.toml").write_text("[search]\ngraph_bridge_hits = 0\n", "utf-8")
     ingest(graph=True)
     found = json.loads(cli("search", BRIDGE, "--mode", "auto", "--json").stdout)
     assert found["mode"] == "auto"

@@ -216,28 +216,30 @@ def ingest(
     # Neither given: the index's recorded options stay (see Index.ingest).
     fields = ParserOptions(tuple(text_field or ()), tuple(meta_field or ()))
     parser_options = fields if text_field or meta_field else None
-    with _interruptible(), open_index(index, embedder, create=True, collection=collection) as kb:
-        name_sources(kb, root)
-        chunking = with_chunk_options(
-            kb.ingestion.chunking, chunker, chunk_size, chunk_overlap, context_headers, keywords
-        )
-        chosen = (extractor or kb.graph.extractor) if graph else None
-        with _progress_bar(enabled=not json_output) as update:
-            report = kb.ingest(
-                paths,
-                chunking=chunking,
-                options=options,
-                parser_options=parser_options,
-                progress=update,
-                waiting=lambda: errors.print(
-                    f"waiting for another ingest into {escape(str(index))} to finish…"
-                ),
-                extractor=chosen,
-                cluster=cluster,
+    # Ctrl-C while the report prints (the ingest just done) says what was kept too.
+    with _interruptible():
+        with open_index(index, embedder, create=True, collection=collection) as kb:
+            name_sources(kb, root)
+            chunking = with_chunk_options(
+                kb.ingestion.chunking, chunker, chunk_size, chunk_overlap, context_headers, keywords
             )
-        if sparse is not None:
-            kb.sparse.build(sparse)
-    _finish(report, json_output)
+            chosen = (extractor or kb.graph.extractor) if graph else None
+            with _progress_bar(enabled=not json_output) as update:
+                report = kb.ingest(
+                    paths,
+                    chunking=chunking,
+                    options=options,
+                    parser_options=parser_options,
+                    progress=update,
+                    waiting=lambda: errors.print(
+                        f"waiting for another ingest into {escape(str(index))} to finish…"
+                    ),
+                    extractor=chosen,
+                    cluster=cluster,
+                )
+            if sparse is not None:
+                kb.sparse.build(sparse)
+        _finish(report, json_output)
 
 
 def _refuse_all_missing(paths: list[Path]) -> None:
