@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from _scifact_index import dataset
+from ingest_throughput import round_folders
 from ragwright import tracing
 from ragwright.embedders import create_embedder
 from ragwright.embedders.onnx import OnnxEmbedder
@@ -89,14 +90,8 @@ def main() -> None:
     tracing.install(ThreadCpu())
     embedder = create_embedder("minilm")
     embedder.embed_documents(["warm up the session"])
-    corpus = list(dataset("test").corpus.items())[: args.documents]
-    rounds = max(1, min(args.rounds, len(corpus)))
     with tempfile.TemporaryDirectory() as tmp:
-        folders = [Path(tmp) / f"corpus-{n}" for n in range(rounds)]
-        for n, folder in enumerate(folders):
-            folder.mkdir()
-            for doc_id, (title, text) in corpus[n::rounds]:
-                (folder / f"{doc_id}.md").write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
+        folders = round_folders(Path(tmp), dataset("test").corpus, args.documents, args.rounds)
         with Index(Path(tmp) / "index", embedder=embedder) as kb:
             for folder in folders:
                 phase[0] = "pipeline"

@@ -28,6 +28,21 @@ from ragwright.embedders import create_embedder
 from ragwright.index import Index
 
 
+def round_folders(
+    tmp: Path, corpus: dict[str, tuple[str, str]], documents: int, rounds: int
+) -> list[Path]:
+    """The first ``documents`` of ``corpus`` as Markdown files (``# title``, a blank line, the
+    text), dealt into ``rounds`` folders under ``tmp``: one ingest each."""
+    chosen = list(corpus.items())[:documents]
+    count = max(1, min(rounds, len(chosen)))
+    folders = [tmp / f"corpus-{n}" for n in range(count)]
+    for n, folder in enumerate(folders):
+        folder.mkdir()
+        for doc_id, (title, text) in chosen[n::count]:
+            (folder / f"{doc_id}.md").write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
+    return folders
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--documents", type=int, default=300)
@@ -37,14 +52,8 @@ def main() -> None:
     data = dataset("test")
     embedder = create_embedder("minilm")
     embedder.embed_documents(["warm up the session"])
-    corpus = list(data.corpus.items())[: args.documents]
-    rounds = max(1, min(args.rounds, len(corpus)))
     with tempfile.TemporaryDirectory() as tmp:
-        folders = [Path(tmp) / f"corpus-{n}" for n in range(rounds)]
-        for n, folder in enumerate(folders):
-            folder.mkdir()
-            for doc_id, (title, text) in corpus[n::rounds]:
-                (folder / f"{doc_id}.md").write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
+        folders = round_folders(Path(tmp), data.corpus, args.documents, args.rounds)
         server = None
         location: str | Path = Path(tmp) / "index"
         if args.store == "postgresql":
@@ -76,7 +85,7 @@ def main() -> None:
         if server is not None:
             server.cleanup()
     ingest_total, embed_total = sum(ingest_seconds), sum(embed_seconds)
-    print(f"{documents} documents, {chunks} chunks, {rounds} rounds")
+    print(f"{documents} documents, {chunks} chunks, {len(folders)} rounds")
     docs_rate, chunk_rate = documents / ingest_total, chunks / ingest_total
     print(f"ingest:       {docs_rate:7.1f} docs/s {chunk_rate:7.1f} chunks/s")
     print(f"raw embedder:                {chunks / embed_total:7.1f} chunks/s")
