@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Unpack
 
-from ragwright.answers.settings import AnswerSettings
+from ragwright.answers.settings import ANSWER_RERANKER, AnswerSettings
 from ragwright.async_api import AsyncIngest, AsyncReads
 from ragwright.config import Config
 from ragwright.distributed.cluster import RaySettings
@@ -35,13 +35,7 @@ from ragwright.llms.session import LLMSession
 from ragwright.llms.settings import LLMSettings
 from ragwright.models import DEFAULT_COLLECTION, Answer, EmbeddingSpace, Hit, final_answer
 from ragwright.parsers.options import ParserOptions
-from ragwright.pipeline.answer.asking import (
-    ANSWER_RERANKER,
-    AnswerWorkflow,
-    AskOptions,
-    AskRequest,
-    GraphContexts,
-)
+from ragwright.pipeline.answer.asking import AnswerWorkflow, AskOptions, AskRequest, GraphContexts
 from ragwright.pipeline.ingest.ingestor import IngestOptions, IngestReport, Progress
 from ragwright.pipeline.search.caller_graphs import CallerGraphs
 from ragwright.pipeline.search.context import SearchContext

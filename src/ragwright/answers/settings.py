@@ -25,6 +25,8 @@ from ragwright.answers.graph_context import GraphContextOptions
 from ragwright.config import Config
 from ragwright.errors import ConfigError
 
+#: The reranker whose model reorders what the extractive engine reads and chooses its quotes.
+ANSWER_RERANKER = "cross-encoder"
 _KINDS = {bool: "true or false", int: "an integer >= 0", float: "a finite number"}
 _COUNTS = {
     "graph_entities": "max_entities",

@@ -18,7 +18,7 @@ from ragwright import tracing
 from ragwright.answers import create_engine
 from ragwright.answers.extractive import ExtractiveOptions
 from ragwright.answers.graph_context import GraphContext, GraphContextOptions
-from ragwright.answers.settings import AnswerSettings
+from ragwright.answers.settings import ANSWER_RERANKER, AnswerSettings
 from ragwright.errors import ConfigError
 from ragwright.filters import Filter, parse_filter
 from ragwright.llms.session import LLM_WRAPPERS, LLMSession
@@ -47,8 +47,6 @@ from ragwright.ports import (
 from ragwright.query.model import QueryProcessor
 
 NO_GRAPH_CONTEXT_FOR_EXTRACTIVE = "graph context is for the LLM engines (--engine stuff, …)"
-#: The reranker whose model also chooses the extractive engine's quotes (`Index.answers`).
-ANSWER_RERANKER = "cross-encoder"
 
 
 class Searcher(Protocol):
