@@ -49,3 +49,13 @@ class Connections(Protocol):
 def lock_schema(conn: Connection[Any], schema: str) -> None:
     """Serialize changes to one schema's structure across processes (until commit)."""
     conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (LOCK_NAMESPACE, schema))
+
+
+def has_column(conn: Connection[Any], schema: str, table: str, column: str) -> bool:
+    """Whether ``schema.table`` has ``column`` (a collection made before the column may not)."""
+    found = conn.execute(
+        "SELECT 1 FROM information_schema.columns WHERE table_schema = %s "
+        "AND table_name = %s AND column_name = %s",
+        (schema, table, column),
+    ).fetchone()
+    return found is not None

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ragwright.stores.postgres.connections import lock_schema
+from ragwright.stores.postgres.connections import has_column, lock_schema
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -181,12 +181,7 @@ RELATION_DIRECTION_DDL = (
 def ensure_relation_direction(db: SchemaDatabase, conn: Connection[Any]) -> None:
     """Add the relations' direction column to a graph made without it (as
     `ensure_graph_schema`: looked for without the lock first)."""
-    found = conn.execute(
-        "SELECT 1 FROM information_schema.columns WHERE table_schema = %s "
-        "AND table_name = 'graph_relations' AND column_name = 'reversed'",
-        (db.schema,),
-    ).fetchone()
-    if found is None:
+    if not has_column(conn, db.schema, "graph_relations", "reversed"):
         lock_schema(conn, db.schema)
         conn.execute(db.sql(RELATION_DIRECTION_DDL))
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ragwright.errors import RepairRefused
 from ragwright.models import EmbeddingSpace
 from ragwright.stores.postgres.chunking_slots import drop_chunking_slot
-from ragwright.stores.postgres.connections import lock_schema
+from ragwright.stores.postgres.connections import has_column, lock_schema
 from ragwright.stores.rows import space_json
 
 if TYPE_CHECKING:
@@ -70,12 +70,7 @@ def _space(db: SchemaDatabase, conn: Connection[Any], key: str, space_of: SpaceO
 
 def _stored_width(db: SchemaDatabase, conn: Connection[Any]) -> int | None:
     """The width of the stored vectors (None: no vector column or no chunk yet)."""
-    column = conn.execute(
-        "SELECT 1 FROM information_schema.columns WHERE table_schema = %s "
-        "AND table_name = 'chunks' AND column_name = 'embedding'",
-        (db.schema,),
-    ).fetchone()
-    if column is None:
+    if not has_column(conn, db.schema, "chunks", "embedding"):
         return None
     row = conn.execute(db.sql("SELECT vector_dims(embedding) FROM {s}.chunks LIMIT 1")).fetchone()
     return None if row is None else int(row[0])
