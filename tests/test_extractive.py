@@ -8,6 +8,7 @@ import numpy.typing as npt
 
 from ragwright.answers.extractive import NOT_FOUND, ExtractiveAnswerer, ExtractiveOptions
 from ragwright.models import Arm, Document, Hit, Scale
+from ragwright.terms import names
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.store_contract import make_document
 
@@ -298,6 +299,22 @@ def test_the_model_quotes_a_sentence_sharing_no_word_with_the_question() -> None
     assert "Settlement > Time: The settlement runs on a 24-hour-40-minute sol." in scorer.read
 
 
+def test_the_model_answers_a_question_naming_what_the_passages_call_otherwise() -> None:
+    """Users name things in their own words ("Portugal", "HQ" for "Lisbon", "head office"):
+    with the cross-encoder the model's threshold refuses, not the name rules, unless
+    ``model_name_rules`` turns them on."""
+    question = "Which teams sit in Portugal?"
+    hits = hits_for(("offices.md", ["The Lisbon studio hosts the design and research teams."]))
+    scorer = ScriptedScorer({"Lisbon studio": 1.0})
+    answer = ExtractiveAnswerer(HashingEmbedder(), scorer=scorer).answer(question, hits)
+    assert answer.found and "design and research" in answer.text
+    ruled = ExtractiveOptions(model_name_rules=True)
+    answer = ExtractiveAnswerer(HashingEmbedder(), ruled, scorer=scorer).answer(question, hits)
+    assert not answer.found  # "Portugal" is in no passage
+    unsure = ScriptedScorer({"Lisbon studio": -7.0})
+    assert not ExtractiveAnswerer(HashingEmbedder(), scorer=unsure).answer(question, hits).found
+
+
 def test_the_model_abstains_below_the_calibrated_threshold() -> None:
     question = "Which cloud regions host the production deployments?"
     hits = hits_for(("release.md", ["The production deployments are upgraded on a schedule."]))
@@ -435,3 +452,13 @@ def test_a_sentence_outside_any_heading_is_read_after_its_passage_title() -> Non
     answerer = ExtractiveAnswerer(HashingEmbedder(), plain, scorer=scorer)
     assert not answerer.answer(question, hits).found
     assert scorer.read == ["It aired on ABC from 1952 to 1953."]
+
+
+def test_the_one_asking_is_no_name() -> None:
+    """ "I'm", "I've", "I'd" begin with a capital but name nothing; a real name still does."""
+    assert names("By what time must I let my boss know I'm ill?") == []
+    assert names("If I've lost it, can Helena Visser help, or I'd ask Joost's team?") == [
+        "Helena",
+        "Visser",
+        "Joost",
+    ]

@@ -19,9 +19,10 @@ Only whole prose sentences are quoted (see `ragwright.prose`): never a line of a
 block, a heading, a list introduction ending in ``:``, a question, a fragment of a wrapped
 line or a sentence cut inside inline markup. It abstains, too, when the question names
 something ("a Windows service") that no retrieved passage (``require_names``), or none of the
-passages of the sentences it would quote (``require_quoted_names``), mentions, and when a
-question asking for a number or a price finds no sentence stating one (``require_quantity``,
-``require_money``).
+passages of the sentences it would quote (``require_quoted_names``), mentions (on the embedder
+path; with the cross-encoder only with ``model_name_rules``: users name things in their own
+words), and when a question asking for a number or a price finds no sentence stating one
+(``require_quantity``, ``require_money``).
 
 When two quoted sentences from different documents say the same kind of thing and one document
 supersedes the other (it says so by title, or its metadata date is later: see
@@ -96,7 +97,8 @@ class ExtractiveOptions:
     min_coverage: float = 0.6
     #: Abstain, too, when the question names something (a capitalized word after its first:
     #: "Oracle", "Milvus") that none of the retrieved chunks mentions: they are about
-    #: something else, however many of the other words they share.
+    #: something else, however many of the other words they share. With a cross-encoder only
+    #: where ``model_name_rules`` says so.
     require_names: bool = True
     #: For a question that asks for a number ("how many", "cost", "phone number"; see
     #: `ragwright.answers.quantities`), quote only sentences stating one, and abstain when
@@ -108,7 +110,14 @@ class ExtractiveOptions:
     #: Abstain, too, when the question names something and none of the passages the chosen
     #: sentences come from (their chunks, with their headings) mentions any of its names:
     #: passages that mention it were retrieved, but what would be quoted is about another.
+    #: With a cross-encoder only where ``model_name_rules`` says so.
     require_quoted_names: bool = True
+    #: With a cross-encoder: apply ``require_names`` and ``require_quoted_names`` too. False:
+    #: the model's threshold (``min_relevance``) alone refuses. A name is a word: users say
+    #: "Portugal", "HQ" or "PR" where the page says "Lisbon", "head office" or "pull
+    #: request", and on the paraphrased dev halves the two rules refused 7 answerable
+    #: questions and no unanswerable one the threshold let through (docs/ablation.md).
+    model_name_rules: bool = False
     #: Choose and refuse quotes with the shipped cross-encoder where the engine is given one
     #: (``Index.ask`` gives it); false: by embedding similarity and word overlap, as before.
     cross_encoder: bool = True
@@ -176,7 +185,10 @@ class ExtractiveAnswerer:
         if self.options.require_quantity and asks_for_quantity(question):
             money = self.options.require_money
             candidates = [c for c in candidates if states_quantity(c.shown, question, money=money)]
-        if not candidates or (self.options.require_names and missing_names(question, hits)):
+        name_rules = self.scorer is None or self.options.model_name_rules
+        if not candidates or (
+            name_rules and self.options.require_names and missing_names(question, hits)
+        ):
             return Answer(NOT_FOUND, (), tuple(hits), found=False)
         if self.scorer is None:
             words = content_words(question)
@@ -193,7 +205,8 @@ class ExtractiveAnswerer:
             vectors = self._vectors(candidates, ranking >= float(ranking.max()) - 2 * gap)
         chosen = self._choose(candidates, scores, ranking, vectors, floor, gap)
         if not chosen or (
-            self.options.require_quoted_names
+            name_rules
+            and self.options.require_quoted_names
             and not _names_said(names(question), _passages_text([candidates[i] for i in chosen]))
         ):
             return Answer(NOT_FOUND, (), tuple(hits), found=False)
