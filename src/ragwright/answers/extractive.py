@@ -19,10 +19,9 @@ Only whole prose sentences are quoted (see `ragwright.prose`): never a line of a
 block, a heading, a list introduction ending in ``:``, a question, a fragment of a wrapped
 line or a sentence cut inside inline markup. It abstains, too, when the question names
 something ("a Windows service") that no retrieved passage (``require_names``), or none of the
-passages of the sentences it would quote (``require_quoted_names``), mentions (on the embedder
-path; with the cross-encoder only with ``model_name_rules``: users name things in their own
-words), and when a question asking for a number or a price finds no sentence stating one
-(``require_quantity``, ``require_money``).
+passages of the sentences it would quote (``require_quoted_names``), mentions, and when a
+question asking for a number or a price finds no sentence stating one (``require_quantity``,
+``require_money``).
 
 When two quoted sentences from different documents say the same kind of thing and one document
 supersedes the other (it says so by title, or its metadata date is later: see
@@ -56,7 +55,7 @@ from ragwright.chunkers._tables import row_with_header, rows_with_headers
 from ragwright.models import TABLE_HEADER, Answer, Chunk, Citation, Document, Hit
 from ragwright.ports import DocumentLookup, Embedder, PassageScorer
 from ragwright.prose import MAX_LIST_CHARS, prose_sentences
-from ragwright.terms import content_words, dice, headings, held_by_each, names
+from ragwright.terms import content_words, dice, headings, held_by_each, mentioned, names
 
 NOT_FOUND = "Not found in the sources."
 Floats = npt.NDArray[np.float32]
@@ -97,8 +96,10 @@ class ExtractiveOptions:
     min_coverage: float = 0.6
     #: Abstain, too, when the question names something (a capitalized word after its first:
     #: "Oracle", "Milvus") that none of the retrieved chunks mentions: they are about
-    #: something else, however many of the other words they share. With a cross-encoder only
-    #: where ``model_name_rules`` says so.
+    #: something else, however many of the other words they share. Kept with the
+    #: cross-encoder: it is sure of a sentence about another product ("Oracle" of a PostgreSQL
+    #: page scores as high as the right one). An acronym is mentioned by the words it
+    #: abbreviates ("PR": "pull request", see `ragwright.terms.mentioned`).
     require_names: bool = True
     #: For a question that asks for a number ("how many", "cost", "phone number"; see
     #: `ragwright.answers.quantities`), quote only sentences stating one, and abstain when
@@ -110,14 +111,7 @@ class ExtractiveOptions:
     #: Abstain, too, when the question names something and none of the passages the chosen
     #: sentences come from (their chunks, with their headings) mentions any of its names:
     #: passages that mention it were retrieved, but what would be quoted is about another.
-    #: With a cross-encoder only where ``model_name_rules`` says so.
     require_quoted_names: bool = True
-    #: With a cross-encoder: apply ``require_names`` and ``require_quoted_names`` too. False:
-    #: the model's threshold (``min_relevance``) alone refuses. A name is a word: users say
-    #: "Portugal", "HQ" or "PR" where the page says "Lisbon", "head office" or "pull
-    #: request", and on the paraphrased dev halves the two rules refused 7 answerable
-    #: questions and no unanswerable one the threshold let through (docs/ablation.md).
-    model_name_rules: bool = False
     #: Choose and refuse quotes with the shipped cross-encoder where the engine is given one
     #: (``Index.ask`` gives it); false: by embedding similarity and word overlap, as before.
     cross_encoder: bool = True
@@ -185,10 +179,7 @@ class ExtractiveAnswerer:
         if self.options.require_quantity and asks_for_quantity(question):
             money = self.options.require_money
             candidates = [c for c in candidates if states_quantity(c.shown, question, money=money)]
-        name_rules = self.scorer is None or self.options.model_name_rules
-        if not candidates or (
-            name_rules and self.options.require_names and missing_names(question, hits)
-        ):
+        if not candidates or (self.options.require_names and missing_names(question, hits)):
             return Answer(NOT_FOUND, (), tuple(hits), found=False)
         if self.scorer is None:
             words = content_words(question)
@@ -205,8 +196,7 @@ class ExtractiveAnswerer:
             vectors = self._vectors(candidates, ranking >= float(ranking.max()) - 2 * gap)
         chosen = self._choose(candidates, scores, ranking, vectors, floor, gap)
         if not chosen or (
-            name_rules
-            and self.options.require_quoted_names
+            self.options.require_quoted_names
             and not _names_said(names(question), _passages_text([candidates[i] for i in chosen]))
         ):
             return Answer(NOT_FOUND, (), tuple(hits), found=False)
@@ -451,7 +441,7 @@ def _coverage(question: set[str], hits: list[Hit]) -> float:
 def missing_names(question: str, hits: list[Hit]) -> list[str]:
     """The names of the question that no hit's text or headings mention (case-folded)."""
     said = " ".join(" ".join([h.chunk.indexed_text, *headings(h.chunk)]) for h in hits).lower()
-    return [name for name in names(question) if name.lower() not in said]
+    return [name for name in names(question) if not mentioned(name, said)]
 
 
 def _passages_text(chosen: list[_Candidate]) -> str:
@@ -462,7 +452,7 @@ def _passages_text(chosen: list[_Candidate]) -> str:
 
 def _names_said(asked: list[str], said: str) -> bool:
     """Whether ``said`` (lowered) mentions one of the names ``asked``, or nothing is asked."""
-    return not asked or any(name.lower() in said for name in asked)
+    return not asked or any(mentioned(name, said) for name in asked)
 
 
 def _heading_match(question: set[str], hit: Hit) -> float:
