@@ -48,19 +48,26 @@ def bridge_positions(
     titles: Sequence[str],
     first_chunks: Sequence[bool],
     hop_text: str = "",
+    query: str = "",
 ) -> list[int]:
     """The positions (from 0, in order) of the candidates that are about a bridging entity:
     the first chunk of their document (``first_chunks``) with a title key (``titles``, from
     `title_key`) among ``bridging_keys``, or titled "name, region" with the name among them
-    and every word of the region in ``hop_text`` (the passages that mention the keys)."""
+    and every word of the region in ``hop_text`` (the passages that mention the keys). A
+    title ``query`` names (`named_span`) is no bridge, even where query linking took a longer
+    name ("Kiss", inside "the film Kiss and Tell"): a bridge is what the question does not
+    name."""
     hop_words = set(_WORD.findall(hop_text.casefold()))
 
     def about_bridge(title: str) -> bool:
+        if named_span(title, query) is not None:
+            return False
         if title in bridging_keys:
             return True
         place = _REGION.match(title)
         return bool(place) and (
             entity_key(place["name"]) in bridging_keys
+            and named_span(place["name"], query) is None
             and set(_WORD.findall(place["region"])) <= hop_words
         )
 

@@ -88,10 +88,14 @@ def promoted(hits: Sequence[Hit], chunk_id: str, rank: int) -> list[Hit]:
 
 
 def _bridges(
-    keys: Collection[str], hybrid: Sequence[Hit], graph_hits: Sequence[Hit], bridge_hits: int
+    query: str,
+    keys: Collection[str],
+    hybrid: Sequence[Hit],
+    graph_hits: Sequence[Hit],
+    bridge_hits: int,
 ) -> list[Hit]:
     """The walk's ranked passages about a bridging entity (``keys``: mentioned by hybrid's
-    first ``bridge_hits`` hits, not named by the query), best first (`bridge_positions`)."""
+    first ``bridge_hits`` hits, not named by ``query``), best first (`bridge_positions`)."""
     looked_at = hybrid[:bridge_hits]
     looked_at_ids = {hit.chunk.id for hit in looked_at}
     candidates = [hit for hit in graph_hits if hit.chunk.id not in looked_at_ids]
@@ -100,6 +104,7 @@ def _bridges(
         [title_key(hit.chunk.text) for hit in candidates],
         [hit.chunk.index == 0 for hit in candidates],
         hop_text="\n".join(hit.chunk.text for hit in looked_at),
+        query=query,
     )
     return [candidates[position] for position in at]
 
@@ -145,7 +150,7 @@ class GraphRetriever:
             walked, [hit.chunk.id for hit in hybrid[: settings.known_depth]], settings.max_new
         )
         graph_hits = self._graph_hits(ranked, hybrid, request.where)
-        bridges = _bridges(keys, hybrid, graph_hits, settings.bridge_hits)
+        bridges = _bridges(query, keys, hybrid, graph_hits, settings.bridge_hits)
         if settings.bridge_hits and not bridges:
             return self._hybrid_order(query, hybrid, request)
         with tracing.span(tracing.FUSE, rankings=2):
