@@ -105,7 +105,7 @@ def second_named(titles: Sequence[str], query: str) -> int | None:
 
     def another(title: str) -> bool:
         span = named_span(title, query)
-        return span is not None and (first is None or span[1] <= first[0] or span[0] >= first[1])
+        return span is not None and (first is None or _apart(first, span))
 
     if another(titles[1]):
         return None
@@ -114,9 +114,14 @@ def second_named(titles: Sequence[str], query: str) -> int | None:
 
 def names_both(titles: Sequence[str], query: str) -> bool:
     """Whether the first two hits (their `title_key`) are about two different things the
-    query names (each title's words, in order, among the query's): a comparison, whose two
-    passages hybrid has found."""
-    first_two = [title for title in titles[:2] if title]
-    words = f" {' '.join(_WORD.findall(query.casefold()))} "
-    named = [f" {' '.join(_WORD.findall(title))} " in words for title in first_two]
-    return len(set(first_two)) == 2 and all(named)
+    query names (each title's words, in order, among the query's, the two where they do not
+    overlap: "Boots" inside "These Boots Are Made for Walkin'" is no second name): a
+    comparison, whose two passages hybrid has found."""
+    if len(titles) < 2:
+        return False
+    first, second = named_span(titles[0], query), named_span(titles[1], query)
+    return first is not None and second is not None and _apart(first, second)
+
+
+def _apart(first: tuple[int, int], second: tuple[int, int]) -> bool:
+    return first[1] <= second[0] or second[1] <= first[0]
