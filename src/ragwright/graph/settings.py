@@ -25,8 +25,8 @@ class GraphSettings:
     rrf_k: int = 10
     #: Hybrid's first this many hits keep their places; the fused ranking fills the rest.
     #: 1 since the gate: with it open, the walk may not demote the first hop, and the bridge
-    #: follows at rank 2 (HotpotQA dev 0-199 recall@2 0.6975 against 0.695 at 0, all-support@5
-    #: 0.755 both; replayed over cached hits and walks).
+    #: follows at rank 2 (HotpotQA dev 0-199 recall@2 0.735 against 0.733 at 0, all-support@5
+    #: 0.770 both).
     keep_top: int = 1
     #: With this above 0, only as many of those as hybrid is sure of: the largest n whose
     #: n-th score, min-max normalized over hybrid's ranking, is at least this far above the
@@ -66,9 +66,9 @@ class GraphSettings:
     #: With the gate closed, a comparison's second passage: when hybrid's first hit is about
     #: a name the query uses and its second is not about another, the first of hybrid's first
     #: this many hits about another name the query uses moves up to rank 2
-    #: (`ragwright.graph.bridges.second_named`). 0: off. HotpotQA dev 0-199 (replayed over
-    #: cached hits, with keep_top 1 and the region-qualified titles): 5 and 10 recall@2 0.720,
-    #: 3 0.715, 0 0.710; all-support@5 0.770 each.
+    #: (`ragwright.graph.bridges.second_named`). 0: off. HotpotQA dev 0-199 recall@2: 5 and 3
+    #: 0.735, 10 0.733, 0 0.718 (all-support@5 0.770 each); 200-499, run once: 0.833 at 5
+    #: against 0.742 at 0 (mostly comparison questions; hybrid 0.730).
     named_window: int = 5
     #: Of the chunks hybrid did not rank in its first ``known_depth`` hits, the graph ranking
     #: brings at most this many into the fusion (its others drop out of it); the chunks
