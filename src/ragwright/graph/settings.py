@@ -63,9 +63,9 @@ class GraphSettings:
     #: ranks it. Dev 0-199 (bridge_hits 1, keep_named 2): 2: 0.665 / 0.730, 3: 0.618 /
     #: 0.730, 0: 0.618 / 0.645.
     bridge_rank: int = 2
-    #: With the gate closed, a comparison's second passage: when hybrid's first hit is about
-    #: a name the query uses and its second is not about another, the first of hybrid's first
-    #: this many hits about another name the query uses moves up to rank 2
+    #: With the gate closed, a comparison's second passage (or a named first hop ranked
+    #: low): unless hybrid's second hit is about a name the query uses besides the first
+    #: hit's, the first of hybrid's first this many hits that is moves up to rank 2
     #: (`ragwright.graph.bridges.second_named`). 0: off. HotpotQA dev 0-199 recall@2: 5 and 3
     #: 0.735, 10 0.733, 0 0.718 (all-support@5 0.770 each); 200-499, run once: 0.833 at 5
     #: against 0.742 at 0 (mostly comparison questions; hybrid 0.730).
