@@ -65,7 +65,9 @@ def bridge_positions(
         if title in bridging_keys:
             return True
         place = _REGION.match(title)
-        return bool(place) and (
+        if place is None:
+            return False
+        return (
             entity_key(place["name"]) in bridging_keys
             and named_span(place["name"], query) is None
             and set(_WORD.findall(place["region"])) <= hop_words
