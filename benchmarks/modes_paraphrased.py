@@ -80,7 +80,9 @@ def headline(hit: Hit) -> str:
     return " ".join(hit.chunk.text.strip().split("\n", 1)[0].split())[:60]
 
 
-def measure(index: Index, rows: Sequence[dict], show: bool) -> tuple[dict[str, Tally], Counter]:
+def measure(
+    index: Index, rows: Sequence[dict[str, str]], show: bool
+) -> tuple[dict[str, Tally], Counter[str]]:
     tallies = {mode: Tally() for mode in MODES}
     planned: Counter[str] = Counter()
     for row in rows:
@@ -113,7 +115,7 @@ def moved(mode: Tally, hybrid: Tally, at: str) -> str:
     return f"+{gained}/-{lost}"
 
 
-def report(title: str, tallies: dict[str, Tally], planned: Counter) -> None:
+def report(title: str, tallies: dict[str, Tally], planned: Counter[str]) -> None:
     n = len(tallies["hybrid"].at1)
     print(f"\n{title}: {n} answerable questions; auto ran {dict(planned)}")
     print(
