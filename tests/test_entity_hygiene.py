@@ -95,6 +95,7 @@ def test_the_spacy_extractor_keeps_names_and_drops_the_noise_of_technical_text()
 class Token:
     text: str
     pos_: str = "PROPN"
+    tag_: str = "NNP"
 
 
 @dataclass
@@ -104,12 +105,15 @@ class Span:
     text: str
     label_: str
     start_char: int
+    tags: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return len(self.text.split())
 
     def __getitem__(self, index: int) -> Token:
-        return Token(self.text.split()[index])
+        words = self.text.split()
+        tags = self.tags or ("NNP",) * len(words)
+        return Token(words[index], tag_=tags[index])
 
 
 def test_a_lone_surname_of_a_person_named_in_the_chunk_is_that_person() -> None:
@@ -223,3 +227,20 @@ def test_a_word_the_chunk_writes_as_inline_code_is_an_identifier() -> None:
     spans = [Span("Config", "PERSON", text.rindex("Config")),
              Span("PATH", "ORG", text.rindex("PATH")), Span("Python", "GPE", 0)]  # fmt: skip
     assert [s.text for s, _ in named_spans(text, spans)] == ["Python"]
+
+
+def test_a_name_the_tagger_ends_with_a_common_word_or_a_possessive_is_untyped() -> None:
+    text = ("It was nominated for Best Original Score in a Scottish Baronial style, like "
+            "The Flying Doctor, by the Fox Network, in Lemony Snicket's A Series of Events.")
+    names = [
+        ("Best Original Score", "ORG", ("JJS", "JJ", "NN")),  # a description, not an org
+        ("Scottish Baronial", "ORG", ("JJ", "JJ")),
+        ("The Flying Doctor", "WORK_OF_ART", ("DT", "NNP", "NN")),  # a title may end so
+        ("Fox Network", "ORG", ("NNP", "NNP")),  # read as a proper noun: the model's type
+        ("Lemony Snicket's", "WORK_OF_ART", ("NNP", "POS")),  # the title's owner, cut
+    ]
+    spans = [Span(name, label, text.index(name), tags) for name, label, tags in names]
+    kept = {span.text: label for span, label in named_spans(text, spans)}
+    assert kept == {"Best Original Score": UNTYPED, "Scottish Baronial": UNTYPED,
+                    "The Flying Doctor": "WORK_OF_ART", "Fox Network": "ORG",
+                    "Lemony Snicket's": UNTYPED}  # fmt: skip
