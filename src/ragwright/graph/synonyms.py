@@ -417,6 +417,6 @@ def _tail_match(short: list[str], long: list[str]) -> bool:
     # (most of what this rule is for) have neither.
     if long_core[0] in _QUALIFIERS or any(w in ("of", "the", "for") for w in long_core):
         return False
-    if short_core[0] in _QUALIFIERS:  # a region of whatever comes before: "cork south-central"
-        return False
+    if len(short_core) > 1 and short_core[0] in _QUALIFIERS:
+        return False  # a region of whatever comes before: "cork south-central"
     return long_core[-len(short_core) :] == short_core
