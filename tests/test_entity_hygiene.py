@@ -244,3 +244,46 @@ def test_a_name_the_tagger_ends_with_a_common_word_or_a_possessive_is_untyped() 
     assert kept == {"Best Original Score": UNTYPED, "Scottish Baronial": UNTYPED,
                     "The Flying Doctor": "WORK_OF_ART", "Fox Network": "ORG",
                     "Lemony Snicket's": UNTYPED}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "label", "expected"),
+    [
+        # the definition's head noun, not a modifier before it, says the kind
+        ("It tells of Walter White (Bryan Cranston), a struggling high school chemistry "
+         "teacher diagnosed with cancer.", "Walter White", "PERSON", "PERSON"),
+        ("Mystery Girl is a rock-mockumentary musical comedy.", "Mystery Girl", "PERSON",
+         "WORK_OF_ART"),
+        ("Clinton is a city and county seat in Iowa.", "Clinton", "PERSON", "GPE"),
+    ],
+)  # fmt: skip
+def test_a_definition_is_read_by_its_head_nouns(
+    text: str, name: str, label: str, expected: str
+) -> None:
+    from ragwright.graph.extractors.cues import cue_label
+
+    start = text.index(name)
+    assert cue_label(text, start, start + len(name), label) == expected
+
+
+@pytest.mark.parametrize(
+    ("surface", "label", "following", "expected"),
+    [
+        ("the Native Summer Tour", "ORG", "", "EVENT"),
+        ("Chicken Alley", "PERSON", "", "FAC"),
+        ("Association of Pickers of Jardim Gramacho", "PERSON", "", "ORG"),
+        ("Kertha Gosa", "PERSON", "pavilion", "FAC"),  # a lower-case head after the name
+        ("Kertha Gosa", "PERSON", "Pavilion", "PERSON"),  # a capital: another name's word
+        ("New York", "GPE", "bridge", "GPE"),  # a place only qualifies the head after it
+        ("Hoover", "PERSON", "building", "PERSON"),  # a lone word: too often a person's name
+    ],
+)
+def test_head_nouns_inside_and_after_a_name_correct_its_type(
+    surface: str, label: str, following: str, expected: str
+) -> None:
+    assert retyped(surface, label, following) == expected
+
+
+def test_no_cue_makes_an_institution_a_person() -> None:
+    assert shaped_label("Association of Pickers of Jardim Gramacho", "PERSON") == UNTYPED
+    assert shaped_label("Catherine of Aragon", "PERSON") == "PERSON"

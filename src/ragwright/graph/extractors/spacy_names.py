@@ -106,7 +106,9 @@ def _label(text: str, span: Any, technical: bool) -> str | None:
     """The span's type from its words, its context and the kind of text, or None."""
     surface = span.text
     end = span.start_char + len(surface)
-    label = cue_label(text, span.start_char, end, retyped(surface, span.label_))
+    following = re.match(r"\s*(\w+)", text[end : end + 30])
+    head = retyped(surface, span.label_, following.group(1) if following else "")
+    label = cue_label(text, span.start_char, end, head)
     if label is not None and technical:
         label = technical_label(surface, label)
     return None if label is None else shaped_label(surface, label)
