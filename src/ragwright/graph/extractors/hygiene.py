@@ -55,7 +55,7 @@ _HEADS = {
     **dict.fromkeys(
         "street road avenue boulevard lane drive highway bridge station airport stadium arena "
         "hall tower square building castle cathedral palace museum theatre theater alley "
-        "canal pier wharf pavilion temple mosque church".split(),
+        "canal pier wharf pavilion".split(),
         "FAC",
     ),
     **dict.fromkeys(
