@@ -50,7 +50,8 @@ UNTYPED = "NAME"
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--split", choices=("dev", "dev2", "dev3", "test", "test2", "test3", "all"), default="test")
+    splits = ("dev", "dev2", "dev3", "test", "test2", "test3", "all")
+    parser.add_argument("--split", choices=splits, default="test")
     parser.add_argument("--extractor", default="spacy")
     parser.add_argument("--show", action="store_true", help="print every row's outcome")
     parser.add_argument("--links", action="store_true", help="synonym-link precision")

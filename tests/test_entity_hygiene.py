@@ -230,8 +230,10 @@ def test_a_word_the_chunk_writes_as_inline_code_is_an_identifier() -> None:
 
 
 def test_a_name_the_tagger_ends_with_a_common_word_or_a_possessive_is_untyped() -> None:
-    text = ("It was nominated for Best Original Score in a Scottish Baronial style, like "
-            "The Flying Doctor, by the Fox Network, in Lemony Snicket's A Series of Events.")
+    text = (
+        "It was nominated for Best Original Score in a Scottish Baronial style, like "
+        "The Flying Doctor, by the Fox Network, in Lemony Snicket's A Series of Events."
+    )
     names = [
         ("Best Original Score", "ORG", ("JJS", "JJ", "NN")),  # a description, not an org
         ("Scottish Baronial", "ORG", ("JJ", "JJ")),
