@@ -130,18 +130,6 @@ def names(text: str) -> list[str]:
     return found
 
 
-def mentioned(name: str, said: str) -> bool:
-    """Whether ``said`` (lowered) mentions ``name``: its letters, or for an acronym ("PR",
-    "SSO") words with its initials in a row ("pull request", "single sign-on"), as a user
-    abbreviates what a page spells out."""
-    if name.lower() in said:
-        return True
-    if not (name.isalpha() and name.isupper() and 2 <= len(name) <= 5):
-        return False
-    spelled = r"[\s-]+".join(rf"{letter}\w*" for letter in name.lower())
-    return re.search(rf"\b{spelled}\b", said) is not None
-
-
 def stem(word: str) -> str:
     if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
         word = word[:-1]

@@ -55,7 +55,7 @@ from ragwright.chunkers._tables import row_with_header, rows_with_headers
 from ragwright.models import TABLE_HEADER, Answer, Chunk, Citation, Document, Hit
 from ragwright.ports import DocumentLookup, Embedder, PassageScorer
 from ragwright.prose import MAX_LIST_CHARS, prose_sentences
-from ragwright.terms import content_words, dice, headings, held_by_each, mentioned, names
+from ragwright.terms import content_words, dice, headings, held_by_each, names
 
 NOT_FOUND = "Not found in the sources."
 Floats = npt.NDArray[np.float32]
@@ -98,8 +98,7 @@ class ExtractiveOptions:
     #: "Oracle", "Milvus") that none of the retrieved chunks mentions: they are about
     #: something else, however many of the other words they share. Kept with the
     #: cross-encoder: it is sure of a sentence about another product ("Oracle" of a PostgreSQL
-    #: page scores as high as the right one). An acronym is mentioned by the words it
-    #: abbreviates ("PR": "pull request", see `ragwright.terms.mentioned`).
+    #: page scores as high as the right one).
     require_names: bool = True
     #: For a question that asks for a number ("how many", "cost", "phone number"; see
     #: `ragwright.answers.quantities`), quote only sentences stating one, and abstain when
@@ -441,7 +440,7 @@ def _coverage(question: set[str], hits: list[Hit]) -> float:
 def missing_names(question: str, hits: list[Hit]) -> list[str]:
     """The names of the question that no hit's text or headings mention (case-folded)."""
     said = " ".join(" ".join([h.chunk.indexed_text, *headings(h.chunk)]) for h in hits).lower()
-    return [name for name in names(question) if not mentioned(name, said)]
+    return [name for name in names(question) if name.lower() not in said]
 
 
 def _passages_text(chosen: list[_Candidate]) -> str:
@@ -452,7 +451,7 @@ def _passages_text(chosen: list[_Candidate]) -> str:
 
 def _names_said(asked: list[str], said: str) -> bool:
     """Whether ``said`` (lowered) mentions one of the names ``asked``, or nothing is asked."""
-    return not asked or any(mentioned(name, said) for name in asked)
+    return not asked or any(name.lower() in said for name in asked)
 
 
 def _heading_match(question: set[str], hit: Hit) -> float:
