@@ -5,8 +5,6 @@ keeps today's weights. Both hybrid paths (candidates, whole hits) adapt alike.""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from ragwright.errors import ConfigError
