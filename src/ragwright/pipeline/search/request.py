@@ -12,9 +12,6 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
     rrf_k = 60               # the k of reciprocal-rank fusion
     bm25_weight = 1.0        # each arm's weight in fusion
     vector_weight = 1.0
-    lexical_pivot = 0.0      # BM25's weight times min(1, share of the question's words its
-                             # top hit holds / this), per query; 0: off (see
-                             # ragwright.pipeline.search.adaptive_weights)
     bm25_k1 = 1.2            # BM25's term-frequency saturation (FTS5's 1.2) ...
     bm25_b = 0.75            # ... and length normalization, 0 to 1 (FTS5's 0.75)
     sparse_weight = 0.0      # the sparse learned-term arm's weight in hybrid; 0: left out
@@ -150,7 +147,6 @@ SETTING_KEYS = (
     "rrf_k",
     "bm25_weight",
     "vector_weight",
-    "lexical_pivot",
     "bm25_k1",
     "bm25_b",
     "sparse_weight",
@@ -243,7 +239,6 @@ class SearchOptions(TypedDict, total=False):
     rrf_k: int
     bm25_weight: float
     vector_weight: float
-    lexical_pivot: float
     sparse_weight: float
     bm25: BM25Parameters
     arm_depth: int
@@ -274,10 +269,6 @@ class SearchRequest:
     rrf_k: int = DEFAULT_RRF_K
     bm25_weight: float = 1.0
     vector_weight: float = 1.0
-    #: Below this share of the question's content words held by BM25's top hit, the BM25 arm's
-    #: weight shrinks in proportion, per query (`ragwright.pipeline.search.adaptive_weights`);
-    #: 0 (the default): off.
-    lexical_pivot: float = 0.0
     #: The sparse arm's weight in hybrid fusion; 0 (the default) leaves the arm out: no
     #: package ships SPLADE weights, so nothing measured it better than hybrid yet.
     sparse_weight: float = 0.0
@@ -347,11 +338,6 @@ class SearchRequest:
             if not _number(weight) or weight < 0:
                 raise ConfigError(f"{key} must be a number >= 0, got {weight!r}")
             object.__setattr__(self, key, float(weight))
-        if not _number(self.lexical_pivot) or not 0 <= self.lexical_pivot <= 1:
-            raise ConfigError(
-                f"lexical_pivot must be a number from 0 (off) to 1, got {self.lexical_pivot!r}"
-            )
-        object.__setattr__(self, "lexical_pivot", float(self.lexical_pivot))
         self._check_min_score()
 
     def _check_min_score(self) -> None:
