@@ -129,6 +129,8 @@ class FilterMatches:
         if int(row[3] or 0) != kept.at.log or row[4] or int(row[5]) > _REREAD:
             return None
         changed = parsed(row[6], np.int64)
+        if not changed.size:
+            return row, kept.row_ids
         still = kept.row_ids[~np.isin(kept.row_ids, changed)]
         return row, np.union1d(still, parsed(row[7], np.int64))
 

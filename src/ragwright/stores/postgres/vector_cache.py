@@ -105,7 +105,7 @@ class VectorCache:
         missing = slots < 0
         if not missing.any():
             assert state is not None
-            return np.take(state.vectors, slots, axis=0), state.norms[slots]
+            return _gathered(state.vectors, slots), state.norms[slots]
         read_ids, read = self._read(conn, row_ids[missing])
         if read_ids.size != int(missing.sum()):  # a matching row without a vector: none here
             raise StoreError("a matching chunk's vector was not found in the same snapshot")
@@ -165,6 +165,16 @@ class VectorCache:
             state.slot_of[row_ids[new]] = places  # after the vectors: readers take no lock
             self._state = _State(state.generation, state.slot_of, state.vectors, state.norms,
                                  state.count + count)  # fmt: skip
+
+
+def _gathered(vectors: npt.NDArray[np.float32], slots: npt.NDArray[np.int64]) -> Any:
+    """``vectors[slots]``: a view when the slots are one run (a filter's matches read
+    together are stored together, in row-id order, as its matches come), else a copy (10,000
+    x 384 took 4-5 ms)."""
+    first, last = int(slots[0]), int(slots[-1])
+    if last - first + 1 == slots.size and bool(np.all(np.diff(slots) == 1)):
+        return vectors[first : last + 1]
+    return np.take(vectors, slots, axis=0)
 
 
 def _room(
