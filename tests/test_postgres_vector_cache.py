@@ -74,13 +74,14 @@ def _check_all(cached: PostgresStore, in_sql: PostgresStore, seed: int) -> None:
             _same(cached.vector_search(query, 5, where), in_sql.vector_search(query, 5, where))
 
 
-def test_filtered_searches_rank_as_sql_does_and_read_each_vector_once(stores: Any) -> None:
+def test_filtered_searches_rank_as_sql_does_and_read_the_vectors_once(stores: Any) -> None:
     cached, in_sql = stores
     assert in_sql._vector_cache is None and cached._vector_cache is not None
     _check_all(cached, in_sql, seed=2)
     assert cached.vector_search(_queries(2)[0], 5, eq("shelf", 1))  # not trivially empty
+    cached.wait_for_caches()  # the whole load, started by the first filtered search
     held = cached._vector_cache._state
-    assert held is not None and held.count > 0
+    assert held is not None and held.count == 24 * 3
     _check_all(cached, in_sql, seed=3)  # the same filters' vectors: none read again
     assert cached._vector_cache._state is held
 
@@ -137,6 +138,10 @@ def test_a_budget_smaller_than_the_matches_still_ranks_exactly(pg_url: str) -> N
             assert small._vector_cache is not None
             small._vector_cache._budget = 10 * SPACE.dimension * 4  # ten vectors
             _check_all(small, in_sql, seed=6)
+            small.wait_for_caches()
+            state = small._vector_cache._state
+            assert state is None or state.count <= 10  # not loaded whole: over the budget
+            _check_all(small, in_sql, seed=7)
             small.close()
         in_sql.close()
 

@@ -54,6 +54,13 @@ Kept = tuple[Chunk, str]
 class PostgresCandidates(PostgresVectorSearch, PostgresKeywordSearch):
     """`hybrid_candidates` and `kept_chunks`, over the two arms' statements."""
 
+    def wait_for_caches(self) -> None:
+        """Wait until the keyword cache and the vector cache being built in the background
+        are ready (tests, benchmarks)."""
+        super().wait_for_caches()
+        if self._vector_cache is not None:
+            self._vector_cache.wait()
+
     def hybrid_candidates(
         self,
         text: str,

@@ -12,7 +12,7 @@ them for an index opened by URL (``--index postgresql://…``):
     hnsw_build_memory_mb = 1024  # maintenance_work_mem of an HNSW build (the graph in memory)
     hnsw_build_workers = 2       # its parallel maintenance workers (the server caps them)
     keyword_cache = true         # BM25 from the postings held in this process (false: in SQL)
-    vector_cache_mb = 1024       # vectors a filtered search ranked, kept in this process (0: off)
+    vector_cache_mb = 2048       # chunk vectors held in this process for filtered searches (0: off)
 
 Every key is optional; an unknown key or a wrong type or range is a `ConfigError` naming the
 file and the key. The HNSW build settings apply to vector indexes built from then on (a
@@ -84,10 +84,12 @@ class PostgresOptions:
     #: BM25 from a cache of the postings in the serving process, kept exact by the change log
     #: (`keyword_cache`); off, every search scores its terms' postings in SQL (same scores).
     keyword_cache: bool = True
-    #: The vectors filtered searches ranked, kept in the serving process (`vector_cache`), so
-    #: a filter's matches are ranked in numpy, not read from the heap again: at most this
-    #: many MB (past it the cache starts over); 0: ranked in SQL.
-    vector_cache_mb: int = 1024
+    #: The chunks' vectors held in the serving process (`vector_cache`), so a filter's
+    #: matches are ranked in numpy, not read from the heap: loaded whole in the background on
+    #: the first filtered search when they fit in this many MB (1M x 384 dimensions: 1,465
+    #: MB), read as searches need them meanwhile or otherwise (past it the cache starts
+    #: over); 0: ranked in SQL.
+    vector_cache_mb: int = 2048
 
     @classmethod
     def from_table(cls, table: Mapping[str, object], where: str) -> PostgresOptions:
