@@ -32,8 +32,8 @@ from ragwright.stores.row_slots import RowIds
 if TYPE_CHECKING:
     from psycopg import Connection
 
-#: Filters whose matches are kept (the most recently used).
-_KEPT_FILTERS = 64
+#: Filters whose matches are kept (the most recently used; a 1% filter at 1M chunks: 80 KB).
+_KEPT_FILTERS = 256
 #: Matches kept per filter at most (a filter matching more is evaluated each time).
 _KEEP_ROWS = 200_000
 #: Changed rows past which the filter is evaluated whole rather than on the changed rows.
