@@ -288,7 +288,9 @@ def run(args: argparse.Namespace, url: str) -> None:
         backend.hnsw_build_memory_mb = args.hnsw_memory_mb
     if args.hnsw_workers is not None:
         backend.hnsw_build_workers = args.hnsw_workers
-    exact_backend = PostgresBackend(url, pool_size=2, exact_limit=10**12)
+    # Exact in SQL: ranked by PostgreSQL, not by the vector cache that the store's filtered
+    # searches rank from (so the recall within a filter checks the cache against SQL).
+    exact_backend = PostgresBackend(url, pool_size=2, exact_limit=10**12, vector_cache_mb=0)
     store = backend.open("bench")
     exact = exact_backend.open("bench")
     iterative_backend = PostgresBackend(url, pool_size=2, exact_limit=0)  # HNSW always
