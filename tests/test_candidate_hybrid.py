@@ -72,6 +72,7 @@ QUERIES = [
     "boil water in a kettle",
     "milk and honey",
     "mint lemon tea cup",
+    "green tea with ginger",  # ginger is in no chunk: BM25's top hit holds part of the query
     NO_CONTENT_WORDS,
 ]
 REQUESTS = [
@@ -87,6 +88,7 @@ REQUESTS = [
     SearchRequest(mode=SearchMode.HYBRID, top_k=10, vector_weight=2.0),
     SearchRequest(mode=SearchMode.HYBRID, top_k=10, fusion=Fusion.CONVEX),
     SearchRequest(mode=SearchMode.HYBRID, top_k=10, fusion=Fusion.RRF),
+    SearchRequest(mode=SearchMode.HYBRID, top_k=10, lexical_pivot=0.9),
     SearchRequest(mode=SearchMode.HYBRID, top_k=10, where=parse_filter("shelf = 2")),
     SearchRequest(mode=SearchMode.HYBRID, top_k=5, where=parse_filter('origin = "jp"')),
     SearchRequest(mode=SearchMode.VECTOR, top_k=10),

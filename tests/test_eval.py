@@ -400,7 +400,8 @@ def test_cli_json_is_complete(dataset: Path) -> None:
     }
     (config,) = out["configs"]
     assert set(config) == {
-        "name", "mode", "top_k", "fusion", "rrf_k", "bm25_weight", "vector_weight", "bm25_k1",
+        "name", "mode", "top_k", "fusion", "rrf_k", "bm25_weight", "vector_weight", "lexical_pivot",
+        "bm25_k1",
         "bm25_b", "arm_depth",
         "sparse_weight", "document_share", "per_document", *PASSAGE_KEYS, *GRAPH_KEYS, "rerank",
         "rerank_depth", "processors", "aggregate",

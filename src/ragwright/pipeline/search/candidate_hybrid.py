@@ -17,7 +17,8 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from ragwright import tracing
-from ragwright.models import Hit, Scale
+from ragwright.models import CandidateRankings, Hit, Scale
+from ragwright.pipeline.search.adaptive_weights import adapted_weights, lexical_match
 from ragwright.pipeline.search.arms import Arms
 from ragwright.pipeline.search.fusion import fused_scores
 from ragwright.pipeline.search.request import SearchRequest
@@ -40,19 +41,20 @@ def candidate_hybrid(
     coverage = request.passage.coverage
     # This set itself orders the step's sums of word weights (as in `PassageFirst.first`): a
     # copy of it may iterate in another order and change a score's last bit.
-    question = content_words(query) if coverage else set()
+    pivot = request.lexical_pivot
+    question = content_words(query) if coverage or pivot else set()
     found = store.hybrid_candidates(
         text, vector, request.depth, request.where, bm25=request.bm25, question=frozenset(question)
     )
     with tracing.span(tracing.FUSE, rankings=2):
         fused = fused_scores(
             [found.keyword, found.vector],
-            request.weights,
+            adapted_weights(request.weights, _top_match(found, question) if pivot else 1.0, pivot),
             request.normalizer,
             request.document_share,
         )
     order, top_k = fused.order, request.top_k
-    if question and len(order) >= 2:
+    if coverage and question and len(order) >= 2:
         at = {chunk_id: position for position, chunk_id in enumerate(order)}
         holders = {word: [at[c] for c in found.holders[word]] for word in question}
         scores = [fused.scores[chunk_id] for chunk_id in order]
@@ -76,3 +78,11 @@ def candidate_hybrid(
         for chunk_id, score in kept
         if (found_chunk := chunks.get(chunk_id)) is not None
     ]
+
+
+def _top_match(found: CandidateRankings, question: set[str]) -> float:
+    """`lexical_match` of BM25's first candidate (1 when BM25 found nothing)."""
+    if not found.keyword:
+        return 1.0
+    top = found.keyword[0].chunk_id
+    return lexical_match(question, {word for word in question if top in found.holders[word]})

@@ -12,6 +12,9 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
     rrf_k = 60               # the k of reciprocal-rank fusion
     bm25_weight = 1.0        # each arm's weight in fusion
     vector_weight = 1.0
+    lexical_pivot = 0.0      # BM25's weight times min(1, share of the question's words its
+                             # top hit holds / this), per query; 0: off (see
+                             # ragwright.pipeline.search.adaptive_weights)
     bm25_k1 = 1.2            # BM25's term-frequency saturation (FTS5's 1.2) ...
     bm25_b = 0.75            # ... and length normalization, 0 to 1 (FTS5's 0.75)
     sparse_weight = 0.0      # the sparse learned-term arm's weight in hybrid; 0: left out
@@ -25,7 +28,7 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
     # mode = "graph": hybrid fused by rank with personalized PageRank over the entity graph
     graph_weight = 100.0     # the graph ranking's weight against hybrid's 1 (100: the walk's order)
     graph_rrf_k = 10         # the k of that fusion
-    graph_keep_top = 0       # hybrid's first hits that keep their places
+    graph_keep_top = 1       # hybrid's first hits that keep their places
     graph_keep_gap = 0.0     # ... while each stands this far above the next (0: always)
     graph_keep_named = 0     # of hybrid's first this many hits, those naming the query's
                              # entities keep their places ahead of the walk (0: off)
@@ -33,6 +36,8 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
                              # hits mentions an entity the query does not name that a
                              # passage is about (its title); 0: the walk's order always
     graph_bridge_rank = 2    # that bridge passage moved up to this rank (0: the walk's)
+    graph_named_window = 5   # gate closed: a comparison's second named passage among
+                             # hybrid's first this many hits moves up to rank 2 (0: off)
     graph_max_new = 1000     # chunks the graph may bring from outside hybrid's first ...
     graph_known_depth = 20   # ... this many hits (1000: no bound)
     graph_damping = 0.5      # the walk's probability of following a link
@@ -115,6 +120,7 @@ GRAPH_KEYS = (
     "graph_keep_named",
     "graph_bridge_hits",
     "graph_bridge_rank",
+    "graph_named_window",
     "graph_max_new",
     "graph_known_depth",
     "graph_damping",
@@ -144,6 +150,7 @@ SETTING_KEYS = (
     "rrf_k",
     "bm25_weight",
     "vector_weight",
+    "lexical_pivot",
     "bm25_k1",
     "bm25_b",
     "sparse_weight",
@@ -236,6 +243,7 @@ class SearchOptions(TypedDict, total=False):
     rrf_k: int
     bm25_weight: float
     vector_weight: float
+    lexical_pivot: float
     sparse_weight: float
     bm25: BM25Parameters
     arm_depth: int
@@ -266,6 +274,10 @@ class SearchRequest:
     rrf_k: int = DEFAULT_RRF_K
     bm25_weight: float = 1.0
     vector_weight: float = 1.0
+    #: Below this share of the question's content words held by BM25's top hit, the BM25 arm's
+    #: weight shrinks in proportion, per query (`ragwright.pipeline.search.adaptive_weights`);
+    #: 0 (the default): off.
+    lexical_pivot: float = 0.0
     #: The sparse arm's weight in hybrid fusion; 0 (the default) leaves the arm out: no
     #: package ships SPLADE weights, so nothing measured it better than hybrid yet.
     sparse_weight: float = 0.0
@@ -335,6 +347,11 @@ class SearchRequest:
             if not _number(weight) or weight < 0:
                 raise ConfigError(f"{key} must be a number >= 0, got {weight!r}")
             object.__setattr__(self, key, float(weight))
+        if not _number(self.lexical_pivot) or not 0 <= self.lexical_pivot <= 1:
+            raise ConfigError(
+                f"lexical_pivot must be a number from 0 (off) to 1, got {self.lexical_pivot!r}"
+            )
+        object.__setattr__(self, "lexical_pivot", float(self.lexical_pivot))
         self._check_min_score()
 
     def _check_min_score(self) -> None:

@@ -8,13 +8,14 @@ same mode, every ranking of every query then fused into one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol, TypeGuard
 
 from ragwright import tracing
 from ragwright._surrogates import refuse_surrogates
 from ragwright.errors import ConfigError, UnsupportedScale
-from ragwright.models import Hit
+from ragwright.models import Arm, Hit
+from ragwright.pipeline.search.adaptive_weights import adapted_weights, lexical_match
 from ragwright.pipeline.search.arms import Arms
 from ragwright.pipeline.search.candidate_hybrid import candidate_hybrid, covers
 from ragwright.pipeline.search.fusion import fused_hits
@@ -36,6 +37,7 @@ from ragwright.ports import (
 )
 from ragwright.processors.passage_first import PassageFirst
 from ragwright.query import ProcessedQuery, QueryChain, QueryKind, QueryProcessor
+from ragwright.terms import content_words, holders_in, passage_text
 
 if TYPE_CHECKING:
     from ragwright.pipeline.search.sparse_terms import SparseArm
@@ -156,9 +158,10 @@ class Retriever:
         for variant in query.variants:
             rankings += self._rankings(variant, variant, request, depth, None, arms)
         with tracing.span(tracing.FUSE, rankings=len(rankings)):
-            fused = fused_hits(
-                rankings, request.weights, request.normalizer, request.document_share
-            )
+            pivot = request.lexical_pivot
+            match = _top_match(query.query, rankings) if pivot else 1.0
+            weights = adapted_weights(request.weights, match, pivot)
+            fused = fused_hits(rankings, weights, request.normalizer, request.document_share)
         if request.passage:
             step = PassageFirst(request.passage.heading, request.passage.coverage)
             fused = step.first(query.query, fused, request.top_k)
@@ -197,6 +200,17 @@ class Retriever:
             return given
         with tracing.span(tracing.EMBED, texts=1, query=True):
             return self.embedder.embed_query(dense_text)
+
+
+def _top_match(query: str, rankings: Sequence[Sequence[Hit]]) -> float:
+    """`lexical_match` of the first hit of the first BM25 ranking (the query's own, not a
+    variant's), its words matched as the passage step matches them; 1 when there is none."""
+    for ranking in rankings:
+        if ranking and ranking[0].arms == {Arm.BM25}:
+            question = content_words(query)
+            held = holders_in(question, [passage_text(ranking[0].chunk)])
+            return lexical_match(question, {word for word, at in held.items() if at})
+    return 1.0
 
 
 def _ranks_candidates(store: object) -> TypeGuard[CandidateSearch]:
