@@ -160,6 +160,18 @@ def test_a_sentence_cut_inside_inline_code_is_never_quoted() -> None:
     assert quoted == ["The `check` command of ragwright reports each damaged part of an index."]
 
 
+def test_a_chunk_that_starts_inside_a_parenthesis_quotes_no_fragment_of_it() -> None:
+    """A chunk cut after a colon inside a parenthesis began with a quote and a capital, like a
+    sentence: its first 'sentence' closed a parenthesis opened in the chunk before."""
+    first = "The gate skips a title the question names (even where linking took a longer name:"
+    second = (
+        '"Kiss" inside "the film Kiss and Tell"). '
+        "The gate keeps hybrid's order when no hit names a titled passage."
+    )
+    quoted = quotes("when does the gate keep hybrid's order", ("g.md", [first, second]))
+    assert quoted == ["The gate keeps hybrid's order when no hit names a titled passage."]
+
+
 def test_a_chunk_that_starts_inside_a_sentence_or_a_code_block_quotes_neither() -> None:
     first = "Ids are stable. The parser reads every file and"
     second = "then writes chunk ids to the index.\n```\n\nChunk ids never change for the same text."

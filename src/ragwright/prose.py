@@ -30,12 +30,18 @@ _ENDS = re.compile(r"[.!][\"'”)\]*_`]*$")
 
 
 def _inside_markup(sentence: str) -> bool:
-    """Whether the sentence starts or ends inside inline markup: an unpaired backtick or
-    ``**``, or an unclosed ``[``. The splitter cut at a full stop inside a code span ("Run
-    `ragwright check …`."), so the span is a fragment however whole it looks."""
+    """Whether the sentence starts or ends inside inline markup or a parenthesis: an unpaired
+    backtick or ``**``, an unclosed ``[`` or ``(``. The splitter cut at a full stop inside a
+    code span ("Run `ragwright check …`."), or a chunk began inside a parenthesis ('"Kiss"
+    inside "the film Kiss and Tell").'), so the span is a fragment however whole it looks."""
     code = sentence.count("`")
     bold = sentence.replace("`", "").count("**")
-    return code % 2 == 1 or bold % 2 == 1 or sentence.count("[") != sentence.count("]")
+    return (
+        code % 2 == 1
+        or bold % 2 == 1
+        or sentence.count("[") != sentence.count("]")
+        or sentence.count("(") != sentence.count(")")
+    )
 
 
 #: How a sentence starts when it may be the tail of one cut off before the text: a capital, a
