@@ -27,6 +27,7 @@ from ragwright.pipeline.ingest.ingestor import (
     Progress,
     ingest_documents,
 )
+from ragwright.pipeline.ingest.kept_worker import KeptParseWorker
 from ragwright.pipeline.search.sparse_terms import SparseWorkflow
 from ragwright.pipeline.sync.folder_sync import FolderSync
 from ragwright.ports import Chunker, DocumentMove, Embedder, Extractor, Store, TokenCounter
@@ -47,7 +48,8 @@ class Where:
 class Ingestion:
     """Every write of new content into the collection. After each run, the graph facts of an
     extractor given are completed (`Graph.complete`) and new chunks get their sparse terms,
-    where the collection has them."""
+    where the collection has them. The parse worker's process is kept from run to run
+    (`KeptParseWorker`) until `close`."""
 
     def __init__(
         self,
@@ -65,6 +67,11 @@ class Ingestion:
         self._graph = graph
         self._sparse = sparse
         self._ingest_lock = ingest_lock
+        self._parse_workers = KeptParseWorker()
+
+    def close(self) -> None:
+        """End the parse worker kept between runs."""
+        self._parse_workers.close()
 
     # -- what the collection records --------------------------------------------------------
 
@@ -244,6 +251,7 @@ class Ingestion:
             base=base or self.source_base,
             options=self._with_permissions(options),
             extractor=graph_extractor,
+            parse_workers=self._parse_workers,
         )
 
     def _chunker(self, chunking: ChunkingConfig, embedder: Embedder) -> Chunker:
