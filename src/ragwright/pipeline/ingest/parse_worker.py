@@ -1,9 +1,10 @@
 """Parsing under a time and a memory limit per file, in a child process reused across files.
 
 A pathological file (a PDF whose objects loop, a decompression bomb) must not stall or kill an
-ingest run. The worker is a separate Python process started once per run, its address space
-capped by ``RLIMIT_AS``; the parent waits for each answer at most ``timeout`` seconds. A worker
-that runs out of time or memory, or crashes, is killed, and the next file gets a fresh one.
+ingest run. The worker is a separate Python process started for a run (or kept from the run
+before, see below), its address space capped by ``RLIMIT_AS``; the parent waits for each answer
+at most ``timeout`` seconds. A worker that runs out of time or memory, or crashes, is killed,
+and the next file gets a fresh one.
 
 On POSIX the worker is a ``python -c`` subprocess (`serve_socket`) talking over a socket pair,
 not a ``multiprocessing`` child: those re-import the caller's main module, which would re-run a
