@@ -20,11 +20,12 @@ from pathlib import Path
 
 from answers_paraphrased import open_index
 from paraphrase_overlap import SETS, flat, load
+from ragwright.pipeline.search.request import Reranking
 
 #: The searches compared: keyword options of `Index.search` beside the question.
 SEARCHES: dict[str, dict[str, object]] = {
     "search": {},
-    "reranked top 20": {"rerank": "cross-encoder", "rerank_depth": 20},
+    "reranked top 20": {"rerank": Reranking("cross-encoder", 20)},
 }
 
 

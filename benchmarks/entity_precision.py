@@ -12,6 +12,8 @@ ones ``test`` (report these). ``dev2`` (ids ``td``/``pd``): 190 more tuning rows
 random among the distinct keys extractor version 5 *kept* in chunks outside the sample (70 from
 ``docs/`` cut at headings and every 1,500 characters, 120 from 300 other HotpotQA
 paragraphs), so they measure what the extractor keeps now rather than what version 2 found.
+``dev3``/``test3`` (ids ``pe``, even/odd): 100 more prose rows drawn the same way among the keys
+version 7 kept in 300 further HotpotQA paragraphs.
 
 The current extractor re-reads the sampled chunks. A row is *kept* when it still yields a
 mention overlapping the sampled span; a kept row is *right* when it is ``ok`` and its type is
@@ -24,7 +26,9 @@ mentioned type) of a graph of ``docs/`` and 1,500 HotpotQA paragraphs built with
 version 3; ``links.tsv`` 100 of the 2,359 links the linker made over them then, drawn at
 random and labelled by hand (1: the two keys name one thing there; split ``dev`` or
 ``test``), and 80 more (split ``dev2``) drawn among the links the version-5 linker made over
-the same keys and not yet labelled. The current linker links
+the same keys and not yet labelled, and 80 more (``dev3`` even, ``test2`` odd; ids ``n``)
+among the version-6 linker's links not yet labelled, each labelled from the corpus paragraphs
+where the shorter key stands alone. The current linker links
 the keys afresh (with ``--untyped`` without their types, as before); a labelled link is kept
 when it links again. Precision is right / kept among the labelled ones.
 """
@@ -46,7 +50,8 @@ UNTYPED = "NAME"
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--split", choices=("dev", "dev2", "test", "all"), default="test")
+    splits = ("dev", "dev2", "dev3", "test", "test2", "test3", "all")
+    parser.add_argument("--split", choices=splits, default="test")
     parser.add_argument("--extractor", default="spacy")
     parser.add_argument("--show", action="store_true", help="print every row's outcome")
     parser.add_argument("--links", action="store_true", help="synonym-link precision")

@@ -229,6 +229,7 @@ def _setting(item: str) -> tuple[str, float | int]:
         "graph_keep_named",
         "graph_bridge_hits",
         "graph_bridge_rank",
+        "graph_named_window",
         "graph_max_new",
         "graph_known_depth",
         "graph_fact_top",

@@ -273,8 +273,35 @@ class TestRecursiveChunker:
         document = markdown_doc(f"# Title\n\n## Setup\n\n{body}\n")
         chunks = RecursiveChunker(size=120, overlap=0).chunk(document)
         setup = [c for c in chunks if c.metadata["breadcrumb"] == "Title > Setup"]
-        assert setup[0].text.startswith("## Setup\n\nSentence number 0")
-        assert texts(chunks)[0] == "# Title"
+        # "# Title" has no text of its own: it goes with its first subsection.
+        assert setup[0].text.startswith("# Title\n\n## Setup\n\nSentence number 0")
+        assert setup[1].text.startswith("Sentence number")
+
+    def test_a_bare_heading_goes_with_its_first_subsection(self) -> None:
+        body = "Sentence number 0 is here."
+        text = f"# Title\n\n## Setup\n\n### Linux\n\n{body}\n\n## Usage\n\nRun it.\n"
+        chunks = RecursiveChunker(size=500, overlap=0).chunk(markdown_doc(text))
+        assert texts(chunks) == [
+            f"# Title\n\n## Setup\n\n### Linux\n\n{body}",
+            "## Usage\n\nRun it.",
+        ]
+        assert chunks[0].metadata["breadcrumb"] == "Title > Setup > Linux"
+        # A heading followed by a sibling, not a subsection, keeps its own chunk.
+        sibling = RecursiveChunker(500, 0).chunk(markdown_doc("## Empty\n\n## Next\n\nText.\n"))
+        assert texts(sibling) == ["## Empty", "## Next\n\nText."]
+
+    def test_front_matter_is_metadata_never_a_chunk(self) -> None:
+        text = (
+            "---\ntitle: Review guide\nupdated: 2024-10-07\n---\n\n"
+            "# Review guide\n\n## Size\n\nSmall.\n"
+        )
+        document = markdown_doc(text)
+        parsed = MarkdownParser().parse(text.encode(), "doc.md")
+        assert parsed.metadata == {"title": "Review guide", "updated": "2024-10-07"}
+        for chunker in (RecursiveChunker(500, 0), MarkdownHeadingChunker()):
+            chunks = chunker.chunk(document)
+            assert texts(chunks) == ["# Review guide\n\n## Size\n\nSmall."]
+            assert all(text[c.char_start : c.char_end] == c.text for c in chunks)
 
     @pytest.mark.parametrize(
         ("size", "overlap"), [(0, 0), (-5, 0), (10, 10), (10, -1), (True, 0), (10.5, 0)]

@@ -95,6 +95,7 @@ def test_the_spacy_extractor_keeps_names_and_drops_the_noise_of_technical_text()
 class Token:
     text: str
     pos_: str = "PROPN"
+    tag_: str = "NNP"
 
 
 @dataclass
@@ -104,12 +105,15 @@ class Span:
     text: str
     label_: str
     start_char: int
+    tags: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return len(self.text.split())
 
     def __getitem__(self, index: int) -> Token:
-        return Token(self.text.split()[index])
+        words = self.text.split()
+        tags = self.tags or ("NNP",) * len(words)
+        return Token(words[index], tag_=tags[index])
 
 
 def test_a_lone_surname_of_a_person_named_in_the_chunk_is_that_person() -> None:
@@ -223,3 +227,65 @@ def test_a_word_the_chunk_writes_as_inline_code_is_an_identifier() -> None:
     spans = [Span("Config", "PERSON", text.rindex("Config")),
              Span("PATH", "ORG", text.rindex("PATH")), Span("Python", "GPE", 0)]  # fmt: skip
     assert [s.text for s, _ in named_spans(text, spans)] == ["Python"]
+
+
+def test_a_name_the_tagger_ends_with_a_common_word_or_a_possessive_is_untyped() -> None:
+    text = (
+        "It was nominated for Best Original Score in a Scottish Baronial style, like "
+        "The Flying Doctor, by the Fox Network, in Lemony Snicket's A Series of Events."
+    )
+    names = [
+        ("Best Original Score", "ORG", ("JJS", "JJ", "NN")),  # a description, not an org
+        ("Scottish Baronial", "ORG", ("JJ", "JJ")),
+        ("The Flying Doctor", "WORK_OF_ART", ("DT", "NNP", "NN")),  # a title may end so
+        ("Fox Network", "ORG", ("NNP", "NNP")),  # read as a proper noun: the model's type
+        ("Lemony Snicket's", "WORK_OF_ART", ("NNP", "POS")),  # the title's owner, cut
+    ]
+    spans = [Span(name, label, text.index(name), tags) for name, label, tags in names]
+    kept = {span.text: label for span, label in named_spans(text, spans)}
+    assert kept == {"Best Original Score": UNTYPED, "Scottish Baronial": UNTYPED,
+                    "The Flying Doctor": "WORK_OF_ART", "Fox Network": "ORG",
+                    "Lemony Snicket's": UNTYPED}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "label", "expected"),
+    [
+        # the definition's head noun, not a modifier before it, says the kind
+        ("It tells of Walter White (Bryan Cranston), a struggling high school chemistry "
+         "teacher diagnosed with cancer.", "Walter White", "PERSON", "PERSON"),
+        ("Mystery Girl is a rock-mockumentary musical comedy.", "Mystery Girl", "PERSON",
+         "WORK_OF_ART"),
+        ("Clinton is a city and county seat in Iowa.", "Clinton", "PERSON", "GPE"),
+    ],
+)  # fmt: skip
+def test_a_definition_is_read_by_its_head_nouns(
+    text: str, name: str, label: str, expected: str
+) -> None:
+    from ragwright.graph.extractors.cues import cue_label
+
+    start = text.index(name)
+    assert cue_label(text, start, start + len(name), label) == expected
+
+
+@pytest.mark.parametrize(
+    ("surface", "label", "following", "expected"),
+    [
+        ("the Native Summer Tour", "ORG", "", "EVENT"),
+        ("Chicken Alley", "PERSON", "", "FAC"),
+        ("Association of Pickers of Jardim Gramacho", "PERSON", "", "ORG"),
+        ("Kertha Gosa", "PERSON", "pavilion", "FAC"),  # a lower-case head after the name
+        ("Kertha Gosa", "PERSON", "Pavilion", "PERSON"),  # a capital: another name's word
+        ("New York", "GPE", "bridge", "GPE"),  # a place only qualifies the head after it
+        ("Hoover", "PERSON", "building", "PERSON"),  # a lone word: too often a person's name
+    ],
+)
+def test_head_nouns_inside_and_after_a_name_correct_its_type(
+    surface: str, label: str, following: str, expected: str
+) -> None:
+    assert retyped(surface, label, following) == expected
+
+
+def test_no_cue_makes_an_institution_a_person() -> None:
+    assert shaped_label("Association of Pickers of Jardim Gramacho", "PERSON") == UNTYPED
+    assert shaped_label("Catherine of Aragon", "PERSON") == "PERSON"

@@ -182,3 +182,15 @@ def test_a_lone_last_word_stands_for_a_surname_or_a_places_team_only() -> None:
     }
     pairs = {(a, b) for a, b, _ in synonym_links(keys, keys, types=types)}
     assert pairs == {("jaroslav seifert", "seifert"), ("houston oilers", "oilers")}
+
+
+def test_a_designator_a_region_and_a_compass_qualified_place_link_to_nothing() -> None:
+    keys = ["llc", "lapu-lapu city", "south central", "cork south-central", "china",
+            "northeast china", "apple", "apple inc", "southern", "terry southern"]  # fmt: skip
+    types = {"llc": "ORG", "lapu-lapu city": "NAME", "south central": "LOC",
+             "cork south-central": "NAME", "china": "GPE", "northeast china": "LOC",
+             "apple": "ORG", "apple inc": "ORG", "southern": "NAME",
+             "terry southern": "PERSON"}  # fmt: skip
+    pairs = {(a, b) for a, b, _ in synonym_links(keys, keys, types=types)}
+    # a designator still ends a company's name; a lone compass word may be a surname
+    assert pairs == {("apple", "apple inc"), ("southern", "terry southern")}

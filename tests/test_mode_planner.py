@@ -16,7 +16,7 @@ from ragwright.config import Config
 from ragwright.errors import BudgetExceeded, ConfigError
 from ragwright.llms.settings import Budget, LLMSettings
 from ragwright.models import Route
-from ragwright.planner import LLMPlanner, RulesPlanner, dispatch, requested
+from ragwright.planner import LLMPlanner, RulesPlanner, cues, dispatch, requested
 from ragwright.planner.settings import PlannerSettings
 from ragwright.ports import ModePlanner
 from ragwright.testing import HashingEmbedder
@@ -52,6 +52,34 @@ def test_rules_route_by_wording_and_say_which_cue(question: str, mode: str, cue:
     route = RULES.route(question)
     assert (route.mode, route.planned, route.planner) == (mode, mode, "rules")
     assert cue in route.reason
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Where do I report a security vulnerability?",
+        "By what time must I let my boss know I'm ill?",
+        "Am I allowed paid days to help out a good cause?",
+        "What's the daily food allowance on a business trip?",
+        "Before switching to new vectors, how many passages are spot-checked?",
+        "If I delete a file, does the index forget it?",
+    ],
+)
+def test_a_first_person_lookup_names_nothing_and_goes_to_hybrid(question: str) -> None:
+    """ "I", its contractions and a capitalized opener ("What's", "Before", "If", "Am") are
+    no names: a user's own-words question about a policy is a lookup, not a graph search."""
+    assert cues.names(question) == []
+    route = RULES.route(question)
+    assert route.mode == "hybrid"
+    assert "a lookup" in route.reason
+
+
+def test_a_name_beside_the_pronoun_or_opening_with_it_still_counts() -> None:
+    assert cues.names("How do I serve Tidepool over HTTPS?") == ["Tidepool", "HTTPS"]
+    assert cues.names("What's the name of the film starring Sarah Bolger?") == ["Sarah Bolger"]
+    title = "I'd Come for You is a single by the band formed in what Alberta city?"
+    assert cues.names(title) == ["I'd Come for You", "Alberta"]
+    assert RULES.route("Who looks after the facilities in the Utrecht building?").mode == "graph"
 
 
 def test_aggregation_goes_where_configured_and_a_yes_no_question_never_to_global() -> None:

@@ -54,7 +54,8 @@ def test_small_chunks_become_their_section_with_the_hits_that_selected_it() -> N
     assert len(out) == 2  # the two Install hits merged, at the best one's position
     section = out[0].chunk
     assert document.content[section.char_start : section.char_end] == section.text
-    assert section.text.startswith("## Install") and section.text.endswith("on screen.")
+    # "# Guide" has no text of its own: it goes with its first subsection.
+    assert section.text.startswith("# Guide\n\n## Install") and section.text.endswith("on screen.")
     assert section.metadata[SECTION_HITS] == (install[1].id, install[0].id)
     assert out[0].score == 0.9 and out[0].arms == {Arm.BM25, Arm.VECTOR}
     assert out[1].chunk.text.startswith("## Backups")

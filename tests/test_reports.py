@@ -5,6 +5,7 @@ fenced input and its reply turned into points citing chunks."""
 from __future__ import annotations
 
 import json
+import re
 
 from ragwright.graph.reports import ExtractiveReporter, community_inputs, readable
 from ragwright.graph.snapshot import build_snapshot
@@ -167,7 +168,7 @@ def test_a_report_has_a_topic_title_three_to_six_sentences_and_key_facts() -> No
 
 
 def test_key_facts_are_plain_one_per_pair_best_supported_first_and_at_most_three() -> None:
-    text = "Ann met Bob. Bob wrote to Cal. Cal knew Dee. Ann and Dee talked."
+    text = "Ann met Bob. Ann saw Bob. Bob wrote to Cal. Cal knew Dee. Ann and Dee talked."
     names = ["Ann", "Bob", "Cal", "Dee"]
     mentions = tuple(Mention(text.find(n), text.find(n) + 3, n, n.casefold(), "X") for n in names)
     # Support (the pair's edge weight): bob–cal 3, ann–bob 2, cal–dee 1.5, ann–dee 1.
@@ -179,8 +180,9 @@ def test_key_facts_are_plain_one_per_pair_best_supported_first_and_at_most_three
         TypedFact("bob", "reads text see [", "cal"),
         TypedFact("cal", "text ms ms ms", "dee"),
         TypedFact("bob", "is", "cal"),  # a bare copula between two names: no fact
+        TypedFact("ann", "greeted", "bob"),  # the text does not say so: never a key fact
         TypedFact("ann", "met", "bob"),
-        TypedFact("ann", "greeted", "bob"),  # the same pair: one fact per pair
+        TypedFact("ann", "saw", "bob"),  # the same pair: one fact per pair
         TypedFact("bob", "wrote to", "cal"),
         TypedFact("cal", "knew", "dee"),
         TypedFact("ann", "talked with", "dee"),  # least supported: past the limit
@@ -191,9 +193,38 @@ def test_key_facts_are_plain_one_per_pair_best_supported_first_and_at_most_three
     report = ExtractiveReporter().report(item, chunks)
     assert report.facts == (
         ("Bob", "wrote to", "Cal"),
-        ("Ann", "greeted", "Bob"),
+        ("Ann", "met", "Bob"),
         ("Cal", "knew", "Dee"),
     )
+
+
+def test_a_key_fact_reads_in_the_text_as_written_never_stitched_from_two_clauses() -> None:
+    text = (
+        "The Quill store streams its rows; Brennick does not yet. "
+        "A Brennick server keeping an Orrin index is slow. "
+        "An Orrin page that declares Vestry is read first."
+    )
+    names = ["Quill", "Brennick", "Orrin", "Vestry"]
+    mentions = tuple(
+        Mention(m.start(), m.end(), n, n.casefold(), "X")
+        for n in names
+        for m in re.finditer(n, text)
+    )
+    relations = (
+        Relation("brennick", "quill", "co", 3.0),
+        Relation("brennick", "orrin", "co", 2.0),
+        Relation("orrin", "vestry", "co", 1.0),
+    )
+    snapshot = build_snapshot([ChunkFacts("c1", "test", mentions, relations)])
+    facts = [
+        TypedFact("quill", "store streams yet", "brennick"),  # two clauses stitched
+        TypedFact("brennick", "server keeping index", "orrin"),  # "index" comes after Orrin
+        TypedFact("orrin", "page declares", "vestry"),  # reads, "that" between
+    ]
+    community = Community(0, 0, None, ("brennick", "orrin", "quill", "vestry"))
+    [item] = community_inputs(snapshot, [community], facts)
+    report = ExtractiveReporter().report(item, {"c1": Chunk("c1", "doc", 0, text, 0, 200, {})})
+    assert report.facts == (("Orrin", "page declares", "Vestry"),)
 
 
 def test_a_summary_reads_one_chunks_sentences_in_their_order() -> None:

@@ -80,6 +80,29 @@ def test_ctrl_c_during_ingest_says_what_was_kept(tmp_path: Path) -> None:
     assert "Traceback" not in stderr
 
 
+def test_ctrl_c_inside_generated_code_still_exits_130(tmp_path: Path) -> None:
+    """The flaky form of the test above, made certain: a Ctrl-C that lands while generated code
+    runs (a dataclass's methods are built by ``exec`` of a string when its module is imported)
+    is caught and reported like any other, and ``python -m ragwright`` exits 130, not killed."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("Alpha.", "utf-8")
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(
+        "import ragwright.cli.ingest as ingest\n"
+        "def interrupted(*args, **kwargs):\n"
+        "    exec('raise KeyboardInterrupt')\n"
+        "ingest.open_index = interrupted\n",
+        "utf-8",
+    )
+    source = str(Path(ragwright.__file__).parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hook), source])}
+    command = [sys.executable, "-m", "ragwright", "ingest", "docs", "--embedder", "hashing"]
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 130, done.stderr[-3000:]
+    assert "interrupted: the documents written so far are kept" in done.stderr
+
+
 def test_json_on_keys_list_docs_delete_and_collections(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

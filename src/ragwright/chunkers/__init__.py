@@ -1,9 +1,11 @@
 """Chunkers: split a document into chunks that are exact slices of its content.
 
 Every chunker keeps ``document.content[chunk.char_start:chunk.char_end] == chunk.text`` and drops
-nothing but whitespace. Every one but ``document`` (the whole document as one chunk) never
-crosses a section boundary (so each chunk has one breadcrumb) and, given a ``token_counter``,
-keeps every chunk inside the embedder's token window.
+nothing but whitespace and a file's metadata header (Markdown front matter, read into the
+document's metadata). Every one but ``document`` (the whole document as one chunk) chunks the
+sections `tile_sections` gives — never across a section boundary, so each chunk has one
+breadcrumb, but a heading with no text of its own goes with its first subsection — and, given
+a ``token_counter``, keeps every chunk inside the embedder's token window.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from ragwright.chunkers._spans import tile_sections
 from ragwright.chunkers.context_headers import OPTION as HEADERS_OPTION
 from ragwright.chunkers.context_headers import ContextHeaderChunker, ContextHeaders
 from ragwright.chunkers.fixed import FixedWindowChunker
@@ -34,6 +37,7 @@ __all__ = [
     "SentenceChunker",
     "WholeDocumentChunker",
     "create_chunker",
+    "tile_sections",
 ]
 
 #: Chunker names as configuration spells them.

@@ -19,7 +19,7 @@ from typing import Any
 
 from ragwright.chunkers._tables import Table, Units, carried_header, find_tables, header_for
 from ragwright.errors import ConfigError
-from ragwright.models import TABLE_HEADER, Chunk, Document, Section, chunk_id_for
+from ragwright.models import METADATA_HEADER, TABLE_HEADER, Chunk, Document, Section, chunk_id_for
 from ragwright.ports import TokenCounter
 
 Span = tuple[int, int]
@@ -306,12 +306,16 @@ def heading_end(text: str, section: Section) -> int:
 
 
 def tile_sections(document: Document) -> list[Section]:
-    """The document's sections as contiguous, non-overlapping spans over all of its content.
+    """The document's sections as contiguous, non-overlapping spans over its content.
 
     Missing sections mean one section; overlapping ones (nested) are clipped at the next
-    start; gaps become heading-less sections, so no text is ever left out.
+    start; gaps become heading-less sections, so no text is ever left out, but for a span the
+    parser marks as the file's metadata header (`METADATA_HEADER`: front matter, already the
+    document's metadata). A heading with no text of its own before a subheading is joined to
+    that subsection (`_joined_to_children`): a chunk of a bare title ranks for nothing it says.
     """
-    length = len(document.content)
+    text = document.content
+    length = len(text)
     ordered = sorted(document.sections, key=lambda section: section.char_start)
     tiled: list[Section] = []
     position = 0
@@ -323,11 +327,35 @@ def tile_sections(document: Document) -> list[Section]:
             continue
         if start > position:
             tiled.append(Section(position, start))
-        tiled.append(replace(section, char_start=start, char_end=end))
+        if not section.metadata.get(METADATA_HEADER):
+            tiled.append(replace(section, char_start=start, char_end=end))
         position = end
     if position < length:
         tiled.append(Section(position, length))
-    return tiled
+    return _joined_to_children(text, tiled)
+
+
+def _joined_to_children(text: str, sections: list[Section]) -> list[Section]:
+    """``sections`` with each one that holds only its heading joined to the next when that
+    one is its subsection: the joined span has the subsection's path (which names the
+    heading) and starts at the heading. Read from the end, so a chain of bare headings
+    ("# Guide", "## Setup", "### Linux", text) becomes one span."""
+    joined: list[Section] = []
+    for section in reversed(sections):
+        after = joined[-1] if joined else None
+        path = section.heading_path
+        if (
+            after is not None
+            and path
+            and after.char_start == section.char_end
+            and after.heading_path[: len(path)] == path
+            and len(after.heading_path) > len(path)
+            and not text[section.char_start + heading_end(text, section) : section.char_end].strip()
+        ):
+            joined[-1] = replace(after, char_start=section.char_start)
+        else:
+            joined.append(section)
+    return joined[::-1]
 
 
 def section_metadata(section: Section) -> dict[str, Any]:

@@ -17,7 +17,9 @@ An `ExtractiveReporter` report has
   first, then those between the most central members. A predicate that is not a few plain
   words (`plain_predicate`: "in in", "reads text see [") is never a key fact, nor a bare
   copula between two names ("LangChain is LlamaIndex": a parse of "LangChain and
-  LlamaIndex retrievers are…", an identity nobody states).
+  LlamaIndex retrievers are…", an identity nobody states), nor one that does not read in the
+  report's sentences as written (`ragwright.graph.fact_reading`: a predicate stitched from two
+  clauses, a modifier taken for an argument).
 
 Centrality is an entity's weighted degree inside its community (the capped edge weights to
 other members), plus its mentions as a tie-break; a chunk scores the centrality of the
@@ -41,6 +43,7 @@ import numpy as np
 
 from ragwright.errors import ConfigError
 from ragwright.graph.extractors.predicate_quality import plain_predicate
+from ragwright.graph.fact_reading import reads_in, words
 from ragwright.models import Chunk
 from ragwright.models.communities import Community, CommunityReport, ReportPoint
 from ragwright.models.graph import GraphSnapshot, TypedFact
@@ -49,7 +52,7 @@ from ragwright.prose import prose_sentences
 __all__ = ["CommunityInput", "ExtractiveReporter", "community_inputs"]
 
 #: Bumped when the reports an unchanged input gives change.
-REPORTER_VERSION = "5"
+REPORTER_VERSION = "6"
 #: Fewest sentences a summary has when its chunks hold that many readable ones.
 MIN_SENTENCES = 3
 #: Key facts a report lists at most.
@@ -182,11 +185,14 @@ class ExtractiveReporter:
     max_points: int = 6
     per_chunk: int = 2
     max_terms: int = 8
+    #: Chunks read back for key facts (the most central; the summary quotes the first
+    #: ``max_chunks``): a fact stated outside the summary's chunks is still checked.
+    fact_chunks: int = 32
 
     kind = "extractive"
 
     def __post_init__(self) -> None:
-        for name in ("max_chunks", "max_points", "per_chunk", "max_terms"):
+        for name in ("max_chunks", "max_points", "per_chunk", "max_terms", "fact_chunks"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"report {name} must be a positive integer, got {value!r}")
@@ -198,6 +204,7 @@ class ExtractiveReporter:
             "max_points": self.max_points,
             "per_chunk": self.per_chunk,
             "max_terms": self.max_terms,
+            "fact_chunks": self.fact_chunks,
         }
 
     def digest(self, item: CommunityInput) -> str:
@@ -205,7 +212,7 @@ class ExtractiveReporter:
 
     def wanted_chunks(self, item: CommunityInput) -> tuple[str, ...]:
         """The chunks `report` reads: the most central ones."""
-        return item.chunk_ids[: self.max_chunks]
+        return item.chunk_ids[: max(self.max_chunks, self.fact_chunks)]
 
     def report(self, item: CommunityInput, chunks: Mapping[str, Chunk]) -> CommunityReport:
         """The report of ``item`` from its chunks' stored text (``chunks`` by id; a chunk
@@ -213,6 +220,7 @@ class ExtractiveReporter:
         weight = {key: w for key, _, w in item.members}
         names = [(name.casefold(), key) for key, name, _ in item.members]
         candidates: list[tuple[ReportPoint, frozenset[str], int]] = []
+        sentences: list[tuple[str, ...]] = []  # every sentence read, for the key facts
         for rank, chunk_id in enumerate(self.wanted_chunks(item)):
             chunk = chunks.get(chunk_id)
             if chunk is None:
@@ -223,7 +231,8 @@ class ExtractiveReporter:
                 chunk.text, cut=chunk.char_start > 0, max_list_chars=0
             ):
                 text = chunk.text[start:end]
-                if not readable(text):
+                sentences.append(words(text))
+                if rank >= self.max_chunks or not readable(text):
                     continue
                 folded = text.casefold()
                 named = frozenset(key for name, key in names if name in folded or key in folded)
@@ -241,7 +250,7 @@ class ExtractiveReporter:
             input_hash=self.digest(item),
             summary=" ".join(" ".join(point.text.split()) for point in points),
             chunk_ids=tuple(dict.fromkeys(p.chunk_id for p in points)),
-            facts=_key_facts(item, weight),
+            facts=_key_facts(item, weight, sentences),
         )
 
     def _chosen(
@@ -303,10 +312,10 @@ def _reading_order(points: Sequence[ReportPoint]) -> tuple[ReportPoint, ...]:
 
 
 def _key_facts(
-    item: CommunityInput, weight: Mapping[str, float]
+    item: CommunityInput, weight: Mapping[str, float], sentences: Sequence[Sequence[str]]
 ) -> tuple[tuple[str, str, str], ...]:
     """One fact per pair, the best supported first (ties: the most central members), by
-    display name."""
+    display name; only a fact that reads in one of the report's ``sentences`` as written."""
     names = {key: name for key, name, _ in item.members}
     support = item.fact_support or (0.0,) * len(item.facts)
     ranked = sorted(
@@ -319,9 +328,12 @@ def _key_facts(
     pairs: set[frozenset[str]] = set()
     for fact, _ in ranked:
         pair = frozenset((fact.source, fact.target))
-        if pair not in pairs and fact.source in names and fact.target in names:
+        if pair in pairs or fact.source not in names or fact.target not in names:
+            continue
+        named = (names[fact.source], fact.predicate, names[fact.target])
+        if reads_in(*named, sentences):
             pairs.add(pair)
-            chosen.append((names[fact.source], fact.predicate, names[fact.target]))
+            chosen.append(named)
     return tuple(chosen[:MAX_FACTS])
 
 

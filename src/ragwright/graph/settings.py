@@ -24,7 +24,10 @@ class GraphSettings:
     #: The k of that reciprocal-rank fusion (small: the top ranks of each list count most).
     rrf_k: int = 10
     #: Hybrid's first this many hits keep their places; the fused ranking fills the rest.
-    keep_top: int = 0
+    #: 1 since the gate: with it open, the walk may not demote the first hop, and the bridge
+    #: follows at rank 2 (HotpotQA dev 0-199 recall@2 0.735 against 0.733 at 0, all-support@5
+    #: 0.770 both).
+    keep_top: int = 1
     #: With this above 0, only as many of those as hybrid is sure of: the largest n whose
     #: n-th score, min-max normalized over hybrid's ranking, is at least this far above the
     #: next one's (`ragwright.pipeline.search.graph_retrieval.confident_top`): a comparison's
@@ -60,6 +63,13 @@ class GraphSettings:
     #: ranks it. Dev 0-199 (bridge_hits 1, keep_named 2): 2: 0.665 / 0.730, 3: 0.618 /
     #: 0.730, 0: 0.618 / 0.645.
     bridge_rank: int = 2
+    #: With the gate closed, a comparison's second passage (or a named first hop ranked
+    #: low): unless hybrid's second hit is about a name the query uses besides the first
+    #: hit's, the first of hybrid's first this many hits that is moves up to rank 2
+    #: (`ragwright.graph.bridges.second_named`). 0: off. HotpotQA dev 0-199 recall@2: 5 and 3
+    #: 0.735, 10 0.733, 0 0.718 (all-support@5 0.770 each); 200-499, run once: 0.833 at 5
+    #: against 0.742 at 0 (mostly comparison questions; hybrid 0.730).
+    named_window: int = 5
     #: Of the chunks hybrid did not rank in its first ``known_depth`` hits, the graph ranking
     #: brings at most this many into the fusion (its others drop out of it); the chunks
     #: hybrid did rank, it may reorder freely. 1000: no bound. A guard for a walk seeded
@@ -114,7 +124,7 @@ class GraphSettings:
         if not isinstance(self.rrf_k, int) or isinstance(self.rrf_k, bool) or self.rrf_k < 1:
             raise ConfigError(f"graph_rrf_k must be a positive integer, got {self.rrf_k!r}")
         integers = (
-            *("keep_top", "keep_named", "bridge_hits", "bridge_rank"),
+            *("keep_top", "keep_named", "bridge_hits", "bridge_rank", "named_window"),
             *("seed_hits", "entity_hits", "max_new", "known_depth"),
         )
         for name in (*integers, "fact_top"):

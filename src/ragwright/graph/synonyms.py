@@ -26,7 +26,10 @@ must not add an ending that makes another word ("south korea" / "south koreans",
 "czechoslovak" / "czechoslovakia"; a plural of a person's name is a family); a lone last word
 stands for a person's full name only if it is not a given name several people's keys start
 with ("anne"), and for another typed name only after a place ("houston oilers" / "oilers",
-not "polar bear" / "bear"); a nationality never by its last word ("andalusian sufi").
+not "polar bear" / "bear"); a nationality never by its last word ("andalusian sufi"). A
+key that is only a designator ("llc", "group") links to nothing, and a region named from a
+compass point ("south central") is not the end of a longer name ("cork south-central"), nor
+is a place the end of its compass-qualified part ("northeast china").
 ``benchmarks/entity_precision.py --links`` reports precision on labelled links. The
 threshold was chosen on the labelled pairs in tests/data/entity_aliases.tsv
 (benchmarks/entity_resolution.py reports precision and recall there).
@@ -55,7 +58,8 @@ _SMALL_WORDS = frozenset({"of", "the", "and", "for", "in", "on", "at", "a", "an"
 #: A name starting with one of these is another place than its last words ("north korea").
 _QUALIFIERS = frozenset(
     {"north", "south", "east", "west", "new", "upper", "lower", "greater", "northern",
-     "southern", "eastern", "western", "central", "inner", "outer"}
+     "southern", "eastern", "western", "central", "inner", "outer", "northeast", "northwest",
+     "southeast", "southwest", "northeastern", "northwestern", "southeastern", "southwestern"}
 )  # fmt: skip
 _SUFFIXES = frozenset(
     {"inc", "corp", "corporation", "co", "company", "ltd", "llc", "plc", "group", "gmbh",
@@ -221,6 +225,8 @@ class _CandidateIndex:
         type_a, type_b = types.get(a, ""), types.get(b, "")
         if not _agree(type_a, type_b) or _fragment(a) or _fragment(b):
             return False
+        if _designator(a) or _designator(b):
+            return False
         if signal == "spelling":
             return (not _word_added(words(a), words(b)) and _alike_word_by_word(a, b)
                     and not _derived(a, b, {type_a, type_b}))  # fmt: skip
@@ -299,6 +305,14 @@ def _fragment(key: str) -> bool:
     found = words(key)
     last = key.split()[-1] if key.split() else ""
     return '"' in key or (len(found) > 1 and len(last) == 1 and last not in "ivxlcdm")
+
+
+def _designator(key: str) -> bool:
+    """A key that is only a company or club designator ("llc", "inc", "group"): a word any
+    name may end with, never a name of its own (else "llc" is the acronym of "lapu-lapu
+    city")."""
+    found = words(key)
+    return bool(found) and all(word in _SUFFIXES for word in found)
 
 
 def _alike_word_by_word(a: str, b: str) -> bool:
@@ -403,4 +417,6 @@ def _tail_match(short: list[str], long: list[str]) -> bool:
     # (most of what this rule is for) have neither.
     if long_core[0] in _QUALIFIERS or any(w in ("of", "the", "for") for w in long_core):
         return False
+    if len(short_core) > 1 and short_core[0] in _QUALIFIERS:
+        return False  # a region of whatever comes before: "cork south-central"
     return long_core[-len(short_core) :] == short_core

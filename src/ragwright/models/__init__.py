@@ -30,6 +30,9 @@ TABLE_HEADER = "table_header"
 KEYWORD_HEADER = "keyword_header"
 #: Chunk metadata: the same kind of context, prepended to the text the chunk is embedded as.
 EMBEDDING_HEADER = "embedding_header"
+#: Section metadata (true): the span is the file's own metadata header (Markdown front
+#: matter), read into the document's metadata; chunkers leave it out of the chunks.
+METADATA_HEADER = "metadata_header"
 
 
 def content_hash(text: str) -> str:

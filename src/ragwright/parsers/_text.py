@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
 from ragwright.errors import ParseError
-from ragwright.models import ParsedDocument, Section
+from ragwright.models import METADATA_HEADER, ParsedDocument, Section
 
 #: How much of the file is checked for NUL bytes and control characters: text has neither.
 BINARY_SNIFF_BYTES = 8192
@@ -120,18 +120,21 @@ class Heading(NamedTuple):
     text: str
 
 
-def sections_from_headings(content: str, headings: Iterable[Heading]) -> tuple[Section, ...]:
+def sections_from_headings(
+    content: str, headings: Iterable[Heading], start: int = 0
+) -> tuple[Section, ...]:
     """Sections spanning heading to next heading, each with the path of its enclosing headings.
 
-    Text before the first heading becomes a section with an empty path unless it is blank.
-    A document without headings is one section. Sections are contiguous and end at the end.
+    Text from ``start`` (where a metadata header ends) to the first heading becomes a section
+    with an empty path unless it is blank. A document without headings is one section.
+    Sections are contiguous and end at the end.
     """
     ordered = sorted(headings, key=lambda heading: heading.offset)
     if not ordered:
-        return (Section(0, len(content)),) if content else ()
+        return (Section(start, len(content)),) if content[start:].strip() else ()
     sections: list[Section] = []
-    if content[: ordered[0].offset].strip():
-        sections.append(Section(0, ordered[0].offset))
+    if content[start : ordered[0].offset].strip():
+        sections.append(Section(start, ordered[0].offset))
     ends = [heading.offset for heading in ordered[1:]] + [len(content)]
     stack: list[Heading] = []
     for heading, end in zip(ordered, ends, strict=True):
@@ -154,15 +157,18 @@ def headed_document(
     metadata: dict[str, Any],
     content_type: str,
     warnings: tuple[str, ...] = (),
+    header_end: int = 0,
 ) -> ParsedDocument:
     """A parsed document whose sections follow its headings; the title is the metadata's
-    own, else the first level-1 heading."""
+    own, else the first level-1 heading. ``content[:header_end]`` is the file's metadata
+    header (front matter), a section of its own marked `METADATA_HEADER`."""
     title = metadata.get("title") or first_title(headings)
     if title:
         metadata["title"] = title
+    header = (Section(0, header_end, metadata={METADATA_HEADER: True}),) if header_end else ()
     return ParsedDocument(
         content=content,
-        sections=sections_from_headings(content, headings),
+        sections=header + sections_from_headings(content, headings, header_end),
         metadata=metadata,
         content_type=content_type,
         warnings=warnings,

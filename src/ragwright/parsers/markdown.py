@@ -48,7 +48,9 @@ class MarkdownParser:
     """Reads Markdown: sections per ATX/setext heading with breadcrumbs, front matter metadata.
 
     Metadata: the front matter's top-level ``key: value`` pairs as strings, and ``title`` (the
-    front matter's title, else the first H1). Front matter stays in ``content`` (exactness).
+    front matter's title, else the first H1). Front matter stays in ``content`` (exactness),
+    as a section of its own marked `METADATA_HEADER`: metadata, not text to search, so no
+    chunk holds it (alone, it ranked first for any question using the title's words).
     """
 
     extensions: tuple[str, ...] = (".md", ".markdown", ".mdown", ".mkd")
@@ -65,7 +67,7 @@ class MarkdownParser:
 
     def parse(self, data: bytes, source: str) -> ParsedDocument:
         content, warnings = read_text(data, source)
-        metadata, body, shift = _split_front_matter(content)
+        metadata, body, shift, header_end = _split_front_matter(content)
         if self._md is None:
             from markdown_it import MarkdownIt
 
@@ -83,23 +85,24 @@ class MarkdownParser:
             plain = collapse_whitespace(_plain_text(line.children or []))
             if plain:  # an empty heading ("#") names nothing; it stays in the section above
                 headings.append(Heading(position + shift, level, plain))
-        return headed_document(content, headings, metadata, "text/markdown", warnings)
+        return headed_document(content, headings, metadata, "text/markdown", warnings, header_end)
 
 
-def _split_front_matter(content: str) -> tuple[dict[str, Scalar], str, int]:
-    """Front matter pairs, the content with the front matter blanked (same line count), and
-    what to add to a position after the blank to find it in ``content``."""
+def _split_front_matter(content: str) -> tuple[dict[str, Scalar], str, int, int]:
+    """Front matter pairs, the content with the front matter blanked (same line count), what
+    to add to a position after the blank to find it in ``content``, and where the front
+    matter ends in ``content`` (0: none)."""
     match = _FRONT_MATTER.match(content)
     if match is None:
-        return {}, content, 0
+        return {}, content, 0, 0
     yaml, toml = match.group("yaml"), match.group("toml")
     pairs = _front_matter_pairs(yaml, _YAML_PAIR) if yaml is not None else None
     if toml is not None:
         pairs = _front_matter_pairs(toml, _TOML_PAIR)
     if pairs is None:
-        return {}, content, 0  # e.g. a document that opens with a thematic break
+        return {}, content, 0, 0  # e.g. a document that opens with a thematic break
     blank = "\n" * match.group(0).count("\n")
-    return pairs, blank + content[match.end() :], match.end() - len(blank)
+    return pairs, blank + content[match.end() :], match.end() - len(blank), match.end()
 
 
 def _front_matter_pairs(block: str, pair: re.Pattern[str]) -> dict[str, Scalar] | None:

@@ -7,7 +7,8 @@ import re
 
 #: A question that opens with an auxiliary verb asks yes or no ("Are both …", "Did …").
 _YES_NO = re.compile(
-    r"^\s*(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|may|might|must)"
+    r"^\s*(am|is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|may|might|"
+    r"must)"
     r"\b",
     re.IGNORECASE,
 )
@@ -50,13 +51,19 @@ _NAME = re.compile(
     r"|\b(?:[A-Z][\w'’.&-]*|[0-9]+[A-Z][\w-]*)"
     r"(?:\s+(?:(?:of|the|and|de|von|van|da|la|del|for|in|on)\s+)*[A-Z][\w'’.&-]*)*"
 )
-#: Words that open a sentence without naming anything.
+#: Words that open a sentence without naming anything (a contraction's first part counts:
+#: "What's", "Where'd").
 _OPENERS = frozenset(
     "what which who whom whose where when why how in on at for of from to by with the a an "
     "this that these those both either neither name list give tell describe summarize "
-    "summarise is are was were do does did can could has have had will would should may might "
-    "must there it its their his her".split()
+    "summarise am is are was were do does did can could has have had will would should may "
+    "might must there it its their his her my we our you your if before after once while "
+    "during since until unless because although though besides apart say suppose and but or "
+    "so".split()
 )
+#: The first-person pronoun, capitalized everywhere, and its contractions: no name ("How
+#: do I ...", "I'm", "I'd"), unless it opens a longer capitalized title ("I'd Come for You").
+_PRONOUN_I = re.compile(r"I(['’](m|d|ve|ll))?")
 
 
 def is_yes_no(question: str) -> bool:
@@ -72,15 +79,16 @@ def is_question(question: str) -> bool:
 
 def names(question: str) -> list[str]:
     """The names a question mentions. A capitalized first word is a name's only when it is
-    not a question or function word ("Which", "The", "Are" name nothing; "Tysons" does)."""
+    not a question or function word ("Which", "The", "Are", "What's", "If" name nothing;
+    "Tysons" does); the pronoun "I" names nothing ("How do I ...")."""
     found = []
     for match in _NAME.finditer(question):
         text = match.group()
         if match.start() == len(question) - len(question.lstrip(' "“')):
             first, _, rest = text.partition(" ")
-            if first.lower() in _OPENERS:
+            if re.split(r"['’]", first.lower(), maxsplit=1)[0] in _OPENERS:
                 text = rest.strip()
-        if text:
+        if text and _PRONOUN_I.fullmatch(text) is None:
             found.append(text.strip('"“”'))
     return found
 

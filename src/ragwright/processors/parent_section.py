@@ -1,8 +1,8 @@
 """Parent sections: search small chunks, hand on the section that holds them.
 
 Small chunks rank precisely; a reader (or an LLM) wants the whole section around the match.
-Each hit becomes the section of its document that holds its chunk (the parser's sections, by
-heading: see `ragwright.models.Section`), as ONE exact span (``document.content[char_start:
+Each hit becomes the section of its document that holds its chunk (the sections chunkers read,
+by heading: `ragwright.chunkers.tile_sections`), as ONE exact span (``document.content[char_start:
 char_end] == text``, surrounding whitespace trimmed), and hits of one section merge into one
 hit at the position of the best of them, listing the chunks that selected it.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from types import MappingProxyType
 
+from ragwright.chunkers import tile_sections
 from ragwright.models import Chunk, Document, Hit, Section, chunk_id_for
 from ragwright.ports import DocumentLookup
 from ragwright.processors._args import integer
@@ -57,7 +58,7 @@ class ParentSection:
     def _section(self, document: Document | None, chunk: Chunk) -> tuple[int, int] | None:
         if document is None:
             return None
-        section = _enclosing(document.sections, chunk)
+        section = _enclosing(tile_sections(document), chunk)
         if section is None:
             return None
         content = document.content
@@ -72,8 +73,8 @@ class ParentSection:
         return f"ParentSection(max_chars={self.max_chars})"
 
 
-def _enclosing(sections: tuple[Section, ...], chunk: Chunk) -> Section | None:
-    """The smallest section holding the whole chunk (sections may nest)."""
+def _enclosing(sections: list[Section], chunk: Chunk) -> Section | None:
+    """The section holding the whole chunk."""
     holding = [
         s for s in sections if s.char_start <= chunk.char_start and chunk.char_end <= s.char_end
     ]

@@ -57,7 +57,8 @@ _KINDS = {
         "physicist chemist mathematician philosopher historian economist engineer inventor "
         "footballer player coach manager athlete boxer wrestler cyclist swimmer jockey "
         "model dancer presenter broadcaster priest bishop general officer soldier "
-        "aviator astronaut explorer".split(),
+        "aviator astronaut explorer teacher professor scholar activist critic editor "
+        "publisher designer illustrator cartoonist animator physician surgeon".split(),
         "PERSON",
     ),
     **dict.fromkeys(
@@ -72,7 +73,7 @@ _KINDS = {
     ),
     **dict.fromkeys(
         "film movie documentary novel book album song single opera musical sitcom "
-        "poem painting".split(),
+        "poem painting comedy drama thriller series episode magazine newspaper".split(),
         "WORK_OF_ART",
     ),
 }
@@ -135,8 +136,22 @@ def _defined_kind(after: str) -> str | None:
     defined = _DEFINED_AS.match(after)
     if defined is None:
         return None
-    kinds = [_KINDS[w] for w in defined.group(1).replace(",", " ").split() if w in _KINDS]
+    kinds = [_KINDS[head] for head in _heads(defined.group(1)) if head in _KINDS]
     return kinds[-1] if kinds else None
+
+
+def _heads(phrase: str) -> list[str]:
+    """The head noun of each conjunct of a definition's noun phrase: its last word before a
+    participle ("a struggling high school chemistry teacher diagnosed": teacher, not school;
+    "a city and county seat": city and seat)."""
+    heads = []
+    for conjunct in re.split(r",|\band\b|\bor\b", phrase):
+        words = conjunct.split()
+        while words and words[-1].endswith(("ed", "ing")) and len(words) > 1:
+            words.pop()
+        if words:
+            heads.append(words[-1])
+    return heads
 
 
 def _shaped(surface: str, cued: str, label: str) -> str:

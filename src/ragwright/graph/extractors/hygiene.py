@@ -54,7 +54,8 @@ _NORP_ENDINGS = ("an", "ans", "ese", "ish", "ch", "ic", "ics", "i", "is", "s", "
 _HEADS = {
     **dict.fromkeys(
         "street road avenue boulevard lane drive highway bridge station airport stadium arena "
-        "hall tower square building castle cathedral palace museum theatre theater".split(),
+        "hall tower square building castle cathedral palace museum theatre theater alley "
+        "canal pier wharf pavilion".split(),
         "FAC",
     ),
     **dict.fromkeys(
@@ -65,10 +66,20 @@ _HEADS = {
     **dict.fromkeys("county district parish province township borough".split(), "GPE"),
     **dict.fromkeys(
         "campaign affair war battle draft census election championship championships cup "
-        "olympics festival revolution massacre siege".split(),
+        "olympics festival revolution massacre siege tour rebellion uprising".split(),
         "EVENT",
     ),
 }
+#: The first word of an "X of Y" name that makes it an institution, whatever the model
+#: said ("Association of Pickers of Jardim Gramacho" typed PERSON).
+_INSTITUTION_HEADS = frozenset(
+    "association society federation union council committee institute academy league "
+    "ministry department bank company corporation university college school foundation "
+    "commission agency".split()
+)
+#: Model types a head noun after the span may correct ("the Kertha Gosa pavilion"): not a
+#: place's, which a head after it only qualifies ("the Boston marathon").
+_MODIFIER_CORRECTABLE = frozenset({"PERSON", "ORG", "WORK_OF_ART", "PRODUCT"})
 #: What a head noun may correct: the model's types that are guesses for such names.
 _CORRECTABLE = frozenset({"PERSON", "ORG", "NORP", "WORK_OF_ART", "PRODUCT", "GPE", "LOC"})
 _SHAPED = frozenset({"PERSON", "GPE", "LOC", "NORP", "FAC"})
@@ -147,13 +158,23 @@ def _is_number(word: str) -> bool:
     return bool(_MEASURE.match(word)) or (any(ch.isdigit() for ch in word) and letters <= 1)
 
 
-def retyped(surface: str, label: str) -> str:
-    """``label``, or the type the span's head noun says (`_HEADS`) when it contradicts it."""
+def retyped(surface: str, label: str, following: str = "") -> str:
+    """``label``, or the type the span's head noun says (`_HEADS`) when it contradicts it:
+    its last word, the first of an "X of Y" institution ("Association of Pickers of …"), or
+    a lower-case head noun right after a name of several words (``following``: "the Kertha
+    Gosa pavilion")."""
     words = surface.split()
     if len(words) < 2 or label not in _CORRECTABLE:
         return label
     head = _HEADS.get(words[-1].strip(".,;:'’\"”").casefold())
-    return head if head is not None else label
+    if head is not None:
+        return head
+    first = words[1] if words[0].casefold() == "the" else words[0]
+    if "of" in words and first.casefold() in _INSTITUTION_HEADS:
+        return "ORG"
+    if following.islower() and label in _MODIFIER_CORRECTABLE:
+        return _HEADS.get(following, label)
+    return label
 
 
 def shaped_label(surface: str, label: str) -> str:
@@ -166,6 +187,8 @@ def shaped_label(surface: str, label: str) -> str:
         return UNTYPED
     if label == "PERSON" and any(w.casefold() in _FUNCTION_WORDS and w[0].isupper() for w in words):
         return UNTYPED
+    if label == "PERSON" and "of" in words and words[0].casefold() in _INSTITUTION_HEADS:
+        return UNTYPED  # "Association of Pickers of …": no cue makes it a person
     for word in words:
         if word.casefold() in _PARTICLES:
             continue

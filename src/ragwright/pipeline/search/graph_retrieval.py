@@ -14,20 +14,23 @@ graph ranking brings at most ``graph_max_new`` chunks from outside hybrid's firs
 ``graph_known_depth`` hits (`bounded_newcomers`). Graph scores never meet similarity
 scores: only ranks are fused, and only chunks are ranked. The gate (``graph_bridge_hits``):
 unless one of hybrid's first hits leads to a passage about an entity the query does not
-name (`ragwright.graph.bridges`), hybrid's order is returned as it is; when one does, that
-passage is moved up to ``graph_bridge_rank``.
+name (`ragwright.graph.bridges`), hybrid's order is returned (the walk is not run when
+no such entity is mentioned), but for a comparison's second named passage, which moves up to
+rank 2 (``graph_named_window``); when one does, that passage is moved up to
+``graph_bridge_rank``, behind hybrid's first hit (``graph_keep_top``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from types import MappingProxyType
 
 from ragwright import tracing
 from ragwright.filters import Filter
-from ragwright.graph.bridges import bridge_positions, names_both, title_key
+from ragwright.graph.bridges import bridge_positions, names_both, second_named, title_key
 from ragwright.graph.search import GraphSearch
+from ragwright.graph.settings import GraphSettings
 from ragwright.models import Arm, Hit, Scale
 from ragwright.models.graph import GraphSnapshot
 from ragwright.pipeline.graph.built import built_snapshot
@@ -84,6 +87,28 @@ def promoted(hits: Sequence[Hit], chunk_id: str, rank: int) -> list[Hit]:
     return [*rest[: rank - 1], hits[at], *rest[rank - 1 :]]
 
 
+def _bridges(
+    query: str,
+    keys: Collection[str],
+    hybrid: Sequence[Hit],
+    graph_hits: Sequence[Hit],
+    bridge_hits: int,
+) -> list[Hit]:
+    """The walk's ranked passages about a bridging entity (``keys``: mentioned by hybrid's
+    first ``bridge_hits`` hits, not named by ``query``), best first (`bridge_positions`)."""
+    looked_at = hybrid[:bridge_hits]
+    looked_at_ids = {hit.chunk.id for hit in looked_at}
+    candidates = [hit for hit in graph_hits if hit.chunk.id not in looked_at_ids]
+    at = bridge_positions(
+        keys,
+        [title_key(hit.chunk.text) for hit in candidates],
+        [hit.chunk.index == 0 for hit in candidates],
+        hop_text="\n".join(hit.chunk.text for hit in looked_at),
+        query=query,
+    )
+    return [candidates[position] for position in at]
+
+
 def _ranked(hits: Iterable[Hit]) -> list[Hit]:
     return [dataclasses.replace(hit, rank=position) for position, hit in enumerate(hits, 1)]
 
@@ -104,74 +129,70 @@ class GraphRetriever:
 
     def search(self, retriever: Retriever, query: str, request: SearchRequest) -> list[Hit]:
         snapshot = self.check()
-        depth = request.depth
+        depth, settings = request.depth, request.graph
         hybrid = retriever.search(
             query, request.but(mode=SearchMode.HYBRID, top_k=depth, arm_depth=depth)
         )
+        keys = self._bridging_keys(query, hybrid, snapshot, settings)
+        if settings.bridge_hits and not keys:
+            return self._hybrid_order(query, hybrid, request)  # nothing to bridge: no walk
         with tracing.span(tracing.GRAPH_WALK, seeds=len(hybrid)) as walk:
             walked = self.graph_search.rank(
                 query,
                 [hit.chunk.id for hit in hybrid],
                 snapshot,
-                request.graph,
+                settings,
                 depth,
                 seed_scores=[hit.score for hit in hybrid],
             )
             walk.set("chunks", len(walked))
         ranked = bounded_newcomers(
-            walked,
-            [hit.chunk.id for hit in hybrid[: request.graph.known_depth]],
-            request.graph.max_new,
+            walked, [hit.chunk.id for hit in hybrid[: settings.known_depth]], settings.max_new
         )
         graph_hits = self._graph_hits(ranked, hybrid, request.where)
-        bridges = self._bridges(query, hybrid, graph_hits, snapshot, request)
-        if request.graph.bridge_hits and not bridges:
-            return _ranked(hybrid[: request.top_k])  # nothing to bridge: hybrid's order
+        bridges = _bridges(query, keys, hybrid, graph_hits, settings.bridge_hits)
+        if settings.bridge_hits and not bridges:
+            return self._hybrid_order(query, hybrid, request)
         with tracing.span(tracing.FUSE, rankings=2):
             fused = fuse_ranked_lists(
-                [(hybrid, 1.0), (graph_hits, request.graph.weight)], k=request.graph.rrf_k
+                [(hybrid, 1.0), (graph_hits, settings.weight)], k=settings.rrf_k
             )
         fused_by_id = {hit.chunk.id: hit for hit in fused}  # a kept hit still names its arms
-        keep = confident_top(
-            [hit.score for hit in hybrid], request.graph.keep_top, request.graph.keep_gap
-        )
+        keep = confident_top([hit.score for hit in hybrid], settings.keep_top, settings.keep_gap)
         named = self.graph_search.named_hits(
-            query, [hit.chunk.id for hit in hybrid], snapshot, request.graph
+            query, [hit.chunk.id for hit in hybrid], snapshot, settings
         )
         kept_at = sorted({*range(keep), *named})  # in hybrid's order
         kept = [fused_by_id.get(hybrid[at].chunk.id, hybrid[at]) for at in kept_at]
         kept_ids = {hit.chunk.id for hit in kept}
         ranked_hits = [*kept, *(hit for hit in fused if hit.chunk.id not in kept_ids)]
-        if bridges and request.graph.bridge_rank:
-            rank = max(request.graph.bridge_rank, len(kept) + 1)
+        if bridges and settings.bridge_rank:
+            rank = max(settings.bridge_rank, len(kept) + 1)
             ranked_hits = promoted(ranked_hits, bridges[0].chunk.id, rank)
         return self._with_sources(_ranked(ranked_hits[: request.top_k]))
 
-    def _bridges(
-        self,
-        query: str,
-        hybrid: Sequence[Hit],
-        graph_hits: Sequence[Hit],
-        snapshot: GraphSnapshot,
-        request: SearchRequest,
-    ) -> list[Hit]:
-        """The walk's ranked passages about an entity hybrid's first ``bridge_hits`` hits
-        mention and the query does not name, best first (`ragwright.graph.bridges`)."""
-        settings = request.graph
-        looked_at = {hit.chunk.id for hit in hybrid[: settings.bridge_hits]}
-        keys = self.graph_search.bridging_keys(
+    def _bridging_keys(
+        self, query: str, hybrid: Sequence[Hit], snapshot: GraphSnapshot, settings: GraphSettings
+    ) -> set[str]:
+        """The entities hybrid's first ``bridge_hits`` hits mention and the query does not
+        name (`GraphSearch.bridging_keys`); none when those first two hits are about two names
+        the query uses (a comparison: `names_both`). None: the gate stays closed, so the walk
+        need not run."""
+        first_titles = [title_key(h.chunk.text) if h.chunk.index == 0 else "" for h in hybrid[:2]]
+        if not settings.bridge_hits or names_both(first_titles, query):
+            return set()
+        return self.graph_search.bridging_keys(
             query, [hit.chunk.id for hit in hybrid], snapshot, settings
         )
-        first_titles = [title_key(h.chunk.text) if h.chunk.index == 0 else "" for h in hybrid[:2]]
-        if not keys or names_both(first_titles, query):
-            return []
-        candidates = [hit for hit in graph_hits if hit.chunk.id not in looked_at]
-        at = bridge_positions(
-            keys,
-            [title_key(hit.chunk.text) for hit in candidates],
-            [hit.chunk.index == 0 for hit in candidates],
-        )
-        return [candidates[position] for position in at]
+
+    def _hybrid_order(self, query: str, hybrid: Sequence[Hit], request: SearchRequest) -> list[Hit]:
+        """The gate closed: hybrid's order, but for a comparison's second named passage moved
+        up to rank 2 from hybrid's first ``named_window`` hits (`second_named`)."""
+        window = request.graph.named_window
+        titles = [title_key(h.chunk.text) if h.chunk.index == 0 else "" for h in hybrid[:window]]
+        at = second_named(titles, query) if window else None
+        hits = list(hybrid) if at is None else promoted(hybrid, hybrid[at].chunk.id, 2)
+        return _ranked(hits[: request.top_k])
 
     def _graph_hits(
         self, ranked: Sequence[tuple[str, float]], hybrid: Sequence[Hit], where: Filter | None

@@ -25,7 +25,7 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
     # mode = "graph": hybrid fused by rank with personalized PageRank over the entity graph
     graph_weight = 100.0     # the graph ranking's weight against hybrid's 1 (100: the walk's order)
     graph_rrf_k = 10         # the k of that fusion
-    graph_keep_top = 0       # hybrid's first hits that keep their places
+    graph_keep_top = 1       # hybrid's first hits that keep their places
     graph_keep_gap = 0.0     # ... while each stands this far above the next (0: always)
     graph_keep_named = 0     # of hybrid's first this many hits, those naming the query's
                              # entities keep their places ahead of the walk (0: off)
@@ -33,6 +33,8 @@ as it is. The ``[search]`` table of ``ragwright.toml`` gives the defaults of the
                              # hits mentions an entity the query does not name that a
                              # passage is about (its title); 0: the walk's order always
     graph_bridge_rank = 2    # that bridge passage moved up to this rank (0: the walk's)
+    graph_named_window = 5   # gate closed: a comparison's second named passage among
+                             # hybrid's first this many hits moves up to rank 2 (0: off)
     graph_max_new = 1000     # chunks the graph may bring from outside hybrid's first ...
     graph_known_depth = 20   # ... this many hits (1000: no bound)
     graph_damping = 0.5      # the walk's probability of following a link
@@ -115,6 +117,7 @@ GRAPH_KEYS = (
     "graph_keep_named",
     "graph_bridge_hits",
     "graph_bridge_rank",
+    "graph_named_window",
     "graph_max_new",
     "graph_known_depth",
     "graph_damping",

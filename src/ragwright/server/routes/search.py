@@ -117,6 +117,7 @@ class SearchRequest(BaseModel):
     graph_keep_named: int | None = Field(None, ge=0, le=1000, strict=True)
     graph_bridge_hits: int | None = Field(None, ge=0, le=1000, strict=True)
     graph_bridge_rank: int | None = Field(None, ge=0, le=1000, strict=True)
+    graph_named_window: int | None = Field(None, ge=0, le=1000, strict=True)
     graph_max_new: int | None = Field(None, ge=0, le=1000, strict=True)
     graph_known_depth: int | None = Field(None, ge=0, le=1000, strict=True)
     graph_damping: float | None = Field(None, ge=0, lt=1, strict=True)
