@@ -24,6 +24,7 @@ from ragwright.pipeline.ingest.ingestor import (
     IngestOptions,
     Ingestor,
     IngestReport,
+    ParserLookup,
     Progress,
     ingest_documents,
 )
@@ -70,7 +71,7 @@ class Ingestion:
         self._parse_workers = KeptParseWorker()
         # By parser options: reading the installed packages' entry points takes ~40 ms (more
         # on a busy disk) that each run would spend before its first file.
-        self._parsers: dict[str, FusedFirst] = {}
+        self._parsers: dict[str, ParserLookup] = {}
 
     def close(self) -> None:
         """End the parse worker kept between runs."""
@@ -257,12 +258,13 @@ class Ingestion:
             parse_workers=self._parse_workers,
         )
 
-    def _parser_lookup(self, options: ParserOptions) -> FusedFirst:
+    def _parser_lookup(self, options: ParserOptions) -> ParserLookup:
         """The parsers of the installed entry points under ``options``, made once per index."""
         lookup = self._parsers.get(options.spec)
         if lookup is None:
             registry = ParserRegistry.from_entry_points(options=options)
-            lookup = self._parsers[options.spec] = FusedFirst.from_entry_points(registry)
+            lookup = FusedFirst.from_entry_points(registry)
+            self._parsers[options.spec] = lookup
         return lookup
 
     def _chunker(self, chunking: ChunkingConfig, embedder: Embedder) -> Chunker:
