@@ -20,7 +20,9 @@ def ingest_sample_docs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "install.md").write_text(
-        "# Install\n\n## Linux\n\nUse the package manager to install it on Linux.\n", "utf-8"
+        "# Install\n\nSetting up takes a few minutes.\n\n"
+        "## Linux\n\nUse the package manager to install it on Linux.\n",
+        "utf-8",
     )
     (docs / "pets.txt").write_text("Cats sleep for most of the day. Dogs like walks.", "utf-8")
     monkeypatch.setenv("RAGWRIGHT_INDEX", str(tmp_path / "kb"))

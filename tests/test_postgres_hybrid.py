@@ -52,16 +52,20 @@ def pg_database(pg_server: Any) -> Iterator[str]:
     drop_database(pg_server, url)
 
 
-#: The keyword cache or BM25 in SQL; exact vector ranking or the HNSW index (``exact_limit``
-#: 0: every search with candidates goes through the index).
+#: The keyword cache or BM25 in SQL; exact vector ranking (a filter's matches from the vector
+#: cache, or in SQL) or the HNSW index (``exact_limit`` 0: every search with candidates goes
+#: through the index).
 SETTINGS = [
     {"keyword_cache": True, "exact_limit": 20_000},
     {"keyword_cache": False, "exact_limit": 20_000},
     {"keyword_cache": True, "exact_limit": 0},
+    {"keyword_cache": True, "exact_limit": 20_000, "vector_cache_mb": 0},
 ]
 
 
-@pytest.fixture(params=SETTINGS, ids=["cache-exact", "sql-exact", "cache-index"])
+@pytest.fixture(
+    params=SETTINGS, ids=["cache-exact", "sql-exact", "cache-index", "cache-exact-sql-vectors"]
+)
 def store(pg_database: str, request: pytest.FixtureRequest) -> Iterator[PostgresStore]:
     backend = PostgresBackend(pg_database, **request.param)
     opened = backend.open("hybrid")

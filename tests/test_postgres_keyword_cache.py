@@ -20,7 +20,7 @@ from ragwright.stores.postgres import PostgresBackend
 from ragwright.stores.postgres.keyword_log import KEEP_SECONDS, PRUNED_SETTING
 from ragwright.stores.postgres.store import PostgresStore
 from ragwright.stores.sqlite import SQLiteStore
-from ragwright.testing.store_contract import SPACE, make_document, vectors_for
+from ragwright.testing.store_contract import SPACE, make_document, rekeyed, vectors_for
 
 WORDS = "alder birch cedar elm fir hazel larch maple oak pine rowan spruce willow yew".split()
 PAIRS = [FTS5_BM25, BM25Parameters(0.5, 0.3), BM25Parameters(2.0, 1.0), BM25Parameters(1.2, 0.0)]
@@ -219,3 +219,27 @@ def test_the_change_log_is_pruned_by_age_and_a_cache_behind_the_cut_is_built_aga
     assert _scores(cached, ["oak"], FTS5_BM25) == pytest.approx(want, rel=1e-12)
     replayed = cached._keyword_cache.taken().matrix
     assert len(replayed.segments) == len(settled.matrix.segments) + 1  # one more segment
+
+
+def test_a_row_written_and_moved_since_the_cache_is_added_once(stores: Any, pg_url: str) -> None:
+    """A move changes its rows' metadata in place, logged as each row removed and added
+    (for the kept filter matches); a row written and moved since the cache's snapshot is
+    still one row added, and a moved row the cache held stays."""
+    cached, in_sql, _ = stores
+    _write(cached, {"held.md": "oak elm"})
+    _settled(cached)
+    where = parse_filter("k = 1")
+    assert not _scores(cached, ["oak"], FTS5_BM25, where)  # its matches kept: none
+    with PostgresBackend(pg_url, keyword_cache=False) as other:  # another writer
+        writer = other.open("kw")
+        _write(writer, {"new.md": "oak oak pine"})
+        for source, target in (("new.md", "moved-new.md"), ("held.md", "moved-held.md")):
+            stored = writer.find_document(source)
+            assert stored is not None
+            moved, chunks = rekeyed(stored, writer.chunks_of(stored.id), target, {"k": 1})
+            assert writer.move_document(stored.id, moved, chunks)
+        writer.close()
+    want = _scores(in_sql, ["oak"], FTS5_BM25)
+    assert set(want) == {"moved-new.md", "moved-held.md"}
+    assert _scores(cached, ["oak"], FTS5_BM25) == pytest.approx(want, rel=1e-12)
+    assert _scores(cached, ["oak"], FTS5_BM25, where) == pytest.approx(want, rel=1e-12)

@@ -28,7 +28,8 @@ def test_the_table_sets_the_backend_options(tmp_path: Path) -> None:
         tmp_path,
         "[store.postgres]\nhnsw_m = 24\nhnsw_ef_construction = 128\nhnsw_ef_search = 60\n"
         "exact_limit = 0\npool_size = 2\nretry_seconds = 3\nconnect_timeout = 1.5\n"
-        "hnsw_build_memory_mb = 256\nhnsw_build_workers = 0\nkeyword_cache = false\n",
+        "hnsw_build_memory_mb = 256\nhnsw_build_workers = 0\nkeyword_cache = false\n"
+        "vector_cache_mb = 64\n",
     )
     options = PostgresBackend.options_from_table(config.section("store")["postgres"], "here")
     assert options == {
@@ -42,13 +43,14 @@ def test_the_table_sets_the_backend_options(tmp_path: Path) -> None:
         "hnsw_build_memory_mb": 256,
         "hnsw_build_workers": 0,
         "keyword_cache": False,
+        "vector_cache_mb": 64,
     }
     assert isinstance(options["retry_seconds"], float)
 
 
 def test_keys_left_out_keep_the_backend_defaults() -> None:
-    options = PostgresOptions.from_table({"hnsw_ef_search": 200}, "here")
-    assert options == PostgresOptions(hnsw_ef_search=200)
+    options = PostgresOptions.from_table({"hnsw_ef_search": 150}, "here")
+    assert options == PostgresOptions(hnsw_ef_search=150)
 
 
 @pytest.mark.parametrize(

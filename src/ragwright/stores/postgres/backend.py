@@ -79,7 +79,9 @@ class PostgresBackend:
     (a small collection, or a selective filter) instead of going through the HNSW index.
     ``hnsw_build_memory_mb`` and ``hnsw_build_workers``: the memory and parallel workers of an
     HNSW build (`create_vector_index`, a re-chunk's swap). ``keyword_cache``: BM25 from the
-    postings held in this process (`keyword_cache`), or, off, in SQL."""
+    postings held in this process (`keyword_cache`), or, off, in SQL. ``vector_cache_mb``: the
+    vectors filtered searches ranked, kept in this process up to that size (`vector_cache`);
+    0: ranked in SQL."""
 
     def __init__(
         self,
@@ -95,6 +97,7 @@ class PostgresBackend:
         hnsw_build_memory_mb: int = _DEFAULTS.hnsw_build_memory_mb,
         hnsw_build_workers: int = _DEFAULTS.hnsw_build_workers,
         keyword_cache: bool = _DEFAULTS.keyword_cache,
+        vector_cache_mb: int = _DEFAULTS.vector_cache_mb,
     ) -> None:
         _require_driver()
         from psycopg_pool import ConnectionPool
@@ -109,6 +112,7 @@ class PostgresBackend:
         self.hnsw_ef_search = hnsw_ef_search
         self.exact_limit = exact_limit
         self.keyword_cache = keyword_cache
+        self.vector_cache_mb = vector_cache_mb
         self.hnsw_build_memory_mb = hnsw_build_memory_mb
         self.hnsw_build_workers = hnsw_build_workers
         self.retry_seconds = retry_seconds

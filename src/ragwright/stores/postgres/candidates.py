@@ -33,13 +33,8 @@ from ragwright.models import (
 )
 from ragwright.ports import Vectors
 from ragwright.stores.postgres.keyword_cache import CacheState, KeywordCache
-from ragwright.stores.postgres.keyword_search import (
-    SNAPSHOT,
-    KeywordPlan,
-    PostgresKeywordSearch,
-    in_order,
-)
-from ragwright.stores.postgres.rows import CHUNK_COLUMNS, SCORE
+from ragwright.stores.postgres.keyword_search import KeywordPlan, PostgresKeywordSearch
+from ragwright.stores.postgres.rows import CHUNK_COLUMNS, SCORE, SNAPSHOT, in_order
 from ragwright.stores.postgres.vector_plan import VectorRanking
 from ragwright.stores.postgres.vector_search import (
     PostgresVectorSearch,
@@ -58,6 +53,13 @@ Kept = tuple[Chunk, str]
 
 class PostgresCandidates(PostgresVectorSearch, PostgresKeywordSearch):
     """`hybrid_candidates` and `kept_chunks`, over the two arms' statements."""
+
+    def wait_for_caches(self) -> None:
+        """Wait until the keyword cache and the vector cache being built in the background
+        are ready (tests, benchmarks)."""
+        super().wait_for_caches()
+        if self._vector_cache is not None:
+            self._vector_cache.wait()
 
     def hybrid_candidates(
         self,
@@ -79,6 +81,8 @@ class PostgresCandidates(PostgresVectorSearch, PostgresKeywordSearch):
         steady = None if cache is None or plan is None else cache.steady()
 
         def work(conn: Connection[Any]) -> tuple[list[Any], list[Any]]:
+            if asked is not None and self.cached_filter(asked[1]) is not None:
+                return self._filtered(conn, cache, taken, plan, asked)
             if steady is not None and cache is not None and plan is not None:
                 found = self._at_once(conn, cache, steady, plan, asked, ranking)
                 if found is not None:
@@ -107,6 +111,36 @@ class PostgresCandidates(PostgresVectorSearch, PostgresKeywordSearch):
 
         keyword, vector = self._db.read(work, "hybrid search")
         return self._rankings(keyword, vector, question)
+
+    def _filtered(
+        self,
+        conn: Connection[Any],
+        cache: KeywordCache | None,
+        taken: CacheState | None,
+        plan: KeywordPlan | None,
+        asked: tuple[EmbeddingSpace, VectorQuery],
+    ) -> tuple[list[Any], list[Any]]:
+        """Both arms' rows of a filtered search whose vector arm ranks from the vector cache:
+        the keyword cache brought to the snapshot (a round trip), the filter's matches found
+        once for both arms (another), the vectors not cached yet (while any are missing),
+        then both arms' rows and the COMMIT."""
+        space, search = asked
+        state = None if cache is None else cache.current(conn, taken, SNAPSHOT)
+        begin = SNAPSHOT if cache is None else None  # else `current` began it
+        keyword_rows: Cursor[Any] | None = None
+        scored = None
+        with self.space_checked(conn, space, begin):
+            matches = self.filter_matches(conn, search)
+            arm = self.cached_vector_arm(conn, search, matches)
+            if plan is not None and state is not None:
+                scored = self._cached_scores(conn, state, plan, matching=matches.row_ids)
+                keyword_rows = conn.execute(self.rows_of(scored))
+            elif plan is not None:  # no keyword cache (yet): in SQL
+                keyword_rows = conn.execute(plan.statement, plan.arguments)
+            conn.execute("COMMIT")
+        vector = self.cached_vector_rows(conn, space, search, arm)
+        keyword = [] if keyword_rows is None else keyword_rows.fetchall()
+        return (keyword if scored is None else in_order(keyword, scored)), vector
 
     def _at_once(
         self,

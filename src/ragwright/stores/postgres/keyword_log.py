@@ -1,5 +1,6 @@
 """The change log a serving process's keyword cache replays (`keyword_cache`): every chunk row
-added or deleted, by its ``row_id``, stamped with the id of the transaction that did it.
+added or deleted, by its ``row_id``, stamped with the id of the transaction that did it; a row
+whose metadata changed in place as removed and added (`filter_matches` reads that).
 
 Writers commit in any order (many may write at once), so a sequence number would not say
 what a reader has seen: a reader at ``seq`` 100 may later see 95 commit. A PostgreSQL
@@ -62,6 +63,19 @@ CREATE OR REPLACE TRIGGER chunk_changes_delete AFTER DELETE ON {s}.chunks
     FOR EACH STATEMENT EXECUTE FUNCTION {s}.chunk_changes_removed();
 """
 
+#: A chunk's metadata changed in place (a move): logged as its row removed and added again, so
+#: a cache of filter matches (`filter_matches`) sees it; the keyword cache's net is nothing.
+UPDATE_LOG_DDL = """
+CREATE OR REPLACE FUNCTION {s}.chunk_changes_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO {s}.chunk_changes (row_id, added) VALUES (OLD.row_id, false), (NEW.row_id, true);
+    RETURN NULL;
+END $$;
+CREATE OR REPLACE TRIGGER chunk_changes_update AFTER UPDATE OF metadata ON {s}.chunks
+    FOR EACH ROW WHEN (OLD.metadata IS DISTINCT FROM NEW.metadata)
+    EXECUTE FUNCTION {s}.chunk_changes_updated();
+"""
+
 #: How long a change is kept (a cache idle longer is built again on its next search).
 KEEP_SECONDS = 24 * 3600
 #: ``settings`` key: the newest transaction id whose changes `prune` deleted.
@@ -97,16 +111,24 @@ SET value = greatest({s}.settings.value::xid8, excluded.value::xid8)::text
 
 def ensure_keyword_log(db: SchemaDatabase, conn: Connection[Any]) -> None:
     """Add the row ids, the log (with its changes' times) and its triggers to a collection
-    that has none yet (once, whoever else is opening it)."""
+    that has none yet, and the trigger logging metadata updates to one without it (once,
+    whoever else is opening it)."""
     found = conn.execute(
         "SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = 'at' "
         "AND NOT attisdropped",
         (f"{db.schema}.chunk_changes",),
     ).fetchone()
-    if found is not None:
-        return
-    lock_schema(conn, db.schema)
-    conn.execute(db.sql(KEYWORD_LOG_DDL))
+    if found is None:
+        lock_schema(conn, db.schema)
+        conn.execute(db.sql(KEYWORD_LOG_DDL))
+    updates = conn.execute(
+        "SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass(%s) "
+        "AND tgname = 'chunk_changes_update'",
+        (f"{db.schema}.chunks",),
+    ).fetchone()
+    if updates is None:
+        lock_schema(conn, db.schema)
+        conn.execute(db.sql(UPDATE_LOG_DDL))
 
 
 def prune(db: SchemaDatabase, conn: Connection[Any], keep_seconds: float = KEEP_SECONDS) -> None:
@@ -179,12 +201,14 @@ def changes_in(row: Any, since: Position) -> tuple[Position, LogChanges | None]:
     now = Position(str(row[0]), int(row[1] or 0))
     if now.log != since.log or row[4]:  # another log, or changes it needs were pruned
         return now, None
-    added: set[int] = set()
-    removed: set[int] = set()
+    # Each row's net: added (and perhaps updated) since, removed, or nothing (added and
+    # removed again, or updated in place: logged as removed and added).
+    net: dict[int, int] = {}
     for row_id, was_added in zip(row[2] or (), row[3] or (), strict=True):
-        (added if was_added else removed).add(int(row_id))
-    both = added & removed  # added and removed again since: nothing to do
-    return now, LogChanges(_ids(removed - both), _ids(added - both))
+        net[int(row_id)] = net.get(int(row_id), 0) + (1 if was_added else -1)
+    added = {r for r, n in net.items() if n > 0}
+    removed = {r for r, n in net.items() if n < 0}
+    return now, LogChanges(_ids(removed), _ids(added))
 
 
 def _log(db: SchemaDatabase) -> sql.Literal:

@@ -23,27 +23,22 @@ from ragwright.stores.fts_query import query_terms
 from ragwright.stores.fts_terms import FTS5Terms
 from ragwright.stores.keyword_corpora import Corpora
 from ragwright.stores.postgres.database import SchemaDatabase
+from ragwright.stores.postgres.filter_matches import FilterMatches
 from ragwright.stores.postgres.filters import FilterCompiler, Params
 from ragwright.stores.postgres.keyword_cache import CacheState, KeywordCache, parsed
 from ragwright.stores.postgres.keyword_log import since_statement
-from ragwright.stores.postgres.rows import CHUNK_COLUMNS, hits, ranked
+from ragwright.stores.postgres.rows import SNAPSHOT, hits, in_order, ranked, rows_of
 from ragwright.stores.row_slots import RowIds
 
 if TYPE_CHECKING:
     from psycopg import Connection, Cursor
 
-#: The rows of ranked row ids (their scores are attached in Python, as computed).
-_ROWS_OF = (
-    f"SELECT c.row_id, {CHUNK_COLUMNS} FROM {{s}}.chunks c "
-    "JOIN {s}.documents d ON d.id = c.document_id WHERE c.row_id = ANY({ids}::bigint[])"
-)
-_MATCHING = "SELECT string_agg(c.row_id::text, ',') FROM {s}.chunks c WHERE {where}"
+#: No limit on a filter's matches (`FilterMatches`): the keyword arm ranks them all.
+_EVERY_MATCH = 2**62
 _READABLE = (
     "SELECT string_agg(c.row_id::text, ',') FROM {s}.chunks c "
     "JOIN {s}.documents d ON d.id = c.document_id WHERE {corpus}"
 )
-#: A read-only snapshot for the whole search (the cache's changes, the filter, the rows).
-SNAPSHOT = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 
 
 class PostgresKeywordSearch:
@@ -52,6 +47,7 @@ class PostgresKeywordSearch:
     _terms: FTS5Terms
     _stop_words: frozenset[str]
     _keyword_cache: KeywordCache | None
+    _filter_matches: FilterMatches
     _corpora: Corpora
 
     def wait_for_caches(self) -> None:
@@ -120,7 +116,7 @@ class PostgresKeywordSearch:
         ranking = _bm25(where is not None, bm25, restricted=readable is not None)
         statement = ranked(self._db.identifier, ranking, condition, corpus=corpus)
         arguments = [list(terms), list(terms.values()), *corpus_params, *params, top_k]
-        search = _CachedSearch(terms, top_k, bm25, condition if where else None, params)
+        search = _CachedSearch(terms, top_k, bm25, condition if where else None, params, where)
         return KeywordPlan(search, readable, (corpus, corpus_params), statement, arguments)
 
     def _steady_search(
@@ -148,17 +144,25 @@ class PostgresKeywordSearch:
         state: CacheState,
         plan: KeywordPlan,
         meanwhile: Callable[[], None] | None = None,
+        matching: RowIds | None = None,
     ) -> list[tuple[int, float]]:
         """The (row id, score) ranking of ``plan`` from the cache ``state`` (as of ``conn``'s
-        snapshot): a statement for the filter's rows, one for a caller's statistics (once
-        per state), none otherwise. ``meanwhile`` is called before the scoring (in a
-        pipeline: what it sends runs on the server while this process scores)."""
+        snapshot): a statement for the filter's rows (unless ``matching`` gives them, read in
+        that snapshot), one for a caller's statistics (once per state), none otherwise.
+        ``meanwhile`` is called before the scoring (in a pipeline: what it sends runs on the
+        server while this process scores)."""
         search, readable, corpus = plan.search, plan.readable, plan.corpus
         matrix = state.matrix
         allowed = None
         if search.condition is not None:
-            statement = sql.SQL(_MATCHING).format(s=self._db.identifier, where=search.condition)
-            allowed = matrix.rows.slots_of(_row_ids(conn, statement, search.params))
+            if matching is None:  # every match (kept for the next search: `filter_matches`)
+                assert search.where is not None
+                every = self._filter_matches.matches(
+                    conn, search.where, search.condition, search.params, _EVERY_MATCH
+                )
+                matching = every.row_ids
+                assert matching is not None
+            allowed = matrix.rows.slots_of(matching)
         statistics = None
         if readable is not None:
             statement = sql.SQL(_READABLE).format(s=self._db.identifier, corpus=corpus[0])
@@ -173,17 +177,8 @@ class PostgresKeywordSearch:
         return [(int(r), float(score)) for r, score in scored]
 
     def rows_of(self, scored: list[tuple[int, float]]) -> sql.Composed:
-        """The statement reading the rows of ``scored`` (row id first, then
-        `CHUNK_COLUMNS`), its ids a literal (so it can share a message with other statements)."""
-        wanted = sql.Literal("{" + ",".join(str(r) for r, _ in scored) + "}")
-        return sql.SQL(_ROWS_OF).format(s=self._db.identifier, ids=wanted)
-
-
-def in_order(rows: list[Any], scored: list[tuple[int, float]]) -> list[Any]:
-    """Each of ``scored``'s rows (read by `rows_of`) as a ranked row (`CHUNK_COLUMNS`, then
-    the score), in its order; a row gone is left out."""
-    found = {int(row[0]): row[1:] for row in rows}
-    return [(*found[r], score) for r, score in scored if r in found]
+        """The statement reading the rows of ``scored`` (`rows.rows_of`)."""
+        return rows_of(self._db.identifier, scored)
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +204,7 @@ class _CachedSearch:
     bm25: BM25Parameters
     condition: sql.Composable | None
     params: Params
+    where: Filter | None = None
 
 
 def _row_ids(conn: Connection[Any], statement: sql.Composed, params: Params) -> RowIds:

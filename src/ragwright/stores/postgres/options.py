@@ -7,11 +7,12 @@ them for an index opened by URL (``--index postgresql://…``):
     connect_timeout = 5.0        # seconds, per connection attempt
     hnsw_m = 16                  # HNSW graph degree, when a collection's index is built
     hnsw_ef_construction = 128   # HNSW build candidate list, likewise
-    hnsw_ef_search = 100         # HNSW search candidate list, per query (at least top_k)
+    hnsw_ef_search = 200         # HNSW search candidate list, per query (at least top_k)
     exact_limit = 20000          # candidate chunks up to which a vector search is exact
     hnsw_build_memory_mb = 1024  # maintenance_work_mem of an HNSW build (the graph in memory)
     hnsw_build_workers = 2       # its parallel maintenance workers (the server caps them)
     keyword_cache = true         # BM25 from the postings held in this process (false: in SQL)
+    vector_cache_mb = 2048       # chunk vectors held in this process for filtered searches (0: off)
 
 Every key is optional; an unknown key or a wrong type or range is a `ConfigError` naming the
 file and the key. The HNSW build settings apply to vector indexes built from then on (a
@@ -40,6 +41,7 @@ _RULES: dict[str, tuple[type, float]] = {
     "hnsw_build_memory_mb": (int, 64),
     "hnsw_build_workers": (int, 0),
     "keyword_cache": (bool, 0),
+    "vector_cache_mb": (int, 0),
 }
 
 #: The keys that are pgvector's own HNSW settings (`check_hnsw`).
@@ -64,16 +66,16 @@ class PostgresOptions:
     retry_seconds: float = 10.0
     connect_timeout: float = 5.0
     hnsw_m: int = 16
-    #: With ``hnsw_ef_search`` 100: recall@10 against exact search 1.000 on SciFact's MiniLM
-    #: vectors and on 100k clustered synthetic vectors (the shape embeddings have: topics),
-    #: see benchmarks/postgres_hnsw.py and postgres_scale.py; the HNSW scan is most of a
-    #: search's time, and 300 took 2.4x as long at 100k for the same recall there. A cloud
-    #: without structure (hashing-embedder vectors of random words) needs 300 for 0.968
-    #: (100: 0.915). With ef_construction 64 no ef_search up to 400 reliably reached 0.95 on
-    #: that cloud; ``hnsw_m`` 24 doubles the build time for recall that 16 with
-    #: ef_construction 128 also reaches.
+    #: With ``hnsw_ef_search`` 200: recall@10 against exact search 0.994 on 1M clustered
+    #: synthetic vectors (the shape embeddings have: topics; 100 and 150 gave 0.974 on the
+    #: same 50 queries, at 5.58 / 6.01 / 6.31 ms p50 for 100 / 150 / 200), 1.000 on SciFact's
+    #: MiniLM vectors and 100k clustered ones already at 100 (benchmarks/postgres_hnsw.py,
+    #: postgres_scale.py, docs/benchmarks.md). A cloud without structure (hashing-embedder
+    #: vectors of random words) needs 300 for 0.968 (100: 0.915). With ef_construction 64 no
+    #: ef_search up to 400 reliably reached 0.95 on that cloud; ``hnsw_m`` 24 doubles the
+    #: build time for recall that 16 with ef_construction 128 also reaches.
     hnsw_ef_construction: int = 128
-    hnsw_ef_search: int = 100
+    hnsw_ef_search: int = 200
     exact_limit: int = 20_000
     #: An HNSW build's ``maintenance_work_mem`` and parallel workers, set for the build's
     #: transaction only: see `benchmarks/postgres_scale.py` for what they save.
@@ -82,6 +84,12 @@ class PostgresOptions:
     #: BM25 from a cache of the postings in the serving process, kept exact by the change log
     #: (`keyword_cache`); off, every search scores its terms' postings in SQL (same scores).
     keyword_cache: bool = True
+    #: The chunks' vectors held in the serving process (`vector_cache`), so a filter's
+    #: matches are ranked in numpy, not read from the heap: loaded whole in the background on
+    #: the first filtered search when they fit in this many MB (1M x 384 dimensions: 1,465
+    #: MB), read as searches need them meanwhile or otherwise (past it the cache starts
+    #: over); 0: ranked in SQL.
+    vector_cache_mb: int = 2048
 
     @classmethod
     def from_table(cls, table: Mapping[str, object], where: str) -> PostgresOptions:

@@ -22,6 +22,14 @@ CHUNK_COLUMNS = (
 )
 #: Where a ranked row's score stands (after `CHUNK_COLUMNS`).
 SCORE = 8
+#: A read-only snapshot for a search of several statements (the keyword cache's changes,
+#: the filter, the rows).
+SNAPSHOT = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+#: The rows of ranked row ids (their scores are attached in Python, as computed).
+_ROWS_OF = (
+    f"SELECT c.row_id, {CHUNK_COLUMNS} FROM {{s}}.chunks c "
+    "JOIN {s}.documents d ON d.id = c.document_id WHERE c.row_id = ANY({ids}::bigint[])"
+)
 
 
 def ranked(
@@ -42,6 +50,20 @@ def ranked(
         "JOIN {s}.chunks c ON c.id = r.id JOIN {s}.documents d ON d.id = c.document_id "
         "ORDER BY r.score DESC, c.id"
     ).format(s=schema, where=condition, **parts)
+
+
+def rows_of(schema: sql.Identifier, scored: list[tuple[int, float]]) -> sql.Composed:
+    """The statement reading the rows of ``scored`` (row id, score) pairs: row id first, then
+    `CHUNK_COLUMNS`; its ids a literal (so it can share a message with other statements)."""
+    wanted = sql.Literal("{" + ",".join(str(r) for r, _ in scored) + "}")
+    return sql.SQL(_ROWS_OF).format(s=schema, ids=wanted)
+
+
+def in_order(rows: list[Any], scored: list[tuple[int, float]]) -> list[Any]:
+    """Each of ``scored``'s rows (read by `rows_of`) as a ranked row (`CHUNK_COLUMNS`, then
+    the score), in its order; a row gone is left out."""
+    found = {int(row[0]): row[1:] for row in rows}
+    return [(*found[r], score) for r, score in scored if r in found]
 
 
 def hits(rows: list[Any], scale: Scale, arm: Arm) -> list[Hit]:

@@ -31,6 +31,7 @@ from ragwright.stores.postgres.keyword_log import ensure_keyword_log
 from ragwright.stores.postgres.permissions import ensure_readers_schema
 from ragwright.stores.postgres.schema import (
     HNSW_MAX_DIMENSION,
+    METADATA_PATHS,
     SCHEMA_VERSION,
     ddl,
     hnsw_ddl,
@@ -194,6 +195,7 @@ def open_schema(
     ensure_readers_schema(db, conn)
     ensure_keyword_log(db, conn)
     ensure_table_headers(db, conn)
+    ensure_metadata_paths(db, conn)
     recorded = db.setting(conn, "fts_tokenizer")
     chosen = settle_tokenizer(recorded, requested, "collection", "a new one")
     if recorded is None:
@@ -203,6 +205,17 @@ def open_schema(
             (chosen,),
         )  # fmt: skip
     return chosen
+
+
+def ensure_metadata_paths(db: SchemaDatabase, conn: Connection[Any]) -> None:
+    """Add the index of metadata paths (`METADATA_PATHS`) to a collection made before it
+    (once, whoever else is opening it)."""
+    name = f"{db.schema}.chunks_metadata_path"
+    found = conn.execute("SELECT to_regclass(%s)", (name,)).fetchone()
+    if found is not None and found[0] is not None:
+        return
+    lock_schema(conn, db.schema)
+    conn.execute(db.sql(METADATA_PATHS))
 
 
 def _missing(collection: str, location: str) -> StoreError:

@@ -62,6 +62,7 @@ from ragwright.stores.postgres.communities import PostgresCommunities
 from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.documents import PostgresDocuments
 from ragwright.stores.postgres.fact_vectors import PostgresFactVectors
+from ragwright.stores.postgres.filter_matches import FilterMatches
 from ragwright.stores.postgres.filters import FilterCompiler
 from ragwright.stores.postgres.graph_reads import PostgresGraphReads
 from ragwright.stores.postgres.graph_resolution import PostgresEntityResolution
@@ -75,6 +76,7 @@ from ragwright.stores.postgres.schema import SCHEMA_VERSION, schema_name
 from ragwright.stores.postgres.settings import open_schema
 from ragwright.stores.postgres.spaces import PostgresSpaces
 from ragwright.stores.postgres.sparse import PostgresSparse
+from ragwright.stores.postgres.vector_cache import VectorCache
 from ragwright.stores.postgres.writes import PostgresWrites
 
 if TYPE_CHECKING:
@@ -114,6 +116,9 @@ class PostgresStore(
         )
         self._terms = FTS5Terms(tokenizer)
         self._keyword_cache = KeywordCache(self._db) if backend.keyword_cache else None
+        budget = backend.vector_cache_mb * 2**20
+        self._vector_cache = VectorCache(self._db, budget) if budget > 0 else None
+        self._filter_matches = FilterMatches(self._db)
         self._corpora = Corpora()
         self._schema_oid = self._current_oid()
         self._documents = PostgresDocuments(self._db, self._filters)

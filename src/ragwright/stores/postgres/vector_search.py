@@ -16,14 +16,17 @@ from ragwright.filters import Filter
 from ragwright.models import Arm, EmbeddingSpace, Hit, Scale
 from ragwright.ports import Vectors
 from ragwright.stores.checks import query_vector
+from ragwright.stores.postgres.filter_matches import FilterMatches, Matches
 from ragwright.stores.postgres.filters import FilterCompiler, Params
-from ragwright.stores.postgres.rows import hits, ranked
+from ragwright.stores.postgres.rows import SCORE, SNAPSHOT, hits, in_order, ranked, rows_of
 from ragwright.stores.postgres.schema import HNSW_MAX_DIMENSION
 from ragwright.stores.postgres.settings import PostgresSettings
+from ragwright.stores.postgres.vector_cache import VectorCache
 from ragwright.stores.postgres.vector_plan import (
     VectorRanking,
     chosen_ranking,
     exact_ranking,
+    indexed_ranking,
 )
 
 if TYPE_CHECKING:
@@ -52,10 +55,13 @@ class VectorQuery:
     params: Params
     filtered: bool
     indexed: bool = True
+    where: Filter | None = None
 
 
 class PostgresVectorSearch(PostgresSettings):
     _filters: FilterCompiler
+    _vector_cache: VectorCache | None
+    _filter_matches: FilterMatches
 
     def vector_search(self, query: Vectors, top_k: int, where: Filter | None = None) -> list[Hit]:
         """Cosine top-k: exact over the filter's matches when they are few (or the collection
@@ -64,8 +70,73 @@ class PostgresVectorSearch(PostgresSettings):
         if asked is None:
             return []
         space, search = asked
-        rows = self._db.read(lambda conn: self._vector_rows(conn, space, search), "vector search")
+        if self.cached_filter(search) is not None:
+            rows = self._db.read(
+                lambda conn: self._cached_vector_rows(conn, space, search), "vector search"
+            )
+        else:
+            rows = self._db.read(
+                lambda conn: self._vector_rows(conn, space, search), "vector search"
+            )
         return hits(rows, Scale.SIMILARITY, Arm.VECTOR)
+
+    def cached_filter(self, search: VectorQuery) -> VectorCache | None:
+        """The vector cache, when ``search`` ranks a filter's matches from it: a filtered
+        search of a query with a direction (a zero query ranks every match 0, by chunk id:
+        `vector_ranking`)."""
+        cache = self._vector_cache
+        if cache is None or search.where is None:
+            return None
+        return cache if float(np.linalg.norm(search.vector)) > 0 else None
+
+    def _cached_vector_rows(
+        self, conn: Connection[Any], space: EmbeddingSpace, search: VectorQuery
+    ) -> list[Any]:
+        """A filtered search ranked from the vector cache, in one snapshot: the filter's
+        matches (one round trip, with the space check), their vectors not cached yet (one
+        more, while any are missing), then their best rows."""
+        with self.space_checked(conn, space, SNAPSHOT):
+            matches = self.filter_matches(conn, search)
+            arm = self.cached_vector_arm(conn, search, matches)
+            conn.execute("COMMIT")
+        return self.cached_vector_rows(conn, space, search, arm)
+
+    def filter_matches(self, conn: Connection[Any], search: VectorQuery) -> Matches:
+        """``search``'s filter's matches in ``conn``'s snapshot (at most ``exact_limit``)."""
+        assert search.where is not None
+        limit = self._db.backend.exact_limit
+        return self._filter_matches.matches(
+            conn, search.where, search.condition, search.params, limit
+        )
+
+    def cached_vector_arm(
+        self, conn: Connection[Any], search: VectorQuery, matches: Matches
+    ) -> tuple[Cursor[Any], list[tuple[int, float]] | None]:
+        """The cursor of the vector arm's rows for ``matches`` (sent, not read) and its
+        (row id, score) ranking: from the cache when the matches are few, else None and the
+        rows through the HNSW index."""
+        cache = self.cached_filter(search)
+        assert cache is not None
+        if matches.row_ids is None:
+            ranking = indexed_ranking(search.params, search.vector, search.top_k)
+            return self.ranked_cursor(conn, search, ranking), None
+        scored = cache.ranked(conn, matches, search.vector, search.top_k)
+        return conn.execute(rows_of(self._db.identifier, scored)), scored
+
+    def cached_vector_rows(
+        self,
+        conn: Connection[Any],
+        space: EmbeddingSpace,
+        search: VectorQuery,
+        arm: tuple[Cursor[Any], list[tuple[int, float]] | None],
+    ) -> list[Any]:
+        """The ranked rows of `cached_vector_arm`'s ``arm``, its transaction committed: ties
+        in chunk-id order, as SQL orders them."""
+        cursor, scored = arm
+        if scored is None:
+            return self._filled(conn, space, search, cursor.fetchall())
+        rows = in_order(cursor.fetchall(), scored)
+        return sorted(rows, key=lambda row: (-row[SCORE], row[0]))[: search.top_k]
 
     def _vector_query(
         self, query: Vectors, top_k: int, where: Filter | None
@@ -78,7 +149,8 @@ class PostgresVectorSearch(PostgresSettings):
             return None
         vector = query_vector(query, space)
         indexed = space.dimension <= HNSW_MAX_DIMENSION
-        return space, VectorQuery(vector, top_k, condition, params, where is not None, indexed)
+        filtered = where is not None
+        return space, VectorQuery(vector, top_k, condition, params, filtered, indexed, where)
 
     def _vector_rows(
         self, conn: Connection[Any], space: EmbeddingSpace, search: VectorQuery
