@@ -8,6 +8,7 @@ import numpy.typing as npt
 
 from ragwright.answers.extractive import NOT_FOUND, ExtractiveAnswerer, ExtractiveOptions
 from ragwright.models import Arm, Document, Hit, Scale
+from ragwright.terms import names
 from ragwright.testing import HashingEmbedder
 from ragwright.testing.store_contract import make_document
 
@@ -298,6 +299,19 @@ def test_the_model_quotes_a_sentence_sharing_no_word_with_the_question() -> None
     assert "Settlement > Time: The settlement runs on a 24-hour-40-minute sol." in scorer.read
 
 
+def test_with_the_model_a_name_no_passage_mentions_still_abstains() -> None:
+    """The cross-encoder is sure of a sentence about another product ("Oracle" of a
+    PostgreSQL page: logit 5.1 with the shipped model), so the name rule stays with it; "I'm"
+    is no name, so a question saying it is answered."""
+    sure = ScriptedScorer({"kept in": 5.0, "unwell": 1.0})
+    postgres = hits_for(("db.md", ["The index can be kept in a PostgreSQL database."]))
+    answerer = ExtractiveAnswerer(HashingEmbedder(), scorer=sure)
+    assert not answerer.answer("Can the index be kept in an Oracle database?", postgres).found
+    sick = hits_for(("leave.md", ["If you are unwell, tell your line manager before 10:00."]))
+    answer = answerer.answer("By what time must I let my boss know I'm ill?", sick)
+    assert answer.found and "10:00" in answer.text
+
+
 def test_the_model_abstains_below_the_calibrated_threshold() -> None:
     question = "Which cloud regions host the production deployments?"
     hits = hits_for(("release.md", ["The production deployments are upgraded on a schedule."]))
@@ -435,3 +449,13 @@ def test_a_sentence_outside_any_heading_is_read_after_its_passage_title() -> Non
     answerer = ExtractiveAnswerer(HashingEmbedder(), plain, scorer=scorer)
     assert not answerer.answer(question, hits).found
     assert scorer.read == ["It aired on ABC from 1952 to 1953."]
+
+
+def test_the_one_asking_is_no_name() -> None:
+    """ "I'm", "I've", "I'd" begin with a capital but name nothing; a real name still does."""
+    assert names("By what time must I let my boss know I'm ill?") == []
+    assert names("If I've lost it, can Helena Visser help, or I'd ask Joost's team?") == [
+        "Helena",
+        "Visser",
+        "Joost",
+    ]

@@ -113,13 +113,19 @@ _WORD_BYTES = bytes(c if chr(c) in _WORD_CHARACTERS else 32 for c in range(256))
 
 def names(text: str) -> list[str]:
     """The names a question mentions: its capitalized words after the first ("Which port does
-    Tidepool use?" names Tidepool), without a possessive ``'s``; "I" and question words are
-    no names."""
+    Tidepool use?" names Tidepool), without a possessive ``'s``; "I" (and "I'm", "I've", …)
+    and question words are no names."""
     words = re.findall(r"[A-Za-z][\w'+-]*[\w+]|[A-Z]", text)
     found = []
     for word in words[1:]:
         word = word.removesuffix("'s")
-        if word[0].isupper() and len(word) > 1 and word.lower() not in _QUESTION_WORDS:
+        pronoun = word.startswith("I'")  # "I'm", "I've": the one asking, no name
+        if (
+            word[0].isupper()
+            and len(word) > 1
+            and not pronoun
+            and word.lower() not in _QUESTION_WORDS
+        ):
             found.append(word)
     return found
 

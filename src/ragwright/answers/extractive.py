@@ -96,7 +96,9 @@ class ExtractiveOptions:
     min_coverage: float = 0.6
     #: Abstain, too, when the question names something (a capitalized word after its first:
     #: "Oracle", "Milvus") that none of the retrieved chunks mentions: they are about
-    #: something else, however many of the other words they share.
+    #: something else, however many of the other words they share. Kept with the
+    #: cross-encoder: it is sure of a sentence about another product ("Oracle" of a PostgreSQL
+    #: page scores as high as the right one).
     require_names: bool = True
     #: For a question that asks for a number ("how many", "cost", "phone number"; see
     #: `ragwright.answers.quantities`), quote only sentences stating one, and abstain when
