@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from _scifact_index import dataset
-from ingest_throughput import round_folders
+from ingest_throughput import live_children_cpu, round_folders
 from ragwright import tracing
 from ragwright.embedders import create_embedder
 from ragwright.embedders.onnx import OnnxEmbedder
@@ -76,9 +76,11 @@ def _counting_runs() -> None:
 
 
 def _cpu() -> tuple[float, float]:
-    """CPU seconds of this process and of its exited children (the parse workers)."""
+    """CPU seconds of this process and of its children (the parse worker, running or
+    exited)."""
     times = os.times()
-    return times.user + times.system, times.children_user + times.children_system
+    children = times.children_user + times.children_system + live_children_cpu()
+    return times.user + times.system, children
 
 
 def main() -> None:

@@ -181,6 +181,7 @@ class Index(AsyncReads, AsyncIngest):
         # pool); one the caller gave is the caller's to close.
         self.llms.close()
         self.embedding.close()
+        self.ingestion.close()  # the parse worker kept between runs
         self._store.close()
         self._backend.close()
 

@@ -24,9 +24,11 @@ from ragwright.pipeline.ingest.ingestor import (
     IngestOptions,
     Ingestor,
     IngestReport,
+    ParserLookup,
     Progress,
     ingest_documents,
 )
+from ragwright.pipeline.ingest.kept_worker import KeptParseWorker
 from ragwright.pipeline.search.sparse_terms import SparseWorkflow
 from ragwright.pipeline.sync.folder_sync import FolderSync
 from ragwright.ports import Chunker, DocumentMove, Embedder, Extractor, Store, TokenCounter
@@ -47,7 +49,8 @@ class Where:
 class Ingestion:
     """Every write of new content into the collection. After each run, the graph facts of an
     extractor given are completed (`Graph.complete`) and new chunks get their sparse terms,
-    where the collection has them."""
+    where the collection has them. The parse worker's process is kept from run to run
+    (`KeptParseWorker`) until `close`."""
 
     def __init__(
         self,
@@ -65,6 +68,14 @@ class Ingestion:
         self._graph = graph
         self._sparse = sparse
         self._ingest_lock = ingest_lock
+        self._parse_workers = KeptParseWorker()
+        # By parser options: reading the installed packages' entry points takes ~40 ms (more
+        # on a busy disk) that each run would spend before its first file.
+        self._parsers: dict[str, ParserLookup] = {}
+
+    def close(self) -> None:
+        """End the parse worker kept between runs."""
+        self._parse_workers.close()
 
     # -- what the collection records --------------------------------------------------------
 
@@ -238,13 +249,23 @@ class Ingestion:
         return Ingestor(
             self._store,
             embedder,
-            FusedFirst.from_entry_points(ParserRegistry.from_entry_points(options=parser_options)),
+            self._parser_lookup(parser_options),
             chunker,
             chunker_spec=chunking.spec,
             base=base or self.source_base,
             options=self._with_permissions(options),
             extractor=graph_extractor,
+            parse_workers=self._parse_workers,
         )
+
+    def _parser_lookup(self, options: ParserOptions) -> ParserLookup:
+        """The parsers of the installed entry points under ``options``, made once per index."""
+        lookup = self._parsers.get(options.spec)
+        if lookup is None:
+            registry = ParserRegistry.from_entry_points(options=options)
+            lookup = FusedFirst.from_entry_points(registry)
+            self._parsers[options.spec] = lookup
+        return lookup
 
     def _chunker(self, chunking: ChunkingConfig, embedder: Embedder) -> Chunker:
         """The chunker ``chunking`` names, recorded as the collection's."""

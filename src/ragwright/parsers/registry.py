@@ -19,11 +19,14 @@ from dataclasses import dataclass, field
 from functools import partial
 from importlib.metadata import entry_points
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ragwright.errors import ParseError, RegistryError
 from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.sniff import describe, sniff
-from ragwright.ports import Parser
+
+if TYPE_CHECKING:  # the ports import numpy, which a parse worker would import for nothing
+    from ragwright.ports import Parser
 
 ENTRY_POINT_GROUP = "ragwright.parsers"
 

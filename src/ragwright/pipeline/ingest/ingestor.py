@@ -54,6 +54,7 @@ from ragwright.pipeline.ingest.documents import (
     iter_chunks_within_limit,
     moved_document,
 )
+from ragwright.pipeline.ingest.kept_worker import KeptParseWorker
 from ragwright.pipeline.ingest.overlap import PREFETCHED, OneWriter, Prefetched, prefetched
 from ragwright.pipeline.ingest.pacing import AHEAD_MIN, SORTED_CALLS, EmbedPace
 from ragwright.pipeline.ingest.parse_worker import DEFAULT_PARSE_LIMITS, ParseLimits, ParseWorker
@@ -718,10 +719,14 @@ class Ingestor:
         base: Path,
         options: IngestOptions | None = None,
         extractor: Extractor | None = None,
+        parse_workers: KeptParseWorker | None = None,
     ) -> None:
         """``base`` is the folder sources are named relative to (see `source_name`); with an
-        ``extractor`` the graph facts of every chunk written are written with it."""
+        ``extractor`` the graph facts of every chunk written are written with it. With
+        ``parse_workers``, each run's parse worker is the process the run before kept (see
+        `KeptParseWorker`); without, each run starts and closes its own."""
         self.extractor = extractor
+        self.parse_workers = parse_workers
         self.store = store
         self.embedder = embedder
         self.parsers = parsers
@@ -739,12 +744,18 @@ class Ingestor:
                 survey = self.survey(paths)
                 discovering.set("files", len(survey.found.candidates))
             candidates, known, report = survey.found.candidates, survey.known, survey.report
-            with ParseWorker(self.options.parse_limits) as worker:
+            with self._parse_worker() as worker:
                 self.ingest_found(candidates, known, report, worker, progress)
             self.finish(paths, survey)
             span.set("chunks_written", survey.report.chunks_written)
             span.set("failed", len(survey.report.failed))
         return survey.report
+
+    def _parse_worker(self) -> AbstractContextManager[ParseWorker]:
+        limits = self.options.parse_limits
+        if self.parse_workers is None:
+            return ParseWorker(limits)
+        return self.parse_workers.worker(limits)
 
     def survey(self, paths: Sequence[Path]) -> Survey:
         """Discover the files under ``paths`` (the limits applied) and what the store holds;

@@ -22,7 +22,9 @@ import numpy as np
 from ragwright.errors import IngestLimitExceeded
 from ragwright.models import Chunk
 from ragwright.pipeline.ingest.documents import checked_chunks
+from ragwright.pipeline.ingest.overlap import OneWriter
 from ragwright.pipeline.rebuild.reindex import QUERY_CHARS, Agreement, checked_batch
+from ragwright.pipeline.rebuild.telling import Tally, embed_telling
 from ragwright.ports import (
     Chunker,
     ChunkExport,
@@ -110,23 +112,27 @@ class Rechunker:
 
     def build(self, progress: Callable[[int, int], None] | None = None) -> tuple[int, int]:
         """Chunk and embed every document not staged at its stored version; how many
-        documents and chunks this call did. ``progress`` gets (documents staged, documents)."""
-        chunked = embedded = 0
+        documents and chunks this call did. ``progress`` gets (documents staged, earlier
+        runs' included; documents), during each batch's embedder call too: a batch's
+        documents count as staged in proportion to its chunks embedded. Each batch is
+        written while the next is chunked and embedded."""
+        embedded = 0
         after: str | None = None
         pending: list[tuple[StoredText, list[Chunk]]] = []
-        while page := self.store.unstaged_documents(after, DOCUMENTS_PER_PAGE):
-            after = page[-1].document.id
-            for stored in page:
-                pending.append((stored, self._chunks(stored)))
-                if sum(len(chunks) for _, chunks in pending) >= self.batch:
-                    embedded += self._stage(pending)
-                    chunked, pending = chunked + len(pending), []
-                    self._report(progress)
-        if pending:
-            embedded += self._stage(pending)
-            chunked += len(pending)
-            self._report(progress)
-        return chunked, embedded
+        status = self.store.chunking_status()
+        before = status.staged.documents if status.staged is not None else 0
+        tally = Tally(before, status.documents, progress)
+        with OneWriter() as writer:
+            while page := self.store.unstaged_documents(after, DOCUMENTS_PER_PAGE):
+                after = page[-1].document.id
+                for stored in page:
+                    pending.append((stored, self._chunks(stored)))
+                    if sum(len(chunks) for _, chunks in pending) >= self.batch:
+                        embedded += self._stage(pending, writer, tally)
+                        pending = []
+            if pending:
+                embedded += self._stage(pending, writer, tally)
+        return tally.done - before, embedded
 
     def _chunks(self, stored: StoredText) -> list[Chunk]:
         try:
@@ -134,14 +140,27 @@ class Rechunker:
         except IngestLimitExceeded as error:
             raise IngestLimitExceeded(f"{stored.document.source}: {error}") from None
 
-    def _stage(self, pending: Sequence[tuple[StoredText, list[Chunk]]]) -> int:
+    def _stage(
+        self, pending: Sequence[tuple[StoredText, list[Chunk]]], writer: OneWriter, tally: Tally
+    ) -> int:
+        """Embed the documents' chunks and hand their write to ``writer``; how many chunks."""
         texts = [chunk.embedded_text for _, chunks in pending for chunk in chunks]
         dimension = self.chunking.space.dimension
+        start_documents, embedded = tally.done, [0]
+
+        def told(count: int) -> None:
+            embedded[0] += count
+            documents = start_documents + len(pending) * embedded[0] // len(texts)
+            if documents > tally.done:
+                tally.add(documents - tally.done)
+
         vectors = (
-            np.asarray(self.embedder.embed_documents(texts), dtype=np.float32)
+            np.asarray(embed_telling(self.embedder, texts, told), dtype=np.float32)
             if texts
             else np.empty((0, dimension), dtype=np.float32)
         ).reshape(len(texts), dimension)
+        if tally.done < start_documents + len(pending):  # documents without chunks
+            tally.add(start_documents + len(pending) - tally.done)
         writes, start = [], 0
         for stored, chunks in pending:
             end = start + len(chunks)
@@ -149,14 +168,8 @@ class Rechunker:
                 DocumentWrite(stored.document, chunks, vectors[start:end], stored.fingerprint)
             )
             start = end
-        self.store.stage_chunks(self.chunking, writes)
+        writer.submit(lambda: self.store.stage_chunks(self.chunking, writes))
         return len(texts)
-
-    def _report(self, progress: Callable[[int, int], None] | None) -> None:
-        if progress is not None:
-            status = self.store.chunking_status()
-            staged = status.staged.documents if status.staged is not None else 0
-            progress(staged, status.documents)
 
     def agreement(self, status: ChunkingStatus, sample: int, top_k: int) -> Agreement | None:
         """The sampled search agreement of the staged chunking with the current one, over the

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from ragwright.errors import ConfigError
+from ragwright.pipeline.ingest.overlap import OneWriter
+from ragwright.pipeline.rebuild.telling import Tally, embed_telling
 from ragwright.ports import ChunkExport, Embedder, SpaceRebuild, SpaceStatus, VectorSearch
 
 #: Characters of a sampled chunk used as its query (a query is a few sentences, not a page).
@@ -91,20 +94,21 @@ class Reindexer:
 
     def build(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Embed every chunk still without a staged vector; how many this call embedded.
-        ``progress`` gets (staged so far, chunks)."""
-        space, embedded, after = self.embedder.space, 0, None
-        while chunks := self.store.unstaged_chunks(after, self.batch):
-            after = chunks[-1].id
-            vectors = self.embedder.embed_documents([chunk.embedded_text for chunk in chunks])
-            self.store.stage_vectors(
-                space, self.embedder_spec, {c.id: v for c, v in zip(chunks, vectors, strict=True)}
-            )
-            embedded += len(chunks)
-            if progress is not None:
-                status = self.store.space_status()
-                staged = status.staged.vectors if status.staged is not None else 0
-                progress(staged, status.chunks)
-        return embedded
+        ``progress`` gets (chunks embedded so far, earlier runs' included; chunks), during
+        each batch's embedder call too (`embed_telling`). Each batch is written while the
+        next is read and embedded."""
+        space, after = self.embedder.space, None
+        status = self.store.space_status()
+        before = status.staged.vectors if status.staged is not None else 0
+        tally = Tally(before, status.chunks, progress)
+        with OneWriter() as writer:
+            while chunks := self.store.unstaged_chunks(after, self.batch):
+                after = chunks[-1].id
+                texts = [chunk.embedded_text for chunk in chunks]
+                vectors = embed_telling(self.embedder, texts, tally.add)
+                staged = {c.id: v for c, v in zip(chunks, vectors, strict=True)}
+                writer.submit(partial(self.store.stage_vectors, space, self.embedder_spec, staged))
+        return tally.done - before
 
     def agreement(self, status: SpaceStatus, sample: int, top_k: int) -> Agreement | None:
         """The sampled search agreement of the staged space with the current one."""
