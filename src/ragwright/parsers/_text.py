@@ -131,7 +131,7 @@ def sections_from_headings(
     """
     ordered = sorted(headings, key=lambda heading: heading.offset)
     if not ordered:
-        return (Section(start, len(content)),) if content[start:].strip() else ()
+        return (Section(start, len(content)),) if content[start:] else ()
     sections: list[Section] = []
     if content[start : ordered[0].offset].strip():
         sections.append(Section(start, ordered[0].offset))
