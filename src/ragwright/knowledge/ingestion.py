@@ -24,7 +24,6 @@ from ragwright.pipeline.ingest.ingestor import (
     IngestOptions,
     Ingestor,
     IngestReport,
-    ParserLookup,
     Progress,
     ingest_documents,
 )
@@ -69,9 +68,6 @@ class Ingestion:
         self._sparse = sparse
         self._ingest_lock = ingest_lock
         self._parse_workers = KeptParseWorker()
-        # By parser options: reading the installed packages' entry points takes ~40 ms (more
-        # on a busy disk) that each run would spend before its first file.
-        self._parsers: dict[str, ParserLookup] = {}
 
     def close(self) -> None:
         """End the parse worker kept between runs."""
@@ -249,7 +245,7 @@ class Ingestion:
         return Ingestor(
             self._store,
             embedder,
-            self._parser_lookup(parser_options),
+            FusedFirst.from_entry_points(ParserRegistry.from_entry_points(options=parser_options)),
             chunker,
             chunker_spec=chunking.spec,
             base=base or self.source_base,
@@ -257,15 +253,6 @@ class Ingestion:
             extractor=graph_extractor,
             parse_workers=self._parse_workers,
         )
-
-    def _parser_lookup(self, options: ParserOptions) -> ParserLookup:
-        """The parsers of the installed entry points under ``options``, made once per index."""
-        lookup = self._parsers.get(options.spec)
-        if lookup is None:
-            registry = ParserRegistry.from_entry_points(options=options)
-            lookup = FusedFirst.from_entry_points(registry)
-            self._parsers[options.spec] = lookup
-        return lookup
 
     def _chunker(self, chunking: ChunkingConfig, embedder: Embedder) -> Chunker:
         """The chunker ``chunking`` names, recorded as the collection's."""
