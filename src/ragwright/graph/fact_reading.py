@@ -12,7 +12,7 @@ source. Reading it back in the text tells them apart without a model.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 #: Words among a fact's subject, predicate and object that are none of them, at most: an
 #: article, an adjective, a relative pronoun ("that declares").
@@ -26,7 +26,9 @@ def words(text: str) -> tuple[str, ...]:
     return tuple(_TOKEN.findall(text.casefold()))
 
 
-def reads_in(subject: str, predicate: str, target: str, sentences: Iterable[Sequence[str]]) -> bool:
+def reads_in(
+    subject: str, predicate: str, target: str, sentences: Iterable[tuple[str, ...]]
+) -> bool:
     """Whether one of ``sentences`` (each its `words`) states ``subject predicate target``
     in that order with at most `MAX_EXTRA_WORDS` other words among them."""
     first, verb, last = words(subject), words(predicate), words(target)
@@ -36,7 +38,7 @@ def reads_in(subject: str, predicate: str, target: str, sentences: Iterable[Sequ
 
 
 def _states(
-    first: Sequence[str], verb: Sequence[str], last: Sequence[str], sentence: Sequence[str]
+    first: tuple[str, ...], verb: tuple[str, ...], last: tuple[str, ...], sentence: tuple[str, ...]
 ) -> bool:
     for start in _occurrences(first, sentence, 0):
         position = start + len(first)
@@ -51,10 +53,6 @@ def _states(
     return False
 
 
-def _occurrences(phrase: Sequence[str], sentence: Sequence[str], start: int) -> list[int]:
+def _occurrences(phrase: tuple[str, ...], sentence: tuple[str, ...], start: int) -> list[int]:
     size = len(phrase)
-    return [
-        i
-        for i in range(start, len(sentence) - size + 1)
-        if tuple(sentence[i : i + size]) == tuple(phrase)
-    ]
+    return [i for i in range(start, len(sentence) - size + 1) if sentence[i : i + size] == phrase]

@@ -312,7 +312,7 @@ def _reading_order(points: Sequence[ReportPoint]) -> tuple[ReportPoint, ...]:
 
 
 def _key_facts(
-    item: CommunityInput, weight: Mapping[str, float], sentences: Sequence[Sequence[str]]
+    item: CommunityInput, weight: Mapping[str, float], sentences: Sequence[tuple[str, ...]]
 ) -> tuple[tuple[str, str, str], ...]:
     """One fact per pair, the best supported first (ties: the most central members), by
     display name; only a fact that reads in one of the report's ``sentences`` as written."""

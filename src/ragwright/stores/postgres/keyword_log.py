@@ -109,26 +109,32 @@ SET value = greatest({s}.settings.value::xid8, excluded.value::xid8)::text
 """
 
 
+#: The parts `ensure_keyword_log` adds to a collection without them: the catalog query that
+#: finds each (by its relation's qualified name), the relation, and the DDL that adds it.
+_LOG_PARTS = (
+    (
+        "SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = 'at' "
+        "AND NOT attisdropped",
+        "chunk_changes",
+        KEYWORD_LOG_DDL,
+    ),
+    (
+        "SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass(%s) "
+        "AND tgname = 'chunk_changes_update'",
+        "chunks",
+        UPDATE_LOG_DDL,
+    ),
+)
+
+
 def ensure_keyword_log(db: SchemaDatabase, conn: Connection[Any]) -> None:
     """Add the row ids, the log (with its changes' times) and its triggers to a collection
     that has none yet, and the trigger logging metadata updates to one without it (once,
     whoever else is opening it)."""
-    found = conn.execute(
-        "SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = 'at' "
-        "AND NOT attisdropped",
-        (f"{db.schema}.chunk_changes",),
-    ).fetchone()
-    if found is None:
-        lock_schema(conn, db.schema)
-        conn.execute(db.sql(KEYWORD_LOG_DDL))
-    updates = conn.execute(
-        "SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass(%s) "
-        "AND tgname = 'chunk_changes_update'",
-        (f"{db.schema}.chunks",),
-    ).fetchone()
-    if updates is None:
-        lock_schema(conn, db.schema)
-        conn.execute(db.sql(UPDATE_LOG_DDL))
+    for found_by, relation, ddl in _LOG_PARTS:
+        if conn.execute(found_by, (f"{db.schema}.{relation}",)).fetchone() is None:
+            lock_schema(conn, db.schema)
+            conn.execute(db.sql(ddl))
 
 
 def prune(db: SchemaDatabase, conn: Connection[Any], keep_seconds: float = KEEP_SECONDS) -> None:
