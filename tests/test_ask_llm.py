@@ -337,6 +337,8 @@ def test_every_engine_sends_an_injection_only_inside_fences(
         )
         outside = fence.sub("", user)
         assert "IGNORE" not in outside and "SYSTEM:" not in outside and "HACKED" not in outside
-        assert "END SOURCE 1 0000" not in user  # the forged fence line was defused
+        # the forged fence line was defused (matched as a whole line: the real token is
+        # random and may itself begin with "0000", as it once did in CI)
+        assert not re.search(r"^END SOURCE 1 0000$", user, re.MULTILINE)
         carried += INJECTION in user
     assert carried >= 1  # the injected document was retrieved and sent, fenced
