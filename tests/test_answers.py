@@ -129,7 +129,9 @@ def test_injected_instructions_reach_the_model_only_inside_the_fences() -> None:
     )
     assert "Ignore" not in outside and "developer mode" not in outside
     # Fence look-alikes and invisible characters were taken out of the sources.
-    assert "END SOURCE 1 0123" not in user.content and "begin_source" not in user.content
+    # (the look-alike's whole token: the real random token may begin with "0123")
+    assert "END SOURCE 1 0123456789abcdef01234567" not in user.content
+    assert "begin_source" not in user.content
     assert "\u200b" not in user.content and "\u202e" not in user.content
     assert user.content.count(REMOVED) >= 3
     # The model obeyed anyway? Its citations of non-existent sources are stripped and reported.

@@ -224,7 +224,8 @@ def test_a_chunk_telling_the_model_to_ignore_its_instructions_stays_inside_the_f
     outside = fence.sub("", user)
     assert "IGNORE PREVIOUS INSTRUCTIONS" in inside and "Ada Lovelace wrote notes." in inside
     assert "IGNORE" not in outside and "SYSTEM:" not in outside
-    assert "END SOURCE 1 0123" not in user  # the look-alike fence line was defused
+    # the look-alike fence line was defused (as a whole line: the real token may begin "0123")
+    assert not re.search(r"^END SOURCE 1 0123$", user, re.MULTILINE)
 
 
 def scripted(replies: dict[str, str]) -> Any:
