@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ragwright._plugins import installed_entry_points
 from ragwright.errors import ParseError, RegistryError
 from ragwright.parsers.options import ParserOptions
 from ragwright.parsers.sniff import describe, sniff
@@ -79,7 +79,7 @@ class ParserRegistry:
         """
         registry = cls()
         loaded = []
-        for point in sorted(entry_points(group=group), key=lambda point: point.name):
+        for point in sorted(installed_entry_points(group), key=lambda point: point.name):
             try:
                 loaded.append((point.name, point.load()))
             except Exception as exc:  # a broken plugin must say which one it is

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from pathlib import Path
 from types import MappingProxyType
 from typing import Protocol
 
+from ragwright._plugins import installed_entry_points
 from ragwright.chunkers.context_headers import headed
 from ragwright.errors import ParseError, RegistryError
 from ragwright.models import Chunk, Document, ParsedDocument, chunk_id_for
@@ -143,7 +143,7 @@ class FusedFirst:
         """``parsers`` behind every installed document chunker (``parsers`` itself when none
         is installed)."""
         chunkers = []
-        for point in sorted(entry_points(group=group), key=lambda point: point.name):
+        for point in sorted(installed_entry_points(group), key=lambda point: point.name):
             try:
                 chunkers.append(point.load()())
             except Exception as exc:  # a broken plugin must say which one it is
