@@ -302,6 +302,53 @@ def test_a_run_smaller_than_a_batch_is_embedded_while_its_sources_are_prepared(
     store.close()
 
 
+def test_chunks_embedded_ahead_are_written_while_the_rest_are_embedded(tmp_path: Path) -> None:
+    """A run smaller than a batch: the documents of the first call (handed over when the
+    next file was late) are written before the second call ends, not after the run's last
+    call."""
+    documents = _documents(6, 10)
+    first_call_done = threading.Event()
+    calls_returned = [0]
+    returned_at_write: list[int] = []
+
+    def sources() -> Iterator[tuple[str, Prepared]]:
+        for i, item in enumerate(_prepared(documents)):
+            if i == 2:  # late: the first two files go to the embedder alone
+                first_call_done.wait(timeout=30)
+            yield item
+
+    class Recording(SQLiteStore):
+        def write(self, batch: Sequence[DocumentWrite]) -> None:
+            super().write(batch)
+            returned_at_write.append(calls_returned[0])
+
+    class Slow(SlowReportingEmbedder):
+        def embed_documents_reporting(
+            self, texts: Sequence[str], embedded: Callable[[int], None]
+        ) -> np.ndarray:
+            vectors = super().embed_documents_reporting(texts, embedded)
+            if len(self.reporting_calls) == 1:
+                first_call_done.set()
+            else:  # the second call ends once something is written (or after 5 s)
+                deadline = time.monotonic() + 5
+                while not returned_at_write and time.monotonic() < deadline:
+                    time.sleep(0.01)
+            calls_returned[0] += 1
+            return vectors
+
+    embedder = Slow([0.0])
+    store = Recording(tmp_path / "index")
+    store.bind_space(embedder.space)
+    report = IngestReport()
+    writer = BatchWriter(store, embedder, report, 256, clock=lambda: embedder.now[0])
+    writer.write_all(sources(), len(documents))
+    assert embedder.reporting_calls == [20, 40]
+    assert returned_at_write == [1, 2]  # the first two files written before the 2nd call ended
+    assert report.chunks_written == 60 and report.added == [d.source for d, _ in documents]
+    _assert_stored_as_embedded(store, documents)
+    store.close()
+
+
 class Refusing(SlowEmbedder):
     """The slow embedder, refusing any text that mentions poison."""
 

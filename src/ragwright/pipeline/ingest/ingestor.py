@@ -243,9 +243,9 @@ class BatchWriter:
     embedded. Progress is told in chunks embedded. A `ReportingEmbedder` tells it during a
     call, so it takes a batch's chunks in as few calls as it can (to sort them by length and
     pad little): those waiting whenever the next file is not ready yet, and the rest when
-    the batch is full; the files are prepared up to a batch's chunks ahead. Any other
-    embedder's calls are sized to about half a second each (`EmbedPace`), progress told after
-    each."""
+    the batch is full; the files are prepared up to a batch's chunks ahead, and the chunks
+    embedded ahead are written during the next call. Any other embedder's calls are sized to
+    about half a second each (`EmbedPace`), progress told after each."""
 
     def __init__(
         self,
@@ -335,14 +335,18 @@ class BatchWriter:
         batch does not parse every file before embedding any. A call takes the longest of
         the chunks waiting once `SORTED_CALLS` calls' worth wait (see `EmbedPace`). A
         `ReportingEmbedder` takes all of them in one call, once `AHEAD_MIN` wait and the next
-        source is not ready: it would otherwise wait for that source."""
+        source is not ready: it would otherwise wait for that source; their documents are then
+        written (on the writer's thread) while the next call embeds."""
         batch = self._batch
         if self._reporting is not None:
             items = self._items
             if items is None or batch.error is not None or batch.waiting < AHEAD_MIN:
                 return
-            if not items.ready():
-                self._embed_waiting(batch, batch.waiting)
+            if not items.ready() and self._embed_waiting(batch, batch.waiting):
+                # Every chunk gathered so far is embedded: written now, while the next are
+                # embedded, rather than after the run's last call (where a server's index
+                # upkeep would keep the run waiting).
+                self._write_pending()
             return
         while batch.error is None and batch.waiting >= SORTED_CALLS * self._pace.size():
             if not self._embed_waiting(batch, self._pace.size()):
