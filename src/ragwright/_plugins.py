@@ -14,13 +14,22 @@ import os
 import sys
 import threading
 from importlib.metadata import EntryPoint, EntryPoints, entry_points
+from typing import Protocol
 
 from ragwright.errors import RegistryError
 
 _Places = tuple[tuple[tuple[str, tuple[int, int] | None], ...], tuple[int, ...]]
 
+
+class _Installed(Protocol):
+    """What ``entry_points()`` returns for every group (Python 3.11: a deprecated mapping of
+    groups, 3.12 on: `EntryPoints`); both select a group."""
+
+    def select(self, *, group: str = ...) -> EntryPoints: ...
+
+
 _lock = threading.Lock()
-_read: tuple[_Places, EntryPoints] | None = None
+_read: tuple[_Places, _Installed] | None = None
 
 
 def installed_entry_points(group: str) -> EntryPoints:
@@ -30,7 +39,8 @@ def installed_entry_points(group: str) -> EntryPoints:
     places = _package_places()
     read = _read
     if read is None or read[0] != places:
-        read = (places, entry_points())  # every group: one read serves them all
+        installed: _Installed = entry_points()  # every group: one read serves them all
+        read = (places, installed)
         with _lock:
             _read = read
     return read[1].select(group=group)
@@ -41,7 +51,7 @@ def _package_places() -> _Places:
     modification time and link count (a ``*.dist-info`` folder added or removed changes it
     even within the file system's clock tick), and the meta path finders (an editable
     install may add one)."""
-    entries = []
+    entries: list[tuple[str, tuple[int, int] | None]] = []
     for entry in sys.path:
         try:
             found = os.stat(entry or ".")
