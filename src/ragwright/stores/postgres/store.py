@@ -63,6 +63,7 @@ from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.documents import PostgresDocuments
 from ragwright.stores.postgres.fact_vectors import PostgresFactVectors
 from ragwright.stores.postgres.filter_matches import FilterMatches
+from ragwright.stores.postgres.metadata_index import MetadataIndex
 from ragwright.stores.postgres.filters import FilterCompiler
 from ragwright.stores.postgres.graph_reads import PostgresGraphReads
 from ragwright.stores.postgres.graph_resolution import PostgresEntityResolution
@@ -118,7 +119,9 @@ class PostgresStore(
         self._keyword_cache = KeywordCache(self._db) if backend.keyword_cache else None
         budget = backend.vector_cache_mb * 2**20
         self._vector_cache = VectorCache(self._db, budget) if budget > 0 else None
-        self._filter_matches = FilterMatches(self._db)
+        index_budget = backend.metadata_index_mb * 2**20
+        index = MetadataIndex(self._db, index_budget) if index_budget > 0 else None
+        self._filter_matches = FilterMatches(self._db, index)
         self._corpora = Corpora()
         self._schema_oid = self._current_oid()
         self._documents = PostgresDocuments(self._db, self._filters)
