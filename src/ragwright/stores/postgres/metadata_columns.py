@@ -118,9 +118,7 @@ class KeyColumns:
         return self.present.nbytes + sum(c.nbytes for c in self.columns.values())
 
 
-def key_columns(
-    groups: Iterable[tuple[str, Any, npt.NDArray[np.int32]]], size: int
-) -> KeyColumns:
+def key_columns(groups: Iterable[tuple[str, Any, npt.NDArray[np.int32]]], size: int) -> KeyColumns:
     """A key's columns in a segment of ``size`` rows, from its groups: (JSON type, value as
     `parsed_value` gives it, the slots holding it, sorted). Numbers equal by value are one
     value."""

@@ -88,7 +88,9 @@ _CATCH_UP = (
     "n AS MATERIALIZED (SELECT count(*) AS changed FROM t), "
     "r AS MATERIALIZED (SELECT c.row_id, c.metadata FROM {s}.chunks c "
     "  WHERE c.row_id IN (SELECT row_id FROM t) AND (SELECT changed FROM n) <= {most}), "
-    "g (key, kind, value, rows) AS MATERIALIZED (" + _GROUPS.replace("{rows}", "r") + ") "
+    "g (key, kind, value, rows) AS MATERIALIZED ("
+    + _GROUPS.replace("{rows}", "r")
+    + ") "
     + HEAD
     + ", coalesce((SELECT value::xid8 FROM {s}.settings WHERE key = {pruned}) "
     "  >= pg_snapshot_xmin({since}::pg_snapshot), false), (SELECT changed FROM n), "

@@ -63,7 +63,6 @@ from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.documents import PostgresDocuments
 from ragwright.stores.postgres.fact_vectors import PostgresFactVectors
 from ragwright.stores.postgres.filter_matches import FilterMatches
-from ragwright.stores.postgres.metadata_index import MetadataIndex
 from ragwright.stores.postgres.filters import FilterCompiler
 from ragwright.stores.postgres.graph_reads import PostgresGraphReads
 from ragwright.stores.postgres.graph_resolution import PostgresEntityResolution
@@ -71,6 +70,7 @@ from ragwright.stores.postgres.graph_scoped import PostgresScopedGraph
 from ragwright.stores.postgres.graph_writes import PostgresGraphWrites
 from ragwright.stores.postgres.ingest_lock import ingest_lock
 from ragwright.stores.postgres.keyword_cache import KeywordCache
+from ragwright.stores.postgres.metadata_index import MetadataIndex
 from ragwright.stores.postgres.moves import PostgresMoves
 from ragwright.stores.postgres.rechunk import PostgresRechunk
 from ragwright.stores.postgres.schema import SCHEMA_VERSION, schema_name
