@@ -58,6 +58,9 @@ class FilterMatches:
     def __init__(self, db: SchemaDatabase, index: MetadataIndex | None) -> None:
         self._db = db
         self.index = index
+        #: Filters evaluated in SQL so far (the index could not say): what a benchmark or a
+        #: test reads to tell the two apart.
+        self.in_sql = 0
 
     def matches(
         self,
@@ -71,6 +74,7 @@ class FilterMatches:
         snapshot, at most ``limit`` (one round trip; two when the index had to give up)."""
         found = None if self.index is None else self.index.matching(conn, where)
         if found is None:
+            self.in_sql += 1
             statement = sql.SQL(_ALL).format(
                 s=self._db.identifier,
                 where=condition,
