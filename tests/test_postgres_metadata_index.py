@@ -89,9 +89,7 @@ def test_filters_never_seen_are_answered_in_process_once_loaded(stores: Any) -> 
     assert indexed._filter_matches.in_sql == before + 1
 
 
-def test_the_index_stays_exact_through_another_processs_changes(
-    stores: Any, pg_url: str
-) -> None:
+def test_the_index_stays_exact_through_another_processs_changes(stores: Any, pg_url: str) -> None:
     indexed, in_sql = stores
     _loaded(indexed)
     before = indexed._filter_matches.in_sql
@@ -203,8 +201,21 @@ def test_snapshots_taken_later_see_what_earlier_ones_saw() -> None:
 
 
 def test_document_fields_and_permissions_are_left_to_sql() -> None:
-    assert answerable(parse_filter('shelf = 1 and (colour exists or not year < 3)'))
+    assert answerable(parse_filter("shelf = 1 and (colour exists or not year < 3)"))
     assert answerable(parse_filter("source exists"))
     assert not answerable(parse_filter('shelf = 1 and source = "a.md"'))
     assert not answerable(parse_filter('not document_id in ("x")'))
     assert not answerable(Readable(("alice",)))
+
+
+def test_a_collection_emptied_and_written_again_stays_exact(stores: Any) -> None:
+    indexed, in_sql = stores
+    _loaded(indexed)
+    for document in in_sql.list_documents():
+        in_sql.delete(document.id)
+    _check(indexed, in_sql, FILTERS)
+    state = _index(indexed)._state
+    assert state is not None and not state.parts
+    _write(in_sql, 50, 3)
+    _check(indexed, in_sql, FILTERS)
+    assert _sources(indexed, eq("shelf", 2))

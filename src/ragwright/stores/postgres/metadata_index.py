@@ -300,6 +300,8 @@ def _compact(state: IndexState) -> bool:
     """Whether the state's segments have piled up enough to load it again as one."""
     if len(state.parts) > _MOST_SEGMENTS:
         return True
+    if not state.parts:  # every row deleted: nothing to compact
+        return False
     outside = sum(p.segment.row_ids.size for p in state.parts[1:])
     return outside > max(_FEW_ROWS, state.parts[0].segment.row_ids.size // 8)
 
