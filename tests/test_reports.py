@@ -281,22 +281,3 @@ def test_a_summary_never_says_the_same_thing_twice() -> None:
     report = ExtractiveReporter(per_chunk=3).report(item, chunks)
     starts = [p.text for p in report.points if p.text.startswith("The Analytical Engine is")]
     assert len(starts) == 1 and any(p.text.startswith("Ada") for p in report.points)
-
-
-def test_a_community_named_only_in_lists_still_gets_its_chunks_prose() -> None:
-    text = (
-        "The extractor keeps these keys apart:\n\n- Ada Lovelace\n- Charles Babbage\n\n"
-        "Keys that differ by one letter are read as one spelling. A plural links to its "
-        "singular when both name a place."
-    )
-    chunks = {"c1": Chunk("c1", "doc", 1, text, 0, len(text), {})}
-    snapshot = build_snapshot([_facts("c1", text)])
-    community = Community(0, 0, None, ("ada lovelace", "charles babbage"))
-    [item] = community_inputs(snapshot, [community])
-    report = ExtractiveReporter().report(item, chunks)
-    assert [p.text for p in report.points] == [
-        "Keys that differ by one letter are read as one spelling.",
-        "A plural links to its singular when both name a place.",
-    ]
-    for point in report.points:
-        assert text[point.start : point.end] == point.text

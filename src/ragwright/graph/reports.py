@@ -11,10 +11,11 @@ An `ExtractiveReporter` report has
   prose is a candidate (`readable`): no code, table row, heading or fragment (an unpaired
   quotation mark too: the splitter cut inside a quotation), no sentence that leans on the one
   before it ("It was…", "Without it, …"), and none that says again what a chosen one said
-  (`_repeats`: half its word pairs, four or more, in a chosen sentence); when no readable
-  sentence names a member (names met only in lists or tables), the most central chunks'
-  readable sentences stand in, so no report is empty while its chunks have prose; the
-  summary reads the chosen sentences chunk by chunk, each chunk's in their order there;
+  (`_repeats`: half its word pairs, four or more, in a chosen sentence); the summary reads
+  the chosen sentences chunk by chunk, each chunk's in their order there. A community whose
+  members no readable sentence names (names met only in lists, tables or code) has an empty
+  summary: other sentences of its chunks would tell of something else under its title, and
+  global search would quote them as a theme;
 - **key terms**: the words its chosen sentences use most (its members' names aside);
 - **facts**: at most `MAX_FACTS` key typed facts (subject, predicate, object) between its
   members, one per pair: the best supported (the pair's edge weight, i.e. its evidence)
@@ -242,7 +243,6 @@ class ExtractiveReporter:
         weight = {key: w for key, _, w in item.members}
         names = [(name.casefold(), key) for key, name, _ in item.members]
         candidates: list[tuple[ReportPoint, frozenset[str], int]] = []
-        unnamed: list[tuple[ReportPoint, frozenset[str], int]] = []  # stand-ins (see module)
         sentences: list[tuple[str, ...]] = []  # every sentence read, for the key facts
         for rank, chunk_id in enumerate(self.wanted_chunks(item)):
             chunk = chunks.get(chunk_id)
@@ -262,9 +262,7 @@ class ExtractiveReporter:
                 if named:
                     score = sum(weight[key] for key in named)
                     candidates.append((ReportPoint(text, chunk_id, start, end, score), named, rank))
-                else:
-                    unnamed.append((ReportPoint(text, chunk_id, start, end, 0.0), named, rank))
-        points = _reading_order(self._chosen(candidates or unnamed, weight))
+        points = _reading_order(self._chosen(candidates, weight))
         title = item.members[0][1] if item.members else f"community {item.community.id}"
         return CommunityReport(
             community=item.community.id,
