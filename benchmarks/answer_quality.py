@@ -15,7 +15,7 @@ quoted whole with its introduction, ``names`` the abstention on a name no passag
 quantity rule (`ragwright.answers.quantities`), ``money`` a price that must be a sum of money,
 ``quoted`` the abstention when no sentence to be quoted mentions the question's names,
 ``covered`` when their passages hold under half of the question's content words, ``words`` (the
-default) a sentence's own share of them added to its score. ``--headers`` picks the chunking's
+fifth round's) a sentence's own share of them added to its score. ``--headers`` picks the chunking's
 context headers. Figures:
 
 - evidence@1 / evidence@5: the evidence sentence lies inside the first hit / one of the first
