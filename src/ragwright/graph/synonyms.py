@@ -40,12 +40,16 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from difflib import SequenceMatcher
 from functools import lru_cache
 
 #: Links scoring at least this are stored (precision and recall at it: see the module doc).
 SYNONYM_THRESHOLD = 0.8
+#: Bumped whenever the rules change which keys link: a store whose links were made by
+#: another version drops them and links every key afresh (the user's merges and unmerges
+#: stay). 2: a key's last words link only where they share a document with it.
+LINKER_VERSION = 2
 #: A last word shared by more keys than this ("county", "river") finds no candidates by it:
 #: it says little, and comparing all of them with each other would make linking quadratic.
 _COMMON_TAIL = 100
@@ -68,6 +72,8 @@ _SUFFIXES = frozenset(
 )  # fmt: skip
 
 Link = tuple[str, str, float]
+#: The documents a key is mentioned in (empty: not known).
+Documents = Callable[[str], frozenset[str]]
 #: Types that never disagree: an untyped name, or one the extractor does not type.
 _UNTYPED = frozenset({"", "NAME", "NOUN_CHUNK", "X"})
 #: Types close enough to name one thing ("Syracuse" the city and the university are not,
@@ -162,12 +168,14 @@ def synonym_links(
     all_keys: Sequence[str],
     threshold: float = SYNONYM_THRESHOLD,
     types: Mapping[str, str] | None = None,
+    documents: Documents | None = None,
 ) -> list[Link]:
     """Links scoring at least ``threshold`` between each new key and every key (new ones
     included), each pair once, as ``(smaller key, larger key, score)``; ``types`` (a key's
-    type) refuses pairs whose types disagree."""
+    type) refuses pairs whose types disagree; ``documents`` (the documents a key is mentioned
+    in) refuses a key's last words standing for it where they share no document with it."""
     types = types or {}
-    index = _CandidateIndex(all_keys, threshold, types)
+    index = _CandidateIndex(all_keys, threshold, types, documents)
     links: dict[tuple[str, str], float] = {}
     for key in new_keys:
         for other in index.candidates(key):
@@ -190,9 +198,14 @@ class _CandidateIndex:
     "#jo" find nothing they need not)."""
 
     def __init__(
-        self, keys: Sequence[str], threshold: float, types: Mapping[str, str] | None = None
+        self,
+        keys: Sequence[str],
+        threshold: float,
+        types: Mapping[str, str] | None = None,
+        documents: Documents | None = None,
     ) -> None:
         types = types or {}
+        self.documents = documents
         self.by_compact: dict[str, list[str]] = defaultdict(list)
         self.by_initials: dict[str, list[str]] = defaultdict(list)
         self.by_tail: dict[str, list[str]] = defaultdict(list)
@@ -241,7 +254,18 @@ class _CandidateIndex:
         lone = len(words(short)) == 1
         if lone and not self._surname_or_short_name(short, long, short_type, long_type, types):
             return False
-        return len(self.longer_with_tail(short)) < 2
+        return len(self.longer_with_tail(short)) < 2 and self._written_together(short, long)
+
+    def _written_together(self, short: str, long: str) -> bool:
+        """Whether a name's last words are mentioned in a document that also names it in full
+        (where the documents are known): a surname or a short form stands for the full name
+        it was written after ("Cameron" after "James Cameron"); where it is only ever written
+        apart, it names someone or something else as often ("Cohen", "Hastings", "the post
+        office" / "Buena Vista Post Office")."""
+        if self.documents is None:
+            return True
+        apart, whole = self.documents(short), self.documents(long)
+        return not apart or not whole or not apart.isdisjoint(whole)
 
     def _surname_or_short_name(
         self, short: str, long: str, short_type: str, long_type: str, types: Mapping[str, str]
