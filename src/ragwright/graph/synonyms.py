@@ -29,7 +29,11 @@ with ("anne"), and for another typed name only after a place ("houston oilers" /
 not "polar bear" / "bear"); a nationality never by its last word ("andalusian sufi"). A
 key that is only a designator ("llc", "group") links to nothing, and a region named from a
 compass point ("south central") is not the end of a longer name ("cork south-central"), nor
-is a place the end of its compass-qualified part ("northeast china").
+is a place the end of its compass-qualified part ("northeast china"). With the documents each
+key is mentioned in (``documents``), a key's last words stand for it only where one document
+mentions both ("cohen" written only apart from "joel cohen" is as often someone else); a key
+whose documents are not known links as before. `LINKER_VERSION` names these rules: a store
+links every key afresh when the version its links were made by is another.
 ``benchmarks/entity_precision.py --links`` reports precision on labelled links. The
 threshold was chosen on the labelled pairs in tests/data/entity_aliases.tsv
 (benchmarks/entity_resolution.py reports precision and recall there).
@@ -206,6 +210,7 @@ class _CandidateIndex:
     ) -> None:
         types = types or {}
         self.documents = documents
+        self._documents_seen: dict[str, frozenset[str]] = {}
         self.by_compact: dict[str, list[str]] = defaultdict(list)
         self.by_initials: dict[str, list[str]] = defaultdict(list)
         self.by_tail: dict[str, list[str]] = defaultdict(list)
@@ -264,8 +269,15 @@ class _CandidateIndex:
         office" / "Buena Vista Post Office")."""
         if self.documents is None:
             return True
-        apart, whole = self.documents(short), self.documents(long)
+        apart, whole = self._documents_of(short), self._documents_of(long)
         return not apart or not whole or not apart.isdisjoint(whole)
+
+    def _documents_of(self, key: str) -> frozenset[str]:
+        """``documents(key)``, asked once per key (a store answers it with a query)."""
+        found = self._documents_seen.get(key)
+        if found is None and self.documents is not None:
+            found = self._documents_seen[key] = self.documents(key)
+        return found or frozenset()
 
     def _surname_or_short_name(
         self, short: str, long: str, short_type: str, long_type: str, types: Mapping[str, str]
