@@ -328,3 +328,16 @@ def test_types_that_disagree_in_a_name_s_mentions_or_in_a_list_are_taken_away() 
     assert ("Gullane", "GPE") in kept and ("Yellowcraigs", "LOC") in kept  # places all
     assert kept.count(("Old Aberdeen", UNTYPED)) == 2  # a person once, a place once
     assert ("Arthur Conan Doyle", UNTYPED) in kept and ("Clive Brook", "PERSON") in kept
+
+
+def test_the_value_of_a_command_line_option_is_no_name() -> None:
+    from ragwright.graph.extractors.hygiene import option_value
+
+    text = "ragwright index --ann auto [--index DIR]\nnice python x.py --cache-dir DIR --out=OUT"
+    for placeholder, at in (("DIR", text.index("DIR")), ("DIR", text.rindex("DIR")),
+                            ("OUT", text.index("OUT"))):  # fmt: skip
+        assert option_value(text, at), placeholder
+    prose = "Ada Lovelace -- a mathematician -- met Charles Babbage."
+    assert not option_value(prose, prose.index("Charles"))
+    kept = named_spans(text, [Span("DIR", "ORG", text.index("DIR"))])
+    assert kept == []

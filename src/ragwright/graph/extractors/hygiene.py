@@ -31,6 +31,7 @@ _DOTTED = re.compile(r"[a-z0-9]\.[A-Za-z_]")
 _HEX = re.compile(r"^[0-9a-f]{7,}$", re.IGNORECASE)
 _MEASURE = re.compile(r"^\d+(?:[.,]\d+)*(?:k|m|b|x|s|ms|kb|mb|gb|tb|kib|mib|gib)$", re.IGNORECASE)
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
+_OPTION_BEFORE = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*[ =]$")
 _CODE_WORD = re.compile(r"\w+")
 _BOX_DRAWING = re.compile(r"[\u2500-\u257f]")
 _FENCE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
@@ -109,6 +110,13 @@ def in_code(text: str, start: int) -> bool:
     fence = text.rfind("```", paragraph_start, start)
     opened_at = paragraph_start if fence < 0 else fence + 3
     return text.count("`", opened_at, start) % 2 == 1
+
+
+def option_value(text: str, start: int) -> bool:
+    """Whether the span at ``start`` is the value of a command-line option (``--index DIR``,
+    ``[--out DIR]``): a placeholder or an argument, wherever the command line stands (a code
+    block the chunk starts inside, a fence it cannot tell opening from closing)."""
+    return _OPTION_BEFORE.search(text, max(0, start - 40), start) is not None
 
 
 def in_code_elsewhere(text: str, surface: str) -> bool:

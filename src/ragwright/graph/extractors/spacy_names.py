@@ -32,6 +32,7 @@ from ragwright.graph.extractors.hygiene import (
     in_code,
     in_code_elsewhere,
     not_a_name,
+    option_value,
     retyped,
     shaped_label,
 )
@@ -63,6 +64,8 @@ def named_spans(text: str, entities: Iterable[Any]) -> list[tuple[Any, str]]:
     institutions = {s.start_char + len(s.text) for s in entities if s.label_ in ("ORG", "FAC")}
     for span in entities:
         if span.label_ in DROPPED_LABELS or in_code(text, span.start_char):
+            continue
+        if option_value(text, span.start_char):
             continue
         surface = span.text
         if not_a_name(surface) or _common_word(text, span):
