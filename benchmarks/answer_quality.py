@@ -8,15 +8,15 @@ answer)?
 Ingests the set's ``corpus/`` with the default configuration (what ``ragwright ingest`` does;
 into ``--cache-dir`` when given), then for each question of the split runs ``Index.search`` and
 ``Index.ask`` (the extractive engine, offline) as ``ragwright search`` and ``ragwright ask``
-do. Each ``--variant`` is measured in the same run: ``words`` is the default, ``before``
-the extractive answer without what issue 16 added; ``lists`` adds a list quoted whole with its
-introduction, ``names`` the abstention on a name no passage mentions, ``after`` the
-``passage_first`` step in search (the second round's default), ``quantities`` the quantity rule
-(`ragwright.answers.quantities`), ``money`` a price that must be a sum of money, ``quoted``
-the abstention when no sentence to be quoted mentions the question's names, ``covered`` when
-their passages hold under half of the question's content words, ``words`` (the default) a
-sentence's own share of them added to its score.
-``--headers`` picks the chunking's context headers. Figures:
+do. Each ``--variant`` is measured in the same run (``hop``, the default engine, when none is
+given): ``before`` the extractive answer without what issue 16 added; ``lists`` adds a list
+quoted whole with its introduction, ``names`` the abstention on a name no passage mentions,
+``after`` the ``passage_first`` step in search (the second round's default), ``quantities`` the
+quantity rule (`ragwright.answers.quantities`), ``money`` a price that must be a sum of money,
+``quoted`` the abstention when no sentence to be quoted mentions the question's names,
+``covered`` when their passages hold under half of the question's content words, ``words`` (the
+fifth round's) a sentence's own share of them added to its score. ``--headers`` picks the chunking's
+context headers. Figures:
 
 - evidence@1 / evidence@5: the evidence sentence lies inside the first hit / one of the first
   five (answerable questions);
@@ -111,7 +111,7 @@ def main() -> None:
         tempfile.TemporaryDirectory() as tmp,
         open_index(args.name, args.cache_dir, tmp, args.headers) as index,
     ):
-        for variant in args.variant or ["after"]:
+        for variant in args.variant or ["hop"]:  # hop: the default engine
             figures: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
             for row in rows:
                 hits = index.search(row["question"], top_k=max(5, args.top_k))

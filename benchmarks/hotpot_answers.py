@@ -5,16 +5,16 @@
 
 For each of the 420 questions whose answer is not yes/no, ``Index.ask`` (the default hybrid
 search, top 5, and the extractive engine: what ``ragwright ask`` runs) answers, and the answer
-text is checked for the gold answer (case-folded, whitespace-normalized). The index is the
-eval index cache of ``ragwright eval`` (default configuration), so embeddings are computed
-once: pass the same ``--cache-dir`` as to ``ragwright eval``. Beside the answer rate it prints
-how often the gold answer is anywhere in the top-5 chunks (the ceiling for a quoting engine)
-and the abstention rate. ``--variant NAME`` (repeatable) measures answer_quality.py's
-variants in the same run (``before``: the extractive answer and search as before issue 16;
-``after``: the second round's defaults; ``quantities``: the quantity rule; ``quoted``: the
-fourth round's; ``model``: the cross-encoder's choice, one hop; ``hop``: the default, with the
-second hop), ``--variant SENTENCES:GAP`` other ``max_sentences`` / ``max_gap`` settings of the
-default, ``--variant KEY=VALUE,...`` other fields of the default
+text is checked for the gold answer (case-folded, whitespace-normalized). The index is the eval
+index cache of ``ragwright eval`` (default configuration), so embeddings are computed once:
+pass the same ``--cache-dir`` as to ``ragwright eval``. Beside the answer rate it prints how
+often the gold answer is anywhere in the top-5 chunks (the ceiling for a quoting engine) and
+the abstention rate. ``--variant NAME`` (repeatable) measures answer_quality.py's variants in
+the same run (``before``: the extractive answer and search as before issue 16; ``after``: the
+second round's defaults; ``quantities``: the quantity rule; ``quoted``: the fourth round's;
+``model``: the cross-encoder's choice, one hop; ``hop``: the default, with the second hop; what
+runs when no ``--variant`` is given), ``--variant SENTENCES:GAP`` other ``max_sentences`` /
+``max_gap`` settings of the default, ``--variant KEY=VALUE,...`` other fields of the default
 (``title_context=true,answer_type_weight=2``).
 """
 
@@ -68,7 +68,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     variants: dict[str, ExtractiveOptions | str] = {}
-    for variant in args.variant or ["after"]:
+    for variant in args.variant or ["hop"]:  # hop: the default engine
         if variant in VARIANTS:
             variants[variant] = variant
             continue

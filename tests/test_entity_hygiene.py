@@ -289,3 +289,55 @@ def test_head_nouns_inside_and_after_a_name_correct_its_type(
 def test_no_cue_makes_an_institution_a_person() -> None:
     assert shaped_label("Association of Pickers of Jardim Gramacho", "PERSON") == UNTYPED
     assert shaped_label("Catherine of Aragon", "PERSON") == "PERSON"
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "label", "expected"),
+    [
+        ("Oceans (French: Océans) is a 2009 film.", "Océans", "NORP", UNTYPED),
+        ("Astro Boy (アストロボーイ , Asutoro Bōi: Tetsuwan Atomu) is a remake.",
+         "Tetsuwan Atomu", "PERSON", UNTYPED),
+        ("The languages, also known as Tibeto-Burman or Trans-Himalayan, are spoken.",
+         "Tibeto-Burman", "ORG", UNTYPED),
+        ("Rod Rat (aka Rod Hibbert) played drums.", "Rod Hibbert", "PERSON", "PERSON"),
+        ("Oceans (2009) is a film by Jacques Perrin.", "Jacques Perrin", "PERSON", "PERSON"),
+    ],
+)  # fmt: skip
+def test_another_name_of_the_subject_is_untyped_unless_a_person_s_alias(
+    text: str, name: str, label: str, expected: str
+) -> None:
+    from ragwright.graph.extractors.cues import cue_label
+
+    start = text.index(name)
+    assert cue_label(text, start, start + len(name), label) == expected
+
+
+def test_types_that_disagree_in_a_name_s_mentions_or_in_a_list_are_taken_away() -> None:
+    text = ("Dirleton lies between North Berwick (east), Gullane (west), Fenton Barns (south) "
+            "and Yellowcraigs. The Bede House, Old Aberdeen was used by Bedesmen; Old Aberdeen "
+            "is a town. Visit Leeds, Leeds and Leeds. It stars Clive Brook, Betty Lawford and "
+            "Arthur Conan Doyle.")  # fmt: skip
+    names = (("North Berwick", "GPE"), ("Gullane", "GPE"), ("Fenton Barns", "PERSON"),
+             ("Yellowcraigs", "LOC"), ("Old Aberdeen", "PERSON"), ("Clive Brook", "PERSON"),
+             ("Betty Lawford", "PERSON"), ("Arthur Conan Doyle", "ORG"))  # fmt: skip
+    spans = [Span(name, label, text.index(name)) for name, label in names]
+    spans.append(Span("Old Aberdeen", "GPE", text.rindex("Old Aberdeen")))
+    spans.sort(key=lambda span: span.start_char)
+    kept = [(span.text, label) for span, label in named_spans(text, spans)]
+    assert ("Fenton Barns", UNTYPED) in kept  # a person among places
+    assert ("Gullane", "GPE") in kept and ("Yellowcraigs", "LOC") in kept  # places all
+    assert kept.count(("Old Aberdeen", UNTYPED)) == 2  # a person once, a place once
+    assert ("Arthur Conan Doyle", UNTYPED) in kept and ("Clive Brook", "PERSON") in kept
+
+
+def test_the_value_of_a_command_line_option_is_no_name() -> None:
+    from ragwright.graph.extractors.hygiene import option_value
+
+    text = "ragwright index --ann auto [--index DIR]\nnice python x.py --cache-dir DIR --out=OUT"
+    for placeholder, at in (("DIR", text.index("DIR")), ("DIR", text.rindex("DIR")),
+                            ("OUT", text.index("OUT"))):  # fmt: skip
+        assert option_value(text, at), placeholder
+    prose = "Ada Lovelace -- a mathematician -- met Charles Babbage."
+    assert not option_value(prose, prose.index("Charles"))
+    kept = named_spans(text, [Span("DIR", "ORG", text.index("DIR"))])
+    assert kept == []

@@ -3,6 +3,7 @@ reports follow deletes, offline global search cites exact chunk spans."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from global_corpus import MUSIC, SPACE, THEMES, write_corpus
 from ragwright import Index
 from ragwright.errors import GraphNotBuilt, UnsupportedFilter, UnsupportedScale
 from ragwright.graph.global_search import is_yes_no
+from ragwright.graph.reports import ExtractiveReporter
 from ragwright.models import Arm
 from ragwright.models.communities import CommunitySettings
 from ragwright.testing import HashingEmbedder
@@ -77,6 +79,25 @@ def test_extractive_reports_quote_exact_spans_of_member_chunks(clustered: Index)
     assert {"liverpool", "the beatles", "john lennon"} & {
         w.casefold() for w in music.title.split(", ")
     }
+
+
+def test_reports_made_another_way_are_made_again_on_use(clustered: Index) -> None:
+    workflow = clustered.communities.workflow()
+    made = {s.report.community: s.report for s in workflow.extractive_reports()}
+    assert len({r.recipe for r in made.values()}) == 1 and "" not in {
+        r.recipe for r in made.values()
+    }
+    # Other settings (or a newer ragwright's reporter): every report is made again.
+    fewer = workflow.extractive_reports(ExtractiveReporter(max_points=3, per_chunk=1))
+    assert all(s.report.recipe != made[s.report.community].recipe for s in fewer)
+    assert all(len({p.chunk_id for p in s.report.points}) == len(s.report.points) for s in fewer)
+    # A report stored by an older ragwright (no recipe; its input hash had the older
+    # reporter's version in it) is made again too, not kept.
+    old = made[0]
+    stale = dataclasses.replace(old, recipe="", title="stale title", input_hash="older")
+    workflow.store.write_reports([(stale, b"")], workflow.version)
+    again = {s.report.community: s.report for s in workflow.extractive_reports()}
+    assert again[0].title != "stale title" and again[0] == old
 
 
 def test_deleting_a_document_marks_exactly_its_communities_and_its_text_never_survives(

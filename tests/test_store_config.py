@@ -29,7 +29,7 @@ def test_the_table_sets_the_backend_options(tmp_path: Path) -> None:
         "[store.postgres]\nhnsw_m = 24\nhnsw_ef_construction = 128\nhnsw_ef_search = 60\n"
         "exact_limit = 0\npool_size = 2\nretry_seconds = 3\nconnect_timeout = 1.5\n"
         "hnsw_build_memory_mb = 256\nhnsw_build_workers = 0\nkeyword_cache = false\n"
-        "vector_cache_mb = 64\n",
+        "vector_cache_mb = 64\nmetadata_index_mb = 32\n",
     )
     options = PostgresBackend.options_from_table(config.section("store")["postgres"], "here")
     assert options == {
@@ -44,6 +44,7 @@ def test_the_table_sets_the_backend_options(tmp_path: Path) -> None:
         "hnsw_build_workers": 0,
         "keyword_cache": False,
         "vector_cache_mb": 64,
+        "metadata_index_mb": 32,
     }
     assert isinstance(options["retry_seconds"], float)
 

@@ -62,11 +62,13 @@ from ragwright.errors import (
 if TYPE_CHECKING:
     from ragwright.federation import Federation
     from ragwright.filters import And, Comparison, Exists, Filter, In, Not, Or, parse_filter
+    from ragwright.graph.settings import GraphSettings
     from ragwright.index import ChunkingConfig, Index
     from ragwright.llms.settings import LLMSettings
     from ragwright.models import (
         Answer,
         Arm,
+        BM25Parameters,
         Chunk,
         Citation,
         Document,
@@ -81,7 +83,13 @@ if TYPE_CHECKING:
     from ragwright.parsers.options import ParserOptions
     from ragwright.permissions import Caller
     from ragwright.pipeline.ingest.ingestor import IngestOptions, IngestReport
-    from ragwright.pipeline.search.request import Fusion, SearchMode, SearchRequest
+    from ragwright.pipeline.search.request import (
+        Fusion,
+        PassageWeights,
+        Reranking,
+        SearchMode,
+        SearchRequest,
+    )
 
 #: The public names defined outside `ragwright.errors`, each with its module: imported on first
 #: use (PEP 562), so that importing a submodule (``ragwright.errors``, a parse worker's
@@ -90,6 +98,7 @@ _LAZY = {
     "And": "ragwright.filters",
     "Answer": "ragwright.models",
     "Arm": "ragwright.models",
+    "BM25Parameters": "ragwright.models",
     "Caller": "ragwright.permissions",
     "Chunk": "ragwright.models",
     "ChunkingConfig": "ragwright.index",
@@ -102,6 +111,7 @@ _LAZY = {
     "Federation": "ragwright.federation",
     "Filter": "ragwright.filters",
     "Fusion": "ragwright.pipeline.search.request",
+    "GraphSettings": "ragwright.graph.settings",
     "Hit": "ragwright.models",
     "In": "ragwright.filters",
     "Index": "ragwright.index",
@@ -112,6 +122,8 @@ _LAZY = {
     "Or": "ragwright.filters",
     "ParsedDocument": "ragwright.models",
     "ParserOptions": "ragwright.parsers.options",
+    "PassageWeights": "ragwright.pipeline.search.request",
+    "Reranking": "ragwright.pipeline.search.request",
     "Route": "ragwright.models",
     "Scale": "ragwright.models",
     "SearchMode": "ragwright.pipeline.search.request",
@@ -135,6 +147,7 @@ __all__ = [
     "And",
     "Answer",
     "Arm",
+    "BM25Parameters",
     "BrokenSetting",
     "BudgetExceeded",
     "Caller",
@@ -164,6 +177,7 @@ __all__ = [
     "Fusion",
     "GraphError",
     "GraphNotBuilt",
+    "GraphSettings",
     "Hit",
     "In",
     "Index",
@@ -186,10 +200,12 @@ __all__ = [
     "ParseLimitExceeded",
     "ParsedDocument",
     "ParserOptions",
+    "PassageWeights",
     "RagwrightError",
     "RegistryError",
     "RepairRefused",
     "RerankerError",
+    "Reranking",
     "Route",
     "Scale",
     "SearchMode",

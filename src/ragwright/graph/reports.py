@@ -8,9 +8,14 @@ An `ExtractiveReporter` report has
   **points**, each an exact span: ``chunk.text[start:end] == point.text``, at most
   ``per_chunk`` from one chunk), chosen greedily for coverage and centrality: each next
   sentence is the one naming the most central members no chosen sentence named yet. Only
-  prose is a candidate (`readable`): no code, table row, heading or fragment, and no sentence
-  that leans on the one before it ("It was…", "Without it, …"); the summary reads the chosen
-  sentences chunk by chunk, each chunk's in their order there;
+  prose is a candidate (`readable`): no code, table row, heading or fragment (an unpaired
+  quotation mark too: the splitter cut inside a quotation), no sentence that leans on the one
+  before it ("It was…", "Without it, …"), and none that says again what a chosen one said
+  (`_repeats`: half its word pairs, four or more, in a chosen sentence); the summary reads
+  the chosen sentences chunk by chunk, each chunk's in their order there. A community whose
+  members no readable sentence names (names met only in lists, tables or code) has an empty
+  summary: other sentences of its chunks would tell of something else under its title, and
+  global search would quote them as a theme;
 - **key terms**: the words its chosen sentences use most (its members' names aside);
 - **facts**: at most `MAX_FACTS` key typed facts (subject, predicate, object) between its
   members, one per pair: the best supported (the pair's edge weight, i.e. its evidence)
@@ -38,6 +43,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
@@ -49,10 +55,10 @@ from ragwright.models.communities import Community, CommunityReport, ReportPoint
 from ragwright.models.graph import GraphSnapshot, TypedFact
 from ragwright.prose import prose_sentences
 
-__all__ = ["CommunityInput", "ExtractiveReporter", "community_inputs"]
+__all__ = ["CommunityInput", "ExtractiveReporter", "community_inputs", "recipe"]
 
 #: Bumped when the reports an unchanged input gives change.
-REPORTER_VERSION = "6"
+REPORTER_VERSION = "7"
 #: Fewest sentences a summary has when its chunks hold that many readable ones.
 MIN_SENTENCES = 3
 #: Key facts a report lists at most.
@@ -70,6 +76,12 @@ _ANAPHOR = re.compile(
     r"(?:it|its|this|that|these|those|they|their|them|he|she|his|her|him)\b",
     re.IGNORECASE,
 )
+
+#: A sentence sharing this share of its word pairs with a chosen one, and at least
+#: `_REPEATED_MIN` of them, says it again (two short sentences naming the same two people
+#: share a pair or two and say different things).
+_REPEATED_PAIRS = 0.5
+_REPEATED_MIN = 4
 
 _WORD = re.compile(r"[^\W\d_][\w'-]*[^\W_]|[^\W\d_]{2,}")
 _STOP = frozenset(
@@ -105,6 +117,13 @@ class CommunityInput:
             sorted([f.source, f.predicate, f.target] for f in self.facts),
         ]
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def recipe(kind: str, settings: Mapping[str, object]) -> str:
+    """How a reporter of ``kind`` with ``settings`` makes reports, as a short hash (with
+    `REPORTER_VERSION`): stored reports of another recipe are made again."""
+    payload = [kind, REPORTER_VERSION, dict(sorted(settings.items()))]
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def community_inputs(
@@ -210,6 +229,10 @@ class ExtractiveReporter:
     def digest(self, item: CommunityInput) -> str:
         return item.digest(self.kind, self.settings)
 
+    @property
+    def recipe(self) -> str:
+        return recipe(self.kind, self.settings)
+
     def wanted_chunks(self, item: CommunityInput) -> tuple[str, ...]:
         """The chunks `report` reads: the most central ones."""
         return item.chunk_ids[: max(self.max_chunks, self.fact_chunks)]
@@ -251,6 +274,7 @@ class ExtractiveReporter:
             summary=" ".join(" ".join(point.text.split()) for point in points),
             chunk_ids=tuple(dict.fromkeys(p.chunk_id for p in points)),
             facts=_key_facts(item, weight, sentences),
+            recipe=self.recipe,
         )
 
     def _chosen(
@@ -264,12 +288,12 @@ class ExtractiveReporter:
         chosen: list[tuple[ReportPoint, frozenset[str], int]] = []
         covered: set[str] = set()
         per_chunk: Counter[str] = Counter()
-        texts: set[str] = set()
+        said: list[frozenset[tuple[str, str]]] = []  # the chosen sentences' word pairs
         while len(chosen) < self.max_points:
             best, best_key = None, None
             for candidate in candidates:
                 point, named, rank = candidate
-                if per_chunk[point.chunk_id] >= self.per_chunk or point.text in texts:
+                if per_chunk[point.chunk_id] >= self.per_chunk or _repeats(point.text, said):
                     continue
                 gain = sum(weight[k] for k in named - covered)
                 key = (gain, point.score, -rank, -point.start)
@@ -284,7 +308,7 @@ class ExtractiveReporter:
             chosen.append(best)
             covered |= best[1]
             per_chunk[best[0].chunk_id] += 1
-            texts.add(best[0].text)
+            said.append(_word_pairs(best[0].text))
         return tuple(point for point, _, _ in chosen)
 
 
@@ -298,8 +322,25 @@ def readable(sentence: str) -> bool:
         return False
     if _CODE_MARKS.search(text) or _COMMANDS.match(text) or _ANAPHOR.match(text):
         return False
+    if text.count('"') % 2 or text.count("“") != text.count("”"):
+        return False  # a quotation cut in two by the sentence splitter
     in_code = sum(len(part) for part in text.split("`")[1::2])
     return in_code * 3 < len(text)
+
+
+def _word_pairs(text: str) -> frozenset[tuple[str, str]]:
+    folded = [word.casefold() for word in _WORD.findall(text)]
+    return frozenset(pairwise(folded))
+
+
+def _repeats(text: str, said: Sequence[frozenset[tuple[str, str]]]) -> bool:
+    """Whether ``text`` says again what one of the ``said`` sentences (their word pairs) said:
+    half its word pairs are in one ("The drawing is the page's own SVG and script" after "The
+    drawing is the page's own SVG and JavaScript (…)"); a sentence that only names the same
+    members shares a pair or two."""
+    pairs = _word_pairs(text)
+    least = max(_REPEATED_MIN, _REPEATED_PAIRS * len(pairs))
+    return any(len(pairs & other) >= least for other in said)
 
 
 def _reading_order(points: Sequence[ReportPoint]) -> tuple[ReportPoint, ...]:

@@ -29,7 +29,11 @@ with ("anne"), and for another typed name only after a place ("houston oilers" /
 not "polar bear" / "bear"); a nationality never by its last word ("andalusian sufi"). A
 key that is only a designator ("llc", "group") links to nothing, and a region named from a
 compass point ("south central") is not the end of a longer name ("cork south-central"), nor
-is a place the end of its compass-qualified part ("northeast china").
+is a place the end of its compass-qualified part ("northeast china"). With the documents each
+key is mentioned in (``documents``), a key's last words stand for it only where one document
+mentions both ("cohen" written only apart from "joel cohen" is as often someone else); a key
+whose documents are not known links as before. `LINKER_VERSION` names these rules: a store
+links every key afresh when the version its links were made by is another.
 ``benchmarks/entity_precision.py --links`` reports precision on labelled links. The
 threshold was chosen on the labelled pairs in tests/data/entity_aliases.tsv
 (benchmarks/entity_resolution.py reports precision and recall there).
@@ -40,12 +44,16 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from difflib import SequenceMatcher
 from functools import lru_cache
 
 #: Links scoring at least this are stored (precision and recall at it: see the module doc).
 SYNONYM_THRESHOLD = 0.8
+#: Bumped whenever the rules change which keys link: a store whose links were made by
+#: another version drops them and links every key afresh (the user's merges and unmerges
+#: stay). 2: a key's last words link only where they share a document with it.
+LINKER_VERSION = 2
 #: A last word shared by more keys than this ("county", "river") finds no candidates by it:
 #: it says little, and comparing all of them with each other would make linking quadratic.
 _COMMON_TAIL = 100
@@ -68,6 +76,8 @@ _SUFFIXES = frozenset(
 )  # fmt: skip
 
 Link = tuple[str, str, float]
+#: The documents a key is mentioned in (empty: not known).
+Documents = Callable[[str], frozenset[str]]
 #: Types that never disagree: an untyped name, or one the extractor does not type.
 _UNTYPED = frozenset({"", "NAME", "NOUN_CHUNK", "X"})
 #: Types close enough to name one thing ("Syracuse" the city and the university are not,
@@ -162,12 +172,14 @@ def synonym_links(
     all_keys: Sequence[str],
     threshold: float = SYNONYM_THRESHOLD,
     types: Mapping[str, str] | None = None,
+    documents: Documents | None = None,
 ) -> list[Link]:
     """Links scoring at least ``threshold`` between each new key and every key (new ones
     included), each pair once, as ``(smaller key, larger key, score)``; ``types`` (a key's
-    type) refuses pairs whose types disagree."""
+    type) refuses pairs whose types disagree; ``documents`` (the documents a key is mentioned
+    in) refuses a key's last words standing for it where they share no document with it."""
     types = types or {}
-    index = _CandidateIndex(all_keys, threshold, types)
+    index = _CandidateIndex(all_keys, threshold, types, documents)
     links: dict[tuple[str, str], float] = {}
     for key in new_keys:
         for other in index.candidates(key):
@@ -190,9 +202,15 @@ class _CandidateIndex:
     "#jo" find nothing they need not)."""
 
     def __init__(
-        self, keys: Sequence[str], threshold: float, types: Mapping[str, str] | None = None
+        self,
+        keys: Sequence[str],
+        threshold: float,
+        types: Mapping[str, str] | None = None,
+        documents: Documents | None = None,
     ) -> None:
         types = types or {}
+        self.documents = documents
+        self._documents_seen: dict[str, frozenset[str]] = {}
         self.by_compact: dict[str, list[str]] = defaultdict(list)
         self.by_initials: dict[str, list[str]] = defaultdict(list)
         self.by_tail: dict[str, list[str]] = defaultdict(list)
@@ -241,7 +259,25 @@ class _CandidateIndex:
         lone = len(words(short)) == 1
         if lone and not self._surname_or_short_name(short, long, short_type, long_type, types):
             return False
-        return len(self.longer_with_tail(short)) < 2
+        return len(self.longer_with_tail(short)) < 2 and self._written_together(short, long)
+
+    def _written_together(self, short: str, long: str) -> bool:
+        """Whether a name's last words are mentioned in a document that also names it in full
+        (where the documents are known): a surname or a short form stands for the full name
+        it was written after ("Cameron" after "James Cameron"); where it is only ever written
+        apart, it names someone or something else as often ("Cohen", "Hastings", "the post
+        office" / "Buena Vista Post Office")."""
+        if self.documents is None:
+            return True
+        apart, whole = self._documents_of(short), self._documents_of(long)
+        return not apart or not whole or not apart.isdisjoint(whole)
+
+    def _documents_of(self, key: str) -> frozenset[str]:
+        """``documents(key)``, asked once per key (a store answers it with a query)."""
+        found = self._documents_seen.get(key)
+        if found is None and self.documents is not None:
+            found = self._documents_seen[key] = self.documents(key)
+        return found or frozenset()
 
     def _surname_or_short_name(
         self, short: str, long: str, short_type: str, long_type: str, types: Mapping[str, str]

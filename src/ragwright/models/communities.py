@@ -147,6 +147,9 @@ class CommunityReport:
     chunk_ids: tuple[str, ...] = field(default=())
     #: Its key facts as typed triples (subject, predicate, object; display names).
     facts: tuple[tuple[str, str, str], ...] = field(default=())
+    #: How it was made (the reporter's kind, version and settings, hashed): a report made
+    #: another way, by an older ragwright or other settings, is made again ("" before).
+    recipe: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in REPORT_KINDS:
@@ -169,6 +172,7 @@ class CommunityReport:
                 "points": [[p.text, p.chunk_id, p.start, p.end, p.score] for p in self.points],
                 "chunk_ids": list(self.chunk_ids),
                 "facts": [list(fact) for fact in self.facts],
+                "recipe": self.recipe,
             },
             ensure_ascii=False,
         )
@@ -189,6 +193,7 @@ class CommunityReport:
             summary=data.get("summary", ""),
             chunk_ids=tuple(data.get("chunk_ids", ())),
             facts=tuple((s, p, o) for s, p, o in data.get("facts", ())),
+            recipe=data.get("recipe", ""),
         )
 
 

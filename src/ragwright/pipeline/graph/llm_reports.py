@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ragwright.graph.reports import CommunityInput
+from ragwright.graph.reports import CommunityInput, recipe
 from ragwright.llms.prompt import Prompter, Source
 from ragwright.models import Chunk, Hit, Scale
 from ragwright.models.communities import CommunityReport, ReportPoint
@@ -62,6 +62,10 @@ class LLMReporter:
     def digest(self, item: CommunityInput) -> str:
         return item.digest(self.kind, self.settings)
 
+    @property
+    def recipe(self) -> str:
+        return recipe(self.kind, self.settings)
+
     def wanted_chunks(self, item: CommunityInput) -> tuple[str, ...]:
         return item.chunk_ids[: self.max_chunks]
 
@@ -90,6 +94,7 @@ class LLMReporter:
             input_hash=self.digest(item),
             summary=summary,
             chunk_ids=tuple(source.hit.chunk.id for source in sources),
+            recipe=self.recipe,
         )
 
     def _sources(self, item: CommunityInput, chunks: Mapping[str, Chunk]) -> list[Source]:

@@ -379,7 +379,7 @@ class SearchRequest:
             return self
         unknown = sorted(set(changes) - _FIELD_NAMES)
         if unknown:
-            raise ConfigError(f"unknown search option {', '.join(unknown)}")
+            raise ConfigError(_unknown_options(unknown))
         made = object.__new__(SearchRequest)
         made.__dict__.update(current)
         made.__dict__.update(changes)  # strings become their types in __post_init__
@@ -447,6 +447,32 @@ _NESTED_KEYS: dict[str, tuple[str, str]] = {
 }
 #: The fields `with_settings` takes by their own names (the nested ones are spelled flat).
 _FLAT_FIELDS = _FIELD_NAMES - {field for field, _ in _NESTED_KEYS.values()}
+#: The public type of each nested field, as a keyword option spells a value of it.
+_NESTED_TYPES = {
+    "bm25": "BM25Parameters",
+    "graph": "GraphSettings",
+    "passage": "PassageWeights",
+    "rerank": "Reranking",
+}
+
+
+def _unknown_options(keys: list[str]) -> str:
+    """Why keyword options ``keys`` are refused: a flat ``[search]`` key (``rerank_depth``)
+    is a field of a nested value, so the message names the value to pass instead."""
+    reasons = []
+    for key in keys:
+        if key not in _NESTED_KEYS:
+            reasons.append(f"unknown search option {key!r}")
+            continue
+        field, name = _NESTED_KEYS[key]
+        kind = _NESTED_TYPES[field]
+        value = f"{kind}(name, {name}=...)" if field == "rerank" else f"{kind}({name}=...)"
+        reasons.append(
+            f"{key!r} is a [search] setting, not a keyword option: pass {field}={value} "
+            f"(from ragwright import {kind})"
+        )
+    known = ", ".join(sorted(_FIELD_NAMES))
+    return f"{'; '.join(reasons)}; the keyword options are {known}"
 
 
 def _plain(value: object) -> object:

@@ -81,7 +81,8 @@ class PostgresBackend:
     HNSW build (`create_vector_index`, a re-chunk's swap). ``keyword_cache``: BM25 from the
     postings held in this process (`keyword_cache`), or, off, in SQL. ``vector_cache_mb``: the
     vectors filtered searches ranked, kept in this process up to that size (`vector_cache`);
-    0: ranked in SQL."""
+    0: ranked in SQL. ``metadata_index_mb``: the chunks' metadata held in this process to
+    evaluate filters, up to that size (`metadata_index`); 0: filters in SQL."""
 
     def __init__(
         self,
@@ -98,6 +99,7 @@ class PostgresBackend:
         hnsw_build_workers: int = _DEFAULTS.hnsw_build_workers,
         keyword_cache: bool = _DEFAULTS.keyword_cache,
         vector_cache_mb: int = _DEFAULTS.vector_cache_mb,
+        metadata_index_mb: int = _DEFAULTS.metadata_index_mb,
     ) -> None:
         _require_driver()
         from psycopg_pool import ConnectionPool
@@ -113,6 +115,7 @@ class PostgresBackend:
         self.exact_limit = exact_limit
         self.keyword_cache = keyword_cache
         self.vector_cache_mb = vector_cache_mb
+        self.metadata_index_mb = metadata_index_mb
         self.hnsw_build_memory_mb = hnsw_build_memory_mb
         self.hnsw_build_workers = hnsw_build_workers
         self.retry_seconds = retry_seconds

@@ -55,11 +55,13 @@ class PostgresCandidates(PostgresVectorSearch, PostgresKeywordSearch):
     """`hybrid_candidates` and `kept_chunks`, over the two arms' statements."""
 
     def wait_for_caches(self) -> None:
-        """Wait until the keyword cache and the vector cache being built in the background
-        are ready (tests, benchmarks)."""
+        """Wait until the keyword cache, the vector cache and the metadata index being built
+        in the background are ready (tests, benchmarks)."""
         super().wait_for_caches()
         if self._vector_cache is not None:
             self._vector_cache.wait()
+        if self._filter_matches.index is not None:
+            self._filter_matches.index.wait()
 
     def hybrid_candidates(
         self,

@@ -25,6 +25,7 @@ class Connections(Protocol):
     display_url: str
     keyword_cache: bool
     vector_cache_mb: int
+    metadata_index_mb: int
     exact_limit: int
     hnsw_m: int
     hnsw_ef_construction: int

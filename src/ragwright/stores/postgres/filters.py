@@ -153,7 +153,7 @@ def _contains_any(field: str, values: list[Scalar], params: Params) -> sql.Compo
     key = field
     wanted: list[Scalar] = []
     for value in values:
-        for equal in _equal_values(value):
+        for equal in equal_values(value):
             if not any(_same(equal, w) for w in wanted):
                 wanted.append(equal)
     parts = []
@@ -163,7 +163,7 @@ def _contains_any(field: str, values: list[Scalar], params: Params) -> sql.Compo
     return sql.SQL("({})").format(sql.SQL(" OR ").join(parts))
 
 
-def _equal_values(value: Scalar) -> list[Scalar]:
+def equal_values(value: Scalar) -> list[Scalar]:
     """The JSON values SQLite's ``json_extract(...) = value`` accepts: SQLite reads JSON true
     and false as 1 and 0, so a boolean also equals its number and 1 and 0 their booleans."""
     if isinstance(value, bool):

@@ -1,13 +1,15 @@
 """Entity resolution in the PostgreSQL store: synonym links for keys not linked yet (stale
-links and marks of vanished keys cleared first), and recorded merges and unmerges. One
-linker at a time per collection (an advisory lock), so two never link the same keys twice."""
+links and marks of vanished keys cleared first; every key again when the linker's rules
+changed, `LINKER_VERSION` in the ``graph_linker`` setting), and recorded merges and unmerges.
+One linker at a time per collection (an advisory lock), so two never link the same keys
+twice."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from ragwright.errors import ConfigError, UnknownEntity
-from ragwright.graph.synonyms import dominant_types, synonym_links
+from ragwright.graph.synonyms import LINKER_VERSION, dominant_types, synonym_links
 from ragwright.stores.graph_snapshot import current_merges
 from ragwright.stores.postgres.database import SchemaDatabase
 from ragwright.stores.postgres.graph_reads import stored_key
@@ -29,6 +31,7 @@ class PostgresEntityResolution:
         def work(conn: Connection[Any]) -> int:
             sql = self._db.sql
             conn.execute(_LINK_LOCK, (self._db.schema,))
+            _relink_after_new_rules(self._db, conn)
             alive = "(SELECT DISTINCT key FROM {s}.graph_mentions)"
             conn.execute(sql(f"DELETE FROM {{s}}.graph_linked WHERE key NOT IN {alive}"))
             conn.execute(
@@ -51,9 +54,16 @@ class PostgresEntityResolution:
                     sql("SELECT key, label, count(*) FROM {s}.graph_mentions GROUP BY key, label")
                 )
             )
-            links = [
-                link for link in synonym_links(new, every, types=types) if link[:2] not in refused
-            ]
+
+            def documents(key: str) -> frozenset[str]:
+                found = conn.execute(
+                    sql("SELECT DISTINCT document_id FROM {s}.graph_mentions WHERE key = %s"),
+                    (key,),
+                )
+                return frozenset(row[0] for row in found)
+
+            made = synonym_links(new, every, types=types, documents=documents)
+            links = [link for link in made if link[:2] not in refused]
             added = 0
             with conn.cursor() as cursor:
                 for link in links:
@@ -108,6 +118,23 @@ class PostgresEntityResolution:
             return merged or linked > 0
 
         return self._db.run(work, "unmerging entities")
+
+
+def _relink_after_new_rules(db: SchemaDatabase, conn: Connection[Any]) -> None:
+    """Links made by another linker version (or before versions were recorded) are dropped
+    and every key is linked again: they follow rules that changed."""
+    row = conn.execute(
+        db.sql("SELECT value FROM {s}.settings WHERE key = 'graph_linker'")
+    ).fetchone()
+    if row is not None and row[0] == str(LINKER_VERSION):
+        return
+    conn.execute(db.sql("DELETE FROM {s}.graph_synonyms"))
+    conn.execute(db.sql("DELETE FROM {s}.graph_linked"))
+    conn.execute(
+        db.sql("INSERT INTO {s}.settings VALUES ('graph_linker', %s) "
+               "ON CONFLICT (key) DO UPDATE SET value = excluded.value"),
+        (str(LINKER_VERSION),),
+    )  # fmt: skip
 
 
 def _pair(db: SchemaDatabase, conn: Connection[Any], first: str, second: str) -> tuple[str, str]:

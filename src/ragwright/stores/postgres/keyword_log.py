@@ -1,6 +1,6 @@
 """The change log a serving process's keyword cache replays (`keyword_cache`): every chunk row
 added or deleted, by its ``row_id``, stamped with the id of the transaction that did it; a row
-whose metadata changed in place as removed and added (`filter_matches` reads that).
+whose metadata changed in place as removed and added (`metadata_index` reads that).
 
 Writers commit in any order (many may write at once), so a sequence number would not say
 what a reader has seen: a reader at ``seq`` 100 may later see 95 commit. A PostgreSQL
@@ -64,7 +64,7 @@ CREATE OR REPLACE TRIGGER chunk_changes_delete AFTER DELETE ON {s}.chunks
 """
 
 #: A chunk's metadata changed in place (a move): logged as its row removed and added again, so
-#: a cache of filter matches (`filter_matches`) sees it; the keyword cache's net is nothing.
+#: the metadata index (`metadata_index`) reads the row again; the keyword cache's net is nothing.
 UPDATE_LOG_DDL = """
 CREATE OR REPLACE FUNCTION {s}.chunk_changes_updated() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

@@ -155,7 +155,7 @@ class PostgresKeywordSearch:
         matrix = state.matrix
         allowed = None
         if search.condition is not None:
-            if matching is None:  # every match (kept for the next search: `filter_matches`)
+            if matching is None:  # every match (from the metadata index: `filter_matches`)
                 assert search.where is not None
                 every = self._filter_matches.matches(
                     conn, search.where, search.condition, search.params, _EVERY_MATCH

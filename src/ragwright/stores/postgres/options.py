@@ -13,6 +13,7 @@ them for an index opened by URL (``--index postgresql://…``):
     hnsw_build_workers = 2       # its parallel maintenance workers (the server caps them)
     keyword_cache = true         # BM25 from the postings held in this process (false: in SQL)
     vector_cache_mb = 2048       # chunk vectors held in this process for filtered searches (0: off)
+    metadata_index_mb = 512      # chunk metadata held in this process to evaluate filters (0: off)
 
 Every key is optional; an unknown key or a wrong type or range is a `ConfigError` naming the
 file and the key. The HNSW build settings apply to vector indexes built from then on (a
@@ -42,6 +43,7 @@ _RULES: dict[str, tuple[type, float]] = {
     "hnsw_build_workers": (int, 0),
     "keyword_cache": (bool, 0),
     "vector_cache_mb": (int, 0),
+    "metadata_index_mb": (int, 0),
 }
 
 #: The keys that are pgvector's own HNSW settings (`check_hnsw`).
@@ -90,6 +92,12 @@ class PostgresOptions:
     #: MB), read as searches need them meanwhile or otherwise (past it the cache starts
     #: over); 0: ranked in SQL.
     vector_cache_mb: int = 2048
+    #: The chunks' metadata held in the serving process (`metadata_index`), so a filter on
+    #: it is evaluated there, not by PostgreSQL reading its matches' pages: loaded in the
+    #: background on the first filtered search when it fits in this many MB (1M chunks with
+    #: two numeric keys: ~25 MB), kept exact by the change log; past it, or 0, filters are
+    #: evaluated in SQL.
+    metadata_index_mb: int = 512
 
     @classmethod
     def from_table(cls, table: Mapping[str, object], where: str) -> PostgresOptions:

@@ -70,6 +70,7 @@ from ragwright.stores.postgres.graph_scoped import PostgresScopedGraph
 from ragwright.stores.postgres.graph_writes import PostgresGraphWrites
 from ragwright.stores.postgres.ingest_lock import ingest_lock
 from ragwright.stores.postgres.keyword_cache import KeywordCache
+from ragwright.stores.postgres.metadata_index import MetadataIndex
 from ragwright.stores.postgres.moves import PostgresMoves
 from ragwright.stores.postgres.rechunk import PostgresRechunk
 from ragwright.stores.postgres.schema import SCHEMA_VERSION, schema_name
@@ -118,7 +119,9 @@ class PostgresStore(
         self._keyword_cache = KeywordCache(self._db) if backend.keyword_cache else None
         budget = backend.vector_cache_mb * 2**20
         self._vector_cache = VectorCache(self._db, budget) if budget > 0 else None
-        self._filter_matches = FilterMatches(self._db)
+        index_budget = backend.metadata_index_mb * 2**20
+        index = MetadataIndex(self._db, index_budget) if index_budget > 0 else None
+        self._filter_matches = FilterMatches(self._db, index)
         self._corpora = Corpora()
         self._schema_oid = self._current_oid()
         self._documents = PostgresDocuments(self._db, self._filters)

@@ -1,12 +1,13 @@
 """Entity resolution in the SQLite store: synonym links (stage 2) computed for entities that
-have none computed yet, and a user's merges and unmerges, recorded in order."""
+have none computed yet (all of them again when the linker's rules changed, `LINKER_VERSION`
+in ``meta.graph_linker``), and a user's merges and unmerges, recorded in order."""
 
 from __future__ import annotations
 
 import sqlite3
 
 from ragwright.errors import ConfigError, UnknownEntity
-from ragwright.graph.synonyms import dominant_types, synonym_links
+from ragwright.graph.synonyms import LINKER_VERSION, dominant_types, synonym_links
 from ragwright.stores.sqlite.database import Database
 from ragwright.stores.sqlite.graph_reads import stored_key
 from ragwright.stores.sqlite.graph_schema import BUMP_GRAPH_VERSION
@@ -20,6 +21,7 @@ class SQLiteEntityResolution:
 
     def link_synonyms(self) -> int:
         with self._db.transaction() as db:
+            _relink_after_new_rules(db)
             new = [r[0] for r in db.execute("SELECT key FROM graph_entities WHERE linked = 0")]
             if not new:
                 return 0
@@ -28,9 +30,19 @@ class SQLiteEntityResolution:
             types = dominant_types(
                 db.execute("SELECT key, label, mentions FROM graph_entity_forms")
             )
-            links = [
-                link for link in synonym_links(new, every, types=types) if link[:2] not in refused
-            ]
+
+            def documents(key: str) -> frozenset[str]:
+                return frozenset(
+                    row[0]
+                    for row in db.execute(
+                        "SELECT DISTINCT c.document_id FROM graph_mentions m "
+                        "JOIN chunks c ON c.rowid = m.chunk_rowid WHERE m.key = ?",
+                        (key,),
+                    )
+                )
+
+            made = synonym_links(new, every, types=types, documents=documents)
+            links = [link for link in made if link[:2] not in refused]
             # rowcount counts the links inserted, not what triggers wrote for them
             added = db.executemany(
                 "INSERT OR IGNORE INTO graph_synonyms(source, target, score) VALUES (?, ?, ?)",
@@ -66,6 +78,21 @@ class SQLiteEntityResolution:
             )
             db.execute(BUMP_GRAPH_VERSION)
             return bool(linked) or (latest is not None and latest[0] == "merge")
+
+
+def _relink_after_new_rules(db: sqlite3.Connection) -> None:
+    """Links made by another linker version (or before versions were recorded) are dropped
+    and every entity is linked again: they follow rules that changed."""
+    row = db.execute("SELECT value FROM meta WHERE key = 'graph_linker'").fetchone()
+    if row is not None and row[0] == str(LINKER_VERSION):
+        return
+    db.execute("DELETE FROM graph_synonyms")
+    db.execute("UPDATE graph_entities SET linked = 0 WHERE linked = 1")
+    db.execute(
+        "INSERT INTO meta(key, value) VALUES ('graph_linker', ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (str(LINKER_VERSION),),
+    )
 
 
 def _pair(db: sqlite3.Connection, first: str, second: str) -> tuple[str, str]:
