@@ -173,10 +173,13 @@ def test_an_upload_of_deep_pages_reports_each_and_ingests_the_rest(index: Index)
 
 
 def test_an_upload_past_its_parse_budget_skips_its_remaining_files(index: Index) -> None:
-    # A budget no parse fits in (a worker's answer takes far longer than a microsecond): the
-    # first file's parse is stopped and the others are skipped unread.
+    # A budget no parse fits in: the first file's parse is stopped and the others are skipped
+    # unread. The first page is large (3.4 MB: tens of milliseconds to parse) so that its
+    # answer cannot be there already when the wait for it starts; a one-line page's could,
+    # when this process was descheduled right after sending it (it failed so in CI, at load).
     settings = ServerSettings(upload_parse_seconds=1e-6)
-    files = [(f"page{n}.html", b"<p>Some text.</p>") for n in range(3)]
+    large = b"<p>Some text.</p>" * 200_000
+    files = [("page0.html", large)] + [(f"page{n}.html", b"<p>Some text.</p>") for n in (1, 2)]
     with serve(index, settings) as url:
         response = upload(url, *files)
     assert response.status_code == 422
