@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from psycopg import sql
 
+from filter_strategies import random_filters
 from ragwright.filters import And, Comparison, Exists, Filter, In, Not, Or, Scalar
 from ragwright.ports import DocumentWrite
 from ragwright.stores.postgres import PostgresBackend
@@ -42,25 +43,7 @@ scalars: st.SearchStrategy[Scalar] = st.sampled_from([
 ])  # fmt: skip
 
 
-def _leaves() -> st.SearchStrategy[Filter]:
-    field = st.sampled_from(KEYS)
-    ops = st.sampled_from(["=", "!=", "<", "<=", ">", ">="])
-    comparison = st.builds(Comparison, field, ops, scalars).filter(
-        lambda c: c.op in ("=", "!=") or not isinstance(c.value, bool)
-    )
-    membership = st.builds(In, field, st.lists(scalars, max_size=3).map(tuple), st.booleans())
-    return st.one_of(comparison, membership, st.builds(Exists, field))
-
-
-filters = st.recursive(
-    _leaves(),
-    lambda inner: st.one_of(
-        st.builds(And, st.lists(inner, min_size=1, max_size=3).map(tuple)),
-        st.builds(Or, st.lists(inner, min_size=1, max_size=3).map(tuple)),
-        st.builds(Not, inner),
-    ),
-    max_leaves=6,
-)
+filters = random_filters(KEYS, scalars)
 
 ROWS = 10
 

@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragwright.filters import And, Comparison, Exists, Filter, In, Not, Or, Scalar
+from filter_strategies import random_filters
+from ragwright.filters import Comparison, Filter
 from ragwright.stores.sqlite import DATABASE_NAME, SQLiteStore
 from ragwright.stores.sqlite.filters import compile_filter, matching_rowids_query
 from ragwright.testing.store_contract import SPACE, make_document, vectors_for
@@ -30,25 +31,7 @@ values = st.one_of(
 metadata = st.dictionaries(st.sampled_from(KEYS), values, max_size=3)
 
 
-def leaf_filters(value: st.SearchStrategy[Scalar]) -> st.SearchStrategy[Filter]:
-    field = st.sampled_from(KEYS)
-    ops = st.sampled_from(["=", "!=", "<", "<=", ">", ">="])
-    comparison = st.builds(Comparison, field, ops, value).filter(
-        lambda c: c.op in ("=", "!=") or not isinstance(c.value, bool)
-    )
-    membership = st.builds(In, field, st.lists(value, max_size=3).map(tuple), st.booleans())
-    return st.one_of(comparison, membership, st.builds(Exists, field))
-
-
-filters = st.recursive(
-    leaf_filters(scalars),
-    lambda inner: st.one_of(
-        st.builds(And, st.lists(inner, min_size=1, max_size=3).map(tuple)),
-        st.builds(Or, st.lists(inner, min_size=1, max_size=3).map(tuple)),
-        st.builds(Not, inner),
-    ),
-    max_leaves=6,
-)
+filters = random_filters(KEYS, scalars)
 
 
 def rows(db: sqlite3.Connection, node: Filter, indexed: bool) -> list[int]:
