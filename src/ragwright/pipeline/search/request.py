@@ -447,12 +447,11 @@ _NESTED_KEYS: dict[str, tuple[str, str]] = {
 }
 #: The fields `with_settings` takes by their own names (the nested ones are spelled flat).
 _FLAT_FIELDS = _FIELD_NAMES - {field for field, _ in _NESTED_KEYS.values()}
-#: The public type of each nested field, as a keyword option spells a value of it.
+#: The public type of each nested field (its default's), as a keyword option spells a value.
 _NESTED_TYPES = {
-    "bm25": "BM25Parameters",
-    "graph": "GraphSettings",
-    "passage": "PassageWeights",
-    "rerank": "Reranking",
+    field.name: type(field.default).__name__
+    for field in fields(SearchRequest)
+    if field.name in {nested for nested, _ in _NESTED_KEYS.values()}
 }
 
 
