@@ -109,9 +109,7 @@ class CommunityInput:
 
     def digest(self, kind: str, settings: Mapping[str, object]) -> str:
         payload = [
-            kind,
-            REPORTER_VERSION,
-            dict(sorted(settings.items())),
+            recipe(kind, settings),
             sorted(self.community.members),
             sorted(self.chunk_ids),
             sorted([f.source, f.predicate, f.target] for f in self.facts),
